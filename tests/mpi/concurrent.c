@@ -1,0 +1,359 @@
+/*
+ * concurrent.c -- 64 reductions in flight at once.
+ *
+ *   dredrun -n P mpi_concurrent [-s SEED]
+ *
+ * Part 1: explicit tags 0..63.  Root, count, datatype and op are functions of the tag
+ * (int SUM, integer-valued double SUM, long MAX, unsigned BXOR, MPI_DOUBLE_INT MINLOC and a
+ * non-commutative user op); every member issues its 64 dred_ireduce calls in its own
+ * shuffled order (seeded by its rank), then polls dred_future_is_done over all futures until
+ * every one is done (bounded), then dred_future_get (twice: it may be called again).
+ * Part 2: 64 DRED_TAG_AUTO reductions issued in the same order everywhere, waited in
+ * reverse order.  Each result is compared at its root with MPI_Reduce on dred_comm().
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dred.h"
+
+/* ---- shared test scaffolding (copied in every tests/mpi program) ---------------------- */
+static const char *g_prog = "concurrent";
+static int g_rank = -1, g_size = 0, g_fail = 0;
+static MPI_Comm g_comm = MPI_COMM_NULL;
+static char g_step[256] = "startup";
+
+static __attribute__((unused, format(printf, 1, 2))) void set_step(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_step, sizeof g_step, fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused)) void on_term(int sig)
+{
+    char buf[400];
+    int n = snprintf(buf, sizeof buf, "FAIL %s: rank %d killed by signal %d during: %s\n",
+                     g_prog, g_rank, sig, g_step);
+    if (n > 0) {
+        ssize_t w = write(2, buf, (size_t)n);
+        (void)w;
+    }
+    _exit(124);
+}
+
+/* one whole line per write, so lines of different ranks never interleave */
+static __attribute__((unused)) void emit(const char *prefix, const char *suffix, const char *fmt, va_list ap)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%s", prefix);
+    if (n < 0) n = 0;
+    int m = vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    if (m > 0) n = (size_t)(n + m) < sizeof line ? n + m : (int)sizeof line - 1;
+    snprintf(line + n, sizeof line - (size_t)n, "%s\n", suffix);
+    fputs(line, stdout);
+    fflush(stdout);
+}
+
+static __attribute__((unused, format(printf, 1, 2))) void pass(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit("PASS ", "", fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused, format(printf, 1, 2))) void fail(const char *fmt, ...)
+{
+    va_list ap;
+    char suffix[32];
+    g_fail = 1;
+    snprintf(suffix, sizeof suffix, " [rank %d]", g_rank);
+    va_start(ap, fmt);
+    emit("FAIL ", suffix, fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused)) void test_init(int *argc, char ***argv)
+{
+    setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+    signal(SIGTERM, on_term);
+    signal(SIGINT, on_term);
+    int st = dred_init(argc, argv);
+    if (st != DRED_OK) {
+        printf("FAIL %s: dred_init returned %d (%s)\n", g_prog, st, dred_strerror(st));
+        exit(1);
+    }
+    g_comm = dred_comm();
+    MPI_Comm_rank(g_comm, &g_rank);
+    MPI_Comm_size(g_comm, &g_size);
+}
+
+static __attribute__((unused)) int test_finish(void)
+{
+    int any = 0;
+    set_step("final fail-flag allreduce");
+    MPI_Allreduce(&g_fail, &any, 1, MPI_INT, MPI_MAX, g_comm);
+    if (g_rank == 0)
+        printf("%s %s (P=%d)\n", any ? "FAILED" : "ALL PASSED", g_prog, g_size);
+    set_step("dred_finalize");
+    int st = dred_finalize();
+    if (st != DRED_OK) {
+        printf("FAIL %s: dred_finalize returned %d (%s) [rank %d]\n", g_prog, st,
+               dred_strerror(st), g_rank);
+        any = 1;
+    }
+    return any ? 1 : 0;
+}
+
+static __attribute__((unused)) double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Seconds a single wait may take before the test gives up (scaled by
+ * DRED_TEST_TIMEOUT_SCALE, e.g. under sanitizers). */
+static __attribute__((unused)) double wait_limit(double secs)
+{
+    const char *e = getenv("DRED_TEST_TIMEOUT_SCALE");
+    double k = e ? atof(e) : 1.0;
+    return secs * (k > 0 ? k : 1.0);
+}
+
+/* Wait for a future, polling dred_future_is_done, at most `secs`; a reduction that does not
+ * finish in time is a failure and aborts the job (a hang must not pass as anything). */
+static __attribute__((unused)) int wait_bounded(dred_future *f, double secs, const char *what)
+{
+    double deadline = now_s() + wait_limit(secs);
+    long ns = 1000;
+    for (;;) {
+        int d = dred_future_is_done(f);
+        if (d == 1) return dred_future_get(f);
+        if (d != 0) {
+            fail("%s: dred_future_is_done returned %d", what, d);
+            return -1000;
+        }
+        if (now_s() > deadline) {
+            fail("%s: reduction not done after %.0f s (hang?)", what, wait_limit(secs));
+            fflush(stdout);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+        if (ns < 1000000) ns *= 2;
+    }
+}
+
+static __attribute__((unused)) uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+/* ---------------------------------------------------------------------------------------- */
+
+#define NRED 64
+
+struct affine { unsigned a, b; };
+static void affine_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    const struct affine *f = in;
+    struct affine *g = inout;
+    for (int k = 0; k < *len; k++) {
+        struct affine r = {f[k].a * g[k].a, g[k].a * f[k].b + g[k].b};
+        g[k] = r;
+    }
+}
+static MPI_Datatype t_affine;
+static MPI_Op op_affine;
+
+struct di { double v; int i; };
+
+struct red {
+    int root, count, kind;
+    MPI_Datatype dt;
+    MPI_Op op;
+    size_t esz;
+    void *s, *rd, *rm;
+    dred_future *f;
+    int st;
+};
+
+static const char *kname[6] = {"int_sum", "double_sum", "long_max", "unsigned_bxor",
+                               "double_int_minloc", "affine_noncomm"};
+
+static void plan(struct red *r, int id, uint64_t seed)
+{
+    static const int counts[] = {1, 100, 3000, 10000, 30000};
+    uint64_t h = mix64(seed ^ (uint64_t)id * 0x1234567ULL);
+    r->root = (int)(h % (uint64_t)g_size);
+    r->count = counts[(h >> 8) % 5];
+    r->kind = (int)((h >> 16) % 6);
+    switch (r->kind) {
+    case 0: r->dt = MPI_INT; r->op = MPI_SUM; r->esz = sizeof(int); break;
+    case 1: r->dt = MPI_DOUBLE; r->op = MPI_SUM; r->esz = sizeof(double); break;
+    case 2: r->dt = MPI_LONG; r->op = MPI_MAX; r->esz = sizeof(long); break;
+    case 3: r->dt = MPI_UNSIGNED; r->op = MPI_BXOR; r->esz = sizeof(unsigned); break;
+    case 4: r->dt = MPI_DOUBLE_INT; r->op = MPI_MINLOC; r->esz = sizeof(struct di); break;
+    default: r->dt = t_affine; r->op = op_affine; r->esz = sizeof(struct affine); break;
+    }
+    size_t bytes = r->esz * (size_t)r->count;
+    r->s = calloc(1, bytes);
+    r->rd = g_rank == r->root ? malloc(bytes) : NULL;
+    r->rm = g_rank == r->root ? malloc(bytes) : NULL;
+    if (!r->s || (g_rank == r->root && (!r->rd || !r->rm))) {
+        fail("concurrent: out of memory");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (r->rd) memset(r->rd, 0xA5, bytes);
+    if (r->rm) memset(r->rm, 0x5A, bytes);
+    for (int i = 0; i < r->count; i++) {
+        uint64_t e = mix64(h ^ ((uint64_t)g_rank << 40) ^ (uint64_t)i);
+        switch (r->kind) {
+        case 0: ((int *)r->s)[i] = (int)(e % 1001) - 500; break;
+        case 1: ((double *)r->s)[i] = (double)((int)(e % 1001) - 500); break;
+        case 2: ((long *)r->s)[i] = (long)e; break;
+        case 3: ((unsigned *)r->s)[i] = (unsigned)e; break;
+        case 4: ((struct di *)r->s)[i].v = (double)(e % 4); ((struct di *)r->s)[i].i = g_rank; break;
+        default:
+            ((struct affine *)r->s)[i].a = 1 + (unsigned)(e % 7);
+            ((struct affine *)r->s)[i].b = (unsigned)((e >> 8) % 11);
+            break;
+        }
+    }
+    r->f = NULL;
+    r->st = -1;
+}
+
+static void verify(struct red *r, const char *what, int id)
+{
+    char check[160];
+    snprintf(check, sizeof check, "concurrent/%s/%d/%s/n=%d/root=%d", what, id, kname[r->kind],
+             r->count, r->root);
+    set_step("MPI_Reduce for %s", check);
+    MPI_Reduce(r->s, r->rm, r->count, r->dt, r->op, r->root, g_comm);
+    if (r->st != DRED_OK)
+        fail("%s: status %d (%s)", check, r->st, dred_strerror(r->st));
+    else if (g_rank == r->root) {
+        int same = 1;
+        if (r->kind == 4) { /* padding bytes after the int are unspecified: compare fields */
+            const struct di *a = r->rd, *b = r->rm;
+            for (int i = 0; i < r->count && same; i++) same = a[i].v == b[i].v && a[i].i == b[i].i;
+        } else
+            same = !memcmp(r->rd, r->rm, r->esz * (size_t)r->count);
+        if (!same)
+            fail("%s: result differs from MPI_Reduce", check);
+        else
+            pass("%s", check);
+    }
+    free(r->s); free(r->rd); free(r->rm);
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t seed = 4242;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-s") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
+    test_init(&argc, &argv);
+    MPI_Type_contiguous(2, MPI_UNSIGNED, &t_affine);
+    MPI_Type_commit(&t_affine);
+    MPI_Op_create(affine_op, 0, &op_affine);
+
+    /* ---- part 1: explicit tags, per-member shuffled issue order ---- */
+    static struct red R[NRED];
+    for (int t = 0; t < NRED; t++) plan(&R[t], t, seed);
+    int order[NRED];
+    for (int t = 0; t < NRED; t++) order[t] = t;
+    uint64_t rng = mix64(seed ^ (uint64_t)(g_rank + 1) * 977);
+    for (int t = NRED - 1; t > 0; t--) {
+        rng = mix64(rng);
+        int j = (int)(rng % (uint64_t)(t + 1)), x = order[t];
+        order[t] = order[j];
+        order[j] = x;
+    }
+    MPI_Barrier(g_comm);
+    set_step("issuing 64 tagged dred_ireduce");
+    int issue_fail = 0;
+    for (int k = 0; k < NRED; k++) {
+        struct red *r = &R[order[k]];
+        r->st = dred_ireduce(r->s, r->rd, r->count, r->dt, r->op, r->root, g_comm, order[k], &r->f);
+        if (r->st != DRED_OK) {
+            fail("concurrent/tag/%d: dred_ireduce returned %d (%s)", order[k], r->st,
+                 dred_strerror(r->st));
+            issue_fail = 1;
+        }
+    }
+    if (issue_fail) MPI_Abort(MPI_COMM_WORLD, 4); /* peers would wait forever on those tags */
+    /* poll every future with dred_future_is_done until all are done */
+    set_step("polling 64 futures with dred_future_is_done");
+    double deadline = now_s() + wait_limit(90);
+    long polls = 0;
+    int ndone = 0;
+    char done[NRED] = {0};
+    while (ndone < NRED) {
+        for (int t = 0; t < NRED; t++) {
+            if (done[t]) continue;
+            int d = dred_future_is_done(R[t].f);
+            polls++;
+            if (d == 1) { done[t] = 1; ndone++; }
+            else if (d != 0) { fail("concurrent/tag/%d: is_done returned %d", t, d); done[t] = 1; ndone++; }
+        }
+        if (ndone < NRED && now_s() > deadline) {
+            char buf[600];
+            int k = 0;
+            for (int t = 0; t < NRED && k < 500; t++)
+                if (!done[t]) k += snprintf(buf + k, sizeof buf - (size_t)k, " %d", t);
+            fail("concurrent/tag: %d of %d reductions not done after %.0f s; pending tags:%s",
+                 NRED - ndone, NRED, wait_limit(90), buf);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+    for (int t = 0; t < NRED; t++) {
+        int a = dred_future_get(R[t].f), b = dred_future_get(R[t].f);
+        if (a != b) fail("concurrent/tag/%d: dred_future_get returned %d then %d", t, a, b);
+        R[t].st = a;
+        dred_future_free(R[t].f);
+    }
+    if (g_rank == 0) printf("concurrent: 64 tagged reductions done after %ld is_done polls\n", polls);
+    for (int t = 0; t < NRED; t++) verify(&R[t], "tag", t);
+
+    /* ---- part 2: 64 DRED_TAG_AUTO calls, same order everywhere ---- */
+    MPI_Barrier(g_comm);
+    for (int t = 0; t < NRED; t++) plan(&R[t], 1000 + t, seed);
+    set_step("issuing 64 DRED_TAG_AUTO dred_ireduce");
+    for (int t = 0; t < NRED; t++) {
+        struct red *r = &R[t];
+        r->st = dred_ireduce(r->s, r->rd, r->count, r->dt, r->op, r->root, g_comm,
+                             DRED_TAG_AUTO, &r->f);
+        if (r->st != DRED_OK) {
+            fail("concurrent/auto/%d: dred_ireduce returned %d (%s)", t, r->st, dred_strerror(r->st));
+            MPI_Abort(MPI_COMM_WORLD, 4);
+        }
+    }
+    for (int t = NRED - 1; t >= 0; t--) {
+        char what[64];
+        snprintf(what, sizeof what, "concurrent/auto/%d", t);
+        set_step("waiting %s", what);
+        R[t].st = wait_bounded(R[t].f, 90, what);
+        dred_future_free(R[t].f);
+    }
+    for (int t = 0; t < NRED; t++) verify(&R[t], "auto", t);
+
+    MPI_Op_free(&op_affine);
+    MPI_Type_free(&t_affine);
+    return test_finish();
+}

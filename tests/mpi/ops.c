@@ -1,0 +1,462 @@
+/*
+ * ops.c -- every predefined MPI op on every C datatype it applies to, through dred_reduce,
+ * compared with MPI_Reduce on dred_comm() of the same inputs.
+ *
+ *   dredrun -n P mpi_ops [-s SEED] [-c COUNTS] [-L LARGE] [-e EVERY]
+ *     -s SEED   seed for data and roots (default 12345); roots are the same on every rank
+ *     -c LIST   comma-separated counts run for every (op, type) pair (default 1,7,1000)
+ *     -L N      a large count (default 100003) ...
+ *     -e K      ... run for every K-th (op, type) pair only (default 16; 1 = all)
+ *
+ * Data is integer-valued (floating types included) and PROD factors are 1, 2, -1 with at
+ * most a few 2s per element, so every combine order gives the exact same bits: the result
+ * at the root must equal MPI's byte for byte (element-wise for long double and the pair
+ * types, whose padding bytes are unspecified).  Every member's sendbuf must be unchanged.
+ * Prints "PASS <check>" / "FAIL <check>: why" at the root of each check; exits non-zero on
+ * every member if any check failed anywhere.
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dred.h"
+
+/* ---- shared test scaffolding (copied in every tests/mpi program) ---------------------- */
+static const char *g_prog = "ops";
+static int g_rank = -1, g_size = 0, g_fail = 0;
+static MPI_Comm g_comm = MPI_COMM_NULL;
+static char g_step[256] = "startup";
+
+static __attribute__((unused, format(printf, 1, 2))) void set_step(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_step, sizeof g_step, fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused)) void on_term(int sig)
+{
+    char buf[400];
+    int n = snprintf(buf, sizeof buf, "FAIL %s: rank %d killed by signal %d during: %s\n",
+                     g_prog, g_rank, sig, g_step);
+    if (n > 0) {
+        ssize_t w = write(2, buf, (size_t)n);
+        (void)w;
+    }
+    _exit(124);
+}
+
+/* one whole line per write, so lines of different ranks never interleave */
+static __attribute__((unused)) void emit(const char *prefix, const char *suffix, const char *fmt, va_list ap)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%s", prefix);
+    if (n < 0) n = 0;
+    int m = vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    if (m > 0) n = (size_t)(n + m) < sizeof line ? n + m : (int)sizeof line - 1;
+    snprintf(line + n, sizeof line - (size_t)n, "%s\n", suffix);
+    fputs(line, stdout);
+    fflush(stdout);
+}
+
+static __attribute__((unused, format(printf, 1, 2))) void pass(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit("PASS ", "", fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused, format(printf, 1, 2))) void fail(const char *fmt, ...)
+{
+    va_list ap;
+    char suffix[32];
+    g_fail = 1;
+    snprintf(suffix, sizeof suffix, " [rank %d]", g_rank);
+    va_start(ap, fmt);
+    emit("FAIL ", suffix, fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused)) void test_init(int *argc, char ***argv)
+{
+    setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+    signal(SIGTERM, on_term);
+    signal(SIGINT, on_term);
+    int st = dred_init(argc, argv);
+    if (st != DRED_OK) {
+        printf("FAIL %s: dred_init returned %d (%s)\n", g_prog, st, dred_strerror(st));
+        exit(1);
+    }
+    g_comm = dred_comm();
+    MPI_Comm_rank(g_comm, &g_rank);
+    MPI_Comm_size(g_comm, &g_size);
+}
+
+static __attribute__((unused)) int test_finish(void)
+{
+    int any = 0;
+    set_step("final fail-flag allreduce");
+    MPI_Allreduce(&g_fail, &any, 1, MPI_INT, MPI_MAX, g_comm);
+    if (g_rank == 0)
+        printf("%s %s (P=%d)\n", any ? "FAILED" : "ALL PASSED", g_prog, g_size);
+    set_step("dred_finalize");
+    int st = dred_finalize();
+    if (st != DRED_OK) {
+        printf("FAIL %s: dred_finalize returned %d (%s) [rank %d]\n", g_prog, st,
+               dred_strerror(st), g_rank);
+        any = 1;
+    }
+    return any ? 1 : 0;
+}
+
+static __attribute__((unused)) double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Seconds a single wait may take before the test gives up (scaled by
+ * DRED_TEST_TIMEOUT_SCALE, e.g. under sanitizers). */
+static __attribute__((unused)) double wait_limit(double secs)
+{
+    const char *e = getenv("DRED_TEST_TIMEOUT_SCALE");
+    double k = e ? atof(e) : 1.0;
+    return secs * (k > 0 ? k : 1.0);
+}
+
+/* Wait for a future, polling dred_future_is_done, at most `secs`; a reduction that does not
+ * finish in time is a failure and aborts the job (a hang must not pass as anything). */
+static __attribute__((unused)) int wait_bounded(dred_future *f, double secs, const char *what)
+{
+    double deadline = now_s() + wait_limit(secs);
+    long ns = 1000;
+    for (;;) {
+        int d = dred_future_is_done(f);
+        if (d == 1) return dred_future_get(f);
+        if (d != 0) {
+            fail("%s: dred_future_is_done returned %d", what, d);
+            return -1000;
+        }
+        if (now_s() > deadline) {
+            fail("%s: reduction not done after %.0f s (hang?)", what, wait_limit(secs));
+            fflush(stdout);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+        if (ns < 1000000) ns *= 2;
+    }
+}
+
+static __attribute__((unused)) uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+/* ---------------------------------------------------------------------------------------- */
+
+enum cls { K_INT, K_FLT, K_BOOL, K_BYTE, K_PAIR };
+
+struct pfi { float v; int i; };
+struct pdi { double v; int i; };
+struct pli { long v; int i; };
+struct p2i { int v; int i; };
+struct psi { short v; int i; };
+struct pldi { long double v; int i; };
+
+struct tinfo {
+    const char *name;
+    MPI_Datatype dt;
+    enum cls cls;
+    int size;      /* element extent in bytes */
+    int is_signed; /* K_INT */
+    int sub;       /* K_FLT: 0 float 1 double 2 long double; K_PAIR: 0..5 as below */
+};
+
+static struct tinfo types[] = {
+    {"char", MPI_CHAR, K_INT, 1, CHAR_MIN < 0, 0},
+    {"signed_char", MPI_SIGNED_CHAR, K_INT, 1, 1, 0},
+    {"unsigned_char", MPI_UNSIGNED_CHAR, K_INT, 1, 0, 0},
+    {"short", MPI_SHORT, K_INT, sizeof(short), 1, 0},
+    {"unsigned_short", MPI_UNSIGNED_SHORT, K_INT, sizeof(unsigned short), 0, 0},
+    {"int", MPI_INT, K_INT, sizeof(int), 1, 0},
+    {"unsigned", MPI_UNSIGNED, K_INT, sizeof(unsigned), 0, 0},
+    {"long", MPI_LONG, K_INT, sizeof(long), 1, 0},
+    {"unsigned_long", MPI_UNSIGNED_LONG, K_INT, sizeof(unsigned long), 0, 0},
+    {"long_long", MPI_LONG_LONG, K_INT, sizeof(long long), 1, 0},
+    {"unsigned_long_long", MPI_UNSIGNED_LONG_LONG, K_INT, sizeof(unsigned long long), 0, 0},
+    {"int8_t", MPI_INT8_T, K_INT, 1, 1, 0},
+    {"int16_t", MPI_INT16_T, K_INT, 2, 1, 0},
+    {"int32_t", MPI_INT32_T, K_INT, 4, 1, 0},
+    {"int64_t", MPI_INT64_T, K_INT, 8, 1, 0},
+    {"uint8_t", MPI_UINT8_T, K_INT, 1, 0, 0},
+    {"uint16_t", MPI_UINT16_T, K_INT, 2, 0, 0},
+    {"uint32_t", MPI_UINT32_T, K_INT, 4, 0, 0},
+    {"uint64_t", MPI_UINT64_T, K_INT, 8, 0, 0},
+    {"float", MPI_FLOAT, K_FLT, sizeof(float), 1, 0},
+    {"double", MPI_DOUBLE, K_FLT, sizeof(double), 1, 1},
+    {"long_double", MPI_LONG_DOUBLE, K_FLT, sizeof(long double), 1, 2},
+    {"c_bool", MPI_C_BOOL, K_BOOL, sizeof(bool), 0, 0},
+    {"byte", MPI_BYTE, K_BYTE, 1, 0, 0},
+    {"float_int", MPI_FLOAT_INT, K_PAIR, sizeof(struct pfi), 1, 0},
+    {"double_int", MPI_DOUBLE_INT, K_PAIR, sizeof(struct pdi), 1, 1},
+    {"long_int", MPI_LONG_INT, K_PAIR, sizeof(struct pli), 1, 2},
+    {"2int", MPI_2INT, K_PAIR, sizeof(struct p2i), 1, 3},
+    {"short_int", MPI_SHORT_INT, K_PAIR, sizeof(struct psi), 1, 4},
+    {"long_double_int", MPI_LONG_DOUBLE_INT, K_PAIR, sizeof(struct pldi), 1, 5},
+};
+#define NTYPES ((int)(sizeof types / sizeof types[0]))
+
+enum opk { O_SUM, O_PROD, O_MAX, O_MIN, O_LAND, O_LOR, O_LXOR, O_BAND, O_BOR, O_BXOR,
+           O_MAXLOC, O_MINLOC, O_N };
+static const char *op_names[O_N] = {"sum", "prod", "max", "min", "land", "lor", "lxor",
+                                    "band", "bor", "bxor", "maxloc", "minloc"};
+static MPI_Op op_handle(int o)
+{
+    static const MPI_Op h[O_N] = {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN, MPI_LAND, MPI_LOR,
+                                  MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MAXLOC,
+                                  MPI_MINLOC};
+    return h[o];
+}
+
+static int applies(int o, enum cls c)
+{
+    switch (o) {
+    case O_SUM: case O_PROD: case O_MAX: case O_MIN: return c == K_INT || c == K_FLT;
+    case O_LAND: case O_LOR: case O_LXOR: return c == K_INT || c == K_BOOL;
+    case O_BAND: case O_BOR: case O_BXOR: return c == K_INT || c == K_BYTE;
+    default: return c == K_PAIR;
+    }
+}
+
+static void put_int(unsigned char *p, int size, int64_t v)
+{
+    switch (size) {
+    case 1: { int8_t x = (int8_t)v; memcpy(p, &x, 1); break; }
+    case 2: { int16_t x = (int16_t)v; memcpy(p, &x, 2); break; }
+    case 4: { int32_t x = (int32_t)v; memcpy(p, &x, 4); break; }
+    default: memcpy(p, &v, 8); break;
+    }
+}
+
+/* integer value of element i on `rank` for op o; h is a per-element hash */
+static int64_t int_value(int o, int is_signed, int rank, long i, uint64_t h)
+{
+    uint64_t a = h, b = mix64(h), c = mix64(b);
+    switch (o) {
+    case O_SUM: return is_signed ? (int64_t)(h % 21) - 10 : (int64_t)(h % 21);
+    case O_PROD:
+        if ((rank + i) % 5 == 0) return 2;
+        return (is_signed && (h & 1)) ? -1 : 1;
+    case O_MAX: case O_MIN: return (int64_t)h;
+    case O_LAND: return (h % 8 == 0) ? 0 : 1 + (int64_t)((h >> 8) % 2);
+    case O_LOR: return (h % 8 == 0) ? 1 + (int64_t)((h >> 8) % 2) : 0;
+    case O_LXOR: return (int64_t)(h % 3);
+    case O_BAND: return (int64_t)(a | b | c);
+    case O_BOR: return (int64_t)(a & b & c);
+    default: return (int64_t)a; /* BXOR */
+    }
+}
+
+static double flt_value(int o, int rank, long i, uint64_t h)
+{
+    switch (o) {
+    case O_SUM: return (double)((int64_t)(h % 2001) - 1000);
+    case O_PROD:
+        if ((rank + i) % 5 == 0) return 2.0;
+        return (h & 1) ? -1.0 : 1.0;
+    default: return (double)((int64_t)(h % 2000001) - 1000000); /* MAX, MIN */
+    }
+}
+
+static void fill(const struct tinfo *t, int o, void *buf, long n, int rank, uint64_t seed)
+{
+    unsigned char *p = buf;
+    memset(buf, 0, (size_t)n * (size_t)t->size); /* defined padding bytes */
+    for (long i = 0; i < n; i++, p += t->size) {
+        uint64_t h = mix64(seed ^ mix64(((uint64_t)rank << 40) ^ (uint64_t)i));
+        switch (t->cls) {
+        case K_INT: put_int(p, t->size, int_value(o, t->is_signed, rank, i, h)); break;
+        case K_BYTE: put_int(p, 1, int_value(o, 0, rank, i, h)); break;
+        case K_BOOL: {
+            bool v = o == O_LAND ? (h % 8 != 0) : o == O_LOR ? (h % 8 == 0) : (h & 1);
+            memcpy(p, &v, sizeof v);
+            break;
+        }
+        case K_FLT: {
+            double d = flt_value(o, rank, i, h);
+            if (t->sub == 0) { float x = (float)d; memcpy(p, &x, sizeof x); }
+            else if (t->sub == 1) memcpy(p, &d, sizeof d);
+            else { long double x = d; memcpy(p, &x, sizeof x); }
+            break;
+        }
+        case K_PAIR: {
+            int v = (int)(h % 6), ix = (int)((h >> 16) % 5); /* many ties in v and ix */
+            switch (t->sub) {
+            case 0: { struct pfi *e = (void *)p; e->v = (float)v; e->i = ix; break; }
+            case 1: { struct pdi *e = (void *)p; e->v = v; e->i = ix; break; }
+            case 2: { struct pli *e = (void *)p; e->v = v; e->i = ix; break; }
+            case 3: { struct p2i *e = (void *)p; e->v = v; e->i = ix; break; }
+            case 4: { struct psi *e = (void *)p; e->v = (short)v; e->i = ix; break; }
+            default: { struct pldi *e = (void *)p; e->v = v; e->i = ix; break; }
+            }
+            break;
+        }
+        }
+    }
+}
+
+/* -1 if equal, else the index of the first differing element */
+static long compare(const struct tinfo *t, const void *got, const void *exp, long n)
+{
+    const unsigned char *g = got, *e = exp;
+    if (t->cls != K_PAIR && !(t->cls == K_FLT && t->sub == 2)) {
+        if (memcmp(got, exp, (size_t)n * (size_t)t->size) == 0) return -1;
+        for (long i = 0; i < n; i++)
+            if (memcmp(g + i * t->size, e + i * t->size, (size_t)t->size)) return i;
+        return -1;
+    }
+    for (long i = 0; i < n; i++, g += t->size, e += t->size) {
+        int same;
+        if (t->cls == K_FLT) {
+            long double a, b;
+            memcpy(&a, g, sizeof a); memcpy(&b, e, sizeof b);
+            same = a == b;
+        } else {
+            switch (t->sub) {
+            case 0: { const struct pfi *a = (const void *)g, *b = (const void *)e;
+                      same = a->v == b->v && a->i == b->i; break; }
+            case 1: { const struct pdi *a = (const void *)g, *b = (const void *)e;
+                      same = a->v == b->v && a->i == b->i; break; }
+            case 2: { const struct pli *a = (const void *)g, *b = (const void *)e;
+                      same = a->v == b->v && a->i == b->i; break; }
+            case 3: { const struct p2i *a = (const void *)g, *b = (const void *)e;
+                      same = a->v == b->v && a->i == b->i; break; }
+            case 4: { const struct psi *a = (const void *)g, *b = (const void *)e;
+                      same = a->v == b->v && a->i == b->i; break; }
+            default: { const struct pldi *a = (const void *)g, *b = (const void *)e;
+                       same = a->v == b->v && a->i == b->i; break; }
+            }
+        }
+        if (!same) return i;
+    }
+    return -1;
+}
+
+static void hexdump(char *out, size_t cap, const void *p, int n)
+{
+    const unsigned char *b = p;
+    size_t k = 0;
+    for (int i = 0; i < n && k + 3 < cap; i++) k += (size_t)snprintf(out + k, cap - k, "%02x", b[i]);
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t seed = 12345;
+    char counts_arg[256] = "1,7,1000";
+    long large = 100003;
+    int every = 16;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-s") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "-c") && i + 1 < argc) snprintf(counts_arg, sizeof counts_arg, "%s", argv[++i]);
+        else if (!strcmp(argv[i], "-L") && i + 1 < argc) large = strtol(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "-e") && i + 1 < argc) every = atoi(argv[++i]);
+    }
+    if (every < 1) every = 1;
+    long counts[16];
+    int ncounts = 0;
+    for (char *tok = strtok(counts_arg, ","); tok && ncounts < 15; tok = strtok(NULL, ","))
+        counts[ncounts++] = strtol(tok, NULL, 0);
+
+    test_init(&argc, &argv);
+
+    /* the C structs must have MPI's extents for the pair types */
+    for (int t = 0; t < NTYPES; t++) {
+        MPI_Aint lb, ext;
+        MPI_Type_get_extent(types[t].dt, &lb, &ext);
+        if (ext != types[t].size) {
+            if (g_rank == 0)
+                fail("ops/setup: %s extent %ld != C size %d", types[t].name, (long)ext,
+                     types[t].size);
+            types[t].size = -1;
+        }
+    }
+
+    uint64_t root_rng = seed * 7 + 1;
+    int combo = 0, nchecks = 0;
+    for (int o = 0; o < O_N; o++) {
+        for (int t = 0; t < NTYPES; t++) {
+            const struct tinfo *ti = &types[t];
+            if (!applies(o, ti->cls) || ti->size < 0) continue;
+            long mycounts[17];
+            int nmy = 0;
+            for (int c = 0; c < ncounts; c++) mycounts[nmy++] = counts[c];
+            if (large > 0 && combo % every == 0) mycounts[nmy++] = large;
+            combo++;
+            for (int c = 0; c < nmy; c++) {
+                long n = mycounts[c];
+                root_rng = mix64(root_rng);
+                int root = (int)(root_rng % (uint64_t)g_size);
+                uint64_t dseed = mix64(seed ^ ((uint64_t)combo << 20) ^ (uint64_t)n);
+                size_t bytes = (size_t)n * (size_t)ti->size;
+                unsigned char *sbuf = malloc(bytes ? bytes : 1);
+                unsigned char *scopy = n <= 1000 ? malloc(bytes ? bytes : 1) : NULL;
+                unsigned char *rd = g_rank == root ? malloc(bytes ? bytes : 1) : NULL;
+                unsigned char *rm = g_rank == root ? malloc(bytes ? bytes : 1) : NULL;
+                int lf = 0;
+                if (!sbuf || (n <= 1000 && !scopy) || (g_rank == root && (!rd || !rm))) {
+                    fail("ops/%s/%s/n=%ld: out of memory", op_names[o], ti->name, n);
+                    lf = 1;
+                    MPI_Abort(MPI_COMM_WORLD, 2);
+                }
+                fill(ti, o, sbuf, n, g_rank, dseed);
+                if (scopy) memcpy(scopy, sbuf, bytes);
+                if (rd) memset(rd, 0xA5, bytes);
+                if (rm) memset(rm, 0x5A, bytes);
+
+                char check[160];
+                snprintf(check, sizeof check, "ops/%s/%s/n=%ld/root=%d", op_names[o], ti->name,
+                         n, root);
+                set_step("dred_reduce %s", check);
+                int st = dred_reduce(sbuf, rd, (int)n, ti->dt, op_handle(o), root, g_comm);
+                set_step("MPI_Reduce %s", check);
+                MPI_Reduce(sbuf, rm, (int)n, ti->dt, op_handle(o), root, g_comm);
+
+                if (st != DRED_OK) {
+                    fail("%s: dred_reduce returned %d (%s)", check, st, dred_strerror(st));
+                    lf = 1;
+                } else if (g_rank == root) {
+                    long bad = compare(ti, rd, rm, n);
+                    if (bad >= 0) {
+                        char hg[80], he[80];
+                        hexdump(hg, sizeof hg, rd + bad * ti->size, ti->size);
+                        hexdump(he, sizeof he, rm + bad * ti->size, ti->size);
+                        fail("%s: element %ld differs: dred %s, MPI %s", check, bad, hg, he);
+                        lf = 1;
+                    }
+                }
+                if (scopy && memcmp(scopy, sbuf, bytes)) {
+                    fail("%s: sendbuf modified by dred_reduce", check);
+                    lf = 1;
+                }
+                if (!lf && g_rank == root) pass("%s", check);
+                nchecks++;
+                free(sbuf); free(scopy); free(rd); free(rm);
+            }
+        }
+    }
+    if (g_rank == 0) printf("ops: %d reductions, %d (op, type) pairs\n", nchecks, combo);
+    return test_finish();
+}
