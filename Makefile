@@ -1,0 +1,110 @@
+# dred -- task-parallel, fault-tolerant reduction service for MPI programs.
+#
+#   make            build dred-master, libdred (.so/.a), dredrun, dred-demo
+#   make run        install what is missing, build, run the demo job
+#   make test       install what is missing, build, run unit + MPI tests
+#   make asan       the same tests under AddressSanitizer/UBSan (build-asan/)
+#   make install PREFIX=dir
+#
+# Objects are split in two: CORE (common/, storage/, master/sched.c) has no MPI in it and
+# links into the CMocka unit tests with plain cc; everything else is built with mpicc.
+
+BUILD   ?= build
+PREFIX  ?= /usr/local
+CC      ?= cc
+MPICC   ?= mpicc
+OPT     ?= -O2 -g
+SAN     ?=
+WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
+CFLAGS  := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread $(SAN) -Icommon -Iworker -Imaster -Istorage
+LDLIBS  := -luv -lsqlite3 -lm -pthread
+MPIRUN  ?= mpiexec
+
+CORE_SRC   := $(wildcard common/*.c) $(wildcard storage/*.c) master/sched.c
+COMMON_MPI_SRC := $(wildcard common/mpi/*.c)
+WORKER_SRC := $(wildcard worker/*.c) $(COMMON_MPI_SRC)
+MASTER_SRC := $(filter-out master/sched.c,$(wildcard master/*.c)) $(COMMON_MPI_SRC)
+UNIT_SRC   := $(wildcard tests/unit/test_*.c)
+MPI_TEST_SRC := $(wildcard tests/mpi/*.c)
+
+CORE_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC))
+WORKER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(WORKER_SRC))
+MASTER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(MASTER_SRC))
+
+LIB_A   := $(BUILD)/lib/libdred.a
+LIB_SO  := $(BUILD)/lib/libdred.so
+MASTER  := $(BUILD)/bin/dred-master
+DEMO    := $(BUILD)/bin/dred-demo
+DREDRUN := $(BUILD)/bin/dredrun
+UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi_%,$(MPI_TEST_SRC))
+
+.PHONY: all deps run test unit-test mpi-test asan install clean
+all: $(LIB_A) $(LIB_SO) $(MASTER) $(DREDRUN) $(DEMO)
+
+deps:
+	@bash deploy/install-deps.sh
+
+# CORE objects never see mpi.h: compile them with the plain compiler.
+$(CORE_OBJ): CC_USE := $(CC)
+$(BUILD)/obj/%.o: %.c $(wildcard */*.h */*/*.h)
+	@mkdir -p $(dir $@)
+	$(if $(CC_USE),$(CC_USE),$(MPICC)) $(CFLAGS) -c $< -o $@
+
+$(LIB_A): $(WORKER_OBJ) $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIB_SO): $(WORKER_OBJ) $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(MPICC) -shared $(SAN) -o $@ $^ $(LDLIBS)
+
+$(MASTER): $(MASTER_OBJ) $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(SAN) -o $@ $^ $(LDLIBS)
+
+$(DEMO): tests/demo/demo.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+
+$(DREDRUN): deploy/dredrun
+	@mkdir -p $(dir $@)
+	cp $< $@ && chmod +x $@
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(CORE_OBJ) -lcmocka $(LDLIBS)
+
+$(BUILD)/tests/mpi_%: tests/mpi/%.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+
+run: deps all
+	$(DREDRUN) -n 8 $(DEMO)
+
+unit-test: $(UNIT_BIN)
+	@bash tests/run-unit.sh $(UNIT_BIN)
+
+mpi-test: all $(MPI_TEST_BIN)
+	@BUILD=$(BUILD) bash tests/run-mpi.sh
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory unit-test
+	@$(MAKE) --no-print-directory mpi-test
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g" \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  unit-test mpi-test
+
+install: all
+	install -d $(PREFIX)/include $(PREFIX)/lib/pkgconfig $(PREFIX)/bin
+	install -m 644 worker/dred.h worker/dred_status.h $(PREFIX)/include/
+	install -m 644 $(LIB_A) $(LIB_SO) $(PREFIX)/lib/
+	install -m 755 $(MASTER) $(PREFIX)/bin/
+	install -m 755 deploy/dredrun $(PREFIX)/bin/dredrun
+	sed -e 's|@PREFIX@|$(PREFIX)|g' deploy/dred.pc.in > $(PREFIX)/lib/pkgconfig/dred.pc
+
+clean:
+	rm -rf build build-asan

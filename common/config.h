@@ -1,0 +1,31 @@
+/*
+ * config.h -- dred's tunables, read once from the environment (DRED_*), with defaults.
+ *
+ * One table so that README's configuration section, dred-master's --help and the code
+ * agree.  dred-master flags override the environment for the master's own settings.
+ */
+#ifndef DRED_CONFIG_H
+#define DRED_CONFIG_H
+
+#include <stdint.h>
+
+typedef struct {
+  uint64_t poll_min_us;      /* DRED_POLL_MIN_US      back-off start (1)                   */
+  uint64_t poll_max_us;      /* DRED_POLL_MAX_US      back-off cap while busy (200)        */
+  uint64_t poll_idle_us;     /* DRED_POLL_IDLE_US     cap once idle for 100 ms (2000)      */
+  uint64_t chunk_kb;         /* DRED_CHUNK_KB         combine / RMA chunk (1024)           */
+  uint64_t rma_depth;        /* DRED_RMA_DEPTH        Rgets in flight per task (4)         */
+  uint64_t pool_mb;          /* DRED_POOL_MB          shared-memory pool per worker (128)  */
+  uint64_t heartbeat_ms;     /* DRED_HEARTBEAT_MS     master ping interval (500)           */
+  uint64_t fail_timeout_ms;  /* DRED_FAIL_TIMEOUT_MS  silence before a worker is failed (5000) */
+  uint64_t master_timeout_ms;/* DRED_MASTER_TIMEOUT_MS silence before the master is lost (10000) */
+  int shm;                   /* DRED_SHM              0 forces RMA even on one node (1)    */
+  char policy[16];           /* DRED_POLICY           predict | last | first (predict)     */
+  char storage_dir[512];     /* DRED_STORAGE_DIR      replicas and journal (/tmp/dred-$USER) */
+  char journal[512];         /* DRED_JOURNAL          master journal path (<storage>/journal.db) */
+} dred_config_t;
+
+/* Fill `c` from the environment.  Bad values are logged and replaced by the default. */
+void dred_config_load(dred_config_t *c);
+
+#endif /* DRED_CONFIG_H */

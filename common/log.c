@@ -1,0 +1,52 @@
+/*
+ * log.c -- see log.h.  The level is parsed lazily so code that never calls
+ * dred_log_setup() (unit tests, dredstat) still honours DRED_LOG_LEVEL.
+ */
+#include "log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static char log_prefix[48] = "dred";
+static int log_level = -1;
+
+static int log_level_parse(void) {
+  const char *s = getenv("DRED_LOG_LEVEL");
+  if (s == NULL || *s == '\0') return DRED_LOG_WARN;
+  if (strcasecmp(s, "error") == 0) return DRED_LOG_ERROR;
+  if (strcasecmp(s, "warn") == 0) return DRED_LOG_WARN;
+  if (strcasecmp(s, "info") == 0) return DRED_LOG_INFO;
+  if (strcasecmp(s, "debug") == 0) return DRED_LOG_DEBUG;
+  return DRED_LOG_WARN;
+}
+
+void dred_log_setup(const char *role, int rank) {
+  if (rank >= 0)
+    snprintf(log_prefix, sizeof log_prefix, "dred %s %d", role, rank);
+  else
+    snprintf(log_prefix, sizeof log_prefix, "dred %s", role);
+  log_level = log_level_parse();
+}
+
+int dred_log_enabled(dred_log_level_t level) {
+  if (log_level < 0) log_level = log_level_parse();
+  return (int)level <= log_level;
+}
+
+void dred_log(dred_log_level_t level, const char *fmt, ...) {
+  static const char *names[] = {"error", "warn", "info", "debug"};
+  char line[1024];
+  va_list ap;
+  int n;
+
+  if (!dred_log_enabled(level)) return;
+  n = snprintf(line, sizeof line, "[%s] %s: ", log_prefix, names[level]);
+  if (n < 0 || (size_t)n >= sizeof line) n = 0;
+  va_start(ap, fmt);
+  vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "%s\n", line);
+}

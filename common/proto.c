@@ -1,0 +1,256 @@
+/*
+ * proto.c -- encoding and decoding of control messages (see proto.h).
+ *
+ * A tiny cursor writes/reads little-endian integers and refuses to run past the end, so a
+ * truncated or padded message fails decoding as a whole; a message is accepted only when
+ * the cursor ends exactly at the declared payload length.
+ */
+#include "proto.h"
+
+#include <string.h>
+
+#include "../worker/dred_status.h"
+
+typedef struct {
+  uint8_t *p;
+  const uint8_t *rp;
+  size_t len, pos;
+  int bad;
+} cursor_t;
+
+static void put(cursor_t *c, uint64_t v, unsigned bytes) {
+  unsigned i;
+  if (c->bad || c->pos + bytes > c->len) {
+    c->bad = 1;
+    return;
+  }
+  for (i = 0; i < bytes; i++) c->p[c->pos++] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get(cursor_t *c, unsigned bytes) {
+  uint64_t v = 0;
+  unsigned i;
+  if (c->bad || c->pos + bytes > c->len) {
+    c->bad = 1;
+    return 0;
+  }
+  for (i = 0; i < bytes; i++) v |= (uint64_t)c->rp[c->pos++] << (8 * i);
+  return v;
+}
+
+static void put_buf(cursor_t *c, const proto_buf_t *b) {
+  put(c, b->addr, 8);
+  put(c, (uint64_t)b->pool_off, 8);
+}
+
+static void get_buf(cursor_t *c, proto_buf_t *b) {
+  b->addr = get(c, 8);
+  b->pool_off = (int64_t)get(c, 8);
+}
+
+size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t *buf,
+                    size_t cap) {
+  cursor_t c = {buf, NULL, cap, PROTO_HEADER, 0};
+  uint32_t i;
+
+  if (m == NULL || buf == NULL || cap < PROTO_HEADER) return 0;
+  switch (m->type) {
+    case PROTO_GROUP:
+      if (m->u.group.n == 0 || m->u.group.n > PROTO_MAX_GROUP || group_workers == NULL) return 0;
+      put(&c, m->u.group.id, 8);
+      put(&c, m->u.group.n, 4);
+      for (i = 0; i < m->u.group.n; i++) put(&c, group_workers[i], 4);
+      break;
+    case PROTO_READY:
+      if (m->u.ready.nreplicas > PROTO_MAX_REPLICAS) return 0;
+      put(&c, m->u.ready.group, 8);
+      put(&c, (uint64_t)m->u.ready.tag, 8);
+      put(&c, m->u.ready.member, 4);
+      put(&c, m->u.ready.root, 4);
+      put(&c, m->u.ready.count, 8);
+      put(&c, m->u.ready.type_size, 4);
+      put(&c, m->u.ready.extent, 4);
+      put(&c, (uint32_t)m->u.ready.op, 4);
+      put(&c, m->u.ready.op_is_user, 1);
+      put(&c, m->u.ready.commutative, 1);
+      put(&c, m->u.ready.recovered, 1);
+      put(&c, m->u.ready.nreplicas, 1);
+      for (i = 0; i < m->u.ready.nreplicas; i++) put(&c, m->u.ready.replicas[i], 4);
+      put_buf(&c, &m->u.ready.buf);
+      break;
+    case PROTO_DONE:
+      put(&c, m->u.done.task_id, 8);
+      put(&c, m->u.done.status, 4);
+      put(&c, (uint32_t)m->u.done.error, 4);
+      put(&c, m->u.done.exec_ns, 8);
+      put_buf(&c, &m->u.done.buf);
+      break;
+    case PROTO_PONG:
+    case PROTO_PING:
+      put(&c, m->u.ping.seq, 8);
+      break;
+    case PROTO_BYE:
+    case PROTO_SHUTDOWN:
+      break;
+    case PROTO_RECOVER:
+    case PROTO_RECOVER_FAILED:
+      put(&c, m->u.recover.group, 8);
+      put(&c, (uint64_t)m->u.recover.tag, 8);
+      put(&c, m->u.recover.member, 4);
+      put(&c, (uint32_t)m->u.recover.error, 4);
+      break;
+    case PROTO_TASK:
+      put(&c, m->u.task.task_id, 8);
+      put(&c, m->u.task.group, 8);
+      put(&c, (uint64_t)m->u.task.tag, 8);
+      put(&c, m->u.task.provider, 4);
+      put(&c, m->u.task.prov_member, 4);
+      put(&c, m->u.task.exec_member, 4);
+      put(&c, m->u.task.count, 8);
+      put(&c, m->u.task.exec_is_left, 1);
+      put_buf(&c, &m->u.task.buf);
+      break;
+    case PROTO_END:
+      put(&c, m->u.end.group, 8);
+      put(&c, (uint64_t)m->u.end.tag, 8);
+      put(&c, (uint32_t)m->u.end.status, 4);
+      break;
+    case PROTO_FAILED:
+      put(&c, m->u.failed.worker, 4);
+      break;
+    default:
+      return 0;
+  }
+  if (c.bad) return 0;
+  {
+    size_t payload = c.pos - PROTO_HEADER;
+    cursor_t h = {buf, NULL, PROTO_HEADER, 0, 0};
+    put(&h, PROTO_MAGIC, 2);
+    put(&h, PROTO_VERSION, 1);
+    put(&h, (uint64_t)m->type, 1);
+    put(&h, payload, 4);
+  }
+  return c.pos;
+}
+
+int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
+  cursor_t c = {NULL, buf, len, 0, 0};
+  uint32_t i, payload;
+
+  if (buf == NULL || m == NULL || len < PROTO_HEADER) return DRED_ERR_ARG;
+  memset(m, 0, sizeof *m);
+  if (get(&c, 2) != PROTO_MAGIC || get(&c, 1) != PROTO_VERSION) return DRED_ERR_ARG;
+  m->type = (proto_type_t)get(&c, 1);
+  payload = (uint32_t)get(&c, 4);
+  if ((size_t)payload != len - PROTO_HEADER) return DRED_ERR_ARG;
+
+  switch (m->type) {
+    case PROTO_GROUP:
+      m->u.group.id = get(&c, 8);
+      m->u.group.n = (uint32_t)get(&c, 4);
+      if (m->u.group.n == 0 || m->u.group.n > PROTO_MAX_GROUP) return DRED_ERR_ARG;
+      if (c.pos + 4u * (size_t)m->u.group.n != len) return DRED_ERR_ARG;
+      m->u.group.workers_le = buf + c.pos;
+      c.pos += 4u * (size_t)m->u.group.n;
+      break;
+    case PROTO_READY:
+      m->u.ready.group = get(&c, 8);
+      m->u.ready.tag = (int64_t)get(&c, 8);
+      m->u.ready.member = (uint32_t)get(&c, 4);
+      m->u.ready.root = (uint32_t)get(&c, 4);
+      m->u.ready.count = get(&c, 8);
+      m->u.ready.type_size = (uint32_t)get(&c, 4);
+      m->u.ready.extent = (uint32_t)get(&c, 4);
+      m->u.ready.op = (int32_t)(uint32_t)get(&c, 4);
+      m->u.ready.op_is_user = (uint8_t)get(&c, 1);
+      m->u.ready.commutative = (uint8_t)get(&c, 1);
+      m->u.ready.recovered = (uint8_t)get(&c, 1);
+      m->u.ready.nreplicas = (uint8_t)get(&c, 1);
+      if (m->u.ready.nreplicas > PROTO_MAX_REPLICAS) return DRED_ERR_ARG;
+      for (i = 0; i < m->u.ready.nreplicas; i++) m->u.ready.replicas[i] = (uint32_t)get(&c, 4);
+      get_buf(&c, &m->u.ready.buf);
+      if (m->u.ready.op_is_user > 1 || m->u.ready.commutative > 1 || m->u.ready.recovered > 1)
+        return DRED_ERR_ARG;
+      break;
+    case PROTO_DONE:
+      m->u.done.task_id = get(&c, 8);
+      m->u.done.status = (uint32_t)get(&c, 4);
+      m->u.done.error = (int32_t)(uint32_t)get(&c, 4);
+      m->u.done.exec_ns = get(&c, 8);
+      get_buf(&c, &m->u.done.buf);
+      break;
+    case PROTO_PONG:
+    case PROTO_PING:
+      m->u.ping.seq = get(&c, 8);
+      break;
+    case PROTO_BYE:
+    case PROTO_SHUTDOWN:
+      break;
+    case PROTO_RECOVER:
+    case PROTO_RECOVER_FAILED:
+      m->u.recover.group = get(&c, 8);
+      m->u.recover.tag = (int64_t)get(&c, 8);
+      m->u.recover.member = (uint32_t)get(&c, 4);
+      m->u.recover.error = (int32_t)(uint32_t)get(&c, 4);
+      break;
+    case PROTO_TASK:
+      m->u.task.task_id = get(&c, 8);
+      m->u.task.group = get(&c, 8);
+      m->u.task.tag = (int64_t)get(&c, 8);
+      m->u.task.provider = (uint32_t)get(&c, 4);
+      m->u.task.prov_member = (uint32_t)get(&c, 4);
+      m->u.task.exec_member = (uint32_t)get(&c, 4);
+      m->u.task.count = get(&c, 8);
+      m->u.task.exec_is_left = (uint8_t)get(&c, 1);
+      get_buf(&c, &m->u.task.buf);
+      if (m->u.task.exec_is_left > 1) return DRED_ERR_ARG;
+      break;
+    case PROTO_END:
+      m->u.end.group = get(&c, 8);
+      m->u.end.tag = (int64_t)get(&c, 8);
+      m->u.end.status = (int32_t)(uint32_t)get(&c, 4);
+      break;
+    case PROTO_FAILED:
+      m->u.failed.worker = (uint32_t)get(&c, 4);
+      break;
+    default:
+      return DRED_ERR_ARG;
+  }
+  if (c.bad || c.pos != len) return DRED_ERR_ARG;
+  return 0;
+}
+
+uint32_t proto_group_worker(const proto_msg_t *m, uint32_t k) {
+  const uint8_t *p = m->u.group.workers_le + 4u * (size_t)k;
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+uint64_t proto_group_id(uint32_t n, const uint32_t *workers) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a 64 offset basis */
+  uint32_t i, v;
+  int b;
+  for (b = 0; b < 4; b++) h = (h ^ ((n >> (8 * b)) & 0xff)) * 1099511628211ull;
+  for (i = 0; i < n; i++) {
+    v = workers[i];
+    for (b = 0; b < 4; b++) h = (h ^ ((v >> (8 * b)) & 0xff)) * 1099511628211ull;
+  }
+  return h;
+}
+
+const char *proto_type_name(int type) {
+  switch (type) {
+    case PROTO_GROUP: return "GROUP";
+    case PROTO_READY: return "READY";
+    case PROTO_DONE: return "DONE";
+    case PROTO_PONG: return "PONG";
+    case PROTO_BYE: return "BYE";
+    case PROTO_RECOVER_FAILED: return "RECOVER_FAILED";
+    case PROTO_TASK: return "TASK";
+    case PROTO_END: return "END";
+    case PROTO_PING: return "PING";
+    case PROTO_FAILED: return "FAILED";
+    case PROTO_RECOVER: return "RECOVER";
+    case PROTO_SHUTDOWN: return "SHUTDOWN";
+    default: return "UNKNOWN";
+  }
+}

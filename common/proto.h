@@ -1,0 +1,118 @@
+/*
+ * proto.h -- the control messages between dred-master and the workers.
+ *
+ * Only control travels through the master; operand data moves worker to worker by RMA.
+ * Every message is a fixed 8-byte header (magic "DR", version, type, payload length)
+ * followed by a little-endian payload whose layout depends on the type.  Encoding is
+ * explicit (no struct dumps) so a malformed or foreign message is detected by
+ * proto_decode() rather than misread.  All control messages of a pair of processes share
+ * one MPI tag on dred's private communicator, so MPI's non-overtaking rule keeps them in
+ * order (a GROUP definition always precedes the READY that uses it).
+ */
+#ifndef DRED_PROTO_H
+#define DRED_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROTO_MAGIC 0x5244u /* "DR" little-endian */
+#define PROTO_VERSION 1u
+#define PROTO_HEADER 8u
+#define PROTO_MAX_GROUP 65536u /* members per group the wire format accepts */
+#define PROTO_MAX_REPLICAS 4u
+#define PROTO_MAX_SIZE (PROTO_HEADER + 16u + 4u * PROTO_MAX_GROUP)
+
+typedef enum {
+  /* worker -> master */
+  PROTO_GROUP = 1,       /* define a group: id, member list (worker ranks)          */
+  PROTO_READY = 2,       /* a member's operand (or a recovered copy) is ready       */
+  PROTO_DONE = 3,        /* a task finished                                         */
+  PROTO_PONG = 4,        /* heartbeat answer                                        */
+  PROTO_BYE = 5,         /* the worker is finalising                                */
+  PROTO_RECOVER_FAILED = 6, /* no usable replica for a RECOVER                      */
+  /* master -> worker */
+  PROTO_TASK = 20,       /* combine the provider's buffer into yours                */
+  PROTO_END = 21,        /* a reduction ended with a status                         */
+  PROTO_PING = 22,       /* heartbeat                                               */
+  PROTO_FAILED = 23,     /* a worker was declared failed                            */
+  PROTO_RECOVER = 24,    /* load a member's operand from a replica                  */
+  PROTO_SHUTDOWN = 25    /* every worker said BYE: leave                            */
+} proto_type_t;
+
+typedef struct {
+  uint64_t addr;
+  int64_t pool_off;
+} proto_buf_t;
+
+typedef struct {
+  proto_type_t type;
+  union {
+    struct {
+      uint64_t id;
+      uint32_t n;
+      const uint8_t *workers_le; /* n little-endian u32, points into the decoded buffer */
+    } group;
+    struct {
+      uint64_t group;
+      int64_t tag;
+      uint32_t member, root;
+      uint64_t count;
+      uint32_t type_size, extent;
+      int32_t op;
+      uint8_t op_is_user, commutative, recovered, nreplicas;
+      uint32_t replicas[PROTO_MAX_REPLICAS];
+      proto_buf_t buf;
+    } ready;
+    struct {
+      uint64_t task_id;
+      uint32_t status;
+      int32_t error;
+      uint64_t exec_ns;
+      proto_buf_t buf;
+    } done;
+    struct {
+      uint64_t seq;
+    } ping; /* PING and PONG */
+    struct {
+      uint64_t group;
+      int64_t tag;
+      uint32_t member;
+      int32_t error;
+    } recover; /* RECOVER (error unused) and RECOVER_FAILED */
+    struct {
+      uint64_t task_id;
+      uint64_t group;
+      int64_t tag;
+      uint32_t provider, prov_member, exec_member;
+      uint64_t count;
+      uint8_t exec_is_left;
+      proto_buf_t buf;
+    } task;
+    struct {
+      uint64_t group;
+      int64_t tag;
+      int32_t status;
+    } end;
+    struct {
+      uint32_t worker;
+    } failed;
+  } u;
+} proto_msg_t;
+
+/* Encode `m` into `buf` (capacity `cap`).  Returns the length, or 0 if `m` is invalid or
+ * does not fit.  For PROTO_GROUP pass the member list in `group_workers` (host order). */
+size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t *buf, size_t cap);
+
+/* Decode `len` bytes.  Returns 0, or DRED_ERR_ARG for a malformed message (bad magic,
+ * version, unknown type, length that does not match the type, out-of-range counts). */
+int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m);
+
+/* Member k of a decoded PROTO_GROUP. */
+uint32_t proto_group_worker(const proto_msg_t *m, uint32_t k);
+
+/* The group id of an ordered member list (FNV-1a 64 over n and the worker ranks). */
+uint64_t proto_group_id(uint32_t n, const uint32_t *workers);
+
+const char *proto_type_name(int type);
+
+#endif /* DRED_PROTO_H */

@@ -1,0 +1,65 @@
+/*
+ * detector.c -- the master's failure detector (seed 002, section 3).
+ *
+ * A libuv timer pings every live worker each heartbeat interval; any message from a worker
+ * counts as a sign of life (dispatch.c stamps last_heard).  A worker silent for longer
+ * than the failure timeout is declared failed: the scheduler gets WORKER_FAILED (it
+ * decides what to recover), every live worker gets FAILED, and sends still pending to
+ * the dead rank are abandoned so they never hold the master up.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "master.h"
+
+void master_declare_failed(master_t *m, int worker, const char *why) {
+  sched_event_t ev;
+  proto_msg_t msg;
+  int w;
+
+  if (worker < 1 || worker > m->nworkers || m->failed[worker]) return;
+  m->failed[worker] = 1;
+  m->nfailed++;
+  DRED_ERROR("worker %d declared failed: %s", worker, why);
+  dred_chan_forget(&m->chan, worker);
+  if (m->journal) dred_journal_worker_failed(m->journal, (uint32_t)worker, uv_hrtime() - m->t_start);
+  memset(&ev, 0, sizeof ev);
+  ev.type = SCHED_EV_WORKER_FAILED;
+  ev.now_ns = uv_hrtime();
+  ev.u.failed.worker = (uint32_t)worker;
+  sched_feed(m->sched, &ev);
+  memset(&msg, 0, sizeof msg);
+  msg.type = PROTO_FAILED;
+  msg.u.failed.worker = (uint32_t)worker;
+  for (w = 1; w <= m->nworkers; w++)
+    if (!m->failed[w]) dred_chan_send(&m->chan, w, &msg, NULL);
+}
+
+static void on_heartbeat(uv_timer_t *t) {
+  master_t *m = t->data;
+  uint64_t now = uv_hrtime(), limit = m->cfg.fail_timeout_ms * 1000000ull;
+  proto_msg_t msg;
+  int w;
+
+  memset(&msg, 0, sizeof msg);
+  msg.type = PROTO_PING;
+  msg.u.ping.seq = ++m->ping_seq;
+  for (w = 1; w <= m->nworkers; w++) {
+    if (m->failed[w]) continue;
+    if (now - m->last_heard[w] > limit) {
+      char why[96];
+      snprintf(why, sizeof why, "silent for %llu ms", (unsigned long long)((now - m->last_heard[w]) / 1000000ull));
+      master_declare_failed(m, w, why);
+      continue;
+    }
+    /* One ping in flight per worker is enough: do not pile sends up behind a slow one. */
+    if (dred_chan_pending_to(&m->chan, w) < 4) dred_chan_send(&m->chan, w, &msg, NULL);
+  }
+}
+
+void master_detector_start(master_t *m) {
+  uv_timer_init(&m->loop, &m->heartbeat_timer);
+  m->heartbeat_timer.data = m;
+  uv_timer_start(&m->heartbeat_timer, on_heartbeat, m->cfg.heartbeat_ms, m->cfg.heartbeat_ms);
+}

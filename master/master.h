@@ -1,0 +1,50 @@
+/*
+ * master.h -- dred-master's state, shared by the files of master/.
+ *
+ *   main.c      flags, MPI setup and teardown, the poll loop
+ *   dispatch.c  control messages -> scheduler events; scheduler actions -> messages/journal
+ *   detector.c  heartbeats: ping every worker, declare the silent ones failed
+ *   sched.c     the scheduler state machine (no MPI; see sched.h)
+ */
+#ifndef DRED_MASTER_H
+#define DRED_MASTER_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "../common/config.h"
+#include "../common/mpi/chan.h"
+#include "../common/poller.h"
+#include "../storage/journal.h"
+#include "sched.h"
+
+typedef struct {
+  dred_config_t cfg;
+  int nworkers;             /* workers are ranks 1..nworkers of priv */
+  MPI_Comm priv;
+  MPI_Win dwin;
+  sched_t *sched;
+  dred_journal_t *journal;  /* NULL with --no-journal */
+  dred_chan_t chan;
+  dred_poller_t poller;
+  uv_loop_t loop;
+  uv_timer_t heartbeat_timer, flush_timer;
+  uint64_t *last_heard;     /* by worker rank, uv_hrtime() */
+  uint8_t *failed, *bye;
+  int nfailed, nbye;
+  uint64_t ping_seq;
+  int shutdown_sent;
+  /* statistics */
+  uint64_t t_start, events, actions, tasks_sent;
+} master_t;
+
+/* dispatch.c */
+void master_on_message(master_t *m, int src, const proto_msg_t *msg);
+int master_drain_actions(master_t *m);
+
+/* detector.c */
+void master_detector_start(master_t *m);
+void master_declare_failed(master_t *m, int worker, const char *why);
+
+#endif /* DRED_MASTER_H */

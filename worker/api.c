@@ -1,0 +1,236 @@
+/*
+ * api.c -- libdred's public functions (dred.h).
+ *
+ * Everything a caller can get wrong is checked here, at the top, before any state
+ * changes: a bad call returns a status and logs why, and never touches reductions in
+ * flight.  A good call builds an instance and hands it to the runtime thread (runtime.c)
+ * through a locked queue, then kicks the thread awake; the caller gets a future at once.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "../common/status.h"
+#include "runtime.h"
+
+enum { API_UNINIT = 0, API_RUNNING, API_FINALIZED };
+
+static dred_rt_t *g_rt;
+static int g_state = API_UNINIT;
+
+const char *dred_strerror(int status) { return dred_status_str(status); }
+
+/* Is the library usable right now?  Returns DRED_OK or the status to give the caller. */
+static int api_check(const char *fn) {
+  if (g_state == API_UNINIT) {
+    DRED_ERROR("%s called before dred_init()", fn);
+    return DRED_ERR_ARG;
+  }
+  if (g_state == API_FINALIZED) {
+    DRED_ERROR("%s called after dred_finalize()", fn);
+    return DRED_ERR_SHUTDOWN;
+  }
+  return DRED_OK;
+}
+
+MPI_Comm dred_comm(void) { return g_state == API_RUNNING ? g_rt->comm : MPI_COMM_NULL; }
+
+int dred_init(int *argc, char ***argv) {
+  int inited = 0, provided = 0, rc, flag = 0, *appnum = NULL;
+  dred_rt_t *rt;
+
+  if (g_state == API_RUNNING) {
+    DRED_ERROR("dred_init called twice");
+    return DRED_ERR_ARG;
+  }
+  if (g_state == API_FINALIZED) {
+    DRED_ERROR("dred_init after dred_finalize is not supported");
+    return DRED_ERR_SHUTDOWN;
+  }
+  MPI_Initialized(&inited);
+  if (!inited) {
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+      DRED_ERROR("MPI_Init_thread failed");
+      return DRED_ERR_INTERNAL;
+    }
+  } else {
+    MPI_Query_thread(&provided);
+  }
+  if ((rt = calloc(1, sizeof *rt)) == NULL) return DRED_ERR_NOMEM;
+  rt->mpi_inited_by_us = !inited;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rt->world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &rt->world_size);
+  dred_log_setup("worker", rt->world_rank);
+  if (provided < MPI_THREAD_MULTIPLE) {
+    DRED_ERROR("MPI was initialised without MPI_THREAD_MULTIPLE; dred needs it "
+               "(call MPI_Init_thread with MPI_THREAD_MULTIPLE, or let dred_init do it)");
+    free(rt);
+    return DRED_ERR_ARG;
+  }
+  /* Rank 0 must be dred-master, launched as the first MPMD program (appnum 0). */
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
+  if (rt->world_rank == 0 || rt->world_size < 2 || (flag && *appnum == 0)) {
+    DRED_ERROR("no dred-master at rank 0: launch with `dredrun -n P app` "
+               "(mpiexec -n 1 dred-master : -n P app)");
+    free(rt);
+    return DRED_ERR_ARG;
+  }
+  dred_config_load(&rt->cfg);
+
+  /* The same collective sequence runs in dred-master (master/main.c). */
+  MPI_Comm_dup(MPI_COMM_WORLD, &rt->priv);
+  MPI_Comm_set_errhandler(rt->priv, MPI_ERRORS_RETURN);
+  MPI_Comm_split(MPI_COMM_WORLD, 1, rt->world_rank, &rt->comm);
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &rt->comm_keyval, NULL);
+  if ((rc = dred_dp_init(rt)) != DRED_OK) return rc;
+  if ((rc = dred_rt_start(rt)) != DRED_OK) return rc;
+  g_rt = rt;
+  g_state = API_RUNNING;
+  DRED_INFO("dred ready: %d workers, pool %zu MiB, chunk %zu KiB", rt->world_size - 1,
+            rt->pool_size >> 20, rt->chunk_bytes >> 10);
+  return DRED_OK;
+}
+
+int dred_finalize(void) {
+  dred_rt_t *rt = g_rt;
+  int rc, status;
+
+  if ((rc = api_check("dred_finalize")) != DRED_OK) return rc;
+  uv_mutex_lock(&rt->lock);
+  rt->bye_requested = 1;
+  uv_mutex_unlock(&rt->lock);
+  dred_poller_kick(&rt->poller);
+  dred_rt_stop(rt); /* returns after SHUTDOWN, or once the master is declared lost */
+  g_state = API_FINALIZED;
+  status = rt->dead ? rt->dead_status : DRED_OK;
+  if (rt->dead) {
+    /* Collective frees and MPI_Finalize hang once a process died (DESIGN.md). */
+    DRED_ERROR("dred_finalize: %s; skipping collective shutdown -- exit without MPI_Finalize",
+               dred_strerror(status));
+    dred_dp_finalize(rt, 0);
+    return status;
+  }
+  dred_dp_finalize(rt, 1);
+  MPI_Comm_free_keyval(&rt->comm_keyval);
+  MPI_Comm_free(&rt->comm);
+  MPI_Comm_free(&rt->priv);
+  dred_groups_free(rt);
+  uv_mutex_destroy(&rt->lock);
+  if (rt->mpi_inited_by_us) MPI_Finalize();
+  free(rt);
+  g_rt = NULL;
+  return DRED_OK;
+}
+
+int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                 MPI_Op op, int root, MPI_Comm comm, int tag, dred_future **future) {
+  dred_rt_t *rt = g_rt;
+  dred_group_t *g;
+  dred_typeinfo_t ti;
+  dred_inst_t *in;
+  int rc, member, is_root;
+  int64_t itag;
+
+  if (future == NULL) {
+    DRED_ERROR("dred_ireduce: future pointer is NULL");
+    return DRED_ERR_ARG;
+  }
+  *future = NULL;
+  if ((rc = api_check("dred_ireduce")) != DRED_OK) return rc;
+  if (count < 0) {
+    DRED_ERROR("dred_ireduce: negative count %d", count);
+    return DRED_ERR_ARG;
+  }
+  if (tag < DRED_TAG_AUTO) {
+    DRED_ERROR("dred_ireduce: tag %d is negative (use >= 0 or DRED_TAG_AUTO)", tag);
+    return DRED_ERR_ARG;
+  }
+  if ((rc = dred_group_of(rt, comm, &g, &member)) != DRED_OK) return rc;
+  if (root < 0 || (uint32_t)root >= g->n) {
+    DRED_ERROR("dred_ireduce: root %d out of range for a communicator of %u", root, g->n);
+    return DRED_ERR_ARG;
+  }
+  if ((rc = dred_typecheck(datatype, op, &ti)) != DRED_OK) return rc;
+  is_root = member == root;
+  if (sendbuf == MPI_IN_PLACE && !is_root) {
+    DRED_ERROR("dred_ireduce: MPI_IN_PLACE is allowed only at the root");
+    return DRED_ERR_ARG;
+  }
+  if (count > 0 && sendbuf == NULL) {
+    DRED_ERROR("dred_ireduce: sendbuf is NULL");
+    return DRED_ERR_ARG;
+  }
+  if (count > 0 && is_root && recvbuf == NULL) {
+    DRED_ERROR("dred_ireduce: recvbuf is NULL at the root");
+    return DRED_ERR_ARG;
+  }
+  if ((uint64_t)count * ti.extent > (uint64_t)SIZE_MAX / 2) {
+    DRED_ERROR("dred_ireduce: %d elements of %u bytes is too large", count, ti.extent);
+    return DRED_ERR_ARG;
+  }
+
+  if ((in = calloc(1, sizeof *in)) == NULL || (in->fut = dred_future_new()) == NULL) {
+    free(in);
+    DRED_ERROR("dred_ireduce: out of memory");
+    return DRED_ERR_NOMEM;
+  }
+  in->group = g;
+  in->group_id = g->id;
+  in->member = (uint32_t)member;
+  in->root = (uint32_t)root;
+  in->is_root = is_root;
+  in->sendbuf = sendbuf;
+  in->recvbuf = recvbuf;
+  in->count = (uint64_t)count;
+  in->type = datatype;
+  in->op = op;
+  in->ti = ti;
+  in->bytes = (size_t)count * ti.extent;
+  in->pool_off = -1;
+
+  uv_mutex_lock(&rt->lock);
+  if (rt->dead) {
+    rc = rt->dead_status;
+    uv_mutex_unlock(&rt->lock);
+    DRED_ERROR("dred_ireduce: %s", dred_strerror(rc));
+    goto fail;
+  }
+  if (rt->bye_requested) {
+    uv_mutex_unlock(&rt->lock);
+    DRED_ERROR("dred_ireduce: dred_finalize is in progress");
+    rc = DRED_ERR_SHUTDOWN;
+    goto fail;
+  }
+  itag = tag == DRED_TAG_AUTO ? -1 - g->auto_seq : tag;
+  if (dred_rt_find(rt, g->id, itag) != NULL) {
+    uv_mutex_unlock(&rt->lock);
+    DRED_ERROR("dred_ireduce: tag %d is already in flight on this communicator", tag);
+    rc = DRED_ERR_ARG;
+    goto fail;
+  }
+  if (tag == DRED_TAG_AUTO) g->auto_seq++;
+  in->tag = itag;
+  dred_rt_insert(rt, in);
+  dred_queue_insert_tail(&rt->submitq, &in->qlink);
+  uv_mutex_unlock(&rt->lock);
+  dred_poller_kick(&rt->poller);
+  *future = in->fut;
+  return DRED_OK;
+
+fail:
+  dred_future_free(in->fut);
+  dred_future_free(in->fut); /* both references: nobody else saw it */
+  free(in);
+  return rc;
+}
+
+int dred_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                MPI_Op op, int root, MPI_Comm comm) {
+  dred_future *f = NULL;
+  int rc = dred_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, DRED_TAG_AUTO, &f);
+  if (rc != DRED_OK) return rc;
+  rc = dred_future_get(f);
+  dred_future_free(f);
+  return rc;
+}

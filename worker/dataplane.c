@@ -1,0 +1,306 @@
+/*
+ * dataplane.c -- where operands live and how an executor combines a provider's data.
+ *
+ * Every worker owns a pool: one MPI shared-memory window segment (MPI_Win_allocate_shared
+ * on the node communicator), carved by common/pool.c.  A non-root member copies its
+ * operand into a pool block (its accumulator, "acc") when it calls reduce; the root's
+ * accumulator is its recvbuf.  Tasks then combine in place into the executor's acc.
+ *
+ * Two ways to read the provider:
+ *   - same node, provider's acc in its pool: a direct pointer into the provider's segment
+ *     (MPI_Win_shared_query), so MPI_Reduce_local reads the peer's memory with no copy;
+ *   - otherwise: MPI_Rget from the dynamic window (the pool and any malloc'd acc are
+ *     attached to it), DRED_RMA_DEPTH chunks in flight, each combined as it lands, so the
+ *     transfer and the combine overlap.
+ * Work is cut into chunks of DRED_CHUNK_KB and a task step does at most a few of them, so
+ * the runtime thread keeps answering the master while a large task runs.
+ *
+ * Order: MPI_Reduce_local(in, inout) computes inout = in op inout.  For commutative ops
+ * and when the executor's members lie right of the provider's, that is acc = prov op acc.
+ * When the executor lies left under a non-commutative op, acc = acc op prov is computed
+ * in a scratch chunk and copied back.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "../master/sched.h" /* sched_task_status_t values for task outcomes */
+#include "runtime.h"
+
+#define TASK_STEP_NS 500000ull /* time slice of one task step */
+
+int dred_dp_init(dred_rt_t *rt) {
+  int nnode = 0, i, rc;
+  MPI_Info info;
+  MPI_Group ng, pg;
+
+  rt->chunk_bytes = (size_t)rt->cfg.chunk_kb * 1024u;
+  rt->scratch = malloc(rt->chunk_bytes);
+  rt->scratch_size = rt->chunk_bytes;
+  rt->peer_base = calloc((size_t)rt->world_size, sizeof(char *));
+  if (rt->scratch == NULL || rt->peer_base == NULL) return DRED_ERR_NOMEM;
+
+  /* The pool.  Collective over the node communicator, so every worker calls it even
+   * when DRED_POOL_MB=0 (then with size 0: no shared memory, RMA only). */
+  MPI_Comm_split_type(rt->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &rt->node);
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "alloc_shared_noncontig", "true");
+  rt->pool_size = (size_t)rt->cfg.pool_mb << 20;
+  rc = MPI_Win_allocate_shared((MPI_Aint)rt->pool_size, 1, info, rt->node, &rt->pool_base,
+                               &rt->swin);
+  MPI_Info_free(&info);
+  if (rc != MPI_SUCCESS) {
+    DRED_ERROR("MPI_Win_allocate_shared of %zu MiB failed: set DRED_POOL_MB lower",
+               rt->pool_size >> 20);
+    return DRED_ERR_NOMEM;
+  }
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, rt->swin);
+  if (dred_pool_init(&rt->pool, rt->pool_size) != 0) return DRED_ERR_NOMEM;
+
+  /* The dynamic window comes after the pool: it is collective with dred-master, which
+   * starts its failure detector only once this returns -- MPICH touches every page of a
+   * shared segment at allocation, which takes seconds for large pools. */
+  if (MPI_Win_create_dynamic(MPI_INFO_NULL, rt->priv, &rt->dwin) != MPI_SUCCESS) {
+    DRED_ERROR("MPI_Win_create_dynamic failed");
+    return DRED_ERR_INTERNAL;
+  }
+  MPI_Win_set_errhandler(rt->dwin, MPI_ERRORS_RETURN);
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, rt->dwin);
+  if (rt->pool_size > 0) MPI_Win_attach(rt->dwin, rt->pool_base, (MPI_Aint)rt->pool_size);
+
+  /* Map node peers' segments: node rank -> private-communicator rank -> base pointer. */
+  MPI_Comm_size(rt->node, &nnode);
+  MPI_Comm_group(rt->node, &ng);
+  MPI_Comm_group(rt->priv, &pg);
+  for (i = 0; i < nnode; i++) {
+    int prank = MPI_UNDEFINED, disp;
+    MPI_Aint sz = 0;
+    char *base = NULL;
+    MPI_Group_translate_ranks(ng, 1, &i, pg, &prank);
+    MPI_Win_shared_query(rt->swin, i, &sz, &disp, &base);
+    if (prank != MPI_UNDEFINED && sz > 0 && rt->cfg.shm) rt->peer_base[prank] = base;
+  }
+  MPI_Group_free(&ng);
+  MPI_Group_free(&pg);
+  return DRED_OK;
+}
+
+void dred_dp_finalize(dred_rt_t *rt, int collective) {
+  if (collective) {
+    if (rt->pool_size > 0) MPI_Win_detach(rt->dwin, rt->pool_base);
+    MPI_Win_unlock_all(rt->swin);
+    MPI_Win_free(&rt->swin);
+    MPI_Win_unlock_all(rt->dwin);
+    MPI_Win_free(&rt->dwin);
+    MPI_Comm_free(&rt->node);
+  }
+  dred_pool_destroy(&rt->pool);
+  free(rt->peer_base);
+  free(rt->scratch);
+  rt->peer_base = NULL;
+  rt->scratch = NULL;
+}
+
+int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in) {
+  if (in->is_root) {
+    in->acc = in->recvbuf;
+    in->pool_off = -1;
+    if (in->sendbuf != MPI_IN_PLACE && in->bytes > 0) memcpy(in->acc, in->sendbuf, in->bytes);
+    return DRED_OK;
+  }
+  in->pool_off = in->bytes > 0 ? dred_pool_alloc(&rt->pool, in->bytes) : -1;
+  if (in->pool_off >= 0) {
+    in->acc = rt->pool_base + in->pool_off;
+  } else {
+    /* Pool full (or empty): a private buffer, reachable by RMA through the dynamic window. */
+    in->acc = malloc(in->bytes > 0 ? in->bytes : 1);
+    if (in->acc == NULL) {
+      DRED_ERROR("no memory for a %zu-byte reduction buffer", in->bytes);
+      return DRED_ERR_NOMEM;
+    }
+    in->acc_malloced = 1;
+    if (in->bytes > 0 &&
+        MPI_Win_attach(rt->dwin, in->acc, (MPI_Aint)in->bytes) != MPI_SUCCESS) {
+      DRED_ERROR("MPI_Win_attach of a %zu-byte buffer failed", in->bytes);
+      free(in->acc);
+      in->acc = NULL;
+      in->acc_malloced = 0;
+      return DRED_ERR_INTERNAL;
+    }
+    DRED_DEBUG("pool full: %zu-byte buffer outside shared memory", in->bytes);
+  }
+  if (in->bytes > 0) memcpy(in->acc, in->sendbuf, in->bytes);
+  /* Make the copy visible to node peers that will read it without a message from us
+   * after this point (they are told through the master, which orders everything else). */
+  if (in->pool_off >= 0) MPI_Win_sync(rt->swin);
+  return DRED_OK;
+}
+
+void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in) {
+  if (in->is_root || in->acc == NULL) return;
+  if (in->acc_malloced) {
+    if (in->bytes > 0) MPI_Win_detach(rt->dwin, in->acc);
+    free(in->acc);
+  } else if (in->pool_off >= 0) {
+    dred_pool_free(&rt->pool, in->pool_off, in->bytes);
+  }
+  in->acc = NULL;
+  in->pool_off = -1;
+  in->acc_malloced = 0;
+}
+
+/* Combine `n` elements that start at element `e0` of the provider's data (`src`) into acc. */
+static int combine(dred_rt_t *rt, dred_task_t *t, const char *src, uint64_t e0, uint64_t n) {
+  dred_inst_t *in = t->inst;
+  char *dst = in->acc + e0 * in->ti.extent;
+  size_t nb = (size_t)n * in->ti.extent;
+  int rc;
+
+  if (!in->ti.commutative && t->exec_is_left) {
+    if (nb > rt->scratch_size) { /* an element larger than a chunk */
+      char *ns = realloc(rt->scratch, nb);
+      if (ns == NULL) return DRED_ERR_NOMEM;
+      rt->scratch = ns;
+      rt->scratch_size = nb;
+    }
+    memcpy(rt->scratch, src, nb);
+    rc = MPI_Reduce_local(dst, rt->scratch, (int)n, in->type, in->op);
+    memcpy(dst, rt->scratch, nb);
+  } else {
+    rc = MPI_Reduce_local(src, dst, (int)n, in->type, in->op);
+  }
+  return rc == MPI_SUCCESS ? 0 : DRED_ERR_INTERNAL;
+}
+
+static void task_begin(dred_rt_t *rt, dred_task_t *t) {
+  dred_inst_t *in = t->inst;
+  int i;
+  t->started = 1;
+  t->t0 = uv_hrtime();
+  t->next_elem = t->done_elems = 0;
+  t->src = NULL;
+  if (t->buf.pool_off >= 0 && t->provider < (uint32_t)rt->world_size &&
+      rt->peer_base[t->provider] != NULL) {
+    MPI_Win_sync(rt->swin); /* see the provider's stores before reading its segment */
+    t->src = rt->peer_base[t->provider] + t->buf.pool_off;
+    return;
+  }
+  /* RMA path: a ring of chunk buffers.  Non-commutative left combines use the slot itself
+   * as scratch, so rt->scratch is not needed there. */
+  t->nslots = (int)rt->cfg.rma_depth;
+  for (i = 0; i < t->nslots; i++) {
+    t->slot[i].busy = 0;
+    t->slot[i].buf = NULL;
+  }
+  (void)in;
+}
+
+static void task_end(dred_task_t *t) {
+  int i;
+  for (i = 0; i < t->nslots; i++) {
+    free(t->slot[i].buf);
+    t->slot[i].buf = NULL;
+  }
+  t->nslots = 0;
+}
+
+/* One element chunk length in elements. */
+static uint64_t chunk_elems(dred_rt_t *rt, const dred_inst_t *in) {
+  uint64_t e = rt->chunk_bytes / in->ti.extent;
+  return e == 0 ? 1 : e;
+}
+
+static int step_direct(dred_rt_t *rt, dred_task_t *t, uint64_t deadline) {
+  dred_inst_t *in = t->inst;
+  uint64_t ce = chunk_elems(rt, in);
+  int rc;
+  do {
+    uint64_t n = t->count - t->next_elem < ce ? t->count - t->next_elem : ce;
+    if (n == 0) break;
+    rc = combine(rt, t, t->src + t->next_elem * in->ti.extent, t->next_elem, n);
+    if (rc != 0) return rc;
+    t->next_elem += n;
+    t->done_elems += n;
+  } while (uv_hrtime() < deadline);
+  return 0;
+}
+
+static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) {
+  dred_inst_t *in = t->inst;
+  uint64_t ce = chunk_elems(rt, in);
+  size_t slot_bytes = (size_t)(ce < t->count ? ce : t->count) * in->ti.extent;
+  int i, flag, rc;
+
+  do {
+    /* post reads into free slots */
+    for (i = 0; i < t->nslots && t->next_elem < t->count; i++) {
+      dred_rma_slot_t *s = &t->slot[i];
+      uint64_t n;
+      if (s->busy) continue;
+      if (s->buf == NULL && (s->buf = malloc(slot_bytes)) == NULL) return DRED_ERR_NOMEM;
+      n = t->count - t->next_elem < ce ? t->count - t->next_elem : ce;
+      s->elem0 = t->next_elem;
+      s->nelem = n;
+      if (MPI_Rget(s->buf, (int)(n * in->ti.extent), MPI_BYTE, (int)t->provider,
+                   (MPI_Aint)(t->buf.addr + s->elem0 * in->ti.extent), (int)(n * in->ti.extent),
+                   MPI_BYTE, rt->dwin, &s->req) != MPI_SUCCESS) {
+        DRED_ERROR("MPI_Rget from rank %u failed", t->provider);
+        return DRED_ERR_INTERNAL;
+      }
+      s->busy = 1;
+      t->next_elem += n;
+      *did = 1;
+    }
+    /* combine what has landed */
+    for (i = 0; i < t->nslots; i++) {
+      dred_rma_slot_t *s = &t->slot[i];
+      if (!s->busy) continue;
+      flag = 0;
+      MPI_Test(&s->req, &flag, MPI_STATUS_IGNORE);
+      if (!flag) continue;
+      s->busy = 0;
+      if (!in->ti.commutative && t->exec_is_left) {
+        char *dst = in->acc + s->elem0 * in->ti.extent;
+        rc = MPI_Reduce_local(dst, s->buf, (int)s->nelem, in->type, in->op);
+        memcpy(dst, s->buf, (size_t)s->nelem * in->ti.extent);
+        rc = rc == MPI_SUCCESS ? 0 : DRED_ERR_INTERNAL;
+      } else {
+        rc = combine(rt, t, s->buf, s->elem0, s->nelem);
+      }
+      if (rc != 0) return rc;
+      t->done_elems += s->nelem;
+      *did = 1;
+    }
+  } while (t->done_elems < t->count && uv_hrtime() < deadline && *did);
+  return 0;
+}
+
+int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status, int *error) {
+  uint64_t deadline;
+  int rc, did = 0;
+
+  *finished = 0;
+  if (!t->started) task_begin(rt, t);
+  deadline = uv_hrtime() + TASK_STEP_NS;
+  if (t->src != NULL) {
+    rc = step_direct(rt, t, deadline);
+    did = 1;
+  } else {
+    rc = step_rma(rt, t, deadline, &did);
+  }
+  if (rc != 0) {
+    *finished = 1;
+    *status = SCHED_TASK_ERROR;
+    *error = rc;
+    task_end(t);
+    return 1;
+  }
+  if (t->done_elems >= t->count) {
+    if (t->inst->pool_off >= 0) MPI_Win_sync(rt->swin); /* publish acc to node peers */
+    *finished = 1;
+    *status = SCHED_TASK_OK;
+    *error = 0;
+    task_end(t);
+  }
+  return did;
+}

@@ -1,0 +1,90 @@
+/*
+ * dred.h -- public API of libdred, the task-parallel, fault-tolerant reduction service.
+ *
+ * An application launched with `dredrun -n P ./app` (rank 0 of MPI_COMM_WORLD is
+ * dred-master, ranks 1..P run the app) calls dred_init(), then dred_ireduce() wherever
+ * it would call MPI_Ireduce.  The call returns a future at once; the reduction proceeds on
+ * libdred's runtime thread while the application computes, and dred_future_get() waits for
+ * it.  Datatypes and ops are MPI's own, so converting an MPI_Ireduce call is a rename.
+ *
+ * Thread safety: every function may be called from any application thread at any time
+ * after dred_init() and before dred_finalize() (MPI is initialised with
+ * MPI_THREAD_MULTIPLE).  Calls made outside that window return DRED_ERR_ARG (or
+ * DRED_ERR_SHUTDOWN after dred_finalize) and log why.
+ *
+ * Buffer lifetimes: `sendbuf` and `recvbuf` belong to the reduction until its future is
+ * done (dred_future_is_done() returns 1 or dred_future_get() returned).  Do not modify
+ * `sendbuf` or read `recvbuf` before then.  Freeing a future that is not done is allowed:
+ * the reduction still completes (the buffers must still stay valid until it does), its
+ * status is simply not reported.
+ */
+#ifndef DRED_H
+#define DRED_H
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "dred_status.h" /* DRED_OK and the DRED_ERR_* codes */
+
+/* Pass as `tag` to match reductions by call order: the k-th DRED_TAG_AUTO call on a
+ * group matches the k-th such call of every other member of that group.  A group is the
+ * ordered member list of a communicator; two communicators with the same members in the
+ * same order share one auto-tag sequence, so give such reductions explicit tags. */
+#define DRED_TAG_AUTO (-1)
+
+/* Initialise libdred.  Initialises MPI (MPI_THREAD_MULTIPLE) if the application has not;
+ * if it has, MPI must have been initialised with MPI_THREAD_MULTIPLE.  Collective over
+ * MPI_COMM_WORLD (dred-master takes part).  Returns DRED_OK or an error status. */
+int dred_init(int *argc, char ***argv);
+
+/* Shut libdred down: waits for every reduction this process started, leaves the service,
+ * and finalises MPI if dred_init() initialised it.  Collective over the application
+ * processes.  After a process failure it returns without collective MPI calls and reports
+ * DRED_ERR_PROC_FAILED; the application should then exit without MPI_Finalize. */
+int dred_finalize(void);
+
+/* The communicator of the P application processes (dred-master excluded).  Use it, or
+ * communicators derived from it, instead of MPI_COMM_WORLD.  MPI_COMM_NULL before
+ * dred_init() and after dred_finalize(). */
+MPI_Comm dred_comm(void);
+
+/* A static English description of a status code; never NULL. */
+const char *dred_strerror(int status);
+
+/* A pending or completed reduction, returned by dred_ireduce(). */
+typedef struct dred_future dred_future;
+
+/* Start a reduction of `count` elements of `datatype` with `op` over the members of `comm`
+ * (dred_comm() or a communicator derived from it), result at `root` (a rank of `comm`).
+ * `recvbuf` matters only at the root and may be NULL elsewhere; the root may pass
+ * MPI_IN_PLACE as `sendbuf`.  Every predefined op and datatype works, and user ops from
+ * MPI_Op_create(); non-commutative ops give MPI's rank-order result.  Datatypes must be
+ * predefined (pair types such as MPI_DOUBLE_INT included) or contiguous derived types;
+ * other derived types are rejected with DRED_ERR_ARG.  `tag` >= 0 names the reduction
+ * (members match on equal tags; a tag may be reused once its reduction is done), or
+ * DRED_TAG_AUTO.  On DRED_OK `*future` is set; on an error it is set to NULL and nothing
+ * was started. */
+int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                 MPI_Op op, int root, MPI_Comm comm, int tag, dred_future **future);
+
+/* Blocking form: dred_ireduce with DRED_TAG_AUTO, then dred_future_get. */
+int dred_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                MPI_Op op, int root, MPI_Comm comm);
+
+/* Block until the reduction is done and return its status.  May be called again. */
+int dred_future_get(dred_future *f);
+
+/* 1 if the reduction is done, 0 if not yet.  Never blocks.  (-1 for a NULL future.) */
+int dred_future_is_done(dred_future *f);
+
+/* Release a future.  NULL is ignored. */
+void dred_future_free(dred_future *f);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DRED_H */

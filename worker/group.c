@@ -1,0 +1,108 @@
+/*
+ * group.c -- from an application communicator to a dred group.
+ *
+ * A dred group is the ordered list of its members' ranks in dred's private communicator;
+ * its id is a hash of that list (proto_group_id), so every member computes the same id
+ * without talking to anyone.  The result is cached on the communicator as an MPI
+ * attribute, so only the first reduction on a communicator pays for the rank translation.
+ * Groups live in rt->groups until dred_finalize; communicators with the same member list
+ * share one group (and one DRED_TAG_AUTO sequence).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "runtime.h"
+
+static dred_group_t *group_find_or_add(dred_rt_t *rt, uint64_t id, uint32_t n,
+                                       uint32_t *workers) {
+  dred_queue_t *q;
+  dred_group_t *g;
+  DRED_QUEUE_FOREACH(q, &rt->groups) {
+    g = DRED_QUEUE_DATA(q, dred_group_t, link);
+    if (g->id == id && g->n == n && memcmp(g->workers, workers, n * sizeof *workers) == 0) {
+      free(workers);
+      return g;
+    }
+  }
+  if ((g = calloc(1, sizeof *g)) == NULL) {
+    free(workers);
+    return NULL;
+  }
+  g->id = id;
+  g->n = n;
+  g->workers = workers;
+  dred_queue_insert_tail(&rt->groups, &g->link);
+  return g;
+}
+
+int dred_group_of(dred_rt_t *rt, MPI_Comm comm, dred_group_t **out, int *member) {
+  int flag = 0, inter = 0, n = 0, i, result;
+  void *val = NULL;
+  MPI_Group cg, pg;
+  int *in, *outr;
+  uint32_t *workers;
+  dred_group_t *g;
+
+  if (comm == MPI_COMM_NULL) {
+    DRED_ERROR("communicator is MPI_COMM_NULL");
+    return DRED_ERR_ARG;
+  }
+  if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
+    DRED_ERROR("communicator is an intercommunicator (not derived from dred_comm())");
+    return DRED_ERR_ARG;
+  }
+  MPI_Comm_rank(comm, member);
+  if (MPI_Comm_get_attr(comm, rt->comm_keyval, &val, &flag) == MPI_SUCCESS && flag) {
+    *out = val;
+    return DRED_OK;
+  }
+  MPI_Comm_compare(comm, MPI_COMM_SELF, &result);
+  if (result == MPI_IDENT) {
+    DRED_ERROR("communicator is MPI_COMM_SELF, not derived from dred_comm()");
+    return DRED_ERR_ARG;
+  }
+  MPI_Comm_size(comm, &n);
+  MPI_Comm_group(comm, &cg);
+  MPI_Comm_group(rt->priv, &pg);
+  in = malloc(sizeof(int) * (size_t)n);
+  outr = malloc(sizeof(int) * (size_t)n);
+  workers = malloc(sizeof(uint32_t) * (size_t)n);
+  if (in == NULL || outr == NULL || workers == NULL) {
+    free(in), free(outr), free(workers);
+    MPI_Group_free(&cg), MPI_Group_free(&pg);
+    return DRED_ERR_NOMEM;
+  }
+  for (i = 0; i < n; i++) in[i] = i;
+  MPI_Group_translate_ranks(cg, n, in, pg, outr);
+  MPI_Group_free(&cg);
+  MPI_Group_free(&pg);
+  for (i = 0; i < n; i++) {
+    if (outr[i] == MPI_UNDEFINED || outr[i] == 0) {
+      DRED_ERROR("communicator member %d is %s: the communicator is not derived from dred_comm()",
+                 i, outr[i] == 0 ? "dred-master" : "outside the job");
+      free(in), free(outr), free(workers);
+      return DRED_ERR_ARG;
+    }
+    workers[i] = (uint32_t)outr[i];
+  }
+  free(in);
+  free(outr);
+  uv_mutex_lock(&rt->lock);
+  g = group_find_or_add(rt, proto_group_id((uint32_t)n, workers), (uint32_t)n, workers);
+  uv_mutex_unlock(&rt->lock);
+  if (g == NULL) return DRED_ERR_NOMEM;
+  MPI_Comm_set_attr(comm, rt->comm_keyval, g);
+  *out = g;
+  return DRED_OK;
+}
+
+void dred_groups_free(dred_rt_t *rt) {
+  dred_queue_t *q, *n;
+  DRED_QUEUE_FOREACH_SAFE(q, n, &rt->groups) {
+    dred_group_t *g = DRED_QUEUE_DATA(q, dred_group_t, link);
+    dred_queue_remove(q);
+    free(g->workers);
+    free(g);
+  }
+}

@@ -1,0 +1,182 @@
+/*
+ * runtime.h -- libdred's internal state, shared by the files of worker/.
+ *
+ * One dred_rt_t per process.  Application threads touch only what `lock` protects (the
+ * instance table, the submission queue, the group table); everything else -- MPI traffic,
+ * tasks, buffers -- belongs to the runtime thread (runtime.c), which runs a libuv loop for
+ * its timers plus a poll of MPI with adaptive back-off (common/poller.h).
+ *
+ *   api.c        public functions: argument checks, then hand-off to the runtime
+ *   future.c     futures (mutex + condition variable, two references)
+ *   group.c      communicator -> dred group (member list, id, auto-tag sequence)
+ *   typecheck.c  which predefined ops apply to which datatypes; contiguity
+ *   dataplane.c  RMA/shared-memory windows, the pool, and task execution (combine)
+ *   runtime.c    the runtime thread: messages from the master, instances, shutdown
+ */
+#ifndef DRED_RUNTIME_H
+#define DRED_RUNTIME_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "../common/config.h"
+#include "../common/mpi/chan.h"
+#include "../common/poller.h"
+#include "../common/pool.h"
+#include "../common/queue.h"
+#include "dred.h"
+
+#define DRED_INST_BUCKETS 1024u
+#define DRED_RMA_MAX_DEPTH 64
+
+/* ---- futures (future.c) ---- */
+struct dred_future {
+  uv_mutex_t mu;
+  uv_cond_t cv;
+  int done;
+  int status;
+  int refs; /* the application's and the runtime's */
+};
+dred_future *dred_future_new(void);
+void dred_future_complete(dred_future *f, int status); /* drops the runtime's reference */
+
+/* ---- groups (group.c) ---- */
+typedef struct dred_group {
+  dred_queue_t link;  /* rt->groups */
+  uint64_t id;
+  uint32_t n;
+  uint32_t *workers;  /* private-communicator ranks of the members, in comm order */
+  int64_t auto_seq;   /* next DRED_TAG_AUTO sequence number (under rt->lock)      */
+  int defined;        /* GROUP sent to the master (runtime thread only)           */
+} dred_group_t;
+
+struct dred_rt;
+/* Resolve `comm` to its group and this process's member rank.  DRED_ERR_ARG (logged)
+ * when comm is not derived from dred_comm(). */
+int dred_group_of(struct dred_rt *rt, MPI_Comm comm, dred_group_t **g, int *member);
+void dred_groups_free(struct dred_rt *rt);
+
+/* ---- op/type checks (typecheck.c) ---- */
+typedef struct {
+  uint32_t size, extent;
+  int op_is_user, commutative;
+} dred_typeinfo_t;
+int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti);
+
+/* ---- instances ---- */
+typedef enum { INST_SUBMITTED = 0, INST_ANNOUNCED, INST_ENDED } inst_state_t;
+
+typedef struct dred_inst {
+  dred_queue_t hlink;  /* bucket in rt->inst[] (under lock)     */
+  dred_queue_t qlink;  /* rt->submitq (under lock)              */
+  uint64_t group_id;
+  int64_t tag;
+  dred_group_t *group;
+  uint32_t member, root;
+  int is_root;
+  dred_future *fut;
+  const void *sendbuf; /* MPI_IN_PLACE at the root: operand already in recvbuf */
+  void *recvbuf;
+  uint64_t count;
+  MPI_Datatype type;
+  MPI_Op op;
+  dred_typeinfo_t ti;
+  size_t bytes;        /* count * extent */
+  /* the accumulator: recvbuf at the root, else a pool block or a malloc'd buffer */
+  char *acc;
+  int64_t pool_off;    /* -1 unless acc is in the shared pool */
+  int acc_malloced;
+  inst_state_t state;
+  int end_status;      /* set when END arrives while tasks are still running */
+  int tasks_pending;   /* tasks queued or running for this instance */
+} dred_inst_t;
+
+/* ---- tasks (dataplane.c) ---- */
+typedef struct {
+  MPI_Request req;
+  char *buf;
+  uint64_t elem0, nelem;
+  int busy;
+} dred_rma_slot_t;
+
+typedef struct dred_task {
+  dred_queue_t link;
+  uint64_t task_id;
+  uint64_t group_id;
+  int64_t tag;
+  uint32_t provider; /* private-communicator rank */
+  uint64_t count;
+  int exec_is_left;
+  proto_buf_t buf;
+  dred_inst_t *inst;
+  /* progress */
+  int started;
+  uint64_t t0;
+  uint64_t next_elem;  /* first element not yet fetched/combined */
+  uint64_t done_elems;
+  const char *src;     /* direct pointer into the provider's pool, or NULL for RMA */
+  int nslots;
+  dred_rma_slot_t slot[DRED_RMA_MAX_DEPTH];
+} dred_task_t;
+
+/* ---- the runtime ---- */
+typedef struct dred_rt {
+  dred_config_t cfg;
+  int world_rank, world_size;
+  int mpi_inited_by_us;
+  MPI_Comm priv;       /* dred's own traffic: dup of MPI_COMM_WORLD       */
+  MPI_Comm comm;       /* dred_comm(): the application processes          */
+  MPI_Comm node;       /* application processes sharing this node         */
+  int comm_keyval;
+
+  /* data plane */
+  MPI_Win dwin;        /* dynamic window over the whole world (RMA path)  */
+  MPI_Win swin;        /* shared-memory pool window on `node`, or NULL    */
+  char *pool_base;
+  size_t pool_size;
+  dred_pool_t pool;
+  char **peer_base;    /* by private rank: a node peer's pool, else NULL   */
+  size_t chunk_bytes;
+  char *scratch;       /* one chunk, for non-commutative left combines     */
+  size_t scratch_size;
+
+  /* shared with application threads, under `lock` */
+  uv_mutex_t lock;
+  dred_queue_t inst[DRED_INST_BUCKETS];
+  size_t ninst;
+  dred_queue_t submitq;
+  dred_queue_t groups;
+  int bye_requested;
+  int dead;            /* master lost or fatal error: new calls fail */
+  int dead_status;
+
+  /* runtime thread only */
+  uv_thread_t thread;
+  uv_loop_t loop;
+  uv_timer_t watch_timer;
+  dred_poller_t poller;
+  dred_chan_t chan;
+  dred_queue_t tasks;  /* FIFO; the head runs */
+  uint64_t last_master_ns;
+  int bye_sent;
+  int shutdown;        /* SHUTDOWN received */
+  uint64_t tasks_run, bytes_combined;
+} dred_rt_t;
+
+/* runtime.c */
+int dred_rt_start(dred_rt_t *rt);
+void dred_rt_stop(dred_rt_t *rt); /* after SHUTDOWN (or master lost): join the thread */
+dred_inst_t *dred_rt_find(dred_rt_t *rt, uint64_t group_id, int64_t tag); /* under lock */
+void dred_rt_insert(dred_rt_t *rt, dred_inst_t *in);                     /* under lock */
+
+/* dataplane.c */
+int dred_dp_init(dred_rt_t *rt);      /* collective over priv (and node) */
+void dred_dp_finalize(dred_rt_t *rt, int collective);
+int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in); /* allocate + fill the accumulator */
+void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in);
+/* Advance the head task within a time budget.  Returns 1 if it did work; when the task
+ * finishes, *finished is set and *status holds its outcome (a sched_task_status_t). */
+int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status, int *error);
+
+#endif /* DRED_RUNTIME_H */
