@@ -1,0 +1,389 @@
+/*
+ * badinput.c -- every bad argument returns the right status, never crashes or hangs, and
+ * never disturbs a reduction already in flight; members that disagree get
+ * DRED_ERR_MISMATCH and the communicator stays usable.
+ *
+ *   dredrun -n P mpi_badinput
+ *
+ * 1. A good reduction (tag 100) is started by every member but the last, which joins only
+ *    after everybody made the bad calls, so it is certainly in flight meanwhile.
+ * 2. Bad calls, each must return DRED_ERR_ARG and set *future to NULL: NULL sendbuf at a
+ *    non-root and at the root, NULL recvbuf at the root, NULL future pointer, count < 0,
+ *    root < 0, root >= size, MPI_COMM_NULL, MPI_COMM_WORLD (includes dred-master),
+ *    MPI_COMM_SELF, MPI_DATATYPE_NULL, MPI_OP_NULL, ops that do not apply to the type
+ *    (BAND/DOUBLE, MAXLOC/INT, SUM/C_BOOL), a strided MPI_Type_vector, tag < -1, the tag of
+ *    the in-flight reduction, MPI_IN_PLACE at a non-root.  Explicit-tag and DRED_TAG_AUTO
+ *    forms; member 0 makes extra rejected DRED_TAG_AUTO calls, which must not consume an
+ *    auto-tag (the DRED_TAG_AUTO reductions after them must still match).
+ * 3. The good reduction's result is checked against MPI_Reduce.
+ * 4. dred_future_is_done(NULL) == -1, dred_future_get(NULL) == DRED_ERR_ARG,
+ *    dred_future_free(NULL) is harmless, dred_strerror never returns NULL.
+ * 5. Disagreement (P >= 2), the last member differing: count, datatype size (INT vs
+ *    DOUBLE), root, op (SUM vs MAX; once with DRED_TAG_AUTO): every member must get
+ *    DRED_ERR_MISMATCH; afterwards the same tag and a DRED_TAG_AUTO reduction work.
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dred.h"
+
+/* ---- shared test scaffolding (copied in every tests/mpi program) ---------------------- */
+static const char *g_prog = "badinput";
+static int g_rank = -1, g_size = 0, g_fail = 0;
+static MPI_Comm g_comm = MPI_COMM_NULL;
+static char g_step[256] = "startup";
+
+static __attribute__((unused, format(printf, 1, 2))) void set_step(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_step, sizeof g_step, fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused)) void on_term(int sig)
+{
+    char buf[400];
+    int n = snprintf(buf, sizeof buf, "FAIL %s: rank %d killed by signal %d during: %s\n",
+                     g_prog, g_rank, sig, g_step);
+    if (n > 0) {
+        ssize_t w = write(2, buf, (size_t)n);
+        (void)w;
+    }
+    _exit(124);
+}
+
+/* one whole line per write, so lines of different ranks never interleave */
+static __attribute__((unused)) void emit(const char *prefix, const char *suffix, const char *fmt, va_list ap)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%s", prefix);
+    if (n < 0) n = 0;
+    int m = vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    if (m > 0) n = (size_t)(n + m) < sizeof line ? n + m : (int)sizeof line - 1;
+    snprintf(line + n, sizeof line - (size_t)n, "%s\n", suffix);
+    fputs(line, stdout);
+    fflush(stdout);
+}
+
+static __attribute__((unused, format(printf, 1, 2))) void pass(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit("PASS ", "", fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused, format(printf, 1, 2))) void fail(const char *fmt, ...)
+{
+    va_list ap;
+    char suffix[32];
+    g_fail = 1;
+    snprintf(suffix, sizeof suffix, " [rank %d]", g_rank);
+    va_start(ap, fmt);
+    emit("FAIL ", suffix, fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused)) void test_init(int *argc, char ***argv)
+{
+    setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+    signal(SIGTERM, on_term);
+    signal(SIGINT, on_term);
+    int st = dred_init(argc, argv);
+    if (st != DRED_OK) {
+        printf("FAIL %s: dred_init returned %d (%s)\n", g_prog, st, dred_strerror(st));
+        exit(1);
+    }
+    g_comm = dred_comm();
+    MPI_Comm_rank(g_comm, &g_rank);
+    MPI_Comm_size(g_comm, &g_size);
+}
+
+static __attribute__((unused)) int test_finish(void)
+{
+    int any = 0;
+    set_step("final fail-flag allreduce");
+    MPI_Allreduce(&g_fail, &any, 1, MPI_INT, MPI_MAX, g_comm);
+    if (g_rank == 0)
+        printf("%s %s (P=%d)\n", any ? "FAILED" : "ALL PASSED", g_prog, g_size);
+    set_step("dred_finalize");
+    int st = dred_finalize();
+    if (st != DRED_OK) {
+        printf("FAIL %s: dred_finalize returned %d (%s) [rank %d]\n", g_prog, st,
+               dred_strerror(st), g_rank);
+        any = 1;
+    }
+    return any ? 1 : 0;
+}
+
+static __attribute__((unused)) double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Seconds a single wait may take before the test gives up (scaled by
+ * DRED_TEST_TIMEOUT_SCALE, e.g. under sanitizers). */
+static __attribute__((unused)) double wait_limit(double secs)
+{
+    const char *e = getenv("DRED_TEST_TIMEOUT_SCALE");
+    double k = e ? atof(e) : 1.0;
+    return secs * (k > 0 ? k : 1.0);
+}
+
+/* Wait for a future, polling dred_future_is_done, at most `secs`; a reduction that does not
+ * finish in time is a failure and aborts the job (a hang must not pass as anything). */
+static __attribute__((unused)) int wait_bounded(dred_future *f, double secs, const char *what)
+{
+    double deadline = now_s() + wait_limit(secs);
+    long ns = 1000;
+    for (;;) {
+        int d = dred_future_is_done(f);
+        if (d == 1) return dred_future_get(f);
+        if (d != 0) {
+            fail("%s: dred_future_is_done returned %d", what, d);
+            return -1000;
+        }
+        if (now_s() > deadline) {
+            fail("%s: reduction not done after %.0f s (hang?)", what, wait_limit(secs));
+            fflush(stdout);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+        if (ns < 1000000) ns *= 2;
+    }
+}
+
+static __attribute__((unused)) uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+/* ---------------------------------------------------------------------------------------- */
+
+#define N 1000
+
+static void pass0(const char *what)
+{
+    if (g_rank == 0) pass("%s", what);
+}
+
+static void expect_status(const char *what, int expect, const void *sb, void *rb, int count,
+                          MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, int tag)
+{
+    static char sentinel;
+    dred_future *f = (dred_future *)&sentinel;
+    char check[200];
+    snprintf(check, sizeof check, "badinput/%s/%s", what, tag == DRED_TAG_AUTO ? "auto" : "tag");
+    set_step("%s", check);
+    int st = dred_ireduce(sb, rb, count, dt, op, root, comm, tag, &f);
+    if (st != expect) {
+        fail("%s: returned %d (%s), expected %d (%s)", check, st, dred_strerror(st), expect,
+             dred_strerror(expect));
+        if (st == DRED_OK && f && f != (dred_future *)&sentinel) dred_future_free(f);
+    } else if (f != NULL) {
+        fail("%s: returned %d but *future was not set to NULL", check, st);
+    } else
+        pass0(check);
+}
+
+static void expect_null_future(const char *what, int tag, int count, int root)
+{
+    char check[200];
+    static int buf[N], rbuf[N];
+    snprintf(check, sizeof check, "badinput/%s/%s", what, tag == DRED_TAG_AUTO ? "auto" : "tag");
+    set_step("%s", check);
+    int st = dred_ireduce(buf, rbuf, count, MPI_INT, MPI_SUM, root, g_comm, tag, NULL);
+    if (st != DRED_ERR_ARG)
+        fail("%s: returned %d (%s), expected DRED_ERR_ARG", check, st, dred_strerror(st));
+    else
+        pass0(check);
+}
+
+static void fill(int *b, int n, int salt)
+{
+    for (int i = 0; i < n; i++) b[i] = (i * 7 + g_rank * 13 + salt) % 1000 - 500;
+}
+
+/* a normal reduction on g_comm with `tag`, checked against MPI_Reduce */
+static void good_reduction(const char *what, int tag, int root)
+{
+    int *s = malloc(sizeof(int) * N), *rd = calloc(N, sizeof(int)), *rm = calloc(N, sizeof(int));
+    fill(s, N, tag + root);
+    char check[200];
+    snprintf(check, sizeof check, "badinput/%s", what);
+    set_step("%s", check);
+    dred_future *f = NULL;
+    int st = dred_ireduce(s, rd, N, MPI_INT, MPI_SUM, root, g_comm, tag, &f);
+    if (st == DRED_OK) {
+        st = wait_bounded(f, 30, check);
+        dred_future_free(f);
+    }
+    MPI_Reduce(s, rm, N, MPI_INT, MPI_SUM, root, g_comm);
+    if (st != DRED_OK) fail("%s: status %d (%s)", check, st, dred_strerror(st));
+    else if (g_rank == root && memcmp(rd, rm, sizeof(int) * N)) fail("%s: wrong result", check);
+    else if (g_rank == root) pass("%s", check);
+    free(s); free(rd); free(rm);
+}
+
+/* every member starts a reduction where the last member differs; all must get MISMATCH */
+static void mismatch(const char *what, int tag, int count_last, MPI_Datatype dt_last,
+                     int root_last, MPI_Op op_last)
+{
+    int last = g_rank == g_size - 1;
+    double *s = calloc(N, sizeof(double)), *r = calloc(N, sizeof(double));
+    for (int i = 0; i < N; i++) s[i] = 1.0;
+    int count = last ? count_last : N;
+    MPI_Datatype dt = last ? dt_last : MPI_INT;
+    int root = last ? root_last : 0;
+    MPI_Op op = last ? op_last : MPI_SUM;
+    char check[200];
+    snprintf(check, sizeof check, "badinput/mismatch/%s/%s", what,
+             tag == DRED_TAG_AUTO ? "auto" : "tag");
+    set_step("%s", check);
+    dred_future *f = NULL;
+    int st = dred_ireduce(s, r, count, dt, op, root, g_comm, tag, &f);
+    if (st == DRED_OK) {
+        st = wait_bounded(f, 30, check);
+        dred_future_free(f);
+    }
+    if (st != DRED_ERR_MISMATCH)
+        fail("%s: got %d (%s), expected DRED_ERR_MISMATCH on every member", check, st,
+             dred_strerror(st));
+    int ok = st == DRED_ERR_MISMATCH, all;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, g_comm);
+    if (all) pass0(check);
+    free(s); free(r);
+    /* the communicator and the tag still work */
+    char again[200];
+    snprintf(again, sizeof again, "mismatch/%s/then same tag works", what);
+    good_reduction(again, tag == DRED_TAG_AUTO ? 400 : tag, 0);
+    snprintf(again, sizeof again, "mismatch/%s/then auto tag works", what);
+    good_reduction(again, DRED_TAG_AUTO, g_size - 1);
+}
+
+int main(int argc, char **argv)
+{
+    test_init(&argc, &argv);
+    const int P = g_size, me = g_rank, late = P - 1, groot = 0;
+    int *gs = malloc(sizeof(int) * N), *gd = calloc(N, sizeof(int)), *gm = calloc(N, sizeof(int));
+    fill(gs, N, 1);
+
+    /* 1. the good reduction, in flight during the bad calls (the last member joins later) */
+    dred_future *good = NULL;
+    int gst = DRED_OK;
+    if (me != late || P == 1) {
+        set_step("good reduction tag 100");
+        gst = dred_ireduce(gs, gd, N, MPI_INT, MPI_SUM, groot, g_comm, 100, &good);
+        if (gst != DRED_OK) fail("badinput/good tag 100: dred_ireduce returned %d", gst);
+    }
+
+    /* 2. bad calls */
+    static int sb[N], rb[N];
+    double dsb[N], drb[N];
+    bool bsb[N], brb[N];
+    memset(dsb, 0, sizeof dsb); memset(bsb, 0, sizeof bsb);
+    int other = (me + 1) % P;
+    int tags[2] = {200, DRED_TAG_AUTO};
+    MPI_Datatype vec;
+    MPI_Type_vector(4, 1, 2, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    for (int t = 0; t < 2; t++) {
+        int tag = tags[t];
+        if (P >= 2)
+            expect_status("null_sendbuf_nonroot", DRED_ERR_ARG, NULL, rb, N, MPI_INT, MPI_SUM, other, g_comm, tag);
+        expect_status("null_sendbuf_root", DRED_ERR_ARG, NULL, rb, N, MPI_INT, MPI_SUM, me, g_comm, tag);
+        expect_status("null_recvbuf_root", DRED_ERR_ARG, sb, NULL, N, MPI_INT, MPI_SUM, me, g_comm, tag);
+        expect_null_future("null_future_ptr", tag, N, 0);
+        expect_status("count_negative", DRED_ERR_ARG, sb, rb, -1, MPI_INT, MPI_SUM, 0, g_comm, tag);
+        expect_status("root_negative", DRED_ERR_ARG, sb, rb, N, MPI_INT, MPI_SUM, -1, g_comm, tag);
+        expect_status("root_eq_size", DRED_ERR_ARG, sb, rb, N, MPI_INT, MPI_SUM, P, g_comm, tag);
+        expect_status("root_gt_size", DRED_ERR_ARG, sb, rb, N, MPI_INT, MPI_SUM, P + 5, g_comm, tag);
+        expect_status("comm_null", DRED_ERR_ARG, sb, rb, N, MPI_INT, MPI_SUM, 0, MPI_COMM_NULL, tag);
+        expect_status("comm_world", DRED_ERR_ARG, sb, rb, N, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, tag);
+        expect_status("comm_self", DRED_ERR_ARG, sb, rb, N, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, tag);
+        expect_status("datatype_null", DRED_ERR_ARG, sb, rb, N, MPI_DATATYPE_NULL, MPI_SUM, 0, g_comm, tag);
+        expect_status("op_null", DRED_ERR_ARG, sb, rb, N, MPI_INT, MPI_OP_NULL, 0, g_comm, tag);
+        expect_status("band_on_double", DRED_ERR_ARG, dsb, drb, N, MPI_DOUBLE, MPI_BAND, 0, g_comm, tag);
+        expect_status("maxloc_on_int", DRED_ERR_ARG, sb, rb, N, MPI_INT, MPI_MAXLOC, 0, g_comm, tag);
+        expect_status("sum_on_c_bool", DRED_ERR_ARG, bsb, brb, N, MPI_C_BOOL, MPI_SUM, 0, g_comm, tag);
+        expect_status("strided_vector_type", DRED_ERR_ARG, sb, rb, N / 8, vec, MPI_SUM, 0, g_comm, tag);
+        if (P >= 2)
+            expect_status("in_place_at_nonroot", DRED_ERR_ARG, MPI_IN_PLACE, rb, N, MPI_INT, MPI_SUM, other, g_comm, tag);
+    }
+    expect_status("tag_minus_2", DRED_ERR_ARG, sb, rb, N, MPI_INT, MPI_SUM, 0, g_comm, -2);
+    expect_status("tag_int_min", DRED_ERR_ARG, sb, rb, N, MPI_INT, MPI_SUM, 0, g_comm, INT_MIN);
+    if (P >= 2 && me != late) {
+        /* tag 100 is in flight here: the last member has not joined it yet */
+        expect_status("tag_reused_in_flight", DRED_ERR_ARG, sb, rb, N, MPI_INT, MPI_SUM, groot, g_comm, 100);
+        if (me == 0 && good && dred_future_is_done(good) != 0)
+            fail("badinput/good tag 100: done before its last member joined");
+    }
+    if (me == 0) /* extra rejected auto calls on member 0 only: must not consume auto tags */
+        for (int k = 0; k < 3; k++)
+            expect_status("member0_extra_rejected_auto", DRED_ERR_ARG, sb, rb, -5, MPI_INT, MPI_SUM, 0, g_comm, DRED_TAG_AUTO);
+    MPI_Type_free(&vec);
+
+    /* 3. the last member joins the good reduction; everyone checks it */
+    MPI_Barrier(g_comm);
+    if (me == late && P >= 2) {
+        set_step("good reduction tag 100 (late member)");
+        gst = dred_ireduce(gs, gd, N, MPI_INT, MPI_SUM, groot, g_comm, 100, &good);
+        if (gst != DRED_OK) fail("badinput/good tag 100: late dred_ireduce returned %d", gst);
+    }
+    if (gst == DRED_OK) {
+        gst = wait_bounded(good, 30, "badinput/good tag 100");
+        dred_future_free(good);
+    }
+    MPI_Reduce(gs, gm, N, MPI_INT, MPI_SUM, groot, g_comm);
+    if (gst != DRED_OK) fail("badinput/good_reduction_during_bad_calls: status %d (%s)", gst, dred_strerror(gst));
+    else if (me == groot) {
+        if (memcmp(gd, gm, sizeof(int) * N)) fail("badinput/good_reduction_during_bad_calls: wrong result");
+        else pass("badinput/good_reduction_during_bad_calls");
+    }
+    good_reduction("auto_after_rejected_auto_calls", DRED_TAG_AUTO, 0);
+    good_reduction("tag_200_after_rejected_calls_with_it", 200, P / 2);
+
+    /* 4. NULL futures, strerror */
+    set_step("NULL future calls");
+    int d = dred_future_is_done(NULL);
+    if (d != -1) fail("badinput/is_done(NULL): returned %d, expected -1", d); else pass0("badinput/is_done(NULL)");
+    int g = dred_future_get(NULL);
+    if (g != DRED_ERR_ARG) fail("badinput/get(NULL): returned %d, expected DRED_ERR_ARG", g); else pass0("badinput/get(NULL)");
+    dred_future_free(NULL);
+    pass0("badinput/free(NULL)");
+    int codes[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 42, -1, INT_MAX};
+    int sok = 1;
+    for (unsigned k = 0; k < sizeof codes / sizeof codes[0]; k++) {
+        const char *m = dred_strerror(codes[k]);
+        if (!m || !*m) { fail("badinput/strerror(%d): NULL or empty", codes[k]); sok = 0; }
+    }
+    if (sok) pass0("badinput/strerror");
+
+    /* 5. disagreement */
+    if (P >= 2) {
+        mismatch("count", 300, N - 1, MPI_INT, 0, MPI_SUM);
+        mismatch("datatype_size_int_vs_double", 301, N, MPI_DOUBLE, 0, MPI_SUM);
+        mismatch("root", 302, N, MPI_INT, 1, MPI_SUM);
+        mismatch("op_sum_vs_max", 303, N, MPI_INT, 0, MPI_MAX);
+        mismatch("op_sum_vs_max", DRED_TAG_AUTO, N, MPI_INT, 0, MPI_MAX);
+    } else if (me == 0)
+        printf("badinput: P=1, disagreement checks skipped\n");
+    good_reduction("final_auto_reduction", DRED_TAG_AUTO, 0);
+
+    free(gs); free(gd); free(gm);
+    return test_finish();
+}

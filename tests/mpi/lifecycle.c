@@ -1,0 +1,307 @@
+/*
+ * lifecycle.c -- calls before dred_init and after dred_finalize; who owns MPI.
+ *
+ *   dredrun -n P mpi_lifecycle self   dred_init initialises MPI (the app never calls MPI_Init)
+ *   dredrun -n P mpi_lifecycle app    the app calls MPI_Init_thread(MULTIPLE) first, then
+ *                                     dred_init ... dred_finalize, then MPI_Finalize itself
+ *
+ * Before dred_init: dred_comm() == MPI_COMM_NULL, dred_reduce / dred_ireduce /
+ * dred_finalize return DRED_ERR_ARG (*future set to NULL), NULL-future calls are safe, and
+ * (self) MPI is still uninitialised.  Then dred_init works: MPI initialised with
+ * MPI_THREAD_MULTIPLE, dred_comm() has WORLD size - 1 members, reductions are right.
+ * After dred_finalize: dred_comm() == MPI_COMM_NULL, dred_reduce / dred_ireduce /
+ * dred_finalize return DRED_ERR_SHUTDOWN; (self) MPI is finalised, (app) it is not and the
+ * app's own communicator still works.  Checks are local to each process (no MPI outside
+ * the window); each process exits non-zero on a failure of its own.
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dred.h"
+
+/* ---- shared test scaffolding (copied in every tests/mpi program) ---------------------- */
+static const char *g_prog = "lifecycle";
+static int g_rank = -1, g_size = 0, g_fail = 0;
+static MPI_Comm g_comm = MPI_COMM_NULL;
+static char g_step[256] = "startup";
+
+static __attribute__((unused, format(printf, 1, 2))) void set_step(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_step, sizeof g_step, fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused)) void on_term(int sig)
+{
+    char buf[400];
+    int n = snprintf(buf, sizeof buf, "FAIL %s: rank %d killed by signal %d during: %s\n",
+                     g_prog, g_rank, sig, g_step);
+    if (n > 0) {
+        ssize_t w = write(2, buf, (size_t)n);
+        (void)w;
+    }
+    _exit(124);
+}
+
+/* one whole line per write, so lines of different ranks never interleave */
+static __attribute__((unused)) void emit(const char *prefix, const char *suffix, const char *fmt, va_list ap)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%s", prefix);
+    if (n < 0) n = 0;
+    int m = vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    if (m > 0) n = (size_t)(n + m) < sizeof line ? n + m : (int)sizeof line - 1;
+    snprintf(line + n, sizeof line - (size_t)n, "%s\n", suffix);
+    fputs(line, stdout);
+    fflush(stdout);
+}
+
+static __attribute__((unused, format(printf, 1, 2))) void pass(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit("PASS ", "", fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused, format(printf, 1, 2))) void fail(const char *fmt, ...)
+{
+    va_list ap;
+    char suffix[32];
+    g_fail = 1;
+    snprintf(suffix, sizeof suffix, " [rank %d]", g_rank);
+    va_start(ap, fmt);
+    emit("FAIL ", suffix, fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused)) void test_init(int *argc, char ***argv)
+{
+    setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+    signal(SIGTERM, on_term);
+    signal(SIGINT, on_term);
+    int st = dred_init(argc, argv);
+    if (st != DRED_OK) {
+        printf("FAIL %s: dred_init returned %d (%s)\n", g_prog, st, dred_strerror(st));
+        exit(1);
+    }
+    g_comm = dred_comm();
+    MPI_Comm_rank(g_comm, &g_rank);
+    MPI_Comm_size(g_comm, &g_size);
+}
+
+static __attribute__((unused)) int test_finish(void)
+{
+    int any = 0;
+    set_step("final fail-flag allreduce");
+    MPI_Allreduce(&g_fail, &any, 1, MPI_INT, MPI_MAX, g_comm);
+    if (g_rank == 0)
+        printf("%s %s (P=%d)\n", any ? "FAILED" : "ALL PASSED", g_prog, g_size);
+    set_step("dred_finalize");
+    int st = dred_finalize();
+    if (st != DRED_OK) {
+        printf("FAIL %s: dred_finalize returned %d (%s) [rank %d]\n", g_prog, st,
+               dred_strerror(st), g_rank);
+        any = 1;
+    }
+    return any ? 1 : 0;
+}
+
+static __attribute__((unused)) double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Seconds a single wait may take before the test gives up (scaled by
+ * DRED_TEST_TIMEOUT_SCALE, e.g. under sanitizers). */
+static __attribute__((unused)) double wait_limit(double secs)
+{
+    const char *e = getenv("DRED_TEST_TIMEOUT_SCALE");
+    double k = e ? atof(e) : 1.0;
+    return secs * (k > 0 ? k : 1.0);
+}
+
+/* Wait for a future, polling dred_future_is_done, at most `secs`; a reduction that does not
+ * finish in time is a failure and aborts the job (a hang must not pass as anything). */
+static __attribute__((unused)) int wait_bounded(dred_future *f, double secs, const char *what)
+{
+    double deadline = now_s() + wait_limit(secs);
+    long ns = 1000;
+    for (;;) {
+        int d = dred_future_is_done(f);
+        if (d == 1) return dred_future_get(f);
+        if (d != 0) {
+            fail("%s: dred_future_is_done returned %d", what, d);
+            return -1000;
+        }
+        if (now_s() > deadline) {
+            fail("%s: reduction not done after %.0f s (hang?)", what, wait_limit(secs));
+            fflush(stdout);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+        if (ns < 1000000) ns *= 2;
+    }
+}
+
+static __attribute__((unused)) uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+/* ---------------------------------------------------------------------------------------- */
+
+static int world_rank_env(void)
+{
+    const char *e = getenv("PMI_RANK");
+    return e ? atoi(e) : -1;
+}
+
+static void lpass(const char *what)
+{
+    if (world_rank_env() == 1 || (g_rank == 0)) pass("%s", what);
+}
+
+static void expect(const char *what, int got, int want)
+{
+    if (got != want)
+        fail("lifecycle/%s: returned %d (%s), expected %d (%s) [world rank %d]", what, got,
+             dred_strerror(got), want, dred_strerror(want), world_rank_env());
+    else {
+        char b[200];
+        snprintf(b, sizeof b, "lifecycle/%s", what);
+        lpass(b);
+    }
+}
+
+static void outside_window(const char *when, int want)
+{
+    char w[160];
+    int s[4] = {1, 2, 3, 4}, r[4] = {0};
+    snprintf(w, sizeof w, "%s/dred_comm_is_null", when);
+    if (dred_comm() != MPI_COMM_NULL) fail("lifecycle/%s: dred_comm() is not MPI_COMM_NULL", w);
+    else { char b[200]; snprintf(b, sizeof b, "lifecycle/%s", w); lpass(b); }
+    snprintf(w, sizeof w, "%s/dred_reduce", when);
+    expect(w, dred_reduce(s, r, 4, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD), want);
+    static char sentinel;
+    dred_future *f = (dred_future *)&sentinel;
+    snprintf(w, sizeof w, "%s/dred_ireduce", when);
+    expect(w, dred_ireduce(s, r, 4, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, 3, &f), want);
+    if (f != NULL) fail("lifecycle/%s: *future not set to NULL", w);
+    snprintf(w, sizeof w, "%s/dred_ireduce_auto", when);
+    f = (dred_future *)&sentinel;
+    expect(w, dred_ireduce(s, r, 4, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, DRED_TAG_AUTO, &f), want);
+    snprintf(w, sizeof w, "%s/future_is_done(NULL)", when);
+    expect(w, dred_future_is_done(NULL), -1);
+    snprintf(w, sizeof w, "%s/future_get(NULL)", when);
+    expect(w, dred_future_get(NULL), DRED_ERR_ARG);
+    dred_future_free(NULL);
+    const char *m = dred_strerror(want);
+    if (!m || !*m) fail("lifecycle/%s: dred_strerror(%d) NULL or empty", when, want);
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+    signal(SIGTERM, on_term);
+    int app_mode = argc > 1 && !strcmp(argv[1], "app");
+    g_prog = app_mode ? "lifecycle(app)" : "lifecycle(self)";
+    int flag = 0;
+
+    if (app_mode) {
+        int prov = 0;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &prov);
+        if (prov != MPI_THREAD_MULTIPLE) fail("lifecycle/app: MPI gave thread level %d", prov);
+    }
+    /* ---- before dred_init ---- */
+    set_step("before dred_init");
+    outside_window(app_mode ? "app/before_init" : "self/before_init", DRED_ERR_ARG);
+    expect(app_mode ? "app/before_init/dred_finalize" : "self/before_init/dred_finalize",
+           dred_finalize(), DRED_ERR_ARG);
+    MPI_Initialized(&flag);
+    if (!app_mode && flag) fail("lifecycle/self/before_init: a rejected call initialised MPI");
+
+    /* ---- inside the window ---- */
+    set_step("dred_init");
+    int st = dred_init(&argc, &argv);
+    if (st != DRED_OK) {
+        fail("lifecycle/dred_init after the rejected calls: %d (%s)", st, dred_strerror(st));
+        return 1;
+    }
+    g_comm = dred_comm();
+    if (g_comm == MPI_COMM_NULL) {
+        fail("lifecycle/dred_comm() is MPI_COMM_NULL after dred_init");
+        return 1;
+    }
+    MPI_Comm_rank(g_comm, &g_rank);
+    MPI_Comm_size(g_comm, &g_size);
+    int wsize, level;
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    MPI_Initialized(&flag);
+    if (!flag) fail("lifecycle/dred_init did not initialise MPI");
+    MPI_Query_thread(&level);
+    if (level != MPI_THREAD_MULTIPLE) fail("lifecycle/thread level %d, not MPI_THREAD_MULTIPLE", level);
+    if (g_size != wsize - 1) fail("lifecycle/dred_comm() has %d members, WORLD %d", g_size, wsize);
+    else if (g_rank == 0) pass("lifecycle/%s/dred_init: MULTIPLE, dred_comm() = WORLD minus master", app_mode ? "app" : "self");
+
+    enum { N = 10000 };
+    static int s[N], rd[N], rm[N];
+    for (int i = 0; i < N; i++) s[i] = i % 100 + g_rank;
+    for (int root = 0; root < g_size && root < 3; root++) {
+        set_step("dred_reduce root %d", root);
+        st = dred_reduce(s, rd, N, MPI_INT, MPI_SUM, root, g_comm);
+        MPI_Reduce(s, rm, N, MPI_INT, MPI_SUM, root, g_comm);
+        if (st != DRED_OK) fail("lifecycle/reduce root %d: status %d (%s)", root, st, dred_strerror(st));
+        else if (g_rank == root && memcmp(rd, rm, sizeof rd)) fail("lifecycle/reduce root %d: wrong result", root);
+        else if (g_rank == root) pass("lifecycle/%s/reduce root %d", app_mode ? "app" : "self", root);
+    }
+    MPI_Comm mine = MPI_COMM_NULL;
+    if (app_mode) MPI_Comm_dup(g_comm, &mine);
+    int any = 0;
+    MPI_Allreduce(&g_fail, &any, 1, MPI_INT, MPI_MAX, g_comm);
+
+    set_step("dred_finalize");
+    st = dred_finalize();
+    expect(app_mode ? "app/dred_finalize" : "self/dred_finalize", st, DRED_OK);
+
+    /* ---- after dred_finalize ---- */
+    set_step("after dred_finalize");
+    outside_window(app_mode ? "app/after_finalize" : "self/after_finalize", DRED_ERR_SHUTDOWN);
+    expect(app_mode ? "app/after_finalize/dred_finalize_again" : "self/after_finalize/dred_finalize_again",
+           dred_finalize(), DRED_ERR_SHUTDOWN);
+    MPI_Finalized(&flag);
+    if (app_mode) {
+        if (flag) {
+            fail("lifecycle/app: dred_finalize finalised MPI that the app initialised");
+            return 1;
+        }
+        int lf = g_fail, all = 0;
+        set_step("app's own allreduce after dred_finalize");
+        MPI_Allreduce(&lf, &all, 1, MPI_INT, MPI_MAX, mine);
+        if (g_rank == 0) pass("lifecycle/app/MPI still usable after dred_finalize");
+        any |= all;
+        MPI_Comm_free(&mine);
+        set_step("MPI_Finalize by the app");
+        MPI_Finalize();
+    } else if (!flag)
+        fail("lifecycle/self: MPI not finalised by dred_finalize though dred_init initialised it");
+    if (g_rank == 0)
+        printf("%s %s (P=%d)\n", (any || g_fail) ? "FAILED" : "ALL PASSED", g_prog, g_size);
+    fflush(stdout);
+    return (any || g_fail) ? 1 : 0;
+}

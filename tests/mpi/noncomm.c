@@ -1,0 +1,377 @@
+/*
+ * noncomm.c -- non-commutative and user-defined ops, and MAXLOC/MINLOC tie rules.
+ *
+ *   dredrun -n P mpi_noncomm [-s SEED]
+ *
+ * 1. 2x2 matrix product (unsigned, mod 2^32) on a contiguous type of 4 unsigned, from
+ *    MPI_Op_create(commute = 0): the result must be M_0 * M_1 * ... * M_{P-1} in rank order.
+ * 2. Composition of affine maps x -> a*x + b (non-commutative, associative).
+ * 3. MPI_MAXLOC / MPI_MINLOC on MPI_DOUBLE_INT with ties: equal values on several members,
+ *    indices deliberately not in rank order; MPI's rule is the lowest index wins.
+ * 4. A commutative user op (element-wise max of |x| on int, commute = 1).
+ * Every result is compared with MPI_Reduce on dred_comm() AND with the value computed
+ * independently at the root from every member's (deterministic) input.  Roots 0, P-1, P/2
+ * and a random one; counts 1, 100, 5000.
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dred.h"
+
+/* ---- shared test scaffolding (copied in every tests/mpi program) ---------------------- */
+static const char *g_prog = "noncomm";
+static int g_rank = -1, g_size = 0, g_fail = 0;
+static MPI_Comm g_comm = MPI_COMM_NULL;
+static char g_step[256] = "startup";
+
+static __attribute__((unused, format(printf, 1, 2))) void set_step(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_step, sizeof g_step, fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused)) void on_term(int sig)
+{
+    char buf[400];
+    int n = snprintf(buf, sizeof buf, "FAIL %s: rank %d killed by signal %d during: %s\n",
+                     g_prog, g_rank, sig, g_step);
+    if (n > 0) {
+        ssize_t w = write(2, buf, (size_t)n);
+        (void)w;
+    }
+    _exit(124);
+}
+
+/* one whole line per write, so lines of different ranks never interleave */
+static __attribute__((unused)) void emit(const char *prefix, const char *suffix, const char *fmt, va_list ap)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%s", prefix);
+    if (n < 0) n = 0;
+    int m = vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    if (m > 0) n = (size_t)(n + m) < sizeof line ? n + m : (int)sizeof line - 1;
+    snprintf(line + n, sizeof line - (size_t)n, "%s\n", suffix);
+    fputs(line, stdout);
+    fflush(stdout);
+}
+
+static __attribute__((unused, format(printf, 1, 2))) void pass(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit("PASS ", "", fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused, format(printf, 1, 2))) void fail(const char *fmt, ...)
+{
+    va_list ap;
+    char suffix[32];
+    g_fail = 1;
+    snprintf(suffix, sizeof suffix, " [rank %d]", g_rank);
+    va_start(ap, fmt);
+    emit("FAIL ", suffix, fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused)) void test_init(int *argc, char ***argv)
+{
+    setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+    signal(SIGTERM, on_term);
+    signal(SIGINT, on_term);
+    int st = dred_init(argc, argv);
+    if (st != DRED_OK) {
+        printf("FAIL %s: dred_init returned %d (%s)\n", g_prog, st, dred_strerror(st));
+        exit(1);
+    }
+    g_comm = dred_comm();
+    MPI_Comm_rank(g_comm, &g_rank);
+    MPI_Comm_size(g_comm, &g_size);
+}
+
+static __attribute__((unused)) int test_finish(void)
+{
+    int any = 0;
+    set_step("final fail-flag allreduce");
+    MPI_Allreduce(&g_fail, &any, 1, MPI_INT, MPI_MAX, g_comm);
+    if (g_rank == 0)
+        printf("%s %s (P=%d)\n", any ? "FAILED" : "ALL PASSED", g_prog, g_size);
+    set_step("dred_finalize");
+    int st = dred_finalize();
+    if (st != DRED_OK) {
+        printf("FAIL %s: dred_finalize returned %d (%s) [rank %d]\n", g_prog, st,
+               dred_strerror(st), g_rank);
+        any = 1;
+    }
+    return any ? 1 : 0;
+}
+
+static __attribute__((unused)) double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Seconds a single wait may take before the test gives up (scaled by
+ * DRED_TEST_TIMEOUT_SCALE, e.g. under sanitizers). */
+static __attribute__((unused)) double wait_limit(double secs)
+{
+    const char *e = getenv("DRED_TEST_TIMEOUT_SCALE");
+    double k = e ? atof(e) : 1.0;
+    return secs * (k > 0 ? k : 1.0);
+}
+
+/* Wait for a future, polling dred_future_is_done, at most `secs`; a reduction that does not
+ * finish in time is a failure and aborts the job (a hang must not pass as anything). */
+static __attribute__((unused)) int wait_bounded(dred_future *f, double secs, const char *what)
+{
+    double deadline = now_s() + wait_limit(secs);
+    long ns = 1000;
+    for (;;) {
+        int d = dred_future_is_done(f);
+        if (d == 1) return dred_future_get(f);
+        if (d != 0) {
+            fail("%s: dred_future_is_done returned %d", what, d);
+            return -1000;
+        }
+        if (now_s() > deadline) {
+            fail("%s: reduction not done after %.0f s (hang?)", what, wait_limit(secs));
+            fflush(stdout);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+        if (ns < 1000000) ns *= 2;
+    }
+}
+
+static __attribute__((unused)) uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+/* ---------------------------------------------------------------------------------------- */
+
+struct mat { unsigned m[4]; };     /* row-major 2x2 */
+struct affine { unsigned a, b; };  /* x -> a*x + b */
+struct di { double v; int i; };
+
+static void mat_mul(const struct mat *x, const struct mat *y, struct mat *out)
+{
+    struct mat r;
+    r.m[0] = x->m[0] * y->m[0] + x->m[1] * y->m[2];
+    r.m[1] = x->m[0] * y->m[1] + x->m[1] * y->m[3];
+    r.m[2] = x->m[2] * y->m[0] + x->m[3] * y->m[2];
+    r.m[3] = x->m[2] * y->m[1] + x->m[3] * y->m[3];
+    *out = r;
+}
+/* MPI: inout = in op inout, `in` holding the lower ranks' operand */
+static void mat_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    struct mat *a = in, *b = inout;
+    for (int k = 0; k < *len; k++) mat_mul(&a[k], &b[k], &b[k]);
+}
+static void affine_then(const struct affine *f, const struct affine *g, struct affine *out)
+{
+    struct affine r = {f->a * g->a, g->a * f->b + g->b}; /* g(f(x)) */
+    *out = r;
+}
+static void affine_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    struct affine *a = in, *b = inout;
+    for (int k = 0; k < *len; k++) affine_then(&a[k], &b[k], &b[k]);
+}
+static void maxabs_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    int *a = in, *b = inout;
+    for (int k = 0; k < *len; k++) {
+        int x = abs(a[k]), y = abs(b[k]);
+        b[k] = x > y ? x : y;
+    }
+}
+
+static uint64_t g_seed;
+static uint64_t eh(int kind, int rank, int i)
+{
+    return mix64(g_seed ^ ((uint64_t)kind << 56) ^ ((uint64_t)rank << 32) ^ (uint64_t)i);
+}
+
+enum { K_MAT, K_AFFINE, K_MAXLOC, K_MINLOC, K_MAXABS, K_N };
+static const char *kname[K_N] = {"matmul2x2", "affine", "double_int_maxloc_ties",
+                                 "double_int_minloc_ties", "user_commutative_maxabs"};
+static MPI_Datatype t_mat, t_affine;
+static MPI_Op op_mat, op_affine, op_maxabs;
+
+static size_t esize(int kind)
+{
+    switch (kind) {
+    case K_MAT: return sizeof(struct mat);
+    case K_AFFINE: return sizeof(struct affine);
+    case K_MAXLOC: case K_MINLOC: return sizeof(struct di);
+    default: return sizeof(int);
+    }
+}
+
+static void gen(int kind, int rank, int p, void *buf, int n)
+{
+    for (int i = 0; i < n; i++) {
+        uint64_t h = eh(kind, rank, i);
+        switch (kind) {
+        case K_MAT: {
+            struct mat *m = &((struct mat *)buf)[i];
+            for (int k = 0; k < 4; k++) m->m[k] = (unsigned)((h >> (8 * k)) % 4);
+            break;
+        }
+        case K_AFFINE:
+            ((struct affine *)buf)[i].a = 1 + (unsigned)(h % 6);
+            ((struct affine *)buf)[i].b = (unsigned)((h >> 8) % 9);
+            break;
+        case K_MAXLOC: case K_MINLOC: {
+            struct di *d = &((struct di *)buf)[i];
+            /* element i%3==0: every member ties; otherwise values in 0..2 (frequent ties) */
+            d->v = i % 3 == 0 ? 1.0 : (double)(h % 3);
+            /* indices not in rank order: the highest rank holds the lowest index */
+            d->i = (p - rank) * 10 + (int)(h >> 40) % 3;
+            break;
+        }
+        default: ((int *)buf)[i] = (int)(h % 2001) - 1000; break;
+        }
+    }
+}
+
+static void expected(int kind, int p, void *out, int n)
+{
+    size_t es = esize(kind);
+    unsigned char *tmp = malloc(es * (size_t)n);
+    gen(kind, 0, p, out, n);
+    for (int r = 1; r < p; r++) {
+        gen(kind, r, p, tmp, n);
+        for (int i = 0; i < n; i++) {
+            switch (kind) {
+            case K_MAT: {
+                struct mat *acc = &((struct mat *)out)[i];
+                mat_mul(acc, &((struct mat *)tmp)[i], acc); /* acc = acc * M_r */
+                break;
+            }
+            case K_AFFINE: {
+                struct affine *acc = &((struct affine *)out)[i];
+                affine_then(acc, &((struct affine *)tmp)[i], acc);
+                break;
+            }
+            case K_MAXLOC: case K_MINLOC: {
+                struct di *acc = &((struct di *)out)[i], *x = &((struct di *)tmp)[i];
+                int better = kind == K_MAXLOC ? x->v > acc->v : x->v < acc->v;
+                if (better || (x->v == acc->v && x->i < acc->i)) *acc = *x;
+                break;
+            }
+            default: {
+                int *acc = &((int *)out)[i], x = abs(((int *)tmp)[i]);
+                if (r == 1) *acc = abs(*acc);
+                if (x > *acc) *acc = x;
+                break;
+            }
+            }
+        }
+    }
+    /* (P = 1: the operand itself; MPI never applies the op) */
+    free(tmp);
+}
+
+static int same(int kind, const void *a, const void *b, int n)
+{
+    if (kind == K_MAXLOC || kind == K_MINLOC) {
+        const struct di *x = a, *y = b;
+        for (int i = 0; i < n; i++)
+            if (x[i].v != y[i].v || x[i].i != y[i].i) return 0;
+        return 1;
+    }
+    return memcmp(a, b, esize(kind) * (size_t)n) == 0;
+}
+
+static void run(int kind, int n, int root)
+{
+    MPI_Datatype dt;
+    MPI_Op op;
+    switch (kind) {
+    case K_MAT: dt = t_mat; op = op_mat; break;
+    case K_AFFINE: dt = t_affine; op = op_affine; break;
+    case K_MAXLOC: dt = MPI_DOUBLE_INT; op = MPI_MAXLOC; break;
+    case K_MINLOC: dt = MPI_DOUBLE_INT; op = MPI_MINLOC; break;
+    default: dt = MPI_INT; op = op_maxabs; break;
+    }
+    size_t bytes = esize(kind) * (size_t)n;
+    void *s = malloc(bytes), *rd = malloc(bytes), *rm = malloc(bytes), *ex = malloc(bytes);
+    gen(kind, g_rank, g_size, s, n);
+    memset(rd, 0xA5, bytes);
+    memset(rm, 0x5A, bytes);
+    char check[160];
+    snprintf(check, sizeof check, "noncomm/%s/n=%d/root=%d", kname[kind], n, root);
+    set_step("%s", check);
+    dred_future *f = NULL;
+    int st = dred_ireduce(s, rd, n, dt, op, root, g_comm, DRED_TAG_AUTO, &f);
+    if (st == DRED_OK) {
+        st = wait_bounded(f, 30, check);
+        dred_future_free(f);
+    }
+    MPI_Reduce(s, rm, n, dt, op, root, g_comm);
+    if (st != DRED_OK) {
+        fail("%s: status %d (%s)", check, st, dred_strerror(st));
+    } else if (g_rank == root) {
+        expected(kind, g_size, ex, n);
+        if (!same(kind, rm, ex, n))
+            fail("%s: TEST BUG? MPI_Reduce disagrees with the locally computed value", check);
+        else if (!same(kind, rd, ex, n)) {
+            int i = 0;
+            while (i < n && same(kind, (char *)rd + esize(kind) * (size_t)i,
+                                 (char *)ex + esize(kind) * (size_t)i, 1))
+                i++;
+            fail("%s: dred result differs from the rank-order result at element %d", check, i);
+        } else
+            pass("%s", check);
+    }
+    free(s); free(rd); free(rm); free(ex);
+}
+
+int main(int argc, char **argv)
+{
+    g_seed = 99;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-s") && i + 1 < argc) g_seed = strtoull(argv[++i], NULL, 0);
+    test_init(&argc, &argv);
+    MPI_Type_contiguous(4, MPI_UNSIGNED, &t_mat);
+    MPI_Type_commit(&t_mat);
+    MPI_Type_contiguous(2, MPI_UNSIGNED, &t_affine);
+    MPI_Type_commit(&t_affine);
+    MPI_Op_create(mat_op, 0, &op_mat);
+    MPI_Op_create(affine_op, 0, &op_affine);
+    MPI_Op_create(maxabs_op, 1, &op_maxabs);
+
+    int roots[4] = {0, g_size - 1, g_size / 2, (int)(mix64(g_seed) % (uint64_t)g_size)};
+    static const int counts[3] = {1, 100, 5000};
+    for (int kind = 0; kind < K_N; kind++)
+        for (int ri = 0; ri < 4; ri++)
+            for (int c = 0; c < 3; c++) run(kind, counts[c], roots[ri]);
+
+    MPI_Op_free(&op_mat);
+    MPI_Op_free(&op_affine);
+    MPI_Op_free(&op_maxabs);
+    MPI_Type_free(&t_mat);
+    MPI_Type_free(&t_affine);
+    return test_finish();
+}

@@ -1,0 +1,270 @@
+/*
+ * progress.c -- a reduction completes without the application's help.
+ *
+ *   dredrun -n P mpi_progress [-r ROOT] [-b BUSY] [-t SECONDS] [-m MIB] [-f FRACTION]
+ *
+ * Every member starts a dred_ireduce (MPI_SUM of MIB MiB of integer-valued doubles, default
+ * 4) right after a barrier.  Member BUSY (default P-1; must not be ROOT, default 0) then
+ * computes for SECONDS (default 2) in a pure arithmetic loop -- no MPI, no dred call --
+ * before its dred_future_get.  The root polls dred_future_is_done with a bounded deadline
+ * and must see the reduction done before FRACTION (default 0.75) of the busy member's
+ * compute time has passed.  The busy member's own future must already be done (within
+ * 100 ms) when it finishes computing.  The result is compared with MPI_Reduce.
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dred.h"
+
+/* ---- shared test scaffolding (copied in every tests/mpi program) ---------------------- */
+static const char *g_prog = "progress";
+static int g_rank = -1, g_size = 0, g_fail = 0;
+static MPI_Comm g_comm = MPI_COMM_NULL;
+static char g_step[256] = "startup";
+
+static __attribute__((unused, format(printf, 1, 2))) void set_step(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_step, sizeof g_step, fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused)) void on_term(int sig)
+{
+    char buf[400];
+    int n = snprintf(buf, sizeof buf, "FAIL %s: rank %d killed by signal %d during: %s\n",
+                     g_prog, g_rank, sig, g_step);
+    if (n > 0) {
+        ssize_t w = write(2, buf, (size_t)n);
+        (void)w;
+    }
+    _exit(124);
+}
+
+/* one whole line per write, so lines of different ranks never interleave */
+static __attribute__((unused)) void emit(const char *prefix, const char *suffix, const char *fmt, va_list ap)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%s", prefix);
+    if (n < 0) n = 0;
+    int m = vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    if (m > 0) n = (size_t)(n + m) < sizeof line ? n + m : (int)sizeof line - 1;
+    snprintf(line + n, sizeof line - (size_t)n, "%s\n", suffix);
+    fputs(line, stdout);
+    fflush(stdout);
+}
+
+static __attribute__((unused, format(printf, 1, 2))) void pass(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit("PASS ", "", fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused, format(printf, 1, 2))) void fail(const char *fmt, ...)
+{
+    va_list ap;
+    char suffix[32];
+    g_fail = 1;
+    snprintf(suffix, sizeof suffix, " [rank %d]", g_rank);
+    va_start(ap, fmt);
+    emit("FAIL ", suffix, fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused)) void test_init(int *argc, char ***argv)
+{
+    setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+    signal(SIGTERM, on_term);
+    signal(SIGINT, on_term);
+    int st = dred_init(argc, argv);
+    if (st != DRED_OK) {
+        printf("FAIL %s: dred_init returned %d (%s)\n", g_prog, st, dred_strerror(st));
+        exit(1);
+    }
+    g_comm = dred_comm();
+    MPI_Comm_rank(g_comm, &g_rank);
+    MPI_Comm_size(g_comm, &g_size);
+}
+
+static __attribute__((unused)) int test_finish(void)
+{
+    int any = 0;
+    set_step("final fail-flag allreduce");
+    MPI_Allreduce(&g_fail, &any, 1, MPI_INT, MPI_MAX, g_comm);
+    if (g_rank == 0)
+        printf("%s %s (P=%d)\n", any ? "FAILED" : "ALL PASSED", g_prog, g_size);
+    set_step("dred_finalize");
+    int st = dred_finalize();
+    if (st != DRED_OK) {
+        printf("FAIL %s: dred_finalize returned %d (%s) [rank %d]\n", g_prog, st,
+               dred_strerror(st), g_rank);
+        any = 1;
+    }
+    return any ? 1 : 0;
+}
+
+static __attribute__((unused)) double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Seconds a single wait may take before the test gives up (scaled by
+ * DRED_TEST_TIMEOUT_SCALE, e.g. under sanitizers). */
+static __attribute__((unused)) double wait_limit(double secs)
+{
+    const char *e = getenv("DRED_TEST_TIMEOUT_SCALE");
+    double k = e ? atof(e) : 1.0;
+    return secs * (k > 0 ? k : 1.0);
+}
+
+/* Wait for a future, polling dred_future_is_done, at most `secs`; a reduction that does not
+ * finish in time is a failure and aborts the job (a hang must not pass as anything). */
+static __attribute__((unused)) int wait_bounded(dred_future *f, double secs, const char *what)
+{
+    double deadline = now_s() + wait_limit(secs);
+    long ns = 1000;
+    for (;;) {
+        int d = dred_future_is_done(f);
+        if (d == 1) return dred_future_get(f);
+        if (d != 0) {
+            fail("%s: dred_future_is_done returned %d", what, d);
+            return -1000;
+        }
+        if (now_s() > deadline) {
+            fail("%s: reduction not done after %.0f s (hang?)", what, wait_limit(secs));
+            fflush(stdout);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+        if (ns < 1000000) ns *= 2;
+    }
+}
+
+static __attribute__((unused)) uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+/* ---------------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    int root = 0, busy = -1;
+    double secs = 2.0, frac = 0.75;
+    long mib = 4;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-r") && i + 1 < argc) root = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-b") && i + 1 < argc) busy = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-t") && i + 1 < argc) secs = atof(argv[++i]);
+        else if (!strcmp(argv[i], "-m") && i + 1 < argc) mib = atol(argv[++i]);
+        else if (!strcmp(argv[i], "-f") && i + 1 < argc) frac = atof(argv[++i]);
+    }
+    test_init(&argc, &argv);
+    if (busy < 0) busy = g_size - 1;
+    if (g_size < 2 || root < 0 || root >= g_size || busy < 0 || busy >= g_size || busy == root) {
+        if (g_rank == 0)
+            fail("progress/setup: needs P >= 2 and distinct root/busy ranks (P=%d root=%d busy=%d)",
+                 g_size, root, busy);
+        return test_finish();
+    }
+    int n = (int)(mib * 1024 * 1024 / (long)sizeof(double));
+    double *s = malloc(sizeof(double) * (size_t)n), *rd = malloc(sizeof(double) * (size_t)n),
+           *rm = malloc(sizeof(double) * (size_t)n);
+    for (int i = 0; i < n; i++) s[i] = (double)((i + 7 * g_rank) % 1000);
+    memset(rd, 0, sizeof(double) * (size_t)n);
+    char check[160];
+    snprintf(check, sizeof check, "progress/P=%d/root=%d/busy=%d/%ldMiB/compute=%.1fs", g_size,
+             root, busy, mib, secs);
+
+    MPI_Barrier(g_comm);
+    double t0 = now_s();
+    dred_future *f = NULL;
+    set_step("dred_ireduce %s", check);
+    int st = dred_ireduce(s, rd, n, MPI_DOUBLE, MPI_SUM, root, g_comm, 1, &f);
+    if (st != DRED_OK) {
+        fail("%s: dred_ireduce returned %d (%s)", check, st, dred_strerror(st));
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    }
+    double t_done = -1, t_compute_end = -1;
+    int busy_done_at_end = -1;
+    if (g_rank == busy) {
+        set_step("busy compute loop");
+        volatile double acc = 1.0;
+        while (now_s() - t0 < secs)
+            for (int k = 0; k < 200000; k++) acc = acc * 1.0000001 + 0.5;
+        t_compute_end = now_s() - t0;
+        /* the runtime thread should have completed our future meanwhile */
+        double grace = now_s() + 0.1;
+        do {
+            busy_done_at_end = dred_future_is_done(f);
+            if (busy_done_at_end == 1) break;
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        } while (now_s() < grace);
+        st = wait_bounded(f, 30, check);
+    } else if (g_rank == root) {
+        set_step("root polling dred_future_is_done");
+        double deadline = t0 + secs + wait_limit(20);
+        int d;
+        while ((d = dred_future_is_done(f)) == 0 && now_s() < deadline) {
+            struct timespec ts = {0, 500000};
+            nanosleep(&ts, NULL);
+        }
+        t_done = now_s() - t0;
+        if (d != 1) {
+            fail("%s: root future not done %.1f s after the start (is_done=%d)", check, t_done, d);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+        st = dred_future_get(f);
+    } else {
+        st = wait_bounded(f, 30, check);
+    }
+    dred_future_free(f);
+
+    /* the busy member's compute end, and its is_done at that moment, to the root */
+    double info[2] = {t_compute_end, (double)busy_done_at_end};
+    if (busy != root) {
+        if (g_rank == busy) MPI_Send(info, 2, MPI_DOUBLE, root, 99, g_comm);
+        if (g_rank == root) MPI_Recv(info, 2, MPI_DOUBLE, busy, 99, g_comm, MPI_STATUS_IGNORE);
+    }
+    MPI_Reduce(s, rm, n, MPI_DOUBLE, MPI_SUM, root, g_comm);
+    if (st != DRED_OK) fail("%s: status %d (%s)", check, st, dred_strerror(st));
+    if (g_rank == root) {
+        printf("progress: root saw the reduction done at %.3f s; member %d computed until %.3f s\n",
+               t_done, busy, info[0]);
+        if (st == DRED_OK && memcmp(rd, rm, sizeof(double) * (size_t)n))
+            fail("%s: result differs from MPI_Reduce", check);
+        else if (st == DRED_OK)
+            pass("%s/result", check);
+        if (t_done >= frac * info[0])
+            fail("%s: root saw done at %.3f s, not before %.2f of the busy member's %.3f s of "
+                 "computing: the reduction waited for the application", check, t_done, frac,
+                 info[0]);
+        else
+            pass("%s/done at root after %.3f s, while member %d computed until %.3f s", check,
+                 t_done, busy, info[0]);
+        if (info[1] != 1)
+            fail("%s: the busy member's future was not done when it finished computing "
+                 "(is_done=%d 100 ms after)", check, (int)info[1]);
+        else
+            pass("%s/busy member's future done when its computation ended", check);
+    }
+    free(s); free(rd); free(rm);
+    return test_finish();
+}

@@ -1,0 +1,282 @@
+/*
+ * threads.c -- application threads issuing reductions concurrently.
+ *
+ *   dredrun -n P mpi_threads [-T THREADS] [-k PER_THREAD]
+ *
+ * THREADS (default 4) pthreads per member, each issuing PER_THREAD (default 16) reductions
+ * with its own explicit tags (thread t uses t*PER_THREAD + k), roots and counts varying with
+ * the tag, long long SUM and double MAX.  Threads of even index issue all their reductions
+ * and then wait for them; odd ones wait for each before issuing the next; the threads of a
+ * member therefore interleave differently on every member.  Results are checked at each
+ * root against the value computed locally from every member's deterministic input.
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <pthread.h>
+
+#include "dred.h"
+
+/* ---- shared test scaffolding (copied in every tests/mpi program) ---------------------- */
+static const char *g_prog = "threads";
+static int g_rank = -1, g_size = 0, g_fail = 0;
+static MPI_Comm g_comm = MPI_COMM_NULL;
+static char g_step[256] = "startup";
+
+static __attribute__((unused, format(printf, 1, 2))) void set_step(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_step, sizeof g_step, fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused)) void on_term(int sig)
+{
+    char buf[400];
+    int n = snprintf(buf, sizeof buf, "FAIL %s: rank %d killed by signal %d during: %s\n",
+                     g_prog, g_rank, sig, g_step);
+    if (n > 0) {
+        ssize_t w = write(2, buf, (size_t)n);
+        (void)w;
+    }
+    _exit(124);
+}
+
+/* one whole line per write, so lines of different ranks never interleave */
+static __attribute__((unused)) void emit(const char *prefix, const char *suffix, const char *fmt, va_list ap)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%s", prefix);
+    if (n < 0) n = 0;
+    int m = vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    if (m > 0) n = (size_t)(n + m) < sizeof line ? n + m : (int)sizeof line - 1;
+    snprintf(line + n, sizeof line - (size_t)n, "%s\n", suffix);
+    fputs(line, stdout);
+    fflush(stdout);
+}
+
+static __attribute__((unused, format(printf, 1, 2))) void pass(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit("PASS ", "", fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused, format(printf, 1, 2))) void fail(const char *fmt, ...)
+{
+    va_list ap;
+    char suffix[32];
+    g_fail = 1;
+    snprintf(suffix, sizeof suffix, " [rank %d]", g_rank);
+    va_start(ap, fmt);
+    emit("FAIL ", suffix, fmt, ap);
+    va_end(ap);
+}
+
+static __attribute__((unused)) void test_init(int *argc, char ***argv)
+{
+    setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+    signal(SIGTERM, on_term);
+    signal(SIGINT, on_term);
+    int st = dred_init(argc, argv);
+    if (st != DRED_OK) {
+        printf("FAIL %s: dred_init returned %d (%s)\n", g_prog, st, dred_strerror(st));
+        exit(1);
+    }
+    g_comm = dred_comm();
+    MPI_Comm_rank(g_comm, &g_rank);
+    MPI_Comm_size(g_comm, &g_size);
+}
+
+static __attribute__((unused)) int test_finish(void)
+{
+    int any = 0;
+    set_step("final fail-flag allreduce");
+    MPI_Allreduce(&g_fail, &any, 1, MPI_INT, MPI_MAX, g_comm);
+    if (g_rank == 0)
+        printf("%s %s (P=%d)\n", any ? "FAILED" : "ALL PASSED", g_prog, g_size);
+    set_step("dred_finalize");
+    int st = dred_finalize();
+    if (st != DRED_OK) {
+        printf("FAIL %s: dred_finalize returned %d (%s) [rank %d]\n", g_prog, st,
+               dred_strerror(st), g_rank);
+        any = 1;
+    }
+    return any ? 1 : 0;
+}
+
+static __attribute__((unused)) double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Seconds a single wait may take before the test gives up (scaled by
+ * DRED_TEST_TIMEOUT_SCALE, e.g. under sanitizers). */
+static __attribute__((unused)) double wait_limit(double secs)
+{
+    const char *e = getenv("DRED_TEST_TIMEOUT_SCALE");
+    double k = e ? atof(e) : 1.0;
+    return secs * (k > 0 ? k : 1.0);
+}
+
+/* Wait for a future, polling dred_future_is_done, at most `secs`; a reduction that does not
+ * finish in time is a failure and aborts the job (a hang must not pass as anything). */
+static __attribute__((unused)) int wait_bounded(dred_future *f, double secs, const char *what)
+{
+    double deadline = now_s() + wait_limit(secs);
+    long ns = 1000;
+    for (;;) {
+        int d = dred_future_is_done(f);
+        if (d == 1) return dred_future_get(f);
+        if (d != 0) {
+            fail("%s: dred_future_is_done returned %d", what, d);
+            return -1000;
+        }
+        if (now_s() > deadline) {
+            fail("%s: reduction not done after %.0f s (hang?)", what, wait_limit(secs));
+            fflush(stdout);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+        if (ns < 1000000) ns *= 2;
+    }
+}
+
+static __attribute__((unused)) uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+/* ---------------------------------------------------------------------------------------- */
+
+static int T = 4, K = 16;
+static pthread_barrier_t start_barrier;
+
+static long long lval(int r, int tag, int i) { return (long long)((r * 31 + tag * 7 + i) % 1000) - 300; }
+static double dval(int r, int tag, int i) { return (double)((r * 17 + tag + i * 3) % 1001); }
+
+struct job {
+    int tag, root, count, is_max;
+    void *s, *r;
+    dred_future *f;
+    int st;
+};
+
+static void prepare(struct job *j, int tag)
+{
+    static const int counts[4] = {1, 257, 4096, 20000};
+    j->tag = tag;
+    j->root = (tag * 5 + 1) % g_size;
+    j->count = counts[tag % 4];
+    j->is_max = tag % 3 == 0;
+    size_t es = j->is_max ? sizeof(double) : sizeof(long long);
+    j->s = malloc(es * (size_t)j->count);
+    j->r = g_rank == j->root ? calloc((size_t)j->count, es) : NULL;
+    for (int i = 0; i < j->count; i++) {
+        if (j->is_max) ((double *)j->s)[i] = dval(g_rank, tag, i);
+        else ((long long *)j->s)[i] = lval(g_rank, tag, i);
+    }
+    j->f = NULL;
+    j->st = -1;
+}
+
+static int start(struct job *j)
+{
+    j->st = dred_ireduce(j->s, j->r, j->count, j->is_max ? MPI_DOUBLE : MPI_LONG_LONG,
+                         j->is_max ? MPI_MAX : MPI_SUM, j->root, dred_comm(), j->tag, &j->f);
+    if (j->st != DRED_OK) {
+        fail("threads/tag %d: dred_ireduce returned %d (%s)", j->tag, j->st, dred_strerror(j->st));
+        return -1;
+    }
+    return 0;
+}
+
+static void finish(struct job *j, int thread)
+{
+    char what[96];
+    snprintf(what, sizeof what, "threads/thread %d/tag %d", thread, j->tag);
+    if (j->f) {
+        j->st = wait_bounded(j->f, 60, what);
+        dred_future_free(j->f);
+        j->f = NULL;
+    }
+    if (j->st != DRED_OK) {
+        fail("%s: status %d (%s)", what, j->st, dred_strerror(j->st));
+    } else if (g_rank == j->root) {
+        int bad = -1;
+        for (int i = 0; i < j->count && bad < 0; i++) {
+            if (j->is_max) {
+                double m = dval(0, j->tag, i);
+                for (int r = 1; r < g_size; r++) if (dval(r, j->tag, i) > m) m = dval(r, j->tag, i);
+                if (((double *)j->r)[i] != m) bad = i;
+            } else {
+                long long s = 0;
+                for (int r = 0; r < g_size; r++) s += lval(r, j->tag, i);
+                if (((long long *)j->r)[i] != s) bad = i;
+            }
+        }
+        if (bad >= 0) fail("%s: wrong result at element %d", what, bad);
+        else pass("%s/%s/n=%d/root=%d", what, j->is_max ? "double_max" : "longlong_sum", j->count, j->root);
+    }
+    free(j->s);
+    free(j->r);
+}
+
+static void *thread_main(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    struct job *jobs = calloc((size_t)K, sizeof *jobs);
+    for (int k = 0; k < K; k++) prepare(&jobs[k], t * K + k);
+    pthread_barrier_wait(&start_barrier);
+    if (t % 2 == 0) {
+        for (int k = 0; k < K; k++) start(&jobs[k]);
+        for (int k = K - 1; k >= 0; k--) finish(&jobs[k], t);
+    } else {
+        for (int k = 0; k < K; k++) {
+            start(&jobs[k]);
+            finish(&jobs[k], t);
+        }
+    }
+    free(jobs);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-T") && i + 1 < argc) T = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-k") && i + 1 < argc) K = atoi(argv[++i]);
+    }
+    if (T < 1) T = 1;
+    if (K < 1) K = 1;
+    test_init(&argc, &argv);
+    set_step("%d threads x %d reductions", T, K);
+    pthread_barrier_init(&start_barrier, NULL, (unsigned)T);
+    pthread_t *th = malloc(sizeof(pthread_t) * (size_t)T);
+    double t0 = now_s();
+    for (int t = 0; t < T; t++)
+        if (pthread_create(&th[t], NULL, thread_main, (void *)(intptr_t)t)) {
+            fail("threads: pthread_create failed");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    for (int t = 0; t < T; t++) pthread_join(th[t], NULL);
+    pthread_barrier_destroy(&start_barrier);
+    free(th);
+    if (g_rank == 0)
+        printf("threads: %d threads x %d reductions done in %.2f s on member 0\n", T, K, now_s() - t0);
+    return test_finish();
+}
