@@ -46,7 +46,7 @@ static void on_heartbeat(uv_timer_t *t) {
   msg.type = PROTO_PING;
   msg.u.ping.seq = ++m->ping_seq;
   for (w = 1; w <= m->nworkers; w++) {
-    if (m->failed[w]) continue;
+    if (m->failed[w] || m->bye[w]) continue; /* a worker that said BYE answers no pings */
     if (now - m->last_heard[w] > limit) {
       char why[96];
       snprintf(why, sizeof why, "silent for %llu ms", (unsigned long long)((now - m->last_heard[w]) / 1000000ull));

@@ -95,12 +95,14 @@ static void flush_cb(uv_timer_t *t) {
 static int recv_batch(master_t *m) {
   proto_msg_t msg;
   int src, n, rc;
+  int work = 0;
   for (n = 0; n < 256; n++) {
     rc = dred_chan_recv(&m->chan, &src, &msg);
     if (rc == 0) break;
     if (rc > 0) master_on_message(m, src, &msg);
+    if (rc < 0 || msg.type != PROTO_PONG) work++; /* heartbeats do not reset the back-off */
   }
-  return n;
+  return work;
 }
 
 static void maybe_shutdown(master_t *m) {
@@ -175,7 +177,7 @@ int main(int argc, char **argv) {
   }
   dred_chan_init(&m.chan, m.priv);
   dred_poller_init(&m.poller, m.cfg.poll_min_us * 1000u, m.cfg.poll_max_us * 1000u,
-                   m.cfg.poll_idle_us * 1000u, 100000000ull);
+                   m.cfg.master_idle_us * 1000u, 100000000ull);
   uv_loop_init(&m.loop);
   master_detector_start(&m);
   uv_timer_init(&m.loop, &m.flush_timer);
@@ -189,7 +191,7 @@ int main(int argc, char **argv) {
     uv_run(&m.loop, UV_RUN_NOWAIT);
     work += recv_batch(&m);
     work += master_drain_actions(&m);
-    work += dred_chan_progress(&m.chan);
+    dred_chan_progress(&m.chan); /* completed sends are bookkeeping, not work */
     maybe_shutdown(&m);
     if (m.shutdown_sent && m.chan.nsends == 0) break;
     if (m.nfailed == m.nworkers) {

@@ -196,7 +196,9 @@ static int recv_messages(dred_rt_t *rt) {
   for (n = 0; n < RECV_BATCH; n++) {
     int rc = dred_chan_recv(&rt->chan, &src, &m);
     if (rc == 0) break;
-    got++;
+    /* A ping is not work: counting it would reset the back-off twice a second and keep
+     * an idle process polling at the busy rate. */
+    if (rc < 0 || m.type != PROTO_PING) got++;
     if (rc < 0) continue;
     if (src != 0) {
       DRED_WARN("%s from rank %d (not the master) ignored", proto_type_name(m.type), src);
@@ -211,6 +213,9 @@ static int recv_messages(dred_rt_t *rt) {
         on_end(rt, &m);
         break;
       case PROTO_PING:
+        /* After BYE the master reads nothing more from us: an answer would arrive
+         * unmatched at its MPI_Finalize. */
+        if (rt->bye_sent) break;
         memset(&r, 0, sizeof r);
         r.type = PROTO_PONG;
         r.u.ping.seq = m.u.ping.seq;
@@ -328,7 +333,7 @@ static void rt_main(void *arg) {
     uv_run(&rt->loop, UV_RUN_NOWAIT);
     work += drain_submissions(rt);
     work += recv_messages(rt);
-    work += dred_chan_progress(&rt->chan);
+    dred_chan_progress(&rt->chan); /* completed sends are bookkeeping, not work */
     work += run_tasks(rt);
     maybe_bye(rt);
     uv_mutex_lock(&rt->lock);
