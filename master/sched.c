@@ -1,0 +1,947 @@
+/*
+ * sched.c -- the reduction scheduler of seed 002 (sections 2 and 3) as a pure state machine.
+ *
+ * What it is for.  dred-master turns every reduction into pairwise tasks.  This file
+ * decides which two ready buffers are combined next, on which worker, what happens when
+ * a worker dies, and when every member may be told the reduction ended.  It never talks
+ * to MPI, never reads a clock and never logs: events come in through sched_feed() (each
+ * stamped with the adapter's time), actions go out through sched_next_action(), and the
+ * return code says whether an event made sense.  That keeps every rule unit-testable.
+ *
+ * How it works.
+ *   - An instance (key = group + tag) owns a queue of messages in arrival order.  A
+ *     message is (holder worker, holder member, path set P as a bitset over the n members,
+ *     bufref).  Path sets of live messages are disjoint, so "P covers all n members" is
+ *     just a popcount, kept in msg->nset.
+ *   - Pairing: a commutative instance pairs the first two queued messages; a
+ *     non-commutative one pairs the earliest message that has a rank-adjacent partner
+ *     (sets are then intervals [lo,hi]; by_lo/by_hi index queued messages by their ends so
+ *     the neighbour lookup is O(1) and one pass over the queue finds every pair).
+ *   - The executor is the root's side if either side is the root, else the policy's pick.
+ *     A task owns both messages until its executor reports; the executor's message then
+ *     comes back with the union and the provider's message is freed.
+ *   - An instance that fails (mismatch, root died, an operand lost for good, a task
+ *     error) dispatches nothing more; once its in-flight tasks drain, every member that
+ *     arrived is told the status, later arrivals are told at once, and when nobody alive
+ *     is owed an END it is journaled and removed.  `nowed` counts members that are alive
+ *     and not told, so that test is O(1).
+ *   - Fault tolerance: a set whose buffer died with a worker is "lost".  It is split
+ *     into single members, and each is reloaded by a RECOVER sent to the first live
+ *     worker that may hold its operand: its own worker, then the replica holders its
+ *     READY announced (or, when its READY never came, the next members in cyclic group
+ *     order: seed 002 eq. 4 puts the copy on the next live member).  The answer is an
+ *     ordinary READY flagged recovered.
+ *   - Lookups: instances by (group, tag), tasks by id and groups by id go through one
+ *     small chained hash with intrusive links, so thousands of instances stay O(1).
+ *
+ * Invariants worth knowing while reading:
+ *   - in a running instance every queued message's holder is alive (a dying worker's
+ *     messages leave the queue), so a dead worker is never paired or chosen;
+ *   - every task in an instance's task list has a live executor (a dying executor's tasks
+ *     are dropped at once), so "no tasks in flight" is just an empty list;
+ *   - member state M_LIVE means the member's operand is inside exactly one live message.
+ *
+ * Memory: allocations that happen before an event changes anything fail cleanly with
+ * DRED_ERR_NOMEM; the few that happen in the middle of applying an event (a task, the
+ * action list) abort, as Redis's zmalloc does: a half-applied event would leave members
+ * waiting forever, which is worse than a crash the launcher reports.
+ */
+#include "sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CONTAINER_OF(ptr, type, field) ((type *)((char *)(ptr) - offsetof(type, field)))
+
+/* ---- allocation ------------------------------------------------------------------- */
+
+static void oom(void) { abort(); } /* no I/O in here: the adapter's core dump says where */
+
+static void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n, size);
+  if (p == NULL) oom();
+  return p;
+}
+
+/* ---- an intrusive chained hash ------------------------------------------------------ */
+
+typedef struct hlink {
+  struct hlink *next;
+  uint64_t hash;
+} hlink_t;
+
+typedef struct {
+  hlink_t **slot;
+  size_t mask; /* slots - 1, a power of two minus one */
+  size_t count;
+} htab_t;
+
+static uint64_t mix64(uint64_t x) { /* splitmix64's finaliser */
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+static int htab_init(htab_t *h) {
+  h->slot = calloc(16, sizeof *h->slot);
+  h->mask = 15;
+  h->count = 0;
+  return h->slot ? 0 : -1;
+}
+
+/* Doubling is an optimisation only: if it cannot allocate, chains just get longer. */
+static void htab_grow(htab_t *h) {
+  size_t nslots = (h->mask + 1) * 2, i;
+  hlink_t **ns = calloc(nslots, sizeof *ns);
+  if (ns == NULL) return;
+  for (i = 0; i <= h->mask; i++) {
+    hlink_t *e = h->slot[i], *next;
+    for (; e != NULL; e = next) {
+      next = e->next;
+      e->next = ns[e->hash & (nslots - 1)];
+      ns[e->hash & (nslots - 1)] = e;
+    }
+  }
+  free(h->slot);
+  h->slot = ns;
+  h->mask = nslots - 1;
+}
+
+static void htab_insert(htab_t *h, hlink_t *e, uint64_t hash) {
+  if (h->count > h->mask) htab_grow(h);
+  e->hash = hash;
+  e->next = h->slot[hash & h->mask];
+  h->slot[hash & h->mask] = e;
+  h->count++;
+}
+
+static void htab_remove(htab_t *h, hlink_t *e) {
+  hlink_t **p = &h->slot[e->hash & h->mask];
+  while (*p != e) p = &(*p)->next;
+  *p = e->next;
+  h->count--;
+}
+
+static hlink_t *htab_chain(const htab_t *h, uint64_t hash) { return h->slot[hash & h->mask]; }
+
+/* ---- state ------------------------------------------------------------------------ */
+
+typedef struct {
+  hlink_t hlink;
+  uint64_t id;
+  uint32_t n;
+  uint32_t workers[]; /* member k runs on workers[k] */
+} group_t;
+
+typedef struct {
+  uint8_t alive;
+  uint8_t measured;      /* speed holds at least one sample            */
+  uint64_t queued_bytes; /* bytes of tasks dispatched to it, not done */
+  uint64_t last_exec_ns; /* its last task's run time (LAST_TIME)     */
+  double speed;          /* bytes/ns, EWMA with alpha 0.5 (PREDICT)  */
+} worker_t;
+
+typedef enum {
+  M_WAITING = 0, /* no operand of it is in any message yet           */
+  M_LIVE,        /* its operand is inside exactly one live message   */
+  M_RECOVERING   /* lost; a RECOVER is outstanding at `asked`        */
+} member_state_t;
+
+typedef struct {
+  uint8_t state;    /* member_state_t                                  */
+  uint8_t arrived;  /* its own READY came: it is owed an END           */
+  uint8_t told;     /* its END went out                                */
+  uint8_t nreplicas;
+  uint32_t replicas[SCHED_MAX_REPLICAS];
+  uint32_t try_idx; /* position of `asked` in its holder list (holder_at) */
+  uint32_t asked;   /* worker of the outstanding RECOVER               */
+} member_t;
+
+typedef struct {
+  dred_queue_t q;    /* in inst->queue while queued; unlinked while a task holds it */
+  int64_t seq;       /* arrival order: tail inserts count up, head inserts count down */
+  uint32_t worker;   /* holder */
+  uint32_t member;   /* holder member: the member whose message started this buffer */
+  sched_bufref_t buf;
+  uint32_t lo, hi;   /* lowest and highest member in set (an interval if non-commutative) */
+  uint32_t nset;     /* members in set */
+  uint64_t set[];    /* bitset over the n members */
+} msg_t;
+
+struct inst;
+
+typedef struct {
+  hlink_t hlink;    /* s->tasks, by id   */
+  dred_queue_t q;   /* inst->tasks, dispatch order */
+  uint64_t id;
+  struct inst *inst;
+  msg_t *exec, *prov;
+  uint64_t bytes;
+  uint64_t start_ns;
+} task_t;
+
+typedef struct inst {
+  hlink_t hlink;      /* s->insts, by (group, tag) */
+  dred_queue_t link;  /* s->inst_list              */
+  sched_key_t key;
+  const group_t *g;
+  sched_params_t params; /* fixed by the first READY */
+  uint64_t bytes;        /* per member               */
+  uint64_t start_ns;
+  dred_queue_t queue;    /* msg_t, arrival order     */
+  dred_queue_t tasks;    /* task_t, dispatch order   */
+  int64_t seq_head, seq_tail;
+  msg_t **by_lo, **by_hi; /* non-commutative: queued message starting / ending at rank k */
+  msg_t *fresh;           /* non-commutative: the message enqueued since the last pairing
+                             pass, if it is the only one (nfresh == 1) and still queued */
+  uint32_t nfresh;        /* messages enqueued since the last pairing pass */
+  uint32_t ntasks;        /* tasks dispatched        */
+  uint32_t nrecovered;    /* recovered READYs taken  */
+  uint32_t nowed;         /* members alive and not told yet */
+  int32_t status;         /* DRED_OK while running, else why it failed */
+  uint8_t drained;        /* failed and its in-flight tasks are all back */
+  member_t m[];
+} inst_t;
+
+struct sched {
+  uint32_t nworkers;
+  sched_policy_t policy;
+  worker_t *w; /* [1..nworkers] */
+  double speed_sum; /* over live measured workers, for the "unknown speed" mean */
+  uint32_t nmeasured;
+  htab_t groups, insts, tasks;
+  dred_queue_t inst_list;
+  uint64_t next_task_id;
+  uint64_t now; /* the current event's time */
+  sched_action_t *act;
+  size_t act_head, act_len, act_cap;
+};
+
+static int worker_alive(const sched_t *s, uint32_t w) {
+  return w >= 1 && w <= s->nworkers && s->w[w].alive;
+}
+
+/* ---- actions ------------------------------------------------------------------------ */
+
+static sched_action_t *act_push(sched_t *s, sched_act_type_t type, sched_key_t key) {
+  sched_action_t *a;
+  if (s->act_len == s->act_cap) {
+    if (s->act_head > 0) { /* slide the undrained tail down before growing */
+      memmove(s->act, s->act + s->act_head, (s->act_len - s->act_head) * sizeof *s->act);
+      s->act_len -= s->act_head;
+      s->act_head = 0;
+    }
+    if (s->act_len == s->act_cap) {
+      size_t cap = s->act_cap ? s->act_cap * 2 : 64;
+      sched_action_t *na = realloc(s->act, cap * sizeof *na);
+      if (na == NULL) oom();
+      s->act = na;
+      s->act_cap = cap;
+    }
+  }
+  a = &s->act[s->act_len++];
+  memset(a, 0, sizeof *a);
+  a->type = type;
+  a->key = key;
+  return a;
+}
+
+/* ---- lookups ------------------------------------------------------------------------ */
+
+static uint64_t key_hash(sched_key_t k) { return mix64(k.group ^ mix64((uint64_t)k.tag)); }
+
+static group_t *group_find(const sched_t *s, uint64_t id) {
+  uint64_t h = mix64(id);
+  hlink_t *e;
+  for (e = htab_chain(&s->groups, h); e != NULL; e = e->next) {
+    group_t *g = CONTAINER_OF(e, group_t, hlink);
+    if (e->hash == h && g->id == id) return g;
+  }
+  return NULL;
+}
+
+static inst_t *inst_find(const sched_t *s, sched_key_t key) {
+  uint64_t h = key_hash(key);
+  hlink_t *e;
+  for (e = htab_chain(&s->insts, h); e != NULL; e = e->next) {
+    inst_t *in = CONTAINER_OF(e, inst_t, hlink);
+    if (e->hash == h && in->key.group == key.group && in->key.tag == key.tag) return in;
+  }
+  return NULL;
+}
+
+static task_t *task_find(const sched_t *s, uint64_t id) {
+  uint64_t h = mix64(id);
+  hlink_t *e;
+  for (e = htab_chain(&s->tasks, h); e != NULL; e = e->next) {
+    task_t *t = CONTAINER_OF(e, task_t, hlink);
+    if (e->hash == h && t->id == id) return t;
+  }
+  return NULL;
+}
+
+/* ---- messages ----------------------------------------------------------------------- */
+
+static size_t set_words(uint32_t n) { return ((size_t)n + 63) / 64; }
+
+static int set_has(const uint64_t *set, uint32_t k) { return (set[k / 64] >> (k % 64)) & 1; }
+
+/* A message holding member `member`'s operand alone.  NULL when out of memory. */
+static msg_t *msg_new(uint32_t n, uint32_t worker, uint32_t member, sched_bufref_t buf) {
+  msg_t *m = calloc(1, sizeof *m + set_words(n) * sizeof(uint64_t));
+  if (m == NULL) return NULL;
+  dred_queue_init(&m->q);
+  m->worker = worker;
+  m->member = member;
+  m->buf = buf;
+  m->lo = m->hi = member;
+  m->nset = 1;
+  m->set[member / 64] |= 1ULL << (member % 64);
+  return m;
+}
+
+static void msg_union(const inst_t *in, msg_t *into, const msg_t *from) {
+  size_t i, nw = set_words(in->g->n);
+  for (i = 0; i < nw; i++) into->set[i] |= from->set[i];
+  into->nset += from->nset;
+  if (from->lo < into->lo) into->lo = from->lo;
+  if (from->hi > into->hi) into->hi = from->hi;
+}
+
+static void msg_enqueue(inst_t *in, msg_t *m, int at_head) {
+  if (at_head) {
+    m->seq = --in->seq_head;
+    dred_queue_insert_head(&in->queue, &m->q);
+  } else {
+    m->seq = ++in->seq_tail;
+    dred_queue_insert_tail(&in->queue, &m->q);
+  }
+  if (in->by_lo != NULL) {
+    in->by_lo[m->lo] = m;
+    in->by_hi[m->hi] = m;
+  }
+  in->fresh = m;
+  in->nfresh++;
+}
+
+static void msg_dequeue(inst_t *in, msg_t *m) {
+  dred_queue_remove(&m->q);
+  if (in->by_lo != NULL) {
+    in->by_lo[m->lo] = NULL;
+    in->by_hi[m->hi] = NULL;
+  }
+  if (in->fresh == m) in->fresh = NULL;
+}
+
+/* ---- instances: creation, ending ---------------------------------------------------- */
+
+static inst_t *inst_new(sched_t *s, const group_t *g, sched_key_t key, const sched_params_t *p) {
+  inst_t *in = calloc(1, sizeof *in + (size_t)g->n * sizeof(member_t));
+  uint32_t k;
+  if (in == NULL) return NULL;
+  if (!p->commutative) {
+    in->by_lo = calloc(g->n, sizeof *in->by_lo);
+    in->by_hi = calloc(g->n, sizeof *in->by_hi);
+    if (in->by_lo == NULL || in->by_hi == NULL) {
+      free(in->by_lo);
+      free(in->by_hi);
+      free(in);
+      return NULL;
+    }
+  }
+  in->key = key;
+  in->g = g;
+  in->params = *p;
+  in->bytes = p->count * (uint64_t)p->extent;
+  in->start_ns = s->now;
+  dred_queue_init(&in->queue);
+  dred_queue_init(&in->tasks);
+  for (k = 0; k < g->n; k++)
+    if (worker_alive(s, g->workers[k])) in->nowed++;
+  htab_insert(&s->insts, &in->hlink, key_hash(key));
+  dred_queue_insert_tail(&s->inst_list, &in->link);
+  return in;
+}
+
+static void task_free(sched_t *s, task_t *t) {
+  htab_remove(&s->tasks, &t->hlink);
+  dred_queue_remove(&t->q);
+  free(t->exec);
+  free(t->prov);
+  free(t);
+}
+
+static void inst_free(sched_t *s, inst_t *in) {
+  dred_queue_t *q, *n;
+  DRED_QUEUE_FOREACH_SAFE(q, n, &in->queue) {
+    dred_queue_remove(q);
+    free(DRED_QUEUE_DATA(q, msg_t, q));
+  }
+  DRED_QUEUE_FOREACH_SAFE(q, n, &in->tasks) task_free(s, DRED_QUEUE_DATA(q, task_t, q));
+  htab_remove(&s->insts, &in->hlink);
+  dred_queue_remove(&in->link);
+  free(in->by_lo);
+  free(in->by_hi);
+  free(in);
+}
+
+static void inst_tell(sched_t *s, inst_t *in, uint32_t k, int32_t status) {
+  sched_action_t *a = act_push(s, SCHED_ACT_END, in->key);
+  a->u.end.worker = in->g->workers[k];
+  a->u.end.status = status;
+  in->m[k].told = 1;
+  in->nowed--;
+}
+
+static void inst_journal_and_free(sched_t *s, inst_t *in) {
+  sched_action_t *a = act_push(s, SCHED_ACT_JOURNAL_REDUCTION, in->key);
+  a->u.jred.members = in->g->n;
+  a->u.jred.bytes = in->bytes;
+  a->u.jred.start_ns = in->start_ns;
+  a->u.jred.end_ns = s->now;
+  a->u.jred.tasks = in->ntasks;
+  a->u.jred.recovered = in->nrecovered;
+  a->u.jred.status = in->status;
+  inst_free(s, in);
+}
+
+/* A message covers every member: the result is at the root.  Tell everyone alive. */
+static void inst_complete(sched_t *s, inst_t *in) {
+  uint32_t k;
+  for (k = 0; k < in->g->n; k++)
+    if (!in->m[k].told && worker_alive(s, in->g->workers[k])) inst_tell(s, in, k, DRED_OK);
+  inst_journal_and_free(s, in);
+}
+
+/* Mark the instance failed; the first reason wins.  Never frees: inst_settle does. */
+static void inst_fail(inst_t *in, int32_t status) {
+  if (in->status == DRED_OK) in->status = status ? status : DRED_ERR_INTERNAL;
+}
+
+/* A failed instance: once no task is in flight, tell every arrived member; when nobody
+ * alive is owed an END any more, journal it and let the key be used again. */
+static void inst_try_finish(sched_t *s, inst_t *in) {
+  uint32_t k;
+  if (!dred_queue_empty(&in->tasks)) return;
+  if (!in->drained) {
+    in->drained = 1;
+    for (k = 0; k < in->g->n; k++)
+      if (in->m[k].arrived && !in->m[k].told && worker_alive(s, in->g->workers[k]))
+        inst_tell(s, in, k, in->status);
+  }
+  if (in->nowed == 0) inst_journal_and_free(s, in);
+}
+
+static void inst_pair(sched_t *s, inst_t *in);
+
+/* Bring an instance to rest after an event.  A running one ends if a message covers all
+ * members (it is then the only message), else pairs what it can; a failed one goes on
+ * toward its ENDs.  May free `in`: callers must not touch it afterwards. */
+static void inst_settle(sched_t *s, inst_t *in) {
+  if (in->status != DRED_OK) {
+    inst_try_finish(s, in);
+    return;
+  }
+  if (!dred_queue_empty(&in->queue)) {
+    msg_t *head = DRED_QUEUE_DATA(dred_queue_head(&in->queue), msg_t, q);
+    if (head->nset == in->g->n) {
+      inst_complete(s, in);
+      return;
+    }
+  }
+  inst_pair(s, in);
+}
+
+/* ---- executor choice ------------------------------------------------------------------ */
+
+static double speed_or_mean(const sched_t *s, uint32_t w) {
+  if (s->w[w].measured) return s->w[w].speed;
+  if (s->nmeasured > 0) return s->speed_sum / s->nmeasured;
+  return 1.0; /* nobody measured: compare the byte counts themselves */
+}
+
+/* Whether `a` (the earlier message) executes rather than `b`.  Both holders are alive. */
+static int exec_is_a(const sched_t *s, const inst_t *in, const msg_t *a, const msg_t *b) {
+  const worker_t *wa = &s->w[a->worker], *wb = &s->w[b->worker];
+  double ea, eb;
+  /* The result must end at the root, so the root's side always executes. */
+  if (a->member == in->params.root) return 1;
+  if (b->member == in->params.root) return 0;
+  switch (s->policy) {
+    case SCHED_POLICY_LAST_TIME:
+      return !(wb->last_exec_ns < wa->last_exec_ns);
+    case SCHED_POLICY_PREDICT:
+      ea = (double)(wa->queued_bytes + in->bytes) / speed_or_mean(s, a->worker);
+      eb = (double)(wb->queued_bytes + in->bytes) / speed_or_mean(s, b->worker);
+      return !(eb < ea);
+    case SCHED_POLICY_FIRST:
+    default:
+      return 1;
+  }
+}
+
+static void task_dispatch(sched_t *s, inst_t *in, msg_t *a, msg_t *b) {
+  task_t *t = xcalloc(1, sizeof *t);
+  sched_action_t *act;
+  int a_exec = exec_is_a(s, in, a, b);
+  msg_dequeue(in, a);
+  msg_dequeue(in, b);
+  t->id = ++s->next_task_id;
+  t->inst = in;
+  t->exec = a_exec ? a : b;
+  t->prov = a_exec ? b : a;
+  t->bytes = in->bytes;
+  t->start_ns = s->now;
+  htab_insert(&s->tasks, &t->hlink, mix64(t->id));
+  dred_queue_insert_tail(&in->tasks, &t->q);
+  in->ntasks++;
+  s->w[t->exec->worker].queued_bytes += t->bytes;
+
+  act = act_push(s, SCHED_ACT_TASK, in->key);
+  act->u.task.task_id = t->id;
+  act->u.task.executor = t->exec->worker;
+  act->u.task.provider = t->prov->worker;
+  act->u.task.exec_member = t->exec->member;
+  act->u.task.prov_member = t->prov->member;
+  act->u.task.prov_buf = t->prov->buf;
+  act->u.task.count = in->params.count;
+  act->u.task.exec_is_left = !in->params.commutative && t->exec->hi < t->prov->lo;
+}
+
+/* ---- pairing ---------------------------------------------------------------------------- */
+
+/* The earliest queued message whose interval touches `a`'s, or NULL. */
+static msg_t *adjacent_partner(const inst_t *in, const msg_t *a) {
+  msg_t *l = a->lo > 0 ? in->by_hi[a->lo - 1] : NULL;
+  msg_t *r = a->hi + 1 < in->g->n ? in->by_lo[a->hi + 1] : NULL;
+  if (l != NULL && r != NULL) return l->seq < r->seq ? l : r;
+  return l != NULL ? l : r;
+}
+
+static void inst_pair(sched_t *s, inst_t *in) {
+  dred_queue_t *q, *next;
+  msg_t *x = in->fresh;
+  uint32_t nfresh = in->nfresh;
+  in->fresh = NULL;
+  in->nfresh = 0;
+  if (in->params.commutative) {
+    while (!dred_queue_empty(&in->queue) && in->queue.next->next != &in->queue)
+      task_dispatch(s, in, DRED_QUEUE_DATA(in->queue.next, msg_t, q),
+                    DRED_QUEUE_DATA(in->queue.next->next, msg_t, q));
+    return;
+  }
+  /* After every pass no two queued messages are adjacent, and taking messages out never
+   * makes two others adjacent.  So with nothing enqueued since, there is nothing to do;
+   * with one message x enqueued, any pair involves x.  The full scan below would then
+   * stop first at the earliest of x and its neighbours (a neighbour's only partner is
+   * x), which gives this O(1) shortcut for the common case. */
+  if (nfresh == 0) return;
+  if (nfresh == 1 && x != NULL) {
+    msg_t *nb = adjacent_partner(in, x); /* x's earliest neighbour */
+    if (nb != NULL) {
+      if (nb->seq < x->seq)
+        task_dispatch(s, in, nb, x);
+      else
+        task_dispatch(s, in, x, nb);
+    }
+    return;
+  }
+  /* Scan candidates in arrival order.  Taking a pair out never makes two other messages
+   * adjacent, so the messages before `a` still have no partner afterwards and the scan
+   * can go on from a's successor instead of restarting: one pass finds every pair.  A
+   * partner is never earlier than `a`: that earlier message would have paired with `a`. */
+  for (q = in->queue.next; q != &in->queue; q = next) {
+    msg_t *a = DRED_QUEUE_DATA(q, msg_t, q), *b = adjacent_partner(in, a);
+    next = q->next;
+    if (b == NULL) continue;
+    if (next == &b->q) next = next->next;
+    task_dispatch(s, in, a, b);
+  }
+}
+
+/* ---- loss and recovery ------------------------------------------------------------------ */
+
+/* The i-th worker that may hold member k's operand: its own worker, then the replica
+ * holders its READY announced.  If its READY never came the list is unknown; the copy
+ * is then on the next live member at the time it was stored (seed 002 eq. 4), so walk
+ * the other members in cyclic group order.  0 past the end. */
+static uint32_t holder_at(const inst_t *in, uint32_t k, uint32_t i) {
+  const member_t *mb = &in->m[k];
+  if (i == 0) return in->g->workers[k];
+  if (mb->arrived) return i <= mb->nreplicas ? mb->replicas[i - 1] : 0;
+  return i < in->g->n ? in->g->workers[(k + i) % in->g->n] : 0;
+}
+
+/* Ask the first live holder at position >= from to reload member k; none left fails the
+ * instance with `err`. */
+static void member_recover(sched_t *s, inst_t *in, uint32_t k, uint32_t from, int32_t err) {
+  member_t *mb = &in->m[k];
+  uint32_t i, w;
+  if (in->status != DRED_OK) return; /* a failed instance recovers nothing */
+  for (i = from; (w = holder_at(in, k, i)) != 0; i++) {
+    if (worker_alive(s, w)) {
+      sched_action_t *a = act_push(s, SCHED_ACT_RECOVER, in->key);
+      a->u.recover.worker = w;
+      a->u.recover.member = k;
+      mb->state = M_RECOVERING;
+      mb->asked = w;
+      mb->try_idx = i;
+      return;
+    }
+  }
+  mb->state = M_WAITING;
+  inst_fail(in, err);
+}
+
+/* A buffer is gone: split its set into single members, each recovered on its own. */
+static void lose_set(sched_t *s, inst_t *in, const msg_t *m) {
+  uint32_t k;
+  for (k = m->lo; k <= m->hi && in->status == DRED_OK; k++)
+    if (set_has(m->set, k)) member_recover(s, in, k, 0, DRED_ERR_PROC_FAILED);
+}
+
+/* ---- events ------------------------------------------------------------------------------ */
+
+static int params_agree(const sched_params_t *a, const sched_params_t *b) {
+  if (a->count != b->count || a->type_size != b->type_size || a->extent != b->extent ||
+      a->root != b->root || a->commutative != b->commutative || a->op_is_user != b->op_is_user)
+    return 0;
+  return a->op_is_user || a->op == b->op; /* user ops: commutativity is all we can compare */
+}
+
+/* A READY answering a RECOVER: `worker` now holds a copy of `member`'s operand. */
+static int on_recovered_ready(sched_t *s, inst_t *in, const sched_event_t *ev) {
+  uint32_t k = ev->u.ready.member;
+  member_t *mb;
+  msg_t *m;
+  if (in == NULL) return DRED_ERR_ARG; /* never creates an instance */
+  mb = &in->m[k];
+  if (in->status != DRED_OK) return 0; /* too late to matter, and harmless */
+  if (mb->state == M_LIVE) return 0;   /* already covered: taking it would count it twice */
+  if (mb->state != M_RECOVERING || mb->asked != ev->u.ready.worker) return DRED_ERR_ARG;
+  m = msg_new(in->g->n, ev->u.ready.worker, k, ev->u.ready.buf);
+  if (m == NULL) return DRED_ERR_NOMEM;
+  if (!params_agree(&in->params, &ev->u.ready.params)) {
+    free(m);
+    inst_fail(in, DRED_ERR_MISMATCH);
+  } else {
+    mb->state = M_LIVE;
+    in->nrecovered++;
+    msg_enqueue(in, m, 0);
+  }
+  inst_settle(s, in);
+  return 0;
+}
+
+static int on_ready(sched_t *s, const sched_event_t *ev) {
+  const sched_params_t *p = &ev->u.ready.params;
+  uint32_t k = ev->u.ready.member, w = ev->u.ready.worker;
+  const group_t *g = group_find(s, ev->u.ready.key.group);
+  inst_t *in;
+  msg_t *m;
+  int created = 0;
+
+  if (g == NULL || k >= g->n || !worker_alive(s, w) || ev->u.ready.nreplicas > SCHED_MAX_REPLICAS)
+    return DRED_ERR_ARG;
+  in = inst_find(s, ev->u.ready.key);
+  if (ev->u.ready.recovered) return on_recovered_ready(s, in, ev);
+  if (g->workers[k] != w) return DRED_ERR_ARG;
+  if (in != NULL && (in->m[k].arrived || in->m[k].state != M_WAITING)) return DRED_ERR_ARG;
+
+  /* Allocate before changing anything, so running out of memory leaves no trace. */
+  m = msg_new(g->n, w, k, ev->u.ready.buf);
+  if (m == NULL) return DRED_ERR_NOMEM;
+  if (in == NULL) {
+    in = inst_new(s, g, ev->u.ready.key, p);
+    if (in == NULL) {
+      free(m);
+      return DRED_ERR_NOMEM;
+    }
+    created = 1;
+  }
+
+  in->m[k].arrived = 1;
+  in->m[k].nreplicas = ev->u.ready.nreplicas;
+  memcpy(in->m[k].replicas, ev->u.ready.replicas, ev->u.ready.nreplicas * sizeof(uint32_t));
+
+  if (created && in->nowed < g->n) inst_fail(in, DRED_ERR_PROC_FAILED); /* started after a death */
+  if (created && p->root >= g->n) inst_fail(in, DRED_ERR_MISMATCH);
+  if (in->status == DRED_OK && !params_agree(&in->params, p)) inst_fail(in, DRED_ERR_MISMATCH);
+
+  if (in->status != DRED_OK) {
+    free(m);
+    if (in->drained) inst_tell(s, in, k, in->status); /* late arrival: told at once */
+  } else {
+    in->m[k].state = M_LIVE;
+    msg_enqueue(in, m, 0);
+  }
+  inst_settle(s, in);
+  return 0;
+}
+
+static void worker_measure(sched_t *s, uint32_t w, uint64_t bytes, uint64_t exec_ns) {
+  worker_t *ws = &s->w[w];
+  double sample = (double)bytes / (double)(exec_ns ? exec_ns : 1);
+  double old = ws->measured ? ws->speed : 0.0;
+  ws->speed = ws->measured ? 0.5 * ws->speed + 0.5 * sample : sample;
+  s->speed_sum += ws->speed - old;
+  if (!ws->measured) s->nmeasured++;
+  ws->measured = 1;
+  ws->last_exec_ns = exec_ns;
+}
+
+static int on_task_done(sched_t *s, const sched_event_t *ev) {
+  task_t *t = task_find(s, ev->u.done.task_id);
+  inst_t *in;
+  msg_t *exec, *prov;
+  sched_action_t *a;
+  sched_task_status_t st = ev->u.done.status;
+
+  if (t == NULL || t->exec->worker != ev->u.done.worker) return DRED_ERR_ARG;
+  if (st != SCHED_TASK_OK && st != SCHED_TASK_PROVIDER_LOST && st != SCHED_TASK_EXEC_CORRUPT &&
+      st != SCHED_TASK_ERROR)
+    return DRED_ERR_ARG;
+
+  in = t->inst;
+  exec = t->exec;
+  prov = t->prov;
+  t->exec = t->prov = NULL; /* the messages now belong to this function */
+  s->w[exec->worker].queued_bytes -=
+      t->bytes < s->w[exec->worker].queued_bytes ? t->bytes : s->w[exec->worker].queued_bytes;
+  if (st == SCHED_TASK_OK) worker_measure(s, exec->worker, t->bytes, ev->u.done.exec_ns);
+
+  a = act_push(s, SCHED_ACT_JOURNAL_TASK, in->key);
+  a->u.jtask.task_id = t->id;
+  a->u.jtask.executor = exec->worker;
+  a->u.jtask.provider = prov->worker;
+  a->u.jtask.bytes = t->bytes;
+  a->u.jtask.start_ns = t->start_ns;
+  a->u.jtask.end_ns = s->now;
+  a->u.jtask.exec_ns = ev->u.done.exec_ns;
+  a->u.jtask.status = (int32_t)st;
+  task_free(s, t);
+
+  if (in->status != DRED_OK) { /* a failed instance only waits for its tasks to drain */
+    free(exec);
+    free(prov);
+    inst_settle(s, in);
+    return 0;
+  }
+  switch (st) {
+    case SCHED_TASK_OK: /* exec's buffer now covers both sets: a fresh arrival */
+      msg_union(in, exec, prov);
+      exec->buf = ev->u.done.buf;
+      msg_enqueue(in, exec, 0);
+      exec = NULL;
+      break;
+    case SCHED_TASK_PROVIDER_LOST: /* exec kept its data: it was ready earliest */
+      exec->buf = ev->u.done.buf;
+      msg_enqueue(in, exec, 1);
+      lose_set(s, in, prov);
+      exec = NULL;
+      break;
+    case SCHED_TASK_EXEC_CORRUPT:
+      lose_set(s, in, exec);
+      lose_set(s, in, prov);
+      break;
+    case SCHED_TASK_ERROR:
+      inst_fail(in, ev->u.done.error ? ev->u.done.error : DRED_ERR_INTERNAL);
+      break;
+  }
+  free(exec);
+  free(prov);
+  inst_settle(s, in);
+  return 0;
+}
+
+/* The executor died with the task: the provider's message was ready earliest and goes
+ * back to the head (unless its holder is dead too); the executor's set is lost. */
+static void task_drop(sched_t *s, inst_t *in, task_t *t) {
+  msg_t *exec = t->exec, *prov = t->prov;
+  t->exec = t->prov = NULL;
+  task_free(s, t);
+  if (in->status == DRED_OK) {
+    if (worker_alive(s, prov->worker)) {
+      msg_enqueue(in, prov, 1);
+      prov = NULL;
+    } else {
+      lose_set(s, in, prov);
+    }
+    lose_set(s, in, exec);
+  }
+  free(exec);
+  free(prov);
+}
+
+static void inst_worker_failed(sched_t *s, inst_t *in, uint32_t w) {
+  const group_t *g = in->g;
+  dred_queue_t *q, *prev, *next;
+  uint32_t k;
+
+  if (in->status == DRED_OK && g->workers[in->params.root] == w)
+    inst_fail(in, DRED_ERR_ROOT_FAILED); /* the result has nowhere to go */
+
+  /* Tasks it was executing will never report.  Walk backwards so that, of several
+   * providers put back at the head, the earliest-dispatched ends up first. */
+  for (q = in->tasks.prev; q != &in->tasks; q = prev) {
+    task_t *t = DRED_QUEUE_DATA(q, task_t, q);
+    prev = q->prev;
+    if (t->exec->worker == w) task_drop(s, in, t);
+  }
+
+  /* Its queued messages are gone with it. */
+  DRED_QUEUE_FOREACH_SAFE(q, next, &in->queue) {
+    msg_t *m = DRED_QUEUE_DATA(q, msg_t, q);
+    if (m->worker != w) continue;
+    msg_dequeue(in, m);
+    lose_set(s, in, m);
+    free(m);
+  }
+
+  for (k = 0; k < g->n; k++) {
+    member_t *mb = &in->m[k];
+    if (g->workers[k] == w && !mb->told) in->nowed--; /* nobody to tell any more */
+    if (in->status != DRED_OK) continue;
+    if (mb->state == M_RECOVERING && mb->asked == w) /* asked of the dead: next holder */
+      member_recover(s, in, k, mb->try_idx + 1, DRED_ERR_PROC_FAILED);
+    else if (g->workers[k] == w && !mb->arrived && mb->state == M_WAITING)
+      member_recover(s, in, k, 1, DRED_ERR_PROC_FAILED); /* its READY may never come */
+  }
+  inst_settle(s, in);
+}
+
+static int on_worker_failed(sched_t *s, uint32_t w) {
+  dred_queue_t *q, *next;
+  if (!worker_alive(s, w)) return 0;
+  s->w[w].alive = 0;
+  if (s->w[w].measured) { /* the "unknown speed" mean is over live workers */
+    s->speed_sum -= s->w[w].speed;
+    if (--s->nmeasured == 0) s->speed_sum = 0.0;
+  }
+  DRED_QUEUE_FOREACH_SAFE(q, next, &s->inst_list) /* settle frees only the current one */
+    inst_worker_failed(s, DRED_QUEUE_DATA(q, inst_t, link), w);
+  return 0;
+}
+
+static int on_recover_failed(sched_t *s, const sched_event_t *ev) {
+  inst_t *in = inst_find(s, ev->u.recover_failed.key);
+  uint32_t k = ev->u.recover_failed.member;
+  member_t *mb;
+  if (in == NULL || k >= in->g->n) return DRED_ERR_ARG;
+  if (in->status != DRED_OK) return 0;
+  mb = &in->m[k];
+  if (mb->state != M_RECOVERING || mb->asked != ev->u.recover_failed.worker) return DRED_ERR_ARG;
+  member_recover(s, in, k, mb->try_idx + 1,
+                 ev->u.recover_failed.error ? ev->u.recover_failed.error : DRED_ERR_PROC_FAILED);
+  inst_settle(s, in);
+  return 0;
+}
+
+/* ---- public API -------------------------------------------------------------------------- */
+
+sched_t *sched_new(uint32_t nworkers, sched_policy_t policy) {
+  sched_t *s = calloc(1, sizeof *s);
+  uint32_t w;
+  if (s == NULL) return NULL;
+  s->nworkers = nworkers;
+  s->policy = policy;
+  dred_queue_init(&s->inst_list);
+  s->w = calloc((size_t)nworkers + 1, sizeof *s->w);
+  if (s->w == NULL || htab_init(&s->groups) || htab_init(&s->insts) || htab_init(&s->tasks)) {
+    sched_free(s);
+    return NULL;
+  }
+  for (w = 1; w <= nworkers; w++) s->w[w].alive = 1;
+  return s;
+}
+
+void sched_free(sched_t *s) {
+  size_t i;
+  if (s == NULL) return;
+  while (!dred_queue_empty(&s->inst_list))
+    inst_free(s, DRED_QUEUE_DATA(dred_queue_head(&s->inst_list), inst_t, link));
+  if (s->groups.slot != NULL) {
+    for (i = 0; i <= s->groups.mask; i++) {
+      hlink_t *e = s->groups.slot[i], *next;
+      for (; e != NULL; e = next) {
+        next = e->next;
+        free(CONTAINER_OF(e, group_t, hlink));
+      }
+    }
+  }
+  free(s->groups.slot);
+  free(s->insts.slot);
+  free(s->tasks.slot);
+  free(s->w);
+  free(s->act);
+  free(s);
+}
+
+int sched_group_define(sched_t *s, uint64_t id, uint32_t n, const uint32_t *workers) {
+  group_t *g;
+  uint8_t *seen;
+  uint32_t k;
+  if (s == NULL || workers == NULL || n == 0) return DRED_ERR_ARG;
+  g = group_find(s, id);
+  if (g != NULL)
+    return g->n == n && memcmp(g->workers, workers, n * sizeof *workers) == 0 ? 0 : DRED_ERR_ARG;
+  /* A process is one rank of a communicator: a worker listed twice is a malformed group. */
+  seen = calloc((size_t)s->nworkers + 1, 1);
+  if (seen == NULL) return DRED_ERR_NOMEM;
+  for (k = 0; k < n; k++) {
+    if (workers[k] < 1 || workers[k] > s->nworkers || seen[workers[k]]) {
+      free(seen);
+      return DRED_ERR_ARG;
+    }
+    seen[workers[k]] = 1;
+  }
+  free(seen);
+  g = malloc(sizeof *g + (size_t)n * sizeof *workers);
+  if (g == NULL) return DRED_ERR_NOMEM;
+  g->id = id;
+  g->n = n;
+  memcpy(g->workers, workers, n * sizeof *workers);
+  htab_insert(&s->groups, &g->hlink, mix64(id));
+  return 0;
+}
+
+int sched_feed(sched_t *s, const sched_event_t *ev) {
+  if (s == NULL || ev == NULL) return DRED_ERR_ARG;
+  s->now = ev->now_ns;
+  switch (ev->type) {
+    case SCHED_EV_READY:
+      return on_ready(s, ev);
+    case SCHED_EV_TASK_DONE:
+      return on_task_done(s, ev);
+    case SCHED_EV_WORKER_FAILED:
+      return on_worker_failed(s, ev->u.failed.worker);
+    case SCHED_EV_RECOVER_FAILED:
+      return on_recover_failed(s, ev);
+  }
+  return DRED_ERR_ARG;
+}
+
+int sched_next_action(sched_t *s, sched_action_t *out) {
+  if (s == NULL || s->act_head == s->act_len) return 0;
+  *out = s->act[s->act_head++];
+  if (s->act_head == s->act_len) s->act_head = s->act_len = 0;
+  return 1;
+}
+
+size_t sched_instances(const sched_t *s) { return s->insts.count; }
+
+size_t sched_queue_len(const sched_t *s, sched_key_t key) {
+  const inst_t *in = inst_find(s, key);
+  return in != NULL ? dred_queue_len(&in->queue) : 0;
+}
+
+size_t sched_tasks_in_flight(const sched_t *s) { return s->tasks.count; }
+
+int sched_worker_alive(const sched_t *s, uint32_t worker) { return worker_alive(s, worker); }
+
+double sched_worker_speed(const sched_t *s, uint32_t worker) {
+  if (worker < 1 || worker > s->nworkers || !s->w[worker].measured) return 0.0;
+  return s->w[worker].speed;
+}
