@@ -1,0 +1,1007 @@
+/*
+ * bench.c -- dred-bench: dred against MPICH's own MPI_Reduce / MPI_Ireduce, same processes,
+ * same run, interleaved.
+ *
+ *   dredrun -n P dred-bench [--scenario ideal|unbalanced|slow|concurrent|bound|all[,...]]
+ *                           [--sizes 128K,8M,32M] [--reps R] [--quick] [--k 0,1,10]
+ *                           [--conc 4,8,16,28] [--csv FILE] [--summary FILE] ...
+ *   (dred-bench --help lists every option.)
+ *
+ * What is timed
+ * -------------
+ * Every measurement starts from a common start T0.  All ranks meet in a barrier, dred_comm
+ * rank 0 picks T0 = now + margin (20 ms) on CLOCK_MONOTONIC and broadcasts it, and every rank
+ * sleeps until T0 (clock_nanosleep, absolute).  On one node CLOCK_MONOTONIC is one clock, so
+ * all ranks leave at the same instant and every timestamp below is comparable across ranks.
+ * (On several nodes the bench falls back to "T0 = the rank's own exit from the barrier" and
+ * the cross-rank metrics unbalanced_tail/unbalanced_own are not meaningful; it says so.)
+ *
+ *  - ideal, slow, unbalanced: the ROOT's time, T0 -> the root has the result (dred_reduce
+ *    returned / MPI_Reduce returned at the root).  This is the "seconds" column.
+ *  - unbalanced also records two derived metrics as their own scenario rows:
+ *      unbalanced_tail = root completion - the LAST rank's arrival (what is left after the
+ *                        last rank arrives: the part an algorithm can change),
+ *      unbalanced_own  = max over ranks of (own completion - own arrival) (seed 000, fig. 11:
+ *                        each rank's communication time from its own arrival, max over ranks).
+ *  - concurrent: max over ranks of (T0 -> that rank's last request complete), i.e. until all
+ *    C reductions are complete everywhere.
+ *
+ * Outside the timed region every rank waits with a sleeping poll (MPI_Test + nanosleep that
+ * doubles from 1 us to 500 us): a rank that finished early must not steal the oversubscribed
+ * cores from ranks still inside the timed region (MPICH's blocking calls busy-poll).
+ *
+ * Fairness: dred and MPI alternate every repetition and the order flips every repetition
+ * (even reps dred first, odd reps MPI first); one untimed warm-up repetition per point
+ * (--warmup).  The send data changes every repetition; receive buffers are overwritten
+ * with NaN before each call.  dred's result is compared bit for bit with MPI's (integer
+ * valued doubles, MPI_SUM, so both are exact) every repetition and spot-checked against
+ * the closed form; a mismatch or a dred error prints WRONG and makes the exit code 1.
+ *
+ * Scenarios
+ * ---------
+ *  ideal       sizes 128 KiB .. 128 MiB (quick: 128K, 8M, 32M).
+ *  unbalanced  before each call every rank sleeps a random 0..k (same draws for both
+ *              contenders in a repetition), k = 0, 1x, 10x the ideal MPI time for that size
+ *              (taken from this run's ideal scenario, or calibrated with 3 MPI_Reduce).
+ *              Time from T0, i.e. before the sleeps.  --delay busy spins instead of sleeping.
+ *  slow        the ideal measurement, labelled "slow"; the CPU hogs are started OUTSIDE by
+ *              tests/bench/run-bench.sh (stress-ng pinned to the last CPU) while this scenario
+ *              runs, so they hit both contenders alike.  Use with --pin, which pins app rank r
+ *              (all its threads) to CPU r % ncpu before MPI starts, so that the ranks on the
+ *              hogged CPU are the slow workers (with 2 CPUs: the odd ranks; the root, rank 0,
+ *              is not slowed).  --hogs N only labels the param column.
+ *  concurrent  C in --conc reductions of 8 MiB in flight (dred_ireduce with tags 0..C-1,
+ *              roots j % p) vs C MPI_Ireduce + MPI_Waitall.
+ *  bound       memory bandwidth of this machine: a[i] += b[i] over two 32 MiB double arrays
+ *              (reads 2n, writes n bytes, counted as 3n), best of 5 trials of 5 passes,
+ *              first by one process (B1), then by two processes at once (B2, aggregate).
+ *              Lower bound of a reduction of n bytes over p ranks: (p-1) combines of 3n bytes:
+ *              bound1 = (p-1)*3n/B1 (one core), bound2 = (p-1)*3n/max(B1,B2) (the machine: the
+ *              combines spread over both cores, or one core when two do not add bandwidth; the
+ *              ratio "dred/bound" uses bound2).  The copy of each operand into dred's pool and
+ *              the tree depth are not in the bound: it is what memory bandwidth alone allows.  Needs ideal medians for its sizes and measures them
+ *              if this run has not (default size 32M, or every ideal size with ideal/all).
+ *
+ * Output: progress lines on stdout (rank 0); --csv FILE gets one row per call:
+ *   scenario,p,bytes,param,contender,rep,seconds,cpu_s
+ * (cpu_s: user+system CPU seconds summed over the application ranks, from before the
+ * start barrier to after the result gather; it excludes dred-master).  --summary FILE
+ * (default: the csv name with -summary.csv) gets medians/min/max per point and the ratio
+ * dred/mpi.  Both files are appended to; the header is written when a file is empty.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dred.h"
+
+#define MAXLIST 64
+#define KIB 1024ull
+#define MIB (1024ull * 1024ull)
+
+/* ---- options --------------------------------------------------------------------------- */
+enum { S_IDEAL = 1, S_UNBAL = 2, S_SLOW = 4, S_CONC = 8, S_BOUND = 16 };
+static struct {
+  unsigned scen;
+  size_t sizes[MAXLIST];
+  int nsizes; /* 0: per-scenario defaults */
+  int reps, warmup, quick, root;
+  double k[MAXLIST];
+  int nk;
+  int conc[MAXLIST];
+  int nconc;
+  size_t conc_bytes;
+  const char *csv, *summary;
+  double margin_ms;
+  int pin, hogs, busy_delay;
+  int run_dred, run_mpi;
+  uint64_t seed;
+} opt;
+
+/* ---- process state ---------------------------------------------------------------------- */
+static MPI_Comm comm;
+static int rank, P, one_node = 1, any_wrong = 0, late_starts = 0;
+/* rank 0: dred's timed seconds and calls, warm-ups included (master load per dred-second) */
+static double dred_timed_s;
+static long dred_timed_calls;
+static FILE *csv_f, *sum_f;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void sleep_until(double t) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)t;
+  ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+  if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
+}
+
+static void sleep_us(long us) {
+  struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+  nanosleep(&ts, NULL);
+}
+
+static double cpu_now(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+         (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+}
+
+static __attribute__((format(printf, 1, 2))) void say(const char *fmt, ...) {
+  if (rank != 0) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  fflush(stdout);
+}
+
+static __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "dred-bench: ");
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n");
+  exit(2);
+}
+
+/* Wait for a request without burning the core: MPICH's blocking waits busy-poll. */
+static void sleepy_wait(MPI_Request *r) {
+  int done = 0;
+  long us = 1;
+  for (;;) {
+    MPI_Test(r, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    sleep_us(us);
+    if (us < 500) us *= 2;
+  }
+}
+
+static void idle_barrier(void) {
+  MPI_Request r;
+  MPI_Ibarrier(comm, &r);
+  sleepy_wait(&r);
+}
+
+static void idle_reduce(const double *in, double *out, int n, MPI_Op op) {
+  MPI_Request r;
+  MPI_Ireduce(in, out, n, MPI_DOUBLE, op, 0, comm, &r);
+  sleepy_wait(&r);
+}
+
+static void idle_bcast(void *buf, int n, MPI_Datatype t) {
+  MPI_Request r;
+  MPI_Ibcast(buf, n, t, 0, comm, &r);
+  sleepy_wait(&r);
+}
+
+/* The common start; see the header comment. */
+static double sync_start(void) {
+  double t0 = 0;
+  idle_barrier();
+  if (!one_node) return now_s();
+  if (rank == 0) t0 = now_s() + opt.margin_ms * 1e-3;
+  idle_bcast(&t0, 1, MPI_DOUBLE);
+  if (now_s() > t0)
+    late_starts++;
+  else
+    sleep_until(t0);
+  return t0;
+}
+
+/* ---- data --------------------------------------------------------------------------------- */
+/* Integer-valued, < 1024 per rank, so any summation order is exact. */
+static inline double val(size_t i, int r, int rep, int j) {
+  return (double)((i * 7u + (size_t)r * 13u + (size_t)rep * 5u + (size_t)j * 11u) & 1023u);
+}
+
+static void fill(double *buf, size_t count, int rep, int j) {
+  for (size_t i = 0; i < count; i++) buf[i] = val(i, rank, rep, j);
+}
+
+static void zap(double *buf, size_t count) { memset(buf, 0xff, count * sizeof(double)); }
+
+/* Root-side check: dred == MPI bit for bit, and both == the closed form at sampled points. */
+static int check(const char *what, const double *d, const double *m, size_t count, int rep,
+                 int j) {
+  int bad = 0;
+  if (d && m && memcmp(d, m, count * sizeof(double)) != 0) {
+    size_t i = 0;
+    while (i < count && memcmp(&d[i], &m[i], sizeof(double)) == 0) i++;
+    printf("WRONG %s rep %d: dred differs from MPI at element %zu: dred %.17g mpi %.17g\n",
+           what, rep, i, i < count ? d[i] : 0.0, i < count ? m[i] : 0.0);
+    bad = 1;
+  }
+  size_t step = count > 4096 ? count / 4096 : 1;
+  for (size_t i = 0; i < count && !bad; i += step) {
+    double e = 0;
+    for (int r = 0; r < P; r++) e += val(i, r, rep, j);
+    if (d && d[i] != e) {
+      printf("WRONG %s rep %d: dred element %zu = %.17g, expected %.17g\n", what, rep, i, d[i], e);
+      bad = 1;
+    }
+    if (m && m[i] != e) {
+      printf("WRONG %s rep %d: MPI element %zu = %.17g, expected %.17g\n", what, rep, i, m[i], e);
+      bad = 1;
+    }
+  }
+  if (bad) {
+    any_wrong = 1;
+    fflush(stdout);
+  }
+  return bad;
+}
+
+/* ---- results ------------------------------------------------------------------------------ */
+typedef struct {
+  char scen[24];
+  size_t bytes;
+  double param;
+  int n;
+  double dmed, dmin, dmax, mmed, mmin, mmax, dcpu, mcpu;
+  int wrong;
+  double bound1, bound2;
+} summary_t;
+static summary_t sums[1024];
+static int nsums;
+
+static int cmpd(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+static double median(double *v, int n) {
+  if (n <= 0) return NAN;
+  qsort(v, (size_t)n, sizeof *v, cmpd);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static const char *human(size_t b, char *buf) {
+  if (b >= MIB && b % MIB == 0)
+    sprintf(buf, "%zuM", (size_t)(b / MIB));
+  else if (b >= KIB && b % KIB == 0)
+    sprintf(buf, "%zuK", (size_t)(b / KIB));
+  else
+    sprintf(buf, "%zu", b);
+  return buf;
+}
+
+static void csv_row(const char *scen, size_t bytes, double param, const char *who, int rep,
+                    double sec, double cpu) {
+  if (rank != 0 || !csv_f) return;
+  fprintf(csv_f, "%s,%d,%zu,%g,%s,%d,%.9f,%.6f\n", scen, P, bytes, param, who, rep, sec, cpu);
+  fflush(csv_f);
+}
+
+/* One point: per-rep arrays of dred and MPI times (root has them). */
+static summary_t *record(const char *scen, size_t bytes, double param, double *d, double *dc,
+                         double *m, double *mc, int n, int wrong) {
+  if (rank != 0) return NULL;
+  summary_t *s = &sums[nsums < 1023 ? nsums++ : 1023];
+  memset(s, 0, sizeof *s);
+  snprintf(s->scen, sizeof s->scen, "%s", scen);
+  s->bytes = bytes;
+  s->param = param;
+  s->n = n;
+  s->wrong = wrong;
+  s->dmin = s->mmin = INFINITY;
+  s->dmax = s->mmax = -INFINITY;
+  for (int i = 0; i < n; i++) {
+    if (d[i] < s->dmin) s->dmin = d[i];
+    if (d[i] > s->dmax) s->dmax = d[i];
+    if (m[i] < s->mmin) s->mmin = m[i];
+    if (m[i] > s->mmax) s->mmax = m[i];
+  }
+  double *tmp = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+  memcpy(tmp, d, sizeof(double) * (size_t)n);
+  s->dmed = opt.run_dred ? median(tmp, n) : NAN;
+  memcpy(tmp, m, sizeof(double) * (size_t)n);
+  s->mmed = opt.run_mpi ? median(tmp, n) : NAN;
+  memcpy(tmp, dc, sizeof(double) * (size_t)n);
+  s->dcpu = opt.run_dred ? median(tmp, n) : NAN;
+  memcpy(tmp, mc, sizeof(double) * (size_t)n);
+  s->mcpu = opt.run_mpi ? median(tmp, n) : NAN;
+  free(tmp);
+  s->bound1 = s->bound2 = NAN;
+  char hb[32];
+  printf("  %-16s %6s param %-6g  dred %9.3f ms [%8.3f..%8.3f]  mpi %9.3f ms [%8.3f..%8.3f]"
+         "  dred/mpi %6.3f%s\n",
+         scen, human(bytes, hb), param, 1e3 * s->dmed, 1e3 * s->dmin, 1e3 * s->dmax,
+         1e3 * s->mmed, 1e3 * s->mmin, 1e3 * s->mmax, s->dmed / s->mmed,
+         wrong ? "  WRONG" : "");
+  fflush(stdout);
+  return s;
+}
+
+static summary_t *find_sum(const char *scen, size_t bytes, double param) {
+  for (int i = 0; i < nsums; i++)
+    if (strcmp(sums[i].scen, scen) == 0 && sums[i].bytes == bytes && sums[i].param == param)
+      return &sums[i];
+  return NULL;
+}
+
+/* ---- single-reduction measurements (ideal, slow, unbalanced) ------------------------------- */
+static uint64_t splitmix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+static double uniform01(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+  uint64_t h = splitmix(opt.seed ^ splitmix(a ^ splitmix(b ^ splitmix(c ^ splitmix(d)))));
+  return (double)(h >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static double *sendbuf, *dred_recv, *mpi_recv;
+static size_t buf_count;
+
+static void ensure_single_bufs(size_t count) {
+  if (count <= buf_count) return;
+  free(sendbuf);
+  free(dred_recv);
+  free(mpi_recv);
+  sendbuf = malloc(count * sizeof(double));
+  dred_recv = rank == opt.root ? malloc(count * sizeof(double)) : NULL;
+  mpi_recv = rank == opt.root ? malloc(count * sizeof(double)) : NULL;
+  if (!sendbuf || (rank == opt.root && (!dred_recv || !mpi_recv)))
+    die("out of memory for %zu doubles", count);
+  buf_count = count;
+}
+
+/* Runs one contender once.  delay: this rank's arrival offset after T0 (seconds).
+ * out[0] = root time (T0 -> root done), out[1] = arrival, out[2] = end, out[3] = cpu (sum),
+ * out[4] = errors (sum), out[5] = max(end - arrival), out[6] = max arrival. */
+static void run_one(int who_dred, size_t count, double delay, int rep, double out[7]) {
+  double *recv = who_dred ? dred_recv : mpi_recv;
+  if (rank == opt.root) zap(recv, count);
+  double c0 = cpu_now();
+  double t0 = sync_start();
+  if (delay > 0) {
+    if (opt.busy_delay)
+      while (now_s() < t0 + delay) {}
+    else
+      sleep_until(t0 + delay);
+  }
+  double t_arr = now_s();
+  int err = 0;
+  if (who_dred) {
+    int st = dred_reduce(sendbuf, rank == opt.root ? recv : NULL, (int)count, MPI_DOUBLE,
+                         MPI_SUM, opt.root, comm);
+    if (st != DRED_OK) {
+      fprintf(stdout, "WRONG dred_reduce rep %d on rank %d returned %d (%s)\n", rep, rank, st,
+              dred_strerror(st));
+      err = 1;
+    }
+  } else {
+    if (MPI_Reduce(sendbuf, rank == opt.root ? recv : NULL, (int)count, MPI_DOUBLE, MPI_SUM,
+                   opt.root, comm) != MPI_SUCCESS)
+      err = 1;
+  }
+  double t_end = now_s();
+  /* root time goes to rank 0 of comm (the bench's reporter) */
+  double mx_in[3] = {t_end - t_arr, t_arr - t0, rank == opt.root ? t_end - t0 : 0.0};
+  double mx_out[3] = {0, 0, 0};
+  double sm_in[2], sm_out[2] = {0, 0};
+  idle_reduce(mx_in, mx_out, 3, MPI_MAX);
+  sm_in[0] = cpu_now() - c0;
+  sm_in[1] = err;
+  idle_reduce(sm_in, sm_out, 2, MPI_SUM);
+  if (rank == 0) {
+    if (who_dred) {
+      dred_timed_s += mx_out[2];
+      dred_timed_calls++;
+    }
+    out[0] = mx_out[2];
+    out[3] = sm_out[0];
+    out[4] = sm_out[1];
+    out[5] = mx_out[0];
+    out[6] = mx_out[1];
+  }
+  out[1] = t_arr - t0;
+  out[2] = t_end - t0;
+}
+
+/* kmult < 0: no delays.  ideal_t: the ideal MPI median that k multiplies. */
+static summary_t *measure_single(const char *scen, size_t bytes, double param, double kmult,
+                                 double ideal_t) {
+  size_t count = bytes / sizeof(double);
+  ensure_single_bufs(count);
+  int reps = opt.reps, n = 0, wrong = 0;
+  double d[reps], dc[reps], m[reps], mc[reps];
+  double dt[reps], mt[reps], dow[reps], mow[reps];
+  char what[96], hb[32];
+  snprintf(what, sizeof what, "%s %s param %g", scen, human(bytes, hb), param);
+  for (int rep = -opt.warmup; rep < reps; rep++) {
+    int rr = rep < 0 ? 1000 + rep : rep; /* data/draw index */
+    fill(sendbuf, count, rr, 0);
+    double delay = 0;
+    if (kmult > 0)
+      delay = kmult * ideal_t * uniform01(bytes, (uint64_t)(kmult * 1000), (uint64_t)rr,
+                                          (uint64_t)rank);
+    double od[7] = {0}, om[7] = {0};
+    int dred_first = (rep & 1) == 0;
+    for (int c = 0; c < 2; c++) {
+      int who_dred = (c == 0) == dred_first;
+      if (who_dred && opt.run_dred) run_one(1, count, delay, rr, od);
+      if (!who_dred && opt.run_mpi) run_one(0, count, delay, rr, om);
+    }
+    int bad = 0;
+    if (rank == opt.root) {
+      char w2[128];
+      snprintf(w2, sizeof w2, "%.100s", what);
+      bad = check(w2, opt.run_dred ? dred_recv : NULL, opt.run_mpi ? mpi_recv : NULL, count, rr,
+                  0);
+    }
+    /* errors reported by dred on any rank, and the root's check, reach rank 0 */
+    int bad_all = 0;
+    {
+      MPI_Request r;
+      MPI_Iallreduce(&bad, &bad_all, 1, MPI_INT, MPI_MAX, comm, &r);
+      sleepy_wait(&r);
+    }
+    if (rank == 0 && (od[4] > 0 || om[4] > 0)) bad_all = 1;
+    if (bad_all) {
+      wrong = 1;
+      any_wrong = 1;
+      say("WRONG %s rep %d (see above)\n", what, rep);
+    }
+    if (rep < 0 || rank != 0) continue;
+    d[n] = od[0]; dc[n] = od[3]; m[n] = om[0]; mc[n] = om[3];
+    dt[n] = od[0] - od[6]; mt[n] = om[0] - om[6]; /* root done - last arrival */
+    dow[n] = od[5]; mow[n] = om[5];
+    n++;
+    if (opt.run_dred) csv_row(scen, bytes, param, "dred", rep, od[0], od[3]);
+    if (opt.run_mpi) csv_row(scen, bytes, param, "mpi", rep, om[0], om[3]);
+    if (kmult >= 0) {
+      if (opt.run_dred) csv_row("unbalanced_tail", bytes, param, "dred", rep, dt[n - 1], od[3]);
+      if (opt.run_mpi) csv_row("unbalanced_tail", bytes, param, "mpi", rep, mt[n - 1], om[3]);
+      if (opt.run_dred) csv_row("unbalanced_own", bytes, param, "dred", rep, dow[n - 1], od[3]);
+      if (opt.run_mpi) csv_row("unbalanced_own", bytes, param, "mpi", rep, mow[n - 1], om[3]);
+    }
+  }
+  summary_t *s = record(scen, bytes, param, d, dc, m, mc, n, wrong);
+  if (kmult >= 0 && rank == 0) {
+    record("unbalanced_tail", bytes, param, dt, dc, mt, mc, n, wrong);
+    record("unbalanced_own", bytes, param, dow, dc, mow, mc, n, wrong);
+    s = find_sum(scen, bytes, param);
+  }
+  return s;
+}
+
+/* The ideal MPI median for `bytes`, agreed by all ranks. */
+static double ideal_mpi_time(size_t bytes) {
+  double t = 0;
+  if (rank == 0) {
+    summary_t *s = find_sum("ideal", bytes, 0);
+    t = s && opt.run_mpi ? s->mmed : -1;
+  }
+  idle_bcast(&t, 1, MPI_DOUBLE);
+  if (t > 0) return t;
+  /* calibrate: 3 timed MPI_Reduce at this size, median at the root */
+  size_t count = bytes / sizeof(double);
+  ensure_single_bufs(count);
+  double v[3], o[7];
+  fill(sendbuf, count, 999, 0);
+  run_one(0, count, 0, 999, o); /* warm-up */
+  for (int i = 0; i < 3; i++) {
+    run_one(0, count, 0, 999, o);
+    v[i] = o[0];
+  }
+  if (rank == 0) t = median(v, 3);
+  idle_bcast(&t, 1, MPI_DOUBLE);
+  char hb[32];
+  say("  (calibrated ideal MPI time for %s: %.3f ms)\n", human(bytes, hb), 1e3 * t);
+  return t;
+}
+
+/* ---- concurrent -------------------------------------------------------------------------- */
+static void measure_conc(int C) {
+  size_t bytes = opt.conc_bytes, count = bytes / sizeof(double);
+  double **snd = calloc((size_t)C, sizeof *snd), **dr = calloc((size_t)C, sizeof *dr),
+         **mr = calloc((size_t)C, sizeof *mr);
+  dred_future **f = calloc((size_t)C, sizeof *f);
+  MPI_Request *req = calloc((size_t)C, sizeof *req);
+  MPI_Status *sts = calloc((size_t)C, sizeof *sts); /* not MPI_STATUSES_IGNORE: gcc 12 warns */
+  if (!snd || !dr || !mr || !f || !req || !sts) die("out of memory");
+  for (int j = 0; j < C; j++) {
+    snd[j] = malloc(bytes);
+    if (!snd[j]) die("out of memory (concurrent send %d)", j);
+    if (j % P == rank) {
+      dr[j] = malloc(bytes);
+      mr[j] = malloc(bytes);
+      if (!dr[j] || !mr[j]) die("out of memory (concurrent recv %d)", j);
+    }
+  }
+  int reps = opt.reps, n = 0, wrong = 0;
+  double d[reps], dc[reps], m[reps], mc[reps];
+  char what[96], hb[32];
+  snprintf(what, sizeof what, "concurrent %d x %s", C, human(bytes, hb));
+  for (int rep = -opt.warmup; rep < reps; rep++) {
+    int rr = rep < 0 ? 1000 + rep : rep;
+    for (int j = 0; j < C; j++) fill(snd[j], count, rr, j);
+    double res[2][2] = {{0, 0}, {0, 0}}; /* [dred/mpi][time, cpu] */
+    int errs[2] = {0, 0};
+    int dred_first = (rep & 1) == 0;
+    for (int c = 0; c < 2; c++) {
+      int who_dred = (c == 0) == dred_first;
+      if ((who_dred && !opt.run_dred) || (!who_dred && !opt.run_mpi)) continue;
+      for (int j = 0; j < C; j++)
+        if (j % P == rank) zap(who_dred ? dr[j] : mr[j], count);
+      double c0 = cpu_now();
+      double t0 = sync_start();
+      int err = 0;
+      if (who_dred) {
+        for (int j = 0; j < C; j++) {
+          int st = dred_ireduce(snd[j], dr[j], (int)count, MPI_DOUBLE, MPI_SUM, j % P, comm, j,
+                                &f[j]);
+          if (st != DRED_OK) {
+            printf("WRONG dred_ireduce %d rep %d rank %d: %s\n", j, rep, rank, dred_strerror(st));
+            f[j] = NULL;
+            err++;
+          }
+        }
+        for (int j = 0; j < C; j++) {
+          if (!f[j]) continue;
+          int st = dred_future_get(f[j]);
+          if (st != DRED_OK) {
+            printf("WRONG concurrent %d rep %d rank %d: %s\n", j, rep, rank, dred_strerror(st));
+            err++;
+          }
+          dred_future_free(f[j]);
+        }
+      } else {
+        for (int j = 0; j < C; j++)
+          MPI_Ireduce(snd[j], mr[j], (int)count, MPI_DOUBLE, MPI_SUM, j % P, comm, &req[j]);
+        if (MPI_Waitall(C, req, sts) != MPI_SUCCESS) err++;
+      }
+      double t = now_s() - t0, tmax = 0, cs[2] = {0, 0}, cin[2];
+      idle_reduce(&t, &tmax, 1, MPI_MAX);
+      cin[0] = cpu_now() - c0;
+      cin[1] = err;
+      idle_reduce(cin, cs, 2, MPI_SUM);
+      if (who_dred && rank == 0) {
+        dred_timed_s += tmax;
+        dred_timed_calls += C;
+      }
+      res[!who_dred][0] = tmax;
+      res[!who_dred][1] = cs[0];
+      errs[!who_dred] = (int)cs[1];
+    }
+    int bad = 0, bad_all = 0;
+    for (int j = 0; j < C; j++)
+      if (j % P == rank) {
+        char w2[128];
+        snprintf(w2, sizeof w2, "%.90s #%d", what, j);
+        bad |= check(w2, opt.run_dred ? dr[j] : NULL, opt.run_mpi ? mr[j] : NULL, count, rr, j);
+      }
+    MPI_Request r;
+    MPI_Iallreduce(&bad, &bad_all, 1, MPI_INT, MPI_MAX, comm, &r);
+    sleepy_wait(&r);
+    if (rank == 0 && (errs[0] || errs[1])) bad_all = 1;
+    if (bad_all) {
+      wrong = 1;
+      any_wrong = 1;
+      say("WRONG %s rep %d (see above)\n", what, rep);
+    }
+    if (rep < 0 || rank != 0) continue;
+    d[n] = res[0][0]; dc[n] = res[0][1]; m[n] = res[1][0]; mc[n] = res[1][1];
+    n++;
+    if (opt.run_dred) csv_row("concurrent", bytes, C, "dred", rep, res[0][0], res[0][1]);
+    if (opt.run_mpi) csv_row("concurrent", bytes, C, "mpi", rep, res[1][0], res[1][1]);
+  }
+  record("concurrent", bytes, C, d, dc, m, mc, n, wrong);
+  for (int j = 0; j < C; j++) {
+    free(snd[j]);
+    free(dr[j]);
+    free(mr[j]);
+  }
+  free(snd); free(dr); free(mr); free(f); free(req); free(sts);
+}
+
+/* ---- memory bandwidth bound -------------------------------------------------------------- */
+static void add_kernel(double *__restrict a, const double *__restrict b, size_t n) {
+  for (size_t i = 0; i < n; i++) a[i] += b[i];
+}
+
+/* Best aggregate bandwidth (bytes/s) with ranks 0..nproc-1 combining at once; others idle. */
+static double bandwidth(int nproc) {
+  const size_t n = 32 * MIB / sizeof(double);
+  const int trials = 5, passes = 5;
+  double *a = NULL, *b = NULL, best = 0;
+  if (rank < nproc) {
+    a = malloc(n * sizeof *a);
+    b = malloc(n * sizeof *b);
+    if (!a || !b) die("out of memory (bandwidth)");
+    for (size_t i = 0; i < n; i++) { a[i] = 1.0; b[i] = 1e-9; }
+    add_kernel(a, b, n); /* warm */
+  }
+  for (int t = 0; t < trials; t++) {
+    sync_start();
+    double el = 0, elmax = 0;
+    if (rank < nproc) {
+      double s = now_s();
+      for (int k = 0; k < passes; k++) add_kernel(a, b, n);
+      el = now_s() - s;
+    }
+    idle_reduce(&el, &elmax, 1, MPI_MAX);
+    double bw = (double)nproc * passes * 3.0 * (double)(n * sizeof(double)) / elmax;
+    if (rank == 0 && bw > best) best = bw;
+  }
+  if (rank < nproc) {
+    volatile double sink = a[n / 2];
+    (void)sink;
+  }
+  free(a);
+  free(b);
+  idle_bcast(&best, 1, MPI_DOUBLE);
+  return best;
+}
+
+/* ---- option parsing ------------------------------------------------------------------------ */
+static size_t parse_size(const char *s) {
+  char *end;
+  double v = strtod(s, &end);
+  size_t mul = 1;
+  if (*end == 'k' || *end == 'K') mul = KIB, end++;
+  else if (*end == 'm' || *end == 'M') mul = MIB, end++;
+  else if (*end == 'g' || *end == 'G') mul = 1024 * MIB, end++;
+  if (*end == 'i' || *end == 'I') end++;
+  if (*end == 'b' || *end == 'B') end++;
+  if (*end != '\0' || v <= 0) die("bad size '%s'", s);
+  size_t b = (size_t)(v * (double)mul);
+  b -= b % sizeof(double);
+  if (b == 0 || b / sizeof(double) > (size_t)INT32_MAX) die("size '%s' out of range", s);
+  return b;
+}
+
+static int split(char *s, char **out) {
+  int n = 0;
+  for (char *tok = strtok(s, ","); tok && n < MAXLIST; tok = strtok(NULL, ",")) out[n++] = tok;
+  return n;
+}
+
+static void usage(void) {
+  say("usage: dredrun -n P dred-bench [options]\n"
+      "  --scenario LIST   ideal,unbalanced,slow,concurrent,bound or all (default all)\n"
+      "  --sizes LIST      message sizes, e.g. 128K,1M,8M,32M,128M (default per scenario)\n"
+      "  --reps R          timed repetitions per point (default 7)\n"
+      "  --warmup W        untimed repetitions per point (default 1)\n"
+      "  --quick           fewer sizes (ideal 128K,8M,32M; unbalanced/slow 8M,32M)\n"
+      "  --k LIST          unbalanced delay multipliers of the ideal MPI time (default 0,1,10)\n"
+      "  --conc LIST       concurrent reductions in flight (default 4,8,16,28)\n"
+      "  --conc-size S     size of each concurrent reduction (default 8M)\n"
+      "  --csv FILE        per-call rows (appended)\n"
+      "  --summary FILE    per-point medians (default: CSV name with -summary.csv)\n"
+      "  --root R          root of the single reductions (default 0)\n"
+      "  --pin             pin app rank r to CPU r %% ncpu before MPI starts (slow scenario)\n"
+      "  --hogs N          label: CPU hogs running outside (param column of 'slow')\n"
+      "  --delay sleep|busy  how a late rank waits in 'unbalanced' (default sleep)\n"
+      "  --only dred|mpi   run one contender only (e.g. to measure dred-master's load)\n"
+      "  --margin-ms M     common-start margin (default 20)\n"
+      "  --seed S          seed of the arrival draws (default 1)\n");
+}
+
+static void parse(int argc, char **argv) {
+  static struct option lo[] = {
+      {"scenario", 1, 0, 's'}, {"sizes", 1, 0, 'z'},   {"reps", 1, 0, 'r'},
+      {"warmup", 1, 0, 'w'},   {"quick", 0, 0, 'q'},   {"k", 1, 0, 'k'},
+      {"conc", 1, 0, 'c'},     {"conc-size", 1, 0, 'C'}, {"csv", 1, 0, 'o'},
+      {"summary", 1, 0, 'S'},  {"root", 1, 0, 'R'},    {"pin", 0, 0, 'p'},
+      {"hogs", 1, 0, 'H'},     {"delay", 1, 0, 'd'},   {"only", 1, 0, 'O'},
+      {"margin-ms", 1, 0, 'M'}, {"seed", 1, 0, 'e'},   {"help", 0, 0, 'h'},
+      {0, 0, 0, 0}};
+  char *items[MAXLIST];
+  opt.reps = 7;
+  opt.warmup = 1;
+  opt.conc_bytes = 8 * MIB;
+  opt.margin_ms = 20;
+  opt.seed = 1;
+  opt.run_dred = opt.run_mpi = 1;
+  int c;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+    switch (c) {
+    case 's': {
+      char *s = strdup(optarg);
+      int n = split(s, items);
+      for (int i = 0; i < n; i++) {
+        if (!strcmp(items[i], "ideal")) opt.scen |= S_IDEAL;
+        else if (!strcmp(items[i], "unbalanced")) opt.scen |= S_UNBAL;
+        else if (!strcmp(items[i], "slow")) opt.scen |= S_SLOW;
+        else if (!strcmp(items[i], "concurrent")) opt.scen |= S_CONC;
+        else if (!strcmp(items[i], "bound")) opt.scen |= S_BOUND;
+        else if (!strcmp(items[i], "all")) opt.scen |= S_IDEAL | S_UNBAL | S_CONC | S_BOUND;
+        else die("unknown scenario '%s'", items[i]);
+      }
+      free(s);
+      break;
+    }
+    case 'z': {
+      char *s = strdup(optarg);
+      int n = split(s, items);
+      for (int i = 0; i < n; i++) opt.sizes[i] = parse_size(items[i]);
+      opt.nsizes = n;
+      free(s);
+      break;
+    }
+    case 'r': opt.reps = atoi(optarg); break;
+    case 'w': opt.warmup = atoi(optarg); break;
+    case 'q': opt.quick = 1; break;
+    case 'k': {
+      char *s = strdup(optarg);
+      opt.nk = split(s, items);
+      for (int i = 0; i < opt.nk; i++) opt.k[i] = atof(items[i]);
+      free(s);
+      break;
+    }
+    case 'c': {
+      char *s = strdup(optarg);
+      opt.nconc = split(s, items);
+      for (int i = 0; i < opt.nconc; i++) opt.conc[i] = atoi(items[i]);
+      free(s);
+      break;
+    }
+    case 'C': opt.conc_bytes = parse_size(optarg); break;
+    case 'o': opt.csv = optarg; break;
+    case 'S': opt.summary = optarg; break;
+    case 'R': opt.root = atoi(optarg); break;
+    case 'p': opt.pin = 1; break;
+    case 'H': opt.hogs = atoi(optarg); break;
+    case 'd':
+      if (!strcmp(optarg, "busy")) opt.busy_delay = 1;
+      else if (strcmp(optarg, "sleep")) die("--delay sleep|busy");
+      break;
+    case 'O':
+      if (!strcmp(optarg, "dred")) opt.run_mpi = 0;
+      else if (!strcmp(optarg, "mpi")) opt.run_dred = 0;
+      else die("--only dred|mpi");
+      break;
+    case 'M': opt.margin_ms = atof(optarg); break;
+    case 'e': opt.seed = strtoull(optarg, NULL, 10); break;
+    case 'h': usage(); exit(0);
+    default: usage(); die("bad option '%s'", argv[optind - 1]);
+    }
+  }
+  if (!opt.scen) opt.scen = S_IDEAL | S_UNBAL | S_CONC | S_BOUND;
+  if (opt.reps < 1 || opt.warmup < 0) die("--reps >= 1, --warmup >= 0");
+  if (!opt.nk) { opt.k[0] = 0; opt.k[1] = 1; opt.k[2] = 10; opt.nk = 3; }
+  if (!opt.nconc) { opt.conc[0] = 4; opt.conc[1] = 8; opt.conc[2] = 16; opt.conc[3] = 28; opt.nconc = 4; }
+}
+
+/* Pin this process (and every thread it will create) before MPI starts: app rank r = world
+ * rank - 1 (world rank 0 is dred-master) goes to the r % n-th allowed CPU. */
+static void pin_self(void) {
+  const char *e = getenv("PMI_RANK");
+  if (!e) e = getenv("PMIX_RANK");
+  if (!e) {
+    fprintf(stderr, "dred-bench: --pin: no PMI_RANK in the environment; not pinning\n");
+    return;
+  }
+  int wr = atoi(e), r = wr > 0 ? wr - 1 : 0;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return;
+  int cpus[CPU_SETSIZE], n = 0;
+  for (int i = 0; i < CPU_SETSIZE; i++)
+    if (CPU_ISSET(i, &set)) cpus[n++] = i;
+  if (n == 0) return;
+  CPU_ZERO(&set);
+  CPU_SET(cpus[r % n], &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0) perror("dred-bench: sched_setaffinity");
+}
+
+static void single_sizes(unsigned which, size_t *out, int *n) {
+  static const size_t full_ideal[] = {128 * KIB, 256 * KIB, 512 * KIB, 1 * MIB, 2 * MIB,
+                                      4 * MIB, 8 * MIB, 16 * MIB, 32 * MIB, 64 * MIB, 128 * MIB};
+  if (opt.nsizes) {
+    memcpy(out, opt.sizes, sizeof(size_t) * (size_t)opt.nsizes);
+    *n = opt.nsizes;
+    return;
+  }
+  if (which == S_IDEAL && !opt.quick) {
+    memcpy(out, full_ideal, sizeof full_ideal);
+    *n = 11;
+  } else if (which == S_IDEAL) {
+    out[0] = 128 * KIB; out[1] = 8 * MIB; out[2] = 32 * MIB;
+    *n = 3;
+  } else if (which == S_BOUND) {
+    out[0] = 32 * MIB;
+    *n = 1;
+  } else if (opt.quick) {
+    out[0] = 8 * MIB; out[1] = 32 * MIB;
+    *n = 2;
+  } else {
+    out[0] = 128 * KIB; out[1] = 8 * MIB; out[2] = 32 * MIB;
+    *n = 3;
+  }
+}
+
+static FILE *open_append(const char *path, const char *header) {
+  FILE *f = fopen(path, "a");
+  if (!f) die("cannot open %s: %s", path, strerror(errno));
+  fseek(f, 0, SEEK_END);
+  if (ftell(f) == 0) fprintf(f, "%s\n", header);
+  return f;
+}
+
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--pin")) pin_self();
+  int st = dred_init(&argc, &argv);
+  if (st != DRED_OK) die("dred_init: %s", dred_strerror(st));
+  comm = dred_comm();
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &P);
+  parse(argc, argv);
+  if (opt.root < 0 || opt.root >= P) die("--root must be in [0, %d)", P);
+
+  MPI_Comm node;
+  int nsz;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_size(node, &nsz);
+  MPI_Comm_free(&node);
+  one_node = nsz == P;
+
+  if (rank == 0 && opt.csv) {
+    csv_f = open_append(opt.csv, "scenario,p,bytes,param,contender,rep,seconds,cpu_s");
+    char sp[1024];
+    if (!opt.summary) {
+      size_t l = strlen(opt.csv);
+      if (l > 4 && !strcmp(opt.csv + l - 4, ".csv"))
+        snprintf(sp, sizeof sp, "%.*s-summary.csv", (int)(l - 4), opt.csv);
+      else
+        snprintf(sp, sizeof sp, "%s-summary.csv", opt.csv);
+      opt.summary = strdup(sp);
+    }
+  }
+  if (rank == 0 && opt.summary)
+    sum_f = open_append(opt.summary,
+                        "scenario,p,bytes,param,reps,dred_med_s,dred_min_s,dred_max_s,mpi_med_s,"
+                        "mpi_min_s,mpi_max_s,ratio,wrong,dred_cpu_s,mpi_cpu_s,bound1_s,bound2_s,"
+                        "dred_over_bound2");
+
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+  int ll;
+  MPI_Get_library_version(lib, &ll);
+  char *nl = strchr(lib, '\n');
+  if (nl) *nl = 0;
+  say("dred-bench: p=%d (%s), reps=%d (+%d warm-up), %s, root %d, margin %.0f ms%s%s\n", P,
+      one_node ? "one node: common start on CLOCK_MONOTONIC" : "several nodes: barrier start",
+      opt.reps, opt.warmup, opt.quick ? "quick" : "full", opt.root, opt.margin_ms,
+      opt.pin ? ", pinned" : "", opt.busy_delay ? ", busy delays" : "");
+  say("dred-bench: %s\n", lib);
+
+  size_t sz[MAXLIST];
+  int nsz2;
+  double B1 = NAN, B2 = NAN;
+
+  if (opt.scen & S_IDEAL) {
+    say("== ideal (root time, T0 -> root has the result)\n");
+    single_sizes(S_IDEAL, sz, &nsz2);
+    for (int i = 0; i < nsz2; i++) measure_single("ideal", sz[i], 0, -1, 0);
+  }
+  if (opt.scen & S_SLOW) {
+    say("== slow (root time; %d CPU hog(s) started outside%s)\n", opt.hogs,
+        opt.pin ? ", ranks pinned r % ncpu" : ", ranks NOT pinned");
+    single_sizes(S_SLOW, sz, &nsz2);
+    for (int i = 0; i < nsz2; i++) measure_single("slow", sz[i], opt.hogs, -1, 0);
+  }
+  if (opt.scen & S_UNBAL) {
+    say("== unbalanced arrival (random 0..k %s before each call; time from T0)\n",
+        opt.busy_delay ? "spin" : "sleep");
+    single_sizes(S_UNBAL, sz, &nsz2);
+    for (int i = 0; i < nsz2; i++) {
+      double t = ideal_mpi_time(sz[i]);
+      for (int j = 0; j < opt.nk; j++) {
+        char hb[32];
+        say("  -- %s k = %g x %.3f ms = %.3f ms\n", human(sz[i], hb), opt.k[j], 1e3 * t,
+            1e3 * t * opt.k[j]);
+        measure_single("unbalanced", sz[i], opt.k[j], opt.k[j], t);
+      }
+    }
+  }
+  if (opt.scen & S_CONC) {
+    say("== concurrent (max over ranks of T0 -> all C complete)\n");
+    for (int i = 0; i < opt.nconc; i++) measure_conc(opt.conc[i]);
+  }
+  if (opt.scen & S_BOUND) {
+    say("== bound (memory bandwidth: a[i] += b[i], 2 x 32 MiB, best of 5x5 passes)\n");
+    B1 = bandwidth(1);
+    B2 = P >= 2 ? bandwidth(2) : B1;
+    say("  bandwidth: 1 process %.2f GB/s, 2 processes %.2f GB/s (aggregate), counted 3n "
+        "bytes per combine of n bytes\n",
+        B1 / 1e9, B2 / 1e9);
+    /* sizes: every ideal size measured in this run, else the bound sizes */
+    int have = 0;
+    if (rank == 0)
+      for (int i = 0; i < nsums; i++) have += !strcmp(sums[i].scen, "ideal");
+    idle_bcast(&have, 1, MPI_INT);
+    if (!have) {
+      single_sizes(S_BOUND, sz, &nsz2);
+      for (int i = 0; i < nsz2; i++) measure_single("ideal", sz[i], 0, -1, 0);
+    }
+    if (rank == 0) {
+      for (int i = 0; i < nsums; i++) {
+        summary_t *s = &sums[i];
+        if (strcmp(s->scen, "ideal")) continue;
+        double n3 = 3.0 * (double)s->bytes * (double)(P - 1);
+        s->bound1 = n3 / B1;
+        s->bound2 = n3 / (B2 > B1 ? B2 : B1); /* the best this machine showed */
+        char hb[32];
+        say("  %6s: bound1 (1 core) %8.3f ms, bound2 (machine) %8.3f ms; dred %8.3f ms = "
+            "%6.2f x bound2; mpi %8.3f ms = %6.2f x bound2\n",
+            human(s->bytes, hb), 1e3 * s->bound1, 1e3 * s->bound2, 1e3 * s->dmed,
+            s->dmed / s->bound2, 1e3 * s->mmed, s->mmed / s->bound2);
+        csv_row("bound", s->bytes, 1, "bound", 0, s->bound1, 0);
+        csv_row("bound", s->bytes, 2, "bound", 0, s->bound2, 0);
+      }
+      if (csv_f) {
+        fprintf(csv_f, "bandwidth,%d,%zu,1,bytes_per_s,0,%.6g,0\n", P, (size_t)(32 * MIB), B1);
+        fprintf(csv_f, "bandwidth,%d,%zu,2,bytes_per_s,0,%.6g,0\n", P, (size_t)(32 * MIB), B2);
+        fflush(csv_f);
+      }
+    }
+  }
+
+  /* summary file and table */
+  int late = 0;
+  {
+    MPI_Request r;
+    MPI_Ireduce(&late_starts, &late, 1, MPI_INT, MPI_SUM, 0, comm, &r);
+    sleepy_wait(&r);
+  }
+  if (rank == 0) {
+    printf("\n%-16s %4s %7s %6s %12s %12s %8s\n", "scenario", "p", "bytes", "param",
+           "dred_med_ms", "mpi_med_ms", "dred/mpi");
+    for (int i = 0; i < nsums; i++) {
+      summary_t *s = &sums[i];
+      char hb[32];
+      printf("%-16s %4d %7s %6g %12.3f %12.3f %8.3f%s\n", s->scen, P, human(s->bytes, hb),
+             s->param, 1e3 * s->dmed, 1e3 * s->mmed, s->dmed / s->mmed,
+             s->wrong ? " WRONG" : "");
+      if (sum_f)
+        fprintf(sum_f, "%s,%d,%zu,%g,%d,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.6f,%d,%.6f,%.6f,%.9g,"
+                       "%.9g,%.6g\n",
+                s->scen, P, s->bytes, s->param, s->n, s->dmed, s->dmin, s->dmax, s->mmed,
+                s->mmin, s->mmax, s->dmed / s->mmed, s->wrong, s->dcpu, s->mcpu, s->bound1,
+                s->bound2, s->dmed / s->bound2);
+    }
+    printf("dred-bench: dred timed total %.3f s over %ld reductions (warm-ups included)\n",
+           dred_timed_s, dred_timed_calls);
+    if (late)
+      printf("note: %d rank-starts missed the common start (raise --margin-ms)\n", late);
+    printf("%s\n", any_wrong ? "dred-bench: WRONG results (see above)" : "dred-bench: all results verified");
+    fflush(stdout);
+    if (csv_f) fclose(csv_f);
+    if (sum_f) fclose(sum_f);
+  }
+  int wrong_all = 0;
+  {
+    MPI_Request r;
+    MPI_Iallreduce(&any_wrong, &wrong_all, 1, MPI_INT, MPI_MAX, comm, &r);
+    sleepy_wait(&r);
+  }
+  free(sendbuf);
+  free(dred_recv);
+  free(mpi_recv);
+  st = dred_finalize();
+  if (st != DRED_OK) {
+    fprintf(stderr, "dred-bench: dred_finalize: %s\n", dred_strerror(st));
+    return 1;
+  }
+  return wrong_all ? 1 : 0;
+}

@@ -1,0 +1,439 @@
+#!/usr/bin/env bash
+# run-bench.sh -- run dred-bench (dred vs MPICH MPI_Reduce/MPI_Ireduce), write CSV, PNG plots
+# and a table of dred/MPI ratios.  `make bench` runs the quick mode.
+#
+#   bash tests/bench/run-bench.sh [--quick | --full] [options]
+#
+#   --quick          (default) p = 8 only, fewer sizes; under 10 minutes on a quiet machine
+#   --full           p = 4, 8, 16; every size 128 KiB..128 MiB; for README's Performance section
+#   --ps "LIST"      override the process counts, e.g. --ps "8 16"
+#   --reps R         timed repetitions per point (default 7)
+#   --hogs N         stress-ng CPU hogs for the slow scenario (default 1), pinned to the last CPU
+#   --only LIST      run only these parts: ideal,unbalanced,concurrent,slow,master (default all)
+#   --quiet-wait S   before each job wait up to S seconds for the machine to be idle
+#                    (default 60 quick, 300 full; 0 = do not wait)
+#   --no-plots       skip gnuplot
+#   --out DIR        output directory (default $BUILD/bench)
+#
+# Jobs (for each p):
+#   1. ideal + unbalanced + bound:  dred-bench --scenario ideal,unbalanced,bound
+#   2. concurrent:                  dred-bench --scenario concurrent
+#   3. slow: dred-bench --scenario slow --pin --hogs 0 (pinned baseline, no hogs), then the same
+#      with N `stress-ng --cpu N --taskset <last CPU>` hogs running for the whole job.  --pin puts
+#      app rank r on CPU r % ncpu, so with 2 CPUs the odd ranks share their CPU with the hogs
+#      (the root, rank 0, does not).  Hogs are started and stopped here, killed by pid, always.
+#   4. master load (largest p only): dred-bench --scenario concurrent --conc <largest C>
+#      --only dred with DRED_LOG_LEVEL=info; samples dred-master's CPU from /proc/<pid>/stat and
+#      reads its "dred-master done: ... messages in, ... out" line.
+# Every job runs in a session of its own with a marker variable in its environment, under a hard
+# timeout; its processes are found by session id / marker and killed by pid, never by name.
+#
+# Outputs in $OUT: raw.csv (one row per call), summary.csv (medians per point), ratios.txt
+# (the table), machine.txt, master-load.txt, logs/*.log, ideal.png, unbalanced.png,
+# concurrent.png, slow.png.  Exit status: non-zero if a job failed, timed out or reported WRONG.
+# shellcheck disable=SC2317  # functions called through traps and $on_tick
+set -u
+set +m # no job control: background jobs stay in our process group, so setsid does not fork
+
+BUILD=${BUILD:-build}
+mode=quick
+ps_list=""
+reps=7
+hogs=1
+only="ideal,unbalanced,concurrent,slow,master"
+quiet_wait=""
+plots=1
+OUT=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) mode=quick; shift ;;
+    --full) mode=full; shift ;;
+    --ps) ps_list="$2"; shift 2 ;;
+    --reps) reps="$2"; shift 2 ;;
+    --hogs) hogs="$2"; shift 2 ;;
+    --only) only="$2"; shift 2 ;;
+    --quiet-wait) quiet_wait="$2"; shift 2 ;;
+    --no-plots) plots=0; shift ;;
+    --out) OUT="$2"; shift 2 ;;
+    -h|--help) sed -n '2,/^set -u/p' "$0" | sed 's/^# \{0,1\}//; /^set -u/d'; exit 0 ;;
+    *) echo "run-bench.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+OUT=${OUT:-$BUILD/bench}
+if [ "$mode" = quick ]; then
+  ps_list=${ps_list:-8}
+  quiet_wait=${quiet_wait:-60}
+  qflag=--quick
+  limit_main=360; limit_conc=300; limit_slow=200; limit_master=200
+else
+  ps_list=${ps_list:-"4 8 16"}
+  quiet_wait=${quiet_wait:-300}
+  qflag=""
+  limit_main=3600; limit_conc=1800; limit_slow=1200; limit_master=600
+fi
+want() { [[ ",$only," == *",$1,"* ]]; }
+
+bench="$BUILD/bin/dred-bench"
+dredrun="$BUILD/bin/dredrun"
+for f in "$bench" "$dredrun" "$BUILD/bin/dred-master"; do
+  [ -x "$f" ] || { echo "run-bench.sh: $f missing (build first: make bench)" >&2; exit 2; }
+done
+mkdir -p "$OUT/logs"
+rm -f "$OUT"/*.csv "$OUT"/*.png "$OUT"/*.dat "$OUT"/ratios.txt "$OUT"/master-load.txt "$OUT"/logs/*.log
+raw="$OUT/raw.csv"
+summary="$OUT/summary.csv"
+failed=0
+
+# ---- process bookkeeping (pids only) ------------------------------------------------------
+hog_pid=""
+tail_pid=""
+job_leader=""
+job_marker=""
+alive() {
+  local st
+  st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+  [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+# job_pids MARKER SID: the job's processes: same session, or carrying the marker
+job_pids() {
+  local marker=$1 sid=$2 p
+  {
+    ps -eo pid=,sid= 2>/dev/null | awk -v s="$sid" '$2 == s { print $1 }'
+    for p in /proc/[0-9]*; do
+      p=${p#/proc/}
+      [ "$p" = "$$" ] && continue
+      grep -qzx "DRED_BENCH_RUN_ID=$marker" "/proc/$p/environ" 2>/dev/null && echo "$p"
+    done
+  } | sort -un
+}
+signal_pids() {
+  local sig=$1 p
+  shift
+  for p in "$@"; do alive "$p" && kill "-$sig" "$p" 2>/dev/null; done
+  return 0
+}
+reap() { # MARKER LEADER: TERM, then KILL, everything of the job
+  local marker=$1 leader=$2
+  kill -TERM -- "-$leader" 2>/dev/null
+  # shellcheck disable=SC2046
+  signal_pids TERM $(job_pids "$marker" "$leader")
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    [ -z "$(for p in $(job_pids "$marker" "$leader"); do alive "$p" && echo "$p"; done)" ] && break
+    sleep 0.3
+  done
+  kill -KILL -- "-$leader" 2>/dev/null
+  # shellcheck disable=SC2046
+  signal_pids KILL $(job_pids "$marker" "$leader")
+}
+stop_hogs() {
+  if [ -n "$hog_pid" ]; then
+    # stress-ng's parent stops its workers on SIGTERM; the workers are its children
+    local kids
+    kids=$(ps -o pid= --ppid "$hog_pid" 2>/dev/null)
+    kill -TERM "$hog_pid" 2>/dev/null
+    for _ in 1 2 3 4 5 6 7 8 9 10; do alive "$hog_pid" || break; sleep 0.2; done
+    alive "$hog_pid" && kill -KILL "$hog_pid" 2>/dev/null
+    # shellcheck disable=SC2086
+    signal_pids KILL $kids
+    wait "$hog_pid" 2>/dev/null
+    hog_pid=""
+  fi
+}
+cleanup() {
+  stop_hogs
+  [ -n "$job_leader" ] && alive "$job_leader" && reap "$job_marker" "$job_leader"
+  [ -n "$tail_pid" ] && kill "$tail_pid" 2>/dev/null
+  [ -n "${storage:-}" ] && rm -rf "$storage"
+  return 0
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# cpu_busy SECONDS: percent of all CPUs busy over the interval (from /proc/stat)
+cpu_busy() {
+  local a b
+  a=$(awk '/^cpu /{ t=0; for (i=2;i<=NF;i++) t+=$i; print t, $5+$6 }' /proc/stat)
+  sleep "$1"
+  b=$(awk '/^cpu /{ t=0; for (i=2;i<=NF;i++) t+=$i; print t, $5+$6 }' /proc/stat)
+  awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " ");
+    t = y[1]-x[1]; i = y[2]-x[2]; printf "%d", (t > 0 ? 100*(t-i)/t : 0) }'
+}
+wait_quiet() {
+  local waited=0 busy
+  busy=$(cpu_busy 2)
+  while [ "$busy" -gt 20 ] && [ "$waited" -lt "$quiet_wait" ]; do
+    [ "$waited" = 0 ] && echo "   (machine ${busy}% busy before the job; waiting up to ${quiet_wait}s for it to be idle)"
+    sleep 3; waited=$((waited + 5))
+    busy=$(cpu_busy 2)
+  done
+  echo "   machine ${busy}% busy (all CPUs) at job start"
+  [ "$busy" -gt 20 ] && echo "   WARNING: other load on the machine: results are noisy. Top:" &&
+    ps -eo pid,pcpu,comm --sort=-pcpu | sed -n '2,6p' | sed 's/^/     /'
+  return 0
+}
+
+# run_job NAME LIMIT ARGS...: run `dredrun ARGS` as a job; output to logs/NAME.log and stdout
+job_rc=0
+run_job() {
+  local name=$1 limit=$2
+  shift 2
+  local log="$OUT/logs/$name.log"
+  storage=$(mktemp -d "${TMPDIR:-/tmp}/dred-bench-$name.XXXXXX")
+  job_marker="$name.$$.$RANDOM$RANDOM"
+  echo "== $name: dredrun $*   (timeout ${limit}s)"
+  wait_quiet
+  echo "# dredrun $*  ($(date '+%F %T'))" >"$log"
+  DRED_STORAGE_DIR="$storage" DRED_BENCH_RUN_ID="$job_marker" \
+    setsid "$dredrun" "$@" </dev/null >>"$log" 2>&1 &
+  job_leader=$!
+  tail -n +2 -f --pid="$job_leader" "$log" 2>/dev/null | grep --line-buffered -v '^dred-bench: MPICH' &
+  tail_pid=$!
+  local deadline=$(( $(date +%s) + limit )) timed_out=0
+  while alive "$job_leader"; do
+    [ -n "${on_tick:-}" ] && "$on_tick"
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      timed_out=1
+      echo "# TIMEOUT after ${limit}s" | tee -a "$log"
+      reap "$job_marker" "$job_leader"
+      break
+    fi
+    sleep 0.5
+  done
+  wait "$job_leader" 2>/dev/null
+  job_rc=$?
+  sleep 0.3
+  local strays=""
+  for p in $(job_pids "$job_marker" "$job_leader"); do
+    alive "$p" && strays="$strays $p($(cat "/proc/$p/comm" 2>/dev/null))"
+  done
+  [ -n "$strays" ] && echo "# stray processes after the job:$strays -- killed" | tee -a "$log" &&
+    reap "$job_marker" "$job_leader"
+  wait "$tail_pid" 2>/dev/null
+  tail_pid=""
+  job_leader=""
+  rm -rf "$storage"
+  storage=""
+  [ "$timed_out" = 1 ] && job_rc=124
+  if [ "$job_rc" -ne 0 ] || grep -q '^WRONG' "$log"; then
+    echo "!! $name failed (exit $job_rc$(grep -q '^WRONG' "$log" && echo ', WRONG results')); log: $log"
+    failed=1
+  fi
+}
+
+# ---- machine description -------------------------------------------------------------------
+ncpu=$(nproc)
+lastcpu=$((ncpu - 1))
+{
+  echo "date:    $(date '+%F %T %Z')"
+  echo "host:    $(uname -srm)"
+  echo "cpu:     $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(lscpu | sed -n 's/^CPU(s): *//p' | head -1) CPUs ($(lscpu | sed -n 's/^Core(s) per socket: *//p' | head -1) cores/socket, $(lscpu | sed -n 's/^Thread(s) per core: *//p' | head -1) threads/core)$(lscpu | grep -q '^Hypervisor' && echo ", $(lscpu | sed -n 's/^Hypervisor vendor: *//p') VM")"
+  echo "memory:  $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+  echo "mpi:     $(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*/MPICH /p'), device $(mpichversion 2>/dev/null | sed -n 's/^MPICH Device:[[:space:]]*//p')"
+  echo "cc:      $(mpicc -v 2>&1 | grep -m1 'gcc version' || true)"
+  echo "dred:    $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo ' (+ uncommitted changes)')"
+  echo "mode:    $mode, p in {$ps_list}, reps $reps, slow: $hogs stress-ng hog(s) on CPU $lastcpu"
+  echo "env:     $(env | grep -E '^(DRED_|MPIR_CVAR_|UCX_|HYDRA_)' | grep -v DRED_BENCH_RUN_ID | tr '\n' ' ')"
+  echo "         (DRED_* unset = library defaults; MPICH at its defaults unless MPIR_CVAR_* listed)"
+} >"$OUT/machine.txt"
+echo "== machine"
+sed 's/^/   /' "$OUT/machine.txt"
+command -v stress-ng >/dev/null || echo "   WARNING: stress-ng not installed: the slow scenario is skipped"
+command -v gnuplot >/dev/null || { echo "   WARNING: gnuplot not installed: no plots"; plots=0; }
+t_start=$(date +%s)
+
+# ---- master load sampling ----------------------------------------------------------------
+master_pid=""
+master_cpu=0
+master_t0=""
+sample_master() {
+  if [ -z "$master_pid" ]; then
+    local p
+    for p in $(job_pids "$job_marker" "$job_leader"); do
+      [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dred-master ] && master_pid=$p && master_t0=$(date +%s.%N)
+    done
+  fi
+  if [ -n "$master_pid" ] && [ -r "/proc/$master_pid/stat" ]; then
+    local c
+    c=$(sed 's/^.*) //' "/proc/$master_pid/stat" 2>/dev/null | awk '{ print $12 + $13 }')
+    [ -n "$c" ] && master_cpu=$c && master_t1=$(date +%s.%N)
+  fi
+}
+
+# ---- the jobs --------------------------------------------------------------------------------
+maxp=0
+for p in $ps_list; do [ "$p" -gt "$maxp" ] && maxp=$p; done
+conc_list="4,8,16,28"
+for p in $ps_list; do
+  common=(--reps "$reps" --csv "$raw" --summary "$summary")
+  if want ideal || want unbalanced; then
+    sc=bound
+    want ideal && sc="ideal,$sc"
+    want unbalanced && sc="$sc,unbalanced"
+    run_job "main-p$p" "$limit_main" -n "$p" "$bench" --scenario "$sc" $qflag "${common[@]}"
+  fi
+  if want concurrent; then
+    run_job "concurrent-p$p" "$limit_conc" -n "$p" "$bench" --scenario concurrent \
+      --conc "$conc_list" $qflag "${common[@]}"
+  fi
+  if want slow && command -v stress-ng >/dev/null; then
+    run_job "slow0-p$p" "$limit_slow" -n "$p" "$bench" --scenario slow --pin --hogs 0 $qflag \
+      "${common[@]}"
+    stress-ng --cpu "$hogs" --taskset "$lastcpu" --timeout "$((limit_slow + 120))s" -q \
+      </dev/null >"$OUT/logs/stress-ng-p$p.log" 2>&1 &
+    hog_pid=$!
+    sleep 1
+    echo "   started stress-ng (pid $hog_pid): $hogs CPU hog(s) on CPU $lastcpu"
+    save_qw=$quiet_wait; quiet_wait=0 # the hogs are the load now
+    run_job "slow-p$p" "$limit_slow" -n "$p" "$bench" --scenario slow --pin --hogs "$hogs" $qflag \
+      "${common[@]}"
+    quiet_wait=$save_qw
+    stop_hogs
+    echo "   stopped stress-ng"
+  fi
+  if want master && [ "$p" = "$maxp" ]; then
+    C=${conc_list##*,}
+    master_pid=""; master_cpu=0; master_t1=""
+    on_tick=sample_master
+    DRED_LOG_LEVEL=info run_job "master-load-p$p" "$limit_master" -n "$p" "$bench" \
+      --scenario concurrent --conc "$C" --only dred --reps "$reps" --csv "$OUT/master-load.csv"
+    on_tick=""
+    log="$OUT/logs/master-load-p$p.log"
+    hz=$(getconf CLK_TCK)
+    line=$(grep -m1 'dred-master done:' "$log" || true)
+    timed=$(sed -n 's/^dred-bench: dred timed total \([0-9.]*\) s over \([0-9]*\).*/\1 \2/p' "$log")
+    {
+      echo "master load: p=$p, $C concurrent reductions of 8 MiB, dred only, $reps reps + 1 warm-up"
+      echo "  ${line:-no 'dred-master done' line in $log}"
+      echo "$line" | awk -v t="${timed% *}" -v n="${timed#* }" -v cpu="$master_cpu" -v hz="$hz" \
+        -v t0="$master_t0" -v t1="${master_t1:-0}" '
+        { for (i = 1; i <= NF; i++) { if ($i == "events,") ev = $(i-1); if ($i == "tasks,") tk = $(i-1);
+            if ($i == "in,") mi = $(i-2); if ($i == "out") mo = $(i-1) } }
+        END {
+          life = t1 - t0; c = cpu / hz
+          if (t > 0) printf "  dred timed: %.3f s for %d reductions -> %.0f messages/s (in+out), %.0f events/s, %.0f tasks/s\n", t, n, (mi+mo)/t, ev/t, tk/t
+          if (life > 0) printf "  dred-master CPU: %.3f s over %.1f s of its life (%.1f%% of one core); per dred-timed second %.1f%%\n", c, life, 100*c/life, (t > 0 ? 100*c/t : 0)
+        }'
+    } | tee "$OUT/master-load.txt"
+  fi
+done
+
+# ---- plots --------------------------------------------------------------------------------------
+# summary.csv columns: 1 scenario,2 p,3 bytes,4 param,5 reps,6 dred_med_s,7 dred_min_s,8 dred_max_s,
+# 9 mpi_med_s,10 mpi_min_s,11 mpi_max_s,12 ratio,13 wrong,14 dred_cpu_s,15 mpi_cpu_s,16 bound1_s,
+# 17 bound2_s,18 dred_over_bound2
+dat() { # SCEN P [PARAM] > file: x, dred med/min/max, mpi med/min/max, bound2   (x = bytes or param)
+  awk -F, -v s="$1" -v p="$2" -v k="${3:-}" -v xcol="${4:-3}" 'NR > 1 && $1 == s && $2 == p && (k == "" || $4 == k) {
+    printf "%s %s %s %s %s %s %s %s\n", $xcol, $6, $7, $8, $9, $10, $11, $17 }' "$summary" | sort -g
+}
+if [ "$plots" = 1 ] && [ -s "$summary" ]; then
+  echo "== plots"
+  pal=(1 2 3 4 6 7)
+  ideal_cmd=""; conc_cmd=""; slow_cmd=""; unb_cmd=""; i=0
+  for p in $ps_list; do
+    f="$OUT/ideal-p$p.dat"; dat ideal "$p" >"$f"
+    if [ -s "$f" ]; then
+      ideal_cmd+="'$f' u (\$1/1048576):(\$2*1e3):(\$3*1e3):(\$4*1e3) w yerrorlines lc ${pal[i]} dt 1 pt 7 t 'dred p=$p', "
+      ideal_cmd+="'$f' u (\$1/1048576):(\$5*1e3):(\$6*1e3):(\$7*1e3) w yerrorlines lc ${pal[i]} dt 2 pt 5 t 'MPI_Reduce p=$p', "
+      awk '$8 != "nan" && $8 > 0' "$f" | grep -q . &&
+        ideal_cmd+="'$f' u (\$1/1048576):(\$8 > 0 ? \$8*1e3 : 1/0) w l lc ${pal[i]} dt 3 lw 2 t 'bandwidth bound p=$p', "
+    fi
+    f="$OUT/concurrent-p$p.dat"; dat concurrent "$p" "" 4 >"$f"
+    if [ -s "$f" ]; then
+      conc_cmd+="'$f' u 1:(\$2*1e3):(\$3*1e3):(\$4*1e3) w yerrorlines lc ${pal[i]} dt 1 pt 7 t 'dred p=$p', "
+      conc_cmd+="'$f' u 1:(\$5*1e3):(\$6*1e3):(\$7*1e3) w yerrorlines lc ${pal[i]} dt 2 pt 5 t 'MPI_Ireduce+Waitall p=$p', "
+    fi
+    for h in 0 "$hogs"; do
+      f="$OUT/slow-h$h-p$p.dat"; dat slow "$p" "$h" >"$f"
+      if [ -s "$f" ]; then
+        lbl=$([ "$h" = 0 ] && echo "pinned, no hog" || echo "$h hog(s)")
+        dt=$([ "$h" = 0 ] && echo 3 || echo 1)
+        slow_cmd+="'$f' u (\$1/1048576):(\$2*1e3):(\$3*1e3):(\$4*1e3) w yerrorlines lc ${pal[i]} dt $dt pt 7 t 'dred p=$p $lbl', "
+        slow_cmd+="'$f' u (\$1/1048576):(\$5*1e3):(\$6*1e3):(\$7*1e3) w yerrorlines lc ${pal[i]} dt $dt pt 4 t 'MPI p=$p $lbl', "
+      fi
+    done
+    i=$((i + 1))
+  done
+  # unbalanced: one panel per metric; x = k, one line per (size, contender), largest p only
+  # shellcheck disable=SC2034
+  for s in unbalanced unbalanced_tail; do
+    j=0
+    # shellcheck disable=SC2013
+    for b in $(awk -F, -v s="$s" -v p="$maxp" 'NR > 1 && $1 == s && $2 == p { print $3 }' "$summary" | sort -gu); do
+      f="$OUT/$s-$b-p$maxp.dat"
+      awk -F, -v s="$s" -v p="$maxp" -v b="$b" 'NR > 1 && $1 == s && $2 == p && $3 == b {
+        printf "%s %s %s %s %s %s %s\n", $4, $6, $7, $8, $9, $10, $11 }' "$summary" | sort -g >"$f"
+      mb=$(awk -v b="$b" 'BEGIN { if (b >= 1048576) printf "%gM", b/1048576; else printf "%gK", b/1024 }')
+      unb_cmd+="$s|'$f' u (\$1+0.3):(\$2*1e3):(\$3*1e3):(\$4*1e3) w yerrorlines lc ${pal[j]} dt 1 pt 7 t 'dred $mb', "
+      unb_cmd+="$s|'$f' u (\$1+0.3):(\$5*1e3):(\$6*1e3):(\$7*1e3) w yerrorlines lc ${pal[j]} dt 2 pt 5 t 'MPI_Reduce $mb', "
+      j=$((j + 1))
+    done
+  done
+  gp() { # OUTFILE SCRIPT
+    if ! gnuplot -e "$2" 2>"$OUT/logs/gnuplot-$(basename "$1" .png).log"; then
+      echo "   gnuplot failed for $1 (log: $OUT/logs/gnuplot-$(basename "$1" .png).log)"
+    else
+      echo "   $1"
+    fi
+  }
+  head="set terminal pngcairo size 1100,700 noenhanced font ',10'; set grid; set key left top;"
+  [ -n "$ideal_cmd" ] && gp "$OUT/ideal.png" "$head set output '$OUT/ideal.png';
+    set title 'ideal: one reduction (MPI_SUM of doubles), root time, median of $reps (bars: min..max)';
+    set logscale xy 2; set xlabel 'message size (MiB)'; set ylabel 'time (ms)'; set logscale y 10;
+    plot ${ideal_cmd%, }"
+  [ -n "$conc_cmd" ] && gp "$OUT/concurrent.png" "$head set output '$OUT/concurrent.png';
+    set title 'concurrent: C reductions of 8 MiB in flight, until all complete, median of $reps';
+    set xlabel 'reductions in flight C'; set ylabel 'time (ms)'; set logscale y 10; set xtics (4, 8, 16, 28);
+    plot ${conc_cmd%, }"
+  [ -n "$slow_cmd" ] && gp "$OUT/slow.png" "$head set output '$OUT/slow.png';
+    set title 'slow workers: ranks pinned r % $ncpu, $hogs stress-ng hog(s) on CPU $lastcpu (odd ranks slow), root time';
+    set logscale x 2; set logscale y 10; set xlabel 'message size (MiB)'; set ylabel 'time (ms)';
+    plot ${slow_cmd%, }"
+  if [ -n "$unb_cmd" ]; then
+    u1=$(echo "$unb_cmd" | tr -d '\n' | awk -v RS=', ' '/^unbalanced\|/ { sub(/^unbalanced\|/, ""); printf "%s, ", $0 }')
+    u2=$(echo "$unb_cmd" | tr -d '\n' | awk -v RS=', ' '/^unbalanced_tail\|/ { sub(/^unbalanced_tail\|/, ""); printf "%s, ", $0 }')
+    gp "$OUT/unbalanced.png" "set terminal pngcairo size 1400,650 noenhanced font ',10'; set grid;
+      set output '$OUT/unbalanced.png'; set multiplot layout 1,2;
+      set logscale x 10; set logscale y 10; set xrange [0.2:20]; set xtics ('0' 0.3, '1x' 1.3, '10x' 10.3);
+      set xlabel 'arrival spread k (multiple of the ideal MPI time)'; set ylabel 'time (ms)'; set key left top;
+      set title 'unbalanced arrival p=$maxp: common start -> root has result';
+      plot ${u1%, };
+      set title 'unbalanced arrival p=$maxp: last arrival -> root has result (tail)';
+      plot ${u2%, };
+      unset multiplot"
+  fi
+fi
+
+# ---- table ----------------------------------------------------------------------------------
+if [ -s "$summary" ]; then
+  {
+    echo "dred / MPI, medians of $reps repetitions (dred time / MPI time; < 1 means dred is faster)"
+    echo "machine: $(sed -n 's/^cpu: *//p' "$OUT/machine.txt"); $(sed -n 's/^mpi: *//p' "$OUT/machine.txt")"
+    printf '%-16s %3s %6s %6s %12s %12s %9s  %s\n' scenario p size param "dred ms" "MPI ms" dred/MPI ""
+    awk -F, 'NR > 1 {
+      b = $3; sz = b >= 1048576 ? sprintf("%gM", b/1048576) : sprintf("%gK", b/1024)
+      printf "%-16s %3s %6s %6s %12.2f %12.2f %9.3f  %s\n", $1, $2, sz, $4, $6*1e3, $9*1e3, $12, ($13 == 1 ? "WRONG" : "") }' "$summary"
+    echo
+    echo "memory-bandwidth bound (ideal rows): bound2 = (p-1) combines x 3n bytes / max(1-process, 2-process aggregate bandwidth)"
+    awk -F, '$1 == "bandwidth" { printf "  p=%s run: a[i] += b[i] over 2 x 32 MiB, %s process(es) at once: %.2f GB/s\n", $2, $4, $7 / 1e9 }' "$raw"
+    printf '%-4s %6s %12s %12s %12s %10s %10s\n' p size "bound2 ms" "dred ms" "MPI ms" dred/bound mpi/bound
+    awk -F, 'NR > 1 && $1 == "ideal" && $17 != "nan" && $17 > 0 {
+      b = $3; sz = b >= 1048576 ? sprintf("%gM", b/1048576) : sprintf("%gK", b/1024)
+      printf "%-4s %6s %12.3f %12.3f %12.3f %10.2f %10.2f\n", $2, sz, $17*1e3, $6*1e3, $9*1e3, $6/$17, $9/$17 }' "$summary"
+    echo
+    echo "issue 4 targets (p = 8):"
+    awk -F, 'NR > 1 && $2 == 8 {
+      r = $12; b = $3
+      if ($1 == "ideal" && b == 131072) t("ideal 128K", r, 0.2)
+      if ($1 == "ideal" && b >= 8388608) t(sprintf("ideal %gM", b/1048576), r, 0.3)
+      if ($1 == "unbalanced" && $4 == 10) t(sprintf("unbalanced k=10x %gM (from common start)", b/1048576), r, 0.5)
+      if ($1 == "unbalanced_tail" && $4 == 10) t(sprintf("unbalanced k=10x %gM (tail after last arrival)", b/1048576), r, 0.5)
+      if ($1 == "slow" && $4 > 0) t(sprintf("slow %gM (%d hogs)", b/1048576, $4), r, 0.4)
+      if ($1 == "concurrent" && $4 == 16) t("concurrent 16 x 8M", r, 0.3)
+      if ($1 == "ideal" && b == 33554432 && $17 > 0) t("ideal 32M vs bound2 (dred/bound)", $6/$17, 2.5)
+    }
+    function t(name, v, lim) { printf "  %-46s %7.3f  target <= %-4g %s\n", name, v, lim, v <= lim ? "met" : "MISSED" }' "$summary"
+    [ -s "$OUT/master-load.txt" ] && echo && cat "$OUT/master-load.txt"
+  } | tee "$OUT/ratios.txt"
+fi
+echo "== done in $(( $(date +%s) - t_start ))s; outputs in $OUT"
+exit "$failed"
