@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# run-mpi.sh -- run the MPI integration tests under dredrun, each with a hard timeout.
+#
+#   BUILD=build bash tests/run-mpi.sh [PATTERN...]
+#
+# Each case of the table below runs
+#     $BUILD/bin/dredrun -n P $BUILD/tests/mpi_<prog> ARGS
+# in a session of its own (setsid), with DRED_STORAGE_DIR set to a fresh temporary
+# directory (removed afterwards) and its output in $BUILD/test-logs/<case>.log.  A case
+# passes when the job exits 0, its log has no "FAIL" line and it printed "ALL PASSED".
+# On timeout the test processes get SIGTERM first (they print the step they were in), then
+# the whole session/process group, then SIGKILL; processes are found by pid only: the
+# session id and a per-case marker variable in their environment (DRED_TEST_CASE_ID),
+# never by name.  Processes of a case still alive after its mpiexec ended are killed too and
+# fail the case.  Ends with "N passed, N failed"; exits non-zero if any case failed.
+#
+# PATTERN: run only the cases whose name contains one of the patterns (e.g. "ops badinput").
+# Environment: BUILD (default build); DRED_TEST_TIMEOUT_SCALE multiplies every timeout
+# (and every bounded wait inside the test programs), e.g. 3 under sanitizers.
+set -u
+set +m  # no job control: background jobs stay in our process group, so setsid does not fork
+
+BUILD=${BUILD:-build}
+scale=${DRED_TEST_TIMEOUT_SCALE:-1}
+export DRED_TEST_TIMEOUT_SCALE=$scale
+
+# name              prog        P  timeout(s)  args
+CASES=(
+  "ops-p1           ops         1   60"
+  "ops-p2           ops         2   90"
+  "ops-p3           ops         3  120"
+  "ops-p5           ops         5  120  -s 5 -c 1,7,1000 -e 24"
+  "ops-p8           ops         8  150  -s 8 -c 7,1000 -e 32"
+  "groups-p4        groups      4   60"
+  "groups-p7        groups      7   90  -s 17"
+  "concurrent-p3    concurrent  3   60"
+  "concurrent-p8    concurrent  8  120  -s 88"
+  "noncomm-p1       noncomm     1   30"
+  "noncomm-p3       noncomm     3   60  -s 3"
+  "noncomm-p8       noncomm     8   90  -s 8"
+  "inplace-p1       inplace     1   30"
+  "inplace-p4       inplace     4   60"
+  "progress-p2      progress    2   45"
+  "progress-p4      progress    4   45  -r 2 -b 1"
+  "badinput-p1      badinput    1   45"
+  "badinput-p3      badinput    3   90"
+  "badinput-p4      badinput    4   90"
+  "lifecycle-self   lifecycle   2   30  self"
+  "lifecycle-app    lifecycle   3   30  app"
+  "threads-p3       threads     3   60"
+)
+
+logdir="$BUILD/test-logs"
+mkdir -p "$logdir"
+dredrun="$BUILD/bin/dredrun"
+
+# alive PID: the process exists and is not a zombie
+alive() {
+  local st
+  st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+  [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+
+# case_pids MARKER SID: pids of this case's processes: same session, or carrying the marker
+case_pids() {
+  local marker=$1 sid=$2 p
+  {
+    ps -eo pid=,sid= 2>/dev/null | awk -v s="$sid" '$2 == s { print $1 }'
+    for p in /proc/[0-9]*; do
+      p=${p#/proc/}
+      [ "$p" = "$$" ] && continue
+      if grep -qzx "DRED_TEST_CASE_ID=$marker" "/proc/$p/environ" 2>/dev/null; then
+        echo "$p"
+      fi
+    done
+  } | sort -un
+}
+
+# signal_pids SIG PID...: signal the live ones among PIDs
+signal_pids() {
+  local sig=$1 p
+  shift
+  for p in "$@"; do
+    alive "$p" && kill "-$sig" "$p" 2>/dev/null
+  done
+  return 0
+}
+
+# reap MARKER SID LEADER BIN: SIGTERM the test programs, then everything, then SIGKILL
+reap() {
+  local marker=$1 sid=$2 leader=$3 bin=$4 p exe binreal pids tests=()
+  binreal=$(readlink -f "$bin")
+  pids=$(case_pids "$marker" "$sid")
+  for p in $pids; do
+    exe=$(readlink "/proc/$p/exe" 2>/dev/null) || continue
+    [ "$exe" = "$binreal" ] && tests+=("$p")
+  done
+  # the test programs first, so their "killed during <step>" line still reaches the log
+  if [ "${#tests[@]}" -gt 0 ]; then
+    signal_pids TERM "${tests[@]}"
+    sleep 1
+  fi
+  kill -TERM -- "-$leader" 2>/dev/null
+  # shellcheck disable=SC2086
+  signal_pids TERM $(case_pids "$marker" "$sid")
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    [ -z "$(for p in $(case_pids "$marker" "$sid"); do alive "$p" && echo "$p"; done)" ] && break
+    sleep 0.3
+  done
+  kill -KILL -- "-$leader" 2>/dev/null
+  # shellcheck disable=SC2086
+  signal_pids KILL $(case_pids "$marker" "$sid")
+}
+
+passed=0
+failed=0
+failed_names=()
+suite_start=$(date +%s)
+
+for line in "${CASES[@]}"; do
+  read -r name prog np limit args <<<"$line"
+  if [ $# -gt 0 ]; then
+    want=0
+    for pat in "$@"; do [[ "$name" == *"$pat"* ]] && want=1; done
+    [ "$want" = 1 ] || continue
+  fi
+  limit=$(awk -v a="$limit" -v b="$scale" 'BEGIN { printf "%d", a * b }')
+  bin="$BUILD/tests/mpi_$prog"
+  log="$logdir/$name.log"
+  if [ ! -x "$dredrun" ] || [ ! -x "$bin" ]; then
+    echo "FAIL $name: missing $([ -x "$dredrun" ] || echo "$dredrun ")$([ -x "$bin" ] || echo "$bin") (run make first)"
+    failed=$((failed + 1)); failed_names+=("$name")
+    continue
+  fi
+  storage=$(mktemp -d "${TMPDIR:-/tmp}/dred-test-$name.XXXXXX")
+  marker="$name.$$.$RANDOM$RANDOM"
+  start=$(date +%s.%N)
+  # shellcheck disable=SC2086  # args is deliberately word-split
+  {
+    echo "# case $name: $dredrun -n $np $bin $args"
+    echo "# DRED_STORAGE_DIR=$storage timeout=${limit}s started $(date '+%F %T')"
+  } >"$log"
+  # setsid (not a group leader here, so it does not fork): $! is the session leader's pid
+  # shellcheck disable=SC2086
+  DRED_STORAGE_DIR="$storage" DRED_TEST_CASE_ID="$marker" \
+    setsid "$dredrun" -n "$np" "$bin" $args </dev/null >>"$log" 2>&1 &
+  leader=$!
+  timed_out=0
+  deadline=$(( $(date +%s) + limit ))
+  while alive "$leader"; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      timed_out=1
+      echo "# TIMEOUT after ${limit}s: killing the case's processes" >>"$log"
+      reap "$marker" "$leader" "$leader" "$bin"
+      break
+    fi
+    sleep 0.2
+  done
+  wait "$leader" 2>/dev/null
+  rc=$?
+  # anything of this case still running after its mpiexec ended is a stray
+  sleep 0.3
+  strays=""
+  for p in $(case_pids "$marker" "$leader"); do
+    alive "$p" && strays="$strays $p($(cat "/proc/$p/comm" 2>/dev/null))"
+  done
+  if [ -n "$strays" ]; then
+    echo "# stray processes after the job ended:$strays -- killed" >>"$log"
+    reap "$marker" "$leader" "$leader" "$bin"
+  fi
+  secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+  echo "# exit status $rc after ${secs}s" >>"$log"
+  rm -rf "$storage"
+
+  why=""
+  if [ "$timed_out" = 1 ]; then why="timed out after ${limit} s"
+  elif [ "$rc" -ne 0 ]; then why="exit status $rc"
+  elif grep -q '^FAIL' "$log"; then why="FAIL lines in the log"
+  elif ! grep -q '^ALL PASSED' "$log"; then why="no 'ALL PASSED' line"
+  elif [ -n "$strays" ]; then why="stray processes left:$strays"
+  fi
+  if [ -z "$why" ]; then
+    npass=$(grep -c '^PASS' "$log")
+    printf 'PASS %-16s P=%-2s %5ss  (%s checks)\n' "$name" "$np" "$secs" "$npass"
+    passed=$((passed + 1))
+  else
+    printf 'FAIL %-16s P=%-2s %5ss  %s  (log: %s)\n' "$name" "$np" "$secs" "$why" "$log"
+    nfail=$(grep -c '^FAIL' "$log")
+    if [ "$nfail" -gt 0 ]; then
+      echo "    first FAIL lines ($nfail in all):"
+      grep '^FAIL' "$log" | head -n 10 | sed 's/^/    | /'
+    fi
+    echo "    log tail:"
+    tail -n 25 "$log" | sed 's/^/    | /'
+    failed=$((failed + 1)); failed_names+=("$name")
+  fi
+done
+
+echo "# MPI suite took $(( $(date +%s) - suite_start ))s; logs in $logdir"
+[ "$failed" -gt 0 ] && echo "# failed: ${failed_names[*]}"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
