@@ -26,11 +26,13 @@ export DRED_TEST_TIMEOUT_SCALE=$scale
 
 # name              prog        P  timeout(s)  args
 CASES=(
-  "ops-p1           ops         1   60"
-  "ops-p2           ops         2   90"
-  "ops-p3           ops         3  120"
-  "ops-p5           ops         5  120  -s 5 -c 1,7,1000 -e 24"
-  "ops-p8           ops         8  150  -s 8 -c 7,1000 -e 32"
+  "ops-p1           ops         1   60  --no-derived"
+  "ops-p2           ops         2   90  --no-derived"
+  "ops-p3           ops         3  120  --no-derived"
+  "ops-p5           ops         5  120  --no-derived -s 5 -c 1,7,1000 -e 24"
+  "ops-p8           ops         8  150  --no-derived -s 8 -c 7,1000 -e 32"
+  "ops-derived-p1   ops         1   30  --derived-only"
+  "ops-derived-p3   ops         3   45  --derived-only"
   "groups-p4        groups      4   60"
   "groups-p7        groups      7   90  -s 17"
   "concurrent-p3    concurrent  3   60"

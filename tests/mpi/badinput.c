@@ -382,6 +382,20 @@ int main(int argc, char **argv)
         mismatch("op_sum_vs_max", DRED_TAG_AUTO, N, MPI_INT, 0, MPI_MAX);
     } else if (me == 0)
         printf("badinput: P=1, disagreement checks skipped\n");
+    /* count 0 is legal in MPI: every member passes count 0 */
+    {
+        int zs[1] = {5}, zr[1] = {7};
+        dred_future *f = NULL;
+        set_step("count 0");
+        int st = dred_ireduce(zs, zr, 0, MPI_INT, MPI_SUM, 0, g_comm, 500, &f);
+        if (st == DRED_OK) {
+            st = wait_bounded(f, 30, "badinput/count_zero");
+            dred_future_free(f);
+        }
+        if (st != DRED_OK) fail("badinput/count_zero: status %d (%s), expected DRED_OK", st, dred_strerror(st));
+        else if (zr[0] != 7) fail("badinput/count_zero: recvbuf written");
+        else pass0("badinput/count_zero");
+    }
     good_reduction("final_auto_reduction", DRED_TAG_AUTO, 0);
 
     free(gs); free(gd); free(gm);

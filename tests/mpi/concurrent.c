@@ -9,7 +9,9 @@
  * shuffled order (seeded by its rank), then polls dred_future_is_done over all futures until
  * every one is done (bounded), then dred_future_get (twice: it may be called again).
  * Part 2: 64 DRED_TAG_AUTO reductions issued in the same order everywhere, waited in
- * reverse order.  Each result is compared at its root with MPI_Reduce on dred_comm().
+ * reverse order.  Part 3: unbalanced arrival: 32 tagged reductions issued in a shuffled
+ * order with random 0..10 ms pauses before each call (and a random start), waited in the
+ * member's own order.  Each result is compared at its root with MPI_Reduce on dred_comm().
  */
 #include <limits.h>
 #include <signal.h>
@@ -284,6 +286,7 @@ int main(int argc, char **argv)
         order[j] = x;
     }
     MPI_Barrier(g_comm);
+    double tp = now_s();
     set_step("issuing 64 tagged dred_ireduce");
     int issue_fail = 0;
     for (int k = 0; k < NRED; k++) {
@@ -328,13 +331,16 @@ int main(int argc, char **argv)
         R[t].st = a;
         dred_future_free(R[t].f);
     }
-    if (g_rank == 0) printf("concurrent: 64 tagged reductions done after %ld is_done polls\n", polls);
+    if (g_rank == 0)
+        printf("concurrent: 64 tagged reductions done in %.2f s after %ld is_done polls\n",
+               now_s() - tp, polls);
     for (int t = 0; t < NRED; t++) verify(&R[t], "tag", t);
 
     /* ---- part 2: 64 DRED_TAG_AUTO calls, same order everywhere ---- */
     MPI_Barrier(g_comm);
     for (int t = 0; t < NRED; t++) plan(&R[t], 1000 + t, seed);
     set_step("issuing 64 DRED_TAG_AUTO dred_ireduce");
+    tp = now_s();
     for (int t = 0; t < NRED; t++) {
         struct red *r = &R[t];
         r->st = dred_ireduce(r->s, r->rd, r->count, r->dt, r->op, r->root, g_comm,
@@ -351,7 +357,48 @@ int main(int argc, char **argv)
         R[t].st = wait_bounded(R[t].f, 90, what);
         dred_future_free(R[t].f);
     }
+    if (g_rank == 0) printf("concurrent: 64 auto-tag reductions done in %.2f s\n", now_s() - tp);
     for (int t = 0; t < NRED; t++) verify(&R[t], "auto", t);
+
+    /* ---- part 3: unbalanced arrival: 32 tagged reductions, every member sleeping a random
+     * 0..10 ms before each call (after a random 0..40 ms start), waited in its own order ---- */
+    MPI_Barrier(g_comm);
+    enum { NSKEW = 32 };
+    for (int t = 0; t < NSKEW; t++) plan(&R[t], 2000 + t, seed);
+    uint64_t srng = mix64(seed ^ 0xa11 ^ (uint64_t)(g_rank + 1) * 0x9e37);
+    for (int t = NSKEW - 1; t > 0; t--) {
+        srng = mix64(srng);
+        int j = (int)(srng % (uint64_t)(t + 1)), x = order[t];
+        order[t] = order[j];
+        order[j] = x;
+    }
+    int k2 = 0, sorder[NSKEW];
+    for (int t = 0; t < NRED; t++) if (order[t] < NSKEW) sorder[k2++] = order[t];
+    srng = mix64(srng);
+    struct timespec ts0 = {0, (long)(srng % 40) * 1000000L};
+    nanosleep(&ts0, NULL);
+    set_step("issuing 32 tagged dred_ireduce with random delays");
+    tp = now_s();
+    for (int k = 0; k < NSKEW; k++) {
+        struct red *r = &R[sorder[k]];
+        srng = mix64(srng);
+        struct timespec ts = {0, (long)(srng % 11) * 1000000L};
+        nanosleep(&ts, NULL);
+        r->st = dred_ireduce(r->s, r->rd, r->count, r->dt, r->op, r->root, g_comm, 200 + sorder[k], &r->f);
+        if (r->st != DRED_OK) {
+            fail("concurrent/skew/%d: dred_ireduce returned %d (%s)", sorder[k], r->st, dred_strerror(r->st));
+            MPI_Abort(MPI_COMM_WORLD, 4);
+        }
+    }
+    for (int k = NSKEW - 1; k >= 0; k--) {
+        char what[64];
+        snprintf(what, sizeof what, "concurrent/skew/%d", sorder[k]);
+        set_step("waiting %s", what);
+        R[sorder[k]].st = wait_bounded(R[sorder[k]].f, 90, what);
+        dred_future_free(R[sorder[k]].f);
+    }
+    if (g_rank == 0) printf("concurrent: 32 skewed reductions done in %.2f s\n", now_s() - tp);
+    for (int t = 0; t < NSKEW; t++) verify(&R[t], "skew", t);
 
     MPI_Op_free(&op_affine);
     MPI_Type_free(&t_affine);

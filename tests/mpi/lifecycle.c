@@ -270,6 +270,16 @@ int main(int argc, char **argv)
         else if (g_rank == root && memcmp(rd, rm, sizeof rd)) fail("lifecycle/reduce root %d: wrong result", root);
         else if (g_rank == root) pass("lifecycle/%s/reduce root %d", app_mode ? "app" : "self", root);
     }
+    /* a reduction whose future is freed at once: dred_finalize must still wait for it, so
+     * the root's recvbuf holds the result after dred_finalize (checked below) */
+    static long long fs[N], fr[N];
+    for (int i = 0; i < N; i++) { fs[i] = (long long)(i % 50) * (g_rank + 1); fr[i] = -1; }
+    const int froot = g_size - 1;
+    dred_future *ff = NULL;
+    set_step("freed-future reduction");
+    st = dred_ireduce(fs, fr, N, MPI_LONG_LONG, MPI_SUM, froot, g_comm, 77, &ff);
+    if (st != DRED_OK) fail("lifecycle/freed_future: dred_ireduce returned %d (%s)", st, dred_strerror(st));
+    dred_future_free(ff);
     MPI_Comm mine = MPI_COMM_NULL;
     if (app_mode) MPI_Comm_dup(g_comm, &mine);
     int any = 0;
@@ -284,6 +294,18 @@ int main(int argc, char **argv)
     outside_window(app_mode ? "app/after_finalize" : "self/after_finalize", DRED_ERR_SHUTDOWN);
     expect(app_mode ? "app/after_finalize/dred_finalize_again" : "self/after_finalize/dred_finalize_again",
            dred_finalize(), DRED_ERR_SHUTDOWN);
+    if (g_rank == froot) {
+        long long tri = (long long)g_size * (g_size + 1) / 2;
+        int bad = -1;
+        for (int i = 0; i < N && bad < 0; i++)
+            if (fr[i] != (long long)(i % 50) * tri) bad = i;
+        if (bad >= 0)
+            fail("lifecycle/freed_future: after dred_finalize the root's recvbuf[%d] = %lld, "
+                 "expected %lld (dred_finalize did not wait for the reduction whose future was "
+                 "freed)", bad, fr[bad], (long long)(bad % 50) * tri);
+        else
+            pass("lifecycle/%s/freed future's reduction completed by dred_finalize", app_mode ? "app" : "self");
+    }
     MPI_Finalized(&flag);
     if (app_mode) {
         if (flag) {

@@ -304,7 +304,43 @@ static int same(int kind, const void *a, const void *b, int n)
     return memcmp(a, b, esize(kind) * (size_t)n) == 0;
 }
 
-static void run(int kind, int n, int root)
+/* arrival skews: 0 none; 1 reverse rank order; 2 a random order; 3 odd ranks first, then
+ * even; 4 the two ends first, the middle last.  A member sleeps before its dred_ireduce. */
+static const char *skew_name[5] = {"", "/arrive_reversed", "/arrive_random", "/arrive_odd_first",
+                                   "/arrive_ends_first"};
+static void arrive(int skew)
+{
+    if (skew == 0 || g_size == 1) return;
+    int slot = 0;
+    switch (skew) {
+    case 1: slot = g_size - 1 - g_rank; break;
+    case 2: {
+        int *perm = malloc(sizeof(int) * (size_t)g_size);
+        for (int r = 0; r < g_size; r++) perm[r] = r;
+        uint64_t h = mix64(g_seed ^ 0x5eed);
+        for (int r = g_size - 1; r > 0; r--) {
+            h = mix64(h);
+            int j = (int)(h % (uint64_t)(r + 1)), x = perm[r];
+            perm[r] = perm[j];
+            perm[j] = x;
+        }
+        slot = perm[g_rank];
+        free(perm);
+        break;
+    }
+    case 3: slot = g_rank % 2 ? 0 : 1; break;
+    default: {
+        int d1 = g_rank, d2 = g_size - 1 - g_rank;
+        slot = d1 < d2 ? d1 : d2;
+        break;
+    }
+    }
+    struct timespec ts = {0, 20000000L * slot}; /* 20 ms per slot */
+    while (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+    nanosleep(&ts, NULL);
+}
+
+static void run_skew(int kind, int n, int root, int skew)
 {
     MPI_Datatype dt;
     MPI_Op op;
@@ -321,8 +357,10 @@ static void run(int kind, int n, int root)
     memset(rd, 0xA5, bytes);
     memset(rm, 0x5A, bytes);
     char check[160];
-    snprintf(check, sizeof check, "noncomm/%s/n=%d/root=%d", kname[kind], n, root);
+    snprintf(check, sizeof check, "noncomm/%s/n=%d/root=%d%s", kname[kind], n, root, skew_name[skew]);
     set_step("%s", check);
+    MPI_Barrier(g_comm);
+    arrive(skew);
     dred_future *f = NULL;
     int st = dred_ireduce(s, rd, n, dt, op, root, g_comm, DRED_TAG_AUTO, &f);
     if (st == DRED_OK) {
@@ -348,6 +386,11 @@ static void run(int kind, int n, int root)
     free(s); free(rd); free(rm); free(ex);
 }
 
+static void run(int kind, int n, int root)
+{
+    run_skew(kind, n, root, 0);
+}
+
 int main(int argc, char **argv)
 {
     g_seed = 99;
@@ -367,6 +410,17 @@ int main(int argc, char **argv)
     for (int kind = 0; kind < K_N; kind++)
         for (int ri = 0; ri < 4; ri++)
             for (int c = 0; c < 3; c++) run(kind, counts[c], roots[ri]);
+    /* the same under skewed arrival orders: the pairing must keep rank order whatever
+     * order the operands arrive in */
+    for (int skew = 1; skew <= 4; skew++)
+        for (int kind = K_MAT; kind <= K_AFFINE; kind++) {
+            run_skew(kind, 1000, roots[skew % 4], skew);
+            run_skew(kind, 7, roots[(skew + 1) % 4], skew);
+        }
+    run_skew(K_MAXLOC, 1000, roots[1], 1);
+    run_skew(K_MINLOC, 1000, roots[2], 2);
+    /* one large non-commutative reduction (may be split/pipelined inside dred) */
+    run_skew(K_MAT, 100000, roots[3], 2);
 
     MPI_Op_free(&op_mat);
     MPI_Op_free(&op_affine);

@@ -2,16 +2,23 @@
  * ops.c -- every predefined MPI op on every C datatype it applies to, through dred_reduce,
  * compared with MPI_Reduce on dred_comm() of the same inputs.
  *
- *   dredrun -n P mpi_ops [-s SEED] [-c COUNTS] [-L LARGE] [-e EVERY]
+ *   dredrun -n P mpi_ops [-s SEED] [-c COUNTS] [-L LARGE] [-e EVERY] [--no-derived|--derived-only]
  *     -s SEED   seed for data and roots (default 12345); roots are the same on every rank
  *     -c LIST   comma-separated counts run for every (op, type) pair (default 1,7,1000)
  *     -L N      a large count (default 100003) ...
  *     -e K      ... run for every K-th (op, type) pair only (default 16; 1 = all)
  *
+ * Complex types (C_FLOAT/DOUBLE/LONG_DOUBLE_COMPLEX) get SUM and PROD (factors 1, i, -1, -i,
+ * a few 2s; compared by value, so -0 == +0).
  * Data is integer-valued (floating types included) and PROD factors are 1, 2, -1 with at
  * most a few 2s per element, so every combine order gives the exact same bits: the result
  * at the root must equal MPI's byte for byte (element-wise for long double and the pair
  * types, whose padding bytes are unspecified).  Every member's sendbuf must be unchanged.
+ * Then (unless --no-derived; alone with --derived-only) contiguous derived types
+ * (MPI_Type_contiguous of int, of MPI_DOUBLE_INT, nested, and MPI_Type_dup of double) with
+ * SUM, MAX, MAXLOC, BXOR: MPI itself defines predefined ops on predefined types only, so
+ * dred must either reduce them element-wise on the base type (compared with MPI_Reduce on
+ * the base type) or return DRED_ERR_ARG; crashing is a failure.
  * Prints "PASS <check>" / "FAIL <check>: why" at the root of each check; exits non-zero on
  * every member if any check failed anywhere.
  */
@@ -167,7 +174,7 @@ static __attribute__((unused)) uint64_t mix64(uint64_t x)
 }
 /* ---------------------------------------------------------------------------------------- */
 
-enum cls { K_INT, K_FLT, K_BOOL, K_BYTE, K_PAIR };
+enum cls { K_INT, K_FLT, K_BOOL, K_BYTE, K_PAIR, K_CPLX };
 
 struct pfi { float v; int i; };
 struct pdi { double v; int i; };
@@ -208,6 +215,9 @@ static struct tinfo types[] = {
     {"float", MPI_FLOAT, K_FLT, sizeof(float), 1, 0},
     {"double", MPI_DOUBLE, K_FLT, sizeof(double), 1, 1},
     {"long_double", MPI_LONG_DOUBLE, K_FLT, sizeof(long double), 1, 2},
+    {"c_float_complex", MPI_C_FLOAT_COMPLEX, K_CPLX, sizeof(float _Complex), 1, 0},
+    {"c_double_complex", MPI_C_DOUBLE_COMPLEX, K_CPLX, sizeof(double _Complex), 1, 1},
+    {"c_long_double_complex", MPI_C_LONG_DOUBLE_COMPLEX, K_CPLX, sizeof(long double _Complex), 1, 2},
     {"c_bool", MPI_C_BOOL, K_BOOL, sizeof(bool), 0, 0},
     {"byte", MPI_BYTE, K_BYTE, 1, 0, 0},
     {"float_int", MPI_FLOAT_INT, K_PAIR, sizeof(struct pfi), 1, 0},
@@ -234,7 +244,8 @@ static MPI_Op op_handle(int o)
 static int applies(int o, enum cls c)
 {
     switch (o) {
-    case O_SUM: case O_PROD: case O_MAX: case O_MIN: return c == K_INT || c == K_FLT;
+    case O_SUM: case O_PROD: return c == K_INT || c == K_FLT || c == K_CPLX;
+    case O_MAX: case O_MIN: return c == K_INT || c == K_FLT;
     case O_LAND: case O_LOR: case O_LXOR: return c == K_INT || c == K_BOOL;
     case O_BAND: case O_BOR: case O_BXOR: return c == K_INT || c == K_BYTE;
     default: return c == K_PAIR;
@@ -302,6 +313,23 @@ static void fill(const struct tinfo *t, int o, void *buf, long n, int rank, uint
             else { long double x = d; memcpy(p, &x, sizeof x); }
             break;
         }
+        case K_CPLX: {
+            double re, im;
+            if (o == O_SUM) {
+                re = (double)((int64_t)(h % 2001) - 1000);
+                im = (double)((int64_t)((h >> 20) % 2001) - 1000);
+            } else { /* PROD: 1, i, -1, -i, and at most a few 2s per element */
+                static const double u[4][2] = {{1, 0}, {0, 1}, {-1, 0}, {0, -1}};
+                int k = (int)(h % 4);
+                re = u[k][0];
+                im = u[k][1];
+                if ((rank + i) % 5 == 0) { re = 2; im = 0; }
+            }
+            if (t->sub == 0) { float _Complex z = (float)re + (float)im * 1.0fi; memcpy(p, &z, sizeof z); }
+            else if (t->sub == 1) { double _Complex z = re + im * 1.0i; memcpy(p, &z, sizeof z); }
+            else { long double _Complex z = (long double)re + (long double)im * 1.0il; memcpy(p, &z, sizeof z); }
+            break;
+        }
         case K_PAIR: {
             int v = (int)(h % 6), ix = (int)((h >> 16) % 5); /* many ties in v and ix */
             switch (t->sub) {
@@ -322,6 +350,16 @@ static void fill(const struct tinfo *t, int o, void *buf, long n, int rank, uint
 static long compare(const struct tinfo *t, const void *got, const void *exp, long n)
 {
     const unsigned char *g = got, *e = exp;
+    if (t->cls == K_CPLX) {
+        for (long i = 0; i < n; i++, g += t->size, e += t->size) {
+            int same;
+            if (t->sub == 0) { float _Complex a, b; memcpy(&a, g, sizeof a); memcpy(&b, e, sizeof b); same = a == b; }
+            else if (t->sub == 1) { double _Complex a, b; memcpy(&a, g, sizeof a); memcpy(&b, e, sizeof b); same = a == b; }
+            else { long double _Complex a, b; memcpy(&a, g, sizeof a); memcpy(&b, e, sizeof b); same = a == b; }
+            if (!same) return i;
+        }
+        return -1;
+    }
     if (t->cls != K_PAIR && !(t->cls == K_FLT && t->sub == 2)) {
         if (memcmp(got, exp, (size_t)n * (size_t)t->size) == 0) return -1;
         for (long i = 0; i < n; i++)
@@ -368,11 +406,14 @@ int main(int argc, char **argv)
     char counts_arg[256] = "1,7,1000";
     long large = 100003;
     int every = 16;
+    int predefined = 1, derived = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-s") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "-c") && i + 1 < argc) snprintf(counts_arg, sizeof counts_arg, "%s", argv[++i]);
         else if (!strcmp(argv[i], "-L") && i + 1 < argc) large = strtol(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "-e") && i + 1 < argc) every = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--no-derived")) derived = 0;
+        else if (!strcmp(argv[i], "--derived-only")) predefined = 0;
     }
     if (every < 1) every = 1;
     long counts[16];
@@ -396,7 +437,7 @@ int main(int argc, char **argv)
 
     uint64_t root_rng = seed * 7 + 1;
     int combo = 0, nchecks = 0;
-    for (int o = 0; o < O_N; o++) {
+    for (int o = 0; o < (predefined ? O_N : 0); o++) {
         for (int t = 0; t < NTYPES; t++) {
             const struct tinfo *ti = &types[t];
             if (!applies(o, ti->cls) || ti->size < 0) continue;
@@ -456,6 +497,62 @@ int main(int argc, char **argv)
                 free(sbuf); free(scopy); free(rd); free(rm);
             }
         }
+    }
+    /* contiguous derived datatypes with predefined ops.  MPI defines predefined ops on
+     * predefined types only (MPICH's MPI_Reduce aborts on MPI_SUM over a contiguous type),
+     * while dred.h accepts contiguous derived types: dred must either reduce them element by
+     * element of the base type, or reject them with DRED_ERR_ARG -- never crash.  The
+     * expected value is MPI_Reduce on the base type with count * elements-per-item. */
+    if (derived)
+    {
+        MPI_Datatype c3int, dupd, c2di, c3s, c2c3s;
+        MPI_Type_contiguous(3, MPI_INT, &c3int);
+        MPI_Type_dup(MPI_DOUBLE, &dupd);
+        MPI_Type_contiguous(2, MPI_DOUBLE_INT, &c2di);
+        MPI_Type_contiguous(3, MPI_SHORT, &c3s);
+        MPI_Type_contiguous(2, c3s, &c2c3s);
+        MPI_Type_commit(&c3int); MPI_Type_commit(&dupd); MPI_Type_commit(&c2di);
+        MPI_Type_commit(&c3s); MPI_Type_commit(&c2c3s);
+        struct { const char *name; MPI_Datatype dt; int base; int per; int op; } dv[] = {
+            {"contig3_int", c3int, 5, 3, O_SUM},          /* base: index into types[] */
+            {"dup_double", dupd, 20, 1, O_MAX},
+            {"contig2_double_int", c2di, 28, 2, O_MAXLOC},
+            {"contig2_contig3_short", c2c3s, 3, 6, O_BXOR},
+        };
+        for (unsigned d = 0; d < sizeof dv / sizeof dv[0]; d++) {
+            const struct tinfo *bt = &types[dv[d].base];
+            static const int ns[3] = {1, 33, 5000};
+            for (int c = 0; c < 3; c++) {
+                long n = ns[c], nb = n * dv[d].per; /* elements of the base type */
+                root_rng = mix64(root_rng);
+                int root = (int)(root_rng % (uint64_t)g_size);
+                size_t bytes = (size_t)nb * (size_t)bt->size;
+                unsigned char *sbuf = malloc(bytes), *rd = malloc(bytes), *rm = malloc(bytes);
+                fill(bt, dv[d].op, sbuf, nb, g_rank, mix64(seed ^ (uint64_t)(d * 10 + (unsigned)c)));
+                memset(rd, 0xA5, bytes);
+                memset(rm, 0x5A, bytes);
+                char check[160];
+                snprintf(check, sizeof check, "ops/derived/%s/%s/n=%ld/root=%d", op_names[dv[d].op],
+                         dv[d].name, n, root);
+                set_step("dred_reduce %s", check);
+                int st = dred_reduce(sbuf, rd, (int)n, dv[d].dt, op_handle(dv[d].op), root, g_comm);
+                set_step("MPI_Reduce (base type) %s", check);
+                MPI_Reduce(sbuf, rm, (int)nb, bt->dt, op_handle(dv[d].op), root, g_comm);
+                if (st == DRED_ERR_ARG) {
+                    if (g_rank == root) pass("%s: rejected with DRED_ERR_ARG", check);
+                } else if (st != DRED_OK)
+                    fail("%s: dred_reduce returned %d (%s)", check, st, dred_strerror(st));
+                else if (g_rank == root) {
+                    long bad = compare(bt, rd, rm, nb);
+                    if (bad >= 0) fail("%s: base element %ld differs from MPI_Reduce", check, bad);
+                    else pass("%s: reduced element-wise", check);
+                }
+                nchecks++;
+                free(sbuf); free(rd); free(rm);
+            }
+        }
+        MPI_Type_free(&c3int); MPI_Type_free(&dupd); MPI_Type_free(&c2di);
+        MPI_Type_free(&c2c3s); MPI_Type_free(&c3s);
     }
     if (g_rank == 0) printf("ops: %d reductions, %d (op, type) pairs\n", nchecks, combo);
     return test_finish();
