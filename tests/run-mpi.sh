@@ -50,6 +50,7 @@ CASES=(
   "lifecycle-self   lifecycle   2   30  self"
   "lifecycle-app    lifecycle   3   30  app"
   "threads-p3       threads     3   60"
+  "threads-p5       threads     5   60  -T 6 -k 12"
 )
 
 logdir="$BUILD/test-logs"

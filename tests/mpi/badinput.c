@@ -382,6 +382,15 @@ int main(int argc, char **argv)
         mismatch("op_sum_vs_max", DRED_TAG_AUTO, N, MPI_INT, 0, MPI_MAX);
     } else if (me == 0)
         printf("badinput: P=1, disagreement checks skipped\n");
+    /* large valid tags */
+    {
+        static const int big[3] = {INT_MAX, 1 << 30, 65536};
+        for (int k = 0; k < 3; k++) {
+            char w[64];
+            snprintf(w, sizeof w, "large_valid_tag_%d", big[k]);
+            good_reduction(w, big[k], k % P);
+        }
+    }
     /* count 0 is legal in MPI: every member passes count 0 */
     {
         int zs[1] = {5}, zr[1] = {7};

@@ -9,6 +9,9 @@
  * and then wait for them; odd ones wait for each before issuing the next; the threads of a
  * member therefore interleave differently on every member.  Results are checked at each
  * root against the value computed locally from every member's deterministic input.
+ * Part 2: min(THREADS, P) threads, each calling blocking dred_reduce (DRED_TAG_AUTO) on its
+ * own communicator -- a different rotation of the members, hence its own group and auto-tag
+ * sequence -- all at once.  Part 3: two threads in dred_future_get on the same future.
  */
 #include <limits.h>
 #include <signal.h>
@@ -255,6 +258,53 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
+/* part 2: each thread on its own communicator (a different rotation of dred_comm()'s
+ * members, so a distinct group with its own auto-tag sequence), blocking dred_reduce */
+static MPI_Comm *rot_comm;
+static void *thread_auto(void *arg)
+{
+    int t = (int)(intptr_t)arg, r, p;
+    MPI_Comm c = rot_comm[t];
+    MPI_Comm_rank(c, &r);
+    MPI_Comm_size(c, &p);
+    enum { NA = 2000 };
+    long long *sv = malloc(sizeof(long long) * NA), *rv = malloc(sizeof(long long) * NA);
+    pthread_barrier_wait(&start_barrier);
+    for (int k = 0; k < K; k++) {
+        int root = (k + t) % p;
+        for (int i = 0; i < NA; i++) sv[i] = (long long)((g_rank * 13 + t * 101 + k * 7 + i) % 977);
+        memset(rv, 0, sizeof(long long) * NA);
+        int st = dred_reduce(sv, rv, NA, MPI_LONG_LONG, MPI_SUM, root, c);
+        if (st != DRED_OK) {
+            fail("threads/auto/thread %d/call %d: status %d (%s)", t, k, st, dred_strerror(st));
+            continue;
+        }
+        if (r == root) {
+            int bad = -1;
+            for (int i = 0; i < NA && bad < 0; i++) {
+                long long e = 0;
+                for (int m = 0; m < g_size; m++) e += (long long)((m * 13 + t * 101 + k * 7 + i) % 977);
+                if (rv[i] != e) bad = i;
+            }
+            if (bad >= 0) fail("threads/auto/thread %d/call %d: wrong result at %d", t, k, bad);
+            else pass("threads/auto/thread %d (rotation %d)/call %d/root=%d", t, t, k, root);
+        }
+    }
+    free(sv); free(rv);
+    return NULL;
+}
+
+/* part 3: two threads wait on the same future at once */
+static dred_future *shared_f;
+static int shared_st[2];
+static void *thread_get(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    pthread_barrier_wait(&start_barrier);
+    shared_st[t] = dred_future_get(shared_f);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -275,8 +325,53 @@ int main(int argc, char **argv)
         }
     for (int t = 0; t < T; t++) pthread_join(th[t], NULL);
     pthread_barrier_destroy(&start_barrier);
-    free(th);
     if (g_rank == 0)
         printf("threads: %d threads x %d reductions done in %.2f s on member 0\n", T, K, now_s() - t0);
+
+    /* part 2: min(T, P) threads, each with DRED_TAG_AUTO on its own group */
+    int TA = T < g_size ? T : g_size;
+    rot_comm = malloc(sizeof(MPI_Comm) * (size_t)TA);
+    for (int t = 0; t < TA; t++) MPI_Comm_split(g_comm, 0, (g_rank + t) % g_size, &rot_comm[t]);
+    set_step("part 2: %d threads, DRED_TAG_AUTO on their own groups", TA);
+    pthread_barrier_init(&start_barrier, NULL, (unsigned)TA);
+    t0 = now_s();
+    for (int t = 0; t < TA; t++) pthread_create(&th[t], NULL, thread_auto, (void *)(intptr_t)t);
+    for (int t = 0; t < TA; t++) pthread_join(th[t], NULL);
+    pthread_barrier_destroy(&start_barrier);
+    if (g_rank == 0)
+        printf("threads: %d threads x %d auto-tag reductions on own groups done in %.2f s\n", TA, K, now_s() - t0);
+    for (int t = 0; t < TA; t++) MPI_Comm_free(&rot_comm[t]);
+    free(rot_comm);
+
+    /* part 3: one future, dred_future_get from two threads at once */
+    {
+        enum { NS = 50000 };
+        double *sv = malloc(sizeof(double) * NS), *rv = calloc(NS, sizeof(double));
+        for (int i = 0; i < NS; i++) sv[i] = (double)((i + g_rank) % 100);
+        set_step("part 3: one future, two waiting threads");
+        int st = dred_ireduce(sv, rv, NS, MPI_DOUBLE, MPI_SUM, 0, g_comm, 9999, &shared_f);
+        if (st != DRED_OK) fail("threads/shared_future: dred_ireduce returned %d", st);
+        else {
+            pthread_barrier_init(&start_barrier, NULL, 2);
+            for (int t = 0; t < 2; t++) pthread_create(&th[t], NULL, thread_get, (void *)(intptr_t)t);
+            for (int t = 0; t < 2; t++) pthread_join(th[t], NULL);
+            pthread_barrier_destroy(&start_barrier);
+            dred_future_free(shared_f);
+            if (shared_st[0] != DRED_OK || shared_st[1] != DRED_OK)
+                fail("threads/shared_future: the two gets returned %d and %d", shared_st[0], shared_st[1]);
+            else if (g_rank == 0) {
+                int bad = -1;
+                for (int i = 0; i < NS && bad < 0; i++) {
+                    double e = 0;
+                    for (int m = 0; m < g_size; m++) e += (double)((i + m) % 100);
+                    if (rv[i] != e) bad = i;
+                }
+                if (bad >= 0) fail("threads/shared_future: wrong result at %d", bad);
+                else pass("threads/shared_future: two threads in dred_future_get on one future");
+            }
+        }
+        free(sv); free(rv);
+    }
+    free(th);
     return test_finish();
 }
