@@ -17,6 +17,7 @@
 
 #include "../common/log.h"
 #include "master.h"
+#include "status.h"
 
 static void usage(FILE *out) {
   fprintf(out,
@@ -180,6 +181,7 @@ int main(int argc, char **argv) {
                    m.cfg.master_idle_us * 1000u, 100000000ull);
   uv_loop_init(&m.loop);
   master_detector_start(&m);
+  master_status_start(&m); /* optional: on failure it logs why and the job runs without it */
   uv_timer_init(&m.loop, &m.flush_timer);
   m.flush_timer.data = &m;
   uv_timer_start(&m.flush_timer, flush_cb, 1000, 1000);
@@ -204,6 +206,7 @@ int main(int argc, char **argv) {
   DRED_INFO("dred-master done: %llu events, %llu tasks, %llu messages in, %llu out",
             (unsigned long long)m.events, (unsigned long long)m.tasks_sent,
             (unsigned long long)m.chan.received, (unsigned long long)m.chan.sent);
+  master_status_stop(&m);
   uv_close((uv_handle_t *)&m.heartbeat_timer, close_cb);
   uv_close((uv_handle_t *)&m.flush_timer, close_cb);
   uv_run(&m.loop, UV_RUN_DEFAULT);

@@ -5,6 +5,7 @@
  *   dispatch.c  control messages -> scheduler events; scheduler actions -> messages/journal
  *   detector.c  heartbeats: ping every worker, declare the silent ones failed
  *   sched.c     the scheduler state machine (no MPI; see sched.h)
+ *   status.c    the live status socket read by `dredstat status` (see status.h)
  */
 #ifndef DRED_MASTER_H
 #define DRED_MASTER_H
@@ -37,6 +38,7 @@ typedef struct {
   int shutdown_sent;
   /* statistics */
   uint64_t t_start, events, actions, tasks_sent;
+  struct master_status *status; /* status.c's socket server; NULL when not running */
 } master_t;
 
 /* dispatch.c */

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# check-deploy.sh -- static and dry-run checks of everything in deploy/.
+#
+# Multi-host launches cannot run here, so each launcher is checked three ways:
+#   1. `bash -n` and `shellcheck` on every deploy script (dredrun, *.sh, *.sbatch);
+#   2. each launcher's --dry-run prints exactly the command line it would run
+#      (dredrun, hostfile/run-hostfile.sh, slurm/dred.sbatch, install.sh);
+#   3. bad invocations exit 2 with a message, and the example files parse.
+# Prints "N passed, N failed, N skipped"; exits non-zero when anything failed.
+# Usage: bash tests/deploy/check-deploy.sh   (from anywhere; needs no build)
+set -u
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+d="$root/deploy"
+pass=0; fail=0; skip=0
+ok()  { pass=$((pass + 1)); echo "  ok    $1"; }
+bad() { fail=$((fail + 1)); echo "  FAIL  $1"; [ $# -gt 1 ] && printf '        %s\n' "$2"; }
+
+# expect_out NAME WANT CMD...: CMD exits 0 and its stdout, trimmed, equals WANT.
+expect_out() {
+  local name="$1" want="$2" got rc
+  shift 2
+  got="$("$@" 2>&1)"; rc=$?
+  got="$(printf '%s' "$got" | sed -e 's/[[:space:]]*$//')"
+  if [ "$rc" -eq 0 ] && [ "$got" = "$want" ]; then ok "$name"; else
+    bad "$name" "rc=$rc; want: $want | got: $got"; fi
+}
+# expect_has NAME PATTERN CMD...: CMD exits 0 and its output contains PATTERN (fixed string).
+expect_has() {
+  local name="$1" pat="$2" got rc
+  shift 2
+  got="$("$@" 2>&1)"; rc=$?
+  if [ "$rc" -eq 0 ] && printf '%s\n' "$got" | grep -qF -- "$pat"; then ok "$name"; else
+    bad "$name" "rc=$rc; want /$pat/ in: $got"; fi
+}
+# expect_usage NAME CMD...: CMD exits 2 and says something on stderr.
+expect_usage() {
+  local name="$1" err rc
+  shift
+  err="$("$@" 2>&1 >/dev/null)"; rc=$?
+  if [ "$rc" -eq 2 ] && [ -n "$err" ]; then ok "$name"; else bad "$name" "rc=$rc, stderr: $err"; fi
+}
+
+scripts=("$d/dredrun" "$d/install-deps.sh" "$d/install.sh" "$d/hostfile/run-hostfile.sh"
+         "$d/slurm/dred.sbatch")
+echo "check-deploy: syntax"
+for s in "${scripts[@]}"; do
+  rel="${s#"$root"/}"
+  if [ ! -f "$s" ]; then bad "$rel exists"; continue; fi
+  if out="$(bash -n "$s" 2>&1)"; then ok "bash -n $rel"; else bad "bash -n $rel" "$out"; fi
+  if command -v shellcheck >/dev/null; then
+    if out="$(shellcheck -s bash "$s" 2>&1)"; then ok "shellcheck $rel"; else bad "shellcheck $rel" "$out"; fi
+  else
+    skip=$((skip + 1)); echo "  skip  shellcheck $rel (shellcheck not installed: apt-get install shellcheck)"
+  fi
+  if [ -x "$s" ]; then ok "$rel is executable"; else bad "$rel is executable"; fi
+done
+
+tmp="$(mktemp -d /tmp/check-deploy.XXXXXX)"
+trap 'rm -rf "$tmp"' EXIT
+M=/opt/dred/bin/dred-master   # fixed paths make the printed lines exact
+export DRED_LAUNCH=/opt/dred/bin/dred-launch
+# dredrun may start every process through dred-launch (which keeps Hydra from killing the
+# survivors of a failure); then both programs on the line are prefixed with it.
+L=""
+if bash "$d/dredrun" --help 2>/dev/null | grep -q -- --no-launcher; then L="$DRED_LAUNCH "; fi
+cd "$tmp" || exit 1
+
+echo "check-deploy: dredrun"
+expect_out "dredrun --dry-run -n 4 ./app" \
+  "mpiexec -disable-auto-cleanup -n 1 $L$M : -n 4 ${L}./app" \
+  env DRED_MASTER="$M" MPIEXEC= bash "$d/dredrun" --dry-run -n 4 ./app
+expect_out "dredrun: hostfile, master flags, app args (quoted)" \
+  "mpiexec -disable-auto-cleanup -f hosts -n 1 $L$M --heartbeat-ms 200 --policy last : -n 8 ${L}./app -x a\\ b" \
+  env DRED_MASTER="$M" MPIEXEC= bash "$d/dredrun" --dry-run -f hosts -m "--heartbeat-ms 200 --policy last" -n 8 ./app -x "a b"
+expect_out "dredrun: --mpiexec" \
+  "/usr/bin/mpiexec.hydra -disable-auto-cleanup -n 1 $L$M : -n 2 ${L}./app" \
+  env DRED_MASTER="$M" bash "$d/dredrun" --dry-run --mpiexec /usr/bin/mpiexec.hydra -n 2 ./app
+if [ -n "$L" ]; then
+  expect_out "dredrun --no-launcher starts the programs directly" \
+    "mpiexec -disable-auto-cleanup -n 1 $M : -n 4 ./app" \
+    env DRED_MASTER="$M" MPIEXEC= bash "$d/dredrun" --dry-run --no-launcher -n 4 ./app
+fi
+if [ -x "$root/build/bin/dred-master" ]; then
+  expect_has "dredrun finds dred-master in build/bin" \
+    " $root/deploy/../build/bin/dred-master : -n 4 " \
+    env -u DRED_MASTER bash "$d/dredrun" --dry-run -n 4 ./app
+else
+  skip=$((skip + 1)); echo "  skip  dredrun finds dred-master in build/bin (not built)"
+fi
+expect_usage "dredrun without -n exits 2" env DRED_MASTER="$M" bash "$d/dredrun" --dry-run ./app
+expect_usage "dredrun -n 0 exits 2" env DRED_MASTER="$M" bash "$d/dredrun" --dry-run -n 0 ./app
+expect_usage "dredrun without an app exits 2" env DRED_MASTER="$M" bash "$d/dredrun" --dry-run -n 2
+expect_usage "dredrun unknown option exits 2" env DRED_MASTER="$M" bash "$d/dredrun" --bogus -n 2 ./app
+expect_has "dredrun --help documents -n, hostfile, master flags, storage" "--storage DIR" \
+  bash "$d/dredrun" --help
+
+echo "check-deploy: hostfile/run-hostfile.sh"
+printf '# test\nnodeA:3\nnodeB   # one slot\n\nnodeC:2\n' >hosts
+expect_out "run-hostfile --dry-run (P from slots: 6 - 1)" \
+  "DRED_STORAGE_DIR=/scratch/dred
+mpiexec -disable-auto-cleanup -f hosts -n 1 $L$M : -n 5 ${L}./app" \
+  env DRED_MASTER="$M" MPIEXEC= bash "$d/hostfile/run-hostfile.sh" --dry-run -f hosts -s /scratch/dred ./app
+expect_out "run-hostfile: -n, master flags, quoted args" \
+  "DRED_STORAGE_DIR=/scratch/dred
+mpiexec -disable-auto-cleanup -f hosts -n 1 $L$M --fail-timeout-ms 900 : -n 3 ${L}./app a\\ b" \
+  env DRED_MASTER="$M" MPIEXEC= bash "$d/hostfile/run-hostfile.sh" --dry-run -f hosts -s /scratch/dred -n 3 -m "--fail-timeout-ms 900" ./app "a b"
+expect_has "run-hostfile: default storage is a per-launch /tmp directory" \
+  "DRED_STORAGE_DIR=/tmp/dred-$(id -u)-" \
+  env -u DRED_STORAGE_DIR DRED_MASTER="$M" bash "$d/hostfile/run-hostfile.sh" --dry-run -f hosts ./app
+expect_has "run-hostfile: hosts.example parses (13 slots: -n 12)" ": -n 12 ${L}./app" \
+  env DRED_MASTER="$M" bash "$d/hostfile/run-hostfile.sh" --dry-run -f "$d/hostfile/hosts.example" -s /x ./app
+expect_usage "run-hostfile without -f exits 2" env DRED_MASTER="$M" bash "$d/hostfile/run-hostfile.sh" --dry-run ./app
+expect_usage "run-hostfile with a missing hostfile exits 2" env DRED_MASTER="$M" bash "$d/hostfile/run-hostfile.sh" --dry-run -f nope ./app
+printf 'nodeA:x\n' >badhosts
+expect_usage "run-hostfile with a bad slot count exits 2" env DRED_MASTER="$M" bash "$d/hostfile/run-hostfile.sh" --dry-run -f badhosts ./app
+expect_usage "run-hostfile with a relative storage dir exits 2" env DRED_MASTER="$M" bash "$d/hostfile/run-hostfile.sh" --dry-run -f hosts -s rel ./app
+expect_usage "run-hostfile without an app exits 2" env DRED_MASTER="$M" bash "$d/hostfile/run-hostfile.sh" --dry-run -f hosts
+
+echo "check-deploy: slurm/dred.sbatch"
+sb() { env -u DRED_STORAGE_DIR -u SLURM_TMPDIR DRED_MASTER="$M" SLURM_JOB_ID=42 SLURM_SUBMIT_DIR="$tmp" "$@"; }
+want_sb="DRED_STORAGE_DIR=/tmp/dred-42
+# generated by dred.sbatch for job 42: task 0 dred-master, 1-8 the application
+0 $M
+1-8 ./app -x 3
+srun --kill-on-bad-exit=0 --mpi=pmi2 --ntasks=9 --multi-prog ${TMPDIR:-/tmp}/dred-42.multi-prog.XXXXXX"
+expect_out "dred.sbatch --dry-run (9 tasks: master + 8)" "$want_sb" \
+  sb SLURM_NTASKS=9 bash "$d/slurm/dred.sbatch" --dry-run ./app -x 3
+expect_has "dred.sbatch: SLURM_TMPDIR is the node-local storage" "DRED_STORAGE_DIR=/local/job42/dred-42" \
+  sb SLURM_NTASKS=3 SLURM_TMPDIR=/local/job42 DRED_DRY_RUN=1 bash "$d/slurm/dred.sbatch" ./app
+expect_has "dred.sbatch: master flags go on task 0's line" "0 $M --heartbeat-ms 200" \
+  sb SLURM_NTASKS=3 DRED_MASTER_FLAGS="--heartbeat-ms 200" bash "$d/slurm/dred.sbatch" --dry-run ./app
+expect_has "dred.sbatch: DRED_SRUN_MPI and DRED_SRUN_FLAGS" "srun --kill-on-bad-exit=0 --mpi=pmix --cpu-bind=cores --ntasks=3 --multi-prog" \
+  sb SLURM_NTASKS=3 DRED_SRUN_MPI=pmix DRED_SRUN_FLAGS="--cpu-bind=cores" bash "$d/slurm/dred.sbatch" --dry-run ./app
+expect_usage "dred.sbatch with 1 task exits 2" sb SLURM_NTASKS=1 bash "$d/slurm/dred.sbatch" --dry-run ./app
+expect_usage "dred.sbatch outside Slurm exits 2" env -u SLURM_NTASKS -u SLURM_NPROCS bash "$d/slurm/dred.sbatch" --dry-run ./app
+expect_usage "dred.sbatch refuses an argument srun would split" sb SLURM_NTASKS=3 bash "$d/slurm/dred.sbatch" --dry-run ./app "a b"
+expect_usage "dred.sbatch refuses % (srun expands it)" sb SLURM_NTASKS=3 bash "$d/slurm/dred.sbatch" --dry-run ./app 50%
+expect_usage "dred.sbatch without an app exits 2" sb SLURM_NTASKS=3 bash "$d/slurm/dred.sbatch" --dry-run
+
+# A multi-prog file is valid for dred when its ranges cover 0..N-1 exactly once and task 0
+# runs dred-master (what srun's own verify_multi_name checks, plus dred's rule).
+check_conf() { # file ntasks
+  python3 - "$1" "$2" <<'EOF'
+import sys
+path, n = sys.argv[1], int(sys.argv[2])
+seen = {}
+for line in open(path):
+    line = line.strip()
+    if not line or line.startswith("#"):
+        continue
+    ranks, prog = line.split()[:2]
+    for part in ranks.split(","):
+        lo, _, hi = part.partition("-")
+        for r in range(int(lo), int(hi or lo) + 1):
+            assert r not in seen, "task %d listed twice" % r
+            seen[r] = prog
+assert sorted(seen) == list(range(n)), "tasks %s, want 0..%d" % (sorted(seen), n - 1)
+assert seen[0].endswith("dred-master"), "task 0 runs %s, not dred-master" % seen[0]
+assert all(not p.endswith("dred-master") for r, p in seen.items() if r), "dred-master on a task > 0"
+EOF
+}
+if check_conf "$d/slurm/multi-prog.conf.example" 9 2>"$tmp/conf.err"; then ok "multi-prog.conf.example covers tasks 0..8, master on task 0"; else
+  bad "multi-prog.conf.example covers tasks 0..8, master on task 0" "$(cat "$tmp/conf.err")"; fi
+sb SLURM_NTASKS=6 bash "$d/slurm/dred.sbatch" --dry-run ./app 2>/dev/null | sed -n '2,/^srun/p' | grep -v '^srun' >gen.conf
+if check_conf gen.conf 6 2>"$tmp/conf.err"; then ok "generated multi-prog file covers tasks 0..5, master on task 0"; else
+  bad "generated multi-prog file covers tasks 0..5, master on task 0" "$(cat "$tmp/conf.err")"; fi
+
+echo "check-deploy: install.sh"
+expect_out "install.sh --dry-run --no-deps" \
+  "+ make -C $root -j 3 all
++ make -C $root install PREFIX=/tmp/dred-prefix
+install.sh: dry run: nothing was run" \
+  bash "$d/install.sh" --dry-run --no-deps --jobs 3 --prefix /tmp/dred-prefix
+expect_has "install.sh --dry-run runs install-deps.sh first" "+ bash $root/deploy/install-deps.sh" \
+  bash "$d/install.sh" --dry-run --jobs 3 --prefix /tmp/dred-prefix
+expect_usage "install.sh with a relative prefix exits 2" bash "$d/install.sh" --dry-run --prefix rel
+expect_usage "install.sh with a bad argument exits 2" bash "$d/install.sh" --bogus
+
+echo "check-deploy: $pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,885 @@
+/*
+ * dredstat.c -- look at what dred did: summaries, task timelines and live status.
+ *
+ *   dredstat summary JOURNAL              per-reduction and per-worker tables
+ *   dredstat trace   JOURNAL [-o FILE]    Chrome trace event JSON (Perfetto, chrome://tracing)
+ *   dredstat plot    JOURNAL [-o FILE]    per-worker Gantt chart of tasks (PNG, via gnuplot)
+ *   dredstat status  [SOCKET]             ask a running dred-master (Unix socket)
+ *
+ * How it works.  The journal is the SQLite file dred-master writes (schema in
+ * storage/journal.h).  It is opened read-only (SQLITE_OPEN_READONLY) so dredstat can never
+ * change or create a journal, and it may read one the master is still writing: the journal
+ * is in WAL mode, so a reader sees the last committed batch and never blocks the master.
+ * Before any query the file is checked to be a dred journal (its four tables with the
+ * documented columns), so a wrong file gives one clear sentence rather than an SQL error.
+ * `plot` writes a data file and a gnuplot script to a private temporary directory, runs
+ * gnuplot on them and removes them.  `status` connects to the master's status socket with
+ * libuv and copies what the master writes until it closes the connection.
+ *
+ * Times in the journal are nanoseconds since the master started; a task's span is from
+ * the master dispatching it to the master receiving its DONE, and exec_ns is the time the
+ * executor itself measured for the work.  Worker N is rank N-1 of dred_comm().
+ *
+ * Exit codes: 0 success, 1 a runtime error (bad or missing journal, gnuplot failed, no
+ * master answering), 2 a usage error.  No MPI in here.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "config.h"
+#include "status.h" /* common/status.h: dred_status_str() */
+
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+#define STATUS_SOCKET_NAME "dred-master.sock" /* master/status.h MASTER_STATUS_SOCKET */
+#define STATUS_TIMEOUT_MS 5000
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: dredstat COMMAND [args]\n"
+          "  summary JOURNAL            per-reduction and per-worker tables\n"
+          "  trace JOURNAL [-o FILE]    Chrome trace event JSON, one event per task\n"
+          "                             (default trace.json; '-' for stdout)\n"
+          "  plot JOURNAL [-o FILE]     per-worker Gantt chart of tasks as PNG via gnuplot\n"
+          "                             (default tasks.png)\n"
+          "  status [SOCKET]            live status of a running dred-master\n"
+          "                             (default $DRED_STORAGE_DIR/dred-master.sock)\n"
+          "  -h, --help                 this text\n"
+          "JOURNAL is the master's SQLite journal, by default $DRED_STORAGE_DIR/journal.db.\n"
+          "Exit status: 0 ok, 1 error (bad journal, no master, gnuplot failed), 2 usage.\n");
+}
+
+static void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die_usage(const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "dredstat: ");
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n");
+  usage(stderr);
+  exit(EXIT_USAGE);
+}
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "dredstat: ");
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n");
+  return EXIT_RUNTIME;
+}
+
+/* ---- the journal ----------------------------------------------------------------------- */
+
+static const struct {
+  const char *table;
+  const char *columns; /* comma-separated, in order, as storage/journal.h documents them */
+} journal_schema[] = {
+    {"reductions", "id,grp,tag,members,bytes,start_ns,end_ns,tasks,recovered,status"},
+    {"tasks", "id,task_id,grp,tag,executor,provider,bytes,start_ns,end_ns,exec_ns,status"},
+    {"workers", "worker,failed_ns"},
+    {"meta", "key,value"},
+};
+
+/* Check that `db` holds the four tables with the documented columns.  Returns SQLITE_OK,
+ * SQLITE_READONLY / SQLITE_CANTOPEN when the file cannot be read in place (the caller may
+ * retry immutable), or -1 after printing why the file is not a journal. */
+static int journal_check(sqlite3 *db, const char *path) {
+  sqlite3_stmt *st = NULL;
+  size_t t;
+  int rc;
+
+  for (t = 0; t < sizeof journal_schema / sizeof journal_schema[0]; t++) {
+    char cols[256];
+    size_t len = 0;
+    cols[0] = '\0';
+    rc = sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1) ORDER BY cid", -1, &st,
+                            NULL);
+    if (rc == SQLITE_OK) {
+      sqlite3_bind_text(st, 1, journal_schema[t].table, -1, SQLITE_STATIC);
+      while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        int n = snprintf(cols + len, sizeof cols - len, "%s%s", len ? "," : "",
+                         name ? name : "");
+        if (n < 0 || (size_t)n >= sizeof cols - len) break;
+        len += (size_t)n;
+      }
+      sqlite3_finalize(st);
+      if (rc == SQLITE_ROW || rc == SQLITE_DONE) rc = SQLITE_OK;
+    }
+    if (rc != SQLITE_OK) {
+      /* The first statement is where SQLite finds out what the file really is. */
+      int prim = rc & 0xff;
+      if (prim == SQLITE_READONLY || prim == SQLITE_CANTOPEN) return prim;
+      if (prim == SQLITE_NOTADB)
+        fail("%s: not an SQLite database, so not a dred journal", path);
+      else
+        fail("%s: cannot read: %s", path, sqlite3_errmsg(db));
+      return -1;
+    }
+    if (len == 0) {
+      fail("%s: not a dred journal: it has no '%s' table", path, journal_schema[t].table);
+      return -1;
+    }
+    if (strcmp(cols, journal_schema[t].columns) != 0) {
+      fail("%s: not a dred journal (or another schema version): table '%s' has columns (%s), "
+           "expected (%s)", path, journal_schema[t].table, cols, journal_schema[t].columns);
+      return -1;
+    }
+  }
+  return SQLITE_OK;
+}
+
+/* Open `path` read-only and make sure it is a dred journal.  Returns 0 and sets *out, or 1
+ * after printing why not.
+ *
+ * A WAL-mode file can be read read-only only if its -shm/-wal files exist or can be
+ * created; a journal copied into a directory we cannot write (a finished run's results in
+ * a shared project space) has neither.  No master can be writing such a file (it could not
+ * create its WAL either), so it is then reopened as immutable, which needs no side files. */
+static int journal_open(const char *path, sqlite3 **out) {
+  sqlite3 *db = NULL;
+  struct stat sb;
+  int rc, attempt;
+
+  *out = NULL;
+  /* SQLite's own message for a missing file under READONLY is "unable to open database
+   * file"; say what is actually wrong. */
+  if (stat(path, &sb) != 0) return fail("%s: %s", path, strerror(errno));
+  if (!S_ISREG(sb.st_mode)) return fail("%s: not a regular file", path);
+  if (sb.st_size == 0) return fail("%s: empty file, not a dred journal", path);
+  for (attempt = 0; attempt < 2; attempt++) {
+    char uri[4200];
+    size_t u = 0;
+    const unsigned char *p;
+    if (attempt == 0) {
+      rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+    } else {
+      /* file: URI, percent-encoding whatever URI syntax would misread. */
+      u = (size_t)snprintf(uri, sizeof uri, "file:");
+      for (p = (const unsigned char *)path; *p && u + 4 < sizeof uri - 16; p++) {
+        if (*p == '%' || *p == '?' || *p == '#' || *p <= 0x20 || *p >= 0x7f)
+          u += (size_t)snprintf(uri + u, sizeof uri - u, "%%%02X", *p);
+        else
+          uri[u++] = (char)*p;
+      }
+      snprintf(uri + u, sizeof uri - u, "?immutable=1");
+      rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+    }
+    if (rc != SQLITE_OK) {
+      fail("%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+      sqlite3_close(db);
+      return EXIT_RUNTIME;
+    }
+    sqlite3_busy_timeout(db, 2000); /* the master may be committing a batch right now */
+    rc = journal_check(db, path);
+    if (rc == SQLITE_OK) {
+      *out = db;
+      return 0;
+    }
+    if (rc < 0 || attempt == 1) {
+      if (rc > 0) fail("%s: cannot read: %s", path, sqlite3_errmsg(db));
+      sqlite3_close(db);
+      return EXIT_RUNTIME;
+    }
+    sqlite3_close(db); /* READONLY / CANTOPEN: try again immutable */
+    db = NULL;
+  }
+  return EXIT_RUNTIME;
+}
+
+/* sqlite3_int64 is long long; int64_t may be long: convert once, print with PRId64. */
+static int64_t col(sqlite3_stmt *st, int i) { return (int64_t)sqlite3_column_int64(st, i); }
+
+/* Prepare a query against a journal already checked; a failure here is a real I/O error. */
+static sqlite3_stmt *query(sqlite3 *db, const char *sql) {
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+    fail("query failed: %s (%s)", sqlite3_errmsg(db), sql);
+    return NULL;
+  }
+  return st;
+}
+
+/* A meta value, or `def`.  Returns a malloc'd string. */
+static char *meta_get(sqlite3 *db, const char *key, const char *def) {
+  sqlite3_stmt *st = query(db, "SELECT value FROM meta WHERE key = ?1");
+  char *v = NULL;
+  if (st) {
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+      v = strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+  }
+  return v ? v : strdup(def);
+}
+
+/* Number of workers: the meta record, or the highest worker named anywhere. */
+static int64_t journal_workers(sqlite3 *db) {
+  char *s = meta_get(db, "workers", "0");
+  int64_t n = strtoll(s, NULL, 10), hi = 0;
+  sqlite3_stmt *st;
+  free(s);
+  st = query(db, "SELECT max(m) FROM (SELECT max(executor) AS m FROM tasks UNION ALL "
+                 "SELECT max(provider) FROM tasks UNION ALL SELECT max(worker) FROM workers)");
+  if (st && sqlite3_step(st) == SQLITE_ROW) hi = col(st, 0);
+  sqlite3_finalize(st);
+  if (hi > n) n = hi;
+  if (n > 1000000) n = 1000000; /* a corrupt meta value must not make us allocate wildly */
+  return n < 0 ? 0 : n;
+}
+
+/* ---- aligned text tables ------------------------------------------------------------------ */
+
+typedef struct {
+  int ncols;
+  const char **head;
+  const char *align; /* 'l' or 'r' per column */
+  char **cell;       /* row-major */
+  size_t nrows, cap;
+} table_t;
+
+static int table_add(table_t *t, ...) {
+  va_list ap;
+  int c;
+  if (t->nrows == t->cap) {
+    size_t cap = t->cap ? t->cap * 2 : 64;
+    char **p = realloc(t->cell, cap * (size_t)t->ncols * sizeof *p);
+    if (p == NULL) return -1;
+    t->cell = p;
+    t->cap = cap;
+  }
+  va_start(ap, t);
+  for (c = 0; c < t->ncols; c++) {
+    const char *s = va_arg(ap, const char *);
+    t->cell[t->nrows * (size_t)t->ncols + (size_t)c] = strdup(s ? s : "");
+  }
+  va_end(ap);
+  t->nrows++;
+  return 0;
+}
+
+static void table_print(const table_t *t, FILE *out) {
+  size_t w[32] = {0}, r;
+  int c;
+  for (c = 0; c < t->ncols; c++) w[c] = strlen(t->head[c]);
+  for (r = 0; r < t->nrows; r++)
+    for (c = 0; c < t->ncols; c++) {
+      const char *s = t->cell[r * (size_t)t->ncols + (size_t)c];
+      size_t l = s ? strlen(s) : 0;
+      if (l > w[c]) w[c] = l;
+    }
+  for (r = 0; r <= t->nrows; r++) {
+    fputs("  ", out);
+    for (c = 0; c < t->ncols; c++) {
+      const char *s = r == 0 ? t->head[c] : t->cell[(r - 1) * (size_t)t->ncols + (size_t)c];
+      int last = c == t->ncols - 1;
+      if (s == NULL) s = "";
+      if (t->align[c] == 'r') fprintf(out, "%*s", (int)w[c], s);
+      else if (last) fputs(s, out); /* no trailing blanks */
+      else fprintf(out, "%-*s", (int)w[c], s);
+      if (!last) fputs("  ", out);
+    }
+    fputc('\n', out);
+  }
+}
+
+static void table_free(table_t *t) {
+  size_t i;
+  for (i = 0; i < t->nrows * (size_t)t->ncols; i++) free(t->cell[i]);
+  free(t->cell);
+}
+
+static const char *task_status_str(int64_t s) {
+  switch (s) { /* sched_task_status_t (master/sched.h) */
+    case 0: return "ok";
+    case 1: return "provider lost";
+    case 2: return "executor corrupt";
+    case 3: return "error";
+    default: return "unknown";
+  }
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* ---- summary ------------------------------------------------------------------------------- */
+
+typedef struct {
+  int64_t tasks, bytes, provided, failed_tasks, speed_n;
+  double speed_sum; /* sum of per-task bytes/exec_ns (GB/s) */
+  int failed;
+  int64_t failed_ns;
+} worker_stat_t;
+
+static int cmd_summary(const char *path) {
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  table_t red = {0}, wt = {0};
+  static const char *rhead[] = {"id",    "group", "tag",       "members", "bytes",
+                                "start_ms", "duration_ms", "tasks", "recovered", "status"};
+  static const char *whead[] = {"worker",     "comm_rank", "tasks", "bytes_combined",
+                                "mean_GB/s", "provided",  "failed_tasks", "failed"};
+  worker_stat_t *ws = NULL;
+  double *durs = NULL;
+  size_t ndur = 0, capdur = 0;
+  int64_t nworkers, w, ntasks = 0, nred = 0, nbad = 0, span_ns = 0;
+  char *policy;
+  int rc = 0;
+
+  if ((rc = journal_open(path, &db)) != 0) return rc;
+  nworkers = journal_workers(db);
+  policy = meta_get(db, "policy", "?");
+
+  red.ncols = 10;
+  red.head = rhead;
+  red.align = "rlrrrrrrrl";
+  st = query(db, "SELECT id, grp, tag, members, bytes, start_ns, end_ns, tasks, recovered, "
+                 "status FROM reductions ORDER BY start_ns, id");
+  if (st == NULL) goto err;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    char c[9][32];
+    int64_t s0 = col(st, 5), s1 = col(st, 6);
+    int64_t status = col(st, 9);
+    const char *grp = (const char *)sqlite3_column_text(st, 1);
+    double dur = (double)(s1 - s0) / 1e6;
+    snprintf(c[0], 32, "%" PRId64, col(st, 0));
+    snprintf(c[1], 32, "%" PRId64, col(st, 2));
+    snprintf(c[2], 32, "%" PRId64, col(st, 3));
+    snprintf(c[3], 32, "%" PRId64, col(st, 4));
+    snprintf(c[4], 32, "%.3f", (double)s0 / 1e6);
+    snprintf(c[5], 32, "%.3f", dur);
+    snprintf(c[6], 32, "%" PRId64, col(st, 7));
+    snprintf(c[7], 32, "%" PRId64, col(st, 8));
+    if (table_add(&red, c[0], grp ? grp : "?", c[1], c[2], c[3], c[4], c[5], c[6], c[7],
+                  dred_status_str((int)status)) != 0)
+      goto oom;
+    if (ndur == capdur) {
+      double *p = realloc(durs, (capdur = capdur ? capdur * 2 : 64) * sizeof *p);
+      if (p == NULL) goto oom;
+      durs = p;
+    }
+    durs[ndur++] = dur;
+    nred++;
+    if (status != 0) nbad++;
+    if (s1 > span_ns) span_ns = s1;
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) goto err;
+
+  ws = calloc((size_t)nworkers + 1, sizeof *ws);
+  if (ws == NULL) goto oom;
+  st = query(db, "SELECT executor, provider, bytes, end_ns, exec_ns, status FROM tasks");
+  if (st == NULL) goto err;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t ex = col(st, 0), pr = col(st, 1);
+    int64_t bytes = col(st, 2), end = col(st, 3);
+    int64_t exec_ns = col(st, 4), status = col(st, 5);
+    ntasks++;
+    if (end > span_ns) span_ns = end;
+    if (ex >= 1 && ex <= nworkers) {
+      ws[ex].tasks++;
+      if (status == 0) {
+        ws[ex].bytes += bytes;
+        if (exec_ns > 0) {
+          ws[ex].speed_sum += (double)bytes / (double)exec_ns; /* bytes/ns == GB/s */
+          ws[ex].speed_n++;
+        }
+      } else {
+        ws[ex].failed_tasks++;
+      }
+    }
+    if (pr >= 1 && pr <= nworkers) ws[pr].provided++;
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) goto err;
+  st = query(db, "SELECT worker, failed_ns FROM workers");
+  if (st == NULL) goto err;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t wk = col(st, 0);
+    if (wk >= 1 && wk <= nworkers) {
+      ws[wk].failed = 1;
+      ws[wk].failed_ns = col(st, 1);
+    }
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) goto err;
+
+  wt.ncols = 8;
+  wt.head = whead;
+  wt.align = "rrrrrrrl";
+  for (w = 1; w <= nworkers; w++) {
+    char c[7][32], f[48];
+    snprintf(c[0], 32, "%" PRId64, w);
+    snprintf(c[1], 32, "%" PRId64, w - 1);
+    snprintf(c[2], 32, "%" PRId64, ws[w].tasks);
+    snprintf(c[3], 32, "%" PRId64, ws[w].bytes);
+    if (ws[w].speed_n > 0) snprintf(c[4], 32, "%.3f", ws[w].speed_sum / (double)ws[w].speed_n);
+    else snprintf(c[4], 32, "-");
+    snprintf(c[5], 32, "%" PRId64, ws[w].provided);
+    snprintf(c[6], 32, "%" PRId64, ws[w].failed_tasks);
+    if (ws[w].failed) snprintf(f, sizeof f, "yes, at %.3f ms", (double)ws[w].failed_ns / 1e6);
+    else snprintf(f, sizeof f, "no");
+    if (table_add(&wt, c[0], c[1], c[2], c[3], c[4], c[5], c[6], f) != 0) goto oom;
+  }
+
+  printf("journal %s: %" PRId64 " workers, policy %s, %" PRId64 " reductions (%" PRId64
+         " failed), %" PRId64 " tasks, %.3f ms journaled\n",
+         path, nworkers, policy, nred, nbad, ntasks, (double)span_ns / 1e6);
+  if (ndur > 0) {
+    qsort(durs, ndur, sizeof *durs, cmp_double);
+    printf("reduction duration ms: median %.3f, p95 %.3f, max %.3f\n", durs[ndur / 2],
+           durs[(size_t)ceil(0.95 * (double)ndur) - 1], durs[ndur - 1]);
+  }
+  printf("\nreductions (tag < 0: the k-th DRED_TAG_AUTO call is tag -k; bytes per member)\n");
+  if (red.nrows) table_print(&red, stdout);
+  else printf("  (none)\n");
+  printf("\nworkers (worker N is rank N-1 of dred_comm(); mean_GB/s is the mean of "
+         "bytes/exec_ns over its tasks)\n");
+  if (wt.nrows) table_print(&wt, stdout);
+  else printf("  (none)\n");
+  rc = 0;
+  goto out;
+oom:
+  rc = fail("out of memory");
+  goto out;
+err:
+  rc = fail("%s: reading failed: %s", path, sqlite3_errmsg(db));
+out:
+  table_free(&red);
+  table_free(&wt);
+  free(durs);
+  free(ws);
+  free(policy);
+  sqlite3_close(db);
+  return rc;
+}
+
+/* ---- trace --------------------------------------------------------------------------------- */
+
+/* A JSON string literal (RFC 8259): quotes, backslash and control characters escaped;
+ * other bytes pass through (SQLite text is UTF-8). */
+static void json_str(FILE *out, const char *s) {
+  const unsigned char *p = (const unsigned char *)(s ? s : "");
+  fputc('"', out);
+  for (; *p; p++) {
+    switch (*p) {
+      case '"': fputs("\\\"", out); break;
+      case '\\': fputs("\\\\", out); break;
+      case '\n': fputs("\\n", out); break;
+      case '\r': fputs("\\r", out); break;
+      case '\t': fputs("\\t", out); break;
+      default:
+        if (*p < 0x20) fprintf(out, "\\u%04x", *p);
+        else fputc(*p, out);
+    }
+  }
+  fputc('"', out);
+}
+
+static int cmd_trace(const char *path, const char *outpath) {
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  FILE *out;
+  int64_t nworkers, w, n = 0;
+  int rc, to_stdout = strcmp(outpath, "-") == 0, first = 1;
+
+  if ((rc = journal_open(path, &db)) != 0) return rc;
+  nworkers = journal_workers(db);
+  out = to_stdout ? stdout : fopen(outpath, "w");
+  if (out == NULL) {
+    sqlite3_close(db);
+    return fail("%s: cannot write: %s", outpath, strerror(errno));
+  }
+  /* The JSON object form: traceEvents plus otherData (the journal's meta table), which
+   * Perfetto shows as the trace's metadata. */
+  fprintf(out, "{\"displayTimeUnit\":\"ms\",\"otherData\":{");
+  st = query(db, "SELECT key, value FROM meta ORDER BY key");
+  if (st) {
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      if (!first) fputc(',', out);
+      first = 0;
+      json_str(out, (const char *)sqlite3_column_text(st, 0));
+      fputc(':', out);
+      json_str(out, (const char *)sqlite3_column_text(st, 1));
+    }
+    sqlite3_finalize(st);
+  }
+  fprintf(out, "},\n\"traceEvents\":[\n");
+  fprintf(out, "{\"ph\":\"M\",\"pid\":0,\"tid\":0,\"name\":\"process_name\","
+               "\"args\":{\"name\":\"dred tasks\"}}");
+  for (w = 1; w <= nworkers; w++)
+    fprintf(out, ",\n{\"ph\":\"M\",\"pid\":0,\"tid\":%" PRId64 ",\"name\":\"thread_name\","
+                 "\"args\":{\"name\":\"worker %" PRId64 "\"}}", w, w);
+  st = query(db, "SELECT task_id, grp, tag, executor, provider, bytes, start_ns, end_ns, "
+                 "exec_ns, status FROM tasks ORDER BY start_ns, id");
+  if (st == NULL) {
+    rc = EXIT_RUNTIME;
+    goto done;
+  }
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t s0 = col(st, 6), s1 = col(st, 7);
+    fprintf(out, ",\n{\"ph\":\"X\",\"pid\":0,\"tid\":%" PRId64 ",\"name\":\"task %" PRId64
+                 "\",\"cat\":\"task\",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"provider\":%" PRId64
+                 ",\"bytes\":%" PRId64 ",\"group\":",
+            col(st, 3), col(st, 0), (double)s0 / 1e3,
+            (double)(s1 > s0 ? s1 - s0 : 0) / 1e3, col(st, 4),
+            col(st, 5));
+    json_str(out, (const char *)sqlite3_column_text(st, 1));
+    fprintf(out, ",\"tag\":%" PRId64 ",\"exec_us\":%.3f,\"status\":", col(st, 2),
+            (double)col(st, 8) / 1e3);
+    json_str(out, task_status_str(col(st, 9)));
+    fputs("}}", out);
+    n++;
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    rc = fail("%s: reading tasks failed: %s", path, sqlite3_errmsg(db));
+    goto done;
+  }
+  fprintf(out, "\n]}\n");
+  rc = 0;
+done:
+  if (fflush(out) != 0 || ferror(out)) rc = fail("%s: write failed: %s", outpath, strerror(errno));
+  if (!to_stdout && fclose(out) != 0 && rc == 0)
+    rc = fail("%s: write failed: %s", outpath, strerror(errno));
+  if (rc != 0 && !to_stdout) unlink(outpath); /* never leave half a JSON file behind */
+  else if (!to_stdout)
+    fprintf(stderr, "dredstat: wrote %" PRId64 " task events for %" PRId64 " workers to %s\n", n,
+            nworkers, outpath);
+  sqlite3_close(db);
+  return rc;
+}
+
+/* ---- plot ---------------------------------------------------------------------------------- */
+
+/* `s` as a gnuplot single-quoted string: only ' needs escaping, as ''. */
+static void gp_str(FILE *out, const char *s) {
+  fputc('\'', out);
+  for (; *s; s++) {
+    if (*s == '\'') fputc('\'', out);
+    fputc(*s, out);
+  }
+  fputc('\'', out);
+}
+
+/* Run gnuplot on `script`; returns 0 when it exited 0. */
+static int run_gnuplot(const char *script) {
+  const char *gp = getenv("GNUPLOT");
+  pid_t pid;
+  int status;
+  if (gp == NULL || *gp == '\0') gp = "gnuplot";
+  pid = fork();
+  if (pid < 0) return fail("fork failed: %s", strerror(errno));
+  if (pid == 0) {
+    execlp(gp, gp, script, (char *)NULL);
+    fprintf(stderr, "dredstat: cannot run %s: %s (install gnuplot, e.g. apt-get install "
+                    "gnuplot-nox, or set GNUPLOT)\n", gp, strerror(errno));
+    _exit(127);
+  }
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return fail("waitpid failed: %s", strerror(errno));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127) return EXIT_RUNTIME; /* said why */
+  return fail("%s failed (%s %d)", gp, WIFEXITED(status) ? "exit status" : "signal",
+              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
+static int cmd_plot(const char *path, const char *outpath) {
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  const char *tmp = getenv("TMPDIR");
+  char dirbuf[512];
+  FILE *f = NULL;
+  int64_t nworkers, w, ntasks = 0, *count = NULL, span_ns = 0;
+  int rc, height;
+  char *policy = NULL;
+  struct stat sb;
+
+  if ((rc = journal_open(path, &db)) != 0) return rc;
+  nworkers = journal_workers(db);
+  policy = meta_get(db, "policy", "?");
+  count = calloc((size_t)nworkers + 1, sizeof *count);
+  if (count == NULL) {
+    rc = fail("out of memory");
+    goto out_db;
+  }
+  /* A private directory: the script and data never collide with another user's files. */
+  if (tmp && *tmp && strlen(tmp) < sizeof dirbuf - 32)
+    snprintf(dirbuf, sizeof dirbuf, "%s/dredstat.XXXXXX", tmp);
+  else
+    snprintf(dirbuf, sizeof dirbuf, "/tmp/dredstat.XXXXXX");
+  if (mkdtemp(dirbuf) == NULL) {
+    rc = fail("cannot create a temporary directory %s: %s", dirbuf, strerror(errno));
+    goto out_db;
+  }
+  {
+    char dpath[600], spath[600];
+    snprintf(dpath, sizeof dpath, "%s/tasks.dat", dirbuf);
+    snprintf(spath, sizeof spath, "%s/plot.gp", dirbuf);
+    /* Data: worker start_ms end_ms colour.  The colour is a hash of the reduction's key
+     * (group, tag), so the tasks of one reduction share a colour and consecutive auto-tag
+     * reductions of a group get different ones. */
+    f = fopen(dpath, "w");
+    if (f == NULL) {
+      rc = fail("%s: %s", dpath, strerror(errno));
+      goto out_tmp;
+    }
+    st = query(db, "SELECT executor, start_ns, end_ns, grp, tag FROM tasks ORDER BY start_ns");
+    if (st == NULL) {
+      rc = EXIT_RUNTIME;
+      goto out_tmp;
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      int64_t ex = col(st, 0), s0 = col(st, 1),
+              s1 = col(st, 2), tag = col(st, 4);
+      const char *grp = (const char *)sqlite3_column_text(st, 3);
+      uint64_t k = grp ? strtoull(grp, NULL, 16) : 0;
+      k = (k ^ (k >> 29)) + (uint64_t)(tag < 0 ? -tag : tag);
+      fprintf(f, "%" PRId64 " %.6f %.6f %d\n", ex, (double)s0 / 1e6,
+              (double)(s1 > s0 ? s1 : s0) / 1e6, 1 + (int)(k % 8));
+      if (ex >= 1 && ex <= nworkers) count[ex]++;
+      if (s1 > span_ns) span_ns = s1;
+      ntasks++;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+      rc = fail("%s: reading tasks failed: %s", path, sqlite3_errmsg(db));
+      goto out_tmp;
+    }
+    if (fclose(f) != 0) {
+      f = NULL;
+      rc = fail("%s: %s", dpath, strerror(errno));
+      goto out_tmp;
+    }
+    f = NULL;
+    if (ntasks == 0) {
+      rc = fail("%s: the journal has no tasks: nothing to plot", path);
+      goto out_tmp;
+    }
+
+    f = fopen(spath, "w");
+    if (f == NULL) {
+      rc = fail("%s: %s", spath, strerror(errno));
+      goto out_tmp;
+    }
+    height = 120 + 40 * (int)(nworkers < 64 ? nworkers : 64);
+    /* pngcairo draws nicer text; plain png (libgd) is what some gnuplot builds have. */
+    fprintf(f, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+               "  set terminal pngcairo size 1200,%d font 'sans,10'\n"
+               "} else {\n"
+               "  set terminal png size 1200,%d\n"
+               "}\n", height, height);
+    fprintf(f, "set output ");
+    gp_str(f, outpath);
+    fprintf(f, "\nset title 'dred tasks per worker: %" PRId64 " tasks, policy %s "
+               "(colour = reduction)' noenhanced\n", ntasks, policy);
+    fprintf(f, "set xlabel 'time since dred-master start (ms)'\n"
+               "set xrange [0:%.6f]\n"
+               "set yrange [0.4:%" PRId64 ".6]\n"
+               "set grid xtics\n"
+               "set ytics (", (double)span_ns / 1e6 * 1.02 + 1e-3, nworkers);
+    for (w = 1; w <= nworkers; w++)
+      fprintf(f, "%s'worker %" PRId64 " (%" PRId64 " tasks)' %" PRId64, w > 1 ? ", " : "", w,
+              count[w], w);
+    fprintf(f, ")\nset style fill solid 0.85 border lc rgb 'black'\n");
+    /* Eight distinct colours (gnuplot's own cycle includes black, which hides borders). */
+    fprintf(f, "set linetype 1 lc rgb '#1f77b4'\nset linetype 2 lc rgb '#ff7f0e'\n"
+               "set linetype 3 lc rgb '#2ca02c'\nset linetype 4 lc rgb '#d62728'\n"
+               "set linetype 5 lc rgb '#9467bd'\nset linetype 6 lc rgb '#8c564b'\n"
+               "set linetype 7 lc rgb '#e377c2'\nset linetype 8 lc rgb '#17becf'\n"
+               "plot ");
+    gp_str(f, dpath);
+    fprintf(f, " using (($2+$3)/2):1:(($3-$2)/2):(0.35):4 with boxxyerror lc variable "
+               "notitle\n");
+    if (fclose(f) != 0) {
+      f = NULL;
+      rc = fail("%s: %s", spath, strerror(errno));
+      goto out_tmp;
+    }
+    f = NULL;
+    unlink(outpath); /* so a stale PNG is never mistaken for this one */
+    rc = run_gnuplot(spath);
+    if (rc == 0 && (stat(outpath, &sb) != 0 || sb.st_size == 0))
+      rc = fail("gnuplot did not write %s", outpath);
+    if (rc == 0)
+      fprintf(stderr, "dredstat: plotted %" PRId64 " tasks on %" PRId64 " workers to %s\n",
+              ntasks, nworkers, outpath);
+  out_tmp:
+    if (f) fclose(f);
+    unlink(dpath);
+    unlink(spath);
+    rmdir(dirbuf);
+  }
+out_db:
+  free(count);
+  free(policy);
+  sqlite3_close(db);
+  return rc;
+}
+
+/* ---- status -------------------------------------------------------------------------------- */
+
+typedef struct {
+  uv_pipe_t pipe;
+  uv_connect_t conn;
+  uv_timer_t timer;
+  const char *path;
+  char buf[4096];
+  size_t got;
+  int rc; /* -1 until decided */
+} status_ctx_t;
+
+static void st_close(status_ctx_t *c) {
+  if (!uv_is_closing((uv_handle_t *)&c->pipe)) uv_close((uv_handle_t *)&c->pipe, NULL);
+  if (!uv_is_closing((uv_handle_t *)&c->timer)) uv_close((uv_handle_t *)&c->timer, NULL);
+}
+
+static void st_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b) {
+  status_ctx_t *c = h->data;
+  *b = uv_buf_init(c->buf, sizeof c->buf);
+}
+
+static void st_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b) {
+  status_ctx_t *c = s->data;
+  if (n > 0) {
+    fwrite(b->base, 1, (size_t)n, stdout);
+    c->got += (size_t)n;
+    return;
+  }
+  if (n == UV_EOF && c->got > 0) c->rc = 0;
+  else if (n == UV_EOF) c->rc = fail("%s: dred-master closed the connection without answering", c->path);
+  else if (n < 0) c->rc = fail("%s: read failed: %s", c->path, uv_strerror((int)n));
+  if (n < 0) st_close(c);
+}
+
+static void st_connected(uv_connect_t *req, int status) {
+  status_ctx_t *c = req->data;
+  int rc;
+  if (status != 0) {
+    if (status == UV_ENOENT)
+      c->rc = fail("%s: no status socket: is dred-master running with this DRED_STORAGE_DIR?",
+                   c->path);
+    else if (status == UV_ECONNREFUSED)
+      c->rc = fail("%s: connection refused: a stale socket, its dred-master is gone", c->path);
+    else if (status == UV_EACCES)
+      c->rc = fail("%s: permission denied: the socket belongs to another user", c->path);
+    else if (status != UV_ECANCELED)
+      c->rc = fail("%s: cannot connect: %s", c->path, uv_strerror(status));
+    st_close(c);
+    return;
+  }
+  if ((rc = uv_read_start((uv_stream_t *)&c->pipe, st_alloc, st_read)) != 0) {
+    c->rc = fail("%s: cannot read: %s", c->path, uv_strerror(rc));
+    st_close(c);
+  }
+}
+
+static void st_timeout(uv_timer_t *t) {
+  status_ctx_t *c = t->data;
+  c->rc = fail("%s: no answer from dred-master within %d ms (it is busy or hung)", c->path,
+               STATUS_TIMEOUT_MS);
+  st_close(c);
+}
+
+static int cmd_status(const char *sock) {
+  status_ctx_t c;
+  uv_loop_t loop;
+  char def[600];
+  size_t max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+
+  if (sock == NULL) {
+    dred_config_t cfg;
+    dred_config_load(&cfg); /* the same default storage dir as dred-master */
+    snprintf(def, sizeof def, "%s/%s", cfg.storage_dir, STATUS_SOCKET_NAME);
+    sock = def;
+  }
+  if (strlen(sock) > max)
+    return fail("%s: path longer than a Unix socket allows (%zu bytes)", sock, max);
+  memset(&c, 0, sizeof c);
+  c.path = sock;
+  c.rc = -1;
+  if (uv_loop_init(&loop) != 0) return fail("cannot initialise libuv");
+  uv_pipe_init(&loop, &c.pipe, 0);
+  uv_timer_init(&loop, &c.timer);
+  c.pipe.data = c.timer.data = c.conn.data = &c;
+  uv_pipe_connect(&c.conn, &c.pipe, sock, st_connected);
+  uv_timer_start(&c.timer, st_timeout, STATUS_TIMEOUT_MS, 0);
+  /* After EOF the read callback leaves the handles open; close them here. */
+  while (uv_run(&loop, UV_RUN_ONCE) != 0)
+    if (c.rc >= 0) st_close(&c);
+  uv_loop_close(&loop);
+  fflush(stdout);
+  return c.rc < 0 ? fail("%s: no answer", sock) : c.rc;
+}
+
+/* ---- main ---------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+  const char *cmd, *out = NULL;
+  int c, nargs;
+  char **args;
+
+  if (argc < 2) die_usage("no command given");
+  cmd = argv[1];
+  if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  /* Options may come before or after the operands (GNU getopt permutes). */
+  optind = 2;
+  while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    switch (c) {
+      case 'o':
+        if (*optarg == '\0') die_usage("-o needs a file name");
+        out = optarg;
+        break;
+      case 'h':
+        usage(stdout);
+        return 0;
+      default:
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+  }
+  args = argv + optind;
+  nargs = argc - optind;
+
+  if (strcmp(cmd, "summary") == 0 || strcmp(cmd, "trace") == 0 || strcmp(cmd, "plot") == 0) {
+    if (nargs != 1) die_usage("%s needs exactly one JOURNAL", cmd);
+    if (cmd[0] == 's') {
+      if (out) die_usage("summary writes to stdout; -o is for trace and plot");
+      return cmd_summary(args[0]);
+    }
+    if (cmd[0] == 't') return cmd_trace(args[0], out ? out : "trace.json");
+    if (out && strcmp(out, "-") == 0) die_usage("plot cannot write a PNG to stdout");
+    return cmd_plot(args[0], out ? out : "tasks.png");
+  }
+  if (strcmp(cmd, "status") == 0) {
+    if (out) die_usage("status prints to stdout; -o is for trace and plot");
+    if (nargs > 1) die_usage("status takes at most one SOCKET");
+    return cmd_status(nargs == 1 ? args[0] : NULL);
+  }
+  die_usage("unknown command '%s'", cmd);
+}
