@@ -36,11 +36,12 @@ LIB_SO  := $(BUILD)/lib/libdred.so
 MASTER  := $(BUILD)/bin/dred-master
 DEMO    := $(BUILD)/bin/dred-demo
 DREDRUN := $(BUILD)/bin/dredrun
+LAUNCH  := $(BUILD)/bin/dred-launch
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi_%,$(MPI_TEST_SRC))
 
 .PHONY: all deps run test unit-test mpi-test asan install clean
-all: $(LIB_A) $(LIB_SO) $(MASTER) $(DREDRUN) $(DEMO)
+all: $(LIB_A) $(LIB_SO) $(MASTER) $(DREDRUN) $(LAUNCH) $(DEMO)
 
 deps:
 	@bash deploy/install-deps.sh
@@ -66,6 +67,10 @@ $(MASTER): $(MASTER_OBJ) $(CORE_OBJ)
 $(DEMO): tests/demo/demo.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+
+$(LAUNCH): tools/dred-launch.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $<
 
 $(DREDRUN): deploy/dredrun
 	@mkdir -p $(dir $@)
@@ -104,6 +109,7 @@ install: all
 	install -m 644 $(LIB_A) $(LIB_SO) $(PREFIX)/lib/
 	install -m 755 $(MASTER) $(PREFIX)/bin/
 	install -m 755 deploy/dredrun $(PREFIX)/bin/dredrun
+	install -m 755 $(LAUNCH) $(PREFIX)/bin/dred-launch
 	sed -e 's|@PREFIX@|$(PREFIX)|g' deploy/dred.pc.in > $(PREFIX)/lib/pkgconfig/dred.pc
 
 clean:

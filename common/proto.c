@@ -118,6 +118,12 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
     case PROTO_FAILED:
       put(&c, m->u.failed.worker, 4);
       break;
+    case PROTO_REPLICA:
+      put(&c, m->u.replica.group, 8);
+      put(&c, (uint64_t)m->u.replica.tag, 8);
+      put(&c, m->u.replica.member, 4);
+      put(&c, m->u.replica.len, 8);
+      break;
     default:
       return 0;
   }
@@ -213,6 +219,12 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
     case PROTO_FAILED:
       m->u.failed.worker = (uint32_t)get(&c, 4);
       break;
+    case PROTO_REPLICA:
+      m->u.replica.group = get(&c, 8);
+      m->u.replica.tag = (int64_t)get(&c, 8);
+      m->u.replica.member = (uint32_t)get(&c, 4);
+      m->u.replica.len = get(&c, 8);
+      break;
     default:
       return DRED_ERR_ARG;
   }
@@ -245,6 +257,7 @@ const char *proto_type_name(int type) {
     case PROTO_PONG: return "PONG";
     case PROTO_BYE: return "BYE";
     case PROTO_RECOVER_FAILED: return "RECOVER_FAILED";
+    case PROTO_REPLICA: return "REPLICA";
     case PROTO_TASK: return "TASK";
     case PROTO_END: return "END";
     case PROTO_PING: return "PING";

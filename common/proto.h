@@ -30,6 +30,8 @@ typedef enum {
   PROTO_PONG = 4,        /* heartbeat answer                                        */
   PROTO_BYE = 5,         /* the worker is finalising                                */
   PROTO_RECOVER_FAILED = 6, /* no usable replica for a RECOVER                      */
+  /* worker -> worker */
+  PROTO_REPLICA = 7,     /* a replica of my operand follows on DRED_CHAN_DATA_TAG    */
   /* master -> worker */
   PROTO_TASK = 20,       /* combine the provider's buffer into yours                */
   PROTO_END = 21,        /* a reduction ended with a status                         */
@@ -96,6 +98,12 @@ typedef struct {
     struct {
       uint32_t worker;
     } failed;
+    struct {
+      uint64_t group;
+      int64_t tag;
+      uint32_t member;
+      uint64_t len;
+    } replica;
   } u;
 } proto_msg_t;
 

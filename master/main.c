@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,10 @@ int main(int argc, char **argv) {
   MPI_Comm none;
 
   memset(&m, 0, sizeof m);
+  /* Survive a worker's death: Hydra sends SIGUSR1 to the others, then mpiexec exits and
+   * closes our stderr (see dred_init in worker/api.c). */
+  signal(SIGUSR1, SIG_IGN);
+  signal(SIGPIPE, SIG_IGN);
   dred_config_load(&m.cfg);
   rc = parse_flags(&m, argc, argv, &no_journal);
   if (rc != 0) {

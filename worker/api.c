@@ -6,6 +6,7 @@
  * flight.  A good call builds an instance and hands it to the runtime thread (runtime.c)
  * through a locked queue, then kicks the thread awake; the caller gets a future at once.
  */
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,18 @@ int dred_init(int *argc, char ***argv) {
     return DRED_ERR_ARG;
   }
   dred_config_load(&rt->cfg);
+  /* When a process dies, MPICH's Hydra proxy sends SIGUSR1 to every other process (its
+   * failure notification; the default action terminates), then mpiexec exits and the
+   * survivors' stdout/stderr pipes close, so the next log line would raise SIGPIPE.  A
+   * fault-tolerant job must survive both: ignore them unless the application installed
+   * its own handlers. */
+  {
+    static const int sigs[] = {SIGUSR1, SIGPIPE};
+    struct sigaction sa;
+    size_t i;
+    for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+      if (sigaction(sigs[i], NULL, &sa) == 0 && sa.sa_handler == SIG_DFL) signal(sigs[i], SIG_IGN);
+  }
 
   /* The same collective sequence runs in dred-master (master/main.c). */
   MPI_Comm_dup(MPI_COMM_WORLD, &rt->priv);
@@ -84,6 +97,7 @@ int dred_init(int *argc, char ***argv) {
   MPI_Comm_split(MPI_COMM_WORLD, 1, rt->world_rank, &rt->comm);
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &rt->comm_keyval, NULL);
   if ((rc = dred_dp_init(rt)) != DRED_OK) return rc;
+  if ((rc = dred_repl_init(rt)) != DRED_OK) return rc;
   if ((rc = dred_rt_start(rt)) != DRED_OK) return rc;
   g_rt = rt;
   g_state = API_RUNNING;
@@ -103,11 +117,12 @@ int dred_finalize(void) {
   dred_poller_kick(&rt->poller);
   dred_rt_stop(rt); /* returns after SHUTDOWN, or once the master is declared lost */
   g_state = API_FINALIZED;
-  status = rt->dead ? rt->dead_status : DRED_OK;
-  if (rt->dead) {
+  dred_repl_close(rt);
+  status = rt->dead ? rt->dead_status : rt->nfailed > 0 ? DRED_ERR_PROC_FAILED : DRED_OK;
+  if (status != DRED_OK) {
     /* Collective frees and MPI_Finalize hang once a process died (DESIGN.md). */
-    DRED_ERROR("dred_finalize: %s; skipping collective shutdown -- exit without MPI_Finalize",
-               dred_strerror(status));
+    DRED_ERROR("dred_finalize: %s; skipped the collective shutdown: exit without MPI_Finalize",
+               rt->dead ? dred_strerror(status) : "a worker failed during the job");
     dred_dp_finalize(rt, 0);
     return status;
   }
@@ -188,6 +203,7 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   in->ti = ti;
   in->bytes = (size_t)count * ti.extent;
   in->pool_off = -1;
+  dred_queue_init(&in->rbufs);
 
   uv_mutex_lock(&rt->lock);
   if (rt->dead) {

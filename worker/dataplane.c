@@ -54,6 +54,7 @@ int dred_dp_init(dred_rt_t *rt) {
                rt->pool_size >> 20);
     return DRED_ERR_NOMEM;
   }
+  MPI_Win_set_errhandler(rt->swin, MPI_ERRORS_RETURN);
   MPI_Win_lock_all(MPI_MODE_NOCHECK, rt->swin);
   if (dred_pool_init(&rt->pool, rt->pool_size) != 0) return DRED_ERR_NOMEM;
 
@@ -101,34 +102,49 @@ void dred_dp_finalize(dred_rt_t *rt, int collective) {
   rt->scratch = NULL;
 }
 
+int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, int *malloced) {
+  *pool_off = bytes > 0 ? dred_pool_alloc(&rt->pool, bytes) : -1;
+  *malloced = 0;
+  if (*pool_off >= 0) {
+    *p = rt->pool_base + *pool_off;
+    return DRED_OK;
+  }
+  /* Pool full (or empty): a private buffer, reachable by RMA through the dynamic window. */
+  if ((*p = malloc(bytes > 0 ? bytes : 1)) == NULL) {
+    DRED_ERROR("no memory for a %zu-byte reduction buffer", bytes);
+    return DRED_ERR_NOMEM;
+  }
+  *malloced = 1;
+  if (bytes > 0 && MPI_Win_attach(rt->dwin, *p, (MPI_Aint)bytes) != MPI_SUCCESS) {
+    DRED_ERROR("MPI_Win_attach of a %zu-byte buffer failed", bytes);
+    free(*p);
+    *p = NULL;
+    return DRED_ERR_INTERNAL;
+  }
+  DRED_DEBUG("pool full: %zu-byte buffer outside shared memory", bytes);
+  return DRED_OK;
+}
+
+void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, int malloced) {
+  if (p == NULL) return;
+  if (malloced) {
+    if (bytes > 0) MPI_Win_detach(rt->dwin, p);
+    free(p);
+  } else if (pool_off >= 0) {
+    dred_pool_free(&rt->pool, pool_off, bytes);
+  }
+}
+
 int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in) {
+  int rc;
   if (in->is_root) {
     in->acc = in->recvbuf;
     in->pool_off = -1;
     if (in->sendbuf != MPI_IN_PLACE && in->bytes > 0) memcpy(in->acc, in->sendbuf, in->bytes);
     return DRED_OK;
   }
-  in->pool_off = in->bytes > 0 ? dred_pool_alloc(&rt->pool, in->bytes) : -1;
-  if (in->pool_off >= 0) {
-    in->acc = rt->pool_base + in->pool_off;
-  } else {
-    /* Pool full (or empty): a private buffer, reachable by RMA through the dynamic window. */
-    in->acc = malloc(in->bytes > 0 ? in->bytes : 1);
-    if (in->acc == NULL) {
-      DRED_ERROR("no memory for a %zu-byte reduction buffer", in->bytes);
-      return DRED_ERR_NOMEM;
-    }
-    in->acc_malloced = 1;
-    if (in->bytes > 0 &&
-        MPI_Win_attach(rt->dwin, in->acc, (MPI_Aint)in->bytes) != MPI_SUCCESS) {
-      DRED_ERROR("MPI_Win_attach of a %zu-byte buffer failed", in->bytes);
-      free(in->acc);
-      in->acc = NULL;
-      in->acc_malloced = 0;
-      return DRED_ERR_INTERNAL;
-    }
-    DRED_DEBUG("pool full: %zu-byte buffer outside shared memory", in->bytes);
-  }
+  rc = dred_dp_buf_alloc(rt, in->bytes, &in->acc, &in->pool_off, &in->acc_malloced);
+  if (rc != DRED_OK) return rc;
   if (in->bytes > 0) memcpy(in->acc, in->sendbuf, in->bytes);
   /* Make the copy visible to node peers that will read it without a message from us
    * after this point (they are told through the master, which orders everything else). */
@@ -137,13 +153,15 @@ int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in) {
 }
 
 void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in) {
-  if (in->is_root || in->acc == NULL) return;
-  if (in->acc_malloced) {
-    if (in->bytes > 0) MPI_Win_detach(rt->dwin, in->acc);
-    free(in->acc);
-  } else if (in->pool_off >= 0) {
-    dred_pool_free(&rt->pool, in->pool_off, in->bytes);
+  dred_queue_t *q;
+  while ((q = dred_queue_head(&in->rbufs)) != NULL) {
+    dred_rbuf_t *b = DRED_QUEUE_DATA(q, dred_rbuf_t, link);
+    dred_queue_remove(q);
+    dred_dp_buf_free(rt, in->bytes, b->p, b->pool_off, b->malloced);
+    free(b);
   }
+  if (in->is_root || in->acc == NULL) return;
+  dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
   in->acc = NULL;
   in->pool_off = -1;
   in->acc_malloced = 0;
@@ -152,7 +170,7 @@ void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in) {
 /* Combine `n` elements that start at element `e0` of the provider's data (`src`) into acc. */
 static int combine(dred_rt_t *rt, dred_task_t *t, const char *src, uint64_t e0, uint64_t n) {
   dred_inst_t *in = t->inst;
-  char *dst = in->acc + e0 * in->ti.extent;
+  char *dst = t->dst + e0 * in->ti.extent;
   size_t nb = (size_t)n * in->ti.extent;
   int rc;
 
@@ -260,7 +278,7 @@ static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) 
       if (!flag) continue;
       s->busy = 0;
       if (!in->ti.commutative && t->exec_is_left) {
-        char *dst = in->acc + s->elem0 * in->ti.extent;
+        char *dst = t->dst + s->elem0 * in->ti.extent;
         rc = MPI_Reduce_local(dst, s->buf, (int)s->nelem, in->type, in->op);
         memcpy(dst, s->buf, (size_t)s->nelem * in->ti.extent);
         rc = rc == MPI_SUCCESS ? 0 : DRED_ERR_INTERNAL;
@@ -296,11 +314,22 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
     return 1;
   }
   if (t->done_elems >= t->count) {
-    if (t->inst->pool_off >= 0) MPI_Win_sync(rt->swin); /* publish acc to node peers */
+    if (t->dst_pool_off >= 0) MPI_Win_sync(rt->swin); /* publish the result to node peers */
     *finished = 1;
     *status = SCHED_TASK_OK;
     *error = 0;
     task_end(t);
   }
   return did;
+}
+
+int dred_dp_task_abort(dred_rt_t *rt, dred_task_t *t) {
+  int i, touched = t->done_elems > 0;
+  (void)rt;
+  /* Reads still outstanding target a dead process and never complete: their requests and
+   * buffers are abandoned (a chunk each), never freed under MPI's feet. */
+  for (i = 0; i < t->nslots; i++)
+    if (t->slot[i].busy) t->slot[i].buf = NULL;
+  task_end(t);
+  return touched ? SCHED_TASK_EXEC_CORRUPT : SCHED_TASK_PROVIDER_LOST;
 }

@@ -41,16 +41,16 @@ void dred_rt_insert(dred_rt_t *rt, dred_inst_t *in) {
   rt->ninst++;
 }
 
-static proto_buf_t inst_bufref(const dred_inst_t *in) {
+proto_buf_t dred_rt_bufref(const char *p, int64_t pool_off) {
   proto_buf_t b;
   MPI_Aint a = 0;
-  MPI_Get_address(in->acc, &a);
+  MPI_Get_address(p, &a);
   b.addr = (uint64_t)a;
-  b.pool_off = in->pool_off;
+  b.pool_off = pool_off;
   return b;
 }
 
-/* End an instance: release its buffer, complete its future, forget it. */
+/* End an instance: release its buffers, complete its future, forget it. */
 static void inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   dred_dp_acc_release(rt, in);
   uv_mutex_lock(&rt->lock);
@@ -64,10 +64,17 @@ static void inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   free(in);
 }
 
+void dred_rt_inst_maybe_finish(dred_rt_t *rt, dred_inst_t *in) {
+  if (in->state == INST_ENDED && in->tasks_pending == 0 && in->io_pending == 0)
+    inst_finish(rt, in, in->end_status);
+}
+
 static void send_to_master(dred_rt_t *rt, const proto_msg_t *m, const uint32_t *workers) {
   if (dred_chan_send(&rt->chan, 0, m, workers) != 0)
     DRED_ERROR("could not send %s to dred-master", proto_type_name(m->type));
 }
+
+void dred_rt_send_master(dred_rt_t *rt, const proto_msg_t *m) { send_to_master(rt, m, NULL); }
 
 /* ---- 2. submissions ------------------------------------------------------------------ */
 
@@ -103,7 +110,8 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   m.u.ready.op_is_user = (uint8_t)in->ti.op_is_user;
   m.u.ready.commutative = (uint8_t)in->ti.commutative;
   if (in->acc != NULL) {
-    m.u.ready.buf = inst_bufref(in);
+    m.u.ready.buf = dred_rt_bufref(in->acc, in->pool_off);
+    dred_repl_on_announce(rt, in, &m);
   } else {
     /* No buffer: announce an impossible element size so the master ends the instance
      * with MISMATCH for everyone (the log line above says why). */
@@ -112,6 +120,7 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   }
   send_to_master(rt, &m, NULL);
   in->state = INST_ANNOUNCED;
+  rt->parked_retry = 1; /* a parked RECOVER may have been waiting for this call */
 }
 
 static int drain_submissions(dred_rt_t *rt) {
@@ -143,11 +152,28 @@ static void on_task(dred_rt_t *rt, const proto_msg_t *m) {
   dred_task_t *t;
   proto_msg_t r;
 
+  char *dst = NULL;
+  int64_t dst_off = -1;
+
   uv_mutex_lock(&rt->lock);
   in = dred_rt_find(rt, m->u.task.group, m->u.task.tag);
   uv_mutex_unlock(&rt->lock);
-  if (in == NULL || in->state != INST_ANNOUNCED || m->u.task.count != in->count ||
-      (t = calloc(1, sizeof *t)) == NULL) {
+  if (in != NULL && in->state == INST_ANNOUNCED) {
+    if (m->u.task.exec_member == in->member) {
+      dst = in->acc;
+      dst_off = in->pool_off;
+    } else { /* a recovered copy we hold for another member */
+      dred_queue_t *q;
+      DRED_QUEUE_FOREACH(q, &in->rbufs) {
+        dred_rbuf_t *b = DRED_QUEUE_DATA(q, dred_rbuf_t, link);
+        if (b->member == m->u.task.exec_member) {
+          dst = b->p;
+          dst_off = b->pool_off;
+        }
+      }
+    }
+  }
+  if (dst == NULL || m->u.task.count != in->count || (t = calloc(1, sizeof *t)) == NULL) {
     DRED_ERROR("task %llu for an unknown or finished reduction (tag %lld): refused",
                (unsigned long long)m->u.task.task_id, (long long)m->u.task.tag);
     memset(&r, 0, sizeof r);
@@ -167,6 +193,9 @@ static void on_task(dred_rt_t *rt, const proto_msg_t *m) {
   t->exec_is_left = m->u.task.exec_is_left;
   t->buf = m->u.task.buf;
   t->inst = in;
+  t->exec_member = m->u.task.exec_member;
+  t->dst = dst;
+  t->dst_pool_off = dst_off;
   in->tasks_pending++;
   dred_queue_insert_tail(&rt->tasks, &t->link);
 }
@@ -180,13 +209,11 @@ static void on_end(dred_rt_t *rt, const proto_msg_t *m) {
     DRED_WARN("END for an unknown reduction (tag %lld) ignored", (long long)m->u.end.tag);
     return;
   }
-  if (in->tasks_pending > 0) {
-    /* The master drains tasks before ending; keep the buffer until ours finish anyway. */
-    in->state = INST_ENDED;
-    in->end_status = m->u.end.status;
-    return;
-  }
-  inst_finish(rt, in, m->u.end.status);
+  /* Buffers stay until our own tasks and replica I/O that read them are over. */
+  in->state = INST_ENDED;
+  in->end_status = m->u.end.status;
+  dred_repl_on_end(rt, in);
+  dred_rt_inst_maybe_finish(rt, in);
 }
 
 static int recv_messages(dred_rt_t *rt) {
@@ -201,7 +228,10 @@ static int recv_messages(dred_rt_t *rt) {
     if (rc < 0 || m.type != PROTO_PING) got++;
     if (rc < 0) continue;
     if (src != 0) {
-      DRED_WARN("%s from rank %d (not the master) ignored", proto_type_name(m.type), src);
+      if (m.type == PROTO_REPLICA)
+        dred_repl_on_header(rt, src, &m);
+      else
+        DRED_WARN("%s from rank %d (not the master) ignored", proto_type_name(m.type), src);
       continue;
     }
     rt->last_master_ns = uv_hrtime();
@@ -225,7 +255,10 @@ static int recv_messages(dred_rt_t *rt) {
         rt->shutdown = 1;
         break;
       case PROTO_FAILED:
-        DRED_WARN("dred-master reports worker %u failed", m.u.failed.worker);
+        dred_repl_on_failed(rt, m.u.failed.worker);
+        break;
+      case PROTO_RECOVER:
+        dred_repl_on_recover(rt, &m);
         break;
       default:
         DRED_WARN("unexpected %s from dred-master ignored", proto_type_name(m.type));
@@ -256,7 +289,7 @@ static int run_tasks(dred_rt_t *rt) {
   m.u.done.status = (uint32_t)status;
   m.u.done.error = error;
   m.u.done.exec_ns = uv_hrtime() - t->t0;
-  m.u.done.buf = inst_bufref(in);
+  m.u.done.buf = dred_rt_bufref(t->dst, t->dst_pool_off);
   send_to_master(rt, &m, NULL);
   if (status == SCHED_TASK_OK) {
     rt->tasks_run++;
@@ -267,7 +300,8 @@ static int run_tasks(dred_rt_t *rt) {
   }
   dred_queue_remove(&t->link);
   free(t);
-  if (--in->tasks_pending == 0 && in->state == INST_ENDED) inst_finish(rt, in, in->end_status);
+  in->tasks_pending--;
+  dred_rt_inst_maybe_finish(rt, in);
   return 1;
 }
 
@@ -281,10 +315,10 @@ static void fail_everything(dred_rt_t *rt, int status) {
   rt->dead = 1;
   rt->dead_status = status;
   uv_mutex_unlock(&rt->lock);
-  /* drop queued tasks (their Rgets, if any, target live peers and are abandoned) */
   while ((q = dred_queue_head(&rt->tasks)) != NULL) {
     dred_task_t *t = DRED_QUEUE_DATA(q, dred_task_t, link);
     dred_queue_remove(q);
+    if (t->started) dred_dp_task_abort(rt, t);
     t->inst->tasks_pending--;
     free(t);
   }
@@ -294,7 +328,9 @@ static void fail_everything(dred_rt_t *rt, int status) {
       uv_mutex_lock(&rt->lock);
       if (in->state == INST_SUBMITTED) dred_queue_remove(&in->qlink);
       uv_mutex_unlock(&rt->lock);
-      inst_finish(rt, in, status);
+      in->state = INST_ENDED;
+      in->end_status = status;
+      dred_rt_inst_maybe_finish(rt, in); /* replica I/O still reading sendbuf finishes first */
     }
   }
 }
@@ -335,9 +371,11 @@ static void rt_main(void *arg) {
     work += recv_messages(rt);
     dred_chan_progress(&rt->chan); /* completed sends are bookkeeping, not work */
     work += run_tasks(rt);
+    work += dred_repl_progress(rt);
     maybe_bye(rt);
     uv_mutex_lock(&rt->lock);
-    in_flight = rt->ninst > 0 || !dred_queue_empty(&rt->tasks) || rt->bye_requested;
+    in_flight = rt->ninst > 0 || !dred_queue_empty(&rt->tasks) || rt->bye_requested ||
+                !dred_queue_empty(&rt->repl_ops);
     stop = (rt->shutdown && rt->chan.nsends == 0) || (rt->dead && rt->bye_requested);
     uv_mutex_unlock(&rt->lock);
     if (stop) break;
@@ -352,6 +390,9 @@ int dred_rt_start(dred_rt_t *rt) {
   dred_queue_init(&rt->submitq);
   dred_queue_init(&rt->groups);
   dred_queue_init(&rt->tasks);
+  dred_queue_init(&rt->repl_ops);
+  dred_queue_init(&rt->parked);
+  if ((rt->failed = calloc((size_t)rt->world_size, 1)) == NULL) return DRED_ERR_NOMEM;
   if ((rc = uv_mutex_init(&rt->lock)) != 0) return DRED_ERR_INTERNAL;
   if (uv_loop_init(&rt->loop) != 0) return DRED_ERR_INTERNAL;
   if (dred_poller_init(&rt->poller, rt->cfg.poll_min_us * 1000u, rt->cfg.poll_max_us * 1000u,

@@ -64,6 +64,15 @@ typedef struct {
 } dred_typeinfo_t;
 int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti);
 
+/* ---- a buffer holding a recovered copy of another member's operand (replicate.c) ---- */
+typedef struct dred_rbuf {
+  dred_queue_t link; /* inst->rbufs */
+  uint32_t member;
+  char *p;
+  int64_t pool_off;
+  int malloced;
+} dred_rbuf_t;
+
 /* ---- instances ---- */
 typedef enum { INST_SUBMITTED = 0, INST_ANNOUNCED, INST_ENDED } inst_state_t;
 
@@ -89,7 +98,9 @@ typedef struct dred_inst {
   int acc_malloced;
   inst_state_t state;
   int end_status;      /* set when END arrives while tasks are still running */
-  int tasks_pending;   /* tasks queued or running for this instance */
+  int tasks_pending;
+  int io_pending;      /* replica writes/sends reading sendbuf, recover reads (replicate.c) */
+  dred_queue_t rbufs;  /* recovered copies of other members' operands held here */   /* tasks queued or running for this instance */
 } dred_inst_t;
 
 /* ---- tasks (dataplane.c) ---- */
@@ -110,6 +121,9 @@ typedef struct dred_task {
   int exec_is_left;
   proto_buf_t buf;
   dred_inst_t *inst;
+  uint32_t exec_member;
+  char *dst;           /* the executor's buffer: inst->acc or a recovered copy */
+  int64_t dst_pool_off;
   /* progress */
   int started;
   uint64_t t0;
@@ -160,6 +174,14 @@ typedef struct dred_rt {
   dred_queue_t tasks;  /* FIFO; the head runs */
   uint64_t last_master_ns;
   int bye_sent;
+  uint8_t *failed;     /* by private rank: declared failed by the master */
+  int nfailed;
+  /* replication (replicate.c) */
+  struct dred_replica *store;
+  char job_id[64];
+  dred_queue_t repl_ops;  /* replica sends/receives in flight */
+  dred_queue_t parked;    /* RECOVER requests waiting for the local call or a write */
+  int parked_retry;
   int shutdown;        /* SHUTDOWN received */
   uint64_t tasks_run, bytes_combined;
 } dred_rt_t;
@@ -170,7 +192,25 @@ void dred_rt_stop(dred_rt_t *rt); /* after SHUTDOWN (or master lost): join the t
 dred_inst_t *dred_rt_find(dred_rt_t *rt, uint64_t group_id, int64_t tag); /* under lock */
 void dred_rt_insert(dred_rt_t *rt, dred_inst_t *in);                     /* under lock */
 
+/* runtime.c: finish `in` once it ended and nothing reads its buffers any more */
+void dred_rt_inst_maybe_finish(dred_rt_t *rt, dred_inst_t *in);
+void dred_rt_send_master(dred_rt_t *rt, const proto_msg_t *m);
+proto_buf_t dred_rt_bufref(const char *p, int64_t pool_off);
+
+/* replicate.c -- the robust layer: replicas, recovery, reactions to failures */
+int dred_repl_init(dred_rt_t *rt);
+void dred_repl_close(dred_rt_t *rt);
+/* At announce: store the operand locally and send copies; fills the READY's replica list. */
+void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready);
+void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m);
+void dred_repl_on_recover(dred_rt_t *rt, const proto_msg_t *m);
+void dred_repl_on_failed(dred_rt_t *rt, uint32_t worker);
+void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in);
+int dred_repl_progress(dred_rt_t *rt);
+
 /* dataplane.c */
+int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, int *malloced);
+void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, int malloced);
 int dred_dp_init(dred_rt_t *rt);      /* collective over priv (and node) */
 void dred_dp_finalize(dred_rt_t *rt, int collective);
 int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in); /* allocate + fill the accumulator */
@@ -178,5 +218,8 @@ void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in);
 /* Advance the head task within a time budget.  Returns 1 if it did work; when the task
  * finishes, *finished is set and *status holds its outcome (a sched_task_status_t). */
 int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status, int *error);
+/* The provider of `t` died: stop it.  Returns PROVIDER_LOST if the executor's buffer is
+ * untouched, EXEC_CORRUPT if some chunks were already combined into it. */
+int dred_dp_task_abort(dred_rt_t *rt, dred_task_t *t);
 
 #endif /* DRED_RUNTIME_H */

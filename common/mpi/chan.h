@@ -17,6 +17,7 @@
 #include "../queue.h"
 
 #define DRED_CHAN_TAG 7
+#define DRED_CHAN_DATA_TAG 8 /* replica payloads, worker to worker */
 
 typedef struct {
   MPI_Comm comm;

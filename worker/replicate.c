@@ -1,0 +1,506 @@
+/*
+ * replicate.c -- libdred's robust layer: operand replicas, recovery, reactions to failures.
+ *
+ * Kept apart from the failure-free engine (runtime.c, dataplane.c), rabit-style: the
+ * engine calls in here at four points -- a reduction is announced, it ends, the master
+ * asks for a RECOVER, the master reports a FAILED worker -- and this file does the rest.
+ *
+ * Replicas (seed 002, section 3).  When a non-root member announces its operand, a copy
+ * is written to its own node-local store (storage/replica.c, SQLite, on the libuv thread
+ * pool) and sent to the next DRED_REPLICAS-1 live members of the group: a REPLICA header
+ * on the control channel, then the bytes straight from sendbuf on DRED_CHAN_DATA_TAG.
+ * Each receiver posts a matching receive in header order and writes what lands to its own
+ * store.  The member's future cannot complete while a copy is still being taken from its
+ * sendbuf (io_pending).  The root does not replicate: if it dies the reduction fails with
+ * DRED_ERR_ROOT_FAILED whatever its operand's fate.  Copies are dropped when their
+ * reduction ends; the store file is deleted at dred_finalize and a dead job's file is
+ * purged when the next job opens it.
+ *
+ * Recovery.  The scheduler asks a worker to RECOVER member m's operand.  For its own
+ * operand the worker reloads its primary buffer from its local copy (falling back to
+ * sendbuf, which the API keeps valid and unchanged, if that copy is missing or corrupt);
+ * for another member's it reads the neighbour copy it stores into a new buffer.  Either
+ * way it answers with a READY flagged recovered.  A RECOVER for a reduction this process
+ * has not called yet, or whose copy is still being written, is parked and retried.
+ *
+ * Failures.  FAILED(w) abandons replica traffic with w and stops tasks reading w over RMA
+ * (a read from a dead process never completes); tasks reading w's shared-memory segment
+ * go on, since the segment outlives the process.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/log.h"
+#include "../common/status.h"
+#include "../master/sched.h"
+#include "../storage/replica.h"
+#include "../storage/replica_async.h"
+#include "runtime.h"
+
+typedef enum { OP_SEND = 1, OP_RECV } repl_kind_t;
+
+typedef struct {
+  dred_queue_t link; /* rt->repl_ops */
+  repl_kind_t kind;
+  MPI_Request req;
+  int peer;
+  int cancelled;
+  uint64_t group;
+  int64_t tag;
+  uint32_t member;
+  char *buf; /* OP_RECV: the landing buffer */
+  size_t len;
+  dred_inst_t *inst; /* OP_SEND: whose sendbuf is read */
+} repl_op_t;
+
+/* An async store operation in flight (put or get). */
+typedef struct {
+  dred_rt_t *rt;
+  dred_inst_t *inst; /* NULL for a neighbour's copy being written */
+  uint64_t group;
+  int64_t tag;
+  uint32_t member;
+  char *buf;         /* put: a received copy to free after; get: target */
+  int64_t pool_off;
+  int malloced;
+  int is_self;       /* get: reloading our own operand into the primary buffer */
+  dred_queue_t link; /* writes: rt-wide list, so RECOVER can wait for them */
+} repl_io_t;
+
+/* Neighbour copies being written (one runtime thread per process, so one list). */
+static dred_queue_t writes_in_flight = {&writes_in_flight, &writes_in_flight};
+
+typedef struct {
+  dred_queue_t link; /* rt->parked */
+  proto_msg_t msg;
+} parked_t;
+
+int dred_repl_init(dred_rt_t *rt) {
+  int rc, r;
+  if (rt->cfg.replicas == 0) return DRED_OK;
+  /* One job id for every worker: rank 0 of dred_comm names the job. */
+  MPI_Comm_rank(rt->comm, &r);
+  if (r == 0)
+    snprintf(rt->job_id, sizeof rt->job_id, "%ld-%ld", (long)time(NULL), (long)getpid());
+  MPI_Bcast(rt->job_id, sizeof rt->job_id, MPI_CHAR, 0, rt->comm);
+  rc = dred_replica_open(rt->cfg.storage_dir, (uint32_t)rt->world_rank, rt->job_id, &rt->store);
+  if (rc != DRED_OK) {
+    DRED_WARN("replica store in %s unavailable (%s): running without replicas",
+              rt->cfg.storage_dir, dred_status_str(rc));
+    rt->store = NULL;
+  }
+  return DRED_OK;
+}
+
+void dred_repl_close(dred_rt_t *rt) {
+  char path[600];
+  if (rt->store == NULL) return;
+  snprintf(path, sizeof path, "%s", dred_replica_path(rt->store));
+  dred_replica_close(rt->store);
+  rt->store = NULL;
+  /* Copies only matter while the job runs; leave no file behind. */
+  unlink(path);
+  {
+    char side[620];
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-journal", path);
+    unlink(side);
+  }
+}
+
+/* ---- taking copies ------------------------------------------------------------------- */
+
+static void local_put_done(void *arg, int status) {
+  repl_io_t *io = arg;
+  if (status != DRED_OK)
+    DRED_WARN("local replica of tag %lld not stored: %s", (long long)io->tag,
+              dred_status_str(status));
+  io->inst->io_pending--;
+  dred_rt_inst_maybe_finish(io->rt, io->inst);
+  free(io);
+}
+
+void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
+  uint32_t k, n = in->group->n, want;
+  proto_msg_t h;
+
+  if (rt->cfg.replicas == 0 || rt->store == NULL || in->is_root || in->bytes == 0) return;
+  /* The local copy. */
+  {
+    repl_io_t *io = calloc(1, sizeof *io);
+    if (io != NULL) {
+      io->rt = rt;
+      io->inst = in;
+      io->tag = in->tag;
+      if (dred_replica_put_async(&rt->loop, rt->store, in->group_id, in->tag, in->member,
+                                 in->sendbuf, in->bytes, local_put_done, io) == DRED_OK)
+        in->io_pending++;
+      else
+        free(io);
+    }
+  }
+  /* Copies at the next live members. */
+  if (in->bytes > (size_t)INT32_MAX) {
+    DRED_WARN("operand of %zu bytes is too large to replicate remotely", in->bytes);
+    return;
+  }
+  want = (uint32_t)rt->cfg.replicas - 1;
+  for (k = 1; k < n && ready->u.ready.nreplicas < want &&
+              ready->u.ready.nreplicas < PROTO_MAX_REPLICAS; k++) {
+    uint32_t w = in->group->workers[(in->member + k) % n];
+    repl_op_t *op;
+    if (rt->failed[w]) continue;
+    if ((op = calloc(1, sizeof *op)) == NULL) break;
+    memset(&h, 0, sizeof h);
+    h.type = PROTO_REPLICA;
+    h.u.replica.group = in->group_id;
+    h.u.replica.tag = in->tag;
+    h.u.replica.member = in->member;
+    h.u.replica.len = in->bytes;
+    if (dred_chan_send(&rt->chan, (int)w, &h, NULL) != 0 ||
+        MPI_Isend(in->sendbuf, (int)in->bytes, MPI_BYTE, (int)w, DRED_CHAN_DATA_TAG, rt->priv,
+                  &op->req) != MPI_SUCCESS) {
+      DRED_WARN("cannot send a replica to worker %u", w);
+      free(op);
+      continue;
+    }
+    op->kind = OP_SEND;
+    op->peer = (int)w;
+    op->inst = in;
+    in->io_pending++;
+    dred_queue_insert_tail(&rt->repl_ops, &op->link);
+    ready->u.ready.replicas[ready->u.ready.nreplicas++] = w;
+  }
+}
+
+void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m) {
+  repl_op_t *op = NULL;
+  size_t len = (size_t)m->u.replica.len;
+
+  if (len == 0 || len > (size_t)INT32_MAX || (op = calloc(1, sizeof *op)) == NULL ||
+      (op->buf = malloc(len)) == NULL) {
+    DRED_ERROR("cannot take a %zu-byte replica from worker %d", len, src);
+    free(op);
+    /* Still consume the payload so the data tag stays in step. */
+    {
+      MPI_Message mm;
+      MPI_Mprobe(src, DRED_CHAN_DATA_TAG, rt->priv, &mm, MPI_STATUS_IGNORE);
+      MPI_Mrecv(NULL, 0, MPI_BYTE, &mm, MPI_STATUS_IGNORE);
+    }
+    return;
+  }
+  op->kind = OP_RECV;
+  op->peer = src;
+  op->group = m->u.replica.group;
+  op->tag = m->u.replica.tag;
+  op->member = m->u.replica.member;
+  op->len = len;
+  if (MPI_Irecv(op->buf, (int)len, MPI_BYTE, src, DRED_CHAN_DATA_TAG, rt->priv, &op->req) !=
+      MPI_SUCCESS) {
+    DRED_ERROR("MPI_Irecv of a replica from worker %d failed", src);
+    free(op->buf);
+    free(op);
+    return;
+  }
+  dred_queue_insert_tail(&rt->repl_ops, &op->link);
+}
+
+static void neighbour_put_done(void *arg, int status) {
+  repl_io_t *io = arg;
+  io->rt->parked_retry = 1; /* a RECOVER may be waiting for this copy */
+  if (status != DRED_OK)
+    DRED_WARN("replica of member %u (tag %lld) not stored: %s", io->member, (long long)io->tag,
+              dred_status_str(status));
+  dred_queue_remove(&io->link);
+  free(io->buf);
+  free(io);
+}
+
+static void store_received(dred_rt_t *rt, repl_op_t *op) {
+  repl_io_t *io = calloc(1, sizeof *io);
+  if (io == NULL || rt->store == NULL) {
+    free(io);
+    free(op->buf);
+    return;
+  }
+  io->rt = rt;
+  io->group = op->group;
+  io->tag = op->tag;
+  io->member = op->member;
+  io->buf = op->buf;
+  dred_queue_insert_tail(&writes_in_flight, &io->link);
+  if (dred_replica_put_async(&rt->loop, rt->store, op->group, op->tag, op->member, op->buf,
+                             op->len, neighbour_put_done, io) != DRED_OK) {
+    dred_queue_remove(&io->link);
+    free(io->buf);
+    free(io);
+  }
+}
+
+/* ---- recovery ------------------------------------------------------------------------ */
+
+static void send_recovered(dred_rt_t *rt, dred_inst_t *in, uint32_t member, const char *p,
+                           int64_t pool_off) {
+  proto_msg_t m;
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_READY;
+  m.u.ready.group = in->group_id;
+  m.u.ready.tag = in->tag;
+  m.u.ready.member = member;
+  m.u.ready.root = in->root;
+  m.u.ready.count = in->count;
+  m.u.ready.type_size = in->ti.size;
+  m.u.ready.extent = in->ti.extent;
+  m.u.ready.op = (int32_t)MPI_Op_c2f(in->op);
+  m.u.ready.op_is_user = (uint8_t)in->ti.op_is_user;
+  m.u.ready.commutative = (uint8_t)in->ti.commutative;
+  m.u.ready.recovered = 1;
+  m.u.ready.buf = dred_rt_bufref(p, pool_off);
+  if (pool_off >= 0) MPI_Win_sync(rt->swin);
+  dred_rt_send_master(rt, &m);
+}
+
+static void send_recover_failed(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
+                                int error) {
+  proto_msg_t m;
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_RECOVER_FAILED;
+  m.u.recover.group = group;
+  m.u.recover.tag = tag;
+  m.u.recover.member = member;
+  m.u.recover.error = error;
+  dred_rt_send_master(rt, &m);
+}
+
+static void recover_get_done(void *arg, int status) {
+  repl_io_t *io = arg;
+  dred_rt_t *rt = io->rt;
+  dred_inst_t *in = io->inst;
+
+  in->io_pending--;
+  if (in->state != INST_ANNOUNCED) { /* ended meanwhile */
+    if (!io->is_self) dred_dp_buf_free(rt, in->bytes, io->buf, io->pool_off, io->malloced);
+  } else if (io->is_self) {
+    if (status != DRED_OK) {
+      /* The local copy is missing or corrupt; sendbuf is the operand itself. */
+      DRED_WARN("local replica of my operand (tag %lld) unusable (%s): reloading from sendbuf",
+                (long long)in->tag, dred_status_str(status));
+      memcpy(in->acc, in->sendbuf, in->bytes);
+    }
+    DRED_INFO("recovered my operand (tag %lld)", (long long)in->tag);
+    send_recovered(rt, in, in->member, in->acc, in->pool_off);
+  } else if (status == DRED_OK) {
+    dred_rbuf_t *b = calloc(1, sizeof *b);
+    if (b == NULL) {
+      dred_dp_buf_free(rt, in->bytes, io->buf, io->pool_off, io->malloced);
+      send_recover_failed(rt, in->group_id, in->tag, io->member, DRED_ERR_NOMEM);
+    } else {
+      b->member = io->member;
+      b->p = io->buf;
+      b->pool_off = io->pool_off;
+      b->malloced = io->malloced;
+      dred_queue_insert_tail(&in->rbufs, &b->link);
+      DRED_INFO("recovered member %u's operand from my replica store (tag %lld)", io->member,
+                (long long)in->tag);
+      send_recovered(rt, in, io->member, b->p, b->pool_off);
+    }
+  } else {
+    dred_dp_buf_free(rt, in->bytes, io->buf, io->pool_off, io->malloced);
+    send_recover_failed(rt, in->group_id, in->tag, io->member, status);
+  }
+  dred_rt_inst_maybe_finish(rt, in);
+  free(io);
+}
+
+static int write_pending(uint64_t group, int64_t tag, uint32_t member) {
+  dred_queue_t *q;
+  DRED_QUEUE_FOREACH(q, &writes_in_flight) {
+    repl_io_t *io = DRED_QUEUE_DATA(q, repl_io_t, link);
+    if (io->group == group && io->tag == tag && io->member == member) return 1;
+  }
+  return 0;
+}
+
+static int recv_pending(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member) {
+  dred_queue_t *q;
+  DRED_QUEUE_FOREACH(q, &rt->repl_ops) {
+    repl_op_t *op = DRED_QUEUE_DATA(q, repl_op_t, link);
+    if (op->kind == OP_RECV && op->group == group && op->tag == tag && op->member == member)
+      return 1;
+  }
+  return 0;
+}
+
+/* Returns 1 when handled (or dropped), 0 when it must wait (park it). */
+static int try_recover(dred_rt_t *rt, const proto_msg_t *m) {
+  dred_inst_t *in;
+  repl_io_t *io;
+  uint32_t member = m->u.recover.member;
+  int rc;
+
+  uv_mutex_lock(&rt->lock);
+  in = dred_rt_find(rt, m->u.recover.group, m->u.recover.tag);
+  uv_mutex_unlock(&rt->lock);
+  if (in == NULL || in->state == INST_SUBMITTED) return 0; /* we have not called it yet */
+  if (in->state == INST_ENDED) return 1;
+  if (member >= in->group->n) {
+    send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_INTERNAL);
+    return 1;
+  }
+  if (write_pending(in->group_id, in->tag, member) || recv_pending(rt, in->group_id, in->tag, member))
+    return 0;
+  if ((io = calloc(1, sizeof *io)) == NULL) {
+    send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_NOMEM);
+    return 1;
+  }
+  io->rt = rt;
+  io->inst = in;
+  io->member = member;
+  io->is_self = member == in->member;
+  if (io->is_self) {
+    if (in->is_root) { /* the root's operand never leaves it; nothing to recover */
+      send_recovered(rt, in, member, in->acc, in->pool_off);
+      free(io);
+      return 1;
+    }
+    io->buf = in->acc;
+    io->pool_off = in->pool_off;
+  } else if (dred_dp_buf_alloc(rt, in->bytes, &io->buf, &io->pool_off, &io->malloced) != DRED_OK) {
+    free(io);
+    send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_NOMEM);
+    return 1;
+  }
+  if (rt->store == NULL) {
+    in->io_pending++;
+    recover_get_done(io, DRED_ERR_PROC_FAILED);
+    return 1;
+  }
+  rc = dred_replica_get_async(&rt->loop, rt->store, in->group_id, in->tag, member, io->buf,
+                              in->bytes, recover_get_done, io);
+  in->io_pending++;
+  if (rc != DRED_OK) recover_get_done(io, rc);
+  return 1;
+}
+
+void dred_repl_on_recover(dred_rt_t *rt, const proto_msg_t *m) {
+  parked_t *p;
+  if (try_recover(rt, m)) return;
+  if ((p = malloc(sizeof *p)) == NULL) {
+    send_recover_failed(rt, m->u.recover.group, m->u.recover.tag, m->u.recover.member,
+                        DRED_ERR_NOMEM);
+    return;
+  }
+  p->msg = *m;
+  dred_queue_insert_tail(&rt->parked, &p->link);
+}
+
+/* ---- failures and ends ----------------------------------------------------------------- */
+
+void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
+  dred_queue_t *q, *n;
+  if (w >= (uint32_t)rt->world_size || rt->failed[w]) return;
+  rt->failed[w] = 1;
+  rt->nfailed++;
+  DRED_WARN("dred-master reports worker %u failed", w);
+  dred_chan_forget(&rt->chan, (int)w);
+  DRED_QUEUE_FOREACH_SAFE(q, n, &rt->repl_ops) {
+    repl_op_t *op = DRED_QUEUE_DATA(q, repl_op_t, link);
+    if (op->peer != (int)w) continue;
+    if (op->kind == OP_SEND) {
+      /* The copy will never be taken; stop counting it against the future. */
+      MPI_Request_free(&op->req);
+      op->inst->io_pending--;
+      dred_rt_inst_maybe_finish(rt, op->inst);
+      dred_queue_remove(q);
+      free(op);
+    } else if (!op->cancelled) {
+      MPI_Cancel(&op->req);
+      op->cancelled = 1; /* completes (cancelled) in dred_repl_progress */
+    }
+  }
+  /* Tasks reading w over RMA would wait forever: stop them and tell the master. */
+  DRED_QUEUE_FOREACH_SAFE(q, n, &rt->tasks) {
+    dred_task_t *t = DRED_QUEUE_DATA(q, dred_task_t, link);
+    proto_msg_t d;
+    int st;
+    if (t->provider != w || (t->started && t->src != NULL)) continue;
+    if (!t->started && t->buf.pool_off >= 0 && rt->peer_base[w] != NULL) continue; /* shm */
+    st = t->started ? dred_dp_task_abort(rt, t) : SCHED_TASK_PROVIDER_LOST;
+    memset(&d, 0, sizeof d);
+    d.type = PROTO_DONE;
+    d.u.done.task_id = t->task_id;
+    d.u.done.status = (uint32_t)st;
+    d.u.done.buf = dred_rt_bufref(t->dst, t->dst_pool_off);
+    dred_rt_send_master(rt, &d);
+    DRED_WARN("task %llu stopped: provider %u failed (%s)", (unsigned long long)t->task_id, w,
+              st == SCHED_TASK_EXEC_CORRUPT ? "partly combined" : "nothing combined yet");
+    dred_queue_remove(q);
+    t->inst->tasks_pending--;
+    dred_rt_inst_maybe_finish(rt, t->inst);
+    free(t);
+  }
+}
+
+static void drop_done(void *arg, int status) {
+  (void)arg;
+  (void)status;
+}
+
+void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
+  dred_queue_t *q, *n;
+  if (rt->store != NULL)
+    dred_replica_drop_async(&rt->loop, rt->store, in->group_id, in->tag, drop_done, NULL);
+  /* parked RECOVERs for it are moot now */
+  DRED_QUEUE_FOREACH_SAFE(q, n, &rt->parked) {
+    parked_t *p = DRED_QUEUE_DATA(q, parked_t, link);
+    if (p->msg.u.recover.group == in->group_id && p->msg.u.recover.tag == in->tag) {
+      dred_queue_remove(q);
+      free(p);
+    }
+  }
+}
+
+int dred_repl_progress(dred_rt_t *rt) {
+  dred_queue_t *q, *n;
+  int work = 0, flag;
+
+  DRED_QUEUE_FOREACH_SAFE(q, n, &rt->repl_ops) {
+    repl_op_t *op = DRED_QUEUE_DATA(q, repl_op_t, link);
+    MPI_Status st;
+    flag = 0;
+    MPI_Test(&op->req, &flag, &st);
+    if (!flag) continue;
+    work++;
+    dred_queue_remove(q);
+    if (op->kind == OP_SEND) {
+      op->inst->io_pending--;
+      dred_rt_inst_maybe_finish(rt, op->inst);
+    } else {
+      int cancelled = 0;
+      MPI_Test_cancelled(&st, &cancelled);
+      if (op->cancelled || cancelled)
+        free(op->buf);
+      else
+        store_received(rt, op); /* takes op->buf */
+    }
+    free(op);
+  }
+  if (rt->parked_retry && !dred_queue_empty(&rt->parked)) {
+    rt->parked_retry = 0;
+    DRED_QUEUE_FOREACH_SAFE(q, n, &rt->parked) {
+      parked_t *p = DRED_QUEUE_DATA(q, parked_t, link);
+      if (try_recover(rt, &p->msg)) {
+        dred_queue_remove(q);
+        free(p);
+        work++;
+      }
+    }
+  }
+  return work;
+}
