@@ -701,7 +701,11 @@ static int cmd_plot(const char *path, const char *outpath) {
     for (w = 1; w <= nworkers; w++)
       fprintf(f, "%s'worker %" PRId64 " (%" PRId64 " tasks)' %" PRId64, w > 1 ? ", " : "", w,
               count[w], w);
-    fprintf(f, ")\nset style fill solid 0.85 border lc rgb 'black'\n");
+    /* Most tasks are far shorter than the run: give every box at least ~2 pixels so its
+     * colour shows, and a grey border that separates neighbours without turning thin boxes
+     * black. */
+    fprintf(f, ")\nset style fill solid 0.9 border lc rgb 'gray40'\nminw = %.9f\n",
+            (double)span_ns / 1e6 * 0.0009);
     /* Eight distinct colours (gnuplot's own cycle includes black, which hides borders). */
     fprintf(f, "set linetype 1 lc rgb '#1f77b4'\nset linetype 2 lc rgb '#ff7f0e'\n"
                "set linetype 3 lc rgb '#2ca02c'\nset linetype 4 lc rgb '#d62728'\n"
@@ -709,8 +713,8 @@ static int cmd_plot(const char *path, const char *outpath) {
                "set linetype 7 lc rgb '#e377c2'\nset linetype 8 lc rgb '#17becf'\n"
                "plot ");
     gp_str(f, dpath);
-    fprintf(f, " using (($2+$3)/2):1:(($3-$2)/2):(0.35):4 with boxxyerror lc variable "
-               "notitle\n");
+    fprintf(f, " using (($2+$3)/2):1:(($3-$2)/2 > minw ? ($3-$2)/2 : minw):(0.35):4 "
+               "with boxxyerror lc variable notitle\n");
     if (fclose(f) != 0) {
       f = NULL;
       rc = fail("%s: %s", spath, strerror(errno));
