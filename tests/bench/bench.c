@@ -40,6 +40,8 @@
  * Scenarios
  * ---------
  *  ideal       sizes 128 KiB .. 128 MiB (quick: 128K, 8M, 32M).
+ *              unbalanced and slow use 128K, 8M, 32M (quick: unbalanced 8M, slow 8M and 32M);
+ *              --sizes replaces the sizes of every scenario.
  *  unbalanced  before each call every rank sleeps a random 0..k (same draws for both
  *              contenders in a repetition), k = 0, 1x, 10x the ideal MPI time for that size
  *              (taken from this run's ideal scenario, or calibrated with 3 MPI_Reduce).
@@ -69,6 +71,8 @@
  * (default: the csv name with -summary.csv) gets medians/min/max per point and the ratio
  * dred/mpi.  Both files are appended to; the header is written when a file is empty.
  */
+/* Build with -Iworker only (not the library's -Imaster: master/sched.h would shadow the
+ * system <sched.h> used for --pin). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -318,6 +322,8 @@ static summary_t *record(const char *scen, size_t bytes, double param, double *d
   s->mcpu = opt.run_mpi ? median(tmp, n) : NAN;
   free(tmp);
   s->bound1 = s->bound2 = NAN;
+  if (!opt.run_dred) s->dmin = s->dmax = NAN;
+  if (!opt.run_mpi) s->mmin = s->mmax = NAN;
   char hb[32];
   printf("  %-16s %6s param %-6g  dred %9.3f ms [%8.3f..%8.3f]  mpi %9.3f ms [%8.3f..%8.3f]"
          "  dred/mpi %6.3f%s\n",
@@ -681,7 +687,7 @@ static void usage(void) {
       "  --sizes LIST      message sizes, e.g. 128K,1M,8M,32M,128M (default per scenario)\n"
       "  --reps R          timed repetitions per point (default 7)\n"
       "  --warmup W        untimed repetitions per point (default 1)\n"
-      "  --quick           fewer sizes (ideal 128K,8M,32M; unbalanced/slow 8M,32M)\n"
+      "  --quick           fewer sizes (ideal 128K,8M,32M; unbalanced 8M; slow 8M,32M)\n"
       "  --k LIST          unbalanced delay multipliers of the ideal MPI time (default 0,1,10)\n"
       "  --conc LIST       concurrent reductions in flight (default 4,8,16,28)\n"
       "  --conc-size S     size of each concurrent reduction (default 8M)\n"
@@ -820,6 +826,9 @@ static void single_sizes(unsigned which, size_t *out, int *n) {
     *n = 3;
   } else if (which == S_BOUND) {
     out[0] = 32 * MIB;
+    *n = 1;
+  } else if (opt.quick && which == S_UNBAL) {
+    out[0] = 8 * MIB;
     *n = 1;
   } else if (opt.quick) {
     out[0] = 8 * MIB; out[1] = 32 * MIB;

@@ -11,7 +11,7 @@
 #   --hogs N         stress-ng CPU hogs for the slow scenario (default 1), pinned to the last CPU
 #   --only LIST      run only these parts: ideal,unbalanced,concurrent,slow,master (default all)
 #   --quiet-wait S   before each job wait up to S seconds for the machine to be idle
-#                    (default 60 quick, 300 full; 0 = do not wait)
+#                    (default 30 quick, 300 full; 0 = do not wait)
 #   --no-plots       skip gnuplot
 #   --out DIR        output directory (default $BUILD/bench)
 #
@@ -62,13 +62,15 @@ done
 OUT=${OUT:-$BUILD/bench}
 if [ "$mode" = quick ]; then
   ps_list=${ps_list:-8}
-  quiet_wait=${quiet_wait:-60}
+  quiet_wait=${quiet_wait:-30}
   qflag=--quick
+  master_reps=3
   limit_main=360; limit_conc=300; limit_slow=200; limit_master=200
 else
   ps_list=${ps_list:-"4 8 16"}
   quiet_wait=${quiet_wait:-300}
   qflag=""
+  master_reps=$reps
   limit_main=3600; limit_conc=1800; limit_slow=1200; limit_master=600
 fi
 want() { [[ ",$only," == *",$1,"* ]]; }
@@ -295,14 +297,14 @@ for p in $ps_list; do
     master_pid=""; master_cpu=0; master_t1=""
     on_tick=sample_master
     DRED_LOG_LEVEL=info run_job "master-load-p$p" "$limit_master" -n "$p" "$bench" \
-      --scenario concurrent --conc "$C" --only dred --reps "$reps" --csv "$OUT/master-load.csv"
+      --scenario concurrent --conc "$C" --only dred --reps "$master_reps" --csv "$OUT/master-load.csv"
     on_tick=""
     log="$OUT/logs/master-load-p$p.log"
     hz=$(getconf CLK_TCK)
     line=$(grep -m1 'dred-master done:' "$log" || true)
     timed=$(sed -n 's/^dred-bench: dred timed total \([0-9.]*\) s over \([0-9]*\).*/\1 \2/p' "$log")
     {
-      echo "master load: p=$p, $C concurrent reductions of 8 MiB, dred only, $reps reps + 1 warm-up"
+      echo "master load: p=$p, $C concurrent reductions of 8 MiB, dred only, $master_reps reps + 1 warm-up"
       echo "  ${line:-no 'dred-master done' line in $log}"
       echo "$line" | awk -v t="${timed% *}" -v n="${timed#* }" -v cpu="$master_cpu" -v hz="$hz" \
         -v t0="$master_t0" -v t1="${master_t1:-0}" '
