@@ -16,7 +16,7 @@ MPICC   ?= mpicc
 OPT     ?= -O2 -g
 SAN     ?=
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
-CFLAGS  := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread $(SAN) -Icommon -Iworker -Imaster -Istorage
+CFLAGS  := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread $(SAN) -Iworker
 LDLIBS  := -luv -lsqlite3 -lm -pthread
 MPIRUN  ?= mpiexec
 
@@ -37,11 +37,14 @@ MASTER  := $(BUILD)/bin/dred-master
 DEMO    := $(BUILD)/bin/dred-demo
 DREDRUN := $(BUILD)/bin/dredrun
 LAUNCH  := $(BUILD)/bin/dred-launch
+DREDSTAT := $(BUILD)/bin/dredstat
+MAN1    := man/dred-master.1 man/dredrun.1 man/dredstat.1
+MAN3    := man/dred.3
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi_%,$(MPI_TEST_SRC))
 
-.PHONY: all deps run test unit-test mpi-test asan install clean
-all: $(LIB_A) $(LIB_SO) $(MASTER) $(DREDRUN) $(LAUNCH) $(DEMO)
+.PHONY: all deps run test unit-test mpi-test tools-test deploy-test man-check asan install clean
+all: $(LIB_A) $(LIB_SO) $(MASTER) $(DREDRUN) $(LAUNCH) $(DREDSTAT) $(DEMO)
 
 deps:
 	@bash deploy/install-deps.sh
@@ -50,7 +53,8 @@ deps:
 $(CORE_OBJ): CC_USE := $(CC)
 $(BUILD)/obj/%.o: %.c $(wildcard */*.h */*/*.h)
 	@mkdir -p $(dir $@)
-	$(if $(CC_USE),$(CC_USE),$(MPICC)) $(CFLAGS) -c $< -o $@
+	@echo "  CC      $<"
+	@$(if $(CC_USE),$(CC_USE),$(MPICC)) $(CFLAGS) -c $< -o $@
 
 $(LIB_A): $(WORKER_OBJ) $(CORE_OBJ)
 	@mkdir -p $(dir $@)
@@ -71,6 +75,10 @@ $(DEMO): tests/demo/demo.c $(LIB_A)
 $(LAUNCH): tools/dred-launch.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $<
+
+$(DREDSTAT): tools/dredstat.c $(BUILD)/obj/common/config.o $(BUILD)/obj/common/log.o $(BUILD)/obj/common/status.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(DREDRUN): deploy/dredrun
 	@mkdir -p $(dir $@)
@@ -93,10 +101,22 @@ unit-test: $(UNIT_BIN)
 mpi-test: all $(MPI_TEST_BIN)
 	@BUILD=$(BUILD) bash tests/run-mpi.sh
 
+tools-test: all
+	@BUILD=$(BUILD) bash tests/tools/test-dredstat.sh
+
+deploy-test: $(DREDRUN) $(LAUNCH)
+	@bash tests/deploy/check-deploy.sh
+
+man-check:
+	@for f in $(MAN1) $(MAN3); do groff -man -Tutf8 -ww -z $$f || exit 1; done; echo "man pages: ok"
+
 test: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory unit-test
 	@$(MAKE) --no-print-directory mpi-test
+	@$(MAKE) --no-print-directory tools-test
+	@$(MAKE) --no-print-directory deploy-test
+	@$(MAKE) --no-print-directory man-check
 
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g" \
@@ -110,6 +130,10 @@ install: all
 	install -m 755 $(MASTER) $(PREFIX)/bin/
 	install -m 755 deploy/dredrun $(PREFIX)/bin/dredrun
 	install -m 755 $(LAUNCH) $(PREFIX)/bin/dred-launch
+	install -m 755 $(DREDSTAT) $(PREFIX)/bin/
+	install -d $(PREFIX)/share/man/man1 $(PREFIX)/share/man/man3
+	install -m 644 $(MAN1) $(PREFIX)/share/man/man1/
+	install -m 644 $(MAN3) $(PREFIX)/share/man/man3/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' deploy/dred.pc.in > $(PREFIX)/lib/pkgconfig/dred.pc
 
 clean:

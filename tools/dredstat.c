@@ -40,8 +40,8 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "config.h"
-#include "status.h" /* common/status.h: dred_status_str() */
+#include "../common/config.h"
+#include "../common/status.h" /* dred_status_str() */
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2

@@ -182,10 +182,10 @@ static int combine(dred_rt_t *rt, dred_task_t *t, const char *src, uint64_t e0, 
       rt->scratch_size = nb;
     }
     memcpy(rt->scratch, src, nb);
-    rc = MPI_Reduce_local(dst, rt->scratch, (int)n, in->type, in->op);
+    rc = MPI_Reduce_local(dst, rt->scratch, (int)(n * in->ti.mult), in->ti.exec_type, in->op);
     memcpy(dst, rt->scratch, nb);
   } else {
-    rc = MPI_Reduce_local(src, dst, (int)n, in->type, in->op);
+    rc = MPI_Reduce_local(src, dst, (int)(n * in->ti.mult), in->ti.exec_type, in->op);
   }
   return rc == MPI_SUCCESS ? 0 : DRED_ERR_INTERNAL;
 }
@@ -279,7 +279,7 @@ static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) 
       s->busy = 0;
       if (!in->ti.commutative && t->exec_is_left) {
         char *dst = t->dst + s->elem0 * in->ti.extent;
-        rc = MPI_Reduce_local(dst, s->buf, (int)s->nelem, in->type, in->op);
+        rc = MPI_Reduce_local(dst, s->buf, (int)(s->nelem * in->ti.mult), in->ti.exec_type, in->op);
         memcpy(dst, s->buf, (size_t)s->nelem * in->ti.extent);
         rc = rc == MPI_SUCCESS ? 0 : DRED_ERR_INTERNAL;
       } else {

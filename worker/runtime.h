@@ -61,6 +61,11 @@ void dred_groups_free(struct dred_rt *rt);
 typedef struct {
   uint32_t size, extent;
   int op_is_user, commutative;
+  /* What MPI_Reduce_local is called with: MPICH 4.0.2 refuses predefined ops on derived
+   * datatypes, so a contiguous derived type under a predefined op is combined as
+   * `mult` elements of its predefined base type per element. */
+  MPI_Datatype exec_type;
+  uint32_t mult;
 } dred_typeinfo_t;
 int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti);
 

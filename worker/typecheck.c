@@ -103,7 +103,7 @@ int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti) {
   int size = 0, ni, na, nd, combiner, cls, opcls, commute = 0;
   MPI_Aint lb, extent, tlb, textent;
   const char *opname;
-  MPI_Datatype base;
+  MPI_Datatype base = MPI_DATATYPE_NULL;
 
   if (type == MPI_DATATYPE_NULL) {
     DRED_ERROR("datatype is MPI_DATATYPE_NULL");
@@ -145,6 +145,14 @@ int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti) {
     }
   }
   MPI_Op_commutative(op, &commute);
+  ti->exec_type = type;
+  ti->mult = 1;
+  if (opcls > 0 && combiner != MPI_COMBINER_NAMED) {
+    int bsize = 0;
+    MPI_Type_size(base, &bsize);
+    ti->exec_type = base;
+    ti->mult = (uint32_t)(size / (bsize > 0 ? bsize : 1));
+  }
   ti->size = (uint32_t)size;
   ti->extent = (uint32_t)extent;
   ti->op_is_user = opcls == 0;

@@ -7,7 +7,7 @@
  * batch is invisible to readers until dred_journal_flush (or close) commits it, that
  * reopening appends, and that files which are not dred journals are refused untouched.
  */
-/* nftw.  Not _GNU_SOURCE: with -Imaster, master/sched.h shadows <sched.h> for pthread.h. */
+/* nftw */
 #define _XOPEN_SOURCE 700
 #define _DEFAULT_SOURCE
 #include <setjmp.h>
@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "journal.h"
+#include "../../storage/journal.h"
 
 typedef struct {
   char dir[64];

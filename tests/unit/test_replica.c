@@ -11,7 +11,7 @@
  * async helpers through a real uv loop, including pool puts racing loop-thread drops and
  * close with operations still queued.
  */
-/* nftw.  Not _GNU_SOURCE: with -Imaster, master/sched.h shadows <sched.h> for pthread.h. */
+/* nftw */
 #define _XOPEN_SOURCE 700
 #define _DEFAULT_SOURCE
 #include <setjmp.h>
@@ -33,8 +33,8 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "replica.h"
-#include "replica_async.h"
+#include "../../storage/replica.h"
+#include "../../storage/replica_async.h"
 
 #define MiB (1024u * 1024u)
 

@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "sched.h"
+#include "../../master/sched.h"
 
 /* ---- helpers ----------------------------------------------------------------------- */
 
