@@ -1,0 +1,500 @@
+/*
+ * fault_app.c -- the application side of dred's fault-injection harness (issue 3, item 5).
+ *
+ *   dredrun -n P fault_app --outdir DIR [--bytes B] [--reductions N] [--concurrent C]
+ *           [--root R] [--calib K] [--victim-mode none|worker|root|master|two|concurrent]
+ *           [--kill-rank K[,K2]] [--kill-at SEC | --kill-frac F] [--kill-index I]
+ *           [--master-pid-file FILE]
+ *
+ * What one job does:
+ *   1. dred_init; every rank writes DIR/pid.<r> ("<pid> <ppid>": the program and its
+ *      dred-launch) and sends its own stderr through a pipe to a thread that prefixes every
+ *      line with the wall-clock time (seconds.microseconds) and appends it to DIR/stderr.<r>.
+ *      mpiexec may exit as soon as one process dies, taking the survivors' stdout/stderr
+ *      pipes with it, so everything this program reports goes to files.
+ *   2. MPI_Barrier on dred_comm(): nobody may die before every process finished init.
+ *   3. Calibration: K failure-free steps (each: barrier, C concurrent dred_ireduce of B/8
+ *      doubles each, explicit tags), checked like every other step.  A step's time is the
+ *      slowest rank's time until all its futures are done; t = median over the K steps,
+ *      written by rank 0 to DIR/t.txt (seconds).
+ *   4. N main steps, same shape.  Steps before --kill-index are preceded by a barrier; the
+ *      kill step too (it is the last collective call of the job: once a process is dead,
+ *      MPI collectives hang).  In the kill step each victim rank starts a thread that, at
+ *      kill-at seconds (or kill-frac * t) after the rank's own start of that step, writes
+ *      DIR/kill.<r> (wall-clock ns) and raise(SIGKILL)s its process.  In mode "master" the
+ *      killer is app rank --kill-rank (a survivor) and it SIGKILLs dred-master's pid (from
+ *      --master-pid-file), writing DIR/kill.master first.  A victim/killer whose step ends
+ *      before its deadline waits for the deadline, so every trial really injects its fault.
+ *   5. Every rank appends one line per reduction to DIR/rank.<r>.txt as it completes
+ *      (status, and at the root "exact" or "wrong" after comparing every element with
+ *      the closed-form sum), then "final", then calls dred_finalize and writes its status,
+ *      then "exit".  After a failure dred_finalize returns an error without collective
+ *      calls and the program exits without MPI_Finalize, as dred.h says.
+ *
+ * Values are integer-valued doubles, so sums are exact whatever the combine order:
+ *   send[r][i] = (r + 1) * (1 + j % 3) + (i + 13 j + 7 s) % 1000   (reduction j of step s)
+ *   sum        = (1 + j % 3) * P (P + 1) / 2 + P * ((i + 13 j + 7 s) % 1000)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dred.h"
+
+#define MAX_VICTIMS 4
+
+static int g_rank = -1, g_size = 0;
+static FILE *g_out;  /* DIR/rank.<r>.txt */
+static char g_outdir[3072] = ".";
+
+/* ---- clocks ------------------------------------------------------------------------------ */
+
+static double mono_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static long long wall_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ---- output -------------------------------------------------------------------------- */
+
+static __attribute__((format(printf, 1, 2))) void out(const char *fmt, ...) {
+  va_list ap;
+  if (g_out == NULL) return;
+  va_start(ap, fmt);
+  vfprintf(g_out, fmt, ap);
+  va_end(ap);
+  fputc('\n', g_out);
+  fflush(g_out);
+}
+
+static void write_file(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void write_file(const char *name, const char *fmt, ...) {
+  char path[4096], tmp[4200];
+  FILE *f;
+  va_list ap;
+  snprintf(path, sizeof path, "%s/%s", g_outdir, name);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  if ((f = fopen(tmp, "w")) == NULL) return;
+  va_start(ap, fmt);
+  vfprintf(f, fmt, ap);
+  va_end(ap);
+  fclose(f);
+  rename(tmp, path); /* readers see the whole file or none */
+}
+
+/* ---- stderr with timestamps ---------------------------------------------------------- */
+
+static int ts_pipe[2] = {-1, -1};
+static int ts_fd = -1;
+static pthread_t ts_thread;
+static int ts_running;
+
+static void *ts_main(void *arg) {
+  char buf[4096], line[8192];
+  size_t len = 0;
+  int at_start = 1;
+  (void)arg;
+  for (;;) {
+    ssize_t n = read(ts_pipe[0], buf, sizeof buf), i;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (i = 0; i < n; i++) {
+      if (at_start) {
+        long long ns = wall_ns();
+        len = (size_t)snprintf(line, sizeof line, "%lld.%06lld ", ns / 1000000000LL,
+                               (ns % 1000000000LL) / 1000);
+        at_start = 0;
+      }
+      if (len < sizeof line - 1) line[len++] = buf[i];
+      if (buf[i] == '\n') {
+        ssize_t w = write(ts_fd, line, len);
+        (void)w;
+        len = 0;
+        at_start = 1;
+      }
+    }
+  }
+  if (len > 0) {
+    ssize_t w = write(ts_fd, line, len);
+    (void)w;
+  }
+  return NULL;
+}
+
+static void stderr_to_file(void) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/stderr.%d", g_outdir, g_rank);
+  ts_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC, 0644);
+  if (ts_fd < 0 || pipe(ts_pipe) != 0) return;
+  fflush(stderr);
+  if (dup2(ts_pipe[1], 2) < 0) return;
+  close(ts_pipe[1]);
+  setvbuf(stderr, NULL, _IONBF, 0);
+  if (pthread_create(&ts_thread, NULL, ts_main, NULL) == 0) ts_running = 1;
+}
+
+static void stderr_close(void) {
+  int devnull;
+  if (!ts_running) return;
+  fflush(stderr);
+  devnull = open("/dev/null", O_WRONLY);
+  if (devnull >= 0) dup2(devnull, 2); /* the last write end of the pipe goes: EOF */
+  pthread_join(ts_thread, NULL);
+  ts_running = 0;
+}
+
+/* ---- the injected fault -------------------------------------------------------------- */
+
+typedef struct {
+  double deadline_mono;
+  pid_t target; /* 0: myself (raise) */
+  volatile int fired;
+} killer_t;
+
+static killer_t g_killer;
+
+static void *killer_main(void *arg) {
+  killer_t *k = arg;
+  struct timespec ts;
+  double d = k->deadline_mono;
+  ts.tv_sec = (time_t)d;
+  ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+  }
+  write_file("kill.master", "%lld\n", wall_ns());
+  kill(k->target, SIGKILL);
+  k->fired = 1;
+  out("killed master pid=%ld", (long)k->target);
+  return NULL;
+}
+
+/* A victim's own kill: the wall-clock time of the kill goes to DIR/kill.<r> first. */
+static void *victim_main(void *arg) {
+  killer_t *k = arg;
+  struct timespec ts;
+  char name[64];
+  double d = k->deadline_mono;
+  ts.tv_sec = (time_t)d;
+  ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+  }
+  snprintf(name, sizeof name, "kill.%d", g_rank);
+  write_file(name, "%lld\n", wall_ns());
+  raise(SIGKILL);
+  return NULL;
+}
+
+/* ---- values -------------------------------------------------------------------------- */
+
+static void fill(double *b, size_t n, int r, int j, int s) {
+  size_t i;
+  double a = (double)((r + 1) * (1 + j % 3));
+  for (i = 0; i < n; i++) b[i] = a + (double)((i + 13u * (size_t)j + 7u * (size_t)s) % 1000u);
+}
+
+/* Number of wrong elements; *first gets the first wrong index. */
+static size_t check(const double *b, size_t n, int p, int j, int s, size_t *first) {
+  size_t i, bad = 0;
+  double a = (double)((1 + j % 3) * p * (p + 1) / 2);
+  for (i = 0; i < n; i++) {
+    double e = a + (double)p * (double)((i + 13u * (size_t)j + 7u * (size_t)s) % 1000u);
+    if (b[i] != e) {
+      if (bad == 0) *first = i;
+      bad++;
+    }
+  }
+  return bad;
+}
+
+static const char *sname(int st) {
+  switch (st) {
+  case DRED_OK: return "OK";
+  case DRED_ERR_ARG: return "ARG";
+  case DRED_ERR_MISMATCH: return "MISMATCH";
+  case DRED_ERR_NOMEM: return "NOMEM";
+  case DRED_ERR_PROC_FAILED: return "PROC_FAILED";
+  case DRED_ERR_ROOT_FAILED: return "ROOT_FAILED";
+  case DRED_ERR_MASTER_LOST: return "MASTER_LOST";
+  case DRED_ERR_STORAGE: return "STORAGE";
+  case DRED_ERR_SHUTDOWN: return "SHUTDOWN";
+  case DRED_ERR_INTERNAL: return "INTERNAL";
+  default: return "UNKNOWN";
+  }
+}
+
+/* ---- one step: C concurrent reductions ---------------------------------------------------- */
+
+typedef struct {
+  size_t count;
+  int conc, root;
+  double **send, **recv;
+} bufs_t;
+
+typedef struct {
+  int worst;      /* first non-OK status seen, else DRED_OK */
+  int wrong;      /* reductions that returned DRED_OK with a wrong value at the root */
+  double seconds; /* until every future of the step is done, on this rank */
+} step_res_t;
+
+/* Runs step s (phase "calib" or "main"); the caller did any barrier and arming. */
+static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, double t0) {
+  dred_future **f = calloc((size_t)b->conc, sizeof *f);
+  int *done = calloc((size_t)b->conc, sizeof *done);
+  int j, left = b->conc;
+  step_res_t res = {DRED_OK, 0, 0.0};
+
+  for (j = 0; j < b->conc; j++) fill(b->send[j], b->count, g_rank, j, s + (phase[0] == 'c' ? 500 : 0));
+  for (j = 0; j < b->conc; j++) {
+    int tag = tagbase + j;
+    int rc = dred_ireduce(b->send[j], g_rank == b->root ? b->recv[j] : NULL, (int)b->count,
+                          MPI_DOUBLE, MPI_SUM, b->root, dred_comm(), tag, &f[j]);
+    if (rc != DRED_OK) {
+      out("red phase=%s step=%d idx=%d tag=%d status=%d name=%s check=na bad=0 ms=%.3f start_error=1",
+          phase, s, j, tag, rc, sname(rc), (mono_s() - t0) * 1e3);
+      if (res.worst == DRED_OK) res.worst = rc;
+      done[j] = 1;
+      left--;
+    }
+  }
+  while (left > 0) {
+    int progressed = 0;
+    for (j = 0; j < b->conc; j++) {
+      int st, tag = tagbase + j;
+      const char *chk = "na";
+      size_t bad = 0, first = 0;
+      if (done[j] || dred_future_is_done(f[j]) != 1) continue;
+      st = dred_future_get(f[j]);
+      done[j] = 1;
+      left--;
+      progressed = 1;
+      if (g_rank == b->root && st == DRED_OK) {
+        bad = check(b->recv[j], b->count, g_size, j, s + (phase[0] == 'c' ? 500 : 0), &first);
+        chk = bad ? "wrong" : "exact";
+        if (bad) res.wrong++;
+      }
+      if (st != DRED_OK && res.worst == DRED_OK) res.worst = st;
+      out("red phase=%s step=%d idx=%d tag=%d status=%d name=%s check=%s bad=%zu first_bad=%zu "
+          "ms=%.3f wall_ns=%lld",
+          phase, s, j, tag, st, sname(st), chk, bad, first, (mono_s() - t0) * 1e3, wall_ns());
+      if (bad) {
+        double a = (double)((1 + j % 3) * g_size * (g_size + 1) / 2);
+        double e = a + (double)g_size *
+                           (double)((first + 13u * (size_t)j +
+                                     7u * (size_t)(s + (phase[0] == 'c' ? 500 : 0))) % 1000u);
+        out("wrong_detail tag=%d index=%zu got=%.17g expected=%.17g", tag, first,
+            b->recv[j][first], e);
+      }
+      dred_future_free(f[j]);
+    }
+    if (!progressed) usleep(200);
+  }
+  res.seconds = mono_s() - t0;
+  free(f);
+  free(done);
+  return res;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int has_rank(const int *v, int n, int r) {
+  int i;
+  for (i = 0; i < n; i++)
+    if (v[i] == r) return 1;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  size_t bytes = 4u << 20;
+  int nred = 1, conc = 1, root = 0, calib = 3, kill_index = 0, nvictims = 0;
+  int victims[MAX_VICTIMS];
+  double kill_at = -1.0, kill_frac = -1.0;
+  char mode[32] = "none", master_pid_file[4096] = "";
+  static const struct option opts[] = {
+      {"bytes", required_argument, 0, 'b'},      {"reductions", required_argument, 0, 'n'},
+      {"concurrent", required_argument, 0, 'c'}, {"root", required_argument, 0, 'r'},
+      {"calib", required_argument, 0, 'K'},      {"victim-mode", required_argument, 0, 'm'},
+      {"kill-rank", required_argument, 0, 'k'},  {"kill-at", required_argument, 0, 'a'},
+      {"kill-frac", required_argument, 0, 'F'},  {"kill-index", required_argument, 0, 'i'},
+      {"outdir", required_argument, 0, 'o'},     {"master-pid-file", required_argument, 0, 'M'},
+      {0, 0, 0, 0}};
+  int c, rc, s, j, victim = 0, killer = 0;
+  bufs_t b;
+  double t = 0.0, t0, tk0 = 0.0;
+  char path[4096];
+  step_res_t kill_res = {DRED_OK, 0, 0.0};
+  int wrong_total = 0;
+  pthread_t kth;
+
+  if ((rc = dred_init(&argc, &argv)) != DRED_OK) {
+    fprintf(stderr, "fault_app: dred_init failed: %s\n", dred_strerror(rc));
+    return 2;
+  }
+  MPI_Comm_rank(dred_comm(), &g_rank);
+  MPI_Comm_size(dred_comm(), &g_size);
+
+  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    switch (c) {
+    case 'b': {
+      char *end;
+      double v = strtod(optarg, &end);
+      if (*end == 'K' || *end == 'k') v *= 1024;
+      if (*end == 'M' || *end == 'm') v *= 1024 * 1024;
+      if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024;
+      bytes = (size_t)v;
+      break;
+    }
+    case 'n': nred = atoi(optarg); break;
+    case 'c': conc = atoi(optarg); break;
+    case 'r': root = atoi(optarg); break;
+    case 'K': calib = atoi(optarg); break;
+    case 'm': snprintf(mode, sizeof mode, "%s", optarg); break;
+    case 'k': {
+      char *p = optarg, *end;
+      while (*p && nvictims < MAX_VICTIMS) {
+        victims[nvictims++] = (int)strtol(p, &end, 10);
+        if (end == p) break;
+        p = (*end == ',') ? end + 1 : end;
+      }
+      break;
+    }
+    case 'a': kill_at = atof(optarg); break;
+    case 'F': kill_frac = atof(optarg); break;
+    case 'i': kill_index = atoi(optarg); break;
+    case 'o': snprintf(g_outdir, sizeof g_outdir, "%s", optarg); break;
+    case 'M': snprintf(master_pid_file, sizeof master_pid_file, "%s", optarg); break;
+    default: fprintf(stderr, "fault_app: bad option\n"); return 2;
+    }
+  }
+  if (conc < 1) conc = 1;
+  if (nred < 1) nred = 1;
+  if (calib < 1) calib = 1;
+  if (kill_index < 0 || kill_index >= nred) kill_index = nred - 1;
+  if (root < 0 || root >= g_size) root = 0;
+
+  stderr_to_file();
+  snprintf(path, sizeof path, "%s/rank.%d.txt", g_outdir, g_rank);
+  g_out = fopen(path, "w");
+  {
+    char name[64];
+    snprintf(name, sizeof name, "pid.%d", g_rank);
+    write_file(name, "%ld %ld\n", (long)getpid(), (long)getppid());
+  }
+  out("start rank=%d size=%d pid=%ld bytes=%zu reductions=%d concurrent=%d root=%d mode=%s "
+      "kill_index=%d",
+      g_rank, g_size, (long)getpid(), bytes, nred, conc, root, mode, kill_index);
+
+  b.count = bytes / sizeof(double);
+  if (b.count < 1) b.count = 1;
+  b.conc = conc;
+  b.root = root;
+  b.send = calloc((size_t)conc, sizeof *b.send);
+  b.recv = calloc((size_t)conc, sizeof *b.recv);
+  for (j = 0; j < conc; j++) {
+    b.send[j] = malloc(b.count * sizeof(double));
+    b.recv[j] = g_rank == root ? malloc(b.count * sizeof(double)) : NULL;
+    if (b.send[j] == NULL || (g_rank == root && b.recv[j] == NULL)) {
+      out("error no memory");
+      MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+  }
+
+  MPI_Barrier(dred_comm()); /* every process finished init: kills may now be armed */
+
+  /* Calibration: failure-free steps; t = median of the slowest rank's step time. */
+  {
+    double *times = calloc((size_t)calib, sizeof *times);
+    for (s = 0; s < calib; s++) {
+      step_res_t r;
+      double mx;
+      MPI_Barrier(dred_comm());
+      t0 = mono_s();
+      r = run_step(&b, "calib", s, 1000000 + s * conc, t0);
+      wrong_total += r.wrong;
+      MPI_Allreduce(&r.seconds, &mx, 1, MPI_DOUBLE, MPI_MAX, dred_comm());
+      times[s] = mx;
+    }
+    qsort(times, (size_t)calib, sizeof *times, cmp_d);
+    t = times[calib / 2];
+    out("t sec=%.6f", t);
+    if (g_rank == 0) write_file("t.txt", "%.6f\n", t);
+    free(times);
+  }
+
+  /* Who injects the fault. */
+  if (strcmp(mode, "none") != 0 && nvictims > 0) {
+    if (strcmp(mode, "master") == 0)
+      killer = (g_rank == victims[0]);
+    else
+      victim = has_rank(victims, nvictims, g_rank);
+  }
+  if (kill_at < 0.0) kill_at = (kill_frac >= 0.0 ? kill_frac : 0.5) * t;
+
+  for (s = 0; s < nred; s++) {
+    step_res_t r;
+    if (s <= kill_index) MPI_Barrier(dred_comm()); /* never after a possible kill */
+    t0 = mono_s();
+    if (s == kill_index && (victim || killer)) {
+      g_killer.deadline_mono = t0 + kill_at;
+      g_killer.target = 0;
+      if (killer) {
+        FILE *pf = fopen(master_pid_file, "r");
+        long mp = 0;
+        if (pf == NULL || fscanf(pf, "%ld", &mp) != 1 || mp <= 1) {
+          out("error cannot read master pid from '%s'", master_pid_file);
+          mp = 0;
+        }
+        if (pf) fclose(pf);
+        g_killer.target = (pid_t)mp;
+      }
+      out("armed %s kill_at=%.6f step=%d", killer ? "master-kill" : "self-kill", kill_at, s);
+      if (!killer || g_killer.target > 0)
+        pthread_create(&kth, NULL, killer ? killer_main : victim_main, &g_killer);
+      tk0 = t0;
+    }
+    r = run_step(&b, "main", s, s * conc, t0);
+    wrong_total += r.wrong;
+    if (s == kill_index) {
+      kill_res = r;
+      if (victim) { /* the fault must happen: wait for our own death */
+        out("victim step done before its kill (%.6f s < %.6f s): waiting for it", r.seconds, kill_at);
+        for (;;) pause();
+      }
+      if (killer && g_killer.target > 0) {
+        if (mono_s() - tk0 < kill_at)
+          out("killer step done before the master kill (%.6f s < %.6f s): waiting", r.seconds, kill_at);
+        pthread_join(kth, NULL);
+      }
+    }
+  }
+  out("final outcome=%s kill_step_status=%d kill_step_name=%s kill_step_sec=%.6f wrong=%d",
+      wrong_total ? "WRONG" : sname(kill_res.worst), kill_res.worst, sname(kill_res.worst),
+      kill_res.seconds, wrong_total);
+  t0 = mono_s();
+  rc = dred_finalize();
+  out("finalize status=%d name=%s ms=%.3f", rc, sname(rc), (mono_s() - t0) * 1e3);
+  out("exit");
+  fclose(g_out);
+  g_out = NULL;
+  stderr_close();
+  exit(0); /* after a failure dred_finalize did not finalise MPI: exit without MPI_Finalize */
+}

@@ -1,0 +1,431 @@
+#!/usr/bin/env bash
+# run-faults.sh -- dred's fault-injection harness (issue 3, item 5; `make faults`).
+#
+#   bash tests/faults/run-faults.sh [--trials N] [--workers P] [--bytes B] [--mode M]
+#        [--seed S] [--csv FILE] [--expect STATUS] [--frac-min F] [--frac-max F]
+#        [--reductions N] [--calib K] [--conc C] [--kill-at SEC] [--default-timeouts] [--keep]
+#   (make faults TRIALS=100 WORKERS=8 BYTES=32M MODE=worker|root|master|two|concurrent|all)
+#
+# Every trial is a fresh job: `dredrun -n P fault_app ...` (tests/faults/fault_app.c) with a
+# random root.  The app measures the failure-free time t of one step (median of --calib
+# steps), runs a warm-up step, then in the kill step a fault is injected at a uniformly
+# random moment f*t, f in [frac-min, frac-max] (default [0, 1]), after the start of that
+# step on the victim, and then it runs one more step (started after the fault).
+#   worker      SIGKILL one random non-root worker (1 reduction of B bytes per step)
+#   root        SIGKILL the root                          (expected: ROOT_FAILED everywhere)
+#   master      SIGKILL dred-master (by a survivor, kill(2) on its pid) (expected: MASTER_LOST)
+#   two         SIGKILL two adjacent non-root workers k, k+1 at the same moment
+#   concurrent  SIGKILL one random non-root worker during 16 concurrent reductions (B/16 each)
+#   all         every mode above, TRIALS each for worker, max(TRIALS/5, 10) for the others
+#
+# A survivor's outcome is the status of the kill step's reductions on it: "exact" (DRED_OK
+# everywhere and, at the root, every element equal to the closed-form sum), an explicit
+# error (PROC_FAILED, ROOT_FAILED, MASTER_LOST, ...), "wrong" (DRED_OK with a wrong value at
+# the root, in any step), "hung" (alive but no final line within the bound
+# 3 * max(fail timeout, master timeout) + 10 t + 20 s after calibration), "died" (a survivor
+# that vanished without its final line).  A trial's outcome is the worst survivor's
+# (wrong > hung > died > mixed/error > exact).  Setup failures (no t measured) are counted
+# apart.  Detection latency: the victim's kill time (written just before raise(SIGKILL))
+# to the time each survivor logged "dred-master reports worker X failed" (or, master mode,
+# "master lost"); survivors' stderr is time-stamped by the app, the master's by a wrapper.
+#
+# Exit status: 0 when no trial is wrong, hung, died, failed to set up, or (--expect S)
+# ended on some survivor with anything but S.  Output: a table per mode, a CSV
+# (default build/faults/faults.csv) and each trial's files in build/faults/runs/.
+#
+# A hung trial also gets `dredstat status` of the live master (DREDSTAT or $BUILD/bin/dredstat,
+# if built) in hang.status, and with FAULTS_GDB=1 every live process's stacks in hang.bt.*.
+#
+# Processes: each job runs in its own session (setsid); everything it leaves is found by
+# pid only (pid files the app and the master wrapper write, the session's process group,
+# and a per-trial marker variable DRED_FAULT_TRIAL_ID in the environment), never by name.
+set -u
+set +m # no job control: background jobs stay in our process group, so setsid does not fork
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root_dir="$(cd "$here/../.." && pwd)"
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD="$root_dir/$BUILD" ;; esac
+
+trials=${TRIALS:-100}
+workers=${WORKERS:-8}
+bytes=${BYTES:-32M}
+mode=${MODE:-worker}
+seed=${SEED:-$$}
+csv=""
+expect=""
+frac_min=0
+frac_max=1
+kill_at_abs="" # --kill-at SEC: a fixed moment instead of f*t
+reductions=3 # warm-up, kill step, one step started after the fault
+calib=3
+conc=""
+default_timeouts=0
+keep=${KEEP:-0}
+label=""
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --trials) trials=$2; shift 2 ;;
+    --workers) workers=$2; shift 2 ;;
+    --bytes) bytes=$2; shift 2 ;;
+    --mode) mode=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --csv) csv=$2; shift 2 ;;
+    --expect) expect=$2; shift 2 ;;
+    --frac-min) frac_min=$2; shift 2 ;;
+    --frac-max) frac_max=$2; shift 2 ;;
+    --kill-at) kill_at_abs=$2; shift 2 ;;
+    --reductions) reductions=$2; shift 2 ;;
+    --calib) calib=$2; shift 2 ;;
+    --conc) conc=$2; shift 2 ;;
+    --default-timeouts) default_timeouts=1; shift ;;
+    --keep) keep=1; shift ;;
+    --label) label=$2; shift 2 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+    *) echo "run-faults.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+
+DREDRUN="$BUILD/bin/dredrun"
+MASTER_BIN="$BUILD/bin/dred-master"
+APP="$BUILD/tests/fault_app"
+for f in "$DREDRUN" "$MASTER_BIN" "$APP" "$BUILD/bin/dred-launch"; do
+  [ -x "$f" ] || { echo "run-faults.sh: $f missing (build it first)" >&2; exit 2; }
+done
+[ "$workers" -ge 3 ] || { echo "run-faults.sh: need at least 3 workers" >&2; exit 2; }
+
+# Bytes with a K/M/G suffix.
+to_bytes() {
+  local v=$1 n
+  case "$v" in
+    *[kK]) n=$(( ${v%?} * 1024 )) ;;
+    *[mM]) n=$(( ${v%?} * 1024 * 1024 )) ;;
+    *[gG]) n=$(( ${v%?} * 1024 * 1024 * 1024 )) ;;
+    *) n=$v ;;
+  esac
+  echo "$n"
+}
+nbytes=$(to_bytes "$bytes")
+
+if [ "$default_timeouts" = 1 ]; then
+  unset DRED_HEARTBEAT_MS DRED_FAIL_TIMEOUT_MS DRED_MASTER_TIMEOUT_MS
+  hb=500; fto=5000; mto=10000
+else
+  hb=${DRED_HEARTBEAT_MS:-100}; fto=${DRED_FAIL_TIMEOUT_MS:-1000}; mto=${DRED_MASTER_TIMEOUT_MS:-2000}
+  export DRED_HEARTBEAT_MS=$hb DRED_FAIL_TIMEOUT_MS=$fto DRED_MASTER_TIMEOUT_MS=$mto
+fi
+[ -n "$label" ] || label="hb${hb}-ft${fto}-mt${mto}"
+
+outbase="$BUILD/faults"
+runs="$outbase/runs"
+mkdir -p "$runs"
+[ -n "$csv" ] || csv="$outbase/faults.csv"
+case "$csv" in /*) ;; *) csv="$PWD/$csv" ;; esac
+mkdir -p "$(dirname "$csv")"
+if [ ! -s "$csv" ]; then
+  echo "trial,mode,label,workers,bytes,conc,root,victims,kill_frac,kill_at_s,t_s,kill_step_root_s,kill_before_root_done,outcome,survivors,post_step,finalize,det_master_ms,told_min_ms,told_max_ms,leftover,calib_s,done_s,trial_s,dir" >"$csv"
+fi
+
+RANDOM=$seed
+
+# ---- helpers -----------------------------------------------------------------------------
+
+alive() { # alive PID: exists and is not a zombie
+  local st
+  [ -n "${1:-}" ] && [ -r "/proc/$1/stat" ] || return 1
+  st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+
+rand_int() { # rand_int N -> 0..N-1
+  echo $(( (RANDOM * 32768 + RANDOM) % $1 ))
+}
+
+rand_frac() { # uniform in [frac_min, frac_max]
+  local r=$(( RANDOM * 32768 + RANDOM ))
+  awk -v r="$r" -v a="$frac_min" -v b="$frac_max" 'BEGIN { printf "%.6f", a + (b - a) * r / 1073741824 }'
+}
+
+now_s() { date +%s.%N; }
+
+# Pids of processes whose environment carries our trial marker (same user only).
+marked_pids() {
+  local m=$1 p
+  for p in /proc/[0-9]*; do
+    [ -r "$p/environ" ] || continue
+    if { tr "\0" "\n" <"$p/environ"; } 2>/dev/null | grep -qx "DRED_FAULT_TRIAL_ID=$m"; then
+      echo "${p#/proc/}"
+    fi
+  done
+}
+
+# All pids a trial recorded: ranks and their dred-launch, master and its launcher, the
+# master log's time-stamper.
+recorded_pids() {
+  local d=$1 f
+  for f in "$d"/pid.* "$d/master.pid" "$d/ts.pid"; do
+    [ -f "$f" ] && tr ' ' '\n' <"$f"
+  done | grep -E '^[0-9]+$' | sort -u
+}
+
+# ---- one trial -------------------------------------------------------------------------
+
+fail_count=0
+pass_count=0
+
+run_trial() { # run_trial MODE N
+  local m=$1 n=$2 dir marker c b root v victims_arg killrank frac t0 mpid tfile t bound
+  local survivors r i vlist told_min told_max det kill_ns outcome surv post fin left trial_s
+  local start_deadline now
+
+  dir="$runs/$m-$label-$n"
+  rm -rf "$dir"
+  mkdir -p "$dir/store"
+  marker="dredfault-$$-$m-$n-$RANDOM"
+
+  c=1; b=$nbytes
+  if [ "$m" = concurrent ]; then c=${conc:-16}; b=$(( nbytes / c )); elif [ -n "$conc" ]; then c=$conc; fi
+  root=$(rand_int "$workers")
+  case "$m" in
+    worker|concurrent)
+      v=$(( (root + 1 + $(rand_int $((workers - 1)))) % workers )); vlist="$v"; killrank="$v" ;;
+    root)
+      v=$root; vlist="$v"; killrank="$v" ;;
+    master)
+      v=$(rand_int "$workers"); vlist="master"; killrank="$v" ;;
+    two) # k and k+1 (mod P), neither the root
+      v=$(( (root + 1 + $(rand_int $((workers - 2)))) % workers ))
+      vlist="$v;$(( (v + 1) % workers ))"; killrank="$v,$(( (v + 1) % workers ))" ;;
+    *) echo "run-faults.sh: unknown mode $m" >&2; exit 2 ;;
+  esac
+  frac=$(rand_frac)
+
+  cat >"$dir/master.sh" <<EOF
+#!/usr/bin/env bash
+# dred-master with its pid recorded and every stderr line time-stamped (wall clock).
+echo "\$\$ \$PPID" >"$dir/master.pid"
+exec 2> >(while IFS= read -r l; do printf '%s %s\n' "\$EPOCHREALTIME" "\$l"; done >"$dir/master.err")
+echo "\$!" >"$dir/ts.pid"
+exec "$MASTER_BIN" "\$@"
+EOF
+  chmod +x "$dir/master.sh"
+
+  t0=$(now_s)
+  env DRED_FAULT_TRIAL_ID="$marker" DRED_MASTER="$dir/master.sh" DRED_STORAGE_DIR="$dir/store" \
+    setsid "$DREDRUN" -n "$workers" "$APP" --outdir "$dir" --bytes "$b" --concurrent "$c" \
+    --root "$root" --calib "$calib" --reductions "$reductions" --kill-index 1 \
+    --victim-mode "$m" --kill-rank "$killrank" --kill-frac "$frac" ${kill_at_abs:+--kill-at "$kill_at_abs"} \
+    --master-pid-file "$dir/master.pid" >"$dir/dredrun.out" 2>&1 </dev/null &
+  mpid=$!
+  echo "$mpid" >"$dir/mpiexec.pid"
+
+  # Phase 1: calibration (t.txt), bounded; phase 2: every survivor's final line, bounded.
+  tfile="$dir/t.txt"
+  start_deadline=$(awk -v a="$t0" -v w="$workers" -v b="$b" -v c="$c" \
+    'BEGIN { printf "%.3f", a + 60 + (4 + 2 * '"$calib"') * w * b * c / 1e7 }')
+  while [ ! -s "$tfile" ]; do
+    now=$(now_s)
+    if awk -v a="$now" -v d="$start_deadline" 'BEGIN { exit !(a > d) }'; then break; fi
+    if ! alive "$mpid" && [ ! -s "$tfile" ]; then sleep 0.5; [ -s "$tfile" ] || break; fi
+    sleep 0.1
+  done
+  survivors=()
+  for ((r = 0; r < workers; r++)); do
+    case ";$vlist;" in *";$r;"*) [ "$m" != master ] && continue ;; esac
+    survivors+=("$r")
+  done
+  t=""
+  [ -s "$tfile" ] && t=$(cat "$tfile")
+  local calib_s done_s
+  calib_s=$(awk -v a="$t0" -v b="$(now_s)" 'BEGIN { printf "%.1f", b - a }')
+  if [ -n "$t" ]; then
+    bound=$(awk -v now="$(now_s)" -v t="$t" -v f="$fto" -v mt="$mto" \
+      'BEGIN { m = (f > mt) ? f : mt; printf "%.3f", now + 3 * m / 1000 + 10 * t + 20 }')
+    while :; do
+      local pending=0
+      for r in "${survivors[@]}"; do
+        if ! grep -q '^exit' "$dir/rank.$r.txt" 2>/dev/null; then
+          if [ -f "$dir/pid.$r" ] && alive "$(cut -d' ' -f1 "$dir/pid.$r")"; then pending=1; fi
+        fi
+      done
+      [ "$pending" = 0 ] && break
+      now=$(now_s)
+      awk -v a="$now" -v d="$bound" 'BEGIN { exit !(a > d) }' && break
+      sleep 0.1
+    done
+    # survivors that wrote "exit" get a moment to actually leave
+    for ((i = 0; i < 30; i++)); do
+      left=0
+      for r in "${survivors[@]}"; do
+        [ -f "$dir/pid.$r" ] && alive "$(cut -d' ' -f1 "$dir/pid.$r")" && left=$((left + 1))
+      done
+      [ "$left" = 0 ] && break
+      sleep 0.1
+    done
+  fi
+
+  done_s=$(awk -v a="$t0" -v b="$(now_s)" 'BEGIN { printf "%.1f", b - a }')
+  # ---- classify (before killing anything: hung = alive without its final line) ----------
+  local worst="exact" o st kill_step_root before
+  local -a per=() posts=() fins=()
+  local nexact=0 nerr=0 errkinds=""
+  for r in "${survivors[@]}"; do
+    local f="$dir/rank.$r.txt" pid=""
+    [ -f "$dir/pid.$r" ] && pid=$(cut -d' ' -f1 "$dir/pid.$r")
+    if [ -z "$t" ]; then o="setup"
+    elif grep -q '^final' "$f" 2>/dev/null; then
+      o=$(awk '/^final/ { for (i = 1; i <= NF; i++) if ($i ~ /^outcome=/) { sub("outcome=", "", $i); print $i } }' "$f")
+      [ "$o" = OK ] && o=exact
+      [ "$o" = WRONG ] && o=wrong
+    elif [ -n "$pid" ] && alive "$pid"; then o="hung"
+    else o="died"
+    fi
+    per+=("$r:$o")
+    st=$(awk '/^red phase=main step=2 / { for (i = 1; i <= NF; i++) if ($i ~ /^name=/) { sub("name=", "", $i); s = s (s ? "/" : "") $i } } END { print s }' "$f" 2>/dev/null)
+    posts+=("$r:${st:-none}")
+    st=$(awk '/^finalize/ { for (i = 1; i <= NF; i++) if ($i ~ /^name=/) { sub("name=", "", $i); print $i } }' "$f" 2>/dev/null)
+    if [ -z "$st" ]; then
+      if [ -n "$pid" ] && alive "$pid"; then st="fin_hung"; else st="none"; fi
+    fi
+    fins+=("$r:$st")
+    case "$o" in
+      exact) nexact=$((nexact + 1)) ;;
+      wrong|hung|died|setup) ;;
+      *) nerr=$((nerr + 1)); case " $errkinds " in *" $o "*) ;; *) errkinds="$errkinds $o" ;; esac ;;
+    esac
+  done
+  if printf '%s\n' "${per[@]}" | grep -q ':wrong$'; then worst=wrong
+  elif printf '%s\n' "${per[@]}" | grep -q ':hung$'; then worst=hung
+  elif printf '%s\n' "${per[@]}" | grep -q ':died$'; then worst=died
+  elif printf '%s\n' "${per[@]}" | grep -q ':setup$'; then worst=setup
+  elif [ "$nerr" = 0 ]; then worst=exact
+  elif [ "$nexact" = 0 ] && [ "$(echo $errkinds | wc -w)" = 1 ]; then worst=$(echo $errkinds)
+  else worst="mixed"
+  fi
+
+  # ---- detection latency ---------------------------------------------------------------
+  kill_ns=""
+  if [ "$m" = master ]; then
+    [ -s "$dir/kill.master" ] && kill_ns=$(cat "$dir/kill.master")
+  else
+    [ -s "$dir/kill.${vlist%%;*}" ] && kill_ns=$(cat "$dir/kill.${vlist%%;*}")
+  fi
+  det=""; told_min=""; told_max=""
+  if [ -n "$kill_ns" ]; then
+    local w1=0 pat ts all=""
+    if [ "$m" = master ]; then pat="master lost"; else w1=$(( ${vlist%%;*} + 1 )); pat="dred-master reports worker $w1 failed"; fi
+    for r in "${survivors[@]}"; do
+      ts=$(grep -m1 -F "$pat" "$dir/stderr.$r" 2>/dev/null | cut -d' ' -f1)
+      [ -n "$ts" ] && all="$all $ts"
+    done
+    if [ -n "$all" ]; then
+      told_min=$(echo $all | tr ' ' '\n' | awk -v k="$kill_ns" 'NR == 1 || $1 < m { m = $1 } END { printf "%.1f", (m - k / 1e9) * 1000 }')
+      told_max=$(echo $all | tr ' ' '\n' | awk -v k="$kill_ns" 'NR == 1 || $1 > m { m = $1 } END { printf "%.1f", (m - k / 1e9) * 1000 }')
+    fi
+    if [ "$m" != master ]; then
+      ts=$(grep -m1 -F "worker $w1 declared failed" "$dir/master.err" 2>/dev/null | cut -d' ' -f1)
+      [ -n "$ts" ] && det=$(awk -v a="$ts" -v k="$kill_ns" 'BEGIN { printf "%.1f", (a - k / 1e9) * 1000 }')
+    fi
+  fi
+  # did the fault hit a running reduction?  (kill before the root finished the kill step)
+  kill_step_root=$(awk '/^final/ { for (i = 1; i <= NF; i++) if ($i ~ /^kill_step_sec=/) { sub("kill_step_sec=", "", $i); print $i } }' "$dir/rank.$root.txt" 2>/dev/null)
+  before=""
+  if [ -n "$kill_ns" ]; then
+    local rdone
+    rdone=$(awk '/^red phase=main step=1 / { for (i = 1; i <= NF; i++) if ($i ~ /^wall_ns=/) { sub("wall_ns=", "", $i); if ($i > m) m = $i } } END { if (m) print m }' "$dir/rank.$root.txt" 2>/dev/null)
+    if [ -n "$rdone" ]; then before=$(awk -v k="$kill_ns" -v d="$rdone" 'BEGIN { print (k < d) ? 1 : 0 }'); else before=1; fi
+  fi
+
+  # ---- a hung trial: what the live processes say, before they are killed ------------------
+  if [ "$worst" = hung ] || printf '%s\n' "${fins[@]}" | grep -q ':fin_hung$'; then
+    local stat_bin="${DREDSTAT:-$BUILD/bin/dredstat}"
+    if [ -x "$stat_bin" ] && [ -S "$dir/store/dred-master.sock" ]; then
+      timeout 10 "$stat_bin" status "$dir/store/dred-master.sock" >"$dir/hang.status" 2>&1
+    fi
+    if [ "${FAULTS_GDB:-0}" = 1 ] && command -v gdb >/dev/null; then
+      for r in "${survivors[@]}" master; do
+        local gp
+        if [ "$r" = master ]; then gp=$(cut -d' ' -f1 "$dir/master.pid" 2>/dev/null); else gp=$(cut -d' ' -f1 "$dir/pid.$r" 2>/dev/null); fi
+        alive "$gp" && timeout 30 gdb -p "$gp" -batch -ex 'thread apply all bt' >"$dir/hang.bt.$r" 2>&1
+      done
+    fi
+  fi
+
+  # ---- clean up by pid -------------------------------------------------------------------
+  local p leftover=0
+  for p in $(recorded_pids "$dir"); do
+    if alive "$p"; then leftover=$((leftover + 1)); kill -KILL "$p" 2>/dev/null; fi
+  done
+  if alive "$mpid"; then kill -KILL -- "-$mpid" 2>/dev/null; kill -KILL "$mpid" 2>/dev/null; fi
+  for p in $(marked_pids "$marker"); do kill -KILL "$p" 2>/dev/null; done
+  wait "$mpid" 2>/dev/null
+  sleep 0.2
+  for p in $(marked_pids "$marker"); do kill -KILL "$p" 2>/dev/null; done
+  # replica stores are big: keep only the master's journal (dredstat summary/trace)
+  [ "$keep" = 1 ] || find "$dir/store" -maxdepth 1 -name 'dred-replica-*' -delete 2>/dev/null
+
+  trial_s=$(awk -v a="$t0" -v b="$(now_s)" 'BEGIN { printf "%.1f", b - a }')
+  local kill_at
+  if [ -n "$kill_at_abs" ]; then
+    kill_at=$kill_at_abs; frac=$(awk -v k="$kill_at_abs" -v t="${t:-0}" 'BEGIN { printf "%.6f", (t > 0 ? k / t : 0) }')
+  else
+    kill_at=$(awk -v f="$frac" -v t="${t:-0}" 'BEGIN { printf "%.4f", f * t }')
+  fi
+  echo "$n,$m,$label,$workers,$b,$c,$root,$(echo "$vlist" | tr ';' ' '),$frac,$kill_at,${t:-},${kill_step_root:-},${before:-},$worst,$(IFS=' '; echo "${per[*]}"),$(IFS=' '; echo "${posts[*]}"),$(IFS=' '; echo "${fins[*]}"),${det:-},${told_min:-},${told_max:-},$leftover,$calib_s,$done_s,$trial_s,$dir" >>"$csv"
+
+  # ---- verdict ---------------------------------------------------------------------------
+  local ok=1 why=""
+  case "$worst" in wrong|hung|died|setup) ok=0; why="$worst" ;; esac
+  if [ -n "$expect" ] && [ "$ok" = 1 ]; then
+    for o in "${per[@]}"; do [ "${o#*:}" = "$expect" ] || { ok=0; why="expected $expect, got ${per[*]}"; }; done
+  fi
+  if printf '%s\n' "${fins[@]}" | grep -q ':fin_hung$'; then ok=0; why="${why:+$why; }dred_finalize hung"; fi
+  if [ "$ok" = 1 ]; then pass_count=$((pass_count + 1)); else fail_count=$((fail_count + 1)); fi
+  printf '[%s %3d] root=%d victim=%-5s f=%.3f t=%6.3fs hit=%-1s -> %-11s told=%s..%s ms  post=%s  fin=%s  %ss%s\n' \
+    "$m" "$n" "$root" "$(echo "$vlist" | tr ';' ',')" "$frac" "${t:-0}" "${before:--}" "$worst" \
+    "${told_min:--}" "${told_max:--}" "$(printf '%s\n' "${posts[@]}" | cut -d: -f2 | tr '/' '\n' | sort | uniq -c | awk '{printf "%s%sx%s", (NR>1?",":""), $1, $2}')" \
+    "$(printf '%s\n' "${fins[@]}" | cut -d: -f2 | sort | uniq -c | awk '{printf "%s%sx%s", (NR>1?",":""), $1, $2}')" \
+    "$trial_s" "$([ "$ok" = 1 ] && echo "" || echo "  FAIL: $why ($dir)")"
+}
+
+# ---- main -------------------------------------------------------------------------------
+
+if [ "$mode" = all ]; then
+  modes=(worker root master two concurrent)
+else
+  IFS=',' read -r -a modes <<<"$mode"
+fi
+other=$(( trials / 5 )); [ "$other" -lt 10 ] && other=10; [ "$other" -gt "$trials" ] && other=$trials
+
+echo "dred fault injection: modes ${modes[*]}, $workers workers, $bytes per reduction, seed $seed," \
+  "DRED_HEARTBEAT_MS=$hb DRED_FAIL_TIMEOUT_MS=$fto DRED_MASTER_TIMEOUT_MS=$mto, kill at f*t, f in [$frac_min, $frac_max]"
+csv_first=$(wc -l <"$csv")
+for m in "${modes[@]}"; do
+  k=$trials
+  [ "$mode" = all ] && [ "$m" != worker ] && k=$other
+  for ((n = 1; n <= k; n++)); do run_trial "$m" "$n"; done
+done
+
+# ---- table (this run's rows only) -------------------------------------------------------
+echo
+tail -n +$((csv_first + 1)) "$csv" | awk -F, '
+  { m = $2; seen[m] = 1; n[m]++; o = $14; c[m, o]++
+    if ($18 != "") { d[m] = d[m] " " $18 }
+    if ($20 != "") { tm[m] = tm[m] " " $20 }
+    if ($13 == "1") { hit[m]++; if (o == "exact") hitx[m]++ }
+    if ($17 ~ /fin_hung/) fh[m]++ }
+  function median(s,   a, k, i, j, x) {
+    k = split(s, a, " "); if (k == 0) return "-"
+    for (i = 2; i <= k; i++) { x = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+    return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
+  END {
+    printf "%-11s %6s %5s %7s %7s %11s %11s %11s %6s %6s %5s %5s %5s %5s %6s %9s %9s\n", "mode", "trials", "hit", "hit_ex", "exact", "PROC_FAILED", "ROOT_FAILED", "MASTER_LOST", "other", "mixed", "wrong", "hung", "died", "setup", "finhng", "det_ms", "told_ms"
+    split("worker root master two concurrent", order, " ")
+    for (i = 1; i <= 5; i++) { m = order[i]; if (!(m in seen)) continue
+      oth = n[m] - c[m, "exact"] - c[m, "PROC_FAILED"] - c[m, "ROOT_FAILED"] - c[m, "MASTER_LOST"] - c[m, "mixed"] - c[m, "wrong"] - c[m, "hung"] - c[m, "died"] - c[m, "setup"]
+      printf "%-11s %6d %5d %7d %7d %11d %11d %11d %6d %6d %5d %5d %5d %5d %6d %9s %9s\n", m, n[m], hit[m], hitx[m], c[m, "exact"], c[m, "PROC_FAILED"], c[m, "ROOT_FAILED"], c[m, "MASTER_LOST"], oth, c[m, "mixed"], c[m, "wrong"], c[m, "hung"], c[m, "died"], c[m, "setup"], fh[m], median(d[m]), median(tm[m]) }
+    print "hit: the kill came before the root finished the kill step (hit_ex: of those, exact); det_ms: median kill -> dred-master declares the worker failed; told_ms: median kill -> last survivor told (FAILED, or master lost)" }'
+echo "CSV: $csv"
+echo "$pass_count passed, $fail_count failed"
+[ "$fail_count" = 0 ]

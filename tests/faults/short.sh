@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# short.sh -- the short fault-injection run inside `make test` (issue 3).
+#
+#   BUILD=build bash tests/faults/short.sh
+#
+# Three parts, each through run-faults.sh (fresh job per trial, see that file):
+#   1. 10 trials, 4 workers, 4 MiB, a random non-root worker SIGKILLed at a random moment
+#      in [0, t] of a reduction: every survivor must end with the exact result or an explicit
+#      error -- 0 wrong, 0 hung, no survivor dying, dred_finalize never hanging.
+#   2. 1 trial killing the root 5 ms into a 16 MiB reduction: every survivor must get
+#      DRED_ERR_ROOT_FAILED.
+#   3. 1 trial killing dred-master 5 ms into a 16 MiB reduction: every survivor must get
+#      DRED_ERR_MASTER_LOST.
+# Short timeouts (DRED_HEARTBEAT_MS=100, DRED_FAIL_TIMEOUT_MS=1000, DRED_MASTER_TIMEOUT_MS=2000)
+# keep it to about a minute and a half.  Prints "N passed, N failed" (trials) and exits
+# non-zero if any trial failed.  CSV: $BUILD/faults/short.csv (rewritten each run).
+set -u
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+BUILD=${BUILD:-build}
+export BUILD
+csv="$BUILD/faults/short.csv"
+mkdir -p "$BUILD/faults"
+rm -f "$csv"
+seed=${SEED:-$(date +%s)}
+
+pass=0
+fail=0
+part() { # part DESCRIPTION run-faults.sh ARGS...
+  local what=$1 out line p f
+  shift
+  echo "== faults: $what"
+  out=$(bash "$here/run-faults.sh" --csv "$csv" --seed "$seed" "$@" 2>&1)
+  echo "$out" | grep -E '^\[|FAIL' | sed 's/^/   /'
+  line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
+  if [ -z "$line" ]; then
+    echo "$out" | tail -20 | sed 's/^/   /'
+    echo "   FAIL: run-faults.sh gave no verdict"
+    fail=$((fail + 1))
+    return
+  fi
+  p=${line%% passed*}
+  f=${line#*, }; f=${f%% failed*}
+  pass=$((pass + p))
+  fail=$((fail + f))
+}
+
+part "10 worker kills, 4 workers, 4 MiB (0 wrong, 0 hung)" \
+  --mode worker --trials 10 --workers 4 --bytes 4M
+part "root kill, 4 workers, 16 MiB (every survivor ROOT_FAILED)" \
+  --mode root --trials 1 --workers 4 --bytes 16M --kill-at 0.005 --expect ROOT_FAILED
+part "master kill, 4 workers, 16 MiB (every survivor MASTER_LOST)" \
+  --mode master --trials 1 --workers 4 --bytes 16M --kill-at 0.005 --expect MASTER_LOST
+
+echo "faults: CSV $csv (seed $seed)"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
