@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../common/log.h"
 #include "master.h"
@@ -120,6 +121,15 @@ static void maybe_shutdown(master_t *m) {
 
 static void close_cb(uv_handle_t *h) { (void)h; }
 
+/* A master that dies leaves every worker waiting; say why before going. */
+static void fatal_signal(int sig) {
+  char msg[64];
+  int n = snprintf(msg, sizeof msg, "[dred master] fatal: signal %d\n", sig);
+  if (n > 0) (void)!write(2, msg, (size_t)n);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 int main(int argc, char **argv) {
   master_t m;
   int provided, rank, size, no_journal = 0, rc, flag = 0, *appnum = NULL;
@@ -131,6 +141,11 @@ int main(int argc, char **argv) {
    * closes our stderr (see dred_init in worker/api.c). */
   signal(SIGUSR1, SIG_IGN);
   signal(SIGPIPE, SIG_IGN);
+  signal(SIGSEGV, fatal_signal);
+  signal(SIGBUS, fatal_signal);
+  signal(SIGABRT, fatal_signal);
+  signal(SIGTERM, fatal_signal);
+  signal(SIGINT, fatal_signal);
   dred_config_load(&m.cfg);
   rc = parse_flags(&m, argc, argv, &no_journal);
   if (rc != 0) {
