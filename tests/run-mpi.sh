@@ -115,6 +115,23 @@ reap() {
   signal_pids KILL $(case_pids "$marker" "$sid")
 }
 
+# If this script is interrupted or terminated, take the running case down with it
+# (otherwise its processes would be orphaned and keep loading the machine).
+cur_marker=""
+cur_leader=""
+cur_bin=""
+on_signal() {
+  trap - INT TERM HUP
+  if [ -n "$cur_marker" ]; then
+    echo "# run-mpi.sh interrupted: killing case processes" >&2
+    reap "$cur_marker" "$cur_leader" "$cur_leader" "$cur_bin"
+    [ -n "${storage:-}" ] && rm -rf "$storage"
+  fi
+  echo "$passed passed, $((failed + 1)) failed (interrupted)"
+  exit 130
+}
+trap on_signal INT TERM HUP
+
 passed=0
 failed=0
 failed_names=()
@@ -148,6 +165,7 @@ for line in "${CASES[@]}"; do
   DRED_STORAGE_DIR="$storage" DRED_TEST_CASE_ID="$marker" \
     setsid "$dredrun" -n "$np" "$bin" $args </dev/null >>"$log" 2>&1 &
   leader=$!
+  cur_marker=$marker; cur_leader=$leader; cur_bin=$bin
   timed_out=0
   deadline=$(( $(date +%s) + limit ))
   while alive "$leader"; do
@@ -157,7 +175,7 @@ for line in "${CASES[@]}"; do
       reap "$marker" "$leader" "$leader" "$bin"
       break
     fi
-    sleep 0.2
+    sleep 0.2 & wait $!   # (a foreground sleep would delay the signal trap)
   done
   wait "$leader" 2>/dev/null
   rc=$?
@@ -171,6 +189,7 @@ for line in "${CASES[@]}"; do
     echo "# stray processes after the job ended:$strays -- killed" >>"$log"
     reap "$marker" "$leader" "$leader" "$bin"
   fi
+  cur_marker=""
   secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
   echo "# exit status $rc after ${secs}s" >>"$log"
   rm -rf "$storage"
