@@ -41,6 +41,7 @@ void dred_config_load(dred_config_t *c) {
   c->master_timeout_ms = env_u64("DRED_MASTER_TIMEOUT_MS", 10000, 50, 86400000);
   c->shm = (int)env_u64("DRED_SHM", 1, 0, 1);
   c->replicas = env_u64("DRED_REPLICAS", 2, 0, 1 + 4);
+  c->finalize_timeout_s = env_u64("DRED_FINALIZE_TIMEOUT_S", 60, 1, 86400);
   s = getenv("DRED_POLICY");
   snprintf(c->policy, sizeof c->policy, "%s", (s && *s) ? s : "predict");
   s = getenv("DRED_STORAGE_DIR");

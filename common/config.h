@@ -24,6 +24,7 @@ typedef struct {
   uint64_t master_timeout_ms;/* DRED_MASTER_TIMEOUT_MS silence before the master is lost (10000) */
   uint64_t replicas;         /* DRED_REPLICAS         copies of each operand: 0 none, 1 local,
                                 2 local + next live member (2)                        */
+  uint64_t finalize_timeout_s; /* DRED_FINALIZE_TIMEOUT_S bound on the collective shutdown (60) */
   int shm;                   /* DRED_SHM              0 forces RMA even on one node (1)    */
   char policy[16];           /* DRED_POLICY           predict | last | first (predict)     */
   char storage_dir[512];     /* DRED_STORAGE_DIR      replicas and journal (/tmp/dred-$USER) */

@@ -119,10 +119,12 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       put(&c, m->u.failed.worker, 4);
       break;
     case PROTO_REPLICA:
+    case PROTO_REPLICA_ACK:
       put(&c, m->u.replica.group, 8);
       put(&c, (uint64_t)m->u.replica.tag, 8);
       put(&c, m->u.replica.member, 4);
       put(&c, m->u.replica.len, 8);
+      put(&c, (uint64_t)m->u.replica.pool_off, 8);
       break;
     default:
       return 0;
@@ -220,10 +222,12 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
       m->u.failed.worker = (uint32_t)get(&c, 4);
       break;
     case PROTO_REPLICA:
+    case PROTO_REPLICA_ACK:
       m->u.replica.group = get(&c, 8);
       m->u.replica.tag = (int64_t)get(&c, 8);
       m->u.replica.member = (uint32_t)get(&c, 4);
       m->u.replica.len = get(&c, 8);
+      m->u.replica.pool_off = (int64_t)get(&c, 8);
       break;
     default:
       return DRED_ERR_ARG;
@@ -258,6 +262,7 @@ const char *proto_type_name(int type) {
     case PROTO_BYE: return "BYE";
     case PROTO_RECOVER_FAILED: return "RECOVER_FAILED";
     case PROTO_REPLICA: return "REPLICA";
+    case PROTO_REPLICA_ACK: return "REPLICA_ACK";
     case PROTO_TASK: return "TASK";
     case PROTO_END: return "END";
     case PROTO_PING: return "PING";

@@ -31,7 +31,9 @@ typedef enum {
   PROTO_BYE = 5,         /* the worker is finalising                                */
   PROTO_RECOVER_FAILED = 6, /* no usable replica for a RECOVER                      */
   /* worker -> worker */
-  PROTO_REPLICA = 7,     /* a replica of my operand follows on DRED_CHAN_DATA_TAG    */
+  PROTO_REPLICA = 7,     /* a replica of my operand: in my pool at pool_off, or it
+                            follows on DRED_CHAN_DATA_TAG (pool_off -1)              */
+  PROTO_REPLICA_ACK = 8, /* your shared-memory replica is stored: release it         */
   /* master -> worker */
   PROTO_TASK = 20,       /* combine the provider's buffer into yours                */
   PROTO_END = 21,        /* a reduction ended with a status                         */
@@ -103,7 +105,8 @@ typedef struct {
       int64_t tag;
       uint32_t member;
       uint64_t len;
-    } replica;
+      int64_t pool_off;
+    } replica; /* REPLICA and REPLICA_ACK */
   } u;
 } proto_msg_t;
 

@@ -121,6 +121,15 @@ static void maybe_shutdown(master_t *m) {
 
 static void close_cb(uv_handle_t *h) { (void)h; }
 
+/* The collective shutdown hangs if a worker dies during it (see dred_finalize). */
+static void shutdown_timeout(int sig) {
+  static const char msg[] =
+      "[dred master] error: collective MPI shutdown stuck (a process died during it?): exiting\n";
+  (void)sig;
+  (void)!write(2, msg, sizeof msg - 1);
+  _exit(70);
+}
+
 /* A master that dies leaves every worker waiting; say why before going. */
 static void fatal_signal(int sig) {
   char msg[64];
@@ -244,6 +253,8 @@ int main(int argc, char **argv) {
     return 0;
   }
   free(m.failed);
+  signal(SIGALRM, shutdown_timeout);
+  alarm((unsigned)m.cfg.finalize_timeout_s);
   MPI_Win_free(&m.dwin);
   MPI_Comm_free(&m.priv);
   MPI_Finalize();

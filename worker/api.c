@@ -7,6 +7,7 @@
  * through a locked queue, then kicks the thread awake; the caller gets a future at once.
  */
 #include <signal.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,30 @@ int dred_init(int *argc, char ***argv) {
   return DRED_OK;
 }
 
+/* The collective part of shutdown (window frees, MPI_Finalize) hangs forever if a process
+ * dies while it runs -- MPICH cannot complete a collective with a dead member.  A watchdog
+ * bounds it: after DRED_FINALIZE_TIMEOUT_S the process says why and exits. */
+static struct {
+  uv_mutex_t mu;
+  uv_cond_t cv;
+  int done;
+  uint64_t timeout_ns;
+} g_watch;
+
+static void finalize_watchdog(void *arg) {
+  int timed_out;
+  (void)arg;
+  uv_mutex_lock(&g_watch.mu);
+  timed_out = g_watch.done ? 0 : uv_cond_timedwait(&g_watch.cv, &g_watch.mu, g_watch.timeout_ns);
+  if (!g_watch.done && timed_out == UV_ETIMEDOUT) {
+    DRED_ERROR("dred_finalize: the collective MPI shutdown did not finish in %llu s -- a process "
+               "probably died during it; exiting (status 70)",
+               (unsigned long long)(g_watch.timeout_ns / 1000000000ull));
+    _exit(70);
+  }
+  uv_mutex_unlock(&g_watch.mu);
+}
+
 int dred_finalize(void) {
   dred_rt_t *rt = g_rt;
   int rc, status;
@@ -126,13 +151,29 @@ int dred_finalize(void) {
     dred_dp_finalize(rt, 0);
     return status;
   }
-  dred_dp_finalize(rt, 1);
-  MPI_Comm_free_keyval(&rt->comm_keyval);
-  MPI_Comm_free(&rt->comm);
-  MPI_Comm_free(&rt->priv);
-  dred_groups_free(rt);
-  uv_mutex_destroy(&rt->lock);
-  if (rt->mpi_inited_by_us) MPI_Finalize();
+  {
+    uv_thread_t watchdog;
+    int have_watchdog;
+    uv_mutex_init(&g_watch.mu);
+    uv_cond_init(&g_watch.cv);
+    g_watch.done = 0;
+    g_watch.timeout_ns = rt->cfg.finalize_timeout_s * 1000000000ull;
+    have_watchdog = uv_thread_create(&watchdog, finalize_watchdog, NULL) == 0;
+    dred_dp_finalize(rt, 1);
+    MPI_Comm_free_keyval(&rt->comm_keyval);
+    MPI_Comm_free(&rt->comm);
+    MPI_Comm_free(&rt->priv);
+    dred_groups_free(rt);
+    uv_mutex_destroy(&rt->lock);
+    if (rt->mpi_inited_by_us) MPI_Finalize();
+    uv_mutex_lock(&g_watch.mu);
+    g_watch.done = 1;
+    uv_cond_signal(&g_watch.cv);
+    uv_mutex_unlock(&g_watch.mu);
+    if (have_watchdog) uv_thread_join(&watchdog);
+    uv_cond_destroy(&g_watch.cv);
+    uv_mutex_destroy(&g_watch.mu);
+  }
   free(rt);
   g_rt = NULL;
   return DRED_OK;
@@ -227,11 +268,13 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   }
   if (tag == DRED_TAG_AUTO) g->auto_seq++;
   in->tag = itag;
+  /* Hand the future out before the runtime can see `in`: it may finish and free `in`
+   * as soon as the lock is released. */
+  *future = in->fut;
   dred_rt_insert(rt, in);
   dred_queue_insert_tail(&rt->submitq, &in->qlink);
   uv_mutex_unlock(&rt->lock);
   dred_poller_kick(&rt->poller);
-  *future = in->fut;
   return DRED_OK;
 
 fail:

@@ -5,16 +5,19 @@
  * engine calls in here at four points -- a reduction is announced, it ends, the master
  * asks for a RECOVER, the master reports a FAILED worker -- and this file does the rest.
  *
- * Replicas (seed 002, section 3).  When a non-root member announces its operand, a copy
- * is written to its own node-local store (storage/replica.c, SQLite, on the libuv thread
- * pool) and sent to the next DRED_REPLICAS-1 live members of the group: a REPLICA header
- * on the control channel, then the bytes straight from sendbuf on DRED_CHAN_DATA_TAG.
- * Each receiver posts a matching receive in header order and writes what lands to its own
- * store.  The member's future cannot complete while a copy is still being taken from its
- * sendbuf (io_pending).  The root does not replicate: if it dies the reduction fails with
- * DRED_ERR_ROOT_FAILED whatever its operand's fate.  Copies are dropped when their
- * reduction ends; the store file is deleted at dred_finalize and a dead job's file is
- * purged when the next job opens it.
+ * Replicas (seed 002, section 3).  When a non-root member announces its operand it takes a
+ * snapshot of it -- in its shared-memory pool when there is room -- and from that snapshot
+ * a copy is written to its own node-local store (storage/replica.c, SQLite, on the libuv
+ * thread pool) and to the stores of the next DRED_REPLICAS-1 live members of the group.
+ * A neighbour on the same node reads the snapshot straight from the member's segment
+ * (a REPLICA header on the control channel says where) and answers REPLICA_ACK when its
+ * copy is written; a neighbour elsewhere gets the bytes on DRED_CHAN_DATA_TAG.  Keeping
+ * large worker-to-worker transfers in shared memory matters: UCX's CMA transport aborts a
+ * process whose peer dies in the middle of a transfer.  The snapshot is freed once every
+ * copy is taken, so the member's future never waits for replica I/O.  The root does not
+ * replicate: if it dies the reduction fails with DRED_ERR_ROOT_FAILED whatever its
+ * operand's fate.  Copies are dropped when their reduction ends; the store file is deleted
+ * at dred_finalize and a dead job's file is purged when the next job opens it.
  *
  * Recovery.  The scheduler asks a worker to RECOVER member m's operand.  For its own
  * operand the worker reloads its primary buffer from its local copy (falling back to
@@ -42,6 +45,23 @@
 
 typedef enum { OP_SEND = 1, OP_RECV } repl_kind_t;
 
+/* A member's own copy of its operand, the source of every replica of it. */
+typedef struct {
+  dred_rt_t *rt;
+  char *p;
+  int64_t pool_off; /* >= 0: in our pool, readable by node peers */
+  int malloced;
+  size_t len;
+  int refs;         /* copies still being taken */
+  dred_queue_t link; /* rt-wide list of snapshots (so FAILED can release them) */
+  uint64_t group;
+  int64_t tag;
+  uint32_t waiting[PROTO_MAX_REPLICAS]; /* shared-memory neighbours yet to ACK */
+  int nwaiting;
+} snapshot_t;
+
+static dred_queue_t snapshots = {&snapshots, &snapshots};
+
 typedef struct {
   dred_queue_t link; /* rt->repl_ops */
   repl_kind_t kind;
@@ -53,7 +73,7 @@ typedef struct {
   uint32_t member;
   char *buf; /* OP_RECV: the landing buffer */
   size_t len;
-  dred_inst_t *inst; /* OP_SEND: whose sendbuf is read */
+  snapshot_t *snap; /* OP_SEND: what is being sent */
 } repl_op_t;
 
 /* An async store operation in flight (put or get). */
@@ -68,6 +88,9 @@ typedef struct {
   int malloced;
   int is_self;       /* get: reloading our own operand into the primary buffer */
   dred_queue_t link; /* writes: rt-wide list, so RECOVER can wait for them */
+  snapshot_t *snap;  /* local put: the snapshot it reads */
+  int ack_to;        /* neighbour put from shared memory: who gets REPLICA_ACK (-1 none) */
+  int64_t ack_off;
 } repl_io_t;
 
 /* Neighbour copies being written (one runtime thread per process, so one list). */
@@ -116,73 +139,134 @@ void dred_repl_close(dred_rt_t *rt) {
 
 /* ---- taking copies ------------------------------------------------------------------- */
 
+static void snapshot_unref(snapshot_t *sn) {
+  if (--sn->refs > 0) return;
+  dred_queue_remove(&sn->link);
+  dred_dp_buf_free(sn->rt, sn->len, sn->p, sn->pool_off, sn->malloced);
+  free(sn);
+}
+
 static void local_put_done(void *arg, int status) {
   repl_io_t *io = arg;
   if (status != DRED_OK)
     DRED_WARN("local replica of tag %lld not stored: %s", (long long)io->tag,
               dred_status_str(status));
-  io->inst->io_pending--;
-  dred_rt_inst_maybe_finish(io->rt, io->inst);
+  snapshot_unref(io->snap);
   free(io);
+}
+
+/* Send the snapshot to worker w: through shared memory when w can map our pool. */
+static int send_copy(dred_rt_t *rt, dred_inst_t *in, snapshot_t *sn, uint32_t w) {
+  proto_msg_t h;
+  repl_op_t *op;
+  int shm = sn->pool_off >= 0 && rt->peer_base[w] != NULL;
+
+  if (!shm && sn->len > (size_t)INT32_MAX) {
+    DRED_WARN("operand of %zu bytes is too large to replicate to worker %u", sn->len, w);
+    return -1;
+  }
+  memset(&h, 0, sizeof h);
+  h.type = PROTO_REPLICA;
+  h.u.replica.group = in->group_id;
+  h.u.replica.tag = in->tag;
+  h.u.replica.member = in->member;
+  h.u.replica.len = sn->len;
+  h.u.replica.pool_off = shm ? sn->pool_off : -1;
+  if (dred_chan_send(&rt->chan, (int)w, &h, NULL) != 0) return -1;
+  if (shm) {
+    sn->waiting[sn->nwaiting++] = w;
+    sn->refs++;
+    return 0;
+  }
+  if ((op = calloc(1, sizeof *op)) == NULL ||
+      MPI_Isend(sn->p, (int)sn->len, MPI_BYTE, (int)w, DRED_CHAN_DATA_TAG, rt->priv, &op->req) !=
+          MPI_SUCCESS) {
+    DRED_WARN("cannot send a replica to worker %u", w);
+    free(op);
+    return -1;
+  }
+  op->kind = OP_SEND;
+  op->peer = (int)w;
+  op->snap = sn;
+  sn->refs++;
+  dred_queue_insert_tail(&rt->repl_ops, &op->link);
+  return 0;
 }
 
 void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   uint32_t k, n = in->group->n, want;
-  proto_msg_t h;
+  snapshot_t *sn;
+  repl_io_t *io;
 
   if (rt->cfg.replicas == 0 || rt->store == NULL || in->is_root || in->bytes == 0) return;
+  if ((sn = calloc(1, sizeof *sn)) == NULL ||
+      dred_dp_buf_alloc(rt, in->bytes, &sn->p, &sn->pool_off, &sn->malloced) != DRED_OK) {
+    DRED_WARN("no memory for a replica snapshot of %zu bytes: operand not replicated", in->bytes);
+    free(sn);
+    return;
+  }
+  memcpy(sn->p, in->sendbuf, in->bytes);
+  if (sn->pool_off >= 0) MPI_Win_sync(rt->swin); /* node peers read it after our header */
+  sn->rt = rt;
+  sn->len = in->bytes;
+  sn->group = in->group_id;
+  sn->tag = in->tag;
+  sn->refs = 1; /* held while copies are being started */
+  dred_queue_insert_tail(&snapshots, &sn->link);
+
   /* The local copy. */
-  {
-    repl_io_t *io = calloc(1, sizeof *io);
-    if (io != NULL) {
-      io->rt = rt;
-      io->inst = in;
-      io->tag = in->tag;
-      if (dred_replica_put_async(&rt->loop, rt->store, in->group_id, in->tag, in->member,
-                                 in->sendbuf, in->bytes, local_put_done, io) == DRED_OK)
-        in->io_pending++;
-      else
-        free(io);
+  if ((io = calloc(1, sizeof *io)) != NULL) {
+    io->rt = rt;
+    io->snap = sn;
+    io->tag = in->tag;
+    sn->refs++;
+    if (dred_replica_put_async(&rt->loop, rt->store, in->group_id, in->tag, in->member, sn->p,
+                               sn->len, local_put_done, io) != DRED_OK) {
+      sn->refs--;
+      free(io);
     }
   }
   /* Copies at the next live members. */
-  if (in->bytes > (size_t)INT32_MAX) {
-    DRED_WARN("operand of %zu bytes is too large to replicate remotely", in->bytes);
-    return;
-  }
   want = (uint32_t)rt->cfg.replicas - 1;
   for (k = 1; k < n && ready->u.ready.nreplicas < want &&
               ready->u.ready.nreplicas < PROTO_MAX_REPLICAS; k++) {
     uint32_t w = in->group->workers[(in->member + k) % n];
-    repl_op_t *op;
     if (rt->failed[w]) continue;
-    if ((op = calloc(1, sizeof *op)) == NULL) break;
-    memset(&h, 0, sizeof h);
-    h.type = PROTO_REPLICA;
-    h.u.replica.group = in->group_id;
-    h.u.replica.tag = in->tag;
-    h.u.replica.member = in->member;
-    h.u.replica.len = in->bytes;
-    if (dred_chan_send(&rt->chan, (int)w, &h, NULL) != 0 ||
-        MPI_Isend(in->sendbuf, (int)in->bytes, MPI_BYTE, (int)w, DRED_CHAN_DATA_TAG, rt->priv,
-                  &op->req) != MPI_SUCCESS) {
-      DRED_WARN("cannot send a replica to worker %u", w);
-      free(op);
-      continue;
-    }
-    op->kind = OP_SEND;
-    op->peer = (int)w;
-    op->inst = in;
-    in->io_pending++;
-    dred_queue_insert_tail(&rt->repl_ops, &op->link);
-    ready->u.ready.replicas[ready->u.ready.nreplicas++] = w;
+    if (send_copy(rt, in, sn, w) == 0) ready->u.ready.replicas[ready->u.ready.nreplicas++] = w;
   }
+  snapshot_unref(sn);
 }
+
+/* A neighbour wrote the copy it read from our shared memory. */
+void dred_repl_on_ack(dred_rt_t *rt, int src, const proto_msg_t *m) {
+  dred_queue_t *q;
+  (void)rt;
+  DRED_QUEUE_FOREACH(q, &snapshots) {
+    snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, link);
+    int i;
+    if (sn->pool_off != m->u.replica.pool_off || sn->group != m->u.replica.group ||
+        sn->tag != m->u.replica.tag)
+      continue;
+    for (i = 0; i < sn->nwaiting; i++) {
+      if (sn->waiting[i] != (uint32_t)src) continue;
+      sn->waiting[i] = sn->waiting[--sn->nwaiting];
+      snapshot_unref(sn);
+      return;
+    }
+  }
+  DRED_WARN("REPLICA_ACK from worker %d matches no snapshot", src);
+}
+
+static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m);
 
 void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m) {
   repl_op_t *op = NULL;
   size_t len = (size_t)m->u.replica.len;
 
+  if (m->u.replica.pool_off >= 0) {
+    store_shared(rt, src, m);
+    return;
+  }
   if (len == 0 || len > (size_t)INT32_MAX || (op = calloc(1, sizeof *op)) == NULL ||
       (op->buf = malloc(len)) == NULL) {
     DRED_ERROR("cannot take a %zu-byte replica from worker %d", len, src);
@@ -218,8 +302,44 @@ static void neighbour_put_done(void *arg, int status) {
     DRED_WARN("replica of member %u (tag %lld) not stored: %s", io->member, (long long)io->tag,
               dred_status_str(status));
   dred_queue_remove(&io->link);
-  free(io->buf);
+  if (io->ack_to >= 0) {
+    proto_msg_t a;
+    memset(&a, 0, sizeof a);
+    a.type = PROTO_REPLICA_ACK;
+    a.u.replica.group = io->group;
+    a.u.replica.tag = io->tag;
+    a.u.replica.member = io->member;
+    a.u.replica.pool_off = io->ack_off;
+    if (!io->rt->failed[io->ack_to]) dred_chan_send(&io->rt->chan, io->ack_to, &a, NULL);
+  } else {
+    free(io->buf);
+  }
   free(io);
+}
+
+/* The copy sits in the member's shared-memory segment: write it from there.  The segment
+ * stays mapped even if the member dies meanwhile, so the read is always safe. */
+static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m) {
+  repl_io_t *io;
+  char *base = src < rt->world_size ? rt->peer_base[src] : NULL;
+  if (base == NULL || rt->store == NULL || (io = calloc(1, sizeof *io)) == NULL) {
+    DRED_ERROR("cannot take a shared-memory replica from worker %d", src);
+    return;
+  }
+  MPI_Win_sync(rt->swin);
+  io->rt = rt;
+  io->group = m->u.replica.group;
+  io->tag = m->u.replica.tag;
+  io->member = m->u.replica.member;
+  io->ack_to = src;
+  io->ack_off = m->u.replica.pool_off;
+  dred_queue_insert_tail(&writes_in_flight, &io->link);
+  if (dred_replica_put_async(&rt->loop, rt->store, io->group, io->tag, io->member,
+                             base + m->u.replica.pool_off, (size_t)m->u.replica.len,
+                             neighbour_put_done, io) != DRED_OK) {
+    dred_queue_remove(&io->link);
+    free(io);
+  }
 }
 
 static void store_received(dred_rt_t *rt, repl_op_t *op) {
@@ -234,6 +354,7 @@ static void store_received(dred_rt_t *rt, repl_op_t *op) {
   io->tag = op->tag;
   io->member = op->member;
   io->buf = op->buf;
+  io->ack_to = -1;
   dred_queue_insert_tail(&writes_in_flight, &io->link);
   if (dred_replica_put_async(&rt->loop, rt->store, op->group, op->tag, op->member, op->buf,
                              op->len, neighbour_put_done, io) != DRED_OK) {
@@ -413,15 +534,25 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
     repl_op_t *op = DRED_QUEUE_DATA(q, repl_op_t, link);
     if (op->peer != (int)w) continue;
     if (op->kind == OP_SEND) {
-      /* The copy will never be taken; stop counting it against the future. */
+      /* The copy will never be taken.  MPI may still touch the buffer: keep it (leak the
+       * snapshot) rather than free it under a pending request. */
       MPI_Request_free(&op->req);
-      op->inst->io_pending--;
-      dred_rt_inst_maybe_finish(rt, op->inst);
       dred_queue_remove(q);
       free(op);
     } else if (!op->cancelled) {
       MPI_Cancel(&op->req);
       op->cancelled = 1; /* completes (cancelled) in dred_repl_progress */
+    }
+  }
+  /* Snapshots waiting for w's REPLICA_ACK will not get it. */
+  DRED_QUEUE_FOREACH_SAFE(q, n, &snapshots) {
+    snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, link);
+    int i;
+    for (i = 0; i < sn->nwaiting; i++) {
+      if (sn->waiting[i] != w) continue;
+      sn->waiting[i] = sn->waiting[--sn->nwaiting];
+      snapshot_unref(sn);
+      break;
     }
   }
   /* Tasks reading w over RMA would wait forever: stop them and tell the master. */
@@ -479,8 +610,7 @@ int dred_repl_progress(dred_rt_t *rt) {
     work++;
     dred_queue_remove(q);
     if (op->kind == OP_SEND) {
-      op->inst->io_pending--;
-      dred_rt_inst_maybe_finish(rt, op->inst);
+      snapshot_unref(op->snap);
     } else {
       int cancelled = 0;
       MPI_Test_cancelled(&st, &cancelled);

@@ -230,6 +230,8 @@ static int recv_messages(dred_rt_t *rt) {
     if (src != 0) {
       if (m.type == PROTO_REPLICA)
         dred_repl_on_header(rt, src, &m);
+      else if (m.type == PROTO_REPLICA_ACK)
+        dred_repl_on_ack(rt, src, &m);
       else
         DRED_WARN("%s from rank %d (not the master) ignored", proto_type_name(m.type), src);
       continue;

@@ -208,6 +208,7 @@ void dred_repl_close(dred_rt_t *rt);
 /* At announce: store the operand locally and send copies; fills the READY's replica list. */
 void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready);
 void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m);
+void dred_repl_on_ack(dred_rt_t *rt, int src, const proto_msg_t *m);
 void dred_repl_on_recover(dred_rt_t *rt, const proto_msg_t *m);
 void dred_repl_on_failed(dred_rt_t *rt, uint32_t worker);
 void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in);
