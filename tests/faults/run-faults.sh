@@ -4,6 +4,7 @@
 #   bash tests/faults/run-faults.sh [--trials N] [--workers P] [--bytes B] [--mode M]
 #        [--seed S] [--csv FILE] [--expect STATUS] [--frac-min F] [--frac-max F]
 #        [--reductions N] [--calib K] [--conc C] [--kill-at SEC] [--default-timeouts] [--keep]
+#        [--table-only]   (the table of every row already in --csv)
 #   (make faults TRIALS=100 WORKERS=8 BYTES=32M MODE=worker|root|master|two|concurrent|all)
 #
 # Every trial is a fresh job: `dredrun -n P fault_app ...` (tests/faults/fault_app.c) with a
@@ -23,15 +24,21 @@
 # error (PROC_FAILED, ROOT_FAILED, MASTER_LOST, ...), "wrong" (DRED_OK with a wrong value at
 # the root, in any step), "hung" (alive but no final line within the bound
 # 3 * max(fail timeout, master timeout) + 10 t + 20 s after calibration), "died" (a survivor
-# that vanished without its final line).  A trial's outcome is the worst survivor's
+# that vanished without its final line).  "setup": t was never measured (the job failed
+# to start, or hung in its failure-free calibration -- e.g. after a false detection).  A trial's outcome is the worst survivor's
 # (wrong > hung > died > mixed/error > exact).  Setup failures (no t measured) are counted
 # apart.  Detection latency: the victim's kill time (written just before raise(SIGKILL))
 # to the time each survivor logged "dred-master reports worker X failed" (or, master mode,
 # "master lost"); survivors' stderr is time-stamped by the app, the master's by a wrapper.
 #
-# Exit status: 0 when no trial is wrong, hung, died, failed to set up, or (--expect S)
-# ended on some survivor with anything but S.  Output: a table per mode, a CSV
-# (default build/faults/faults.csv) and each trial's files in build/faults/runs/.
+# Exit status: 0 when no trial is wrong, hung, died, failed to set up, left dred_finalize
+# hanging, or (--expect S) ended on some survivor with anything but S.  Output: a table per
+# mode (this invocation's trials), a CSV (default build/faults/faults.csv; rows are
+# appended, delete the file to start over) and each trial's files in
+# build/faults/runs/<mode>-<label>-<n>/ (rank.<r>.txt, stderr.<r>, master.err, kill.*,
+# t.txt, the master's journal in store/).
+# Timeouts: DRED_HEARTBEAT_MS / DRED_FAIL_TIMEOUT_MS / DRED_MASTER_TIMEOUT_MS from the
+# environment, else 100 / 1000 / 2000 ms; --default-timeouts runs at dred's defaults.
 #
 # A hung trial also gets `dredstat status` of the live master (DREDSTAT or $BUILD/bin/dredstat,
 # if built) in hang.status, and with FAULTS_GDB=1 every live process's stacks in hang.bt.*.
@@ -41,6 +48,26 @@
 # and a per-trial marker variable DRED_FAULT_TRIAL_ID in the environment), never by name.
 set -u
 set +m # no job control: background jobs stay in our process group, so setsid does not fork
+
+print_table() { # CSV rows (no header) on stdin
+  awk -F, '
+  { m = $2; seen[m] = 1; n[m]++; o = $14; c[m, o]++
+    if ($18 != "") { d[m] = d[m] " " $18 }
+    if ($20 != "") { tm[m] = tm[m] " " $20 }
+    if ($13 == "1") { hit[m]++; if (o == "exact") hitx[m]++ }
+    if ($17 ~ /fin_hung/) fh[m]++ }
+  function median(s,   a, k, i, j, x) {
+    k = split(s, a, " "); if (k == 0) return "-"
+    for (i = 2; i <= k; i++) { x = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+    return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
+  END {
+    printf "%-11s %6s %5s %7s %7s %11s %11s %11s %6s %6s %5s %5s %5s %5s %6s %9s %9s\n", "mode", "trials", "hit", "hit_ex", "exact", "PROC_FAILED", "ROOT_FAILED", "MASTER_LOST", "other", "mixed", "wrong", "hung", "died", "setup", "finhng", "det_ms", "told_ms"
+    split("worker root master two concurrent", order, " ")
+    for (i = 1; i <= 5; i++) { m = order[i]; if (!(m in seen)) continue
+      oth = n[m] - c[m, "exact"] - c[m, "PROC_FAILED"] - c[m, "ROOT_FAILED"] - c[m, "MASTER_LOST"] - c[m, "mixed"] - c[m, "wrong"] - c[m, "hung"] - c[m, "died"] - c[m, "setup"]
+      printf "%-11s %6d %5d %7d %7d %11d %11d %11d %6d %6d %5d %5d %5d %5d %6d %9s %9s\n", m, n[m], hit[m], hitx[m], c[m, "exact"], c[m, "PROC_FAILED"], c[m, "ROOT_FAILED"], c[m, "MASTER_LOST"], oth, c[m, "mixed"], c[m, "wrong"], c[m, "hung"], c[m, "died"], c[m, "setup"], fh[m], median(d[m]), median(tm[m]) }
+    print "hit: the kill came before the root finished the kill step (hit_ex: of those, exact); det_ms: median kill -> dred-master declares the worker failed; told_ms: median kill -> last survivor told (FAILED, or master lost)" }'
+}
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root_dir="$(cd "$here/../.." && pwd)"
@@ -63,6 +90,7 @@ conc=""
 default_timeouts=0
 keep=${KEEP:-0}
 label=""
+table_only=0 # --table-only: print the table of every row of --csv and exit
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -82,10 +110,17 @@ while [ $# -gt 0 ]; do
     --default-timeouts) default_timeouts=1; shift ;;
     --keep) keep=1; shift ;;
     --label) label=$2; shift 2 ;;
+    --table-only) table_only=1; shift ;;
     -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     *) echo "run-faults.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
+
+if [ "$table_only" = 1 ]; then
+  [ -n "$csv" ] || csv="$BUILD/faults/faults.csv"
+  tail -n +2 "$csv" | print_table
+  exit 0
+fi
 
 DREDRUN="$BUILD/bin/dredrun"
 MASTER_BIN="$BUILD/bin/dred-master"
@@ -223,7 +258,7 @@ EOF
   # Phase 1: calibration (t.txt), bounded; phase 2: every survivor's final line, bounded.
   tfile="$dir/t.txt"
   start_deadline=$(awk -v a="$t0" -v w="$workers" -v b="$b" -v c="$c" \
-    'BEGIN { printf "%.3f", a + 60 + (4 + 2 * '"$calib"') * w * b * c / 1e7 }')
+    'BEGIN { printf "%.3f", a + 30 + (4 + 2 * '"$calib"') * w * b * c / 5e7 }')
   while [ ! -s "$tfile" ]; do
     now=$(now_s)
     if awk -v a="$now" -v d="$start_deadline" 'BEGIN { exit !(a > d) }'; then break; fi
@@ -389,6 +424,7 @@ EOF
     "$trial_s" "$([ "$ok" = 1 ] && echo "" || echo "  FAIL: $why ($dir)")"
 }
 
+
 # ---- main -------------------------------------------------------------------------------
 
 if [ "$mode" = all ]; then
@@ -409,23 +445,7 @@ done
 
 # ---- table (this run's rows only) -------------------------------------------------------
 echo
-tail -n +$((csv_first + 1)) "$csv" | awk -F, '
-  { m = $2; seen[m] = 1; n[m]++; o = $14; c[m, o]++
-    if ($18 != "") { d[m] = d[m] " " $18 }
-    if ($20 != "") { tm[m] = tm[m] " " $20 }
-    if ($13 == "1") { hit[m]++; if (o == "exact") hitx[m]++ }
-    if ($17 ~ /fin_hung/) fh[m]++ }
-  function median(s,   a, k, i, j, x) {
-    k = split(s, a, " "); if (k == 0) return "-"
-    for (i = 2; i <= k; i++) { x = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
-    return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
-  END {
-    printf "%-11s %6s %5s %7s %7s %11s %11s %11s %6s %6s %5s %5s %5s %5s %6s %9s %9s\n", "mode", "trials", "hit", "hit_ex", "exact", "PROC_FAILED", "ROOT_FAILED", "MASTER_LOST", "other", "mixed", "wrong", "hung", "died", "setup", "finhng", "det_ms", "told_ms"
-    split("worker root master two concurrent", order, " ")
-    for (i = 1; i <= 5; i++) { m = order[i]; if (!(m in seen)) continue
-      oth = n[m] - c[m, "exact"] - c[m, "PROC_FAILED"] - c[m, "ROOT_FAILED"] - c[m, "MASTER_LOST"] - c[m, "mixed"] - c[m, "wrong"] - c[m, "hung"] - c[m, "died"] - c[m, "setup"]
-      printf "%-11s %6d %5d %7d %7d %11d %11d %11d %6d %6d %5d %5d %5d %5d %6d %9s %9s\n", m, n[m], hit[m], hitx[m], c[m, "exact"], c[m, "PROC_FAILED"], c[m, "ROOT_FAILED"], c[m, "MASTER_LOST"], oth, c[m, "mixed"], c[m, "wrong"], c[m, "hung"], c[m, "died"], c[m, "setup"], fh[m], median(d[m]), median(tm[m]) }
-    print "hit: the kill came before the root finished the kill step (hit_ex: of those, exact); det_ms: median kill -> dred-master declares the worker failed; told_ms: median kill -> last survivor told (FAILED, or master lost)" }'
+tail -n +$((csv_first + 1)) "$csv" | print_table
 echo "CSV: $csv"
 echo "$pass_count passed, $fail_count failed"
 [ "$fail_count" = 0 ]
