@@ -12,6 +12,9 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "../common/log.h"
 
@@ -35,9 +38,27 @@ typedef struct {
 
 static const char *const replica_op_names[] = {"put", "get", "drop"};
 
+/* Writing copies is insurance, not the reduction's critical path: on a node whose cores
+ * are all busy combining, pool threads doing puts step aside (nice DRED_REPLICA_NICE,
+ * default 10; 0 keeps normal priority).  Linux applies nice per thread.  A thread once
+ * lowered stays lowered (raising it again needs privileges), so a recovery read that lands
+ * on it runs at that priority too. */
+static void replica_async_lower_priority(void) {
+  static __thread int done;
+  const char *s;
+  long nice_val;
+  if (done) return;
+  done = 1;
+  s = getenv("DRED_REPLICA_NICE");
+  nice_val = (s && *s) ? strtol(s, NULL, 10) : 10;
+  if (nice_val > 0 && nice_val <= 19)
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), (int)nice_val);
+}
+
 static void replica_async_work(uv_work_t *w) {
   replica_req_t *q = (replica_req_t *)w;
 
+  if (q->op == REPLICA_OP_PUT) replica_async_lower_priority();
   switch (q->op) {
     case REPLICA_OP_PUT:
       q->status = dred_replica_put(q->r, q->group, q->tag, q->member, q->src, q->len);
