@@ -90,6 +90,10 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
     send_to_master(rt, &m, in->group->workers);
     in->group->defined = 1;
   }
+  memset(&m, 0, sizeof m);
+  /* Replicas first: until the neighbour has our header, a crash here loses the operand
+   * for good, so that window is kept as short as one copy of it. */
+  dred_repl_on_announce(rt, in, &m);
   if ((rc = dred_dp_acc_prepare(rt, in)) != DRED_OK) {
     /* The other members are already on their way: tell the master this member's
      * reduction failed, so every member's future ends instead of waiting for us. */
@@ -97,7 +101,6 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
                dred_status_str(rc));
     in->acc = NULL;
   }
-  memset(&m, 0, sizeof m);
   m.type = PROTO_READY;
   m.u.ready.group = in->group_id;
   m.u.ready.tag = in->tag;
@@ -111,7 +114,6 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   m.u.ready.commutative = (uint8_t)in->ti.commutative;
   if (in->acc != NULL) {
     m.u.ready.buf = dred_rt_bufref(in->acc, in->pool_off);
-    dred_repl_on_announce(rt, in, &m);
   } else {
     /* No buffer: announce an impossible element size so the master ends the instance
      * with MISMATCH for everyone (the log line above says why). */
