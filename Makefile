@@ -43,7 +43,12 @@ MAN3    := man/dred.3
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi_%,$(MPI_TEST_SRC))
 
-.PHONY: all deps run test unit-test mpi-test tools-test deploy-test man-check asan install clean
+.PHONY: all deps run test unit-test mpi-test tools-test deploy-test man-check fault-test faults bench asan install clean
+FAULT_APP := $(BUILD)/tests/fault_app
+TRIALS  ?= 100
+WORKERS ?= 8
+BYTES   ?= 32M
+MODE    ?= worker
 all: $(LIB_A) $(LIB_SO) $(MASTER) $(DREDRUN) $(LAUNCH) $(DREDSTAT) $(DEMO)
 
 deps:
@@ -101,6 +106,28 @@ unit-test: $(UNIT_BIN)
 mpi-test: all $(MPI_TEST_BIN)
 	@BUILD=$(BUILD) bash tests/run-mpi.sh
 
+$(FAULT_APP): tests/faults/fault_app.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+
+BENCH := $(BUILD)/bin/dred-bench
+$(BENCH): tests/bench/bench.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+
+# make bench: quick mode (p = 8); BENCH_ARGS=--full for the README's tables and plots.
+bench: deps all $(BENCH)
+	@BUILD=$(BUILD) bash tests/bench/run-bench.sh $(BENCH_ARGS)
+
+# The short fault run of `make test`: 10 worker kills (4 workers, 4 MiB), a root kill, a master kill.
+fault-test: all $(FAULT_APP)
+	@BUILD=$(BUILD) bash tests/faults/short.sh
+
+# make faults TRIALS=100 WORKERS=8 BYTES=32M MODE=worker|root|master|two|concurrent|all
+faults: all $(FAULT_APP)
+	@BUILD=$(BUILD) bash tests/faults/run-faults.sh --trials $(TRIALS) --workers $(WORKERS) \
+	  --bytes $(BYTES) --mode $(MODE)
+
 tools-test: all
 	@BUILD=$(BUILD) bash tests/tools/test-dredstat.sh
 
@@ -114,6 +141,7 @@ test: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory unit-test
 	@$(MAKE) --no-print-directory mpi-test
+	@$(MAKE) --no-print-directory fault-test
 	@$(MAKE) --no-print-directory tools-test
 	@$(MAKE) --no-print-directory deploy-test
 	@$(MAKE) --no-print-directory man-check
