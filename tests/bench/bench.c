@@ -55,14 +55,16 @@
  *  concurrent  C in --conc reductions of 8 MiB in flight (dred_ireduce with tags 0..C-1,
  *              roots j % p) vs C MPI_Ireduce + MPI_Waitall.
  *  bound       memory bandwidth of this machine: a[i] += b[i] over two 32 MiB double arrays
- *              (reads 2n, writes n bytes, counted as 3n), best of 5 trials of 5 passes,
+ *              (reads 2n, writes n bytes, counted as 3n), best of 25 one-pass trials (a pass
+ *              is shorter than a time slice, so the best trial is one nobody preempted),
  *              first by one process (B1), then by two processes at once (B2, aggregate).
  *              Lower bound of a reduction of n bytes over p ranks: (p-1) combines of 3n bytes:
  *              bound1 = (p-1)*3n/B1 (one core), bound2 = (p-1)*3n/max(B1,B2) (the machine: the
  *              combines spread over both cores, or one core when two do not add bandwidth; the
  *              ratio "dred/bound" uses bound2).  The copy of each operand into dred's pool and
- *              the tree depth are not in the bound: it is what memory bandwidth alone allows.  Needs ideal medians for its sizes and measures them
- *              if this run has not (default size 32M, or every ideal size with ideal/all).
+ *              the tree depth are not in the bound: it is what memory bandwidth alone
+ *              allows.  Needs ideal medians for its sizes and measures them if this run has
+ *              not (default size 32M, or every ideal size with ideal/all).
  *
  * Output: progress lines on stdout (rank 0); --csv FILE gets one row per call:
  *   scenario,p,bytes,param,contender,rep,seconds,cpu_s
@@ -108,7 +110,7 @@ static struct {
   const char *csv, *summary;
   double margin_ms;
   int pin, hogs, busy_delay;
-  int run_dred, run_mpi;
+  int run_dred, run_mpi, keep_going;
   uint64_t seed;
 } opt;
 
@@ -118,6 +120,9 @@ static int rank, P, one_node = 1, any_wrong = 0, late_starts = 0;
 /* rank 0: dred's timed seconds and calls, warm-ups included (master load per dred-second) */
 static double dred_timed_s;
 static long dred_timed_calls;
+/* set on every rank after a WRONG repetition: the rest of the run is skipped (a dred error
+ * such as a worker declared failed poisons every later reduction); --keep-going disables */
+static int stop_all;
 static FILE *csv_f, *sum_f;
 
 static double now_s(void) {
@@ -461,10 +466,17 @@ static summary_t *measure_single(const char *scen, size_t bytes, double param, d
       sleepy_wait(&r);
     }
     if (rank == 0 && (od[4] > 0 || om[4] > 0)) bad_all = 1;
-    if (bad_all) {
+    if (rank == 0 && bad_all) {
       wrong = 1;
       any_wrong = 1;
       say("WRONG %s rep %d (see above)\n", what, rep);
+    }
+    idle_bcast(&bad_all, 1, MPI_INT);
+    if (bad_all && !opt.keep_going) {
+      say("dred-bench: stopping the run after the first WRONG repetition (--keep-going to "
+          "continue)\n");
+      stop_all = 1;
+      break;
     }
     if (rep < 0 || rank != 0) continue;
     d[n] = od[0]; dc[n] = od[3]; m[n] = om[0]; mc[n] = om[3];
@@ -599,10 +611,17 @@ static void measure_conc(int C) {
     MPI_Iallreduce(&bad, &bad_all, 1, MPI_INT, MPI_MAX, comm, &r);
     sleepy_wait(&r);
     if (rank == 0 && (errs[0] || errs[1])) bad_all = 1;
-    if (bad_all) {
+    if (rank == 0 && bad_all) {
       wrong = 1;
       any_wrong = 1;
       say("WRONG %s rep %d (see above)\n", what, rep);
+    }
+    idle_bcast(&bad_all, 1, MPI_INT);
+    if (bad_all && !opt.keep_going) {
+      say("dred-bench: stopping the run after the first WRONG repetition (--keep-going to "
+          "continue)\n");
+      stop_all = 1;
+      break;
     }
     if (rep < 0 || rank != 0) continue;
     d[n] = res[0][0]; dc[n] = res[0][1]; m[n] = res[1][0]; mc[n] = res[1][1];
@@ -624,11 +643,14 @@ static void add_kernel(double *__restrict a, const double *__restrict b, size_t 
   for (size_t i = 0; i < n; i++) a[i] += b[i];
 }
 
-/* Best aggregate bandwidth (bytes/s) with ranks 0..nproc-1 combining at once; others idle. */
-static double bandwidth(int nproc) {
+/* Best aggregate bandwidth (bytes/s) with ranks 0..nproc-1 combining at once; others idle.
+ * Each trial is ONE pass (a few ms, shorter than a scheduler time slice), started by all
+ * participants at the common start, timed by the slowest of them; best of `trials`, so a
+ * trial in which another process got the core does not count.  *med gets the median. */
+static double bandwidth(int nproc, double *med) {
   const size_t n = 32 * MIB / sizeof(double);
-  const int trials = 5, passes = 5;
-  double *a = NULL, *b = NULL, best = 0;
+  enum { trials = 25 };
+  double *a = NULL, *b = NULL, best = 0, all[trials];
   if (rank < nproc) {
     a = malloc(n * sizeof *a);
     b = malloc(n * sizeof *b);
@@ -641,11 +663,12 @@ static double bandwidth(int nproc) {
     double el = 0, elmax = 0;
     if (rank < nproc) {
       double s = now_s();
-      for (int k = 0; k < passes; k++) add_kernel(a, b, n);
+      add_kernel(a, b, n);
       el = now_s() - s;
     }
     idle_reduce(&el, &elmax, 1, MPI_MAX);
-    double bw = (double)nproc * passes * 3.0 * (double)(n * sizeof(double)) / elmax;
+    double bw = (double)nproc * 3.0 * (double)(n * sizeof(double)) / elmax;
+    all[t] = bw;
     if (rank == 0 && bw > best) best = bw;
   }
   if (rank < nproc) {
@@ -654,7 +677,10 @@ static double bandwidth(int nproc) {
   }
   free(a);
   free(b);
+  double m = rank == 0 ? median(all, trials) : 0;
   idle_bcast(&best, 1, MPI_DOUBLE);
+  idle_bcast(&m, 1, MPI_DOUBLE);
+  if (med) *med = m;
   return best;
 }
 
@@ -699,7 +725,8 @@ static void usage(void) {
       "  --delay sleep|busy  how a late rank waits in 'unbalanced' (default sleep)\n"
       "  --only dred|mpi   run one contender only (e.g. to measure dred-master's load)\n"
       "  --margin-ms M     common-start margin (default 20)\n"
-      "  --seed S          seed of the arrival draws (default 1)\n");
+      "  --seed S          seed of the arrival draws (default 1)\n"
+      "  --keep-going      do not stop the run at the first WRONG repetition\n");
 }
 
 static void parse(int argc, char **argv) {
@@ -710,6 +737,7 @@ static void parse(int argc, char **argv) {
       {"summary", 1, 0, 'S'},  {"root", 1, 0, 'R'},    {"pin", 0, 0, 'p'},
       {"hogs", 1, 0, 'H'},     {"delay", 1, 0, 'd'},   {"only", 1, 0, 'O'},
       {"margin-ms", 1, 0, 'M'}, {"seed", 1, 0, 'e'},   {"help", 0, 0, 'h'},
+      {"keep-going", 0, 0, 'K'},
       {0, 0, 0, 0}};
   char *items[MAXLIST];
   opt.reps = 7;
@@ -779,6 +807,7 @@ static void parse(int argc, char **argv) {
       break;
     case 'M': opt.margin_ms = atof(optarg); break;
     case 'e': opt.seed = strtoull(optarg, NULL, 10); break;
+    case 'K': opt.keep_going = 1; break;
     case 'h': usage(); exit(0);
     default: usage(); die("bad option '%s'", argv[optind - 1]);
     }
@@ -901,21 +930,21 @@ int main(int argc, char **argv) {
   if (opt.scen & S_IDEAL) {
     say("== ideal (root time, T0 -> root has the result)\n");
     single_sizes(S_IDEAL, sz, &nsz2);
-    for (int i = 0; i < nsz2; i++) measure_single("ideal", sz[i], 0, -1, 0);
+    for (int i = 0; i < nsz2 && !stop_all; i++) measure_single("ideal", sz[i], 0, -1, 0);
   }
   if (opt.scen & S_SLOW) {
     say("== slow (root time; %d CPU hog(s) started outside%s)\n", opt.hogs,
         opt.pin ? ", ranks pinned r % ncpu" : ", ranks NOT pinned");
     single_sizes(S_SLOW, sz, &nsz2);
-    for (int i = 0; i < nsz2; i++) measure_single("slow", sz[i], opt.hogs, -1, 0);
+    for (int i = 0; i < nsz2 && !stop_all; i++) measure_single("slow", sz[i], opt.hogs, -1, 0);
   }
   if (opt.scen & S_UNBAL) {
     say("== unbalanced arrival (random 0..k %s before each call; time from T0)\n",
         opt.busy_delay ? "spin" : "sleep");
     single_sizes(S_UNBAL, sz, &nsz2);
-    for (int i = 0; i < nsz2; i++) {
+    for (int i = 0; i < nsz2 && !stop_all; i++) {
       double t = ideal_mpi_time(sz[i]);
-      for (int j = 0; j < opt.nk; j++) {
+      for (int j = 0; j < opt.nk && !stop_all; j++) {
         char hb[32];
         say("  -- %s k = %g x %.3f ms = %.3f ms\n", human(sz[i], hb), opt.k[j], 1e3 * t,
             1e3 * t * opt.k[j]);
@@ -925,15 +954,17 @@ int main(int argc, char **argv) {
   }
   if (opt.scen & S_CONC) {
     say("== concurrent (max over ranks of T0 -> all C complete)\n");
-    for (int i = 0; i < opt.nconc; i++) measure_conc(opt.conc[i]);
+    for (int i = 0; i < opt.nconc && !stop_all; i++) measure_conc(opt.conc[i]);
   }
-  if (opt.scen & S_BOUND) {
-    say("== bound (memory bandwidth: a[i] += b[i], 2 x 32 MiB, best of 5x5 passes)\n");
-    B1 = bandwidth(1);
-    B2 = P >= 2 ? bandwidth(2) : B1;
-    say("  bandwidth: 1 process %.2f GB/s, 2 processes %.2f GB/s (aggregate), counted 3n "
-        "bytes per combine of n bytes\n",
-        B1 / 1e9, B2 / 1e9);
+  if ((opt.scen & S_BOUND) && !stop_all) {
+    say("== bound (memory bandwidth: a[i] += b[i] over 2 x 32 MiB)\n");
+    double M1 = NAN, M2 = NAN;
+    B1 = bandwidth(1, &M1);
+    B2 = P >= 2 ? bandwidth(2, &M2) : B1;
+    say("  bandwidth (best of 25 one-pass trials; median in brackets): 1 process %.2f GB/s "
+        "[%.2f], 2 processes %.2f GB/s [%.2f] (aggregate); 3n bytes counted per combine of "
+        "n bytes\n",
+        B1 / 1e9, M1 / 1e9, B2 / 1e9, M2 / 1e9);
     /* sizes: every ideal size measured in this run, else the bound sizes */
     int have = 0;
     if (rank == 0)

@@ -27,6 +27,8 @@
 #      reads its "dred-master done: ... messages in, ... out" line.
 # Every job runs in a session of its own with a marker variable in its environment, under a hard
 # timeout; its processes are found by session id / marker and killed by pid, never by name.
+# A job whose results are complete but which does not exit within 60 s (a hang in
+# dred_finalize/MPI_Finalize) is killed, its results kept, and the run reported as failed.
 #
 # Outputs in $OUT: raw.csv (one row per call), summary.csv (medians per point), ratios.txt
 # (the table), machine.txt, master-load.txt, logs/*.log, ideal.png, unbalanced.png,
@@ -85,6 +87,8 @@ rm -f "$OUT"/*.csv "$OUT"/*.png "$OUT"/*.dat "$OUT"/ratios.txt "$OUT"/master-loa
 raw="$OUT/raw.csv"
 summary="$OUT/summary.csv"
 failed=0
+shutdown_hangs=0
+shutdown_grace=60
 
 # ---- process bookkeeping (pids only) ------------------------------------------------------
 hog_pid=""
@@ -190,12 +194,23 @@ run_job() {
   job_leader=$!
   tail -n +2 -f --pid="$job_leader" "$log" 2>/dev/null | grep --line-buffered -v '^dred-bench: MPICH' &
   tail_pid=$!
-  local deadline=$(( $(date +%s) + limit )) timed_out=0
+  local deadline=$(( $(date +%s) + limit )) timed_out=0 done_at="" shutdown_hang=0
   while alive "$job_leader"; do
     [ -n "${on_tick:-}" ] && "$on_tick"
     if [ "$(date +%s)" -ge "$deadline" ]; then
       timed_out=1
       echo "# TIMEOUT after ${limit}s" | tee -a "$log"
+      reap "$job_marker" "$job_leader"
+      break
+    fi
+    # The results are written before dred_finalize(); a shutdown that does not end within
+    # $shutdown_grace s is a library hang: keep the results, kill the job, report it.
+    if [ -z "$done_at" ] && grep -qE '^dred-bench: (all results verified|WRONG results)' "$log"; then
+      done_at=$(date +%s)
+    fi
+    if [ -n "$done_at" ] && [ "$(date +%s)" -ge $((done_at + shutdown_grace)) ]; then
+      shutdown_hang=1
+      echo "# SHUTDOWN HANG: the results are complete but the job did not exit within ${shutdown_grace}s (dred_finalize/MPI_Finalize); killing it" | tee -a "$log"
       reap "$job_marker" "$job_leader"
       break
     fi
@@ -216,7 +231,11 @@ run_job() {
   rm -rf "$storage"
   storage=""
   [ "$timed_out" = 1 ] && job_rc=124
-  if [ "$job_rc" -ne 0 ] || grep -q '^WRONG' "$log"; then
+  if [ "$shutdown_hang" = 1 ]; then
+    shutdown_hangs=$((shutdown_hangs + 1))
+    echo "!! $name: results kept, but the job hung in shutdown (log: $log)"
+    failed=1
+  elif [ "$job_rc" -ne 0 ] || grep -q '^WRONG' "$log"; then
     echo "!! $name failed (exit $job_rc$(grep -q '^WRONG' "$log" && echo ', WRONG results')); log: $log"
     failed=1
   fi
@@ -424,18 +443,19 @@ if [ -s "$summary" ]; then
     echo
     echo "issue 4 targets (p = 8):"
     awk -F, 'NR > 1 && $2 == 8 {
-      r = $12; b = $3
+      r = $12; b = $3; sz = b >= 1048576 ? sprintf("%gM", b/1048576) : sprintf("%gK", b/1024)
       if ($1 == "ideal" && b == 131072) t("ideal 128K", r, 0.2)
-      if ($1 == "ideal" && b >= 8388608) t(sprintf("ideal %gM", b/1048576), r, 0.3)
-      if ($1 == "unbalanced" && $4 == 10) t(sprintf("unbalanced k=10x %gM (from common start)", b/1048576), r, 0.5)
-      if ($1 == "unbalanced_tail" && $4 == 10) t(sprintf("unbalanced k=10x %gM (tail after last arrival)", b/1048576), r, 0.5)
-      if ($1 == "slow" && $4 > 0) t(sprintf("slow %gM (%d hogs)", b/1048576, $4), r, 0.4)
+      if ($1 == "ideal" && b >= 8388608) t("ideal " sz, r, 0.3)
+      if ($1 == "unbalanced" && $4 == 10) t("unbalanced k=10x " sz " (from common start)", r, 0.5)
+      if ($1 == "unbalanced_tail" && $4 == 10) t("unbalanced k=10x " sz " (tail after last arrival)", r, 0.5)
+      if ($1 == "slow" && $4 > 0) t(sprintf("slow %s (%d hog(s))", sz, $4), r, 0.4)
       if ($1 == "concurrent" && $4 == 16) t("concurrent 16 x 8M", r, 0.3)
       if ($1 == "ideal" && b == 33554432 && $17 > 0) t("ideal 32M vs bound2 (dred/bound)", $6/$17, 2.5)
     }
-    function t(name, v, lim) { printf "  %-46s %7.3f  target <= %-4g %s\n", name, v, lim, v <= lim ? "met" : "MISSED" }' "$summary"
+    function t(name, v, lim) { printf "  %-50s %7.3f  target <= %-4g %s\n", name, v, lim, v <= lim ? "met" : "MISSED" }' "$summary"
     [ -s "$OUT/master-load.txt" ] && echo && cat "$OUT/master-load.txt"
   } | tee "$OUT/ratios.txt"
 fi
+[ "$shutdown_hangs" -gt 0 ] && echo "!! $shutdown_hangs job(s) hung in dred_finalize/MPI_Finalize after writing their results (killed after ${shutdown_grace}s; see logs)"
 echo "== done in $(( $(date +%s) - t_start ))s; outputs in $OUT"
 exit "$failed"
