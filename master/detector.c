@@ -42,6 +42,15 @@ static void on_heartbeat(uv_timer_t *t) {
   proto_msg_t msg;
   int w;
 
+  /* If this timer fired late, the master itself was stalled (descheduled, blocked on I/O):
+   * the workers' silence is ours.  Give everyone a fresh start instead of declaring them
+   * all failed. */
+  if (m->last_tick != 0 && now - m->last_tick > limit / 2) {
+    DRED_WARN("failure detector ran %llu ms late: the master was stalled; not judging workers",
+              (unsigned long long)((now - m->last_tick) / 1000000ull));
+    for (w = 1; w <= m->nworkers; w++) m->last_heard[w] = now;
+  }
+  m->last_tick = now;
   memset(&msg, 0, sizeof msg);
   msg.type = PROTO_PING;
   msg.u.ping.seq = ++m->ping_seq;

@@ -82,7 +82,9 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
     case PROTO_PONG:
       return;
     case PROTO_BYE:
-      if (!m->bye[src]) {
+      /* A worker declared failed is already counted in nfailed: counting its BYE too
+       * would end the job while live workers still have reductions in flight. */
+      if (!m->bye[src] && !m->failed[src]) {
         m->bye[src] = 1;
         m->nbye++;
       }

@@ -110,8 +110,10 @@ static int recv_batch(master_t *m) {
 
 static void maybe_shutdown(master_t *m) {
   proto_msg_t msg;
-  int w;
-  if (m->shutdown_sent || m->nbye + m->nfailed < m->nworkers || m->nbye == 0) return;
+  int w, live_bye = 0;
+  if (m->shutdown_sent) return;
+  for (w = 1; w <= m->nworkers; w++) live_bye += m->bye[w] && !m->failed[w];
+  if (live_bye == 0 || live_bye + m->nfailed < m->nworkers) return;
   memset(&msg, 0, sizeof msg);
   msg.type = PROTO_SHUTDOWN;
   for (w = 1; w <= m->nworkers; w++)

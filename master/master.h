@@ -35,6 +35,7 @@ typedef struct {
   uint8_t *failed, *bye;
   int nfailed, nbye;
   uint64_t ping_seq;
+  uint64_t last_tick;       /* when the heartbeat timer last ran */
   int shutdown_sent;
   /* statistics */
   uint64_t t_start, events, actions, tasks_sent;

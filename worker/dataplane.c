@@ -203,24 +203,18 @@ static void task_begin(dred_rt_t *rt, dred_task_t *t) {
     t->src = rt->peer_base[t->provider] + t->buf.pool_off;
     return;
   }
-  /* RMA path: a ring of chunk buffers.  Non-commutative left combines use the slot itself
-   * as scratch, so rt->scratch is not needed there. */
+  /* RMA path: reads land in an out-of-place result buffer, DRED_RMA_DEPTH chunks in flight;
+   * each landed chunk gets the executor's data combined into it. */
   t->nslots = (int)rt->cfg.rma_depth;
   for (i = 0; i < t->nslots; i++) {
     t->slot[i].busy = 0;
     t->slot[i].buf = NULL;
   }
-  (void)in;
+  if (dred_dp_buf_alloc(rt, in->bytes, &t->out, &t->out_pool_off, &t->out_malloced) != DRED_OK)
+    t->out = NULL; /* reported by the first step */
 }
 
-static void task_end(dred_task_t *t) {
-  int i;
-  for (i = 0; i < t->nslots; i++) {
-    free(t->slot[i].buf);
-    t->slot[i].buf = NULL;
-  }
-  t->nslots = 0;
-}
+static void task_end(dred_task_t *t) { t->nslots = 0; }
 
 /* One element chunk length in elements. */
 static uint64_t chunk_elems(dred_rt_t *rt, const dred_inst_t *in) {
@@ -243,22 +237,44 @@ static int step_direct(dred_rt_t *rt, dred_task_t *t, uint64_t deadline) {
   return 0;
 }
 
+/* Combine the executor's data into a landed chunk of the result: out = exec op prov, or
+ * prov op exec when the executor lies right of the provider under a non-commutative op. */
+static int combine_out(dred_rt_t *rt, dred_task_t *t, uint64_t e0, uint64_t n) {
+  dred_inst_t *in = t->inst;
+  char *own = t->dst + e0 * in->ti.extent, *res = t->out + e0 * in->ti.extent;
+  size_t nb = (size_t)n * in->ti.extent;
+  int rc;
+  if (in->ti.commutative || t->exec_is_left)
+    return MPI_Reduce_local(own, res, (int)(n * in->ti.mult), in->ti.exec_type, in->op) ==
+                   MPI_SUCCESS ? 0 : DRED_ERR_INTERNAL;
+  if (nb > rt->scratch_size) {
+    char *ns = realloc(rt->scratch, nb);
+    if (ns == NULL) return DRED_ERR_NOMEM;
+    rt->scratch = ns;
+    rt->scratch_size = nb;
+  }
+  memcpy(rt->scratch, own, nb);
+  rc = MPI_Reduce_local(res, rt->scratch, (int)(n * in->ti.mult), in->ti.exec_type, in->op);
+  memcpy(res, rt->scratch, nb);
+  return rc == MPI_SUCCESS ? 0 : DRED_ERR_INTERNAL;
+}
+
 static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) {
   dred_inst_t *in = t->inst;
   uint64_t ce = chunk_elems(rt, in);
-  size_t slot_bytes = (size_t)(ce < t->count ? ce : t->count) * in->ti.extent;
   int i, flag, rc;
 
+  if (t->out == NULL) return DRED_ERR_NOMEM;
   do {
     /* post reads into free slots */
     for (i = 0; i < t->nslots && t->next_elem < t->count; i++) {
       dred_rma_slot_t *s = &t->slot[i];
       uint64_t n;
       if (s->busy) continue;
-      if (s->buf == NULL && (s->buf = malloc(slot_bytes)) == NULL) return DRED_ERR_NOMEM;
       n = t->count - t->next_elem < ce ? t->count - t->next_elem : ce;
       s->elem0 = t->next_elem;
       s->nelem = n;
+      s->buf = t->out + s->elem0 * in->ti.extent;
       if (MPI_Rget(s->buf, (int)(n * in->ti.extent), MPI_BYTE, (int)t->provider,
                    (MPI_Aint)(t->buf.addr + s->elem0 * in->ti.extent), (int)(n * in->ti.extent),
                    MPI_BYTE, rt->dwin, &s->req) != MPI_SUCCESS) {
@@ -269,7 +285,7 @@ static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) 
       t->next_elem += n;
       *did = 1;
     }
-    /* combine what has landed */
+    /* combine the executor's data into what has landed */
     for (i = 0; i < t->nslots; i++) {
       dred_rma_slot_t *s = &t->slot[i];
       if (!s->busy) continue;
@@ -277,20 +293,30 @@ static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) 
       MPI_Test(&s->req, &flag, MPI_STATUS_IGNORE);
       if (!flag) continue;
       s->busy = 0;
-      if (!in->ti.commutative && t->exec_is_left) {
-        char *dst = t->dst + s->elem0 * in->ti.extent;
-        rc = MPI_Reduce_local(dst, s->buf, (int)(s->nelem * in->ti.mult), in->ti.exec_type, in->op);
-        memcpy(dst, s->buf, (size_t)s->nelem * in->ti.extent);
-        rc = rc == MPI_SUCCESS ? 0 : DRED_ERR_INTERNAL;
-      } else {
-        rc = combine(rt, t, s->buf, s->elem0, s->nelem);
-      }
-      if (rc != 0) return rc;
+      if ((rc = combine_out(rt, t, s->elem0, s->nelem)) != 0) return rc;
       t->done_elems += s->nelem;
       *did = 1;
     }
   } while (t->done_elems < t->count && uv_hrtime() < deadline && *did);
   return 0;
+}
+
+/* The RMA result is complete: it becomes the executor's buffer (the root's stays its
+ * recvbuf, so the result is copied there). */
+static void rma_commit(dred_rt_t *rt, dred_task_t *t) {
+  dred_inst_t *in = t->inst;
+  if (in->is_root && t->dst == in->recvbuf) {
+    if (in->bytes > 0) memcpy(t->dst, t->out, in->bytes);
+    dred_dp_buf_free(rt, in->bytes, t->out, t->out_pool_off, t->out_malloced);
+  } else {
+    dred_dp_buf_free(rt, in->bytes, *t->own_p, *t->own_pool_off, *t->own_malloced);
+    *t->own_p = t->out;
+    *t->own_pool_off = t->out_pool_off;
+    *t->own_malloced = t->out_malloced;
+    t->dst = t->out;
+    t->dst_pool_off = t->out_pool_off;
+  }
+  t->out = NULL;
 }
 
 int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status, int *error) {
@@ -310,10 +336,11 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
     *finished = 1;
     *status = SCHED_TASK_ERROR;
     *error = rc;
-    task_end(t);
+    dred_dp_task_abort(rt, t);
     return 1;
   }
   if (t->done_elems >= t->count) {
+    if (t->src == NULL && t->out != NULL) rma_commit(rt, t);
     if (t->dst_pool_off >= 0) MPI_Win_sync(rt->swin); /* publish the result to node peers */
     *finished = 1;
     *status = SCHED_TASK_OK;
@@ -324,12 +351,14 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
 }
 
 int dred_dp_task_abort(dred_rt_t *rt, dred_task_t *t) {
-  int i, touched = t->done_elems > 0;
-  (void)rt;
-  /* Reads still outstanding target a dead process and never complete: their requests and
-   * buffers are abandoned (a chunk each), never freed under MPI's feet. */
-  for (i = 0; i < t->nslots; i++)
-    if (t->slot[i].busy) t->slot[i].buf = NULL;
+  int i, busy = 0;
+  /* Reads still outstanding target a dead process and never complete: the result buffer
+   * they land in is abandoned, never freed under MPI's feet.  The executor's own buffer
+   * was never written on this path, so only the provider's side is lost. */
+  for (i = 0; i < t->nslots; i++) busy |= t->slot[i].busy;
+  if (t->out != NULL && !busy && t->inst != NULL)
+    dred_dp_buf_free(rt, t->inst->bytes, t->out, t->out_pool_off, t->out_malloced);
+  t->out = NULL;
   task_end(t);
-  return touched ? SCHED_TASK_EXEC_CORRUPT : SCHED_TASK_PROVIDER_LOST;
+  return SCHED_TASK_PROVIDER_LOST;
 }

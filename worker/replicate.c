@@ -485,9 +485,16 @@ static int try_recover(dred_rt_t *rt, const proto_msg_t *m) {
   io->member = member;
   io->is_self = member == in->member;
   if (io->is_self) {
-    if (in->is_root) { /* the root's operand never leaves it; nothing to recover */
-      send_recovered(rt, in, member, in->acc, in->pool_off);
+    if (in->is_root) {
+      /* The root's buffer is its recvbuf; a partly combined one cannot be trusted.  Its
+       * operand is still in sendbuf, unless it reduced in place. */
       free(io);
+      if (in->sendbuf == MPI_IN_PLACE) {
+        send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_PROC_FAILED);
+      } else {
+        memcpy(in->acc, in->sendbuf, in->bytes);
+        send_recovered(rt, in, member, in->acc, in->pool_off);
+      }
       return 1;
     }
     io->buf = in->acc;
@@ -526,6 +533,15 @@ void dred_repl_on_recover(dred_rt_t *rt, const proto_msg_t *m) {
 void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
   dred_queue_t *q, *n;
   if (w >= (uint32_t)rt->world_size || rt->failed[w]) return;
+  if (w == (uint32_t)rt->world_rank) {
+    /* A false detection (this process was too slow to answer): the master no longer
+     * counts on us, so nothing we hold will complete.  End everything explicitly. */
+    DRED_ERROR("dred-master declared this process failed (it was silent too long; raise "
+               "DRED_FAIL_TIMEOUT_MS?): ending every reduction");
+    rt->nfailed++;
+    dred_rt_fail_everything(rt, DRED_ERR_PROC_FAILED);
+    return;
+  }
   rt->failed[w] = 1;
   rt->nfailed++;
   DRED_WARN("dred-master reports worker %u failed", w);
@@ -539,9 +555,15 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
       MPI_Request_free(&op->req);
       dred_queue_remove(q);
       free(op);
-    } else if (!op->cancelled) {
+    } else {
+      /* MPICH/UCX never completes a cancelled rendezvous receive from a dead peer:
+       * cancel, free the request, abandon the landing buffer, and let a parked RECOVER
+       * go on (it will find no copy and the master tries the next holder). */
       MPI_Cancel(&op->req);
-      op->cancelled = 1; /* completes (cancelled) in dred_repl_progress */
+      MPI_Request_free(&op->req);
+      dred_queue_remove(q);
+      free(op);
+      rt->parked_retry = 1;
     }
   }
   /* Snapshots waiting for w's REPLICA_ACK will not get it. */

@@ -154,8 +154,9 @@ static void on_task(dred_rt_t *rt, const proto_msg_t *m) {
   dred_task_t *t;
   proto_msg_t r;
 
-  char *dst = NULL;
-  int64_t dst_off = -1;
+  char *dst = NULL, **own_p = NULL;
+  int64_t dst_off = -1, *own_off = NULL;
+  int *own_malloced = NULL;
 
   uv_mutex_lock(&rt->lock);
   in = dred_rt_find(rt, m->u.task.group, m->u.task.tag);
@@ -164,6 +165,9 @@ static void on_task(dred_rt_t *rt, const proto_msg_t *m) {
     if (m->u.task.exec_member == in->member) {
       dst = in->acc;
       dst_off = in->pool_off;
+      own_p = &in->acc;
+      own_off = &in->pool_off;
+      own_malloced = &in->acc_malloced;
     } else { /* a recovered copy we hold for another member */
       dred_queue_t *q;
       DRED_QUEUE_FOREACH(q, &in->rbufs) {
@@ -171,6 +175,9 @@ static void on_task(dred_rt_t *rt, const proto_msg_t *m) {
         if (b->member == m->u.task.exec_member) {
           dst = b->p;
           dst_off = b->pool_off;
+          own_p = &b->p;
+          own_off = &b->pool_off;
+          own_malloced = &b->malloced;
         }
       }
     }
@@ -198,6 +205,10 @@ static void on_task(dred_rt_t *rt, const proto_msg_t *m) {
   t->exec_member = m->u.task.exec_member;
   t->dst = dst;
   t->dst_pool_off = dst_off;
+  t->own_p = own_p;
+  t->own_pool_off = own_off;
+  t->own_malloced = own_malloced;
+  t->out_pool_off = -1;
   in->tasks_pending++;
   dred_queue_insert_tail(&rt->tasks, &t->link);
 }
@@ -256,6 +267,10 @@ static int recv_messages(dred_rt_t *rt) {
         send_to_master(rt, &r, NULL);
         break;
       case PROTO_SHUTDOWN:
+        if (!rt->bye_sent) { /* never leave while the application still counts on us */
+          DRED_ERROR("SHUTDOWN from dred-master before this process said BYE: ignored");
+          break;
+        }
         rt->shutdown = 1;
         break;
       case PROTO_FAILED:
@@ -311,7 +326,7 @@ static int run_tasks(dred_rt_t *rt) {
 
 /* ---- watchdog: the master must be heard from ----------------------------------------- */
 
-static void fail_everything(dred_rt_t *rt, int status) {
+void dred_rt_fail_everything(dred_rt_t *rt, int status) {
   unsigned b;
   dred_queue_t *q, *n;
 
@@ -346,7 +361,7 @@ static void on_watch(uv_timer_t *timer) {
     DRED_ERROR("dred-master silent for %llu ms (DRED_MASTER_TIMEOUT_MS=%llu): master lost",
                (unsigned long long)(silent / 1000000ull),
                (unsigned long long)rt->cfg.master_timeout_ms);
-    fail_everything(rt, DRED_ERR_MASTER_LOST);
+    dred_rt_fail_everything(rt, DRED_ERR_MASTER_LOST);
   }
 }
 

@@ -129,6 +129,15 @@ typedef struct dred_task {
   uint32_t exec_member;
   char *dst;           /* the executor's buffer: inst->acc or a recovered copy */
   int64_t dst_pool_off;
+  /* where that buffer is recorded, so the RMA path can swap in its result */
+  char **own_p;
+  int64_t *own_pool_off;
+  int *own_malloced;
+  /* RMA path: the result is built out of place, so a provider dying mid-read leaves the
+   * executor's buffer intact (the reads land here, then the executor's data is combined in) */
+  char *out;
+  int64_t out_pool_off;
+  int out_malloced;
   /* progress */
   int started;
   uint64_t t0;
@@ -200,6 +209,8 @@ void dred_rt_insert(dred_rt_t *rt, dred_inst_t *in);                     /* unde
 /* runtime.c: finish `in` once it ended and nothing reads its buffers any more */
 void dred_rt_inst_maybe_finish(dred_rt_t *rt, dred_inst_t *in);
 void dred_rt_send_master(dred_rt_t *rt, const proto_msg_t *m);
+/* End every reduction of this process with `status`; no new ones start. */
+void dred_rt_fail_everything(dred_rt_t *rt, int status);
 proto_buf_t dred_rt_bufref(const char *p, int64_t pool_off);
 
 /* replicate.c -- the robust layer: replicas, recovery, reactions to failures */
