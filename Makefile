@@ -146,10 +146,15 @@ test: deps
 	@$(MAKE) --no-print-directory deploy-test
 	@$(MAKE) --no-print-directory man-check
 
+# Unit tests run with leak checking; the MPI tests without it: MPICH/UCX leave allocations
+# of modules they unload at MPI_Finalize ("<unknown module>" frames), which LSan reports.
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  unit-test mpi-test
+	  unit-test
+	@ASAN_OPTIONS=detect_leaks=0 $(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g" \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  mpi-test
 
 install: all
 	install -d $(PREFIX)/include $(PREFIX)/lib/pkgconfig $(PREFIX)/bin
