@@ -55,7 +55,7 @@
  *  concurrent  C in --conc reductions of 8 MiB in flight (dred_ireduce with tags 0..C-1,
  *              roots j % p) vs C MPI_Ireduce + MPI_Waitall.
  *  bound       memory bandwidth of this machine: a[i] += b[i] over two 32 MiB double arrays
- *              (reads 2n, writes n bytes, counted as 3n), best of 25 one-pass trials (a pass
+ *              (reads 2n, writes n bytes, counted as 3n), best of 50 one-pass trials (a pass
  *              is shorter than a time slice, so the best trial is one nobody preempted),
  *              first by one process (B1), then by two processes at once (B2, aggregate).
  *              Lower bound of a reduction of n bytes over p ranks: (p-1) combines of 3n bytes:
@@ -67,9 +67,12 @@
  *              not (default size 32M, or every ideal size with ideal/all).
  *
  * Output: progress lines on stdout (rank 0); --csv FILE gets one row per call:
- *   scenario,p,bytes,param,contender,rep,seconds,cpu_s
+ *   scenario,p,bytes,param,contender,rep,seconds,cpu_s,settle_s
  * (cpu_s: user+system CPU seconds summed over the application ranks, from before the
- * start barrier to after the result gather; it excludes dred-master).  --summary FILE
+ * start barrier until the ranks are idle again after the call -- so dred's background
+ * work (replica puts after the future completed) is charged to dred; it excludes
+ * dred-master.  settle_s: max over ranks of how long that background work lasted after the
+ * call returned; the next call starts only once every rank is idle, see settle()).  --summary FILE
  * (default: the csv name with -summary.csv) gets medians/min/max per point and the ratio
  * dred/mpi.  Both files are appended to; the header is written when a file is empty.
  */
@@ -111,6 +114,7 @@ static struct {
   double margin_ms;
   int pin, hogs, busy_delay;
   int run_dred, run_mpi, keep_going;
+  double settle_max_s; /* quiesce after each call: wait up to this long (0: do not) */
   uint64_t seed;
 } opt;
 
@@ -149,6 +153,25 @@ static double cpu_now(void) {
   getrusage(RUSAGE_SELF, &ru);
   return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
          (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+}
+
+/* After a call, wait until this process's threads stop using CPU (below 10% of a core
+ * over 10 ms), at most --settle-max s, and return how long that took.  dred completes a
+ * future before its background work (replica puts) ends; without this the leftover work
+ * would run during the next contender's repetition and be charged to it.  The CPU it uses
+ * is charged to the call that caused it (cpu_s), its duration goes to settle_s. */
+static double settle(void) {
+  double t_start = now_s(), c_prev = cpu_now(), t_prev = t_start;
+  if (opt.settle_max_s <= 0) return 0;
+  for (;;) {
+    struct timespec ts = {0, 10000000L};
+    nanosleep(&ts, NULL);
+    double c = cpu_now(), t = now_s();
+    if (c - c_prev < 0.1 * (t - t_prev) || t - t_start > opt.settle_max_s) break;
+    c_prev = c;
+    t_prev = t;
+  }
+  return now_s() - t_start;
 }
 
 static __attribute__((format(printf, 1, 2))) void say(const char *fmt, ...) {
@@ -263,7 +286,7 @@ typedef struct {
   size_t bytes;
   double param;
   int n;
-  double dmed, dmin, dmax, mmed, mmin, mmax, dcpu, mcpu;
+  double dmed, dmin, dmax, mmed, mmin, mmax, dcpu, mcpu, dsettle, msettle;
   int wrong;
   double bound1, bound2;
 } summary_t;
@@ -291,15 +314,16 @@ static const char *human(size_t b, char *buf) {
 }
 
 static void csv_row(const char *scen, size_t bytes, double param, const char *who, int rep,
-                    double sec, double cpu) {
+                    double sec, double cpu, double settle_s) {
   if (rank != 0 || !csv_f) return;
-  fprintf(csv_f, "%s,%d,%zu,%g,%s,%d,%.9f,%.6f\n", scen, P, bytes, param, who, rep, sec, cpu);
+  fprintf(csv_f, "%s,%d,%zu,%g,%s,%d,%.9f,%.6f,%.6f\n", scen, P, bytes, param, who, rep, sec,
+          cpu, settle_s);
   fflush(csv_f);
 }
 
 /* One point: per-rep arrays of dred and MPI times (root has them). */
 static summary_t *record(const char *scen, size_t bytes, double param, double *d, double *dc,
-                         double *m, double *mc, int n, int wrong) {
+                         double *ds, double *m, double *mc, double *ms, int n, int wrong) {
   if (rank != 0) return NULL;
   summary_t *s = &sums[nsums < 1023 ? nsums++ : 1023];
   memset(s, 0, sizeof *s);
@@ -325,16 +349,20 @@ static summary_t *record(const char *scen, size_t bytes, double param, double *d
   s->dcpu = opt.run_dred ? median(tmp, n) : NAN;
   memcpy(tmp, mc, sizeof(double) * (size_t)n);
   s->mcpu = opt.run_mpi ? median(tmp, n) : NAN;
+  memcpy(tmp, ds, sizeof(double) * (size_t)n);
+  s->dsettle = opt.run_dred ? median(tmp, n) : NAN;
+  memcpy(tmp, ms, sizeof(double) * (size_t)n);
+  s->msettle = opt.run_mpi ? median(tmp, n) : NAN;
   free(tmp);
   s->bound1 = s->bound2 = NAN;
   if (!opt.run_dred) s->dmin = s->dmax = NAN;
   if (!opt.run_mpi) s->mmin = s->mmax = NAN;
   char hb[32];
   printf("  %-16s %6s param %-6g  dred %9.3f ms [%8.3f..%8.3f]  mpi %9.3f ms [%8.3f..%8.3f]"
-         "  dred/mpi %6.3f%s\n",
+         "  dred/mpi %6.3f  cpu dred/mpi %6.3f/%6.3f s  dred settle %5.0f ms%s\n",
          scen, human(bytes, hb), param, 1e3 * s->dmed, 1e3 * s->dmin, 1e3 * s->dmax,
-         1e3 * s->mmed, 1e3 * s->mmin, 1e3 * s->mmax, s->dmed / s->mmed,
-         wrong ? "  WRONG" : "");
+         1e3 * s->mmed, 1e3 * s->mmin, 1e3 * s->mmax, s->dmed / s->mmed, s->dcpu, s->mcpu,
+         1e3 * s->dsettle, wrong ? "  WRONG" : "");
   fflush(stdout);
   return s;
 }
@@ -376,8 +404,9 @@ static void ensure_single_bufs(size_t count) {
 
 /* Runs one contender once.  delay: this rank's arrival offset after T0 (seconds).
  * out[0] = root time (T0 -> root done), out[1] = arrival, out[2] = end, out[3] = cpu (sum),
- * out[4] = errors (sum), out[5] = max(end - arrival), out[6] = max arrival. */
-static void run_one(int who_dred, size_t count, double delay, int rep, double out[7]) {
+ * out[4] = errors (sum), out[5] = max(end - arrival), out[6] = max arrival,
+ * out[7] = max settle time (background work after the call). */
+static void run_one(int who_dred, size_t count, double delay, int rep, double out[8]) {
   double *recv = who_dred ? dred_recv : mpi_recv;
   if (rank == opt.root) zap(recv, count);
   double c0 = cpu_now();
@@ -404,11 +433,12 @@ static void run_one(int who_dred, size_t count, double delay, int rep, double ou
       err = 1;
   }
   double t_end = now_s();
+  double q = settle();
   /* root time goes to rank 0 of comm (the bench's reporter) */
-  double mx_in[3] = {t_end - t_arr, t_arr - t0, rank == opt.root ? t_end - t0 : 0.0};
-  double mx_out[3] = {0, 0, 0};
+  double mx_in[4] = {t_end - t_arr, t_arr - t0, rank == opt.root ? t_end - t0 : 0.0, q};
+  double mx_out[4] = {0, 0, 0, 0};
   double sm_in[2], sm_out[2] = {0, 0};
-  idle_reduce(mx_in, mx_out, 3, MPI_MAX);
+  idle_reduce(mx_in, mx_out, 4, MPI_MAX);
   sm_in[0] = cpu_now() - c0;
   sm_in[1] = err;
   idle_reduce(sm_in, sm_out, 2, MPI_SUM);
@@ -422,6 +452,7 @@ static void run_one(int who_dred, size_t count, double delay, int rep, double ou
     out[4] = sm_out[1];
     out[5] = mx_out[0];
     out[6] = mx_out[1];
+    out[7] = mx_out[3];
   }
   out[1] = t_arr - t0;
   out[2] = t_end - t0;
@@ -433,7 +464,7 @@ static summary_t *measure_single(const char *scen, size_t bytes, double param, d
   size_t count = bytes / sizeof(double);
   ensure_single_bufs(count);
   int reps = opt.reps, n = 0, wrong = 0;
-  double d[reps], dc[reps], m[reps], mc[reps];
+  double d[reps], dc[reps], m[reps], mc[reps], dsq[reps], msq[reps];
   double dt[reps], mt[reps], dow[reps], mow[reps];
   char what[96], hb[32];
   snprintf(what, sizeof what, "%s %s param %g", scen, human(bytes, hb), param);
@@ -444,7 +475,7 @@ static summary_t *measure_single(const char *scen, size_t bytes, double param, d
     if (kmult > 0)
       delay = kmult * ideal_t * uniform01(bytes, (uint64_t)(kmult * 1000), (uint64_t)rr,
                                           (uint64_t)rank);
-    double od[7] = {0}, om[7] = {0};
+    double od[8] = {0}, om[8] = {0};
     int dred_first = (rep & 1) == 0;
     for (int c = 0; c < 2; c++) {
       int who_dred = (c == 0) == dred_first;
@@ -479,23 +510,23 @@ static summary_t *measure_single(const char *scen, size_t bytes, double param, d
       break;
     }
     if (rep < 0 || rank != 0) continue;
-    d[n] = od[0]; dc[n] = od[3]; m[n] = om[0]; mc[n] = om[3];
+    d[n] = od[0]; dc[n] = od[3]; m[n] = om[0]; mc[n] = om[3]; dsq[n] = od[7]; msq[n] = om[7];
     dt[n] = od[0] - od[6]; mt[n] = om[0] - om[6]; /* root done - last arrival */
     dow[n] = od[5]; mow[n] = om[5];
     n++;
-    if (opt.run_dred) csv_row(scen, bytes, param, "dred", rep, od[0], od[3]);
-    if (opt.run_mpi) csv_row(scen, bytes, param, "mpi", rep, om[0], om[3]);
+    if (opt.run_dred) csv_row(scen, bytes, param, "dred", rep, od[0], od[3], od[7]);
+    if (opt.run_mpi) csv_row(scen, bytes, param, "mpi", rep, om[0], om[3], om[7]);
     if (kmult >= 0) {
-      if (opt.run_dred) csv_row("unbalanced_tail", bytes, param, "dred", rep, dt[n - 1], od[3]);
-      if (opt.run_mpi) csv_row("unbalanced_tail", bytes, param, "mpi", rep, mt[n - 1], om[3]);
-      if (opt.run_dred) csv_row("unbalanced_own", bytes, param, "dred", rep, dow[n - 1], od[3]);
-      if (opt.run_mpi) csv_row("unbalanced_own", bytes, param, "mpi", rep, mow[n - 1], om[3]);
+      if (opt.run_dred) csv_row("unbalanced_tail", bytes, param, "dred", rep, dt[n - 1], od[3], od[7]);
+      if (opt.run_mpi) csv_row("unbalanced_tail", bytes, param, "mpi", rep, mt[n - 1], om[3], om[7]);
+      if (opt.run_dred) csv_row("unbalanced_own", bytes, param, "dred", rep, dow[n - 1], od[3], od[7]);
+      if (opt.run_mpi) csv_row("unbalanced_own", bytes, param, "mpi", rep, mow[n - 1], om[3], om[7]);
     }
   }
-  summary_t *s = record(scen, bytes, param, d, dc, m, mc, n, wrong);
+  summary_t *s = record(scen, bytes, param, d, dc, dsq, m, mc, msq, n, wrong);
   if (kmult >= 0 && rank == 0) {
-    record("unbalanced_tail", bytes, param, dt, dc, mt, mc, n, wrong);
-    record("unbalanced_own", bytes, param, dow, dc, mow, mc, n, wrong);
+    record("unbalanced_tail", bytes, param, dt, dc, dsq, mt, mc, msq, n, wrong);
+    record("unbalanced_own", bytes, param, dow, dc, dsq, mow, mc, msq, n, wrong);
     s = find_sum(scen, bytes, param);
   }
   return s;
@@ -513,7 +544,7 @@ static double ideal_mpi_time(size_t bytes) {
   /* calibrate: 3 timed MPI_Reduce at this size, median at the root */
   size_t count = bytes / sizeof(double);
   ensure_single_bufs(count);
-  double v[3], o[7];
+  double v[3], o[8];
   fill(sendbuf, count, 999, 0);
   run_one(0, count, 0, 999, o); /* warm-up */
   for (int i = 0; i < 3; i++) {
@@ -546,13 +577,13 @@ static void measure_conc(int C) {
     }
   }
   int reps = opt.reps, n = 0, wrong = 0;
-  double d[reps], dc[reps], m[reps], mc[reps];
+  double d[reps], dc[reps], m[reps], mc[reps], dsq[reps], msq[reps];
   char what[96], hb[32];
   snprintf(what, sizeof what, "concurrent %d x %s", C, human(bytes, hb));
   for (int rep = -opt.warmup; rep < reps; rep++) {
     int rr = rep < 0 ? 1000 + rep : rep;
     for (int j = 0; j < C; j++) fill(snd[j], count, rr, j);
-    double res[2][2] = {{0, 0}, {0, 0}}; /* [dred/mpi][time, cpu] */
+    double res[2][3] = {{0, 0, 0}, {0, 0, 0}}; /* [dred/mpi][time, cpu, settle] */
     int errs[2] = {0, 0};
     int dred_first = (rep & 1) == 0;
     for (int c = 0; c < 2; c++) {
@@ -587,8 +618,10 @@ static void measure_conc(int C) {
           MPI_Ireduce(snd[j], mr[j], (int)count, MPI_DOUBLE, MPI_SUM, j % P, comm, &req[j]);
         if (MPI_Waitall(C, req, sts) != MPI_SUCCESS) err++;
       }
-      double t = now_s() - t0, tmax = 0, cs[2] = {0, 0}, cin[2];
-      idle_reduce(&t, &tmax, 1, MPI_MAX);
+      double tq[2] = {now_s() - t0, 0}, tqmax[2] = {0, 0}, cs[2] = {0, 0}, cin[2];
+      tq[1] = settle();
+      idle_reduce(tq, tqmax, 2, MPI_MAX);
+      double tmax = tqmax[0];
       cin[0] = cpu_now() - c0;
       cin[1] = err;
       idle_reduce(cin, cs, 2, MPI_SUM);
@@ -598,6 +631,7 @@ static void measure_conc(int C) {
       }
       res[!who_dred][0] = tmax;
       res[!who_dred][1] = cs[0];
+      res[!who_dred][2] = tqmax[1];
       errs[!who_dred] = (int)cs[1];
     }
     int bad = 0, bad_all = 0;
@@ -625,11 +659,13 @@ static void measure_conc(int C) {
     }
     if (rep < 0 || rank != 0) continue;
     d[n] = res[0][0]; dc[n] = res[0][1]; m[n] = res[1][0]; mc[n] = res[1][1];
+    dsq[n] = res[0][2]; msq[n] = res[1][2];
     n++;
-    if (opt.run_dred) csv_row("concurrent", bytes, C, "dred", rep, res[0][0], res[0][1]);
-    if (opt.run_mpi) csv_row("concurrent", bytes, C, "mpi", rep, res[1][0], res[1][1]);
+    if (opt.run_dred)
+      csv_row("concurrent", bytes, C, "dred", rep, res[0][0], res[0][1], res[0][2]);
+    if (opt.run_mpi) csv_row("concurrent", bytes, C, "mpi", rep, res[1][0], res[1][1], res[1][2]);
   }
-  record("concurrent", bytes, C, d, dc, m, mc, n, wrong);
+  record("concurrent", bytes, C, d, dc, dsq, m, mc, msq, n, wrong);
   for (int j = 0; j < C; j++) {
     free(snd[j]);
     free(dr[j]);
@@ -645,11 +681,12 @@ static void add_kernel(double *__restrict a, const double *__restrict b, size_t 
 
 /* Best aggregate bandwidth (bytes/s) with ranks 0..nproc-1 combining at once; others idle.
  * Each trial is ONE pass (a few ms, shorter than a scheduler time slice), started by all
- * participants at the common start, timed by the slowest of them; best of `trials`, so a
+ * participants at the common start and timed from it to the slowest one's end (so two
+ * passes that did not overlap cannot count as double bandwidth); best of `trials`, so a
  * trial in which another process got the core does not count.  *med gets the median. */
 static double bandwidth(int nproc, double *med) {
   const size_t n = 32 * MIB / sizeof(double);
-  enum { trials = 25 };
+  enum { trials = 50 };
   double *a = NULL, *b = NULL, best = 0, all[trials];
   if (rank < nproc) {
     a = malloc(n * sizeof *a);
@@ -659,12 +696,12 @@ static double bandwidth(int nproc, double *med) {
     add_kernel(a, b, n); /* warm */
   }
   for (int t = 0; t < trials; t++) {
-    sync_start();
+    double t0 = sync_start();
     double el = 0, elmax = 0;
     if (rank < nproc) {
-      double s = now_s();
+      double s = one_node ? t0 : now_s();
       add_kernel(a, b, n);
-      el = now_s() - s;
+      el = now_s() - s; /* from the common start: a late start cannot fake overlap */
     }
     idle_reduce(&el, &elmax, 1, MPI_MAX);
     double bw = (double)nproc * 3.0 * (double)(n * sizeof(double)) / elmax;
@@ -726,7 +763,9 @@ static void usage(void) {
       "  --only dred|mpi   run one contender only (e.g. to measure dred-master's load)\n"
       "  --margin-ms M     common-start margin (default 20)\n"
       "  --seed S          seed of the arrival draws (default 1)\n"
-      "  --keep-going      do not stop the run at the first WRONG repetition\n");
+      "  --keep-going      do not stop the run at the first WRONG repetition\n"
+      "  --settle-max S    after each call wait up to S s for the process to go idle (default\n"
+      "                    10; 0 = do not wait)\n");
 }
 
 static void parse(int argc, char **argv) {
@@ -737,13 +776,14 @@ static void parse(int argc, char **argv) {
       {"summary", 1, 0, 'S'},  {"root", 1, 0, 'R'},    {"pin", 0, 0, 'p'},
       {"hogs", 1, 0, 'H'},     {"delay", 1, 0, 'd'},   {"only", 1, 0, 'O'},
       {"margin-ms", 1, 0, 'M'}, {"seed", 1, 0, 'e'},   {"help", 0, 0, 'h'},
-      {"keep-going", 0, 0, 'K'},
+      {"keep-going", 0, 0, 'K'}, {"settle-max", 1, 0, 'Q'},
       {0, 0, 0, 0}};
   char *items[MAXLIST];
   opt.reps = 7;
   opt.warmup = 1;
   opt.conc_bytes = 8 * MIB;
   opt.margin_ms = 20;
+  opt.settle_max_s = 10;
   opt.seed = 1;
   opt.run_dred = opt.run_mpi = 1;
   int c;
@@ -808,6 +848,7 @@ static void parse(int argc, char **argv) {
     case 'M': opt.margin_ms = atof(optarg); break;
     case 'e': opt.seed = strtoull(optarg, NULL, 10); break;
     case 'K': opt.keep_going = 1; break;
+    case 'Q': opt.settle_max_s = atof(optarg); break;
     case 'h': usage(); exit(0);
     default: usage(); die("bad option '%s'", argv[optind - 1]);
     }
@@ -895,7 +936,7 @@ int main(int argc, char **argv) {
   one_node = nsz == P;
 
   if (rank == 0 && opt.csv) {
-    csv_f = open_append(opt.csv, "scenario,p,bytes,param,contender,rep,seconds,cpu_s");
+    csv_f = open_append(opt.csv, "scenario,p,bytes,param,contender,rep,seconds,cpu_s,settle_s");
     char sp[1024];
     if (!opt.summary) {
       size_t l = strlen(opt.csv);
@@ -910,7 +951,7 @@ int main(int argc, char **argv) {
     sum_f = open_append(opt.summary,
                         "scenario,p,bytes,param,reps,dred_med_s,dred_min_s,dred_max_s,mpi_med_s,"
                         "mpi_min_s,mpi_max_s,ratio,wrong,dred_cpu_s,mpi_cpu_s,bound1_s,bound2_s,"
-                        "dred_over_bound2");
+                        "dred_over_bound2,dred_settle_s,mpi_settle_s");
 
   char lib[MPI_MAX_LIBRARY_VERSION_STRING];
   int ll;
@@ -961,7 +1002,7 @@ int main(int argc, char **argv) {
     double M1 = NAN, M2 = NAN;
     B1 = bandwidth(1, &M1);
     B2 = P >= 2 ? bandwidth(2, &M2) : B1;
-    say("  bandwidth (best of 25 one-pass trials; median in brackets): 1 process %.2f GB/s "
+    say("  bandwidth (best of 50 one-pass trials; median in brackets): 1 process %.2f GB/s "
         "[%.2f], 2 processes %.2f GB/s [%.2f] (aggregate); 3n bytes counted per combine of "
         "n bytes\n",
         B1 / 1e9, M1 / 1e9, B2 / 1e9, M2 / 1e9);
@@ -986,12 +1027,12 @@ int main(int argc, char **argv) {
             "%6.2f x bound2; mpi %8.3f ms = %6.2f x bound2\n",
             human(s->bytes, hb), 1e3 * s->bound1, 1e3 * s->bound2, 1e3 * s->dmed,
             s->dmed / s->bound2, 1e3 * s->mmed, s->mmed / s->bound2);
-        csv_row("bound", s->bytes, 1, "bound", 0, s->bound1, 0);
-        csv_row("bound", s->bytes, 2, "bound", 0, s->bound2, 0);
+        csv_row("bound", s->bytes, 1, "bound", 0, s->bound1, 0, 0);
+        csv_row("bound", s->bytes, 2, "bound", 0, s->bound2, 0, 0);
       }
       if (csv_f) {
-        fprintf(csv_f, "bandwidth,%d,%zu,1,bytes_per_s,0,%.6g,0\n", P, (size_t)(32 * MIB), B1);
-        fprintf(csv_f, "bandwidth,%d,%zu,2,bytes_per_s,0,%.6g,0\n", P, (size_t)(32 * MIB), B2);
+        fprintf(csv_f, "bandwidth,%d,%zu,1,bytes_per_s,0,%.6g,0,0\n", P, (size_t)(32 * MIB), B1);
+        fprintf(csv_f, "bandwidth,%d,%zu,2,bytes_per_s,0,%.6g,0,0\n", P, (size_t)(32 * MIB), B2);
         fflush(csv_f);
       }
     }
@@ -1015,10 +1056,10 @@ int main(int argc, char **argv) {
              s->wrong ? " WRONG" : "");
       if (sum_f)
         fprintf(sum_f, "%s,%d,%zu,%g,%d,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.6f,%d,%.6f,%.6f,%.9g,"
-                       "%.9g,%.6g\n",
+                       "%.9g,%.6g,%.6f,%.6f\n",
                 s->scen, P, s->bytes, s->param, s->n, s->dmed, s->dmin, s->dmax, s->mmed,
                 s->mmin, s->mmax, s->dmed / s->mmed, s->wrong, s->dcpu, s->mcpu, s->bound1,
-                s->bound2, s->dmed / s->bound2);
+                s->bound2, s->dmed / s->bound2, s->dsettle, s->msettle);
     }
     printf("dred-bench: dred timed total %.3f s over %ld reductions (warm-ups included)\n",
            dred_timed_s, dred_timed_calls);

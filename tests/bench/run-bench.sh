@@ -429,10 +429,14 @@ if [ -s "$summary" ]; then
   {
     echo "dred / MPI, medians of $reps repetitions (dred time / MPI time; < 1 means dred is faster)"
     echo "machine: $(sed -n 's/^cpu: *//p' "$OUT/machine.txt"); $(sed -n 's/^mpi: *//p' "$OUT/machine.txt")"
-    printf '%-16s %3s %6s %6s %12s %12s %9s  %s\n' scenario p size param "dred ms" "MPI ms" dred/MPI ""
+    echo "(cpu: CPU seconds per call summed over the ranks, dred's background replica work included;"
+    echo " settle: how long dred's ranks stayed busy after the call returned; both medians)"
+    printf '%-16s %3s %6s %6s %11s %11s %9s %9s %9s %9s  %s\n' scenario p size param "dred ms" "MPI ms" dred/MPI \
+      "dred cpu" "MPI cpu" "settle ms" ""
     awk -F, 'NR > 1 {
       b = $3; sz = b >= 1048576 ? sprintf("%gM", b/1048576) : sprintf("%gK", b/1024)
-      printf "%-16s %3s %6s %6s %12.2f %12.2f %9.3f  %s\n", $1, $2, sz, $4, $6*1e3, $9*1e3, $12, ($13 == 1 ? "WRONG" : "") }' "$summary"
+      printf "%-16s %3s %6s %6s %11.2f %11.2f %9.3f %9.3f %9.3f %9.0f  %s\n", $1, $2, sz, $4, $6*1e3, $9*1e3, $12,
+        $14, $15, $19*1e3, ($13 == 1 ? "WRONG" : "") }' "$summary"
     echo
     echo "memory-bandwidth bound (ideal rows): bound2 = (p-1) combines x 3n bytes / max(1-process, 2-process aggregate bandwidth)"
     awk -F, '$1 == "bandwidth" { printf "  p=%s run: a[i] += b[i] over 2 x 32 MiB, %s process(es) at once: %.2f GB/s\n", $2, $4, $7 / 1e9 }' "$raw"
