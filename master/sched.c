@@ -939,6 +939,18 @@ size_t sched_queue_len(const sched_t *s, sched_key_t key) {
 
 size_t sched_tasks_in_flight(const sched_t *s) { return s->tasks.count; }
 
+size_t sched_queue_stats(const sched_t *s, size_t *longest) {
+  const dred_queue_t *q;
+  size_t total = 0, max = 0;
+  DRED_QUEUE_FOREACH(q, &s->inst_list) {
+    size_t n = dred_queue_len(&DRED_QUEUE_DATA(q, inst_t, link)->queue);
+    total += n;
+    if (n > max) max = n;
+  }
+  if (longest != NULL) *longest = max;
+  return total;
+}
+
 int sched_worker_alive(const sched_t *s, uint32_t worker) { return worker_alive(s, worker); }
 
 double sched_worker_speed(const sched_t *s, uint32_t worker) {

@@ -193,6 +193,8 @@ int sched_next_action(sched_t *s, sched_action_t *out);
 size_t sched_instances(const sched_t *s);            /* instances in flight        */
 size_t sched_queue_len(const sched_t *s, sched_key_t key); /* messages queued      */
 size_t sched_tasks_in_flight(const sched_t *s);
+/* Messages waiting in all instance queues; *longest gets the longest queue (may be NULL). */
+size_t sched_queue_stats(const sched_t *s, size_t *longest);
 int sched_worker_alive(const sched_t *s, uint32_t worker);
 double sched_worker_speed(const sched_t *s, uint32_t worker); /* bytes/ns, 0 unknown */
 

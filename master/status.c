@@ -111,6 +111,10 @@ static char *status_text(const master_t *m, size_t *len) {
             m->nfailed, m->nbye);
   sb_printf(&b, "reductions_in_flight: %zu\n", sched_instances(m->sched));
   sb_printf(&b, "tasks_in_flight: %zu\n", sched_tasks_in_flight(m->sched));
+  {
+    size_t longest = 0, queued = sched_queue_stats(m->sched, &longest);
+    sb_printf(&b, "queued_messages: %zu (longest queue %zu)\n", queued, longest);
+  }
   sb_printf(&b, "tasks_dispatched: %llu\n", (unsigned long long)m->tasks_sent);
   sb_printf(&b, "tasks_per_s: %.1f (since start)\n",
             up_s > 0 ? (double)m->tasks_sent / up_s : 0.0);

@@ -375,6 +375,27 @@ static void test_first_policy(void **state) {
 }
 
 /* Non-commutative: only rank-adjacent intervals pair; exec_is_left tells the order. */
+/* sched_queue_stats sums the queues of every instance (dredstat status shows it). */
+static void test_queue_stats(void **state) {
+  sched_t *s = sched_new(5, SCHED_POLICY_FIRST);
+  sched_params_t p = prm(2, 0);
+  size_t longest = 99;
+  (void)state;
+  group_seq(s, 1, 5);
+  assert_int_equal(sched_queue_stats(s, &longest), 0);
+  assert_int_equal(longest, 0);
+  /* non-commutative: non-adjacent members stay queued */
+  assert_int_equal(ready(s, K(1, 0), 4, 5, p), 0);
+  assert_int_equal(ready(s, K(1, 0), 0, 1, p), 0);
+  assert_int_equal(ready(s, K(1, 0), 2, 3, p), 0);
+  assert_int_equal(ready(s, K(1, 1), 0, 1, p), 0);
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(sched_queue_stats(s, &longest), 4);
+  assert_int_equal(longest, 3);
+  assert_int_equal(sched_queue_stats(s, NULL), 4);
+  sched_free(s);
+}
+
 static void test_noncommutative_adjacency(void **state) {
   sched_t *s = sched_new(5, SCHED_POLICY_FIRST);
   sched_key_t k = K(1, 0);
@@ -1609,7 +1630,7 @@ int main(void) {
       cmocka_unit_test(test_predict_policy),
       cmocka_unit_test(test_last_time_policy),
       cmocka_unit_test(test_first_policy),
-      cmocka_unit_test(test_noncommutative_adjacency),
+      cmocka_unit_test(test_queue_stats), cmocka_unit_test(test_noncommutative_adjacency),
       cmocka_unit_test(test_completion_end_and_journal),
       cmocka_unit_test(test_single_member),
       cmocka_unit_test(test_mismatch_count),
