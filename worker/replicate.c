@@ -321,9 +321,13 @@ static void neighbour_put_done(void *arg, int status) {
  * stays mapped even if the member dies meanwhile, so the read is always safe. */
 static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m) {
   repl_io_t *io;
+  int rc;
   char *base = src < rt->world_size ? rt->peer_base[src] : NULL;
   if (base == NULL || rt->store == NULL || (io = calloc(1, sizeof *io)) == NULL) {
+    proto_msg_t a = *m; /* let the member free its snapshot anyway */
     DRED_ERROR("cannot take a shared-memory replica from worker %d", src);
+    a.type = PROTO_REPLICA_ACK;
+    dred_chan_send(&rt->chan, src, &a, NULL);
     return;
   }
   MPI_Win_sync(rt->swin);
@@ -334,12 +338,10 @@ static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m) {
   io->ack_to = src;
   io->ack_off = m->u.replica.pool_off;
   dred_queue_insert_tail(&writes_in_flight, &io->link);
-  if (dred_replica_put_async(&rt->loop, rt->store, io->group, io->tag, io->member,
-                             base + m->u.replica.pool_off, (size_t)m->u.replica.len,
-                             neighbour_put_done, io) != DRED_OK) {
-    dred_queue_remove(&io->link);
-    free(io);
-  }
+  rc = dred_replica_put_async(&rt->loop, rt->store, io->group, io->tag, io->member,
+                              base + m->u.replica.pool_off, (size_t)m->u.replica.len,
+                              neighbour_put_done, io);
+  if (rc != DRED_OK) neighbour_put_done(io, rc); /* still ACK: the member frees its snapshot */
 }
 
 static void store_received(dred_rt_t *rt, repl_op_t *op) {
