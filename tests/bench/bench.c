@@ -49,9 +49,10 @@
  *  slow        the ideal measurement, labelled "slow"; the CPU hogs are started OUTSIDE by
  *              tests/bench/run-bench.sh (stress-ng pinned to the last CPU) while this scenario
  *              runs, so they hit both contenders alike.  Use with --pin, which pins app rank r
- *              (all its threads) to CPU r % ncpu before MPI starts, so that the ranks on the
- *              hogged CPU are the slow workers (with 2 CPUs: the odd ranks; the root, rank 0,
- *              is not slowed).  --hogs N only labels the param column.
+ *              of P (all its threads) to CPU r*ncpu/P before MPI starts, so that the ranks on
+ *              the hogged CPU are the slow workers (with 2 CPUs: ranks P/2..P-1, as if the
+ *              second of two nodes were loaded; the root, rank 0, is not slowed).  --hogs N
+ *              only labels the param column.
  *  concurrent  C in --conc reductions of 8 MiB in flight (dred_ireduce with tags 0..C-1,
  *              roots j % p) vs C MPI_Ireduce + MPI_Waitall.
  *  bound       memory bandwidth of this machine: a[i] += b[i] over two 32 MiB double arrays
@@ -765,7 +766,7 @@ static void usage(void) {
       "  --csv FILE        per-call rows (appended)\n"
       "  --summary FILE    per-point medians (default: CSV name with -summary.csv)\n"
       "  --root R          root of the single reductions (default 0)\n"
-      "  --pin             pin app rank r to CPU r %% ncpu before MPI starts (slow scenario)\n"
+      "  --pin             pin app rank r of P to CPU r*ncpu/P before MPI starts (slow scenario)\n"
       "  --hogs N          label: CPU hogs running outside (param column of 'slow')\n"
       "  --delay sleep|busy  how a late rank waits in 'unbalanced' (default sleep)\n"
       "  --only dred|mpi   run one contender only (e.g. to measure dred-master's load)\n"
@@ -867,8 +868,12 @@ static void parse(int argc, char **argv) {
   if (!opt.nconc) { opt.conc[0] = 4; opt.conc[1] = 8; opt.conc[2] = 16; opt.conc[3] = 28; opt.nconc = 4; }
 }
 
-/* Pin this process (and every thread it will create) before MPI starts: app rank r = world
- * rank - 1 (world rank 0 is dred-master) goes to the r % n-th allowed CPU. */
+/* Pin this process (and every thread it will create) before MPI starts, in blocks as
+ * consecutive ranks share a node on a cluster: app rank r = world rank - 1 (world rank 0 is
+ * dred-master) of P goes to allowed CPU r * n / P.  With 2 CPUs: ranks 0..P/2-1 on the first,
+ * P/2..P-1 on the last, where run-bench.sh puts the hogs.  (Round-robin placement would make
+ * the slow ranks exactly the leaves of MPI's binomial tree rooted at 0, which do nothing but
+ * expose their buffer: measured, 4 hogs then slowed neither contender.) */
 static void pin_self(void) {
   const char *e = getenv("PMI_RANK");
   if (!e) e = getenv("PMIX_RANK");
@@ -876,7 +881,9 @@ static void pin_self(void) {
     fprintf(stderr, "dred-bench: --pin: no PMI_RANK in the environment; not pinning\n");
     return;
   }
-  int wr = atoi(e), r = wr > 0 ? wr - 1 : 0;
+  const char *z = getenv("PMI_SIZE");
+  if (!z) z = getenv("PMIX_SIZE");
+  int wr = atoi(e), r = wr > 0 ? wr - 1 : 0, papp = z ? atoi(z) - 1 : 0;
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) != 0) return;
   int cpus[CPU_SETSIZE], n = 0;
@@ -884,7 +891,7 @@ static void pin_self(void) {
     if (CPU_ISSET(i, &set)) cpus[n++] = i;
   if (n == 0) return;
   CPU_ZERO(&set);
-  CPU_SET(cpus[r % n], &set);
+  CPU_SET(papp > 0 ? cpus[(long)r * n / papp] : cpus[r % n], &set);
   if (sched_setaffinity(0, sizeof set, &set) != 0) perror("dred-bench: sched_setaffinity");
 }
 
@@ -983,7 +990,7 @@ int main(int argc, char **argv) {
   }
   if (opt.scen & S_SLOW) {
     say("== slow (root time; %d CPU hog(s) started outside%s)\n", opt.hogs,
-        opt.pin ? ", ranks pinned r % ncpu" : ", ranks NOT pinned");
+        opt.pin ? ", ranks pinned in blocks: r -> CPU r*ncpu/P" : ", ranks NOT pinned");
     single_sizes(S_SLOW, sz, &nsz2);
     for (int i = 0; i < nsz2 && !stop_all; i++) measure_single("slow", sz[i], opt.hogs, -1, 0);
   }

@@ -8,7 +8,7 @@
 #   --full           p = 4, 8, 16; every size 128 KiB..128 MiB; for README's Performance section
 #   --ps "LIST"      override the process counts, e.g. --ps "8 16"
 #   --reps R         timed repetitions per point (default 7)
-#   --hogs N         stress-ng CPU hogs for the slow scenario (default 1), pinned to the last CPU
+#   --hogs N         stress-ng CPU hogs for the slow scenario (default 2), pinned to the last CPU
 #   --only LIST      run only these parts: ideal,unbalanced,concurrent,slow,master (default all)
 #   --quiet-wait S   before each job wait up to S seconds for the machine to be idle
 #                    (default 30 quick, 300 full; 0 = do not wait)
@@ -19,9 +19,10 @@
 #   1. ideal + unbalanced + bound:  dred-bench --scenario ideal,unbalanced,bound
 #   2. concurrent:                  dred-bench --scenario concurrent
 #   3. slow: dred-bench --scenario slow --pin --hogs 0 (pinned baseline, no hogs), then the same
-#      with N `stress-ng --cpu N --taskset <last CPU>` hogs running for the whole job.  --pin puts
-#      app rank r on CPU r % ncpu, so with 2 CPUs the odd ranks share their CPU with the hogs
-#      (the root, rank 0, does not).  Hogs are started and stopped here, killed by pid, always.
+#      with N `stress-ng --cpu N --taskset <last CPU>` hogs running for the whole job, started in
+#      the job's session (autogroup scheduling would otherwise cap them at half the CPU).
+#      --pin puts app rank r of P on CPU r*ncpu/P, so with 2 CPUs ranks P/2..P-1 share their CPU
+#      with the hogs (the root, rank 0, does not).  The hogs are stopped by pid with the job.
 #   4. master load (largest p only): dred-bench --scenario concurrent --conc <largest C>
 #      --only dred with DRED_LOG_LEVEL=info; samples dred-master's CPU from /proc/<pid>/stat and
 #      reads its "dred-master done: ... messages in, ... out" line.
@@ -91,7 +92,6 @@ shutdown_hangs=0
 shutdown_grace=60
 
 # ---- process bookkeeping (pids only) ------------------------------------------------------
-hog_pid=""
 tail_pid=""
 job_leader=""
 job_marker=""
@@ -131,22 +131,7 @@ reap() { # MARKER LEADER: TERM, then KILL, everything of the job
   # shellcheck disable=SC2046
   signal_pids KILL $(job_pids "$marker" "$leader")
 }
-stop_hogs() {
-  if [ -n "$hog_pid" ]; then
-    # stress-ng's parent stops its workers on SIGTERM; the workers are its children
-    local kids
-    kids=$(ps -o pid= --ppid "$hog_pid" 2>/dev/null)
-    kill -TERM "$hog_pid" 2>/dev/null
-    for _ in 1 2 3 4 5 6 7 8 9 10; do alive "$hog_pid" || break; sleep 0.2; done
-    alive "$hog_pid" && kill -KILL "$hog_pid" 2>/dev/null
-    # shellcheck disable=SC2086
-    signal_pids KILL $kids
-    wait "$hog_pid" 2>/dev/null
-    hog_pid=""
-  fi
-}
 cleanup() {
-  stop_hogs
   [ -n "$job_leader" ] && alive "$job_leader" && reap "$job_marker" "$job_leader"
   [ -n "$tail_pid" ] && kill "$tail_pid" 2>/dev/null
   [ -n "${storage:-}" ] && rm -rf "$storage"
@@ -189,8 +174,23 @@ run_job() {
   echo "== $name: dredrun $*   (timeout ${limit}s)"
   wait_quiet
   echo "# dredrun $*  ($(date '+%F %T'))" >"$log"
-  DRED_STORAGE_DIR="$storage" DRED_BENCH_RUN_ID="$job_marker" \
-    setsid "$dredrun" "$@" </dev/null >>"$log" 2>&1 &
+  if [ "${job_hogs:-0}" -gt 0 ]; then
+    # The hogs run inside the job's session: with the kernel's autogroup scheduling a hog in
+    # another session would only ever take half of the CPU, however many there are.  They
+    # carry the job's marker, so a timeout reaps them with the job; otherwise the wrapper
+    # stops them by pid when dredrun returns.
+    echo "   $job_hogs stress-ng CPU hog(s) on CPU $lastcpu for the whole job (in its session)"
+    # shellcheck disable=SC2016  # $1.. are expanded by the wrapper shell
+    DRED_STORAGE_DIR="$storage" DRED_BENCH_RUN_ID="$job_marker" \
+      setsid bash -c 'stress-ng --cpu "$1" --taskset "$2" --timeout "$3" -q </dev/null >"$4" 2>&1 &
+        h=$!; sleep 1; shift 4; "$@"; rc=$?
+        kill -TERM "$h" 2>/dev/null; wait "$h" 2>/dev/null; exit "$rc"' hogwrap \
+      "$job_hogs" "$lastcpu" "$((limit + 60))s" "$OUT/logs/stress-ng-$name.log" \
+      "$dredrun" "$@" </dev/null >>"$log" 2>&1 &
+  else
+    DRED_STORAGE_DIR="$storage" DRED_BENCH_RUN_ID="$job_marker" \
+      setsid "$dredrun" "$@" </dev/null >>"$log" 2>&1 &
+  fi
   job_leader=$!
   tail -n +2 -f --pid="$job_leader" "$log" 2>/dev/null | grep --line-buffered -v '^dred-bench: MPICH' &
   tail_pid=$!
@@ -299,17 +299,10 @@ for p in $ps_list; do
   if want slow && command -v stress-ng >/dev/null; then
     run_job "slow0-p$p" "$limit_slow" -n "$p" "$bench" --scenario slow --pin --hogs 0 $qflag \
       "${common[@]}"
-    stress-ng --cpu "$hogs" --taskset "$lastcpu" --timeout "$((limit_slow + 120))s" -q \
-      </dev/null >"$OUT/logs/stress-ng-p$p.log" 2>&1 &
-    hog_pid=$!
-    sleep 1
-    echo "   started stress-ng (pid $hog_pid): $hogs CPU hog(s) on CPU $lastcpu"
-    save_qw=$quiet_wait; quiet_wait=0 # the hogs are the load now
+    job_hogs=$hogs
     run_job "slow-p$p" "$limit_slow" -n "$p" "$bench" --scenario slow --pin --hogs "$hogs" $qflag \
       "${common[@]}"
-    quiet_wait=$save_qw
-    stop_hogs
-    echo "   stopped stress-ng"
+    job_hogs=0
   fi
   if want master && [ "$p" = "$maxp" ]; then
     C=${conc_list##*,}
@@ -406,7 +399,7 @@ if [ "$plots" = 1 ] && [ -s "$summary" ]; then
     set xlabel 'reductions in flight C'; set ylabel 'time (ms)'; set logscale y 10; set xtics (4, 8, 16, 28);
     plot ${conc_cmd%, }"
   [ -n "$slow_cmd" ] && gp "$OUT/slow.png" "$head set output '$OUT/slow.png';
-    set title 'slow workers: ranks pinned r % $ncpu, $hogs stress-ng hog(s) on CPU $lastcpu (odd ranks slow), root time';
+    set title 'slow workers: ranks pinned in blocks over $ncpu CPUs, $hogs stress-ng hog(s) on CPU $lastcpu (upper half of the ranks slow), root time';
     set logscale x 2; set logscale y 10; set xlabel 'message size (MiB)'; set ylabel 'time (ms)';
     plot ${slow_cmd%, }"
   if [ -n "$unb_cmd" ]; then
