@@ -245,6 +245,9 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   in->bytes = (size_t)count * ti.extent;
   in->pool_off = -1;
   dred_queue_init(&in->rbufs);
+  /* The operand goes into shared memory now, on this thread, rather than when the runtime
+   * thread gets round to it: until a copy exists outside this process, a crash loses it. */
+  dred_dp_acc_early(rt, in);
 
   uv_mutex_lock(&rt->lock);
   if (rt->dead) {
@@ -268,6 +271,8 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   }
   if (tag == DRED_TAG_AUTO) g->auto_seq++;
   in->tag = itag;
+  if (in->acc_early && in->pool_off >= 0 && rt->cfg.replicas > 0)
+    in->dir_slot = dred_snapdir_publish(rt, g->id, itag, in->member, in->pool_off, in->bytes);
   /* Hand the future out before the runtime can see `in`: it may finish and free `in`
    * as soon as the lock is released. */
   *future = in->fut;
@@ -278,6 +283,7 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   return DRED_OK;
 
 fail:
+  if (in->acc_early && !in->is_root) dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, 0);
   dred_future_free(in->fut);
   dred_future_free(in->fut); /* both references: nobody else saw it */
   free(in);

@@ -2,32 +2,65 @@
  * dataplane.c -- where operands live and how an executor combines a provider's data.
  *
  * Every worker owns a pool: one MPI shared-memory window segment (MPI_Win_allocate_shared
- * on the node communicator), carved by common/pool.c.  A non-root member copies its
- * operand into a pool block (its accumulator, "acc") when it calls reduce; the root's
- * accumulator is its recvbuf.  Tasks then combine in place into the executor's acc.
+ * on the node communicator), carved by common/pool.c after a small head that holds the
+ * snapshot directory (snapdir.c).  A non-root member copies its operand into a pool block
+ * (its accumulator, "acc") inside dred_ireduce, on the caller's thread: that single copy
+ * puts the operand in shared memory, where node peers combine from it and its replicas
+ * are taken from it.  The root's accumulator is its recvbuf.
  *
  * Two ways to read the provider:
  *   - same node, provider's acc in its pool: a direct pointer into the provider's segment
- *     (MPI_Win_shared_query), so MPI_Reduce_local reads the peer's memory with no copy;
+ *     (MPI_Win_shared_query), so the combine reads the peer's memory with no copy;
  *   - otherwise: MPI_Rget from the dynamic window (the pool and any malloc'd acc are
  *     attached to it), DRED_RMA_DEPTH chunks in flight, each combined as it lands, so the
  *     transfer and the combine overlap.
  * Work is cut into chunks of DRED_CHUNK_KB and a task step does at most a few of them, so
  * the runtime thread keeps answering the master while a large task runs.
  *
+ * In place or out of place.  A task normally combines in place into the executor's acc.
+ * It builds its result in a new buffer instead (then swaps it in) when the executor's
+ * buffer must stay intact: on the RMA path, so a provider dying mid-read leaves the
+ * executor's data whole; and when acc is still the replica snapshot that copies are being
+ * taken from (the member's first task as executor).  The out-of-place direct combine works
+ * in small sub-chunks -- copy the provider's piece, combine the executor's into it -- so
+ * the second pass runs in cache and costs about what a fused kernel would.
+ *
  * Order: MPI_Reduce_local(in, inout) computes inout = in op inout.  For commutative ops
  * and when the executor's members lie right of the provider's, that is acc = prov op acc.
  * When the executor lies left under a non-commutative op, acc = acc op prov is computed
  * in a scratch chunk and copied back.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "../common/log.h"
 #include "../master/sched.h" /* sched_task_status_t values for task outcomes */
 #include "runtime.h"
 
 #define TASK_STEP_NS 500000ull /* time slice of one task step */
+
+/* Map every page of our own segment now.  Each process takes its own page faults on a
+ * shared segment, and the first operand copied into a fresh block would otherwise pay
+ * them inside dred_ireduce -- on the path where every millisecond is a window in which a
+ * crash loses the operand. */
+static void populate(char *base, size_t len) {
+#ifdef MADV_POPULATE_WRITE
+  uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)base, b = a + len;
+  uint64_t t0 = uv_hrtime();
+  if (base == NULL || len == 0) return;
+  a = (a + pg - 1) & ~(pg - 1);
+  b &= ~(pg - 1);
+  if (b > a && madvise((void *)a, b - a, MADV_POPULATE_WRITE) != 0)
+    DRED_DEBUG("madvise(MADV_POPULATE_WRITE) on the pool failed: pages fault in on first use");
+  DRED_DEBUG("pool of %zu MiB populated in %.1f ms", len >> 20, (uv_hrtime() - t0) / 1e6);
+#else
+  (void)base;
+  (void)len;
+#endif
+}
 
 int dred_dp_init(dred_rt_t *rt) {
   int nnode = 0, i, rc;
@@ -56,7 +89,14 @@ int dred_dp_init(dred_rt_t *rt) {
   }
   MPI_Win_set_errhandler(rt->swin, MPI_ERRORS_RETURN);
   MPI_Win_lock_all(MPI_MODE_NOCHECK, rt->swin);
-  if (dred_pool_init(&rt->pool, rt->pool_size) != 0) return DRED_ERR_NOMEM;
+  populate(rt->pool_base, rt->pool_size);
+  if (uv_mutex_init(&rt->pool_mu) != 0) return DRED_ERR_INTERNAL;
+  /* The directory at the head of the segment starts out empty (MPICH zeroes the pages,
+   * but say so rather than rely on it). */
+  if (dred_snapdir_usable(rt)) memset(rt->pool_base, 0, DRED_SNAPDIR_BYTES);
+  if (dred_pool_init(&rt->pool, dred_snapdir_usable(rt) ? rt->pool_size - DRED_SNAPDIR_BYTES
+                                                        : 0) != 0)
+    return DRED_ERR_NOMEM;
 
   /* The dynamic window comes after the pool: it is collective with dred-master, which
    * starts its failure detector only once this returns -- MPICH touches every page of a
@@ -96,14 +136,25 @@ void dred_dp_finalize(dred_rt_t *rt, int collective) {
     MPI_Comm_free(&rt->node);
   }
   dred_pool_destroy(&rt->pool);
+  uv_mutex_destroy(&rt->pool_mu);
   free(rt->peer_base);
   free(rt->scratch);
   rt->peer_base = NULL;
   rt->scratch = NULL;
 }
 
+/* A pool block (offsets count from the segment base, past the directory), or -1. */
+static int64_t pool_take(dred_rt_t *rt, size_t bytes) {
+  int64_t off;
+  if (bytes == 0 || !dred_snapdir_usable(rt)) return -1;
+  uv_mutex_lock(&rt->pool_mu);
+  off = dred_pool_alloc(&rt->pool, bytes);
+  uv_mutex_unlock(&rt->pool_mu);
+  return off < 0 ? -1 : off + (int64_t)DRED_SNAPDIR_BYTES;
+}
+
 int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, int *malloced) {
-  *pool_off = bytes > 0 ? dred_pool_alloc(&rt->pool, bytes) : -1;
+  *pool_off = pool_take(rt, bytes);
   *malloced = 0;
   if (*pool_off >= 0) {
     *p = rt->pool_base + *pool_off;
@@ -131,12 +182,34 @@ void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, in
     if (bytes > 0) MPI_Win_detach(rt->dwin, p);
     free(p);
   } else if (pool_off >= 0) {
-    dred_pool_free(&rt->pool, pool_off, bytes);
+    uv_mutex_lock(&rt->pool_mu);
+    dred_pool_free(&rt->pool, pool_off - (int64_t)DRED_SNAPDIR_BYTES, bytes);
+    uv_mutex_unlock(&rt->pool_mu);
   }
+}
+
+void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
+  in->dir_slot = -1;
+  if (in->bytes == 0) return;
+  if (in->is_root) {
+    if (in->sendbuf != MPI_IN_PLACE) memcpy(in->recvbuf, in->sendbuf, in->bytes);
+    in->acc = in->recvbuf;
+    in->pool_off = -1;
+    in->acc_early = 1;
+    return;
+  }
+  if ((in->pool_off = pool_take(rt, in->bytes)) < 0) return; /* announce copies it */
+  in->acc = rt->pool_base + in->pool_off;
+  memcpy(in->acc, in->sendbuf, in->bytes);
+  in->acc_early = 1;
 }
 
 int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in) {
   int rc;
+  if (in->acc_early) {
+    if (in->pool_off >= 0) MPI_Win_sync(rt->swin); /* the caller's thread wrote it */
+    return DRED_OK;
+  }
   if (in->is_root) {
     in->acc = in->recvbuf;
     in->pool_off = -1;
@@ -161,7 +234,14 @@ void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in) {
     free(b);
   }
   if (in->is_root || in->acc == NULL) return;
-  dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
+  if (in->dir_slot >= 0) { /* published but never handed to a snapshot */
+    dred_snapdir_retire(rt, in->dir_slot);
+    in->dir_slot = -1;
+  }
+  if (in->snap != NULL)
+    dred_repl_snapshot_drop(rt, in); /* the snapshot frees it once its copies are taken */
+  else
+    dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
   in->acc = NULL;
   in->pool_off = -1;
   in->acc_malloced = 0;
@@ -201,8 +281,15 @@ static void task_begin(dred_rt_t *rt, dred_task_t *t) {
       rt->peer_base[t->provider] != NULL) {
     MPI_Win_sync(rt->swin); /* see the provider's stores before reading its segment */
     t->src = rt->peer_base[t->provider] + t->buf.pool_off;
+    t->own_ro = t->own_p == &in->acc && in->snap != NULL;
+    t->oop = t->own_ro;
+    if (t->oop &&
+        dred_dp_buf_alloc(rt, in->bytes, &t->out, &t->out_pool_off, &t->out_malloced) != DRED_OK)
+      t->out = NULL; /* reported by the first step */
     return;
   }
+  t->own_ro = t->own_p == &in->acc && in->snap != NULL;
+  t->oop = 1;
   /* RMA path: reads land in an out-of-place result buffer, DRED_RMA_DEPTH chunks in flight;
    * each landed chunk gets the executor's data combined into it. */
   t->nslots = (int)rt->cfg.rma_depth;
@@ -231,6 +318,29 @@ static int step_direct(dred_rt_t *rt, dred_task_t *t, uint64_t deadline) {
     if (n == 0) break;
     rc = combine(rt, t, t->src + t->next_elem * in->ti.extent, t->next_elem, n);
     if (rc != 0) return rc;
+    t->next_elem += n;
+    t->done_elems += n;
+  } while (uv_hrtime() < deadline);
+  return 0;
+}
+
+static int combine_out(dred_rt_t *rt, dred_task_t *t, uint64_t e0, uint64_t n);
+
+/* Out of place from the provider's segment: in sub-chunks that stay in cache, copy the
+ * provider's piece into the result and combine the executor's into it. */
+#define OOP_SUB_BYTES (128u * 1024u)
+static int step_direct_oop(dred_rt_t *rt, dred_task_t *t, uint64_t deadline) {
+  dred_inst_t *in = t->inst;
+  uint64_t ce = OOP_SUB_BYTES / in->ti.extent;
+  int rc;
+  if (t->out == NULL) return DRED_ERR_NOMEM;
+  if (ce == 0) ce = 1;
+  do {
+    uint64_t n = t->count - t->next_elem < ce ? t->count - t->next_elem : ce;
+    size_t o = (size_t)t->next_elem * in->ti.extent;
+    if (n == 0) break;
+    memcpy(t->out + o, t->src + o, (size_t)n * in->ti.extent);
+    if ((rc = combine_out(rt, t, t->next_elem, n)) != 0) return rc;
     t->next_elem += n;
     t->done_elems += n;
   } while (uv_hrtime() < deadline);
@@ -301,15 +411,20 @@ static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) 
   return 0;
 }
 
-/* The RMA result is complete: it becomes the executor's buffer (the root's stays its
- * recvbuf, so the result is copied there). */
-static void rma_commit(dred_rt_t *rt, dred_task_t *t) {
+/* An out-of-place result is complete: it becomes the executor's buffer (the root's stays
+ * its recvbuf, so the result is copied there).  The buffer it replaces is freed -- or, if
+ * it is the replica snapshot, handed back to replicate.c, which frees it once its copies
+ * are taken. */
+static void oop_commit(dred_rt_t *rt, dred_task_t *t) {
   dred_inst_t *in = t->inst;
   if (in->is_root && t->dst == in->recvbuf) {
     if (in->bytes > 0) memcpy(t->dst, t->out, in->bytes);
     dred_dp_buf_free(rt, in->bytes, t->out, t->out_pool_off, t->out_malloced);
   } else {
-    dred_dp_buf_free(rt, in->bytes, *t->own_p, *t->own_pool_off, *t->own_malloced);
+    if (t->own_ro && in->snap != NULL && t->own_p == &in->acc)
+      dred_repl_snapshot_drop(rt, in);
+    else
+      dred_dp_buf_free(rt, in->bytes, *t->own_p, *t->own_pool_off, *t->own_malloced);
     *t->own_p = t->out;
     *t->own_pool_off = t->out_pool_off;
     *t->own_malloced = t->out_malloced;
@@ -327,7 +442,7 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
   if (!t->started) task_begin(rt, t);
   deadline = uv_hrtime() + TASK_STEP_NS;
   if (t->src != NULL) {
-    rc = step_direct(rt, t, deadline);
+    rc = t->oop ? step_direct_oop(rt, t, deadline) : step_direct(rt, t, deadline);
     did = 1;
   } else {
     rc = step_rma(rt, t, deadline, &did);
@@ -340,7 +455,7 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
     return 1;
   }
   if (t->done_elems >= t->count) {
-    if (t->src == NULL && t->out != NULL) rma_commit(rt, t);
+    if (t->oop && t->out != NULL) oop_commit(rt, t);
     if (t->dst_pool_off >= 0) MPI_Win_sync(rt->swin); /* publish the result to node peers */
     *finished = 1;
     *status = SCHED_TASK_OK;

@@ -5,16 +5,22 @@
  * engine calls in here at four points -- a reduction is announced, it ends, the master
  * asks for a RECOVER, the master reports a FAILED worker -- and this file does the rest.
  *
- * Replicas (seed 002, section 3).  When a non-root member announces its operand it takes a
- * snapshot of it -- in its shared-memory pool when there is room -- and from that snapshot
- * a copy is written to its own node-local store (storage/replica.c, SQLite, on the libuv
- * thread pool) and to the stores of the next DRED_REPLICAS-1 live members of the group.
+ * Replicas (seed 002, section 3).  A non-root member's operand is snapshotted in its
+ * shared-memory pool by dred_ireduce itself (dataplane.c: the accumulator, filled on the
+ * caller's thread, and listed in the pool's snapshot directory, snapdir.c); when the pool
+ * is full, announce takes a separate snapshot.  From that snapshot a copy is written to
+ * the member's own node-local store (storage/replica.c, SQLite, on the libuv thread
+ * pool) and to the stores of the next DRED_REPLICAS-1 live members of the group.  While
+ * copies are being taken the accumulator stays read-only: the member's first combine as
+ * executor writes its result elsewhere and then drops its hold on the snapshot.
  * A neighbour on the same node reads the snapshot straight from the member's segment
  * (a REPLICA header on the control channel says where) and answers REPLICA_ACK when its
  * copy is written; a neighbour elsewhere gets the bytes on DRED_CHAN_DATA_TAG.  Keeping
  * large worker-to-worker transfers in shared memory matters: UCX's CMA transport aborts a
  * process whose peer dies in the middle of a transfer.  The snapshot is freed once every
- * copy is taken, so the member's future never waits for replica I/O.  The root does not
+ * copy is taken, so the member's future never waits for replica I/O.  A member that dies
+ * before its neighbour heard of the snapshot is still recoverable: a node peer asked for
+ * its operand reads it from the dead member's snapshot directory.  The root does not
  * replicate: if it dies the reduction fails with DRED_ERR_ROOT_FAILED whatever its
  * operand's fate.  Copies are dropped when their reduction ends; the store file is deleted
  * at dred_finalize and a dead job's file is purged when the next job opens it.
@@ -58,6 +64,7 @@ typedef struct {
   int64_t tag;
   uint32_t waiting[PROTO_MAX_REPLICAS]; /* shared-memory neighbours yet to ACK */
   int nwaiting;
+  int dir_slot;      /* snapshot directory slot (snapdir.c), or -1 */
 } snapshot_t;
 
 static dred_queue_t snapshots = {&snapshots, &snapshots};
@@ -142,6 +149,7 @@ void dred_repl_close(dred_rt_t *rt) {
 static void snapshot_unref(snapshot_t *sn) {
   if (--sn->refs > 0) return;
   dred_queue_remove(&sn->link);
+  dred_snapdir_retire(sn->rt, sn->dir_slot); /* before the block can be reused */
   dred_dp_buf_free(sn->rt, sn->len, sn->p, sn->pool_off, sn->malloced);
   free(sn);
 }
@@ -198,20 +206,44 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   snapshot_t *sn;
   repl_io_t *io;
 
-  if (rt->cfg.replicas == 0 || rt->store == NULL || in->is_root || in->bytes == 0) return;
-  if ((sn = calloc(1, sizeof *sn)) == NULL ||
-      dred_dp_buf_alloc(rt, in->bytes, &sn->p, &sn->pool_off, &sn->malloced) != DRED_OK) {
-    DRED_WARN("no memory for a replica snapshot of %zu bytes: operand not replicated", in->bytes);
-    free(sn);
+  if (rt->cfg.replicas == 0 || rt->store == NULL || in->is_root || in->bytes == 0) {
+    /* No copies will be taken, so acc is an ordinary accumulator that combines in place:
+     * it must not stay listed as a snapshot. */
+    if (in->dir_slot >= 0) dred_snapdir_retire(rt, in->dir_slot);
+    in->dir_slot = -1;
     return;
   }
-  memcpy(sn->p, in->sendbuf, in->bytes);
-  if (sn->pool_off >= 0) MPI_Win_sync(rt->swin); /* node peers read it after our header */
+  if ((sn = calloc(1, sizeof *sn)) == NULL) {
+    DRED_WARN("no memory for a replica snapshot: operand not replicated");
+    if (in->dir_slot >= 0) dred_snapdir_retire(rt, in->dir_slot);
+    in->dir_slot = -1;
+    return;
+  }
+  if (in->acc_early && in->pool_off >= 0) {
+    /* dred_ireduce already put the operand in our pool: that block is the snapshot, and
+     * the engine holds it (read-only) until its first combine moves on. */
+    sn->p = in->acc;
+    sn->pool_off = in->pool_off;
+    sn->dir_slot = in->dir_slot;
+    in->dir_slot = -1;
+    in->snap = sn;
+    sn->refs = 1;
+  } else {
+    if (dred_dp_buf_alloc(rt, in->bytes, &sn->p, &sn->pool_off, &sn->malloced) != DRED_OK) {
+      DRED_WARN("no memory for a replica snapshot of %zu bytes: operand not replicated",
+                in->bytes);
+      free(sn);
+      return;
+    }
+    memcpy(sn->p, in->sendbuf, in->bytes);
+    if (sn->pool_off >= 0) MPI_Win_sync(rt->swin); /* node peers read it after our header */
+    sn->dir_slot = -1;
+  }
   sn->rt = rt;
   sn->len = in->bytes;
   sn->group = in->group_id;
   sn->tag = in->tag;
-  sn->refs = 1; /* held while copies are being started */
+  sn->refs++; /* held while copies are being started */
   dred_queue_insert_tail(&snapshots, &sn->link);
 
   /* The local copy. */
@@ -234,6 +266,14 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
     if (rt->failed[w]) continue;
     if (send_copy(rt, in, sn, w) == 0) ready->u.ready.replicas[ready->u.ready.nreplicas++] = w;
   }
+  snapshot_unref(sn);
+}
+
+void dred_repl_snapshot_drop(dred_rt_t *rt, dred_inst_t *in) {
+  snapshot_t *sn = in->snap;
+  (void)rt;
+  if (sn == NULL) return;
+  in->snap = NULL;
   snapshot_unref(sn);
 }
 
@@ -401,6 +441,27 @@ static void send_recover_failed(dred_rt_t *rt, uint64_t group, int64_t tag, uint
   dred_rt_send_master(rt, &m);
 }
 
+/* No stored copy of a dead member's operand here.  If the member shared our node, its
+ * snapshot may still be listed in its pool's directory (it died before its neighbour
+ * heard of it): take it from there.  Returns 1 when the operand was recovered. */
+static int snapdir_recover(dred_rt_t *rt, dred_inst_t *in, repl_io_t *io) {
+  uint32_t w = in->group->workers[io->member];
+  dred_rbuf_t *b;
+  if (!rt->failed[w] || rt->peer_base[w] == NULL ||
+      dred_snapdir_read(rt, w, in->group_id, in->tag, io->member, io->buf, in->bytes) != DRED_OK)
+    return 0;
+  if ((b = calloc(1, sizeof *b)) == NULL) return 0;
+  b->member = io->member;
+  b->p = io->buf;
+  b->pool_off = io->pool_off;
+  b->malloced = io->malloced;
+  dred_queue_insert_tail(&in->rbufs, &b->link);
+  DRED_INFO("recovered member %u's operand from its snapshot in shared memory (tag %lld)",
+            io->member, (long long)in->tag);
+  send_recovered(rt, in, io->member, b->p, b->pool_off);
+  return 1;
+}
+
 static void recover_get_done(void *arg, int status) {
   repl_io_t *io = arg;
   dred_rt_t *rt = io->rt;
@@ -433,6 +494,8 @@ static void recover_get_done(void *arg, int status) {
                 (long long)in->tag);
       send_recovered(rt, in, io->member, b->p, b->pool_off);
     }
+  } else if (snapdir_recover(rt, in, io)) {
+    /* done: the dead member's snapshot was still listed in its pool */
   } else {
     dred_dp_buf_free(rt, in->bytes, io->buf, io->pool_off, io->malloced);
     send_recover_failed(rt, in->group_id, in->tag, io->member, status);
@@ -497,6 +560,12 @@ static int try_recover(dred_rt_t *rt, const proto_msg_t *m) {
         memcpy(in->acc, in->sendbuf, in->bytes);
         send_recovered(rt, in, member, in->acc, in->pool_off);
       }
+      return 1;
+    }
+    if (in->snap != NULL) {
+      /* acc is still the untouched snapshot of our operand: nothing to reload. */
+      free(io);
+      send_recovered(rt, in, member, in->acc, in->pool_off);
       return 1;
     }
     io->buf = in->acc;

@@ -11,6 +11,7 @@
  *   group.c      communicator -> dred group (member list, id, auto-tag sequence)
  *   typecheck.c  which predefined ops apply to which datatypes; contiguity
  *   dataplane.c  RMA/shared-memory windows, the pool, and task execution (combine)
+ *   snapdir.c    the table of operand snapshots at the head of each pool segment
  *   runtime.c    the runtime thread: messages from the master, instances, shutdown
  */
 #ifndef DRED_RUNTIME_H
@@ -29,6 +30,8 @@
 
 #define DRED_INST_BUCKETS 1024u
 #define DRED_RMA_MAX_DEPTH 64
+#define DRED_SNAPDIR_BYTES 8192u /* head of each pool segment: the snapshot directory */
+#define DRED_SNAPDIR_SLOTS (DRED_SNAPDIR_BYTES / 48u) /* 48-byte slots (snapdir.c) */
 
 /* ---- futures (future.c) ---- */
 struct dred_future {
@@ -101,6 +104,13 @@ typedef struct dred_inst {
   char *acc;
   int64_t pool_off;    /* -1 unless acc is in the shared pool */
   int acc_malloced;
+  int acc_early;       /* acc filled by dred_ireduce on the caller's thread */
+  int dir_slot;        /* snapshot directory slot of acc (snapdir.c), or -1 */
+  /* Non-NULL while acc is also the operand's replica snapshot (replicate.c): acc is then
+   * read-only -- copies are being taken from it -- so the first combine this member
+   * executes writes its result to a new buffer and drops the snapshot with
+   * dred_repl_snapshot_drop. */
+  void *snap;
   inst_state_t state;
   int end_status;      /* set when END arrives while tasks are still running */
   int tasks_pending;
@@ -133,6 +143,8 @@ typedef struct dred_task {
   char **own_p;
   int64_t *own_pool_off;
   int *own_malloced;
+  int own_ro;          /* that buffer is the replica snapshot: build the result elsewhere */
+  int oop;             /* this task builds its result in `out` (RMA path, or own_ro)  */
   /* RMA path: the result is built out of place, so a provider dying mid-read leaves the
    * executor's buffer intact (the reads land here, then the executor's data is combined in) */
   char *out;
@@ -164,6 +176,8 @@ typedef struct dred_rt {
   char *pool_base;
   size_t pool_size;
   dred_pool_t pool;
+  uv_mutex_t pool_mu;  /* pool and snapshot directory: application threads allocate too */
+  uint8_t snapdir_used[DRED_SNAPDIR_SLOTS];
   char **peer_base;    /* by private rank: a node peer's pool, else NULL   */
   size_t chunk_bytes;
   char *scratch;       /* one chunk, for non-commutative left combines     */
@@ -223,9 +237,27 @@ void dred_repl_on_ack(dred_rt_t *rt, int src, const proto_msg_t *m);
 void dred_repl_on_recover(dred_rt_t *rt, const proto_msg_t *m);
 void dred_repl_on_failed(dred_rt_t *rt, uint32_t worker);
 void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in);
+/* acc stops being the snapshot (the first combine moved the result elsewhere, or the
+ * instance is released): drop the engine's hold on it. */
+void dred_repl_snapshot_drop(dred_rt_t *rt, dred_inst_t *in);
 int dred_repl_progress(dred_rt_t *rt);
 
+/* snapdir.c -- the snapshot directory in each pool segment */
+int dred_snapdir_usable(const dred_rt_t *rt);
+/* Record a snapshot at pool offset `off` of our segment; returns its slot or -1. */
+int dred_snapdir_publish(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
+                         int64_t off, uint64_t len);
+void dred_snapdir_retire(dred_rt_t *rt, int slot); /* before the block is freed */
+/* Copy a snapshot out of node peer `worker`'s segment: DRED_OK, or DRED_ERR_PROC_FAILED
+ * when it holds none (or it changed during the copy). */
+int dred_snapdir_read(dred_rt_t *rt, uint32_t worker, uint64_t group, int64_t tag,
+                      uint32_t member, char *dst, uint64_t len);
+
 /* dataplane.c */
+/* On the caller's thread in dred_ireduce: fill the accumulator (a pool block for a
+ * non-root member, recvbuf at the root) so the operand is in shared memory at once.
+ * Leaves acc NULL when the pool is full: announce then takes the slow path. */
+void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in);
 int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, int *malloced);
 void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, int malloced);
 int dred_dp_init(dred_rt_t *rt);      /* collective over priv (and node) */

@@ -3,7 +3,7 @@
  *
  *   dredrun -n P fault_app --outdir DIR [--bytes B] [--reductions N] [--concurrent C]
  *           [--root R] [--calib K] [--victim-mode none|worker|root|master|two|concurrent]
- *           [--kill-rank K[,K2]] [--kill-at SEC | --kill-frac F] [--kill-index I]
+ *           [--kill-rank K[,K2]] [--kill-at SEC|call | --kill-frac F] [--kill-index I]
  *           [--master-pid-file FILE]
  *
  * What one job does:
@@ -13,8 +13,9 @@
  *      mpiexec may exit as soon as one process dies, taking the survivors' stdout/stderr
  *      pipes with it, so everything this program reports goes to files.
  *   2. MPI_Barrier on dred_comm(): nobody may die before every process finished init.
- *   3. Calibration: K failure-free steps (each: barrier, C concurrent dred_ireduce of B/8
- *      doubles each, explicit tags), checked like every other step.  A step's time is the
+ *   3. Calibration: K failure-free steps (each: fill the operands, barrier, then the clock
+ *      starts and C concurrent dred_ireduce of B/8 doubles each, explicit tags), checked
+ *      like every other step.  A step's time is the
  *      slowest rank's time until all its futures are done; t = median over the K steps,
  *      written by rank 0 to DIR/t.txt (seconds).
  *   4. N main steps, same shape.  Steps before --kill-index are preceded by a barrier; the
@@ -55,6 +56,9 @@
 #define MAX_VICTIMS 4
 
 static int g_rank = -1, g_size = 0;
+/* --kill-at call: the victim dies right after its first dred_ireduce of the kill step
+ * returns -- before its runtime thread may have told anyone of the operand. */
+static int g_kill_after_call, g_kill_now;
 static FILE *g_out;  /* DIR/rank.<r>.txt */
 static char g_outdir[3072] = ".";
 
@@ -253,18 +257,31 @@ typedef struct {
   double seconds; /* until every future of the step is done, on this rank */
 } step_res_t;
 
-/* Runs step s (phase "calib" or "main"); the caller did any barrier and arming. */
+/* The operands of step s.  Filled before the step's clock starts: a kill while the
+ * application is still writing its own buffer is not a kill during a reduction. */
+static void fill_step(bufs_t *b, const char *phase, int s) {
+  int j;
+  for (j = 0; j < b->conc; j++) fill(b->send[j], b->count, g_rank, j, s + (phase[0] == 'c' ? 500 : 0));
+}
+
+/* Runs step s (phase "calib" or "main"); the caller filled the operands (fill_step) and
+ * did any barrier and arming. */
 static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, double t0) {
   dred_future **f = calloc((size_t)b->conc, sizeof *f);
   int *done = calloc((size_t)b->conc, sizeof *done);
   int j, left = b->conc;
   step_res_t res = {DRED_OK, 0, 0.0};
 
-  for (j = 0; j < b->conc; j++) fill(b->send[j], b->count, g_rank, j, s + (phase[0] == 'c' ? 500 : 0));
   for (j = 0; j < b->conc; j++) {
     int tag = tagbase + j;
     int rc = dred_ireduce(b->send[j], g_rank == b->root ? b->recv[j] : NULL, (int)b->count,
                           MPI_DOUBLE, MPI_SUM, b->root, dred_comm(), tag, &f[j]);
+    if (g_kill_now) {
+      char name[64];
+      snprintf(name, sizeof name, "kill.%d", g_rank);
+      write_file(name, "%lld\n", wall_ns());
+      raise(SIGKILL);
+    }
     if (rc != DRED_OK) {
       out("red phase=%s step=%d idx=%d tag=%d status=%d name=%s check=na bad=0 ms=%.3f start_error=1",
           phase, s, j, tag, rc, sname(rc), (mono_s() - t0) * 1e3);
@@ -377,7 +394,10 @@ int main(int argc, char **argv) {
       }
       break;
     }
-    case 'a': kill_at = atof(optarg); break;
+    case 'a':
+      if (strcmp(optarg, "call") == 0) g_kill_after_call = 1;
+      else kill_at = atof(optarg);
+      break;
     case 'F': kill_frac = atof(optarg); break;
     case 'i': kill_index = atoi(optarg); break;
     case 'o': snprintf(g_outdir, sizeof g_outdir, "%s", optarg); break;
@@ -426,6 +446,7 @@ int main(int argc, char **argv) {
     for (s = 0; s < calib; s++) {
       step_res_t r;
       double mx;
+      fill_step(&b, "calib", s);
       MPI_Barrier(dred_comm());
       t0 = mono_s();
       r = run_step(&b, "calib", s, 1000000 + s * conc, t0);
@@ -451,6 +472,7 @@ int main(int argc, char **argv) {
 
   for (s = 0; s < nred; s++) {
     step_res_t r;
+    fill_step(&b, "main", s);
     if (s <= kill_index) MPI_Barrier(dred_comm()); /* never after a possible kill */
     t0 = mono_s();
     if (s == kill_index && (victim || killer)) {
@@ -466,8 +488,13 @@ int main(int argc, char **argv) {
         if (pf) fclose(pf);
         g_killer.target = (pid_t)mp;
       }
-      out("armed %s kill_at=%.6f step=%d", killer ? "master-kill" : "self-kill", kill_at, s);
-      if (!killer || g_killer.target > 0)
+      if (victim && g_kill_after_call) {
+        out("armed self-kill kill_at=call step=%d", s);
+        g_kill_now = 1;
+      } else {
+        out("armed %s kill_at=%.6f step=%d", killer ? "master-kill" : "self-kill", kill_at, s);
+      }
+      if (!g_kill_now && (!killer || g_killer.target > 0))
         pthread_create(&kth, NULL, killer ? killer_main : victim_main, &g_killer);
       tk0 = t0;
     }

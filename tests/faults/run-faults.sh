@@ -3,7 +3,8 @@
 #
 #   bash tests/faults/run-faults.sh [--trials N] [--workers P] [--bytes B] [--mode M]
 #        [--seed S] [--csv FILE] [--expect STATUS] [--frac-min F] [--frac-max F]
-#        [--reductions N] [--calib K] [--conc C] [--kill-at SEC] [--default-timeouts] [--keep]
+#        [--reductions N] [--calib K] [--conc C] [--kill-at SEC|call] [--default-timeouts] [--keep]
+#        (--kill-at call: the victim dies right after its dred_ireduce call returns)
 #        [--table-only]   (the table of every row already in --csv)
 #   (make faults TRIALS=100 WORKERS=8 BYTES=32M MODE=worker|root|master|two|concurrent|all)
 #
