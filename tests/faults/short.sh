@@ -11,6 +11,9 @@
 #      DRED_ERR_ROOT_FAILED.
 #   3. 1 trial killing dred-master 5 ms into a 16 MiB reduction: every survivor must get
 #      DRED_ERR_MASTER_LOST.
+#   4. 2 trials killing a worker right after its dred_ireduce call returns, 4 workers,
+#      16 MiB: the operand is only in the victim's pool then (often before its neighbour
+#      or the master heard of it) -- every survivor must get the exact result.
 # Short timeouts (DRED_HEARTBEAT_MS=100, DRED_FAIL_TIMEOUT_MS=1000, DRED_MASTER_TIMEOUT_MS=2000)
 # keep it to about a minute (45 s measured on an idle 2-core machine).  Prints "N passed, N failed" (trials) and exits
 # non-zero if any trial failed.  CSV: $BUILD/faults/short.csv (rewritten each run).
@@ -50,6 +53,8 @@ part "root kill, 4 workers, 16 MiB (every survivor ROOT_FAILED)" \
   --mode root --trials 1 --workers 4 --bytes 16M --kill-at 0.005 --expect ROOT_FAILED
 part "master kill, 4 workers, 16 MiB (every survivor MASTER_LOST)" \
   --mode master --trials 1 --workers 4 --bytes 16M --kill-at 0.005 --expect MASTER_LOST
+part "worker killed right after its call, 4 workers, 16 MiB (every survivor exact)" \
+  --mode worker --trials 2 --workers 4 --bytes 16M --kill-at call --expect OK
 
 echo "faults: CSV $csv (seed $seed)"
 echo "$pass passed, $fail failed"
