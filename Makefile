@@ -43,7 +43,7 @@ MAN3    := man/dred.3
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi_%,$(MPI_TEST_SRC))
 
-.PHONY: all deps run test unit-test mpi-test tools-test deploy-test man-check fault-test faults bench asan install clean
+.PHONY: all deps run test unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench asan install clean
 FAULT_APP := $(BUILD)/tests/fault_app
 TRIALS  ?= 100
 WORKERS ?= 8
@@ -115,9 +115,19 @@ $(BENCH): tests/bench/bench.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
+# The scheduler alone (no MPI): events/s through master/sched.c; SCHED_BENCH_ARGS=--quick etc.
+SCHED_BENCH := $(BUILD)/bin/dred-sched-bench
+$(SCHED_BENCH): tests/bench/sched_bench.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
+
+sched-bench: $(SCHED_BENCH)
+	$(SCHED_BENCH) $(SCHED_BENCH_ARGS)
+
 # make bench: quick mode (p = 8); BENCH_ARGS=--full for the README's tables and plots.
-bench: deps all $(BENCH)
+bench: deps all $(BENCH) $(SCHED_BENCH)
 	@BUILD=$(BUILD) bash tests/bench/run-bench.sh $(BENCH_ARGS)
+	@mkdir -p $(BUILD)/bench && bash -o pipefail -c '$(SCHED_BENCH) | tee $(BUILD)/bench/sched-bench.txt'
 
 # The short fault run of `make test`: 10 worker kills (4 workers, 4 MiB), a root kill, a master kill.
 fault-test: all $(FAULT_APP)
