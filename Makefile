@@ -25,7 +25,7 @@ COMMON_MPI_SRC := $(wildcard common/mpi/*.c)
 WORKER_SRC := $(wildcard worker/*.c) $(COMMON_MPI_SRC)
 MASTER_SRC := $(filter-out master/sched.c,$(wildcard master/*.c)) $(COMMON_MPI_SRC)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
-MPI_TEST_SRC := $(wildcard tests/mpi/*.c)
+MPI_TEST_SRC := $(filter-out tests/mpi/mpitest.c,$(wildcard tests/mpi/*.c))
 
 CORE_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC))
 WORKER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(WORKER_SRC))
@@ -42,8 +42,9 @@ MAN1    := man/dred-master.1 man/dredrun.1 man/dredstat.1
 MAN3    := man/dred.3
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi_%,$(MPI_TEST_SRC))
+MPITEST_OBJ := $(BUILD)/obj/tests/mpi/mpitest.o
 
-.PHONY: all deps run test unit-test mpi-test tools-test deploy-test man-check fault-test faults bench asan install clean
+.PHONY: all deps run test unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench asan install clean
 FAULT_APP := $(BUILD)/tests/fault_app
 TRIALS  ?= 100
 WORKERS ?= 8
@@ -93,9 +94,12 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(CORE_OBJ) -lcmocka $(LDLIBS)
 
-$(BUILD)/tests/mpi_%: tests/mpi/%.c $(LIB_A)
+# Every MPI test links the shared scaffolding tests/mpi/mpitest.c (see mpitest.h); naming
+# its object as a target keeps make from deleting it as an intermediate file.
+$(MPITEST_OBJ): tests/mpi/mpitest.c tests/mpi/mpitest.h
+$(BUILD)/tests/mpi_%: tests/mpi/%.c tests/mpi/mpitest.h $(MPITEST_OBJ) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+	$(MPICC) $(CFLAGS) -o $@ $< $(MPITEST_OBJ) $(LIB_A) $(LDLIBS)
 
 run: deps all
 	$(DREDRUN) -n 8 $(DEMO)
@@ -115,9 +119,19 @@ $(BENCH): tests/bench/bench.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
+# The scheduler alone (no MPI): events/s through master/sched.c; SCHED_BENCH_ARGS=--quick etc.
+SCHED_BENCH := $(BUILD)/bin/dred-sched-bench
+$(SCHED_BENCH): tests/bench/sched_bench.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
+
+sched-bench: $(SCHED_BENCH)
+	$(SCHED_BENCH) $(SCHED_BENCH_ARGS)
+
 # make bench: quick mode (p = 8); BENCH_ARGS=--full for the README's tables and plots.
-bench: deps all $(BENCH)
+bench: deps all $(BENCH) $(SCHED_BENCH)
 	@BUILD=$(BUILD) bash tests/bench/run-bench.sh $(BENCH_ARGS)
+	@mkdir -p $(BUILD)/bench && bash -o pipefail -c '$(SCHED_BENCH) | tee $(BUILD)/bench/sched-bench.txt'
 
 # The short fault run of `make test`: 10 worker kills (4 workers, 4 MiB), a root kill, a master kill.
 fault-test: all $(FAULT_APP)

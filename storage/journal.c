@@ -43,10 +43,12 @@
 #include <string.h>
 
 #include "../common/log.h"
+#include "sqlite_util.h"
 
 #define JOURNAL_VERSION 1
 #define JOURNAL_APP_ID 0x44524a4c /* "DRJL": lets file(1) and us recognise the file */
 #define JOURNAL_BUSY_MS 2000      /* a reader's checkpoint may hold the lock briefly */
+#define WHAT "journal"            /* log prefix of the sqlite_util.h helpers */
 
 struct dred_journal {
   sqlite3 *db;
@@ -85,38 +87,6 @@ static const struct {
     {"meta", "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)", {"key", "value", NULL}},
 };
 #define JOURNAL_NTABLES (sizeof journal_tables / sizeof journal_tables[0])
-
-/* Run one SQL statement that returns no rows we need; log why it failed. */
-static int journal_exec(sqlite3 *db, const char *path, const char *sql) {
-  char *msg = NULL;
-  int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
-  if (rc != SQLITE_OK) {
-    DRED_ERROR("journal %s: \"%s\" failed: %s", path, sql, msg ? msg : sqlite3_errstr(rc));
-    sqlite3_free(msg);
-    return DRED_ERR_STORAGE;
-  }
-  return DRED_OK;
-}
-
-/* Run a query returning one integer (a PRAGMA or count). */
-static int journal_query_int(sqlite3 *db, const char *path, const char *sql, int64_t *out) {
-  sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-  if (rc == SQLITE_OK) {
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-      *out = sqlite3_column_int64(st, 0);
-      rc = SQLITE_OK;
-    }
-  }
-  if (rc != SQLITE_OK) {
-    DRED_ERROR("journal %s: \"%s\" failed: %s", path, sql, sqlite3_errmsg(db));
-    sqlite3_finalize(st);
-    return DRED_ERR_STORAGE;
-  }
-  sqlite3_finalize(st);
-  return DRED_OK;
-}
 
 /* Does table `t` exist with exactly the documented columns, in order? */
 static int journal_table_matches(sqlite3 *db, const char *path, size_t t) {
@@ -164,7 +134,6 @@ static int journal_table_matches(sqlite3 *db, const char *path, size_t t) {
  * transaction so two masters opening the same new file cannot both create the schema. */
 static int journal_prepare_schema(sqlite3 *db, const char *path) {
   int64_t version = 0, app_id = 0, objects = 0;
-  char sql[64];
   int st, rc;
   size_t t;
 
@@ -177,19 +146,15 @@ static int journal_prepare_schema(sqlite3 *db, const char *path) {
       DRED_ERROR("journal %s: cannot start using the file: %s", path, sqlite3_errmsg(db));
     return DRED_ERR_STORAGE;
   }
-  if ((st = journal_query_int(db, path, "PRAGMA user_version", &version)) != DRED_OK ||
-      (st = journal_query_int(db, path, "PRAGMA application_id", &app_id)) != DRED_OK ||
-      (st = journal_query_int(db, path, "SELECT count(*) FROM sqlite_master", &objects)) !=
-          DRED_OK)
+  if ((st = dred_sqlite_header(db, WHAT, path, &version, &app_id, &objects)) != DRED_OK)
     goto fail;
 
   if (objects == 0 && version == 0 && (app_id == 0 || app_id == JOURNAL_APP_ID)) {
     for (t = 0; t < JOURNAL_NTABLES; t++)
-      if ((st = journal_exec(db, path, journal_tables[t].create)) != DRED_OK) goto fail;
-    snprintf(sql, sizeof sql, "PRAGMA user_version=%d", JOURNAL_VERSION);
-    if ((st = journal_exec(db, path, sql)) != DRED_OK) goto fail;
-    snprintf(sql, sizeof sql, "PRAGMA application_id=%d", JOURNAL_APP_ID);
-    if ((st = journal_exec(db, path, sql)) != DRED_OK) goto fail;
+      if ((st = dred_sqlite_exec(db, WHAT, path, journal_tables[t].create)) != DRED_OK)
+        goto fail;
+    if ((st = dred_sqlite_stamp(db, WHAT, path, JOURNAL_VERSION, JOURNAL_APP_ID)) != DRED_OK)
+      goto fail;
     DRED_INFO("journal %s: created (schema version %d)", path, JOURNAL_VERSION);
   } else {
     if (app_id != 0 && app_id != JOURNAL_APP_ID) {
@@ -209,32 +174,30 @@ static int journal_prepare_schema(sqlite3 *db, const char *path) {
     for (t = 0; t < JOURNAL_NTABLES; t++)
       if ((st = journal_table_matches(db, path, t)) != DRED_OK) goto fail;
   }
-  return journal_exec(db, path, "COMMIT");
+  return dred_sqlite_exec(db, WHAT, path, "COMMIT");
 
 fail:
-  if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+  dred_sqlite_rollback(db);
   return st;
 }
 
+/* These statements live as long as the journal. */
 static int journal_prepare(dred_journal_t *j, sqlite3_stmt **st, const char *sql) {
-  /* PERSISTENT: these statements live as long as the journal; SQLite then keeps them out
-   * of its lookaside allocator. */
-  int rc = sqlite3_prepare_v3(j->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
-  if (rc != SQLITE_OK) {
-    DRED_ERROR("journal %s: cannot prepare \"%s\": %s", j->path, sql,
-               sqlite3_errmsg(j->db));
-    return DRED_ERR_STORAGE;
-  }
-  return DRED_OK;
+  return dred_sqlite_prepare(j->db, WHAT, j->path, st, sql);
 }
 
-static void journal_free(dred_journal_t *j) {
+static void journal_finalize_all(dred_journal_t *j) {
   sqlite3_finalize(j->begin);
   sqlite3_finalize(j->commit);
   sqlite3_finalize(j->meta);
   sqlite3_finalize(j->task);
   sqlite3_finalize(j->reduction);
   sqlite3_finalize(j->worker);
+  j->begin = j->commit = j->meta = j->task = j->reduction = j->worker = NULL;
+}
+
+static void journal_free(dred_journal_t *j) {
+  journal_finalize_all(j);
   if (j->db != NULL && sqlite3_close(j->db) != SQLITE_OK)
     DRED_ERROR("journal %s: close failed: %s", j->path, sqlite3_errmsg(j->db));
   free(j->path);
@@ -264,19 +227,8 @@ int dred_journal_open(const char *path, dred_journal_t **out) {
     return DRED_ERR_NOMEM;
   }
 
-  rc = sqlite3_open_v2(path, &j->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                                         SQLITE_OPEN_NOMUTEX,
-                       NULL);
-  if (rc != SQLITE_OK) {
-    DRED_ERROR("journal %s: cannot open: %s", path,
-               j->db ? sqlite3_errmsg(j->db) : sqlite3_errstr(rc));
-    journal_free(j);
-    return DRED_ERR_STORAGE;
-  }
-  sqlite3_extended_result_codes(j->db, 1);
-  sqlite3_busy_timeout(j->db, JOURNAL_BUSY_MS);
-
-  if ((status = journal_prepare_schema(j->db, path)) != DRED_OK) {
+  if ((status = dred_sqlite_open(WHAT, path, JOURNAL_BUSY_MS, &j->db)) != DRED_OK ||
+      (status = journal_prepare_schema(j->db, path)) != DRED_OK) {
     journal_free(j);
     return status;
   }
@@ -291,7 +243,7 @@ int dred_journal_open(const char *path, dred_journal_t **out) {
     DRED_WARN("journal %s: WAL mode unavailable (journal_mode is \"%s\"); readers may "
               "block the master's flushes",
               path, mode);
-  if ((status = journal_exec(j->db, path, "PRAGMA synchronous=OFF")) != DRED_OK ||
+  if ((status = dred_sqlite_exec(j->db, WHAT, path, "PRAGMA synchronous=OFF")) != DRED_OK ||
       (status = journal_prepare(j, &j->begin, "BEGIN")) != DRED_OK ||
       (status = journal_prepare(j, &j->commit, "COMMIT")) != DRED_OK ||
       (status = journal_prepare(j, &j->meta,
@@ -461,28 +413,18 @@ int dred_journal_flush(dred_journal_t *j) {
 }
 
 int dred_journal_close(dred_journal_t *j) {
-  int status, rc;
+  int status;
 
   if (j == NULL) return DRED_OK;
   status = dred_journal_flush(j);
   /* Finalize by hand so a failing sqlite3_close (it would mean a leaked statement) is
    * reported as a storage error rather than only logged. */
-  sqlite3_finalize(j->begin);
-  sqlite3_finalize(j->commit);
-  sqlite3_finalize(j->meta);
-  sqlite3_finalize(j->task);
-  sqlite3_finalize(j->reduction);
-  sqlite3_finalize(j->worker);
-  j->begin = j->commit = j->meta = j->task = j->reduction = j->worker = NULL;
+  journal_finalize_all(j);
   /* A batch whose commit kept failing is rolled back by sqlite3_close. */
-  rc = sqlite3_close(j->db);
-  if (rc != SQLITE_OK) {
-    DRED_ERROR("journal %s: close failed: %s", j->path, sqlite3_errstr(rc));
-    sqlite3_close_v2(j->db); /* lets SQLite free it once whatever holds it is gone */
+  if (dred_sqlite_close(j->db, WHAT, j->path) != DRED_OK)
     status = DRED_ERR_STORAGE;
-  } else {
+  else
     DRED_INFO("journal %s: closed", j->path);
-  }
   j->db = NULL;
   free(j->path);
   free(j);

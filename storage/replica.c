@@ -62,9 +62,11 @@
 #include <uv.h>
 
 #include "../common/log.h"
+#include "sqlite_util.h"
 
 #define REPLICA_VERSION 1
 #define REPLICA_APP_ID 0x44524452 /* "DRDR" */
+#define WHAT "replica store"      /* log prefix of the sqlite_util.h helpers */
 #ifndef DRED_REPLICA_PAGE_SIZE
 #define DRED_REPLICA_PAGE_SIZE 65536
 #endif
@@ -191,41 +193,9 @@ static int replica_mkdirs(const char *dir) {
   return DRED_OK;
 }
 
-/* Run SQL that returns no rows we need; returns the SQLite code, logs failures. */
-static int replica_exec(sqlite3 *db, const char *path, const char *sql) {
-  char *msg = NULL;
-  int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
-  if (rc != SQLITE_OK)
-    DRED_ERROR("replica store %s: \"%s\" failed: %s", path, sql,
-               msg ? msg : sqlite3_errstr(rc));
-  sqlite3_free(msg);
-  return rc;
-}
-
-static int replica_query_int(sqlite3 *db, const char *path, const char *sql, int64_t *out) {
-  sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-  if (rc == SQLITE_OK) {
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-      *out = sqlite3_column_int64(st, 0);
-      rc = SQLITE_OK;
-    }
-  }
-  if (rc != SQLITE_OK)
-    DRED_ERROR("replica store %s: \"%s\" failed: %s", path, sql, sqlite3_errmsg(db));
-  sqlite3_finalize(st);
-  return rc == SQLITE_OK ? DRED_OK : DRED_ERR_STORAGE;
-}
-
+/* These statements live as long as the store. */
 static int replica_prepare(dred_replica_t *r, sqlite3_stmt **st, const char *sql) {
-  int rc = sqlite3_prepare_v3(r->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
-  if (rc != SQLITE_OK) {
-    DRED_ERROR("replica store %s: cannot prepare \"%s\": %s", r->path, sql,
-               sqlite3_errmsg(r->db));
-    return DRED_ERR_STORAGE;
-  }
-  return DRED_OK;
+  return dred_sqlite_prepare(r->db, WHAT, r->path, st, sql);
 }
 
 /* Step a statement that returns no row, then reset it; returns the step's code. */
@@ -247,8 +217,9 @@ static void replica_maybe_vacuum(dred_replica_t *r) {
   int64_t free_pages = 0, page_size = 0;
   char *msg = NULL;
 
-  if (replica_query_int(r->db, r->path, "PRAGMA freelist_count", &free_pages) != DRED_OK ||
-      replica_query_int(r->db, r->path, "PRAGMA page_size", &page_size) != DRED_OK)
+  if (dred_sqlite_query_int(r->db, WHAT, r->path, "PRAGMA freelist_count", &free_pages) !=
+          DRED_OK ||
+      dred_sqlite_query_int(r->db, WHAT, r->path, "PRAGMA page_size", &page_size) != DRED_OK)
     return;
   if (free_pages * page_size < REPLICA_VACUUM_BYTES) return;
   if (sqlite3_exec(r->db, "VACUUM", NULL, NULL, &msg) != SQLITE_OK)
@@ -287,7 +258,6 @@ static int replica_setup(dred_replica_t *r) {
   sqlite3 *db = r->db;
   int64_t version = 0, app_id = 0, objects = 0;
   sqlite3_stmt *st = NULL;
-  char sql[64];
   int rc, status = DRED_ERR_STORAGE;
 
   rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
@@ -307,24 +277,17 @@ static int replica_setup(dred_replica_t *r) {
                  sqlite3_errmsg(db));
     return DRED_ERR_STORAGE;
   }
-  if (replica_query_int(db, r->path, "PRAGMA user_version", &version) != DRED_OK ||
-      replica_query_int(db, r->path, "PRAGMA application_id", &app_id) != DRED_OK ||
-      replica_query_int(db, r->path, "SELECT count(*) FROM sqlite_master", &objects) !=
-          DRED_OK)
-    goto out;
+  if (dred_sqlite_header(db, WHAT, r->path, &version, &app_id, &objects) != DRED_OK) goto out;
 
   if (objects == 0 && version == 0 && app_id == 0) {
-    if (replica_exec(db, r->path,
-                     "CREATE TABLE replicas(id INTEGER PRIMARY KEY, job TEXT NOT NULL, "
-                     "grp INTEGER NOT NULL, tag INTEGER NOT NULL, member INTEGER NOT NULL, "
-                     "len INTEGER NOT NULL, sum INTEGER NOT NULL, data BLOB NOT NULL, "
-                     "UNIQUE(grp, tag, member));"
-                     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);") != SQLITE_OK)
+    if (dred_sqlite_exec(db, WHAT, r->path,
+                         "CREATE TABLE replicas(id INTEGER PRIMARY KEY, job TEXT NOT NULL, "
+                         "grp INTEGER NOT NULL, tag INTEGER NOT NULL, member INTEGER NOT NULL, "
+                         "len INTEGER NOT NULL, sum INTEGER NOT NULL, data BLOB NOT NULL, "
+                         "UNIQUE(grp, tag, member));"
+                         "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);") != DRED_OK ||
+        dred_sqlite_stamp(db, WHAT, r->path, REPLICA_VERSION, REPLICA_APP_ID) != DRED_OK)
       goto out;
-    snprintf(sql, sizeof sql, "PRAGMA user_version=%d", REPLICA_VERSION);
-    if (replica_exec(db, r->path, sql) != SQLITE_OK) goto out;
-    snprintf(sql, sizeof sql, "PRAGMA application_id=%d", REPLICA_APP_ID);
-    if (replica_exec(db, r->path, sql) != SQLITE_OK) goto out;
   } else if (app_id != REPLICA_APP_ID || version != REPLICA_VERSION) {
     DRED_ERROR("replica store %s: not a dred replica store of version %d "
                "(application_id 0x%08" PRIx64 ", user_version %" PRId64 "); refusing to "
@@ -359,13 +322,12 @@ static int replica_setup(dred_replica_t *r) {
                sqlite3_errmsg(db));
     goto out;
   }
-  if (replica_exec(db, r->path, "COMMIT") != SQLITE_OK) goto out;
+  if (dred_sqlite_exec(db, WHAT, r->path, "COMMIT") != DRED_OK) goto out;
   status = DRED_OK;
 
 out:
   sqlite3_finalize(st);
-  if (status != DRED_OK && !sqlite3_get_autocommit(db))
-    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+  if (status != DRED_OK) dred_sqlite_rollback(db);
   return status;
 }
 
@@ -376,7 +338,7 @@ int dred_replica_open(const char *dir, uint32_t worker, const char *job_id,
   dred_replica_t *r;
   char sql[64];
   size_t n;
-  int rc, status;
+  int status;
 
   if (out == NULL) {
     DRED_ERROR("dred_replica_open: out is NULL");
@@ -403,23 +365,18 @@ int dred_replica_open(const char *dir, uint32_t worker, const char *job_id,
   snprintf(r->path, n, "%s/dred-replica-%" PRIu32 ".db", dir, worker);
   r->worker = worker;
 
-  rc = sqlite3_open_v2(r->path, &r->db,
-                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-  if (rc != SQLITE_OK) {
-    DRED_ERROR("replica store %s: cannot open: %s", r->path,
-               r->db ? sqlite3_errmsg(r->db) : sqlite3_errstr(rc));
+  /* Busy timeout 0: a held lock means a live owner: fail at once. */
+  if ((status = dred_sqlite_open(WHAT, r->path, 0, &r->db)) != DRED_OK) {
     replica_free_partial(r);
-    return DRED_ERR_STORAGE;
+    return status;
   }
-  sqlite3_extended_result_codes(r->db, 1);
-  sqlite3_busy_timeout(r->db, 0); /* a held lock means a live owner: fail at once */
   r->max_len = sqlite3_limit(r->db, SQLITE_LIMIT_LENGTH, -1);
 
   /* Before the first read: locking mode, and the page size a new file is created with
    * (ignored for an existing file). */
   snprintf(sql, sizeof sql, "PRAGMA page_size=%d", DRED_REPLICA_PAGE_SIZE);
-  if (replica_exec(r->db, r->path, "PRAGMA locking_mode=EXCLUSIVE") != SQLITE_OK ||
-      replica_exec(r->db, r->path, sql) != SQLITE_OK) {
+  if (dred_sqlite_exec(r->db, WHAT, r->path, "PRAGMA locking_mode=EXCLUSIVE") != DRED_OK ||
+      dred_sqlite_exec(r->db, WHAT, r->path, sql) != DRED_OK) {
     replica_free_partial(r);
     return DRED_ERR_STORAGE;
   }
@@ -428,11 +385,11 @@ int dred_replica_open(const char *dir, uint32_t worker, const char *job_id,
     return status;
   }
   if (r->purged > 0) replica_maybe_vacuum(r);
-  if (replica_exec(r->db, r->path, "PRAGMA journal_mode=" DRED_REPLICA_JOURNAL_MODE) !=
-          SQLITE_OK ||
-      replica_exec(r->db, r->path, "PRAGMA journal_size_limit=" REPLICA_JOURNAL_KEEP) !=
-          SQLITE_OK ||
-      replica_exec(r->db, r->path, "PRAGMA synchronous=OFF") != SQLITE_OK ||
+  if (dred_sqlite_exec(r->db, WHAT, r->path, "PRAGMA journal_mode=" DRED_REPLICA_JOURNAL_MODE) !=
+          DRED_OK ||
+      dred_sqlite_exec(r->db, WHAT, r->path, "PRAGMA journal_size_limit=" REPLICA_JOURNAL_KEEP) !=
+          DRED_OK ||
+      dred_sqlite_exec(r->db, WHAT, r->path, "PRAGMA synchronous=OFF") != DRED_OK ||
       replica_prepare(r, &r->begin, "BEGIN IMMEDIATE") != DRED_OK ||
       replica_prepare(r, &r->commit, "COMMIT") != DRED_OK ||
       replica_prepare(r, &r->rollback, "ROLLBACK") != DRED_OK ||
@@ -480,7 +437,7 @@ int dred_replica_open(const char *dir, uint32_t worker, const char *job_id,
 
 int dred_replica_close(dred_replica_t *r) {
   int64_t rows = -1;
-  int rc, status = DRED_OK;
+  int status = DRED_OK;
 
   if (r == NULL) return DRED_OK;
 
@@ -490,18 +447,15 @@ int dred_replica_close(dred_replica_t *r) {
   uv_mutex_unlock(&r->state_lock);
 
   uv_mutex_lock(&r->db_lock);
-  if (replica_query_int(r->db, r->path, "SELECT count(*) FROM replicas", &rows) == DRED_OK &&
+  if (dred_sqlite_query_int(r->db, WHAT, r->path, "SELECT count(*) FROM replicas", &rows) ==
+          DRED_OK &&
       rows == 0)
     replica_maybe_vacuum(r);
   replica_finalize_all(r);
-  rc = sqlite3_close(r->db);
-  if (rc != SQLITE_OK) {
-    DRED_ERROR("replica store %s: close failed: %s", r->path, sqlite3_errstr(rc));
-    sqlite3_close_v2(r->db);
+  if (dred_sqlite_close(r->db, WHAT, r->path) != DRED_OK)
     status = DRED_ERR_STORAGE;
-  } else {
+  else
     DRED_INFO("replica store %s: closed (%" PRId64 " copies left)", r->path, rows);
-  }
   r->db = NULL;
   uv_mutex_unlock(&r->db_lock);
 

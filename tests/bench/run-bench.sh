@@ -9,7 +9,8 @@
 #   --ps "LIST"      override the process counts, e.g. --ps "8 16"
 #   --reps R         timed repetitions per point (default 7)
 #   --hogs N         stress-ng CPU hogs for the slow scenario (default 2), pinned to the last CPU
-#   --only LIST      run only these parts: ideal,unbalanced,concurrent,slow,master (default all)
+#   --only LIST      run only these parts: ideal,unbalanced,concurrent,slow,master,policy
+#                    (default all)
 #   --quiet-wait S   before each job wait up to S seconds for the machine to be idle
 #                    (default 30 quick, 300 full; 0 = do not wait)
 #   --no-plots       skip gnuplot
@@ -26,14 +27,25 @@
 #   4. master load (largest p only): dred-bench --scenario concurrent --conc <largest C>
 #      --only dred with DRED_LOG_LEVEL=info; samples dred-master's CPU from /proc/<pid>/stat and
 #      reads its "dred-master done: ... messages in, ... out" line.
+#   5. policy (largest p only): the executor choice, DRED_POLICY=last (the paper's rule: the
+#      worker whose last task took less time) against DRED_POLICY=predict (queued bytes plus
+#      this task's, over the measured speed): the hogged slow job of part 3 and the concurrent
+#      job with C = 16, each once per policy (jobs alternate last, predict).  Rows go to
+#      policy-<policy>.csv / policy-<policy>-summary.csv (not raw.csv/summary.csv), and
+#      policy.txt gets the table: dred median per policy, predict/last, and each job's own MPI
+#      median (MPI does not depend on the policy: the two MPI columns show the drift between
+#      jobs; "norm" = (predict/its MPI) / (last/its MPI) corrects for it).  Quick mode: 4 jobs,
+#      ~1.5 min on a quiet machine (plus the quiet waits); each job checks that dred-master
+#      itself got the DRED_POLICY it was meant to (from /proc/PID/environ).
 # Every job runs in a session of its own with a marker variable in its environment, under a hard
 # timeout; its processes are found by session id / marker and killed by pid, never by name.
 # A job whose results are complete but which does not exit within 60 s (a hang in
 # dred_finalize/MPI_Finalize) is killed, its results kept, and the run reported as failed.
 #
 # Outputs in $OUT: raw.csv (one row per call), summary.csv (medians per point), ratios.txt
-# (the table), machine.txt, master-load.txt, logs/*.log, ideal.png, unbalanced.png,
-# concurrent.png, slow.png.  Exit status: non-zero if a job failed, timed out or reported WRONG.
+# (the table), machine.txt, master-load.txt, policy-*.csv, policy.txt, logs/*.log, ideal.png,
+# unbalanced.png, concurrent.png, slow.png.  Exit status: non-zero if a job failed, timed out
+# or reported WRONG.
 # shellcheck disable=SC2317  # functions called through traps and $on_tick
 set -u
 set +m # no job control: background jobs stay in our process group, so setsid does not fork
@@ -43,7 +55,7 @@ mode=quick
 ps_list=""
 reps=7
 hogs=1
-only="ideal,unbalanced,concurrent,slow,master"
+only="ideal,unbalanced,concurrent,slow,master,policy"
 quiet_wait=""
 plots=1
 OUT=""
@@ -84,7 +96,8 @@ for f in "$bench" "$dredrun" "$BUILD/bin/dred-master"; do
   [ -x "$f" ] || { echo "run-bench.sh: $f missing (build first: make bench)" >&2; exit 2; }
 done
 mkdir -p "$OUT/logs"
-rm -f "$OUT"/*.csv "$OUT"/*.png "$OUT"/*.dat "$OUT"/ratios.txt "$OUT"/master-load.txt "$OUT"/logs/*.log
+rm -f "$OUT"/*.csv "$OUT"/*.png "$OUT"/*.dat "$OUT"/ratios.txt "$OUT"/master-load.txt "$OUT"/policy.txt \
+  "$OUT"/logs/*.log
 raw="$OUT/raw.csv"
 summary="$OUT/summary.csv"
 failed=0
@@ -280,10 +293,24 @@ sample_master() {
   fi
 }
 
+# ---- policy check: which DRED_POLICY dred-master itself was started with ---------------------
+policy_seen=""
+check_policy() {
+  [ -n "$policy_seen" ] && return 0
+  local p
+  for p in $(job_pids "$job_marker" "$job_leader"); do
+    if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dred-master ]; then
+      policy_seen=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | sed -n 's/^DRED_POLICY=//p')
+      policy_seen=${policy_seen:-unset}
+    fi
+  done
+}
+
 # ---- the jobs --------------------------------------------------------------------------------
 maxp=0
 for p in $ps_list; do [ "$p" -gt "$maxp" ] && maxp=$p; done
 conc_list="4,8,16,28"
+policy_conc=16
 for p in $ps_list; do
   common=(--reps "$reps" --csv "$raw" --summary "$summary")
   if want ideal || want unbalanced; then
@@ -328,6 +355,35 @@ for p in $ps_list; do
           if (life > 0) printf "  dred-master CPU: %.3f s over %.1f s of its life (%.1f%% of one core); per dred-timed second %.1f%%\n", c, life, 100*c/life, (t > 0 ? 100*c/t : 0)
         }'
     } | tee "$OUT/master-load.txt"
+  fi
+  if want policy && [ "$p" = "$maxp" ]; then
+    for sc in slow concurrent; do
+      if [ "$sc" = slow ] && ! command -v stress-ng >/dev/null; then
+        echo "   policy: stress-ng not installed: slow scenario skipped"
+        continue
+      fi
+      for pol in last predict; do
+        policy_seen=""
+        on_tick=check_policy
+        pcommon=(--reps "$reps" --csv "$OUT/policy-$pol.csv" --summary "$OUT/policy-$pol-summary.csv")
+        if [ "$sc" = slow ]; then
+          job_hogs=$hogs
+          DRED_POLICY=$pol run_job "policy-$pol-slow-p$p" "$limit_slow" -n "$p" "$bench" \
+            --scenario slow --pin --hogs "$hogs" $qflag "${pcommon[@]}"
+          job_hogs=0
+        else
+          DRED_POLICY=$pol run_job "policy-$pol-concurrent-p$p" "$limit_conc" -n "$p" "$bench" \
+            --scenario concurrent --conc "$policy_conc" $qflag "${pcommon[@]}"
+        fi
+        on_tick=""
+        if [ "$policy_seen" = "$pol" ]; then
+          echo "   dred-master ran with DRED_POLICY=$pol"
+        else
+          echo "!! policy-$pol-$sc-p$p: dred-master's DRED_POLICY was '${policy_seen:-not seen}', not $pol"
+          failed=1
+        fi
+      done
+    done
   fi
 done
 
@@ -452,6 +508,40 @@ if [ -s "$summary" ]; then
     function t(name, v, lim) { printf "  %-50s %7.3f  target <= %-4g %s\n", name, v, lim, v <= lim ? "met" : "MISSED" }' "$summary"
     [ -s "$OUT/master-load.txt" ] && echo && cat "$OUT/master-load.txt"
   } | tee "$OUT/ratios.txt"
+fi
+# ---- executor policy table (part 5) ---------------------------------------------------------
+pl="$OUT/policy-last-summary.csv"
+pp="$OUT/policy-predict-summary.csv"
+if [ -s "$pl" ] && [ -s "$pp" ]; then
+  {
+    echo
+    echo "executor policy, p = $maxp: dred medians of $reps with DRED_POLICY=last (paper) and =predict (default)"
+    echo "(MPI ms: the MPI median of the same job; norm = (predict / its MPI) / (last / its MPI))"
+    echo "(verdict only where both predict/last and norm agree; else 'unclear')"
+    printf '%-11s %-12s %10s %11s %12s %10s %10s %7s  %s\n' scenario point "last ms" "predict ms" \
+      predict/last "MPI(last)" "MPI(pred)" norm verdict
+    awk -F, -v pl="$pl" '
+      FNR == 1 { next }
+      { k = $1 SUBSEP $3 SUBSEP $4
+        if (!(k in seen)) { seen[k] = 1; order[++n] = k; sc[k] = $1; b[k] = $3; pa[k] = $4 }
+        if (FILENAME == pl) { dl[k] = $6; ml[k] = $9 } else { dp[k] = $6; mp[k] = $9 } }
+      function ms(v) { return v == "" ? "-" : sprintf("%.2f", v * 1e3) }
+      END {
+        for (i = 1; i <= n; i++) {
+          k = order[i]
+          sz = b[k] >= 1048576 ? sprintf("%gM", b[k] / 1048576) : sprintf("%gK", b[k] / 1024)
+          pt = sc[k] == "concurrent" ? sprintf("%d x %s", pa[k], sz) : sprintf("%s, %d hog%s", sz, pa[k], pa[k] == 1 ? "" : "s")
+          r = (dl[k] > 0 && dp[k] != "") ? sprintf("%.3f", dp[k] / dl[k]) : "-"
+          nm = (dl[k] > 0 && ml[k] > 0 && mp[k] > 0 && dp[k] != "") ? sprintf("%.3f", (dp[k] / mp[k]) / (dl[k] / ml[k])) : "-"
+          v = (r == "-" || nm == "-") ? "" : (r + 0 < 1 && nm + 0 < 1) ? "predict faster" : \
+              (r + 0 > 1 && nm + 0 > 1) ? "last faster" : "unclear"
+          printf "%-11s %-12s %10s %11s %12s %10s %10s %7s  %s\n", sc[k], pt, ms(dl[k]), ms(dp[k]), r, ms(ml[k]), ms(mp[k]), nm, v
+        }
+      }' "$pl" "$pp"
+  } | tee "$OUT/policy.txt"
+  [ -f "$OUT/ratios.txt" ] && cat "$OUT/policy.txt" >>"$OUT/ratios.txt"
+elif want policy; then
+  echo "!! policy: no results (see $OUT/logs/policy-*.log)"
 fi
 [ "$shutdown_hangs" -gt 0 ] && echo "!! $shutdown_hangs job(s) hung in dred_finalize/MPI_Finalize after writing their results (killed after ${shutdown_grace}s; see logs)"
 echo "== done in $(( $(date +%s) - t_start ))s; outputs in $OUT"

@@ -25,159 +25,10 @@
 #include <unistd.h>
 
 #include "dred.h"
-
-/* ---- shared test scaffolding (copied in every tests/mpi program) ---------------------- */
-static const char *g_prog = "concurrent";
-static int g_rank = -1, g_size = 0, g_fail = 0;
-static MPI_Comm g_comm = MPI_COMM_NULL;
-static char g_step[256] = "startup";
-
-static __attribute__((unused, format(printf, 1, 2))) void set_step(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_step, sizeof g_step, fmt, ap);
-    va_end(ap);
-}
-
-static __attribute__((unused)) void on_term(int sig)
-{
-    char buf[400];
-    int n = snprintf(buf, sizeof buf, "FAIL %s: rank %d killed by signal %d during: %s\n",
-                     g_prog, g_rank, sig, g_step);
-    if (n > 0) {
-        ssize_t w = write(2, buf, (size_t)n);
-        (void)w;
-    }
-    _exit(124);
-}
-
-/* one whole line per write, so lines of different ranks never interleave */
-static __attribute__((unused)) void emit(const char *prefix, const char *suffix, const char *fmt, va_list ap)
-{
-    char line[1024];
-    int n = snprintf(line, sizeof line, "%s", prefix);
-    if (n < 0) n = 0;
-    int m = vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
-    if (m > 0) n = (size_t)(n + m) < sizeof line ? n + m : (int)sizeof line - 1;
-    snprintf(line + n, sizeof line - (size_t)n, "%s\n", suffix);
-    fputs(line, stdout);
-    fflush(stdout);
-}
-
-static __attribute__((unused, format(printf, 1, 2))) void pass(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    emit("PASS ", "", fmt, ap);
-    va_end(ap);
-}
-
-static __attribute__((unused, format(printf, 1, 2))) void fail(const char *fmt, ...)
-{
-    va_list ap;
-    char suffix[32];
-    g_fail = 1;
-    snprintf(suffix, sizeof suffix, " [rank %d]", g_rank);
-    va_start(ap, fmt);
-    emit("FAIL ", suffix, fmt, ap);
-    va_end(ap);
-}
-
-static __attribute__((unused)) void test_init(int *argc, char ***argv)
-{
-    setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-    signal(SIGTERM, on_term);
-    signal(SIGINT, on_term);
-    int st = dred_init(argc, argv);
-    if (st != DRED_OK) {
-        printf("FAIL %s: dred_init returned %d (%s)\n", g_prog, st, dred_strerror(st));
-        exit(1);
-    }
-    g_comm = dred_comm();
-    MPI_Comm_rank(g_comm, &g_rank);
-    MPI_Comm_size(g_comm, &g_size);
-}
-
-static __attribute__((unused)) int test_finish(void)
-{
-    int any = 0;
-    set_step("final fail-flag allreduce");
-    MPI_Allreduce(&g_fail, &any, 1, MPI_INT, MPI_MAX, g_comm);
-    if (g_rank == 0)
-        printf("%s %s (P=%d)\n", any ? "FAILED" : "ALL PASSED", g_prog, g_size);
-    set_step("dred_finalize");
-    int st = dred_finalize();
-    if (st != DRED_OK) {
-        printf("FAIL %s: dred_finalize returned %d (%s) [rank %d]\n", g_prog, st,
-               dred_strerror(st), g_rank);
-        any = 1;
-    }
-    return any ? 1 : 0;
-}
-
-static __attribute__((unused)) double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Seconds a single wait may take before the test gives up (scaled by
- * DRED_TEST_TIMEOUT_SCALE, e.g. under sanitizers). */
-static __attribute__((unused)) double wait_limit(double secs)
-{
-    const char *e = getenv("DRED_TEST_TIMEOUT_SCALE");
-    double k = e ? atof(e) : 1.0;
-    return secs * (k > 0 ? k : 1.0);
-}
-
-/* Wait for a future, polling dred_future_is_done, at most `secs`; a reduction that does not
- * finish in time is a failure and aborts the job (a hang must not pass as anything). */
-static __attribute__((unused)) int wait_bounded(dred_future *f, double secs, const char *what)
-{
-    double deadline = now_s() + wait_limit(secs);
-    long ns = 1000;
-    for (;;) {
-        int d = dred_future_is_done(f);
-        if (d == 1) return dred_future_get(f);
-        if (d != 0) {
-            fail("%s: dred_future_is_done returned %d", what, d);
-            return -1000;
-        }
-        if (now_s() > deadline) {
-            fail("%s: reduction not done after %.0f s (hang?)", what, wait_limit(secs));
-            fflush(stdout);
-            MPI_Abort(MPI_COMM_WORLD, 3);
-        }
-        struct timespec ts = {0, ns};
-        nanosleep(&ts, NULL);
-        if (ns < 1000000) ns *= 2;
-    }
-}
-
-static __attribute__((unused)) uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-/* ---------------------------------------------------------------------------------------- */
+#include "mpitest.h"
 
 #define NRED 64
 
-struct affine { unsigned a, b; };
-static void affine_op(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    const struct affine *f = in;
-    struct affine *g = inout;
-    for (int k = 0; k < *len; k++) {
-        struct affine r = {f[k].a * g[k].a, g[k].a * f[k].b + g[k].b};
-        g[k] = r;
-    }
-}
 static MPI_Datatype t_affine;
 static MPI_Op op_affine;
 
@@ -268,10 +119,8 @@ int main(int argc, char **argv)
     uint64_t seed = 4242;
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "-s") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
-    test_init(&argc, &argv);
-    MPI_Type_contiguous(2, MPI_UNSIGNED, &t_affine);
-    MPI_Type_commit(&t_affine);
-    MPI_Op_create(affine_op, 0, &op_affine);
+    test_init(&argc, &argv, "concurrent");
+    affine_create(&t_affine, &op_affine);
 
     /* ---- part 1: explicit tags, per-member shuffled issue order ---- */
     static struct red R[NRED];
@@ -400,7 +249,6 @@ int main(int argc, char **argv)
     if (g_rank == 0) printf("concurrent: 32 skewed reductions done in %.2f s\n", now_s() - tp);
     for (int t = 0; t < NSKEW; t++) verify(&R[t], "skew", t);
 
-    MPI_Op_free(&op_affine);
-    MPI_Type_free(&t_affine);
+    affine_free(&t_affine, &op_affine);
     return test_finish();
 }

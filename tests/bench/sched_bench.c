@@ -1,0 +1,299 @@
+/*
+ * sched_bench.c -- microbenchmark of the scheduler state machine (master/sched.c): events
+ * per second through sched_feed() and actions per second out of sched_next_action().
+ *
+ * No MPI: a small simulator plays P workers.  Each configuration (P workers, C concurrent
+ * instances) defines one group of all P workers (member k on worker k+1) and runs N full
+ * reductions in batches of C instances (tags 0, 1, 2, ...; root = tag mod P).  A batch puts
+ * the P READY events of each of its C instances into a pool of pending events; the
+ * simulator takes them out in random order, feeds each one, drains every action after it
+ * and answers each TASK with a TASK_DONE that joins the pool (so READYs and DONEs of many
+ * instances interleave, as in the master).  Executors report exec_ns from a per-worker
+ * speed (four speed classes), so the executor choice has measurements to work with.
+ *
+ * Checks: every instance ends DRED_OK, with P-1 TASK and P-1 JOURNAL_TASK actions, P END
+ * actions and one JOURNAL_REDUCTION (tasks = P-1, status OK); the scheduler is empty at the
+ * end.  Any failure prints why and exits 1.
+ *
+ * Time (CLOCK_MONOTONIC) covers the whole loop, simulator included (a random pick and an
+ * array push per event), so ns/event is an upper bound on the scheduler's own cost.  Each
+ * configuration runs --reps times; the table shows the median run.
+ *
+ *   dred-sched-bench [--quick] [--events N] [--reps R] [--policy predict|last|first]
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../master/sched.h"
+
+#define GROUP_ID 0x5eedULL
+#define ELEM_BYTES 8u
+#define COUNT (1u << 17) /* 1 MiB of doubles per member */
+
+/* A pending event: READY of (slot, member) or DONE of a task. */
+typedef struct {
+  uint8_t is_done;
+  uint32_t slot;    /* READY: batch slot of the instance  */
+  uint32_t member;  /* READY: group rank                  */
+  uint64_t task_id; /* DONE                                */
+  uint32_t worker;  /* DONE: the executor                  */
+} pending_t;
+
+/* Per-instance bookkeeping of one batch. */
+typedef struct {
+  uint32_t tasks, jtasks, ends, jreds;
+  int32_t end_status, jred_status;
+  uint32_t jred_tasks;
+} inst_check_t;
+
+typedef struct {
+  uint64_t events, actions, reductions, tasks;
+  double seconds;
+  int failed;
+} result_t;
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+static uint64_t rng(void) { /* xorshift64* */
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return rng_state * 0x2545f4914f6cdd1dULL;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Simulated run time of one combine of COUNT elements on worker w: 4 speed classes. */
+static uint64_t exec_ns_of(uint32_t w) { return 100000u * (1u + w % 4u); }
+
+static int fail(result_t *r, const char *what, long long a, long long b) {
+  if (!r->failed) fprintf(stderr, "sched-bench: FAILED: %s (%lld, %lld)\n", what, a, b);
+  r->failed = 1;
+  return -1;
+}
+
+/* Drain every pending action; TASKs become pending DONEs. */
+static int drain(sched_t *s, pending_t *pool, size_t *npool, inst_check_t *chk, int64_t base,
+                 uint32_t nslots, result_t *r) {
+  sched_action_t a;
+  while (sched_next_action(s, &a)) {
+    int64_t slot = a.key.tag - base;
+    inst_check_t *c;
+    r->actions++;
+    if (a.key.group != GROUP_ID || slot < 0 || slot >= (int64_t)nslots)
+      return fail(r, "action for an unknown instance", (long long)a.key.tag, (long long)a.type);
+    c = &chk[slot];
+    switch (a.type) {
+      case SCHED_ACT_TASK: {
+        pending_t *p = &pool[(*npool)++];
+        p->is_done = 1;
+        p->task_id = a.u.task.task_id;
+        p->worker = a.u.task.executor;
+        c->tasks++;
+        break;
+      }
+      case SCHED_ACT_END:
+        c->ends++;
+        if (a.u.end.status != DRED_OK) c->end_status = a.u.end.status;
+        break;
+      case SCHED_ACT_JOURNAL_TASK:
+        c->jtasks++;
+        break;
+      case SCHED_ACT_JOURNAL_REDUCTION:
+        c->jreds++;
+        c->jred_status = a.u.jred.status;
+        c->jred_tasks = a.u.jred.tasks;
+        break;
+      case SCHED_ACT_RECOVER:
+      default:
+        return fail(r, "unexpected action type", (long long)a.key.tag, (long long)a.type);
+    }
+  }
+  return 0;
+}
+
+/* One configuration: P workers, C instances at a time, N reductions (a multiple of C). */
+static result_t run(uint32_t P, uint32_t C, uint64_t N, sched_policy_t policy) {
+  result_t r;
+  sched_t *s = sched_new(P, policy);
+  uint32_t *workers = malloc((size_t)P * sizeof *workers);
+  pending_t *pool = malloc((size_t)C * P * 2 * sizeof *pool); /* READYs + tasks in flight */
+  inst_check_t *chk = malloc((size_t)C * sizeof *chk);
+  sched_event_t ev;
+  uint64_t now = 0, done_red = 0;
+  double t0;
+  uint32_t k;
+
+  memset(&r, 0, sizeof r);
+  if (s == NULL || workers == NULL || pool == NULL || chk == NULL) {
+    fail(&r, "out of memory", P, C);
+    goto out;
+  }
+  memset(&ev, 0, sizeof ev);
+  for (k = 0; k < P; k++) workers[k] = k + 1;
+
+  t0 = now_s();
+  if (sched_group_define(s, GROUP_ID, P, workers) != 0) {
+    fail(&r, "group definition refused", P, 0);
+    goto out;
+  }
+  while (done_red < N && !r.failed) {
+    int64_t base = (int64_t)done_red;
+    size_t npool = 0;
+    uint32_t i;
+    memset(chk, 0, (size_t)C * sizeof *chk);
+    for (i = 0; i < C; i++)
+      for (k = 0; k < P; k++) {
+        pending_t *p = &pool[npool++];
+        p->is_done = 0;
+        p->slot = i;
+        p->member = k;
+      }
+    while (npool > 0) {
+      size_t pick = (size_t)(rng() % npool);
+      pending_t p = pool[pick];
+      int rc;
+      pool[pick] = pool[--npool];
+      memset(&ev, 0, sizeof ev);
+      ev.now_ns = (now += 1000);
+      if (p.is_done) {
+        ev.type = SCHED_EV_TASK_DONE;
+        ev.u.done.task_id = p.task_id;
+        ev.u.done.worker = p.worker;
+        ev.u.done.status = SCHED_TASK_OK;
+        ev.u.done.exec_ns = exec_ns_of(p.worker);
+        ev.u.done.buf.addr = 0x10000u * p.worker;
+        ev.u.done.buf.pool_off = -1;
+      } else {
+        int64_t tag = base + p.slot;
+        ev.type = SCHED_EV_READY;
+        ev.u.ready.key.group = GROUP_ID;
+        ev.u.ready.key.tag = tag;
+        ev.u.ready.member = p.member;
+        ev.u.ready.worker = p.member + 1;
+        ev.u.ready.params.count = COUNT;
+        ev.u.ready.params.type_size = ELEM_BYTES;
+        ev.u.ready.params.extent = ELEM_BYTES;
+        ev.u.ready.params.op = 3;
+        ev.u.ready.params.commutative = 1;
+        ev.u.ready.params.root = (uint32_t)(tag % P);
+        ev.u.ready.buf.addr = 0x10000u * (p.member + 1);
+        ev.u.ready.buf.pool_off = (int64_t)p.member * COUNT * ELEM_BYTES;
+        ev.u.ready.nreplicas = 1;
+        ev.u.ready.replicas[0] = (p.member + 1) % P + 1;
+      }
+      r.events++;
+      if ((rc = sched_feed(s, &ev)) != 0) {
+        fail(&r, "sched_feed refused an event", (long long)ev.type, rc);
+        break;
+      }
+      if (drain(s, pool, &npool, chk, base, C, &r) != 0) break;
+    }
+    if (r.failed) break;
+    for (i = 0; i < C; i++) {
+      const inst_check_t *c = &chk[i];
+      if (c->tasks != P - 1 || c->jtasks != P - 1)
+        fail(&r, "tasks per reduction != P-1", c->tasks, c->jtasks);
+      else if (c->ends != P || c->end_status != DRED_OK)
+        fail(&r, "END count or status", c->ends, c->end_status);
+      else if (c->jreds != 1 || c->jred_status != DRED_OK || c->jred_tasks != P - 1)
+        fail(&r, "JOURNAL_REDUCTION count, status or tasks", c->jreds, c->jred_status);
+      r.tasks += c->tasks;
+    }
+    done_red += C;
+  }
+  r.seconds = now_s() - t0;
+  r.reductions = done_red;
+  if (!r.failed && (sched_instances(s) != 0 || sched_tasks_in_flight(s) != 0))
+    fail(&r, "scheduler not empty at the end", (long long)sched_instances(s),
+         (long long)sched_tasks_in_flight(s));
+  if (!r.failed && r.tasks != r.reductions * (P - 1))
+    fail(&r, "total tasks != reductions * (P-1)", (long long)r.tasks, (long long)r.reductions);
+out:
+  sched_free(s);
+  free(workers);
+  free(pool);
+  free(chk);
+  return r;
+}
+
+static int cmp_result(const void *a, const void *b) {
+  double x = ((const result_t *)a)->seconds, y = ((const result_t *)b)->seconds;
+  return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+  static const uint32_t Ps[] = {8, 64, 512}, Cs[] = {1, 16, 256};
+  uint64_t target = 2000000; /* events per configuration and repetition */
+  int reps = 3, i, bad = 0;
+  sched_policy_t policy = SCHED_POLICY_PREDICT;
+  const char *policy_name = "predict";
+  size_t pi, ci;
+
+  for (i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--quick") == 0) {
+      target = 500000;
+      reps = 1;
+    } else if (strcmp(argv[i], "--events") == 0 && i + 1 < argc) {
+      target = strtoull(argv[++i], NULL, 10);
+    } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+      reps = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc) {
+      policy_name = argv[++i];
+      if (strcmp(policy_name, "predict") == 0)
+        policy = SCHED_POLICY_PREDICT;
+      else if (strcmp(policy_name, "last") == 0)
+        policy = SCHED_POLICY_LAST_TIME;
+      else if (strcmp(policy_name, "first") == 0)
+        policy = SCHED_POLICY_FIRST;
+      else
+        goto usage;
+    } else {
+      goto usage;
+    }
+  }
+  if (reps < 1 || reps > 99 || target < 1) goto usage;
+
+  printf("scheduler microbenchmark: policy %s, ~%llu events per configuration, median of %d "
+         "run%s\n",
+         policy_name, (unsigned long long)target, reps, reps == 1 ? "" : "s");
+  printf("%5s %5s %11s %11s %11s %9s %12s %12s %9s\n", "P", "C", "reductions", "events",
+         "actions", "time ms", "events/s", "actions/s", "ns/event");
+  for (pi = 0; pi < sizeof Ps / sizeof *Ps; pi++) {
+    for (ci = 0; ci < sizeof Cs / sizeof *Cs; ci++) {
+      uint32_t P = Ps[pi], C = Cs[ci];
+      uint64_t per_red = 2ull * P - 1, batches = (target / per_red + C - 1) / C;
+      result_t res[99], m;
+      int rep, row_bad = 0;
+      if (batches == 0) batches = 1;
+      for (rep = 0; rep < reps; rep++) {
+        res[rep] = run(P, C, batches * C, policy);
+        if (res[rep].failed) row_bad = bad = 1;
+      }
+      qsort(res, (size_t)reps, sizeof *res, cmp_result);
+      m = res[reps / 2];
+      printf("%5u %5u %11llu %11llu %11llu %9.1f %12.0f %12.0f %9.1f%s\n", P, C,
+             (unsigned long long)m.reductions, (unsigned long long)m.events,
+             (unsigned long long)m.actions, 1e3 * m.seconds, (double)m.events / m.seconds,
+             (double)m.actions / m.seconds, 1e9 * m.seconds / (double)m.events,
+             row_bad ? "  FAILED" : "");
+      fflush(stdout);
+    }
+  }
+  if (bad) {
+    printf("sched-bench: FAILED (see stderr)\n");
+    return 1;
+  }
+  printf("sched-bench: ok (every instance ended OK with P-1 tasks)\n");
+  return 0;
+usage:
+  fprintf(stderr, "usage: %s [--quick] [--events N] [--reps R] [--policy predict|last|first]\n",
+          argv[0]);
+  return 2;
+}

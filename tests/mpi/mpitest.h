@@ -1,0 +1,60 @@
+/*
+ * mpitest.h -- the scaffolding every MPI integration test in tests/mpi shares: init/finish
+ * with dred, PASS/FAIL lines, the step a rank was in when it was killed, and bounded waits.
+ *
+ * What: test_init() installs SIGTERM/SIGINT handlers (a killed rank prints "FAIL <prog>:
+ * rank R killed by signal S during: <step>" and exits 124), initialises dred and sets g_comm
+ * = dred_comm(), g_rank, g_size; pass()/fail() print one whole line per write (ranks never
+ * interleave) and fail() sets g_fail; test_finish() ORs g_fail over the ranks, prints "ALL
+ * PASSED <prog> (P=n)" or "FAILED ..." at rank 0, calls dred_finalize and gives the exit
+ * status.  wait_bounded() polls a future with back-off and aborts the job on a hang;
+ * wait_limit() scales every bound by DRED_TEST_TIMEOUT_SCALE (tests/run-mpi.sh sets it).
+ * affine_op() is the non-commutative user op of several tests.
+ *
+ * Why: this block used to be copied into each test program of tests/mpi (nine ~140-line
+ * copies, and the affine op in four); it is now tests/mpi/mpitest.c, compiled once and linked into every mpi_* test by
+ * the Makefile.  tests/run-mpi.sh matches on the line formats above: keep them as they are.
+ */
+#ifndef DRED_TESTS_MPITEST_H
+#define DRED_TESTS_MPITEST_H
+
+#include <stdint.h>
+
+#include "dred.h"
+
+extern const char *g_prog;  /* the program name in messages; test_init() sets it */
+extern int g_rank, g_size;  /* in g_comm                                       */
+extern int g_fail;          /* set by fail()                                   */
+extern MPI_Comm g_comm;     /* dred_comm() after test_init()                   */
+extern char g_step[256];    /* what the rank is doing, for the signal handler  */
+
+/* Record the current step (printed if the rank is killed). */
+void set_step(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* SIGTERM/SIGINT handler: print the step, _exit(124). */
+void on_term(int sig);
+void pass(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Set g_prog = prog, install the handlers, dred_init (exit(1) on failure), set g_comm,
+ * g_rank, g_size. */
+void test_init(int *argc, char ***argv, const char *prog);
+/* Agree on failure over g_comm, print the verdict, dred_finalize; returns the exit status. */
+int test_finish(void);
+
+double now_s(void);                   /* CLOCK_MONOTONIC, seconds       */
+double wait_limit(double secs);       /* secs x DRED_TEST_TIMEOUT_SCALE */
+/* Wait for a future at most wait_limit(secs); returns its status (or -1000 if
+ * dred_future_is_done failed); a hang is a failure and aborts the job. */
+int wait_bounded(dred_future *f, double secs, const char *what);
+uint64_t mix64(uint64_t x);           /* splitmix64 finaliser           */
+
+/* The non-commutative user op several tests reduce with: composition of affine maps
+ * x -> a*x + b (mod 2^32).  inout[k] = "in[k], then inout[k]" (MPI passes the lower ranks'
+ * operand as `in`), so the result applies rank 0's map first. */
+struct affine { unsigned a, b; };
+void affine_op(void *in, void *inout, int *len, MPI_Datatype *dt);
+/* Its datatype (2 x MPI_UNSIGNED, committed) and op (commute = 0); affine_free frees both. */
+void affine_create(MPI_Datatype *type, MPI_Op *op);
+void affine_free(MPI_Datatype *type, MPI_Op *op);
+
+#endif /* DRED_TESTS_MPITEST_H */
