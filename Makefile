@@ -93,6 +93,18 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(CORE_OBJ) -lcmocka $(LDLIBS)
 
+# test_kernel compares worker/kernel.c with MPI_Reduce_local: it needs MPI (mpicc, a
+# singleton MPI_Init), worker/typecheck.c, and kernel.c built again without AVX2 clones.
+KERNEL_TEST_OBJ := $(BUILD)/obj/worker/kernel.o $(BUILD)/obj/worker/kernel_baseline.o \
+  $(BUILD)/obj/worker/typecheck.o
+$(BUILD)/obj/worker/kernel_baseline.o: worker/kernel.c worker/kernel.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (baseline)"
+	@$(MPICC) $(CFLAGS) -DDRED_KERNEL_BASELINE -c $< -o $@
+$(BUILD)/tests/test_kernel: tests/unit/test_kernel.c $(KERNEL_TEST_OBJ) $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -o $@ $< $(KERNEL_TEST_OBJ) $(CORE_OBJ) -lcmocka $(LDLIBS)
+
 $(BUILD)/tests/mpi_%: tests/mpi/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
