@@ -43,7 +43,7 @@ MAN3    := man/dred.3
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi_%,$(MPI_TEST_SRC))
 
-.PHONY: all deps run test unit-test mpi-test tools-test deploy-test man-check fault-test faults bench asan install clean
+.PHONY: all deps run test unit-test mpi-test tools-test deploy-test man-check fault-test faults bench kernel-bench asan install clean
 FAULT_APP := $(BUILD)/tests/fault_app
 TRIALS  ?= 100
 WORKERS ?= 8
@@ -126,6 +126,15 @@ BENCH := $(BUILD)/bin/dred-bench
 $(BENCH): tests/bench/bench.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+
+# make kernel-bench: GB/s of worker/kernel.c's SUM/double kernel against MPI_Reduce_local.
+KERNEL_BENCH := $(BUILD)/bin/kernel-bench
+$(KERNEL_BENCH): tests/bench/kernel_bench.c $(BUILD)/obj/worker/kernel.o \
+  $(BUILD)/obj/worker/kernel_baseline.o
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+kernel-bench: $(KERNEL_BENCH)
+	$(KERNEL_BENCH)
 
 # make bench: quick mode (p = 8); BENCH_ARGS=--full for the README's tables and plots.
 bench: deps all $(BENCH)
