@@ -44,7 +44,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi_%,$(MPI_TEST_SRC))
 MPITEST_OBJ := $(BUILD)/obj/tests/mpi/mpitest.o
 
-.PHONY: all deps run test unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench asan install clean
+.PHONY: all deps run test unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench kernel-bench asan install clean
 FAULT_APP := $(BUILD)/tests/fault_app
 TRIALS  ?= 100
 WORKERS ?= 8
@@ -94,6 +94,18 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(CORE_OBJ) -lcmocka $(LDLIBS)
 
+# test_kernel compares worker/kernel.c with MPI_Reduce_local: it needs MPI (mpicc, a
+# singleton MPI_Init), worker/typecheck.c, and kernel.c built again without AVX2 clones.
+KERNEL_TEST_OBJ := $(BUILD)/obj/worker/kernel.o $(BUILD)/obj/worker/kernel_baseline.o \
+  $(BUILD)/obj/worker/typecheck.o
+$(BUILD)/obj/worker/kernel_baseline.o: worker/kernel.c worker/kernel.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (baseline)"
+	@$(MPICC) $(CFLAGS) -DDRED_KERNEL_BASELINE -c $< -o $@
+$(BUILD)/tests/test_kernel: tests/unit/test_kernel.c $(KERNEL_TEST_OBJ) $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -o $@ $< $(KERNEL_TEST_OBJ) $(CORE_OBJ) -lcmocka $(LDLIBS)
+
 # Every MPI test links the shared scaffolding tests/mpi/mpitest.c (see mpitest.h); naming
 # its object as a target keeps make from deleting it as an intermediate file.
 $(MPITEST_OBJ): tests/mpi/mpitest.c tests/mpi/mpitest.h
@@ -127,6 +139,15 @@ $(SCHED_BENCH): tests/bench/sched_bench.c $(CORE_OBJ)
 
 sched-bench: $(SCHED_BENCH)
 	$(SCHED_BENCH) $(SCHED_BENCH_ARGS)
+
+# make kernel-bench: GB/s of worker/kernel.c's SUM/double kernel against MPI_Reduce_local.
+KERNEL_BENCH := $(BUILD)/bin/kernel-bench
+$(KERNEL_BENCH): tests/bench/kernel_bench.c $(BUILD)/obj/worker/kernel.o \
+  $(BUILD)/obj/worker/kernel_baseline.o
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+kernel-bench: $(KERNEL_BENCH)
+	$(KERNEL_BENCH)
 
 # make bench: quick mode (p = 8); BENCH_ARGS=--full for the README's tables and plots.
 bench: deps all $(BENCH) $(SCHED_BENCH)
