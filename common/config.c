@@ -35,12 +35,13 @@ void dred_config_load(dred_config_t *c) {
   c->master_idle_us = env_u64("DRED_MASTER_POLL_IDLE_US", 2000, c->poll_max_us, 100000000);
   c->chunk_kb = env_u64("DRED_CHUNK_KB", 1024, 4, 1 << 20);
   c->rma_depth = env_u64("DRED_RMA_DEPTH", 4, 1, 64);
-  c->pool_mb = env_u64("DRED_POOL_MB", 128, 0, 1 << 20);
+  c->pool_mb = env_u64("DRED_POOL_MB", 256, 0, 1 << 20);
   c->heartbeat_ms = env_u64("DRED_HEARTBEAT_MS", 500, 10, 3600000);
   c->fail_timeout_ms = env_u64("DRED_FAIL_TIMEOUT_MS", 5000, 50, 86400000);
   c->master_timeout_ms = env_u64("DRED_MASTER_TIMEOUT_MS", 10000, 50, 86400000);
   c->shm = (int)env_u64("DRED_SHM", 1, 0, 1);
   c->replicas = env_u64("DRED_REPLICAS", 2, 0, 1 + 4);
+  c->replica_delay_ms = env_u64("DRED_REPLICA_DELAY_MS", 0, 0, 86400000);
   c->finalize_timeout_s = env_u64("DRED_FINALIZE_TIMEOUT_S", 60, 1, 86400);
   s = getenv("DRED_POLICY");
   snprintf(c->policy, sizeof c->policy, "%s", (s && *s) ? s : "predict");

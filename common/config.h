@@ -18,12 +18,15 @@ typedef struct {
                                 delay of the first message after a quiet spell        */
   uint64_t chunk_kb;         /* DRED_CHUNK_KB         combine / RMA chunk (1024)           */
   uint64_t rma_depth;        /* DRED_RMA_DEPTH        Rgets in flight per task (4)         */
-  uint64_t pool_mb;          /* DRED_POOL_MB          shared-memory pool per worker (128)  */
+  uint64_t pool_mb;          /* DRED_POOL_MB          shared-memory pool per worker (256)  */
   uint64_t heartbeat_ms;     /* DRED_HEARTBEAT_MS     master ping interval (500)           */
   uint64_t fail_timeout_ms;  /* DRED_FAIL_TIMEOUT_MS  silence before a worker is failed (5000) */
   uint64_t master_timeout_ms;/* DRED_MASTER_TIMEOUT_MS silence before the master is lost (10000) */
   uint64_t replicas;         /* DRED_REPLICAS         copies of each operand: 0 none, 1 local,
                                 2 local + next live member (2)                        */
+  uint64_t replica_delay_ms; /* DRED_REPLICA_DELAY_MS copies that shared memory already covers
+                                start this long after the call, and not at all if the
+                                reduction ended by then (0: at once)                   */
   uint64_t finalize_timeout_s; /* DRED_FINALIZE_TIMEOUT_S bound on the collective shutdown (60) */
   int shm;                   /* DRED_SHM              0 forces RMA even on one node (1)    */
   char policy[16];           /* DRED_POLICY           predict | last | first (predict)     */

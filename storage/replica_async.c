@@ -8,9 +8,13 @@
  * on the loop thread, reports the status and frees the request.  If the work is cancelled
  * before it runs (uv_cancel), the after-work callback releases the hold instead.
  */
+#define _GNU_SOURCE /* SCHED_IDLE */
 #include "replica_async.h"
 
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -39,26 +43,36 @@ typedef struct {
 static const char *const replica_op_names[] = {"put", "get", "drop"};
 
 /* Writing copies is insurance, not the reduction's critical path: on a node whose cores
- * are all busy combining, pool threads doing puts step aside (nice DRED_REPLICA_NICE,
- * default 10; 0 keeps normal priority).  Linux applies nice per thread.  A thread once
- * lowered stays lowered (raising it again needs privileges), so a recovery read that lands
- * on it runs at that priority too. */
-static void replica_async_lower_priority(void) {
-  static __thread int done;
-  const char *s;
+ * are all busy combining, pool threads doing puts step aside.  DRED_REPLICA_NICE=idle
+ * (SCHED_IDLE: run only on a core nothing else wants), or a nice value 1..19, or 0 for
+ * normal priority.  Linux applies both per thread.  A thread once lowered stays lowered
+ * (raising it again needs privileges), so a recovery read that lands on it runs at that
+ * priority too; we try to raise it for reads, which works where the limits allow. */
+static void replica_async_set_priority(int for_put) {
+  static __thread int lowered;
+  const char *s = getenv("DRED_REPLICA_NICE");
   long nice_val;
-  if (done) return;
-  done = 1;
-  s = getenv("DRED_REPLICA_NICE");
-  nice_val = (s && *s) ? strtol(s, NULL, 10) : 10;
-  if (nice_val > 0 && nice_val <= 19)
-    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), (int)nice_val);
+  struct sched_param sp;
+  memset(&sp, 0, sizeof sp);
+  if (!for_put) {
+    if (lowered == 2 && pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp) == 0) lowered = 0;
+    return;
+  }
+  if (lowered) return;
+  if (s == NULL || *s == '\0' || strcmp(s, "idle") == 0) {
+    if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) == 0) lowered = 2;
+    return;
+  }
+  nice_val = strtol(s, NULL, 10);
+  if (nice_val > 0 && nice_val <= 19 &&
+      setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), (int)nice_val) == 0)
+    lowered = 1;
 }
 
 static void replica_async_work(uv_work_t *w) {
   replica_req_t *q = (replica_req_t *)w;
 
-  if (q->op == REPLICA_OP_PUT) replica_async_lower_priority();
+  replica_async_set_priority(q->op == REPLICA_OP_PUT);
   switch (q->op) {
     case REPLICA_OP_PUT:
       q->status = dred_replica_put(q->r, q->group, q->tag, q->member, q->src, q->len);

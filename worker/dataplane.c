@@ -25,42 +25,24 @@
  * in small sub-chunks -- copy the provider's piece, combine the executor's into it -- so
  * the second pass runs in cache and costs about what a fused kernel would.
  *
+ * The combine itself is worker/kernel.c's vectorised loop for predefined ops on basic
+ * types (proven bit-equal to MPI_Reduce_local by tests/unit/test_kernel.c), else
+ * MPI_Reduce_local.
+ *
  * Order: MPI_Reduce_local(in, inout) computes inout = in op inout.  For commutative ops
  * and when the executor's members lie right of the provider's, that is acc = prov op acc.
  * When the executor lies left under a non-commutative op, acc = acc op prov is computed
  * in a scratch chunk and copied back.
  */
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "../common/log.h"
 #include "../master/sched.h" /* sched_task_status_t values for task outcomes */
+#include "kernel.h"
 #include "runtime.h"
 
 #define TASK_STEP_NS 500000ull /* time slice of one task step */
-
-/* Map every page of our own segment now.  Each process takes its own page faults on a
- * shared segment, and the first operand copied into a fresh block would otherwise pay
- * them inside dred_ireduce -- on the path where every millisecond is a window in which a
- * crash loses the operand. */
-static void populate(char *base, size_t len) {
-#ifdef MADV_POPULATE_WRITE
-  uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)base, b = a + len;
-  uint64_t t0 = uv_hrtime();
-  if (base == NULL || len == 0) return;
-  a = (a + pg - 1) & ~(pg - 1);
-  b &= ~(pg - 1);
-  if (b > a && madvise((void *)a, b - a, MADV_POPULATE_WRITE) != 0)
-    DRED_DEBUG("madvise(MADV_POPULATE_WRITE) on the pool failed: pages fault in on first use");
-  DRED_DEBUG("pool of %zu MiB populated in %.1f ms", len >> 20, (uv_hrtime() - t0) / 1e6);
-#else
-  (void)base;
-  (void)len;
-#endif
-}
 
 int dred_dp_init(dred_rt_t *rt) {
   int nnode = 0, i, rc;
@@ -78,7 +60,9 @@ int dred_dp_init(dred_rt_t *rt) {
   MPI_Comm_split_type(rt->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &rt->node);
   MPI_Info_create(&info);
   MPI_Info_set(info, "alloc_shared_noncontig", "true");
-  rt->pool_size = (size_t)rt->cfg.pool_mb << 20;
+  /* DRED_POOL_MB of blocks plus the directory at the head, so an operand of exactly the
+   * pool's size still fits. */
+  rt->pool_size = rt->cfg.pool_mb > 0 ? ((size_t)rt->cfg.pool_mb << 20) + DRED_SNAPDIR_BYTES : 0;
   rc = MPI_Win_allocate_shared((MPI_Aint)rt->pool_size, 1, info, rt->node, &rt->pool_base,
                                &rt->swin);
   MPI_Info_free(&info);
@@ -89,7 +73,6 @@ int dred_dp_init(dred_rt_t *rt) {
   }
   MPI_Win_set_errhandler(rt->swin, MPI_ERRORS_RETURN);
   MPI_Win_lock_all(MPI_MODE_NOCHECK, rt->swin);
-  populate(rt->pool_base, rt->pool_size);
   if (uv_mutex_init(&rt->pool_mu) != 0) return DRED_ERR_INTERNAL;
   /* The directory at the head of the segment starts out empty (MPICH zeroes the pages,
    * but say so rather than rely on it). */
@@ -264,6 +247,9 @@ static int combine(dred_rt_t *rt, dred_task_t *t, const char *src, uint64_t e0, 
     memcpy(rt->scratch, src, nb);
     rc = MPI_Reduce_local(dst, rt->scratch, (int)(n * in->ti.mult), in->ti.exec_type, in->op);
     memcpy(dst, rt->scratch, nb);
+  } else if (t->kern != NULL) {
+    t->kern->inplace(src, dst, (size_t)(n * in->ti.mult));
+    rc = MPI_SUCCESS;
   } else {
     rc = MPI_Reduce_local(src, dst, (int)(n * in->ti.mult), in->ti.exec_type, in->op);
   }
@@ -275,6 +261,7 @@ static void task_begin(dred_rt_t *rt, dred_task_t *t) {
   int i;
   t->started = 1;
   t->t0 = uv_hrtime();
+  t->kern = in->ti.op_is_user ? NULL : dred_kernel_find(in->ti.exec_type, in->op);
   t->next_elem = t->done_elems = 0;
   t->src = NULL;
   if (t->buf.pool_off >= 0 && t->provider < (uint32_t)rt->world_size &&
@@ -339,8 +326,12 @@ static int step_direct_oop(dred_rt_t *rt, dred_task_t *t, uint64_t deadline) {
     uint64_t n = t->count - t->next_elem < ce ? t->count - t->next_elem : ce;
     size_t o = (size_t)t->next_elem * in->ti.extent;
     if (n == 0) break;
-    memcpy(t->out + o, t->src + o, (size_t)n * in->ti.extent);
-    if ((rc = combine_out(rt, t, t->next_elem, n)) != 0) return rc;
+    if (t->kern != NULL) { /* predefined ops are commutative: out = prov op own, one pass */
+      t->kern->outofplace(t->src + o, t->dst + o, t->out + o, (size_t)(n * in->ti.mult));
+    } else {
+      memcpy(t->out + o, t->src + o, (size_t)n * in->ti.extent);
+      if ((rc = combine_out(rt, t, t->next_elem, n)) != 0) return rc;
+    }
     t->next_elem += n;
     t->done_elems += n;
   } while (uv_hrtime() < deadline);
@@ -354,6 +345,10 @@ static int combine_out(dred_rt_t *rt, dred_task_t *t, uint64_t e0, uint64_t n) {
   char *own = t->dst + e0 * in->ti.extent, *res = t->out + e0 * in->ti.extent;
   size_t nb = (size_t)n * in->ti.extent;
   int rc;
+  if ((in->ti.commutative || t->exec_is_left) && t->kern != NULL) {
+    t->kern->inplace(own, res, (size_t)(n * in->ti.mult));
+    return 0;
+  }
   if (in->ti.commutative || t->exec_is_left)
     return MPI_Reduce_local(own, res, (int)(n * in->ti.mult), in->ti.exec_type, in->op) ==
                    MPI_SUCCESS ? 0 : DRED_ERR_INTERNAL;

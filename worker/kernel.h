@@ -11,7 +11,7 @@
 #include <mpi.h>
 #include <stddef.h>
 
-typedef struct {
+typedef struct dred_kernel {
   /* inout[i] = in[i] op inout[i], exactly what MPI_Reduce_local(in, inout, n, type, op) stores */
   void (*inplace)(const void *in, void *inout, size_t n);
   /* out[i] = the value MPI_Reduce_local(in, inout, ...) would store in inout[i]; inout is

@@ -65,6 +65,13 @@ typedef struct {
   uint32_t waiting[PROTO_MAX_REPLICAS]; /* shared-memory neighbours yet to ACK */
   int nwaiting;
   int dir_slot;      /* snapshot directory slot (snapdir.c), or -1 */
+  uint32_t member;
+  /* Deferred copies (DRED_REPLICA_DELAY_MS): the local copy and the shared-memory
+   * neighbours, started at due_ns by dred_repl_progress unless the reduction ended first. */
+  int deferred;
+  uint64_t due_ns;
+  uint32_t later[PROTO_MAX_REPLICAS];
+  int nlater;
 } snapshot_t;
 
 static dred_queue_t snapshots = {&snapshots, &snapshots};
@@ -164,7 +171,7 @@ static void local_put_done(void *arg, int status) {
 }
 
 /* Send the snapshot to worker w: through shared memory when w can map our pool. */
-static int send_copy(dred_rt_t *rt, dred_inst_t *in, snapshot_t *sn, uint32_t w) {
+static int send_copy(dred_rt_t *rt, snapshot_t *sn, uint32_t w) {
   proto_msg_t h;
   repl_op_t *op;
   int shm = sn->pool_off >= 0 && rt->peer_base[w] != NULL;
@@ -175,9 +182,9 @@ static int send_copy(dred_rt_t *rt, dred_inst_t *in, snapshot_t *sn, uint32_t w)
   }
   memset(&h, 0, sizeof h);
   h.type = PROTO_REPLICA;
-  h.u.replica.group = in->group_id;
-  h.u.replica.tag = in->tag;
-  h.u.replica.member = in->member;
+  h.u.replica.group = sn->group;
+  h.u.replica.tag = sn->tag;
+  h.u.replica.member = sn->member;
   h.u.replica.len = sn->len;
   h.u.replica.pool_off = shm ? sn->pool_off : -1;
   if (dred_chan_send(&rt->chan, (int)w, &h, NULL) != 0) return -1;
@@ -201,10 +208,25 @@ static int send_copy(dred_rt_t *rt, dred_inst_t *in, snapshot_t *sn, uint32_t w)
   return 0;
 }
 
+/* The member's own copy, in its node-local store. */
+static void start_local_copy(dred_rt_t *rt, snapshot_t *sn) {
+  repl_io_t *io = calloc(1, sizeof *io);
+  if (io == NULL) return;
+  io->rt = rt;
+  io->snap = sn;
+  io->tag = sn->tag;
+  sn->refs++;
+  if (dred_replica_put_async(&rt->loop, rt->store, sn->group, sn->tag, sn->member, sn->p,
+                             sn->len, local_put_done, io) != DRED_OK) {
+    sn->refs--;
+    free(io);
+  }
+}
+
 void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   uint32_t k, n = in->group->n, want;
   snapshot_t *sn;
-  repl_io_t *io;
+  int defer;
 
   if (rt->cfg.replicas == 0 || rt->store == NULL || in->is_root || in->bytes == 0) {
     /* No copies will be taken, so acc is an ordinary accumulator that combines in place:
@@ -243,30 +265,47 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   sn->len = in->bytes;
   sn->group = in->group_id;
   sn->tag = in->tag;
+  sn->member = in->member;
   sn->refs++; /* held while copies are being started */
   dred_queue_insert_tail(&snapshots, &sn->link);
 
-  /* The local copy. */
-  if ((io = calloc(1, sizeof *io)) != NULL) {
-    io->rt = rt;
-    io->snap = sn;
-    io->tag = in->tag;
-    sn->refs++;
-    if (dred_replica_put_async(&rt->loop, rt->store, in->group_id, in->tag, in->member, sn->p,
-                               sn->len, local_put_done, io) != DRED_OK) {
-      sn->refs--;
-      free(io);
-    }
-  }
-  /* Copies at the next live members. */
+  /* Copies at the next live members.  Those reading our shared memory may wait: until
+   * they start, the snapshot itself -- in the pool, listed in the directory -- is what a
+   * node peer recovers the operand from, and a reduction that ends first needs no copy. */
+  defer = rt->cfg.replica_delay_ms > 0 && sn->pool_off >= 0;
   want = (uint32_t)rt->cfg.replicas - 1;
   for (k = 1; k < n && ready->u.ready.nreplicas < want &&
               ready->u.ready.nreplicas < PROTO_MAX_REPLICAS; k++) {
     uint32_t w = in->group->workers[(in->member + k) % n];
     if (rt->failed[w]) continue;
-    if (send_copy(rt, in, sn, w) == 0) ready->u.ready.replicas[ready->u.ready.nreplicas++] = w;
+    if (defer && rt->peer_base[w] != NULL) {
+      sn->later[sn->nlater++] = w;
+      ready->u.ready.replicas[ready->u.ready.nreplicas++] = w;
+    } else if (send_copy(rt, sn, w) == 0) {
+      ready->u.ready.replicas[ready->u.ready.nreplicas++] = w;
+    }
+  }
+  if (defer) {
+    sn->deferred = 1;
+    sn->due_ns = uv_hrtime() + rt->cfg.replica_delay_ms * 1000000ull;
+    sn->refs++; /* the deferred copies' hold */
+  } else {
+    start_local_copy(rt, sn);
   }
   snapshot_unref(sn);
+}
+
+/* The deferred copies of `sn` are due (or its reduction ended: cancel them). */
+static void deferred_run(dred_rt_t *rt, snapshot_t *sn, int cancel) {
+  int i;
+  sn->deferred = 0;
+  if (!cancel) {
+    start_local_copy(rt, sn);
+    for (i = 0; i < sn->nlater; i++)
+      if (!rt->failed[sn->later[i]]) (void)send_copy(rt, sn, sn->later[i]);
+  }
+  sn->nlater = 0;
+  snapshot_unref(sn); /* the deferred copies' hold */
 }
 
 void dred_repl_snapshot_drop(dred_rt_t *rt, dred_inst_t *in) {
@@ -678,6 +717,11 @@ static void drop_done(void *arg, int status) {
 
 void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
   dred_queue_t *q, *n;
+  /* Copies not started yet are not needed any more. */
+  DRED_QUEUE_FOREACH_SAFE(q, n, &snapshots) {
+    snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, link);
+    if (sn->deferred && sn->group == in->group_id && sn->tag == in->tag) deferred_run(rt, sn, 1);
+  }
   if (rt->store != NULL)
     dred_replica_drop_async(&rt->loop, rt->store, in->group_id, in->tag, drop_done, NULL);
   /* parked RECOVERs for it are moot now */
@@ -693,6 +737,17 @@ void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
 int dred_repl_progress(dred_rt_t *rt) {
   dred_queue_t *q, *n;
   int work = 0, flag;
+  uint64_t now = 0;
+
+  DRED_QUEUE_FOREACH_SAFE(q, n, &snapshots) {
+    snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, link);
+    if (!sn->deferred) continue;
+    if (now == 0) now = uv_hrtime();
+    if (now >= sn->due_ns) {
+      deferred_run(rt, sn, 0);
+      work++;
+    }
+  }
 
   DRED_QUEUE_FOREACH_SAFE(q, n, &rt->repl_ops) {
     repl_op_t *op = DRED_QUEUE_DATA(q, repl_op_t, link);

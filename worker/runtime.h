@@ -145,6 +145,7 @@ typedef struct dred_task {
   int *own_malloced;
   int own_ro;          /* that buffer is the replica snapshot: build the result elsewhere */
   int oop;             /* this task builds its result in `out` (RMA path, or own_ro)  */
+  const struct dred_kernel *kern; /* vectorised combine (kernel.h), or NULL: MPI_Reduce_local */
   /* RMA path: the result is built out of place, so a provider dying mid-read leaves the
    * executor's buffer intact (the reads land here, then the executor's data is combined in) */
   char *out;

@@ -9,7 +9,7 @@
 #   --ps "LIST"      override the process counts, e.g. --ps "8 16"
 #   --reps R         timed repetitions per point (default 7)
 #   --hogs N         stress-ng CPU hogs for the slow scenario (default 2), pinned to the last CPU
-#   --only LIST      run only these parts: ideal,unbalanced,concurrent,slow,master,policy
+#   --only LIST      run only these parts: ideal,unbalanced,concurrent,slow,master,policy,replicas
 #                    (default all)
 #   --quiet-wait S   before each job wait up to S seconds for the machine to be idle
 #                    (default 30 quick, 300 full; 0 = do not wait)
@@ -37,13 +37,20 @@
 #      jobs; "norm" = (predict/its MPI) / (last/its MPI) corrects for it).  Quick mode: 4 jobs,
 #      ~1.5 min on a quiet machine (plus the quiet waits); each job checks that dred-master
 #      itself got the DRED_POLICY it was meant to (from /proc/PID/environ).
+#   6. replicas (largest p only): the failure-free cost of fault tolerance.  The ideal scenario
+#      at 8M and 32M with DRED_REPLICAS=0 (off: no copies, no snapshot directory), with the
+#      default DRED_REPLICAS=2 (eager: copies start at the call) and with DRED_REPLICAS=2
+#      DRED_REPLICA_DELAY_MS=50 (lazy); two rounds of off, eager, lazy.  Rows go to
+#      replicas-<variant>.csv / -summary.csv and replicas.txt gets the tables: dred median
+#      per variant, eager/off and lazy/off, each job's own MPI median (norm as in part 5).
 # Every job runs in a session of its own with a marker variable in its environment, under a hard
 # timeout; its processes are found by session id / marker and killed by pid, never by name.
 # A job whose results are complete but which does not exit within 60 s (a hang in
 # dred_finalize/MPI_Finalize) is killed, its results kept, and the run reported as failed.
 #
 # Outputs in $OUT: raw.csv (one row per call), summary.csv (medians per point), ratios.txt
-# (the table), machine.txt, master-load.txt, policy-*.csv, policy.txt, logs/*.log, ideal.png,
+# (the table), machine.txt, master-load.txt, policy-*.csv, policy.txt, replicas-*.csv,
+# replicas.txt, logs/*.log, ideal.png,
 # unbalanced.png, concurrent.png, slow.png.  Exit status: non-zero if a job failed, timed out
 # or reported WRONG.
 # shellcheck disable=SC2317  # functions called through traps and $on_tick
@@ -55,7 +62,7 @@ mode=quick
 ps_list=""
 reps=7
 hogs=1
-only="ideal,unbalanced,concurrent,slow,master,policy"
+only="ideal,unbalanced,concurrent,slow,master,policy,replicas"
 quiet_wait=""
 plots=1
 OUT=""
@@ -96,7 +103,7 @@ for f in "$bench" "$dredrun" "$BUILD/bin/dred-master"; do
   [ -x "$f" ] || { echo "run-bench.sh: $f missing (build first: make bench)" >&2; exit 2; }
 done
 mkdir -p "$OUT/logs"
-rm -f "$OUT"/*.csv "$OUT"/*.png "$OUT"/*.dat "$OUT"/ratios.txt "$OUT"/master-load.txt "$OUT"/policy.txt \
+rm -f "$OUT"/*.csv "$OUT"/*.png "$OUT"/*.dat "$OUT"/ratios.txt "$OUT"/master-load.txt "$OUT"/policy.txt "$OUT"/replicas.txt \
   "$OUT"/logs/*.log
 raw="$OUT/raw.csv"
 summary="$OUT/summary.csv"
@@ -311,6 +318,7 @@ maxp=0
 for p in $ps_list; do [ "$p" -gt "$maxp" ] && maxp=$p; done
 conc_list="4,8,16,28"
 policy_conc=16
+replica_lazy_ms=50
 for p in $ps_list; do
   common=(--reps "$reps" --csv "$raw" --summary "$summary")
   if want ideal || want unbalanced; then
@@ -382,6 +390,20 @@ for p in $ps_list; do
           echo "!! policy-$pol-$sc-p$p: dred-master's DRED_POLICY was '${policy_seen:-not seen}', not $pol"
           failed=1
         fi
+      done
+    done
+  fi
+  if want replicas && [ "$p" = "$maxp" ]; then
+    for round in 1 2; do
+      for v in off eager lazy; do
+        case $v in
+          off) nrep=0 delay=0 ;;
+          eager) nrep=2 delay=0 ;;
+          lazy) nrep=2 delay=$replica_lazy_ms ;;
+        esac
+        rcommon=(--reps "$reps" --csv "$OUT/replicas-$v.csv" --summary "$OUT/replicas-$v-summary.csv")
+        DRED_REPLICAS=$nrep DRED_REPLICA_DELAY_MS=$delay run_job "replicas-$v-r$round-p$p" \
+          "$limit_main" -n "$p" "$bench" --scenario ideal --sizes 8M,32M "${rcommon[@]}"
       done
     done
   fi
@@ -509,7 +531,42 @@ if [ -s "$summary" ]; then
     [ -s "$OUT/master-load.txt" ] && echo && cat "$OUT/master-load.txt"
   } | tee "$OUT/ratios.txt"
 fi
-# ---- executor policy table (part 5) ---------------------------------------------------------
+# ---- A/B tables (parts 5 and 6) -------------------------------------------------------------
+# ab_table A_SUMMARY B_SUMMARY A_NAME B_NAME: per point, dred median under A and under B, B/A,
+# each job's own MPI median, and norm = (B / its MPI) / (A / its MPI), which corrects for the
+# machine drifting between jobs.  A summary holding several jobs' rows for one point (part 6
+# runs two rounds) contributes the median of their medians.
+ab_table() {
+  local fa=$1 fb=$2 na=$3 nb=$4
+  printf '%-11s %-12s %10s %11s %12s %10s %10s %7s  %s\n' scenario point "$na ms" "$nb ms" \
+    "$nb/$na" "MPI($na)" "MPI($nb)" norm verdict
+  awk -F, -v fa="$fa" -v na="$na" -v nb="$nb" '
+    FNR == 1 { next }
+    { k = $1 SUBSEP $3 SUBSEP $4
+      if (!(k in seen)) { seen[k] = 1; order[++n] = k; sc[k] = $1; b[k] = $3; pa[k] = $4 }
+      if (FILENAME == fa) { da[k] = da[k] " " $6; ma[k] = ma[k] " " $9 }
+      else { db[k] = db[k] " " $6; mb[k] = mb[k] " " $9 } }
+    function med(s,   a, c, i, j, x) {
+      c = split(s, a, " "); if (c == 0) return ""
+      for (i = 2; i <= c; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > x + 0; j--) a[j + 1] = a[j]; a[j + 1] = x }
+      return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2 }
+    function ms(v) { return v == "" ? "-" : sprintf("%.2f", v * 1e3) }
+    END {
+      for (i = 1; i <= n; i++) {
+        k = order[i]
+        xa = med(da[k]); xb = med(db[k]); ya = med(ma[k]); yb = med(mb[k])
+        sz = b[k] >= 1048576 ? sprintf("%gM", b[k] / 1048576) : sprintf("%gK", b[k] / 1024)
+        pt = sc[k] == "concurrent" ? sprintf("%d x %s", pa[k], sz) : \
+             sc[k] == "slow" ? sprintf("%s, %d hog%s", sz, pa[k], pa[k] == 1 ? "" : "s") : sz
+        r = (xa > 0 && xb != "") ? sprintf("%.3f", xb / xa) : "-"
+        nm = (xa > 0 && ya > 0 && yb > 0 && xb != "") ? sprintf("%.3f", (xb / yb) / (xa / ya)) : "-"
+        v = (r == "-" || nm == "-") ? "" : (r + 0 < 1 && nm + 0 < 1) ? nb " faster" : \
+            (r + 0 > 1 && nm + 0 > 1) ? na " faster" : "unclear"
+        printf "%-11s %-12s %10s %11s %12s %10s %10s %7s  %s\n", sc[k], pt, ms(xa), ms(xb), r, ms(ya), ms(yb), nm, v
+      }
+    }' "$fa" "$fb"
+}
+
 pl="$OUT/policy-last-summary.csv"
 pp="$OUT/policy-predict-summary.csv"
 if [ -s "$pl" ] && [ -s "$pp" ]; then
@@ -518,30 +575,27 @@ if [ -s "$pl" ] && [ -s "$pp" ]; then
     echo "executor policy, p = $maxp: dred medians of $reps with DRED_POLICY=last (paper) and =predict (default)"
     echo "(MPI ms: the MPI median of the same job; norm = (predict / its MPI) / (last / its MPI))"
     echo "(verdict only where both predict/last and norm agree; else 'unclear')"
-    printf '%-11s %-12s %10s %11s %12s %10s %10s %7s  %s\n' scenario point "last ms" "predict ms" \
-      predict/last "MPI(last)" "MPI(pred)" norm verdict
-    awk -F, -v pl="$pl" '
-      FNR == 1 { next }
-      { k = $1 SUBSEP $3 SUBSEP $4
-        if (!(k in seen)) { seen[k] = 1; order[++n] = k; sc[k] = $1; b[k] = $3; pa[k] = $4 }
-        if (FILENAME == pl) { dl[k] = $6; ml[k] = $9 } else { dp[k] = $6; mp[k] = $9 } }
-      function ms(v) { return v == "" ? "-" : sprintf("%.2f", v * 1e3) }
-      END {
-        for (i = 1; i <= n; i++) {
-          k = order[i]
-          sz = b[k] >= 1048576 ? sprintf("%gM", b[k] / 1048576) : sprintf("%gK", b[k] / 1024)
-          pt = sc[k] == "concurrent" ? sprintf("%d x %s", pa[k], sz) : sprintf("%s, %d hog%s", sz, pa[k], pa[k] == 1 ? "" : "s")
-          r = (dl[k] > 0 && dp[k] != "") ? sprintf("%.3f", dp[k] / dl[k]) : "-"
-          nm = (dl[k] > 0 && ml[k] > 0 && mp[k] > 0 && dp[k] != "") ? sprintf("%.3f", (dp[k] / mp[k]) / (dl[k] / ml[k])) : "-"
-          v = (r == "-" || nm == "-") ? "" : (r + 0 < 1 && nm + 0 < 1) ? "predict faster" : \
-              (r + 0 > 1 && nm + 0 > 1) ? "last faster" : "unclear"
-          printf "%-11s %-12s %10s %11s %12s %10s %10s %7s  %s\n", sc[k], pt, ms(dl[k]), ms(dp[k]), r, ms(ml[k]), ms(mp[k]), nm, v
-        }
-      }' "$pl" "$pp"
+    ab_table "$pl" "$pp" last predict
   } | tee "$OUT/policy.txt"
   [ -f "$OUT/ratios.txt" ] && cat "$OUT/policy.txt" >>"$OUT/ratios.txt"
 elif want policy; then
   echo "!! policy: no results (see $OUT/logs/policy-*.log)"
+fi
+r0="$OUT/replicas-off-summary.csv"
+r2="$OUT/replicas-eager-summary.csv"
+rl="$OUT/replicas-lazy-summary.csv"
+if [ -s "$r0" ] && [ -s "$r2" ] && [ -s "$rl" ]; then
+  {
+    echo
+    echo "replication overhead, p = $maxp, ideal: dred medians with DRED_REPLICAS=0 (off), =2 with copies"
+    echo "at once (eager, the default) and =2 with DRED_REPLICA_DELAY_MS=$replica_lazy_ms (lazy); two jobs each,"
+    echo "alternating; MPI ms from the same jobs"
+    ab_table "$r0" "$r2" off eager
+    ab_table "$r0" "$rl" off lazy
+  } | tee "$OUT/replicas.txt"
+  [ -f "$OUT/ratios.txt" ] && cat "$OUT/replicas.txt" >>"$OUT/ratios.txt"
+elif want replicas; then
+  echo "!! replicas: no results (see $OUT/logs/replicas-*.log)"
 fi
 [ "$shutdown_hangs" -gt 0 ] && echo "!! $shutdown_hangs job(s) hung in dred_finalize/MPI_Finalize after writing their results (killed after ${shutdown_grace}s; see logs)"
 echo "== done in $(( $(date +%s) - t_start ))s; outputs in $OUT"

@@ -54,7 +54,7 @@ part "root kill, 4 workers, 16 MiB (every survivor ROOT_FAILED)" \
 part "master kill, 4 workers, 16 MiB (every survivor MASTER_LOST)" \
   --mode master --trials 1 --workers 4 --bytes 16M --kill-at 0.005 --expect MASTER_LOST
 part "worker killed right after its call, 4 workers, 16 MiB (every survivor exact)" \
-  --mode worker --trials 2 --workers 4 --bytes 16M --kill-at call --expect OK
+  --mode worker --trials 2 --workers 4 --bytes 16M --kill-at call --expect exact
 
 echo "faults: CSV $csv (seed $seed)"
 echo "$pass passed, $fail failed"
