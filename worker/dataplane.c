@@ -34,8 +34,10 @@
  * When the executor lies left under a non-commutative op, acc = acc op prov is computed
  * in a scratch chunk and copied back.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/log.h"
 #include "../master/sched.h" /* sched_task_status_t values for task outcomes */
@@ -43,6 +45,21 @@
 #include "runtime.h"
 
 #define TASK_STEP_NS 500000ull /* time slice of one task step */
+
+/* Each process takes its own page faults on a shared segment, and MPICH does not touch
+ * ours in advance: the first operand copied into a fresh block would pay ~1 ms per MiB of
+ * faults inside dred_ireduce -- the window in which a crash loses the operand, and time
+ * the caller waits.  So init reads one byte of every page of our segment, which maps it
+ * (shmem pages map writable on a read fault): ~0.3 ms per MiB, before the master starts
+ * watching us.  Not in a background thread: a low-priority thread preempted inside a page
+ * fault holds the process's mmap lock, and the runtime thread's own mmap/munmap then
+ * stalled behind it for over a second (false failure detections in the fault harness). */
+static void populate(dred_rt_t *rt) {
+  size_t pg = (size_t)sysconf(_SC_PAGESIZE), off;
+  uint64_t t0 = uv_hrtime();
+  for (off = 0; off < rt->pool_size; off += pg) (void)*(volatile char *)(rt->pool_base + off);
+  DRED_DEBUG("pool of %zu MiB mapped in %.1f ms", rt->pool_size >> 20, (uv_hrtime() - t0) / 1e6);
+}
 
 int dred_dp_init(dred_rt_t *rt) {
   int nnode = 0, i, rc;
@@ -77,6 +94,7 @@ int dred_dp_init(dred_rt_t *rt) {
   /* The directory at the head of the segment starts out empty (MPICH zeroes the pages,
    * but say so rather than rely on it). */
   if (dred_snapdir_usable(rt)) memset(rt->pool_base, 0, DRED_SNAPDIR_BYTES);
+  populate(rt);
   if (dred_pool_init(&rt->pool, dred_snapdir_usable(rt) ? rt->pool_size - DRED_SNAPDIR_BYTES
                                                         : 0) != 0)
     return DRED_ERR_NOMEM;

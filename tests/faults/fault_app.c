@@ -59,6 +59,10 @@ static int g_rank = -1, g_size = 0;
 /* --kill-at call: the victim dies right after its first dred_ireduce of the kill step
  * returns -- before its runtime thread may have told anyone of the operand. */
 static int g_kill_after_call, g_kill_now;
+/* A victim in its kill step: once all its dred_ireduce calls returned, DIR/called.<r> gets
+ * the wall-clock time, so the harness can tell kills during the call (the operand still only
+ * in this process's memory) from kills during the reduction proper. */
+static int g_victim_step;
 static FILE *g_out;  /* DIR/rank.<r>.txt */
 static char g_outdir[3072] = ".";
 
@@ -274,8 +278,15 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
 
   for (j = 0; j < b->conc; j++) {
     int tag = tagbase + j;
+    if (j == b->conc - 1 && g_victim_step) g_victim_step = 2; /* the last call is next */
     int rc = dred_ireduce(b->send[j], g_rank == b->root ? b->recv[j] : NULL, (int)b->count,
                           MPI_DOUBLE, MPI_SUM, b->root, dred_comm(), tag, &f[j]);
+    if (g_victim_step == 2) {
+      char name[64];
+      snprintf(name, sizeof name, "called.%d", g_rank);
+      write_file(name, "%lld\n", wall_ns());
+      g_victim_step = 0;
+    }
     if (g_kill_now) {
       char name[64];
       snprintf(name, sizeof name, "kill.%d", g_rank);
@@ -488,6 +499,7 @@ int main(int argc, char **argv) {
         if (pf) fclose(pf);
         g_killer.target = (pid_t)mp;
       }
+      if (victim) g_victim_step = 1;
       if (victim && g_kill_after_call) {
         out("armed self-kill kill_at=call step=%d", s);
         g_kill_now = 1;

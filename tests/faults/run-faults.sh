@@ -56,18 +56,21 @@ print_table() { # CSV rows (no header) on stdin
     if ($18 != "") { d[m] = d[m] " " $18 }
     if ($20 != "") { tm[m] = tm[m] " " $20 }
     if ($13 == "1") { hit[m]++; if (o == "exact") hitx[m]++ }
-    if ($17 ~ /fin_hung/) fh[m]++ }
+    if ($17 ~ /fin_hung/) fh[m]++
+    if ($26 == "1") incall[m]++
+    else if ($26 == "0") { after[m]++; if (o == "exact") afterx[m]++ } }
   function median(s,   a, k, i, j, x) {
     k = split(s, a, " "); if (k == 0) return "-"
     for (i = 2; i <= k; i++) { x = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
     return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
   END {
-    printf "%-11s %6s %5s %7s %7s %11s %11s %11s %6s %6s %5s %5s %5s %5s %6s %9s %9s\n", "mode", "trials", "hit", "hit_ex", "exact", "PROC_FAILED", "ROOT_FAILED", "MASTER_LOST", "other", "mixed", "wrong", "hung", "died", "setup", "finhng", "det_ms", "told_ms"
+    printf "%-11s %6s %5s %7s %7s %11s %11s %11s %6s %6s %5s %5s %5s %5s %6s %9s %9s %7s %9s\n", "mode", "trials", "hit", "hit_ex", "exact", "PROC_FAILED", "ROOT_FAILED", "MASTER_LOST", "other", "mixed", "wrong", "hung", "died", "setup", "finhng", "det_ms", "told_ms", "in_call", "after_ex"
     split("worker root master two concurrent", order, " ")
     for (i = 1; i <= 5; i++) { m = order[i]; if (!(m in seen)) continue
       oth = n[m] - c[m, "exact"] - c[m, "PROC_FAILED"] - c[m, "ROOT_FAILED"] - c[m, "MASTER_LOST"] - c[m, "mixed"] - c[m, "wrong"] - c[m, "hung"] - c[m, "died"] - c[m, "setup"]
-      printf "%-11s %6d %5d %7d %7d %11d %11d %11d %6d %6d %5d %5d %5d %5d %6d %9s %9s\n", m, n[m], hit[m], hitx[m], c[m, "exact"], c[m, "PROC_FAILED"], c[m, "ROOT_FAILED"], c[m, "MASTER_LOST"], oth, c[m, "mixed"], c[m, "wrong"], c[m, "hung"], c[m, "died"], c[m, "setup"], fh[m], median(d[m]), median(tm[m]) }
-    print "hit: the kill came before the root finished the kill step (hit_ex: of those, exact); det_ms: median kill -> dred-master declares the worker failed; told_ms: median kill -> last survivor told (FAILED, or master lost)" }'
+      printf "%-11s %6d %5d %7d %7d %11d %11d %11d %6d %6d %5d %5d %5d %5d %6d %9s %9s %7s %9s\n", m, n[m], hit[m], hitx[m], c[m, "exact"], c[m, "PROC_FAILED"], c[m, "ROOT_FAILED"], c[m, "MASTER_LOST"], oth, c[m, "mixed"], c[m, "wrong"], c[m, "hung"], c[m, "died"], c[m, "setup"], fh[m], median(d[m]), median(tm[m]), (m == "master" ? "-" : incall[m] + 0), (m == "master" || !after[m] ? "-" : sprintf("%d/%d", afterx[m], after[m])) }
+    print "hit: the kill came before the root finished the kill step (hit_ex: of those, exact); det_ms: median kill -> dred-master declares the worker failed; told_ms: median kill -> last survivor told (FAILED, or master lost)"
+    print "in_call: the kill came while the victim was still inside dred_ireduce, its operand only in its own memory (not recoverable by any replica); after_ex: exact / trials whose kill came after the victim\x27s calls returned" }'
 }
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -160,7 +163,7 @@ mkdir -p "$runs"
 case "$csv" in /*) ;; *) csv="$PWD/$csv" ;; esac
 mkdir -p "$(dirname "$csv")"
 if [ ! -s "$csv" ]; then
-  echo "trial,mode,label,workers,bytes,conc,root,victims,kill_frac,kill_at_s,t_s,kill_step_root_s,kill_before_root_done,outcome,survivors,post_step,finalize,det_master_ms,told_min_ms,told_max_ms,leftover,calib_s,done_s,trial_s,dir" >"$csv"
+  echo "trial,mode,label,workers,bytes,conc,root,victims,kill_frac,kill_at_s,t_s,kill_step_root_s,kill_before_root_done,outcome,survivors,post_step,finalize,det_master_ms,told_min_ms,told_max_ms,leftover,calib_s,done_s,trial_s,dir,in_call" >"$csv"
 fi
 
 RANDOM=$seed
@@ -211,8 +214,8 @@ fail_count=0
 pass_count=0
 
 run_trial() { # run_trial MODE N
-  local m=$1 n=$2 dir marker c b root v victims_arg killrank frac t0 mpid tfile t bound
-  local survivors r i vlist told_min told_max det kill_ns outcome surv post fin left trial_s
+  local m=$1 n=$2 dir marker c b root v killrank frac t0 mpid tfile t bound
+  local survivors r i vlist told_min told_max det kill_ns left trial_s
   local start_deadline now
 
   dir="$runs/$m-$label-$n"
@@ -336,7 +339,7 @@ EOF
   elif printf '%s\n' "${per[@]}" | grep -q ':died$'; then worst=died
   elif printf '%s\n' "${per[@]}" | grep -q ':setup$'; then worst=setup
   elif [ "$nerr" = 0 ]; then worst=exact
-  elif [ "$nexact" = 0 ] && [ "$(echo $errkinds | wc -w)" = 1 ]; then worst=$(echo $errkinds)
+  elif [ "$nexact" = 0 ] && [ "$(echo "$errkinds" | wc -w)" = 1 ]; then worst=$(echo "$errkinds" | tr -d ' ')
   else worst="mixed"
   fi
 
@@ -356,8 +359,8 @@ EOF
       [ -n "$ts" ] && all="$all $ts"
     done
     if [ -n "$all" ]; then
-      told_min=$(echo $all | tr ' ' '\n' | awk -v k="$kill_ns" 'NR == 1 || $1 < m { m = $1 } END { printf "%.1f", (m - k / 1e9) * 1000 }')
-      told_max=$(echo $all | tr ' ' '\n' | awk -v k="$kill_ns" 'NR == 1 || $1 > m { m = $1 } END { printf "%.1f", (m - k / 1e9) * 1000 }')
+      told_min=$(echo "$all" | tr ' ' '\n' | grep . | awk -v k="$kill_ns" 'NR == 1 || $1 < m { m = $1 } END { printf "%.1f", (m - k / 1e9) * 1000 }')
+      told_max=$(echo "$all" | tr ' ' '\n' | grep . | awk -v k="$kill_ns" 'NR == 1 || $1 > m { m = $1 } END { printf "%.1f", (m - k / 1e9) * 1000 }')
     fi
     if [ "$m" != master ]; then
       ts=$(grep -m1 -F "worker $w1 declared failed" "$dir/master.err" 2>/dev/null | cut -d' ' -f1)
@@ -371,6 +374,14 @@ EOF
     local rdone
     rdone=$(awk '/^red phase=main step=1 / { for (i = 1; i <= NF; i++) if ($i ~ /^wall_ns=/) { sub("wall_ns=", "", $i); if ($i > m) m = $i } } END { if (m) print m }' "$dir/rank.$root.txt" 2>/dev/null)
     if [ -n "$rdone" ]; then before=$(awk -v k="$kill_ns" -v d="$rdone" 'BEGIN { print (k < d) ? 1 : 0 }'); else before=1; fi
+  fi
+  # did it land while the victim was still inside dred_ireduce (its operand not yet handed
+  # over: only in its own memory)?  fault_app writes called.<r> once its calls returned.
+  in_call=""
+  if [ -n "$kill_ns" ] && [ "$m" != master ]; then
+    local called
+    called=$(cat "$dir/called.${vlist%%;*}" 2>/dev/null)
+    if [ -z "$called" ]; then in_call=1; else in_call=$(awk -v k="$kill_ns" -v c="$called" 'BEGIN { print (k < c) ? 1 : 0 }'); fi
   fi
 
   # ---- a hung trial: what the live processes say, before they are killed ------------------
@@ -408,7 +419,7 @@ EOF
   else
     kill_at=$(awk -v f="$frac" -v t="${t:-0}" 'BEGIN { printf "%.4f", f * t }')
   fi
-  echo "$n,$m,$label,$workers,$b,$c,$root,$(echo "$vlist" | tr ';' ' '),$frac,$kill_at,${t:-},${kill_step_root:-},${before:-},$worst,$(IFS=' '; echo "${per[*]}"),$(IFS=' '; echo "${posts[*]}"),$(IFS=' '; echo "${fins[*]}"),${det:-},${told_min:-},${told_max:-},$leftover,$calib_s,$done_s,$trial_s,$dir" >>"$csv"
+  echo "$n,$m,$label,$workers,$b,$c,$root,$(echo "$vlist" | tr ';' ' '),$frac,$kill_at,${t:-},${kill_step_root:-},${before:-},$worst,$(IFS=' '; echo "${per[*]}"),$(IFS=' '; echo "${posts[*]}"),$(IFS=' '; echo "${fins[*]}"),${det:-},${told_min:-},${told_max:-},$leftover,$calib_s,$done_s,$trial_s,$dir,$in_call" >>"$csv"
 
   # ---- verdict ---------------------------------------------------------------------------
   local ok=1 why=""
