@@ -259,8 +259,11 @@ static int recv_messages(dred_rt_t *rt) {
         break;
       case PROTO_PING:
         /* After BYE the master reads nothing more from us: an answer would arrive
-         * unmatched at its MPI_Finalize. */
-        if (rt->bye_sent) break;
+         * unmatched at its MPI_Finalize.  And once we gave up on the master (it was
+         * silent too long -- perhaps only stalled) we take part in nothing more: staying
+         * silent lets a master that is in fact alive declare us failed, which ends the
+         * reductions other members still wait on instead of leaving them hanging. */
+        if (rt->bye_sent || rt->dead) break;
         memset(&r, 0, sizeof r);
         r.type = PROTO_PONG;
         r.u.ping.seq = m.u.ping.seq;
