@@ -43,9 +43,10 @@ typedef struct {
 static const char *const replica_op_names[] = {"put", "get", "drop"};
 
 /* Writing copies is insurance, not the reduction's critical path: on a node whose cores
- * are all busy combining, pool threads doing puts step aside.  DRED_REPLICA_NICE=idle
- * (SCHED_IDLE: run only on a core nothing else wants), or a nice value 1..19, or 0 for
- * normal priority.  Linux applies both per thread.  A thread once lowered stays lowered
+ * are all busy combining, pool threads doing puts step aside: nice DRED_REPLICA_NICE
+ * (default 10; 0 = normal priority), or "idle" for SCHED_IDLE (run only on a core nothing
+ * else wants -- measured no faster here, where memory bandwidth is the shared resource,
+ * and it can starve copies for as long as the node is fully loaded, so not the default).  Linux applies both per thread.  A thread once lowered stays lowered
  * (raising it again needs privileges), so a recovery read that lands on it runs at that
  * priority too; we try to raise it for reads, which works where the limits allow. */
 static void replica_async_set_priority(int for_put) {
@@ -59,11 +60,11 @@ static void replica_async_set_priority(int for_put) {
     return;
   }
   if (lowered) return;
-  if (s == NULL || *s == '\0' || strcmp(s, "idle") == 0) {
+  if (s != NULL && strcmp(s, "idle") == 0) {
     if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) == 0) lowered = 2;
     return;
   }
-  nice_val = strtol(s, NULL, 10);
+  nice_val = (s != NULL && *s != '\0') ? strtol(s, NULL, 10) : 10;
   if (nice_val > 0 && nice_val <= 19 &&
       setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), (int)nice_val) == 0)
     lowered = 1;
