@@ -564,14 +564,31 @@ static void inst_pair(sched_t *s, inst_t *in) {
 /* ---- loss and recovery ------------------------------------------------------------------ */
 
 /* The i-th worker that may hold member k's operand: its own worker, then the replica
- * holders its READY announced.  If its READY never came the list is unknown; the copy
- * is then on the next live member at the time it was stored (seed 002 eq. 4), so walk
- * the other members in cyclic group order.  0 past the end. */
+ * holders its READY announced, then every other member in cyclic group order.  If its
+ * READY never came the list is unknown; the copy is then on the next live member at the
+ * time it was stored (seed 002 eq. 4), so the walk starts there.  The members past the
+ * listed holders matter when those died too: a node peer of the dead member may still
+ * find its operand's snapshot in the member's shared memory (worker/snapdir.c), and a
+ * worker that has nothing answers RECOVER_FAILED at once.  0 past the end. */
+static int listed_holder(const member_t *mb, uint32_t w) {
+  uint32_t j;
+  for (j = 0; j < mb->nreplicas; j++)
+    if (mb->replicas[j] == w) return 1;
+  return 0;
+}
+
 static uint32_t holder_at(const inst_t *in, uint32_t k, uint32_t i) {
   const member_t *mb = &in->m[k];
+  uint32_t n = in->g->n, j, r;
   if (i == 0) return in->g->workers[k];
-  if (mb->arrived) return i <= mb->nreplicas ? mb->replicas[i - 1] : 0;
-  return i < in->g->n ? in->g->workers[(k + i) % in->g->n] : 0;
+  if (!mb->arrived) return i < n ? in->g->workers[(k + i) % n] : 0;
+  if (i <= mb->nreplicas) return mb->replicas[i - 1];
+  r = i - mb->nreplicas;
+  for (j = 1; j < n; j++) {
+    uint32_t w = in->g->workers[(k + j) % n];
+    if (!listed_holder(mb, w) && --r == 0) return w;
+  }
+  return 0;
 }
 
 /* Ask the first live holder at position >= from to reload member k; none left fails the

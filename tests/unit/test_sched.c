@@ -1024,6 +1024,14 @@ static void test_fault_all_copies_lost(void **state) {
   assert_int_equal(drain(s), 1);
   is_recover(&A[0], 4, 2);
   assert_int_equal(wfail(s, 2), 0); /* member 1: own worker and its replica both dead */
+  /* the other live members may still find its snapshot in shared memory: ask them in
+   * cyclic order (member 3 = worker 4, then member 0 = worker 1), each says no */
+  assert_int_equal(drain(s), 1);
+  is_recover(&A[0], 4, 1);
+  assert_int_equal(recfail(s, k, 1, 4, DRED_ERR_PROC_FAILED), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover(&A[0], 1, 1);
+  assert_int_equal(recfail(s, k, 1, 1, DRED_ERR_PROC_FAILED), 0);
   assert_int_equal(drain(s), 0);    /* nobody alive arrived: nobody to tell yet */
   assert_int_equal(rec_ready(s, k, 2, 4, prm(0, 1)), 0); /* late answer: ignored */
   assert_int_equal(drain(s), 0);
@@ -1035,6 +1043,31 @@ static void test_fault_all_copies_lost(void **state) {
   is_end(&A[0], 4, DRED_ERR_PROC_FAILED);
   is_jred(&A[1], 4, 0, 0, DRED_ERR_PROC_FAILED);
   assert_int_equal(sched_instances(s), 0);
+  sched_free(s);
+}
+
+/* A member and its listed replica holder both dead: a third member is asked, and when it
+ * answers with a recovered copy (from the dead member's snapshot directory) the reduction
+ * goes on. */
+static void test_fault_adjacent_recovered_by_other_member(void **state) {
+  sched_t *s = sched_new(4, SCHED_POLICY_FIRST);
+  sched_key_t k = K(70, 0);
+  group_seq(s, 70, 4);
+  assert_int_equal(ready_rep(s, k, 1, 2, prm(0, 1), 3), 0);
+  assert_int_equal(wfail(s, 2), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover(&A[0], 3, 1); /* its listed replica holder */
+  assert_int_equal(wfail(s, 3), 0);
+  /* the holder asked died too: past the list, the next other member (worker 3 = member 2
+   * is listed, so member 3 = worker 4); member 2 never arrived: its next member, worker 4 */
+  assert_int_equal(drain(s), 2);
+  is_recover(&A[0], 4, 1);
+  is_recover(&A[1], 4, 2);
+  assert_int_equal(rec_ready(s, k, 1, 4, prm(0, 1)), 0); /* found in the dead one's pool */
+  assert_int_equal(rec_ready(s, k, 2, 4, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 1);                          /* the two recovered copies pair */
+  is_task(&A[0], 1, 4, 4, 1, 2);                          /* both copies sit at worker 4 */
+  assert_int_equal(sched_instances(s), 1);                /* still running, not failed */
   sched_free(s);
 }
 
@@ -1058,6 +1091,9 @@ static void test_fault_recover_failed_falls_through(void **state) {
   assert_int_equal(drain(s), 1);
   is_recover(&A[0], 5, 1);
   assert_int_equal(recfail(s, k, 1, 5, DRED_ERR_STORAGE), 0);
+  assert_int_equal(drain(s), 1); /* past the list: the other members (worker 3 was listed) */
+  is_recover(&A[0], 1, 1);
+  assert_int_equal(recfail(s, k, 1, 1, DRED_ERR_STORAGE), 0);
   assert_int_equal(drain(s), 0);
   assert_int_equal(ready(s, k, 0, 1, prm(0, 1)), 0);
   assert_int_equal(ready(s, k, 2, 3, prm(0, 1)), 0);
@@ -1655,6 +1691,7 @@ int main(void) {
       cmocka_unit_test(test_fault_root_dies),
       cmocka_unit_test(test_fault_all_copies_lost),
       cmocka_unit_test(test_fault_recover_failed_falls_through),
+      cmocka_unit_test(test_fault_adjacent_recovered_by_other_member),
       cmocka_unit_test(test_fault_several_instances),
       cmocka_unit_test(test_fault_new_reduction_on_dead_group),
       cmocka_unit_test(test_task_error_fails_instance),
