@@ -191,14 +191,14 @@ void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, in
 
 void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
   in->dir_slot = -1;
-  if (in->bytes == 0) return;
   if (in->is_root) {
-    if (in->sendbuf != MPI_IN_PLACE) memcpy(in->recvbuf, in->sendbuf, in->bytes);
+    if (in->sendbuf != MPI_IN_PLACE && in->bytes > 0) memcpy(in->recvbuf, in->sendbuf, in->bytes);
     in->acc = in->recvbuf;
     in->pool_off = -1;
     in->acc_early = 1;
     return;
   }
+  if (in->bytes == 0) return;
   if ((in->pool_off = pool_take(rt, in->bytes)) < 0) return; /* announce copies it */
   in->acc = rt->pool_base + in->pool_off;
   memcpy(in->acc, in->sendbuf, in->bytes);
@@ -207,14 +207,8 @@ void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
 
 int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in) {
   int rc;
-  if (in->acc_early) {
+  if (in->acc_early) { /* always at the root */
     if (in->pool_off >= 0) MPI_Win_sync(rt->swin); /* the caller's thread wrote it */
-    return DRED_OK;
-  }
-  if (in->is_root) {
-    in->acc = in->recvbuf;
-    in->pool_off = -1;
-    if (in->sendbuf != MPI_IN_PLACE && in->bytes > 0) memcpy(in->acc, in->sendbuf, in->bytes);
     return DRED_OK;
   }
   rc = dred_dp_buf_alloc(rt, in->bytes, &in->acc, &in->pool_off, &in->acc_malloced);
@@ -235,10 +229,8 @@ void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in) {
     free(b);
   }
   if (in->is_root || in->acc == NULL) return;
-  if (in->dir_slot >= 0) { /* published but never handed to a snapshot */
-    dred_snapdir_retire(rt, in->dir_slot);
-    in->dir_slot = -1;
-  }
+  dred_snapdir_retire(rt, in->dir_slot); /* published but never handed to a snapshot */
+  in->dir_slot = -1;
   if (in->snap != NULL)
     dred_repl_snapshot_drop(rt, in); /* the snapshot frees it once its copies are taken */
   else
@@ -248,30 +240,39 @@ void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in) {
   in->acc_malloced = 0;
 }
 
-/* Combine `n` elements that start at element `e0` of the provider's data (`src`) into acc. */
-static int combine(dred_rt_t *rt, dred_task_t *t, const char *src, uint64_t e0, uint64_t n) {
-  dred_inst_t *in = t->inst;
-  char *dst = t->dst + e0 * in->ti.extent;
-  size_t nb = (size_t)n * in->ti.extent;
-  int rc;
-
-  if (!in->ti.commutative && t->exec_is_left) {
-    if (nb > rt->scratch_size) { /* an element larger than a chunk */
-      char *ns = realloc(rt->scratch, nb);
-      if (ns == NULL) return DRED_ERR_NOMEM;
-      rt->scratch = ns;
-      rt->scratch_size = nb;
-    }
-    memcpy(rt->scratch, src, nb);
-    rc = MPI_Reduce_local(dst, rt->scratch, (int)(n * in->ti.mult), in->ti.exec_type, in->op);
-    memcpy(dst, rt->scratch, nb);
-  } else if (t->kern != NULL) {
-    t->kern->inplace(src, dst, (size_t)(n * in->ti.mult));
-    rc = MPI_SUCCESS;
-  } else {
-    rc = MPI_Reduce_local(src, dst, (int)(n * in->ti.mult), in->ti.exec_type, in->op);
+/* inout = in op inout over `n` elements -- or inout = inout op in when `swap` (a
+ * non-commutative op whose left operand is inout), computed in the scratch chunk since
+ * MPI_Reduce_local only writes its second argument.  Predefined ops are commutative, so
+ * the vectorised kernel never needs the swap. */
+static int reduce_into(dred_rt_t *rt, dred_task_t *t, const char *in, char *inout, uint64_t n,
+                       int swap) {
+  dred_inst_t *inst = t->inst;
+  size_t nb = (size_t)n * inst->ti.extent;
+  int cnt = (int)(n * inst->ti.mult), rc;
+  if (!swap && t->kern != NULL) {
+    t->kern->inplace(in, inout, (size_t)cnt);
+    return 0;
   }
+  if (!swap)
+    return MPI_Reduce_local(in, inout, cnt, inst->ti.exec_type, inst->op) == MPI_SUCCESS
+               ? 0 : DRED_ERR_INTERNAL;
+  if (nb > rt->scratch_size) { /* an element larger than a chunk */
+    char *ns = realloc(rt->scratch, nb);
+    if (ns == NULL) return DRED_ERR_NOMEM;
+    rt->scratch = ns;
+    rt->scratch_size = nb;
+  }
+  memcpy(rt->scratch, in, nb);
+  rc = MPI_Reduce_local(inout, rt->scratch, cnt, inst->ti.exec_type, inst->op);
+  memcpy(inout, rt->scratch, nb);
   return rc == MPI_SUCCESS ? 0 : DRED_ERR_INTERNAL;
+}
+
+/* Combine `n` elements that start at element `e0` of the provider's data (`src`) into acc:
+ * acc = prov op acc, or acc op prov when the executor lies left under a non-commutative op. */
+static int combine(dred_rt_t *rt, dred_task_t *t, const char *src, uint64_t e0, uint64_t n) {
+  return reduce_into(rt, t, src, t->dst + e0 * t->inst->ti.extent, n,
+                     !t->inst->ti.commutative && t->exec_is_left);
 }
 
 static void task_begin(dred_rt_t *rt, dred_task_t *t) {
@@ -280,20 +281,19 @@ static void task_begin(dred_rt_t *rt, dred_task_t *t) {
   t->started = 1;
   t->t0 = uv_hrtime();
   t->kern = in->ti.op_is_user ? NULL : dred_kernel_find(in->ti.exec_type, in->op);
+  t->own_ro = t->own_p == &in->acc && in->snap != NULL; /* acc is the replica snapshot */
   t->next_elem = t->done_elems = 0;
   t->src = NULL;
   if (t->buf.pool_off >= 0 && t->provider < (uint32_t)rt->world_size &&
       rt->peer_base[t->provider] != NULL) {
     MPI_Win_sync(rt->swin); /* see the provider's stores before reading its segment */
     t->src = rt->peer_base[t->provider] + t->buf.pool_off;
-    t->own_ro = t->own_p == &in->acc && in->snap != NULL;
     t->oop = t->own_ro;
     if (t->oop &&
         dred_dp_buf_alloc(rt, in->bytes, &t->out, &t->out_pool_off, &t->out_malloced) != DRED_OK)
       t->out = NULL; /* reported by the first step */
     return;
   }
-  t->own_ro = t->own_p == &in->acc && in->snap != NULL;
   t->oop = 1;
   /* RMA path: reads land in an out-of-place result buffer, DRED_RMA_DEPTH chunks in flight;
    * each landed chunk gets the executor's data combined into it. */
@@ -330,7 +330,6 @@ static int step_direct(dred_rt_t *rt, dred_task_t *t, uint64_t deadline) {
 }
 
 static int combine_out(dred_rt_t *rt, dred_task_t *t, uint64_t e0, uint64_t n);
-
 /* Out of place from the provider's segment: in sub-chunks that stay in cache, copy the
  * provider's piece into the result and combine the executor's into it. */
 #define OOP_SUB_BYTES (128u * 1024u)
@@ -359,27 +358,9 @@ static int step_direct_oop(dred_rt_t *rt, dred_task_t *t, uint64_t deadline) {
 /* Combine the executor's data into a landed chunk of the result: out = exec op prov, or
  * prov op exec when the executor lies right of the provider under a non-commutative op. */
 static int combine_out(dred_rt_t *rt, dred_task_t *t, uint64_t e0, uint64_t n) {
-  dred_inst_t *in = t->inst;
-  char *own = t->dst + e0 * in->ti.extent, *res = t->out + e0 * in->ti.extent;
-  size_t nb = (size_t)n * in->ti.extent;
-  int rc;
-  if ((in->ti.commutative || t->exec_is_left) && t->kern != NULL) {
-    t->kern->inplace(own, res, (size_t)(n * in->ti.mult));
-    return 0;
-  }
-  if (in->ti.commutative || t->exec_is_left)
-    return MPI_Reduce_local(own, res, (int)(n * in->ti.mult), in->ti.exec_type, in->op) ==
-                   MPI_SUCCESS ? 0 : DRED_ERR_INTERNAL;
-  if (nb > rt->scratch_size) {
-    char *ns = realloc(rt->scratch, nb);
-    if (ns == NULL) return DRED_ERR_NOMEM;
-    rt->scratch = ns;
-    rt->scratch_size = nb;
-  }
-  memcpy(rt->scratch, own, nb);
-  rc = MPI_Reduce_local(res, rt->scratch, (int)(n * in->ti.mult), in->ti.exec_type, in->op);
-  memcpy(res, rt->scratch, nb);
-  return rc == MPI_SUCCESS ? 0 : DRED_ERR_INTERNAL;
+  size_t o = (size_t)e0 * t->inst->ti.extent;
+  return reduce_into(rt, t, t->dst + o, t->out + o, n,
+                     !t->inst->ti.commutative && !t->exec_is_left);
 }
 
 static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) {
@@ -434,7 +415,7 @@ static void oop_commit(dred_rt_t *rt, dred_task_t *t) {
     if (in->bytes > 0) memcpy(t->dst, t->out, in->bytes);
     dred_dp_buf_free(rt, in->bytes, t->out, t->out_pool_off, t->out_malloced);
   } else {
-    if (t->own_ro && in->snap != NULL && t->own_p == &in->acc)
+    if (t->own_ro)
       dred_repl_snapshot_drop(rt, in);
     else
       dred_dp_buf_free(rt, in->bytes, *t->own_p, *t->own_pool_off, *t->own_malloced);

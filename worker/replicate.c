@@ -226,18 +226,14 @@ static void start_local_copy(dred_rt_t *rt, snapshot_t *sn) {
 void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   uint32_t k, n = in->group->n, want;
   snapshot_t *sn;
-  int defer;
+  int defer, replicate;
 
-  if (rt->cfg.replicas == 0 || rt->store == NULL || in->is_root || in->bytes == 0) {
+  replicate = rt->cfg.replicas > 0 && rt->store != NULL && !in->is_root && in->bytes > 0;
+  if (!replicate || (sn = calloc(1, sizeof *sn)) == NULL) {
+    if (replicate) DRED_WARN("no memory for a replica snapshot: operand not replicated");
     /* No copies will be taken, so acc is an ordinary accumulator that combines in place:
      * it must not stay listed as a snapshot. */
-    if (in->dir_slot >= 0) dred_snapdir_retire(rt, in->dir_slot);
-    in->dir_slot = -1;
-    return;
-  }
-  if ((sn = calloc(1, sizeof *sn)) == NULL) {
-    DRED_WARN("no memory for a replica snapshot: operand not replicated");
-    if (in->dir_slot >= 0) dred_snapdir_retire(rt, in->dir_slot);
+    dred_snapdir_retire(rt, in->dir_slot);
     in->dir_slot = -1;
     return;
   }
@@ -482,23 +478,27 @@ static void send_recover_failed(dred_rt_t *rt, uint64_t group, int64_t tag, uint
 
 /* No stored copy of a dead member's operand here.  If the member shared our node, its
  * snapshot may still be listed in its pool's directory (it died before its neighbour
- * heard of it): take it from there.  Returns 1 when the operand was recovered. */
-static int snapdir_recover(dred_rt_t *rt, dred_inst_t *in, repl_io_t *io) {
+ * heard of it): copy it from there into io->buf.  Returns 1 when found. */
+static int snapdir_found(dred_rt_t *rt, dred_inst_t *in, repl_io_t *io) {
   uint32_t w = in->group->workers[io->member];
-  dred_rbuf_t *b;
-  if (!rt->failed[w] || rt->peer_base[w] == NULL ||
-      dred_snapdir_read(rt, w, in->group_id, in->tag, io->member, io->buf, in->bytes) != DRED_OK)
-    return 0;
-  if ((b = calloc(1, sizeof *b)) == NULL) return 0;
+  return rt->failed[w] && rt->peer_base[w] != NULL &&
+         dred_snapdir_read(rt, w, in->group_id, in->tag, io->member, io->buf, in->bytes) ==
+             DRED_OK;
+}
+
+/* io->buf holds another member's operand: keep it with the instance and announce it. */
+static int keep_recovered(dred_rt_t *rt, dred_inst_t *in, repl_io_t *io, const char *from) {
+  dred_rbuf_t *b = calloc(1, sizeof *b);
+  if (b == NULL) return DRED_ERR_NOMEM;
   b->member = io->member;
   b->p = io->buf;
   b->pool_off = io->pool_off;
   b->malloced = io->malloced;
   dred_queue_insert_tail(&in->rbufs, &b->link);
-  DRED_INFO("recovered member %u's operand from its snapshot in shared memory (tag %lld)",
-            io->member, (long long)in->tag);
+  DRED_INFO("recovered member %u's operand from %s (tag %lld)", io->member, from,
+            (long long)in->tag);
   send_recovered(rt, in, io->member, b->p, b->pool_off);
-  return 1;
+  return DRED_OK;
 }
 
 static void recover_get_done(void *arg, int status) {
@@ -518,26 +518,17 @@ static void recover_get_done(void *arg, int status) {
     }
     DRED_INFO("recovered my operand (tag %lld)", (long long)in->tag);
     send_recovered(rt, in, in->member, in->acc, in->pool_off);
-  } else if (status == DRED_OK) {
-    dred_rbuf_t *b = calloc(1, sizeof *b);
-    if (b == NULL) {
-      dred_dp_buf_free(rt, in->bytes, io->buf, io->pool_off, io->malloced);
-      send_recover_failed(rt, in->group_id, in->tag, io->member, DRED_ERR_NOMEM);
-    } else {
-      b->member = io->member;
-      b->p = io->buf;
-      b->pool_off = io->pool_off;
-      b->malloced = io->malloced;
-      dred_queue_insert_tail(&in->rbufs, &b->link);
-      DRED_INFO("recovered member %u's operand from my replica store (tag %lld)", io->member,
-                (long long)in->tag);
-      send_recovered(rt, in, io->member, b->p, b->pool_off);
-    }
-  } else if (snapdir_recover(rt, in, io)) {
-    /* done: the dead member's snapshot was still listed in its pool */
   } else {
-    dred_dp_buf_free(rt, in->bytes, io->buf, io->pool_off, io->malloced);
-    send_recover_failed(rt, in->group_id, in->tag, io->member, status);
+    const char *from = "my replica store";
+    if (status != DRED_OK && snapdir_found(rt, in, io)) {
+      status = DRED_OK;
+      from = "its snapshot in shared memory";
+    }
+    if (status == DRED_OK) status = keep_recovered(rt, in, io, from);
+    if (status != DRED_OK) {
+      dred_dp_buf_free(rt, in->bytes, io->buf, io->pool_off, io->malloced);
+      send_recover_failed(rt, in->group_id, in->tag, io->member, status);
+    }
   }
   dred_rt_inst_maybe_finish(rt, in);
   free(io);

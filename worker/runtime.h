@@ -248,7 +248,7 @@ int dred_snapdir_usable(const dred_rt_t *rt);
 /* Record a snapshot at pool offset `off` of our segment; returns its slot or -1. */
 int dred_snapdir_publish(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
                          int64_t off, uint64_t len);
-void dred_snapdir_retire(dred_rt_t *rt, int slot); /* before the block is freed */
+void dred_snapdir_retire(dred_rt_t *rt, int slot); /* before the block is freed; -1: none */
 /* Copy a snapshot out of node peer `worker`'s segment: DRED_OK, or DRED_ERR_PROC_FAILED
  * when it holds none (or it changed during the copy). */
 int dred_snapdir_read(dred_rt_t *rt, uint32_t worker, uint64_t group, int64_t tag,

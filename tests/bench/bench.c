@@ -463,6 +463,24 @@ static void run_one(int who_dred, size_t count, double delay, int rep, double ou
   out[2] = t_end - t0;
 }
 
+/* A repetition's verdict, known at rank 0: report it, share it, and say whether the run
+ * must stop (the first WRONG one, unless --keep-going).  Collective over the app ranks. */
+static int wrong_verdict(int bad_all, const char *what, int rep, int *wrong) {
+  if (rank == 0 && bad_all) {
+    *wrong = 1;
+    any_wrong = 1;
+    say("WRONG %s rep %d (see above)\n", what, rep);
+  }
+  idle_bcast(&bad_all, 1, MPI_INT);
+  if (bad_all && !opt.keep_going) {
+    say("dred-bench: stopping the run after the first WRONG repetition (--keep-going to "
+        "continue)\n");
+    stop_all = 1;
+    return 1;
+  }
+  return 0;
+}
+
 /* kmult < 0: no delays.  ideal_t: the ideal MPI median that k multiplies. */
 static summary_t *measure_single(const char *scen, size_t bytes, double param, double kmult,
                                  double ideal_t) {
@@ -502,18 +520,7 @@ static summary_t *measure_single(const char *scen, size_t bytes, double param, d
       sleepy_wait(&r);
     }
     if (rank == 0 && (od[4] > 0 || om[4] > 0)) bad_all = 1;
-    if (rank == 0 && bad_all) {
-      wrong = 1;
-      any_wrong = 1;
-      say("WRONG %s rep %d (see above)\n", what, rep);
-    }
-    idle_bcast(&bad_all, 1, MPI_INT);
-    if (bad_all && !opt.keep_going) {
-      say("dred-bench: stopping the run after the first WRONG repetition (--keep-going to "
-          "continue)\n");
-      stop_all = 1;
-      break;
-    }
+    if (wrong_verdict(bad_all, what, rep, &wrong)) break;
     if (rep < 0 || rank != 0) continue;
     d[n] = od[0]; dc[n] = od[3]; m[n] = om[0]; mc[n] = om[3]; dsq[n] = od[7]; msq[n] = om[7];
     dt[n] = od[0] - od[6]; mt[n] = om[0] - om[6]; /* root done - last arrival */
@@ -654,18 +661,7 @@ static void measure_conc(int C) {
     MPI_Iallreduce(&bad, &bad_all, 1, MPI_INT, MPI_MAX, comm, &r);
     sleepy_wait(&r);
     if (rank == 0 && (errs[0] || errs[1])) bad_all = 1;
-    if (rank == 0 && bad_all) {
-      wrong = 1;
-      any_wrong = 1;
-      say("WRONG %s rep %d (see above)\n", what, rep);
-    }
-    idle_bcast(&bad_all, 1, MPI_INT);
-    if (bad_all && !opt.keep_going) {
-      say("dred-bench: stopping the run after the first WRONG repetition (--keep-going to "
-          "continue)\n");
-      stop_all = 1;
-      break;
-    }
+    if (wrong_verdict(bad_all, what, rep, &wrong)) break;
     if (rep < 0 || rank != 0) continue;
     d[n] = res[0][0]; dc[n] = res[0][1]; m[n] = res[1][0]; mc[n] = res[1][1];
     dsq[n] = res[0][2]; msq[n] = res[1][2];
