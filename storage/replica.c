@@ -75,6 +75,8 @@
 #endif
 /* sqlite3_blob_read/write take an int length: move large copies in pieces. */
 #define REPLICA_IO_CHUNK (256u << 20)
+/* A put asks its pause hook again after this many bytes (dred_replica_set_pause). */
+#define REPLICA_PAUSE_CHUNK (4u << 20)
 /* Compact a store whose free pages exceed this when it is opened or closed empty. */
 #define REPLICA_VACUUM_BYTES (1 << 20)
 /* Journal bytes kept between transactions (PERSIST mode). */
@@ -101,6 +103,9 @@ struct dred_replica {
   uv_cond_t idle;        /* signalled when holds drops to 0 */
   unsigned holds;
   int closing;
+
+  dred_replica_pause_fn pause; /* set before any operation is queued; read-only after */
+  void *pause_arg;
 };
 
 /* ---- checksum ------------------------------------------------------------------- */
@@ -468,6 +473,16 @@ int dred_replica_close(dred_replica_t *r) {
   return status;
 }
 
+void dred_replica_set_pause(dred_replica_t *r, dred_replica_pause_fn fn, void *arg) {
+  if (r == NULL) return;
+  r->pause = fn;
+  r->pause_arg = arg;
+}
+
+static void replica_pause(dred_replica_t *r) {
+  if (r->pause != NULL) r->pause(r->pause_arg);
+}
+
 int dred_replica_put(dred_replica_t *r, uint64_t group, int64_t tag, uint32_t member,
                      const void *data, size_t len) {
   sqlite3_blob *blob = NULL;
@@ -487,6 +502,7 @@ int dred_replica_put(dred_replica_t *r, uint64_t group, int64_t tag, uint32_t me
     return DRED_ERR_STORAGE;
   }
 
+  replica_pause(r);
   sum = dred_replica_checksum(data, len);
 
   uv_mutex_lock(&r->db_lock);
@@ -507,8 +523,9 @@ int dred_replica_put(dred_replica_t *r, uint64_t group, int64_t tag, uint32_t me
   if (len > 0) {
     rc = sqlite3_blob_open(r->db, "main", "replicas", "data", rowid, 1, &blob);
     if (rc != SQLITE_OK) goto fail;
-    for (off = 0; off < len; off += REPLICA_IO_CHUNK) {
-      size_t n = len - off < REPLICA_IO_CHUNK ? len - off : REPLICA_IO_CHUNK;
+    for (off = 0; off < len; off += REPLICA_PAUSE_CHUNK) {
+      size_t n = len - off < REPLICA_PAUSE_CHUNK ? len - off : REPLICA_PAUSE_CHUNK;
+      if (off > 0) replica_pause(r);
       rc = sqlite3_blob_write(blob, (const char *)data + off, (int)n, (int)off);
       if (rc != SQLITE_OK) goto fail;
     }

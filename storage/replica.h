@@ -60,6 +60,14 @@ int dred_replica_open(const char *dir, uint32_t worker, const char *job_id,
  * the file gives its space back.  NULL is ignored.  Returns DRED_OK or DRED_ERR_STORAGE. */
 int dred_replica_close(dred_replica_t *r);
 
+/* A put calls `fn(arg)` before it reads the caller's bytes and again between pieces of
+ * REPLICA_PAUSE_CHUNK bytes, so a caller can make copies step aside for more urgent
+ * work (libdred: a node peer still copying an operand out of its application's buffer,
+ * worker/handover.c).  `fn` should return soon; NULL removes the hook.  Set it before
+ * queueing any operation on the store. */
+typedef void (*dred_replica_pause_fn)(void *arg);
+void dred_replica_set_pause(dred_replica_t *r, dred_replica_pause_fn fn, void *arg);
+
 /* Store a copy of member `member`'s operand of reduction (group, tag): `len` bytes at
  * `data` (data may be NULL only when len is 0), replacing any copy already stored for
  * that key.  The copy is checksummed and written in one transaction: a process dying in

@@ -201,7 +201,9 @@ void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
   if (in->bytes == 0) return;
   if ((in->pool_off = pool_take(rt, in->bytes)) < 0) return; /* announce copies it */
   in->acc = rt->pool_base + in->pool_off;
+  dred_handover_begin(rt);
   memcpy(in->acc, in->sendbuf, in->bytes);
+  dred_handover_end(rt);
   in->acc_early = 1;
 }
 

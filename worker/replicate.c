@@ -129,6 +129,7 @@ int dred_repl_init(dred_rt_t *rt) {
               rt->cfg.storage_dir, dred_status_str(rc));
     rt->store = NULL;
   }
+  dred_replica_set_pause(rt->store, dred_handover_yield, rt);
   return DRED_OK;
 }
 

@@ -12,6 +12,7 @@
  *   typecheck.c  which predefined ops apply to which datatypes; contiguity
  *   dataplane.c  RMA/shared-memory windows, the pool, and task execution (combine)
  *   snapdir.c    the table of operand snapshots at the head of each pool segment
+ *   handover.c   the node's hand-over beacon: replica writes wait for operand copies
  *   runtime.c    the runtime thread: messages from the master, instances, shutdown
  */
 #ifndef DRED_RUNTIME_H
@@ -179,6 +180,7 @@ typedef struct dred_rt {
   dred_pool_t pool;
   uv_mutex_t pool_mu;  /* pool and snapshot directory: application threads allocate too */
   uint8_t snapdir_used[DRED_SNAPDIR_SLOTS];
+  unsigned handover_active; /* dred_ireduce calls copying an operand in (pool_mu) */
   char **peer_base;    /* by private rank: a node peer's pool, else NULL   */
   size_t chunk_bytes;
   char *scratch;       /* one chunk, for non-commutative left combines     */
@@ -253,6 +255,13 @@ void dred_snapdir_retire(dred_rt_t *rt, int slot); /* before the block is freed;
  * when it holds none (or it changed during the copy). */
 int dred_snapdir_read(dred_rt_t *rt, uint32_t worker, uint64_t group, int64_t tag,
                       uint32_t member, char *dst, uint64_t len);
+
+/* handover.c -- operand copies into the pool go first on the node */
+void dred_handover_begin(dred_rt_t *rt); /* around dred_ireduce's copy into the pool */
+void dred_handover_end(dred_rt_t *rt);
+/* A replica put's pause hook (arg: the runtime): waits, briefly, while a node peer is
+ * copying an operand in. */
+void dred_handover_yield(void *arg);
 
 /* dataplane.c */
 /* On the caller's thread in dred_ireduce: fill the accumulator (a pool block for a

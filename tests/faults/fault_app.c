@@ -47,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -273,14 +274,26 @@ static void fill_step(bufs_t *b, const char *phase, int s) {
 static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, double t0) {
   dred_future **f = calloc((size_t)b->conc, sizeof *f);
   int *done = calloc((size_t)b->conc, sizeof *done);
+  double *call_ms = calloc((size_t)b->conc, sizeof *call_ms);
   int j, left = b->conc;
   step_res_t res = {DRED_OK, 0, 0.0};
 
   for (j = 0; j < b->conc; j++) {
     int tag = tagbase + j;
     if (j == b->conc - 1 && g_victim_step) g_victim_step = 2; /* the last call is next */
+    double c0 = mono_s();
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_THREAD, &ru0);
     int rc = dred_ireduce(b->send[j], g_rank == b->root ? b->recv[j] : NULL, (int)b->count,
                           MPI_DOUBLE, MPI_SUM, b->root, dred_comm(), tag, &f[j]);
+    call_ms[j] = (mono_s() - c0) * 1e3;
+    getrusage(RUSAGE_THREAD, &ru1);
+    if (call_ms[j] > 50)
+      out("slowcall ms=%.1f minflt=%ld majflt=%ld nvcsw=%ld nivcsw=%ld utime_ms=%.1f stime_ms=%.1f", call_ms[j],
+          ru1.ru_minflt - ru0.ru_minflt, ru1.ru_majflt - ru0.ru_majflt, ru1.ru_nvcsw - ru0.ru_nvcsw,
+          ru1.ru_nivcsw - ru0.ru_nivcsw,
+          (ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) * 1e3 + (ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e3,
+          (ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) * 1e3 + (ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e3);
     if (g_victim_step == 2) {
       char name[64];
       snprintf(name, sizeof name, "called.%d", g_rank);
@@ -319,8 +332,9 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
       }
       if (st != DRED_OK && res.worst == DRED_OK) res.worst = st;
       out("red phase=%s step=%d idx=%d tag=%d status=%d name=%s check=%s bad=%zu first_bad=%zu "
-          "ms=%.3f wall_ns=%lld",
-          phase, s, j, tag, st, sname(st), chk, bad, first, (mono_s() - t0) * 1e3, wall_ns());
+          "ms=%.3f call_ms=%.3f wall_ns=%lld",
+          phase, s, j, tag, st, sname(st), chk, bad, first, (mono_s() - t0) * 1e3, call_ms[j],
+          wall_ns());
       if (bad) {
         double a = (double)((1 + j % 3) * g_size * (g_size + 1) / 2);
         double e = a + (double)g_size *
@@ -336,6 +350,7 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
   res.seconds = mono_s() - t0;
   free(f);
   free(done);
+  free(call_ms);
   return res;
 }
 

@@ -57,6 +57,7 @@ print_table() { # CSV rows (no header) on stdin
     if ($20 != "") { tm[m] = tm[m] " " $20 }
     if ($13 == "1") { hit[m]++; if (o == "exact") hitx[m]++ }
     if ($17 ~ /fin_hung/) fh[m]++
+    if ($27 != "" && $11 > 0) { win[m] += $27 / ($11 * 1000); nwin[m]++ }
     if ($26 == "1") incall[m]++
     else if ($26 == "0") { after[m]++; if (o == "exact") afterx[m]++ } }
   function median(s,   a, k, i, j, x) {
@@ -64,13 +65,13 @@ print_table() { # CSV rows (no header) on stdin
     for (i = 2; i <= k; i++) { x = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
     return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
   END {
-    printf "%-11s %6s %5s %7s %7s %11s %11s %11s %6s %6s %5s %5s %5s %5s %6s %9s %9s %7s %9s\n", "mode", "trials", "hit", "hit_ex", "exact", "PROC_FAILED", "ROOT_FAILED", "MASTER_LOST", "other", "mixed", "wrong", "hung", "died", "setup", "finhng", "det_ms", "told_ms", "in_call", "after_ex"
+    printf "%-11s %6s %5s %7s %7s %11s %11s %11s %6s %6s %5s %5s %5s %5s %6s %9s %9s %7s %7s %9s\n", "mode", "trials", "hit", "hit_ex", "exact", "PROC_FAILED", "ROOT_FAILED", "MASTER_LOST", "other", "mixed", "wrong", "hung", "died", "setup", "finhng", "det_ms", "told_ms", "in_call", "window", "after_ex"
     split("worker root master two concurrent", order, " ")
     for (i = 1; i <= 5; i++) { m = order[i]; if (!(m in seen)) continue
       oth = n[m] - c[m, "exact"] - c[m, "PROC_FAILED"] - c[m, "ROOT_FAILED"] - c[m, "MASTER_LOST"] - c[m, "mixed"] - c[m, "wrong"] - c[m, "hung"] - c[m, "died"] - c[m, "setup"]
-      printf "%-11s %6d %5d %7d %7d %11d %11d %11d %6d %6d %5d %5d %5d %5d %6d %9s %9s %7s %9s\n", m, n[m], hit[m], hitx[m], c[m, "exact"], c[m, "PROC_FAILED"], c[m, "ROOT_FAILED"], c[m, "MASTER_LOST"], oth, c[m, "mixed"], c[m, "wrong"], c[m, "hung"], c[m, "died"], c[m, "setup"], fh[m], median(d[m]), median(tm[m]), (m == "master" ? "-" : incall[m] + 0), (m == "master" || !after[m] ? "-" : sprintf("%d/%d", afterx[m], after[m])) }
+      printf "%-11s %6d %5d %7d %7d %11d %11d %11d %6d %6d %5d %5d %5d %5d %6d %9s %9s %7s %7s %9s\n", m, n[m], hit[m], hitx[m], c[m, "exact"], c[m, "PROC_FAILED"], c[m, "ROOT_FAILED"], c[m, "MASTER_LOST"], oth, c[m, "mixed"], c[m, "wrong"], c[m, "hung"], c[m, "died"], c[m, "setup"], fh[m], median(d[m]), median(tm[m]), (m == "master" ? "-" : incall[m] + 0), (m == "master" || !nwin[m] ? "-" : sprintf("%.1f", n[m] * win[m] / nwin[m])), (m == "master" || !after[m] ? "-" : sprintf("%d/%d", afterx[m], after[m])) }
     print "hit: the kill came before the root finished the kill step (hit_ex: of those, exact); det_ms: median kill -> dred-master declares the worker failed; told_ms: median kill -> last survivor told (FAILED, or master lost)"
-    print "in_call: the kill came while the victim was still inside dred_ireduce, its operand only in its own memory (not recoverable by any replica); after_ex: exact / trials whose kill came after the victim\x27s calls returned" }'
+    print "in_call: the kill came while the victim was still inside dred_ireduce, its operand only in its own memory (not recoverable by any replica); window: in_call as predicted by seed 002 eq. 5 -- trials x mean(hand-over time in dred_ireduce / t), from the calibration steps; after_ex: exact / trials whose kill came after the victim\x27s calls returned" }'
 }
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -163,7 +164,7 @@ mkdir -p "$runs"
 case "$csv" in /*) ;; *) csv="$PWD/$csv" ;; esac
 mkdir -p "$(dirname "$csv")"
 if [ ! -s "$csv" ]; then
-  echo "trial,mode,label,workers,bytes,conc,root,victims,kill_frac,kill_at_s,t_s,kill_step_root_s,kill_before_root_done,outcome,survivors,post_step,finalize,det_master_ms,told_min_ms,told_max_ms,leftover,calib_s,done_s,trial_s,dir,in_call" >"$csv"
+  echo "trial,mode,label,workers,bytes,conc,root,victims,kill_frac,kill_at_s,t_s,kill_step_root_s,kill_before_root_done,outcome,survivors,post_step,finalize,det_master_ms,told_min_ms,told_max_ms,leftover,calib_s,done_s,trial_s,dir,in_call,handover_ms" >"$csv"
 fi
 
 RANDOM=$seed
@@ -384,6 +385,15 @@ EOF
     if [ -z "$called" ]; then in_call=1; else in_call=$(awk -v k="$kill_ns" -v c="$called" 'BEGIN { print (k < c) ? 1 : 0 }'); fi
   fi
 
+  # the hand-over window (seed 002, eq. 5: a kill before the operand left the process is
+  # unrecoverable): time inside dred_ireduce per step, summed over the step's calls, mean
+  # over the non-root ranks' calibration steps.  handover_ms / t predicts in_call's rate.
+  handover=$(for r in $(seq 0 $((workers - 1))); do
+      [ "$r" = "$root" ] && continue
+      awk '/^red phase=calib / { for (i = 1; i <= NF; i++) { if ($i ~ /^step=/) s = $i; if ($i ~ /^call_ms=/) { sub("call_ms=", "", $i); w[s] += $i } } }
+           END { for (s in w) print w[s] }' "$dir/rank.$r.txt" 2>/dev/null
+    done | awk '{ x += $1; k++ } END { if (k) printf "%.2f", x / k }')
+
   # ---- a hung trial: what the live processes say, before they are killed ------------------
   if [ "$worst" = hung ] || printf '%s\n' "${fins[@]}" | grep -q ':fin_hung$'; then
     local stat_bin="${DREDSTAT:-$BUILD/bin/dredstat}"
@@ -419,7 +429,7 @@ EOF
   else
     kill_at=$(awk -v f="$frac" -v t="${t:-0}" 'BEGIN { printf "%.4f", f * t }')
   fi
-  echo "$n,$m,$label,$workers,$b,$c,$root,$(echo "$vlist" | tr ';' ' '),$frac,$kill_at,${t:-},${kill_step_root:-},${before:-},$worst,$(IFS=' '; echo "${per[*]}"),$(IFS=' '; echo "${posts[*]}"),$(IFS=' '; echo "${fins[*]}"),${det:-},${told_min:-},${told_max:-},$leftover,$calib_s,$done_s,$trial_s,$dir,$in_call" >>"$csv"
+  echo "$n,$m,$label,$workers,$b,$c,$root,$(echo "$vlist" | tr ';' ' '),$frac,$kill_at,${t:-},${kill_step_root:-},${before:-},$worst,$(IFS=' '; echo "${per[*]}"),$(IFS=' '; echo "${posts[*]}"),$(IFS=' '; echo "${fins[*]}"),${det:-},${told_min:-},${told_max:-},$leftover,$calib_s,$done_s,$trial_s,$dir,$in_call,${handover:-}" >>"$csv"
 
   # ---- verdict ---------------------------------------------------------------------------
   local ok=1 why=""

@@ -231,6 +231,44 @@ static void test_roundtrip_small(void **state) {
   assert_int_equal(dred_replica_close(r), DRED_OK);
 }
 
+/* The pause hook (how libdred lets operand copies into shared memory go first): asked
+ * once before the bytes are read and once more per further 4 MiB piece; removing it stops
+ * the calls; what is stored is unaffected. */
+static int pauses;
+static void count_pause(void *arg) {
+  assert_ptr_equal(arg, &pauses);
+  pauses++;
+}
+
+static void test_pause_hook(void **state) {
+  fixture_t *f = *state;
+  const size_t len = (10u << 20) + 1; /* pieces of 4, 4 and 2 MiB + 1 byte */
+  unsigned char *in = malloc(len), *out = malloc(len);
+  dred_replica_t *r = open_store(f, 4, "job-pause");
+
+  assert_non_null(in);
+  assert_non_null(out);
+  fill(in, len, 3);
+  dred_replica_set_pause(r, count_pause, &pauses);
+  pauses = 0;
+  assert_int_equal(dred_replica_put(r, 1, 2, 3, in, len), DRED_OK);
+  assert_int_equal(pauses, 3);
+  assert_int_equal(dred_replica_put(r, 1, 2, 4, in, 4u << 20), DRED_OK);
+  assert_int_equal(pauses, 4); /* exactly one piece: asked before it only */
+  assert_int_equal(dred_replica_put(r, 1, 2, 5, NULL, 0), DRED_OK);
+  assert_int_equal(pauses, 5);
+  assert_int_equal(dred_replica_get(r, 1, 2, 3, out, len), DRED_OK); /* reads never pause */
+  assert_int_equal(pauses, 5);
+  assert_memory_equal(out, in, len);
+  dred_replica_set_pause(r, NULL, NULL);
+  assert_int_equal(dred_replica_put(r, 1, 2, 6, in, len), DRED_OK);
+  assert_int_equal(pauses, 5);
+  dred_replica_set_pause(NULL, count_pause, &pauses); /* ignored */
+  assert_int_equal(dred_replica_close(r), DRED_OK);
+  free(in);
+  free(out);
+}
+
 static void test_roundtrip_32mib_timed(void **state) {
   fixture_t *f = *state;
   const size_t len = 32 * MiB;
@@ -856,6 +894,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_null_args, setup, teardown),
       cmocka_unit_test_setup_teardown(test_roundtrip_small, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pause_hook, setup, teardown),
       cmocka_unit_test_setup_teardown(test_roundtrip_32mib_timed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_roundtrip_128mib, setup, teardown),
       cmocka_unit_test_setup_teardown(test_missing_copy, setup, teardown),
