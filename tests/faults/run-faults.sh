@@ -376,13 +376,18 @@ EOF
     rdone=$(awk '/^red phase=main step=1 / { for (i = 1; i <= NF; i++) if ($i ~ /^wall_ns=/) { sub("wall_ns=", "", $i); if ($i > m) m = $i } } END { if (m) print m }' "$dir/rank.$root.txt" 2>/dev/null)
     if [ -n "$rdone" ]; then before=$(awk -v k="$kill_ns" -v d="$rdone" 'BEGIN { print (k < d) ? 1 : 0 }'); else before=1; fi
   fi
-  # did it land while the victim was still inside dred_ireduce (its operand not yet handed
-  # over: only in its own memory)?  fault_app writes called.<r> once its calls returned.
+  # did it land while a victim was still inside dred_ireduce (its operand not yet handed
+  # over: only in its own memory)?  fault_app writes called.<r> once its calls returned,
+  # kill.<r> just before it dies.  Any victim in its call counts (mode two has two).
   in_call=""
   if [ -n "$kill_ns" ] && [ "$m" != master ]; then
-    local called
-    called=$(cat "$dir/called.${vlist%%;*}" 2>/dev/null)
-    if [ -z "$called" ]; then in_call=1; else in_call=$(awk -v k="$kill_ns" -v c="$called" 'BEGIN { print (k < c) ? 1 : 0 }'); fi
+    local called v k
+    in_call=0
+    for v in ${vlist//;/ }; do
+      k=$(cat "$dir/kill.$v" 2>/dev/null); [ -n "$k" ] || k=$kill_ns
+      called=$(cat "$dir/called.$v" 2>/dev/null)
+      if [ -z "$called" ] || [ "$(awk -v k="$k" -v c="$called" 'BEGIN { print (k < c) ? 1 : 0 }')" = 1 ]; then in_call=1; fi
+    done
   fi
 
   # the hand-over window (seed 002, eq. 5: a kill before the operand left the process is
