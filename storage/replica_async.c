@@ -72,7 +72,12 @@ static void replica_async_set_priority(int for_put) {
 
 static void replica_async_work(uv_work_t *w) {
   replica_req_t *q = (replica_req_t *)w;
+  static __thread int named;
 
+  if (!named) { /* a libuv pool thread doing replica I/O: say so in top -H, perf, gdb */
+    pthread_setname_np(pthread_self(), "dred-replica");
+    named = 1;
+  }
   replica_async_set_priority(q->op == REPLICA_OP_PUT);
   switch (q->op) {
     case REPLICA_OP_PUT:

@@ -77,4 +77,8 @@ void dred_handover_yield(void *arg) {
     nanosleep(&step, NULL);
     now = mono_ns();
   }
+  if (now != start) {
+    __atomic_add_fetch(&rt->handover_waits, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&rt->handover_wait_ns, now - start, __ATOMIC_RELAXED);
+  }
 }

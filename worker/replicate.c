@@ -135,6 +135,9 @@ int dred_repl_init(dred_rt_t *rt) {
 
 void dred_repl_close(dred_rt_t *rt) {
   char path[600];
+  if (rt->handover_waits > 0)
+    DRED_INFO("replica writes stepped aside %llu time(s), %.1f ms in all, for operand copies",
+              (unsigned long long)rt->handover_waits, (double)rt->handover_wait_ns / 1e6);
   if (rt->store == NULL) return;
   snprintf(path, sizeof path, "%s", dred_replica_path(rt->store));
   dred_replica_close(rt->store);

@@ -11,6 +11,8 @@
  * Futures complete here when the master's END arrives.  The loop ends after SHUTDOWN
  * (everyone said BYE) or when the master is declared lost.
  */
+#define _GNU_SOURCE /* pthread_setname_np */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -386,6 +388,7 @@ static void maybe_bye(dred_rt_t *rt) {
 
 static void rt_main(void *arg) {
   dred_rt_t *rt = arg;
+  pthread_setname_np(pthread_self(), "dred-runtime"); /* for top -H, perf, gdb */
   for (;;) {
     int work = 0, in_flight, stop;
     uv_run(&rt->loop, UV_RUN_NOWAIT);

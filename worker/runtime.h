@@ -181,6 +181,7 @@ typedef struct dred_rt {
   uv_mutex_t pool_mu;  /* pool and snapshot directory: application threads allocate too */
   uint8_t snapdir_used[DRED_SNAPDIR_SLOTS];
   unsigned handover_active; /* dred_ireduce calls copying an operand in (pool_mu) */
+  uint64_t handover_waits, handover_wait_ns; /* replica writes that stepped aside (atomic) */
   char **peer_base;    /* by private rank: a node peer's pool, else NULL   */
   size_t chunk_bytes;
   char *scratch;       /* one chunk, for non-commutative left combines     */

@@ -289,7 +289,7 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
     call_ms[j] = (mono_s() - c0) * 1e3;
     getrusage(RUSAGE_THREAD, &ru1);
     if (call_ms[j] > 50)
-      out("slowcall ms=%.1f minflt=%ld majflt=%ld nvcsw=%ld nivcsw=%ld utime_ms=%.1f stime_ms=%.1f", call_ms[j],
+      out("slowcall t0_mono=%.6f tid=%ld ms=%.1f minflt=%ld majflt=%ld nvcsw=%ld nivcsw=%ld utime_ms=%.1f stime_ms=%.1f", c0, (long)gettid(), call_ms[j],
           ru1.ru_minflt - ru0.ru_minflt, ru1.ru_majflt - ru0.ru_majflt, ru1.ru_nvcsw - ru0.ru_nvcsw,
           ru1.ru_nivcsw - ru0.ru_nivcsw,
           (ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) * 1e3 + (ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e3,
