@@ -3,12 +3,16 @@
  *
  * How a copy is written.  dred_replica_put() checksums the caller's buffer (outside the
  * lock, so pool threads checksum in parallel), then, holding the store's mutex, runs one
- * transaction: INSERT OR REPLACE a row whose data column is a zeroblob of the right size,
- * then sqlite3_blob_open() that row and sqlite3_blob_write() the caller's bytes straight
- * into the B-tree's pages.  Binding the buffer with sqlite3_bind_blob64() instead would make
- * SQLite build the whole record in one malloc'd buffer first: an extra full-size copy
- * (128 MiB for the largest operands).  Reads go the same way: sqlite3_blob_read() fills
- * the caller's buffer directly and the checksum is verified there, outside the lock.
+ * transaction: a header row in `replicas` (length, checksum, number of pieces), then the
+ * bytes as REPLICA_PIECE-sized rows of `pieces`, each bound in place (SQLITE_STATIC: SQLite
+ * copies it once into its pages).  Pieces, not one big blob, for two reasons.  A blob must
+ * exist before incremental blob I/O can write into it, and inserting a zeroblob writes
+ * every page twice (zeros, then the data: 3.5-9 ms of the 9-15 ms a 32 MiB put took);
+ * pieces write each page once (5.5-6 ms).  And a put can step aside between pieces: the
+ * pause hook (dred_replica_set_pause) runs before each one, so a copy never holds a core
+ * for more than a piece's worth (~0.3 ms) once libdred asks it to wait.  Reads open each
+ * piece with sqlite3_blob_open/reopen and read it straight into the caller's buffer; the
+ * checksum is verified there, outside the lock.
  *
  * Durability, and why it is cheap.  A replica only has to survive the *process* dying
  * (the failure dred tolerates), not the node losing power: after a process crash the
@@ -22,10 +26,10 @@
  * per small put); journal_size_limit stops a large replace leaving a large journal.
  * Pages are 64 KiB: a 32 MiB copy is ~520 overflow pages instead of ~8200, and pages
  * appended at the end of the file or taken from the free list need no journal entry.
- * Measured here (2 cores, shared, page cache warm), 32 MiB operands: put 2.1-2.2 GB/s
- * (1.6 GB/s replacing an existing copy), get 5.5-7 GB/s, drop 9 ms; 64-byte put 16 us,
- * get 1.5 us.  4 KiB pages: put 0.35 GB/s; WAL: put 0.9 GB/s (every page is
- * written twice); bind_blob64 instead of blob I/O: put 1.25 GB/s and +32 MiB peak RSS.
+ * Measured earlier with one blob per copy (2 cores, shared, page cache warm), 32 MiB:
+ * 4 KiB pages: put 0.35 GB/s; WAL: put 0.9 GB/s (every page is written twice); binding
+ * the whole operand as one blob: 1.25 GB/s and +32 MiB peak RSS.  Pieces of 1 MiB bound
+ * in place: see tests/unit/test_replica.c's timed round trip.
  *
  * Locking.  locking_mode=EXCLUSIVE: the first write at open (purging other jobs' copies
  * and recording our job id) takes the file's exclusive lock and keeps it until close.  A
@@ -64,7 +68,7 @@
 #include "../common/log.h"
 #include "sqlite_util.h"
 
-#define REPLICA_VERSION 1
+#define REPLICA_VERSION 2 /* 1: one blob per copy (dropped and recreated on open) */
 #define REPLICA_APP_ID 0x44524452 /* "DRDR" */
 #define WHAT "replica store"      /* log prefix of the sqlite_util.h helpers */
 #ifndef DRED_REPLICA_PAGE_SIZE
@@ -73,10 +77,8 @@
 #ifndef DRED_REPLICA_JOURNAL_MODE
 #define DRED_REPLICA_JOURNAL_MODE "PERSIST"
 #endif
-/* sqlite3_blob_read/write take an int length: move large copies in pieces. */
-#define REPLICA_IO_CHUNK (256u << 20)
-/* A put asks its pause hook again after this many bytes (dred_replica_set_pause). */
-#define REPLICA_PAUSE_CHUNK (4u << 20)
+/* Bytes per row of `pieces`: the unit a put writes (and may pause between). */
+#define REPLICA_PIECE (1u << 20)
 /* Compact a store whose free pages exceed this when it is opened or closed empty. */
 #define REPLICA_VACUUM_BYTES (1 << 20)
 /* Journal bytes kept between transactions (PERSIST mode). */
@@ -88,14 +90,17 @@ struct dred_replica {
   char *job;
   uint32_t worker;
   uint64_t purged;
-  int64_t max_len; /* SQLite's limit on one blob */
 
   uv_mutex_t db_lock; /* the connection, its statements, its transaction */
   sqlite3_stmt *begin;
   sqlite3_stmt *commit;
   sqlite3_stmt *rollback;
-  sqlite3_stmt *put;
+  sqlite3_stmt *put_clear;  /* the pieces of the copy a put replaces */
+  sqlite3_stmt *put;        /* the header row */
+  sqlite3_stmt *put_piece;
   sqlite3_stmt *find;
+  sqlite3_stmt *find_pieces;
+  sqlite3_stmt *drop_pieces;
   sqlite3_stmt *drop;
   sqlite3_stmt *count;
 
@@ -240,11 +245,16 @@ static void replica_finalize_all(dred_replica_t *r) {
   sqlite3_finalize(r->begin);
   sqlite3_finalize(r->commit);
   sqlite3_finalize(r->rollback);
+  sqlite3_finalize(r->put_clear);
   sqlite3_finalize(r->put);
+  sqlite3_finalize(r->put_piece);
   sqlite3_finalize(r->find);
+  sqlite3_finalize(r->find_pieces);
+  sqlite3_finalize(r->drop_pieces);
   sqlite3_finalize(r->drop);
   sqlite3_finalize(r->count);
-  r->begin = r->commit = r->rollback = r->put = r->find = r->drop = r->count = NULL;
+  r->begin = r->commit = r->rollback = r->put_clear = r->put = r->put_piece = NULL;
+  r->find = r->find_pieces = r->drop_pieces = r->drop = r->count = NULL;
 }
 
 /* Free a store that open() did not finish; the mutexes are not initialised yet. */
@@ -284,12 +294,24 @@ static int replica_setup(dred_replica_t *r) {
   }
   if (dred_sqlite_header(db, WHAT, r->path, &version, &app_id, &objects) != DRED_OK) goto out;
 
+  if (app_id == REPLICA_APP_ID && version == 1) {
+    /* Our own older format: copies only live as long as their job, so nothing of value is
+     * lost by starting over. */
+    if (dred_sqlite_exec(db, WHAT, r->path, "DROP TABLE replicas; DROP TABLE meta;") != DRED_OK)
+      goto out;
+    DRED_INFO("replica store %s: format 1 store dropped, recreated as format %d", r->path,
+              REPLICA_VERSION);
+    objects = 0;
+    version = app_id = 0;
+  }
   if (objects == 0 && version == 0 && app_id == 0) {
     if (dred_sqlite_exec(db, WHAT, r->path,
                          "CREATE TABLE replicas(id INTEGER PRIMARY KEY, job TEXT NOT NULL, "
                          "grp INTEGER NOT NULL, tag INTEGER NOT NULL, member INTEGER NOT NULL, "
-                         "len INTEGER NOT NULL, sum INTEGER NOT NULL, data BLOB NOT NULL, "
+                         "len INTEGER NOT NULL, sum INTEGER NOT NULL, pieces INTEGER NOT NULL, "
                          "UNIQUE(grp, tag, member));"
+                         "CREATE TABLE pieces(id INTEGER PRIMARY KEY, copy INTEGER NOT NULL, "
+                         "idx INTEGER NOT NULL, data BLOB NOT NULL, UNIQUE(copy, idx));"
                          "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);") != DRED_OK ||
         dred_sqlite_stamp(db, WHAT, r->path, REPLICA_VERSION, REPLICA_APP_ID) != DRED_OK)
       goto out;
@@ -302,7 +324,18 @@ static int replica_setup(dred_replica_t *r) {
   }
 
   /* A dead job's copies: nobody will ever read them again. */
-  rc = sqlite3_prepare_v2(db, "DELETE FROM replicas WHERE job <> ?1", -1, &st, NULL);
+  rc = sqlite3_prepare_v2(db,
+                          "DELETE FROM pieces WHERE copy NOT IN "
+                          "(SELECT id FROM replicas WHERE job = ?1)",
+                          -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, r->job, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+  }
+  sqlite3_finalize(st);
+  st = NULL;
+  if (rc == SQLITE_OK)
+    rc = sqlite3_prepare_v2(db, "DELETE FROM replicas WHERE job <> ?1", -1, &st, NULL);
   if (rc == SQLITE_OK) {
     sqlite3_bind_text(st, 1, r->job, -1, SQLITE_STATIC);
     rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
@@ -375,7 +408,6 @@ int dred_replica_open(const char *dir, uint32_t worker, const char *job_id,
     replica_free_partial(r);
     return status;
   }
-  r->max_len = sqlite3_limit(r->db, SQLITE_LIMIT_LENGTH, -1);
 
   /* Before the first read: locking mode, and the page size a new file is created with
    * (ignored for an existing file). */
@@ -398,12 +430,24 @@ int dred_replica_open(const char *dir, uint32_t worker, const char *job_id,
       replica_prepare(r, &r->begin, "BEGIN IMMEDIATE") != DRED_OK ||
       replica_prepare(r, &r->commit, "COMMIT") != DRED_OK ||
       replica_prepare(r, &r->rollback, "ROLLBACK") != DRED_OK ||
+      replica_prepare(r, &r->put_clear,
+                      "DELETE FROM pieces WHERE copy IN (SELECT id FROM replicas "
+                      "WHERE grp = ?1 AND tag = ?2 AND member = ?3)") != DRED_OK ||
       replica_prepare(r, &r->put,
-                      "INSERT OR REPLACE INTO replicas(job, grp, tag, member, len, sum, data) "
+                      "INSERT OR REPLACE INTO replicas(job, grp, tag, member, len, sum, pieces) "
                       "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)") != DRED_OK ||
+      replica_prepare(r, &r->put_piece,
+                      "INSERT INTO pieces(copy, idx, data) VALUES(?1, ?2, ?3)") != DRED_OK ||
       replica_prepare(r, &r->find,
-                      "SELECT id, len, sum FROM replicas "
+                      "SELECT id, len, sum, pieces FROM replicas "
                       "WHERE grp = ?1 AND tag = ?2 AND member = ?3") != DRED_OK ||
+      /* length() of a blob is read from the record header, not the pages. */
+      replica_prepare(r, &r->find_pieces,
+                      "SELECT id, idx, length(data) FROM pieces WHERE copy = ?1 "
+                      "ORDER BY idx") != DRED_OK ||
+      replica_prepare(r, &r->drop_pieces,
+                      "DELETE FROM pieces WHERE copy IN (SELECT id FROM replicas "
+                      "WHERE grp = ?1 AND tag = ?2)") != DRED_OK ||
       replica_prepare(r, &r->drop, "DELETE FROM replicas WHERE grp = ?1 AND tag = ?2") !=
           DRED_OK ||
       replica_prepare(r, &r->count, "SELECT count(*) FROM replicas") != DRED_OK) {
@@ -485,22 +529,15 @@ static void replica_pause(dred_replica_t *r) {
 
 int dred_replica_put(dred_replica_t *r, uint64_t group, int64_t tag, uint32_t member,
                      const void *data, size_t len) {
-  sqlite3_blob *blob = NULL;
-  sqlite3_int64 rowid;
-  uint64_t sum;
-  size_t off;
+  sqlite3_int64 copy;
+  uint64_t sum, npieces, i;
   int rc;
 
   if (r == NULL || (data == NULL && len > 0)) {
     DRED_ERROR("dred_replica_put: %s", r == NULL ? "NULL store" : "NULL data with len > 0");
     return DRED_ERR_ARG;
   }
-  if ((uint64_t)len > (uint64_t)r->max_len) {
-    DRED_ERROR("replica store %s: operand of %zu bytes (group %016" PRIx64 " tag %" PRId64
-               " member %" PRIu32 ") exceeds SQLite's blob limit of %" PRId64 " bytes",
-               r->path, len, group, tag, member, r->max_len);
-    return DRED_ERR_STORAGE;
-  }
+  npieces = ((uint64_t)len + REPLICA_PIECE - 1) / REPLICA_PIECE;
 
   replica_pause(r);
   sum = dred_replica_checksum(data, len);
@@ -509,29 +546,33 @@ int dred_replica_put(dred_replica_t *r, uint64_t group, int64_t tag, uint32_t me
   rc = replica_step(r->begin);
   if (rc != SQLITE_DONE) goto fail;
 
+  sqlite3_bind_int64(r->put_clear, 1, (sqlite3_int64)group);
+  sqlite3_bind_int64(r->put_clear, 2, tag);
+  sqlite3_bind_int64(r->put_clear, 3, member);
+  rc = replica_step(r->put_clear);
+  if (rc != SQLITE_DONE) goto fail;
+
   sqlite3_bind_int64(r->put, 2, (sqlite3_int64)group);
   sqlite3_bind_int64(r->put, 3, tag);
   sqlite3_bind_int64(r->put, 4, member);
   sqlite3_bind_int64(r->put, 5, (sqlite3_int64)len);
   sqlite3_bind_int64(r->put, 6, (sqlite3_int64)sum);
-  /* Reserve the space only; the bytes go straight into the pages below. */
-  sqlite3_bind_zeroblob64(r->put, 7, (sqlite3_uint64)len);
+  sqlite3_bind_int64(r->put, 7, (sqlite3_int64)npieces);
   rc = replica_step(r->put);
   if (rc != SQLITE_DONE) goto fail;
-  rowid = sqlite3_last_insert_rowid(r->db);
+  copy = sqlite3_last_insert_rowid(r->db);
 
-  if (len > 0) {
-    rc = sqlite3_blob_open(r->db, "main", "replicas", "data", rowid, 1, &blob);
-    if (rc != SQLITE_OK) goto fail;
-    for (off = 0; off < len; off += REPLICA_PAUSE_CHUNK) {
-      size_t n = len - off < REPLICA_PAUSE_CHUNK ? len - off : REPLICA_PAUSE_CHUNK;
-      if (off > 0) replica_pause(r);
-      rc = sqlite3_blob_write(blob, (const char *)data + off, (int)n, (int)off);
-      if (rc != SQLITE_OK) goto fail;
-    }
-    rc = sqlite3_blob_close(blob);
-    blob = NULL;
-    if (rc != SQLITE_OK) goto fail;
+  for (i = 0; i < npieces; i++) {
+    size_t off = (size_t)i * REPLICA_PIECE;
+    size_t n = len - off < REPLICA_PIECE ? len - off : REPLICA_PIECE;
+    if (i > 0) replica_pause(r);
+    sqlite3_bind_int64(r->put_piece, 1, copy);
+    sqlite3_bind_int64(r->put_piece, 2, (sqlite3_int64)i);
+    sqlite3_bind_blob64(r->put_piece, 3, (const char *)data + off, (sqlite3_uint64)n,
+                        SQLITE_STATIC);
+    rc = replica_step(r->put_piece);
+    sqlite3_clear_bindings(r->put_piece); /* drop the pointer into the caller's buffer */
+    if (rc != SQLITE_DONE) goto fail;
   }
   rc = replica_step(r->commit);
   if (rc != SQLITE_DONE) goto fail;
@@ -545,24 +586,69 @@ fail:
   DRED_ERROR("replica store %s: cannot store group %016" PRIx64 " tag %" PRId64
              " member %" PRIu32 " (%zu bytes): %s",
              r->path, group, tag, member, len, sqlite3_errmsg(r->db));
-  if (blob != NULL) sqlite3_blob_close(blob);
   replica_rollback(r);
   uv_mutex_unlock(&r->db_lock);
   return DRED_ERR_STORAGE;
 }
 
+/* Read the `npieces` pieces of copy `copy` into data[0..len); the caller holds db_lock.
+ * DRED_OK, DRED_ERR_STORAGE after logging what is wrong (a piece missing, out of order or
+ * of the wrong size counts as corruption), or -1 with the SQLite error left in the
+ * connection. */
+static int replica_read_pieces(dred_replica_t *r, sqlite3_int64 copy, uint64_t npieces,
+                               char *data, size_t len, const char *what) {
+  sqlite3_blob *blob = NULL;
+  uint64_t i = 0;
+  int rc, status = -1;
+
+  sqlite3_bind_int64(r->find_pieces, 1, copy);
+  while ((rc = sqlite3_step(r->find_pieces)) == SQLITE_ROW) {
+    sqlite3_int64 id = sqlite3_column_int64(r->find_pieces, 0);
+    int64_t idx = sqlite3_column_int64(r->find_pieces, 1);
+    int64_t n = sqlite3_column_int64(r->find_pieces, 2);
+    size_t off = (size_t)i * REPLICA_PIECE;
+    size_t want = i < npieces ? (len - off < REPLICA_PIECE ? len - off : REPLICA_PIECE) : 0;
+    if (i >= npieces || idx != (int64_t)i || n < 0 || (uint64_t)n != (uint64_t)want) {
+      DRED_ERROR("replica store %s: corrupt replica of %s: piece %" PRId64 " of %" PRId64
+                 " bytes where piece %" PRIu64 " of %zu was expected",
+                 r->path, what, idx, n, i, want);
+      status = DRED_ERR_STORAGE;
+      goto out;
+    }
+    rc = blob == NULL ? sqlite3_blob_open(r->db, "main", "pieces", "data", id, 0, &blob)
+                      : sqlite3_blob_reopen(blob, id);
+    if (rc != SQLITE_OK || sqlite3_blob_read(blob, data + off, (int)want, 0) != SQLITE_OK)
+      goto out;
+    i++;
+  }
+  if (rc != SQLITE_DONE) goto out;
+  if (i != npieces) {
+    DRED_ERROR("replica store %s: corrupt replica of %s: %" PRIu64 " of its %" PRIu64
+               " pieces found",
+               r->path, what, i, npieces);
+    status = DRED_ERR_STORAGE;
+    goto out;
+  }
+  status = DRED_OK;
+out:
+  sqlite3_reset(r->find_pieces);
+  if (blob != NULL) sqlite3_blob_close(blob);
+  return status;
+}
+
 int dred_replica_get(dred_replica_t *r, uint64_t group, int64_t tag, uint32_t member,
                      void *data, size_t len) {
-  sqlite3_blob *blob = NULL;
-  sqlite3_int64 rowid, stored_len;
+  sqlite3_int64 copy, stored_len, npieces;
   uint64_t stored_sum, sum;
-  size_t off;
+  char what[96];
   int rc;
 
   if (r == NULL || (data == NULL && len > 0)) {
     DRED_ERROR("dred_replica_get: %s", r == NULL ? "NULL store" : "NULL data with len > 0");
     return DRED_ERR_ARG;
   }
+  snprintf(what, sizeof what, "group %016" PRIx64 " tag %" PRId64 " member %" PRIu32, group,
+           tag, member);
 
   uv_mutex_lock(&r->db_lock);
   sqlite3_bind_int64(r->find, 1, (sqlite3_int64)group);
@@ -572,81 +658,70 @@ int dred_replica_get(dred_replica_t *r, uint64_t group, int64_t tag, uint32_t me
   if (rc == SQLITE_DONE) {
     sqlite3_reset(r->find);
     uv_mutex_unlock(&r->db_lock);
-    DRED_WARN("replica store %s: no copy of group %016" PRIx64 " tag %" PRId64
-              " member %" PRIu32,
-              r->path, group, tag, member);
+    DRED_WARN("replica store %s: no copy of %s", r->path, what);
     return DRED_ERR_PROC_FAILED;
   }
-  if (rc != SQLITE_ROW) goto fail; /* fail: logs the reason, then resets `find` */
-  rowid = sqlite3_column_int64(r->find, 0);
+  if (rc != SQLITE_ROW) goto fail;
+  copy = sqlite3_column_int64(r->find, 0);
   stored_len = sqlite3_column_int64(r->find, 1);
   stored_sum = (uint64_t)sqlite3_column_int64(r->find, 2);
+  npieces = sqlite3_column_int64(r->find, 3);
   sqlite3_reset(r->find);
 
-  if (stored_len < 0 || (uint64_t)stored_len != (uint64_t)len) {
+  if (stored_len < 0 || (uint64_t)stored_len != (uint64_t)len ||
+      (uint64_t)npieces != ((uint64_t)len + REPLICA_PIECE - 1) / REPLICA_PIECE) {
     uv_mutex_unlock(&r->db_lock);
-    DRED_ERROR("replica store %s: corrupt replica of group %016" PRIx64 " tag %" PRId64
-               " member %" PRIu32 ": stored length %" PRId64 ", expected %zu",
-               r->path, group, tag, member, (int64_t)stored_len, len);
+    DRED_ERROR("replica store %s: corrupt replica of %s: stored length %" PRId64 " in %" PRId64
+               " pieces, expected %zu",
+               r->path, what, (int64_t)stored_len, (int64_t)npieces, len);
     return DRED_ERR_STORAGE;
   }
-  if (len > 0) {
-    rc = sqlite3_blob_open(r->db, "main", "replicas", "data", rowid, 0, &blob);
-    if (rc != SQLITE_OK) goto fail;
-    if ((uint64_t)sqlite3_blob_bytes(blob) != (uint64_t)len) {
-      int have = sqlite3_blob_bytes(blob);
-      sqlite3_blob_close(blob);
-      uv_mutex_unlock(&r->db_lock);
-      DRED_ERROR("replica store %s: corrupt replica of group %016" PRIx64 " tag %" PRId64
-                 " member %" PRIu32 ": the blob holds %d bytes, its row says %zu",
-                 r->path, group, tag, member, have, len);
-      return DRED_ERR_STORAGE;
-    }
-    for (off = 0; off < len; off += REPLICA_IO_CHUNK) {
-      size_t n = len - off < REPLICA_IO_CHUNK ? len - off : REPLICA_IO_CHUNK;
-      rc = sqlite3_blob_read(blob, (char *)data + off, (int)n, (int)off);
-      if (rc != SQLITE_OK) goto fail;
-    }
-    rc = sqlite3_blob_close(blob);
-    blob = NULL;
-    if (rc != SQLITE_OK) goto fail;
-  }
+  rc = replica_read_pieces(r, copy, (uint64_t)npieces, data, len, what);
+  if (rc == -1) goto fail;
   uv_mutex_unlock(&r->db_lock);
+  if (rc != DRED_OK) return rc;
 
   sum = dred_replica_checksum(data, len);
   if (sum != stored_sum) {
-    DRED_ERROR("replica store %s: corrupt replica of group %016" PRIx64 " tag %" PRId64
-               " member %" PRIu32 ": checksum %016" PRIx64 ", stored %016" PRIx64,
-               r->path, group, tag, member, sum, stored_sum);
+    DRED_ERROR("replica store %s: corrupt replica of %s: checksum %016" PRIx64
+               ", stored %016" PRIx64,
+               r->path, what, sum, stored_sum);
     return DRED_ERR_STORAGE;
   }
   return DRED_OK;
 
 fail:
-  DRED_ERROR("replica store %s: cannot read group %016" PRIx64 " tag %" PRId64
-             " member %" PRIu32 ": %s",
-             r->path, group, tag, member, sqlite3_errmsg(r->db));
+  DRED_ERROR("replica store %s: cannot read %s: %s", r->path, what, sqlite3_errmsg(r->db));
   sqlite3_reset(r->find);
-  if (blob != NULL) sqlite3_blob_close(blob);
   uv_mutex_unlock(&r->db_lock);
   return DRED_ERR_STORAGE;
 }
 
 int dred_replica_drop(dred_replica_t *r, uint64_t group, int64_t tag) {
-  int rc, n;
+  int rc, n = 0;
 
   if (r == NULL) {
     DRED_ERROR("dred_replica_drop: NULL store");
     return DRED_ERR_ARG;
   }
   uv_mutex_lock(&r->db_lock);
-  sqlite3_bind_int64(r->drop, 1, (sqlite3_int64)group);
-  sqlite3_bind_int64(r->drop, 2, tag);
-  rc = replica_step(r->drop);
-  n = sqlite3_changes(r->db);
+  rc = replica_step(r->begin);
+  if (rc == SQLITE_DONE) {
+    sqlite3_bind_int64(r->drop_pieces, 1, (sqlite3_int64)group);
+    sqlite3_bind_int64(r->drop_pieces, 2, tag);
+    rc = replica_step(r->drop_pieces);
+  }
+  if (rc == SQLITE_DONE) {
+    sqlite3_bind_int64(r->drop, 1, (sqlite3_int64)group);
+    sqlite3_bind_int64(r->drop, 2, tag);
+    rc = replica_step(r->drop);
+    n = sqlite3_changes(r->db);
+  }
+  if (rc == SQLITE_DONE) rc = replica_step(r->commit);
   if (rc != SQLITE_DONE) {
     DRED_ERROR("replica store %s: cannot drop group %016" PRIx64 " tag %" PRId64 ": %s",
                r->path, group, tag, sqlite3_errmsg(r->db));
+    replica_rollback(r);
     uv_mutex_unlock(&r->db_lock);
     return DRED_ERR_STORAGE;
   }

@@ -9,10 +9,13 @@
  *
  *     <dir>/dred-replica-<worker>.db        (<dir> is on the node's local disk)
  *
- * Schema (version 1 in PRAGMA user_version, application_id 0x44524452 "DRDR"):
+ * Schema (version 2 in PRAGMA user_version, application_id 0x44524452 "DRDR"):
  *   replicas(id INTEGER PRIMARY KEY, job TEXT, grp INTEGER, tag INTEGER, member INTEGER,
- *            len INTEGER, sum INTEGER, data BLOB, UNIQUE(grp, tag, member))
+ *            len INTEGER, sum INTEGER, pieces INTEGER, UNIQUE(grp, tag, member))
+ *   pieces(id INTEGER PRIMARY KEY, copy INTEGER, idx INTEGER, data BLOB,
+ *          UNIQUE(copy, idx))           -- a copy's bytes, 1 MiB per row, idx 0, 1, ...
  *   meta(key TEXT PRIMARY KEY, value TEXT)       -- 'job': the job that owns the store
+ * A version-1 store (one blob per copy) is dropped and recreated on open.
  * `grp` and `sum` are the uint64 values stored bit-for-bit (they may read back negative).
  * `sum` is dred_replica_checksum(data, len).
  *
@@ -25,7 +28,7 @@
  * Threads: every call may be made from any thread, concurrently (the worker's loop thread
  * and the libuv thread pool, see replica_async.h).  Calls on one store are serialised by a
  * mutex around its single connection: SQLite allows one writer per file anyway.  A call
- * can therefore wait for a put in progress (about 16 ms per 32 MiB here); a loop thread
+ * can therefore wait for a put in progress (about 12 ms per 32 MiB here); a loop thread
  * that must not wait uses the *_async variants.
  *
  * Status codes: DRED_OK, DRED_ERR_ARG (bad argument), DRED_ERR_NOMEM,

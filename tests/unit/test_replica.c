@@ -107,8 +107,9 @@ static void exec_on(const char *path, const char *sql) {
   sqlite3_close(db);
 }
 
-/* XOR one byte of the stored blob of (grp, tag, member) with `mask`, in place, through
- * SQLite's own incremental blob I/O (the store must be closed). */
+/* XOR byte `off` of the stored copy of (grp, tag, member) with `mask`, in place, through
+ * SQLite's own incremental blob I/O on the piece that holds it (1 MiB pieces, replica.c;
+ * the store must be closed). */
 static void flip_byte(const char *path, int64_t grp, int64_t tag, int member, int off,
                       unsigned char mask) {
   sqlite3 *db = NULL;
@@ -119,21 +120,23 @@ static void flip_byte(const char *path, int64_t grp, int64_t tag, int member, in
 
   assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
   assert_int_equal(sqlite3_prepare_v2(db,
-                                      "SELECT id FROM replicas WHERE grp = ?1 AND tag = ?2 "
-                                      "AND member = ?3",
+                                      "SELECT p.id FROM pieces p JOIN replicas r ON p.copy = r.id "
+                                      "WHERE r.grp = ?1 AND r.tag = ?2 AND r.member = ?3 "
+                                      "AND p.idx = ?4",
                                       -1, &st, NULL),
                    SQLITE_OK);
   sqlite3_bind_int64(st, 1, grp);
   sqlite3_bind_int64(st, 2, tag);
   sqlite3_bind_int(st, 3, member);
+  sqlite3_bind_int(st, 4, off / (int)MiB);
   assert_int_equal(sqlite3_step(st), SQLITE_ROW);
   rowid = sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
-  assert_int_equal(sqlite3_blob_open(db, "main", "replicas", "data", rowid, 1, &blob),
+  assert_int_equal(sqlite3_blob_open(db, "main", "pieces", "data", rowid, 1, &blob),
                    SQLITE_OK);
-  assert_int_equal(sqlite3_blob_read(blob, &b, 1, off), SQLITE_OK);
+  assert_int_equal(sqlite3_blob_read(blob, &b, 1, off % (int)MiB), SQLITE_OK);
   b ^= mask;
-  assert_int_equal(sqlite3_blob_write(blob, &b, 1, off), SQLITE_OK);
+  assert_int_equal(sqlite3_blob_write(blob, &b, 1, off % (int)MiB), SQLITE_OK);
   assert_int_equal(sqlite3_blob_close(blob), SQLITE_OK);
   assert_int_equal(sqlite3_close(db), SQLITE_OK);
 }
@@ -232,8 +235,8 @@ static void test_roundtrip_small(void **state) {
 }
 
 /* The pause hook (how libdred lets operand copies into shared memory go first): asked
- * once before the bytes are read and once more per further 4 MiB piece; removing it stops
- * the calls; what is stored is unaffected. */
+ * once before the bytes are read and once more before each further 1 MiB piece; removing
+ * it stops the calls; what is stored is unaffected. */
 static int pauses;
 static void count_pause(void *arg) {
   assert_ptr_equal(arg, &pauses);
@@ -242,7 +245,7 @@ static void count_pause(void *arg) {
 
 static void test_pause_hook(void **state) {
   fixture_t *f = *state;
-  const size_t len = (10u << 20) + 1; /* pieces of 4, 4 and 2 MiB + 1 byte */
+  const size_t len = (10u << 20) + 1; /* 10 pieces of 1 MiB and one of 1 byte */
   unsigned char *in = malloc(len), *out = malloc(len);
   dred_replica_t *r = open_store(f, 4, "job-pause");
 
@@ -252,17 +255,17 @@ static void test_pause_hook(void **state) {
   dred_replica_set_pause(r, count_pause, &pauses);
   pauses = 0;
   assert_int_equal(dred_replica_put(r, 1, 2, 3, in, len), DRED_OK);
-  assert_int_equal(pauses, 3);
-  assert_int_equal(dred_replica_put(r, 1, 2, 4, in, 4u << 20), DRED_OK);
-  assert_int_equal(pauses, 4); /* exactly one piece: asked before it only */
+  assert_int_equal(pauses, 11);
+  assert_int_equal(dred_replica_put(r, 1, 2, 4, in, 1u << 20), DRED_OK);
+  assert_int_equal(pauses, 12); /* exactly one piece: asked before it only */
   assert_int_equal(dred_replica_put(r, 1, 2, 5, NULL, 0), DRED_OK);
-  assert_int_equal(pauses, 5);
+  assert_int_equal(pauses, 13);
   assert_int_equal(dred_replica_get(r, 1, 2, 3, out, len), DRED_OK); /* reads never pause */
-  assert_int_equal(pauses, 5);
+  assert_int_equal(pauses, 13);
   assert_memory_equal(out, in, len);
   dred_replica_set_pause(r, NULL, NULL);
   assert_int_equal(dred_replica_put(r, 1, 2, 6, in, len), DRED_OK);
-  assert_int_equal(pauses, 5);
+  assert_int_equal(pauses, 13);
   dred_replica_set_pause(NULL, count_pause, &pauses); /* ignored */
   assert_int_equal(dred_replica_close(r), DRED_OK);
   free(in);
@@ -399,9 +402,19 @@ static void test_corrupt_byte_detected(void **state) {
   exec_on(path, "UPDATE replicas SET len = len + 1");
   r = open_store(f, 4, "job");
   assert_int_equal(dred_replica_get(r, 3, 4, 5, out, len), DRED_OK);
-  /* A blob shorter than its row claims. */
   assert_int_equal(dred_replica_close(r), DRED_OK);
-  exec_on(path, "UPDATE replicas SET data = substr(data, 1, length(data) - 1)");
+  /* A piece shorter than it should be, then a piece missing, then one too many. */
+  exec_on(path, "UPDATE pieces SET data = substr(data, 1, length(data) - 1) WHERE idx = 1");
+  r = open_store(f, 4, "job");
+  assert_int_equal(dred_replica_get(r, 3, 4, 5, out, len), DRED_ERR_STORAGE);
+  assert_int_equal(dred_replica_close(r), DRED_OK);
+  exec_on(path, "DELETE FROM pieces WHERE idx = 1");
+  r = open_store(f, 4, "job");
+  assert_int_equal(dred_replica_get(r, 3, 4, 5, out, len), DRED_ERR_STORAGE);
+  assert_int_equal(dred_replica_close(r), DRED_OK);
+  exec_on(path, "INSERT INTO pieces(copy, idx, data) SELECT copy, 1, x'00' FROM pieces "
+                "WHERE idx = 0; INSERT INTO pieces(copy, idx, data) SELECT copy, 2, x'00' "
+                "FROM pieces WHERE idx = 0");
   r = open_store(f, 4, "job");
   assert_int_equal(dred_replica_get(r, 3, 4, 5, out, len), DRED_ERR_STORAGE);
   assert_int_equal(dred_replica_close(r), DRED_OK);
@@ -594,8 +607,42 @@ static void test_refuses_foreign_files(void **state) {
   r = open_store(f, 13, "job");
   assert_int_equal(dred_replica_close(r), DRED_OK);
   snprintf(path, sizeof path, "%s/dred-replica-13.db", f->dir);
-  exec_on(path, "PRAGMA user_version=2");
+  exec_on(path, "PRAGMA user_version=3"); /* a newer dred's format: not ours to touch */
   assert_int_equal(dred_replica_open(f->dir, 13, "job", &r), DRED_ERR_STORAGE);
+}
+
+/* A format-1 store (one blob per copy, before pieces) left by an older dred is ours: its
+ * copies are of no use to a new job, so it is recreated in the current format. */
+static void test_format1_store_recreated(void **state) {
+  fixture_t *f = *state;
+  char path[160];
+  unsigned char in[100], out[100];
+  dred_replica_t *r;
+
+  snprintf(path, sizeof path, "%s/dred-replica-14.db", f->dir);
+  {
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "CREATE TABLE replicas(id INTEGER PRIMARY KEY, job TEXT NOT NULL, "
+                     "grp INTEGER NOT NULL, tag INTEGER NOT NULL, member INTEGER NOT NULL, "
+                     "len INTEGER NOT NULL, sum INTEGER NOT NULL, data BLOB NOT NULL, "
+                     "UNIQUE(grp, tag, member));"
+                     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+                     "INSERT INTO replicas VALUES(1, 'old', 1, 2, 3, 1, 0, x'00');"
+                     "PRAGMA user_version=1; PRAGMA application_id=1146242130;",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+  }
+  r = open_store(f, 14, "job");
+  assert_int_equal(count_of(r), 0);
+  fill(in, sizeof in, 5);
+  assert_int_equal(dred_replica_put(r, 1, 2, 3, in, sizeof in), DRED_OK);
+  assert_int_equal(dred_replica_get(r, 1, 2, 3, out, sizeof out), DRED_OK);
+  assert_memory_equal(out, in, sizeof in);
+  assert_int_equal(dred_replica_close(r), DRED_OK);
 }
 
 /* A store is held exclusively while open: a second opener (here the same process; the
@@ -904,6 +951,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_stale_job_purged, setup, teardown),
       cmocka_unit_test_setup_teardown(test_creates_dirs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refuses_foreign_files, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_format1_store_recreated, setup, teardown),
       cmocka_unit_test_setup_teardown(test_second_open_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_killed_mid_put, setup, teardown),
       cmocka_unit_test_setup_teardown(test_async_put_get, setup, teardown),
