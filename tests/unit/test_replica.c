@@ -341,6 +341,17 @@ static void test_roundtrip_128mib(void **state) {
   }
 }
 
+
+/* Run `sql` on the closed store of worker 4 (job "job"), then read (3, 4, 5) back:
+ * the read must return `want`. */
+static void damage_then_get(fixture_t *f, const char *path, const char *sql, void *out,
+                            size_t len, int want) {
+  dred_replica_t *r;
+  exec_on(path, sql);
+  r = open_store(f, 4, "job");
+  assert_int_equal(dred_replica_get(r, 3, 4, 5, out, len), want);
+  assert_int_equal(dred_replica_close(r), DRED_OK);
+}
 /* ---- missing and corrupt copies ------------------------------------------------- */
 
 static void test_missing_copy(void **state) {
@@ -390,34 +401,21 @@ static void test_corrupt_byte_detected(void **state) {
     assert_int_equal(dred_replica_close(r), DRED_OK);
   }
 
-  /* Damaged metadata: the stored sum, then the stored length. */
-  exec_on(path, "UPDATE replicas SET sum = sum + 1");
-  r = open_store(f, 4, "job");
-  assert_int_equal(dred_replica_get(r, 3, 4, 5, out, len), DRED_ERR_STORAGE);
-  assert_int_equal(dred_replica_close(r), DRED_OK);
-  exec_on(path, "UPDATE replicas SET sum = sum - 1, len = len - 1");
-  r = open_store(f, 4, "job");
-  assert_int_equal(dred_replica_get(r, 3, 4, 5, out, len), DRED_ERR_STORAGE);
-  assert_int_equal(dred_replica_close(r), DRED_OK);
-  exec_on(path, "UPDATE replicas SET len = len + 1");
-  r = open_store(f, 4, "job");
-  assert_int_equal(dred_replica_get(r, 3, 4, 5, out, len), DRED_OK);
-  assert_int_equal(dred_replica_close(r), DRED_OK);
+  /* Damaged metadata: the stored sum, then the stored length (and repaired). */
+  damage_then_get(f, path, "UPDATE replicas SET sum = sum + 1", out, len, DRED_ERR_STORAGE);
+  damage_then_get(f, path, "UPDATE replicas SET sum = sum - 1, len = len - 1", out, len,
+                  DRED_ERR_STORAGE);
+  damage_then_get(f, path, "UPDATE replicas SET len = len + 1", out, len, DRED_OK);
   /* A piece shorter than it should be, then a piece missing, then one too many. */
-  exec_on(path, "UPDATE pieces SET data = substr(data, 1, length(data) - 1) WHERE idx = 1");
-  r = open_store(f, 4, "job");
-  assert_int_equal(dred_replica_get(r, 3, 4, 5, out, len), DRED_ERR_STORAGE);
-  assert_int_equal(dred_replica_close(r), DRED_OK);
-  exec_on(path, "DELETE FROM pieces WHERE idx = 1");
-  r = open_store(f, 4, "job");
-  assert_int_equal(dred_replica_get(r, 3, 4, 5, out, len), DRED_ERR_STORAGE);
-  assert_int_equal(dred_replica_close(r), DRED_OK);
-  exec_on(path, "INSERT INTO pieces(copy, idx, data) SELECT copy, 1, x'00' FROM pieces "
-                "WHERE idx = 0; INSERT INTO pieces(copy, idx, data) SELECT copy, 2, x'00' "
-                "FROM pieces WHERE idx = 0");
-  r = open_store(f, 4, "job");
-  assert_int_equal(dred_replica_get(r, 3, 4, 5, out, len), DRED_ERR_STORAGE);
-  assert_int_equal(dred_replica_close(r), DRED_OK);
+  damage_then_get(f, path,
+                  "UPDATE pieces SET data = substr(data, 1, length(data) - 1) WHERE idx = 1",
+                  out, len, DRED_ERR_STORAGE);
+  damage_then_get(f, path, "DELETE FROM pieces WHERE idx = 1", out, len, DRED_ERR_STORAGE);
+  damage_then_get(f, path,
+                  "INSERT INTO pieces(copy, idx, data) SELECT copy, 1, x'00' FROM pieces "
+                  "WHERE idx = 0; INSERT INTO pieces(copy, idx, data) SELECT copy, 2, x'00' "
+                  "FROM pieces WHERE idx = 0",
+                  out, len, DRED_ERR_STORAGE);
   free(in);
   free(out);
 }
