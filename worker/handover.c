@@ -8,13 +8,17 @@
  * plain memcpy, but on a loaded node it shares cores and memory bandwidth with the SQLite
  * copies of operands handed over a moment earlier -- insurance that can wait a few ms.
  * Measured (2 cores, 8 workers, 32 MiB, eager copies, tests/faults' call_ms): the call
- * took 31-43 ms on average, 270-720 ms at worst, against 11-15 ms without replica writes.
+ * took 31-43 ms on average, 270-720 ms at worst, against 11-15 ms without replica writes;
+ * `perf sched` put replica writers at 57% of both CPUs during the slow calls.  With the
+ * beacon (and the store's 1 MiB pieces) that share fell to 7-16% and the mean hand-over
+ * went from ~6.7% to ~5.2% of the reduction (the rest is other members' copies, combines
+ * and the VM).
  *
  * How.  The last 8 bytes of the directory region at the head of each pool segment (after
  * the snapdir slots) hold the CLOCK_MONOTONIC time, in ns, at which the segment's owner
  * began its current hand-over copies, or 0 when none is under way; the clock is the
  * node's, so peers can compare it with their own.  A replica put asks (storage/replica.c
- * pause hook, before it reads the operand and between 4 MiB pieces) whether any node
+ * pause hook, before it reads the operand and between its 1 MiB pieces) whether any node
  * peer's word is set; while one is, it sleeps in short steps, for at most
  * HANDOVER_MAX_WAIT_NS per ask.  A word older than HANDOVER_STALE_NS no longer counts:
  * its owner was killed in mid-copy, or is stopped, and must not hold everyone's copies.
@@ -69,7 +73,7 @@ void dred_handover_yield(void *arg) {
   dred_rt_t *rt = arg;
   uint64_t start = mono_ns(), now = start;
   struct timespec step = {0, (long)HANDOVER_STEP_NS};
-#ifdef DRED_HANDOVER_OFF /* measurement builds: copies never wait (OPT=-DDRED_HANDOVER_OFF) */
+#ifdef DRED_HANDOVER_OFF /* A/B measurement builds: `make BUILD=build-ab OPT="-O2 -g -DDRED_HANDOVER_OFF"` */
   return;
 #endif
   if (!dred_snapdir_usable(rt)) return;
