@@ -74,7 +74,7 @@ $(MASTER): $(MASTER_OBJ) $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(SAN) -o $@ $^ $(LDLIBS)
 
-$(DEMO): tests/demo/demo.c $(LIB_A)
+$(DEMO): tests/demo/demo.c tests/mpi/sleepy_wait.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
@@ -122,12 +122,12 @@ unit-test: $(UNIT_BIN)
 mpi-test: all $(MPI_TEST_BIN)
 	@BUILD=$(BUILD) bash tests/run-mpi.sh
 
-$(FAULT_APP): tests/faults/fault_app.c $(LIB_A)
+$(FAULT_APP): tests/faults/fault_app.c tests/mpi/sleepy_wait.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
 BENCH := $(BUILD)/bin/dred-bench
-$(BENCH): tests/bench/bench.c $(LIB_A)
+$(BENCH): tests/bench/bench.c tests/mpi/sleepy_wait.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 

@@ -15,8 +15,8 @@
  * and the VM).
  *
  * How.  The last 8 bytes of the directory region at the head of each pool segment (after
- * the snapdir slots) hold the CLOCK_MONOTONIC time, in ns, at which the segment's owner
- * began its current hand-over copies, or 0 when none is under way; the clock is the
+ * the snapdir slots) hold the uv_hrtime() (CLOCK_MONOTONIC, ns) at which the segment's
+ * owner began its current hand-over copies, or 0 when none is under way; the clock is the
  * node's, so peers can compare it with their own.  A replica put asks (storage/replica.c
  * pause hook, before it reads the operand and between its 1 MiB pieces) whether any node
  * peer's word is set; while one is, it sleeps in short steps, for at most
@@ -37,16 +37,10 @@ _Static_assert(DRED_SNAPDIR_SLOTS * 48u <= HANDOVER_WORD_OFF, "beacon overlaps t
 
 static uint64_t *beacon(char *segment) { return (uint64_t *)(void *)(segment + HANDOVER_WORD_OFF); }
 
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void dred_handover_begin(dred_rt_t *rt) {
   if (!dred_snapdir_usable(rt)) return;
   uv_mutex_lock(&rt->pool_mu);
-  if (rt->handover_active++ == 0) __atomic_store_n(beacon(rt->pool_base), mono_ns(), __ATOMIC_RELEASE);
+  if (rt->handover_active++ == 0) __atomic_store_n(beacon(rt->pool_base), uv_hrtime(), __ATOMIC_RELEASE);
   uv_mutex_unlock(&rt->pool_mu);
 }
 
@@ -71,7 +65,7 @@ static int node_busy(dred_rt_t *rt, uint64_t now) {
 
 void dred_handover_yield(void *arg) {
   dred_rt_t *rt = arg;
-  uint64_t start = mono_ns(), now = start;
+  uint64_t start = uv_hrtime(), now = start;
   struct timespec step = {0, (long)HANDOVER_STEP_NS};
 #ifdef DRED_HANDOVER_OFF /* A/B measurement builds: `make BUILD=build-ab OPT="-O2 -g -DDRED_HANDOVER_OFF"` */
   return;
@@ -79,7 +73,7 @@ void dred_handover_yield(void *arg) {
   if (!dred_snapdir_usable(rt)) return;
   while (node_busy(rt, now) && now - start < HANDOVER_MAX_WAIT_NS) {
     nanosleep(&step, NULL);
-    now = mono_ns();
+    now = uv_hrtime();
   }
   if (now != start) {
     __atomic_add_fetch(&rt->handover_waits, 1, __ATOMIC_RELAXED);

@@ -94,6 +94,7 @@
 #include <unistd.h>
 
 #include "dred.h"
+#include "../mpi/sleepy_wait.h"
 
 #define MAXLIST 64
 #define KIB 1024ull
@@ -147,11 +148,6 @@ static void sleep_until(double t) {
   while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
 }
 
-static void sleep_us(long us) {
-  struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-  nanosleep(&ts, NULL);
-}
-
 static double cpu_now(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -197,23 +193,7 @@ static __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt,
   exit(2);
 }
 
-/* Wait for a request without burning the core: MPICH's blocking waits busy-poll. */
-static void sleepy_wait(MPI_Request *r) {
-  int done = 0;
-  long us = 1;
-  for (;;) {
-    MPI_Test(r, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    sleep_us(us);
-    if (us < 500) us *= 2;
-  }
-}
-
-static void idle_barrier(void) {
-  MPI_Request r;
-  MPI_Ibarrier(comm, &r);
-  sleepy_wait(&r);
-}
+static void idle_barrier(void) { sleepy_barrier(comm); }
 
 static void idle_reduce(const double *in, double *out, int n, MPI_Op op) {
   MPI_Request r;

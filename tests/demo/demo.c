@@ -11,10 +11,12 @@
  *   (c) 16 concurrent MPI_SUM reductions of 1 MiB of doubles each, roots k % P, distinct
  *       tags: dred_ireduce + dred_future_get vs MPI_Ireduce + MPI_Waitall.
  * A repetition's time is the slowest member's time from a common barrier to its own
- * completion; outside the timed region members wait with a sleeping poll (calm_wait).  Data is integer-valued, so every combine order gives the same bits and dred's
- * result must equal MPI's exactly.  Rank 0 of dred_comm() prints a table: case, size, dred
- * time (ms, median), MPI time (ms, median), ratio dred/MPI, result OK/WRONG.  Exits
- * non-zero if any result is WRONG or any dred call failed.
+ * completion; outside the timed region members wait with a sleeping poll
+ * (tests/mpi/sleepy_wait.h: MPICH's blocking calls busy-poll and would starve dred's
+ * threads on an oversubscribed node).  Data is integer-valued, so every combine order gives
+ * the same bits and dred's result must equal MPI's exactly.  Rank 0 of dred_comm() prints
+ * a table: case, size, dred time (ms, median), MPI time (ms, median), ratio dred/MPI,
+ * result OK/WRONG.  Exits non-zero if any result is WRONG or any dred call failed.
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@
 #include <time.h>
 
 #include "dred.h"
+#include "../mpi/sleepy_wait.h"
 
 #define NCONC 16
 
@@ -57,35 +60,13 @@ static void fill(double *b, int n, int salt)
     for (int i = 0; i < n; i++) b[i] = (double)((i * 7 + rank_ * 131 + salt * 17) % 2001 - 1000);
 }
 
-/* Wait for a request with a sleeping poll.  MPICH's blocking calls busy-poll: outside the
- * timed region a member that finished early would spin on the cores that dred's threads
- * (and the members still timing) need -- on an oversubscribed node that turns the
- * bookkeeping between repetitions into load on whatever runs beside it. */
-static void calm_wait(MPI_Request *req)
-{
-    int done = 0;
-    struct timespec nap = {0, 100000}; /* 0.1 ms */
-    for (;;) {
-        MPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (done) return;
-        nanosleep(&nap, NULL);
-    }
-}
-
-static void calm_barrier(void)
-{
-    MPI_Request req;
-    MPI_Ibarrier(comm, &req);
-    calm_wait(&req);
-}
-
 /* the slowest member's time since the common barrier */
 static double slowest(double t)
 {
     double m;
     MPI_Request req;
     MPI_Iallreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, comm, &req);
-    calm_wait(&req);
+    sleepy_wait(&req);
     return m;
 }
 
@@ -142,7 +123,7 @@ int main(int argc, char **argv)
             MPI_Op op = c == 0 ? MPI_SUM : op_maxabs;
             for (int which = 0; which < 2; which++) {
                 int dred_turn = (which + r) % 2 == 0; /* alternate who goes first */
-                calm_barrier();
+                sleepy_barrier(comm);
                 double t0 = MPI_Wtime();
                 if (dred_turn) {
                     int s = dred_reduce(sa, da, n, MPI_DOUBLE, op, root, comm);
@@ -174,7 +155,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < reps; r++) {
         for (int which = 0; which < 2; which++) {
             int dred_turn = (which + r) % 2 == 0;
-            calm_barrier();
+            sleepy_barrier(comm);
             double t0 = MPI_Wtime();
             if (dred_turn) {
                 dred_future *f[NCONC];

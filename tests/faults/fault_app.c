@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "dred.h"
+#include "../mpi/sleepy_wait.h"
 
 #define MAX_VICTIMS 4
 
@@ -67,23 +68,12 @@ static int g_victim_step;
 static FILE *g_out;  /* DIR/rank.<r>.txt */
 static char g_outdir[3072] = ".";
 
-/* A barrier that sleeps while it waits.  MPICH's MPI_Barrier busy-polls: on this
- * oversubscribed node the ranks that arrive first would spin on the cores that the others
- * need to finish their step, and the first ranks out would copy their next operand while
- * the last ones still spin -- stretching the very hand-over window the harness measures. */
-static void calm_barrier(MPI_Comm comm) {
-  MPI_Request req;
-  int done = 0;
-  struct timespec nap = {0, 100000}; /* 0.1 ms */
-  MPI_Ibarrier(comm, &req);
-  for (;;) {
-    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (done) break;
-    nanosleep(&nap, NULL);
-  }
-}
-
 /* ---- clocks ------------------------------------------------------------------------------ */
+
+/* b - a in ms */
+static double tv_ms(struct timeval b, struct timeval a) {
+  return (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_usec - a.tv_usec) / 1e3;
+}
 
 static double mono_s(void) {
   struct timespec ts;
@@ -297,19 +287,22 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
   for (j = 0; j < b->conc; j++) {
     int tag = tagbase + j;
     if (j == b->conc - 1 && g_victim_step) g_victim_step = 2; /* the last call is next */
-    double c0 = mono_s();
     struct rusage ru0, ru1;
-    getrusage(RUSAGE_THREAD, &ru0);
+    getrusage(RUSAGE_THREAD, &ru0); /* outside the timed call */
+    double c0 = mono_s();
     int rc = dred_ireduce(b->send[j], g_rank == b->root ? b->recv[j] : NULL, (int)b->count,
                           MPI_DOUBLE, MPI_SUM, b->root, dred_comm(), tag, &f[j]);
     call_ms[j] = (mono_s() - c0) * 1e3;
     getrusage(RUSAGE_THREAD, &ru1);
+    /* A slow call: was it waiting for a core (involuntary switches, little CPU), blocked
+     * (voluntary switches) or faulting pages in? */
     if (call_ms[j] > 50)
-      out("slowcall t0_mono=%.6f tid=%ld ms=%.1f minflt=%ld majflt=%ld nvcsw=%ld nivcsw=%ld utime_ms=%.1f stime_ms=%.1f", c0, (long)gettid(), call_ms[j],
-          ru1.ru_minflt - ru0.ru_minflt, ru1.ru_majflt - ru0.ru_majflt, ru1.ru_nvcsw - ru0.ru_nvcsw,
-          ru1.ru_nivcsw - ru0.ru_nivcsw,
-          (ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) * 1e3 + (ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e3,
-          (ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) * 1e3 + (ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e3);
+      out("slowcall t0_mono=%.6f tid=%ld ms=%.1f minflt=%ld majflt=%ld nvcsw=%ld nivcsw=%ld "
+          "utime_ms=%.1f stime_ms=%.1f",
+          c0, (long)gettid(), call_ms[j], ru1.ru_minflt - ru0.ru_minflt,
+          ru1.ru_majflt - ru0.ru_majflt, ru1.ru_nvcsw - ru0.ru_nvcsw,
+          ru1.ru_nivcsw - ru0.ru_nivcsw, tv_ms(ru1.ru_utime, ru0.ru_utime),
+          tv_ms(ru1.ru_stime, ru0.ru_stime));
     if (g_victim_step == 2) {
       char name[64];
       snprintf(name, sizeof name, "called.%d", g_rank);
@@ -480,7 +473,11 @@ int main(int argc, char **argv) {
     }
   }
 
-  calm_barrier(dred_comm()); /* every process finished init: kills may now be armed */
+  /* Every barrier here sleeps while it waits (tests/mpi/sleepy_wait.h): with MPICH's spinning
+   * MPI_Barrier the ranks that arrive first would take the cores the others need to finish
+   * their step, and the first ranks out would copy their next operand while the last ones
+   * still spin -- stretching the very hand-over window this harness measures. */
+  sleepy_barrier(dred_comm()); /* every process finished init: kills may now be armed */
 
   /* Calibration: failure-free steps; t = median of the slowest rank's step time. */
   {
@@ -489,7 +486,7 @@ int main(int argc, char **argv) {
       step_res_t r;
       double mx;
       fill_step(&b, "calib", s);
-      calm_barrier(dred_comm());
+      sleepy_barrier(dred_comm());
       t0 = mono_s();
       r = run_step(&b, "calib", s, 1000000 + s * conc, t0);
       wrong_total += r.wrong;
@@ -515,7 +512,7 @@ int main(int argc, char **argv) {
   for (s = 0; s < nred; s++) {
     step_res_t r;
     fill_step(&b, "main", s);
-    if (s <= kill_index) calm_barrier(dred_comm()); /* never after a possible kill */
+    if (s <= kill_index) sleepy_barrier(dred_comm()); /* never after a possible kill */
     t0 = mono_s();
     if (s == kill_index && (victim || killer)) {
       g_killer.deadline_mono = t0 + kill_at;
