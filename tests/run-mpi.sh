@@ -24,6 +24,10 @@ BUILD=${BUILD:-build}
 scale=${DRED_TEST_TIMEOUT_SCALE:-1}
 export DRED_TEST_TIMEOUT_SCALE=$scale
 
+# ARGS may start with @LAYOUT: the case then runs on simulated nodes (dredrun --sim-nodes
+# LAYOUT: every process on this machine, one MPI node per name).  Each multi-node layout
+# holds P + 1 processes (the master is the first process of the first name) and is uneven,
+# so communicators cross nodes with different numbers of members on each.
 # name              prog        P  timeout(s)  args
 CASES=(
   "ops-p1           ops         1   60  --no-derived"
@@ -51,6 +55,15 @@ CASES=(
   "lifecycle-app    lifecycle   3   30  app"
   "threads-p3       threads     3   60"
   "threads-p5       threads     5   60  -T 6 -k 12"
+  "ops-p8@abc       ops         8  200  @a:3,b:3,c:3 --no-derived -s 81 -c 7,1000 -e 32"
+  "ops-p8@abcd      ops         8  200  @a:2,b:2,c:2,d:3 --no-derived -s 82 -c 1,999 -e 24"
+  "ops-derived@abc  ops         3   60  @a:2,b:1,c:1 --derived-only"
+  "groups-p8@abc    groups      8  120  @a:3,b:3,c:3 -s 17"
+  "groups-p7@abcd   groups      7  120  @a:2,b:2,c:2,d:2 -s 19"
+  "concurrent@abcd  concurrent  8  150  @a:2,b:2,c:2,d:3 -s 89"
+  "noncomm-p8@abc   noncomm     8  120  @a:3,b:3,c:3 -s 8"
+  "inplace-p4@abc   inplace     4   60  @a:2,b:2,c:1"
+  "threads-p5@abc   threads     5   90  @a:1,b:3,c:2 -T 6 -k 12"
 )
 
 logdir="$BUILD/test-logs"
@@ -145,6 +158,11 @@ for line in "${CASES[@]}"; do
     [ "$want" = 1 ] || continue
   fi
   limit=$(awk -v a="$limit" -v b="$scale" 'BEGIN { printf "%d", a * b }')
+  layout=()
+  if [[ "$args" == @* ]]; then
+    read -r lay args <<<"$args"
+    layout=(--sim-nodes "${lay#@}")
+  fi
   bin="$BUILD/tests/mpi_$prog"
   log="$logdir/$name.log"
   if [ ! -x "$dredrun" ] || [ ! -x "$bin" ]; then
@@ -157,13 +175,13 @@ for line in "${CASES[@]}"; do
   start=$(date +%s.%N)
   # shellcheck disable=SC2086  # args is deliberately word-split
   {
-    echo "# case $name: $dredrun -n $np $bin $args"
+    echo "# case $name: $dredrun ${layout[*]} -n $np $bin $args"
     echo "# DRED_STORAGE_DIR=$storage timeout=${limit}s started $(date '+%F %T')"
   } >"$log"
   # setsid (not a group leader here, so it does not fork): $! is the session leader's pid
   # shellcheck disable=SC2086
   DRED_STORAGE_DIR="$storage" DRED_TEST_CASE_ID="$marker" \
-    setsid "$dredrun" -n "$np" "$bin" $args </dev/null >>"$log" 2>&1 &
+    setsid "$dredrun" "${layout[@]}" -n "$np" "$bin" $args </dev/null >>"$log" 2>&1 &
   leader=$!
   cur_marker=$marker; cur_leader=$leader; cur_bin=$bin
   timed_out=0

@@ -174,3 +174,42 @@ void affine_free(MPI_Datatype *type, MPI_Op *op)
     MPI_Op_free(op);
     MPI_Type_free(type);
 }
+
+int ref_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+               int root, MPI_Comm comm)
+{
+    enum { REF_TAG = 7331 };
+    int r, p, rc = MPI_SUCCESS, k;
+    MPI_Aint lb, extent;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &p);
+    MPI_Type_get_extent(dt, &lb, &extent);
+    const void *mine = (r == root && sendbuf == MPI_IN_PLACE) ? recvbuf : sendbuf;
+    if (count == 0) return MPI_SUCCESS;
+    /* Point to point only: MPICH 4.0.2's node-aware Gather fails on such layouts too
+     * ("Message truncated"), so no collective algorithm stands between us and the data. */
+    if (r != root) return MPI_Send(mine, count, dt, root, REF_TAG, comm);
+    size_t span = (size_t)count * (size_t)extent;
+    char *all = malloc(span * (size_t)p);
+    if (all == NULL) {
+        fprintf(stderr, "ref_reduce: no memory for %d x %zu bytes\n", p, span);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    /* slot k holds rank k's operand laid out as `count` elements of dt (lb cancels out) */
+    for (k = 0; k < p && rc == MPI_SUCCESS; k++)
+        rc = k == r ? MPI_Sendrecv(mine, count, dt, 0, 0, all + (size_t)k * span - lb, count,
+                                   dt, 0, 0, MPI_COMM_SELF, MPI_STATUS_IGNORE)
+                    : MPI_Recv(all + (size_t)k * span - lb, count, dt, k, REF_TAG, comm,
+                               MPI_STATUS_IGNORE);
+    /* MPI_Reduce_local(in, inout) is inout = in op inout: fold from the right into the last
+     * slot, which ends as x0 op (x1 op (... op x(p-1))) */
+    char *acc = all + (size_t)(p - 1) * span - lb;
+    for (k = p - 2; k >= 0 && rc == MPI_SUCCESS; k--)
+        rc = MPI_Reduce_local(all + (size_t)k * span - lb, acc, count, dt, op);
+    /* into recvbuf with MPI's own layout rules (holes of a derived type untouched) */
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Sendrecv(acc, count, dt, 0, 0, recvbuf, count, dt, 0, 0, MPI_COMM_SELF,
+                          MPI_STATUS_IGNORE);
+    free(all);
+    return rc;
+}

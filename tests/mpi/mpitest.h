@@ -57,4 +57,16 @@ void affine_op(void *in, void *inout, int *len, MPI_Datatype *dt);
 void affine_create(MPI_Datatype *type, MPI_Op *op);
 void affine_free(MPI_Datatype *type, MPI_Op *op);
 
+/* The expected result of a reduction, as the MPI standard defines it, computed without
+ * MPI_Reduce: the root gathers every member's operand and folds them in rank order with
+ * MPI_Reduce_local (x0 op x1 op ... op x(p-1)), so non-commutative ops come out in MPI's
+ * order too.  Same arguments and MPI_IN_PLACE rule as MPI_Reduce; recvbuf matters only at
+ * the root; point to point only.  Why not MPI_Reduce itself: MPICH 4.0.2's node-aware Reduce composition
+ * returns wrong values on communicators spread unevenly over nodes (pmodels/mpich#6893;
+ * reproduced here with `mpiexec -launcher fork -hosts a:3,b:3,c:3`), and a reference that
+ * can be wrong made dred look wrong.  Collective over comm; returns MPI_SUCCESS or an
+ * MPI error code (aborts the job if the root has no memory for p operands). */
+int ref_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+               int root, MPI_Comm comm);
+
 #endif /* DRED_TESTS_MPITEST_H */
