@@ -41,11 +41,15 @@ static uint64_t get(cursor_t *c, unsigned bytes) {
 static void put_buf(cursor_t *c, const proto_buf_t *b) {
   put(c, b->addr, 8);
   put(c, (uint64_t)b->pool_off, 8);
+  put(c, b->len, 8);
+  put(c, b->owner, 4);
 }
 
 static void get_buf(cursor_t *c, proto_buf_t *b) {
   b->addr = get(c, 8);
   b->pool_off = (int64_t)get(c, 8);
+  b->len = get(c, 8);
+  b->owner = (uint32_t)get(c, 4);
 }
 
 size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t *buf,

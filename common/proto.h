@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC 0x5244u /* "DR" little-endian */
-#define PROTO_VERSION 1u
+#define PROTO_VERSION 2u
 #define PROTO_HEADER 8u
 #define PROTO_MAX_GROUP 65536u /* members per group the wire format accepts */
 #define PROTO_MAX_REPLICAS 4u
@@ -43,9 +43,14 @@ typedef enum {
   PROTO_SHUTDOWN = 25    /* every worker said BYE: leave                            */
 } proto_type_t;
 
+/* A reference to a buffer in another process's memory, as its owner announced it.  It
+ * names the owner and the length so the reader can check it against what it knows for
+ * itself (common/segment.h) before it reads a byte. */
 typedef struct {
-  uint64_t addr;
-  int64_t pool_off;
+  uint64_t addr;     /* address in the owner's address space (its dynamic RMA window) */
+  int64_t pool_off;  /* offset in the owner's shared-memory pool segment, or -1      */
+  uint64_t len;      /* bytes: the reduction's count x extent                        */
+  uint32_t owner;    /* private-communicator rank of the process whose memory it is  */
 } proto_buf_t;
 
 typedef struct {

@@ -55,8 +55,7 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
       ev.u.ready.params.op_is_user = msg->u.ready.op_is_user;
       ev.u.ready.params.commutative = msg->u.ready.commutative;
       ev.u.ready.params.root = msg->u.ready.root;
-      ev.u.ready.buf.addr = msg->u.ready.buf.addr;
-      ev.u.ready.buf.pool_off = msg->u.ready.buf.pool_off;
+      ev.u.ready.buf = msg->u.ready.buf;
       ev.u.ready.recovered = msg->u.ready.recovered;
       ev.u.ready.nreplicas = msg->u.ready.nreplicas;
       memcpy(ev.u.ready.replicas, msg->u.ready.replicas, sizeof ev.u.ready.replicas);
@@ -68,8 +67,7 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
       ev.u.done.status = (sched_task_status_t)msg->u.done.status;
       ev.u.done.error = msg->u.done.error;
       ev.u.done.exec_ns = msg->u.done.exec_ns;
-      ev.u.done.buf.addr = msg->u.done.buf.addr;
-      ev.u.done.buf.pool_off = msg->u.done.buf.pool_off;
+      ev.u.done.buf = msg->u.done.buf;
       break;
     case PROTO_RECOVER_FAILED:
       ev.type = SCHED_EV_RECOVER_FAILED;
@@ -125,8 +123,7 @@ int master_drain_actions(master_t *m) {
         msg.u.task.exec_member = a.u.task.exec_member;
         msg.u.task.count = a.u.task.count;
         msg.u.task.exec_is_left = a.u.task.exec_is_left;
-        msg.u.task.buf.addr = a.u.task.prov_buf.addr;
-        msg.u.task.buf.pool_off = a.u.task.prov_buf.pool_off;
+        msg.u.task.buf = a.u.task.prov_buf;
         send_or_log(m, (int)a.u.task.executor, &msg);
         m->tasks_sent++;
         break;

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/proto.h"
 #include "../common/queue.h"
 #include "../worker/dred_status.h"
 
@@ -42,11 +43,9 @@ typedef enum {
   SCHED_POLICY_FIRST        /* always the holder of the earlier message (a baseline)     */
 } sched_policy_t;
 
-/* Where a holder's buffer is, as the holder announced it; opaque to the scheduler. */
-typedef struct {
-  uint64_t addr;     /* address in the holder's address space (dynamic RMA window) */
-  int64_t pool_off;  /* offset in the holder's shared-memory pool, or -1           */
-} sched_bufref_t;
+/* Where a holder's buffer is, as the holder announced it (the wire's own type); opaque to
+ * the scheduler, which passes it from the holder's READY/DONE to the executor's TASK. */
+typedef proto_buf_t sched_bufref_t;
 
 typedef struct {
   uint64_t group; /* group id (hash of the member list; see common/proto.h) */

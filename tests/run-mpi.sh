@@ -64,6 +64,12 @@ CASES=(
   "noncomm-p8@abc   noncomm     8  120  @a:3,b:3,c:3 -s 8"
   "inplace-p4@abc   inplace     4   60  @a:2,b:2,c:1"
   "threads-p5@abc   threads     5   90  @a:1,b:3,c:2 -T 6 -k 12"
+  "hostile-offset   hostile     3   60  -m offset"
+  "hostile-len      hostile     3   60  -m len"
+  "hostile-owner    hostile     4   60  -m owner"
+  "hostile-addr@abc hostile     4   90  @a:2,b:2,c:1 -m addr"
+  "hostile-off@abc  hostile     4   90  @a:2,b:2,c:1 -m offset"
+  "hostile-replica  hostile     3   60  -m replica"
 )
 
 logdir="$BUILD/test-logs"

@@ -61,6 +61,49 @@ static void populate(dred_rt_t *rt) {
   DRED_DEBUG("pool of %zu MiB mapped in %.1f ms", rt->pool_size >> 20, (uv_hrtime() - t0) / 1e6);
 }
 
+/* Every worker's pool segment -- where it is in its owner's address space, how large, on
+ * which node -- gathered over dred_comm() (the master takes no part), so a reader checks a
+ * buffer reference against what it learnt itself (common/segment.h). */
+static int segs_init(dred_rt_t *rt) {
+  uint64_t mine[4], *all;
+  int ncomm = 0, i, zero = 0, leader = -1;
+  MPI_Aint a = 0;
+  MPI_Group ng, pg, cg;
+
+  MPI_Comm_size(rt->comm, &ncomm);
+  rt->segs = calloc((size_t)rt->world_size, sizeof *rt->segs);
+  all = malloc(sizeof mine * (size_t)ncomm);
+  if (rt->segs == NULL || all == NULL) {
+    free(all);
+    return DRED_ERR_NOMEM;
+  }
+  for (i = 0; i < rt->world_size; i++) rt->segs[i].node = -1;
+  MPI_Comm_group(rt->node, &ng);
+  MPI_Comm_group(rt->priv, &pg);
+  MPI_Comm_group(rt->comm, &cg);
+  MPI_Group_translate_ranks(ng, 1, &zero, pg, &leader); /* the node's first process */
+  if (rt->pool_size > 0) MPI_Get_address(rt->pool_base, &a);
+  mine[0] = (uint64_t)a;
+  mine[1] = rt->pool_size;
+  mine[2] = (uint64_t)leader;
+  mine[3] = 0;
+  MPI_Allgather(mine, 4, MPI_UINT64_T, all, 4, MPI_UINT64_T, rt->comm);
+  for (i = 0; i < ncomm; i++) {
+    int prank = MPI_UNDEFINED;
+    MPI_Group_translate_ranks(cg, 1, &i, pg, &prank);
+    if (prank == MPI_UNDEFINED || prank >= rt->world_size) continue;
+    rt->segs[prank].base = all[4 * i];
+    rt->segs[prank].size = all[4 * i + 1];
+    rt->segs[prank].head = DRED_SNAPDIR_BYTES;
+    rt->segs[prank].node = (int32_t)all[4 * i + 2];
+  }
+  MPI_Group_free(&ng);
+  MPI_Group_free(&pg);
+  MPI_Group_free(&cg);
+  free(all);
+  return DRED_OK;
+}
+
 int dred_dp_init(dred_rt_t *rt) {
   int nnode = 0, i, rc;
   MPI_Info info;
@@ -124,7 +167,7 @@ int dred_dp_init(dred_rt_t *rt) {
   }
   MPI_Group_free(&ng);
   MPI_Group_free(&pg);
-  return DRED_OK;
+  return segs_init(rt);
 }
 
 void dred_dp_finalize(dred_rt_t *rt, int collective) {
@@ -139,8 +182,10 @@ void dred_dp_finalize(dred_rt_t *rt, int collective) {
   dred_pool_destroy(&rt->pool);
   uv_mutex_destroy(&rt->pool_mu);
   free(rt->peer_base);
+  free(rt->segs);
   free(rt->scratch);
   rt->peer_base = NULL;
+  rt->segs = NULL;
   rt->scratch = NULL;
 }
 
@@ -275,6 +320,23 @@ static int reduce_into(dred_rt_t *rt, dred_task_t *t, const char *in, char *inou
 static int combine(dred_rt_t *rt, dred_task_t *t, const char *src, uint64_t e0, uint64_t n) {
   return reduce_into(rt, t, src, t->dst + e0 * t->inst->ti.extent, n,
                      !t->inst->ti.commutative && t->exec_is_left);
+}
+
+/* Before anything is read: the provider's buffer must lie in the provider's own memory
+ * (inside its pool segment when it says so) and be exactly the reduction's length. */
+static int task_check(dred_rt_t *rt, const dred_task_t *t) {
+  char why[200];
+  const dred_seg_t *s;
+  if (dred_seg_check_buf(rt->segs, (uint32_t)rt->world_size, t->provider, &t->buf,
+                         t->inst->bytes, why, sizeof why) == 0)
+    return DRED_OK;
+  s = t->provider < (uint32_t)rt->world_size ? &rt->segs[t->provider] : NULL;
+  DRED_ERROR("task %llu (tag %lld): refusing to read provider %u's buffer (segment: node %d, "
+             "owner %u, %llu bytes; reference: offset %lld, %llu bytes): %s",
+             (unsigned long long)t->task_id, (long long)t->tag, t->provider, s ? s->node : -1,
+             t->provider, s ? (unsigned long long)s->size : 0ull, (long long)t->buf.pool_off,
+             (unsigned long long)t->buf.len, why);
+  return DRED_ERR_INTERNAL;
 }
 
 static void task_begin(dred_rt_t *rt, dred_task_t *t) {
@@ -435,7 +497,16 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
   int rc, did = 0;
 
   *finished = 0;
-  if (!t->started) task_begin(rt, t);
+  if (!t->started) {
+    if ((rc = task_check(rt, t)) != DRED_OK) {
+      t->started = 1; /* nothing posted, nothing to undo */
+      *finished = 1;
+      *status = SCHED_TASK_ERROR;
+      *error = rc;
+      return 1;
+    }
+    task_begin(rt, t);
+  }
   deadline = uv_hrtime() + TASK_STEP_NS;
   if (t->src != NULL) {
     rc = t->oop ? step_direct_oop(rt, t, deadline) : step_direct(rt, t, deadline);

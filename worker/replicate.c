@@ -402,6 +402,14 @@ static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m) {
   repl_io_t *io;
   int rc;
   char *base = src < rt->world_size ? rt->peer_base[src] : NULL;
+  char why[200] = "";
+  if (base != NULL && dred_seg_check_range(&rt->segs[src], m->u.replica.pool_off,
+                                           m->u.replica.len, why, sizeof why) != 0) {
+    /* never read past the member's own segment, whatever its header says */
+    DRED_ERROR("replica header from worker %d (member %u, tag %lld) refused: %s", src,
+               m->u.replica.member, (long long)m->u.replica.tag, why);
+    base = NULL;
+  }
   if (base == NULL || rt->store == NULL || (io = calloc(1, sizeof *io)) == NULL) {
     proto_msg_t a = *m; /* let the member free its snapshot anyway */
     DRED_ERROR("cannot take a shared-memory replica from worker %d", src);
@@ -463,7 +471,7 @@ static void send_recovered(dred_rt_t *rt, dred_inst_t *in, uint32_t member, cons
   m.u.ready.op_is_user = (uint8_t)in->ti.op_is_user;
   m.u.ready.commutative = (uint8_t)in->ti.commutative;
   m.u.ready.recovered = 1;
-  m.u.ready.buf = dred_rt_bufref(p, pool_off);
+  m.u.ready.buf = dred_rt_bufref(rt, p, pool_off, in->bytes);
   if (pool_off >= 0) MPI_Win_sync(rt->swin);
   dred_rt_send_master(rt, &m);
 }
@@ -694,7 +702,7 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
     d.type = PROTO_DONE;
     d.u.done.task_id = t->task_id;
     d.u.done.status = (uint32_t)st;
-    d.u.done.buf = dred_rt_bufref(t->dst, t->dst_pool_off);
+    d.u.done.buf = dred_rt_bufref(rt, t->dst, t->dst_pool_off, t->inst->bytes);
     dred_rt_send_master(rt, &d);
     DRED_WARN("task %llu stopped: provider %u failed (%s)", (unsigned long long)t->task_id, w,
               st == SCHED_TASK_EXEC_CORRUPT ? "partly combined" : "nothing combined yet");

@@ -43,12 +43,14 @@ void dred_rt_insert(dred_rt_t *rt, dred_inst_t *in) {
   rt->ninst++;
 }
 
-proto_buf_t dred_rt_bufref(const char *p, int64_t pool_off) {
+proto_buf_t dred_rt_bufref(const dred_rt_t *rt, const char *p, int64_t pool_off, uint64_t len) {
   proto_buf_t b;
   MPI_Aint a = 0;
-  MPI_Get_address(p, &a);
+  if (p != NULL) MPI_Get_address(p, &a);
   b.addr = (uint64_t)a;
   b.pool_off = pool_off;
+  b.len = len;
+  b.owner = (uint32_t)rt->world_rank; /* the private communicator duplicates the world */
   return b;
 }
 
@@ -115,7 +117,7 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   m.u.ready.op_is_user = (uint8_t)in->ti.op_is_user;
   m.u.ready.commutative = (uint8_t)in->ti.commutative;
   if (in->acc != NULL) {
-    m.u.ready.buf = dred_rt_bufref(in->acc, in->pool_off);
+    m.u.ready.buf = dred_rt_bufref(rt, in->acc, in->pool_off, in->bytes);
   } else {
     /* No buffer: announce an impossible element size so the master ends the instance
      * with MISMATCH for everyone (the log line above says why). */
@@ -313,7 +315,7 @@ static int run_tasks(dred_rt_t *rt) {
   m.u.done.status = (uint32_t)status;
   m.u.done.error = error;
   m.u.done.exec_ns = uv_hrtime() - t->t0;
-  m.u.done.buf = dred_rt_bufref(t->dst, t->dst_pool_off);
+  m.u.done.buf = dred_rt_bufref(rt, t->dst, t->dst_pool_off, t->inst->bytes);
   send_to_master(rt, &m, NULL);
   if (status == SCHED_TASK_OK) {
     rt->tasks_run++;

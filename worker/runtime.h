@@ -27,6 +27,7 @@
 #include "../common/poller.h"
 #include "../common/pool.h"
 #include "../common/queue.h"
+#include "../common/segment.h"
 #include "dred.h"
 
 #define DRED_INST_BUCKETS 1024u
@@ -183,6 +184,7 @@ typedef struct dred_rt {
   unsigned handover_active; /* dred_ireduce calls copying an operand in (pool_mu) */
   uint64_t handover_waits, handover_wait_ns; /* replica writes that stepped aside (atomic) */
   char **peer_base;    /* by private rank: a node peer's pool, else NULL   */
+  dred_seg_t *segs;    /* by private rank: every worker's pool segment (segment.h) */
   size_t chunk_bytes;
   char *scratch;       /* one chunk, for non-commutative left combines     */
   size_t scratch_size;
@@ -229,7 +231,8 @@ void dred_rt_inst_maybe_finish(dred_rt_t *rt, dred_inst_t *in);
 void dred_rt_send_master(dred_rt_t *rt, const proto_msg_t *m);
 /* End every reduction of this process with `status`; no new ones start. */
 void dred_rt_fail_everything(dred_rt_t *rt, int status);
-proto_buf_t dred_rt_bufref(const char *p, int64_t pool_off);
+/* A reference to our buffer p (pool offset or -1) of len bytes, for a READY or DONE. */
+proto_buf_t dred_rt_bufref(const dred_rt_t *rt, const char *p, int64_t pool_off, uint64_t len);
 
 /* replicate.c -- the robust layer: replicas, recovery, reactions to failures */
 int dred_repl_init(dred_rt_t *rt);

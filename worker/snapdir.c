@@ -109,7 +109,8 @@ int dred_snapdir_read(dred_rt_t *rt, uint32_t worker, uint64_t group, int64_t ta
         t[i].member != member || t[i].len != len)
       continue;
     off = t[i].off;
-    if (off < (int64_t)DRED_SNAPDIR_BYTES || (uint64_t)off + len > rt->pool_size) continue;
+    /* the slot is the peer's word: bound it by the peer's segment, not by ours */
+    if (dred_seg_check_range(&rt->segs[worker], off, len, NULL, 0) != 0) continue;
     memcpy(dst, seg + off, len);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     s2 = __atomic_load_n(&t[i].seq, __ATOMIC_RELAXED);

@@ -1,0 +1,158 @@
+/*
+ * hostile.c -- a member whose buffer references lie: the readers must refuse them.
+ *
+ *   dredrun -n P mpi_hostile [-m offset|len|owner|addr] [-r ROUNDS]
+ *
+ * Member 1 (of dred_comm()) rewrites the READY and DONE messages its own libdred sends to
+ * dred-master, through MPI's profiling interface: this program defines MPI_Isend, which
+ * the statically linked libdred calls, decodes each control message with dred's own codec,
+ * corrupts the buffer reference and re-encodes it before PMPI_Isend.  The corruptions:
+ *   offset  pool offset (and address, consistently) moved one pool size ahead: into the
+ *           next process's segment -- the review's attack, which made the root return
+ *           DRED_OK with another process's data;
+ *   len     the buffer claims twice the reduction's length;
+ *   owner   the buffer claims to belong to another worker;
+ *   addr    the address no longer matches the pool offset (what an RMA reader on another
+ *           node would use);
+ *   replica the REPLICA headers member 1 sends its neighbour point one pool size ahead
+ *           (the review's second attack: it crashed the neighbour's replica thread); the
+ *           neighbour must refuse to store that copy and every reduction stays exact.
+ * Every member then reduces ROUNDS times (1000 doubles, SUM, root 0, and a root != 0
+ * variant).  The rule under test: a reduction may fail -- with DRED_ERR_INTERNAL from the
+ * reader's refusal -- but it never returns DRED_OK with a wrong value, and nothing crashes
+ * or hangs.  At least one refusal must be seen (a corruption nobody read would test
+ * nothing), so the test fails before the segment checks existed either way: wrong data,
+ * a crash in the combine, or no refusal.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../common/mpi/chan.h"
+#include "../../common/proto.h"
+#include "mpitest.h"
+
+static int g_world_rank = -1;
+static int g_hostile_world = -1; /* world rank of member 1, set after init */
+static const char *g_mode = "offset";
+static uint64_t g_pool_bytes;
+static int g_corrupted; /* messages this process rewrote */
+
+/* Re-encoded messages must outlive the send: a ring far longer than the sends in flight. */
+#define RING 4096
+static uint8_t g_ring[RING][PROTO_MAX_SIZE > 512 ? 512 : PROTO_MAX_SIZE];
+static unsigned g_next;
+
+static void corrupt(proto_buf_t *b) {
+  if (!strcmp(g_mode, "offset")) {
+    if (b->pool_off < 0) return; /* a private buffer: nothing to shift */
+    b->pool_off += (int64_t)g_pool_bytes;
+    b->addr += g_pool_bytes;
+  } else if (!strcmp(g_mode, "len")) {
+    b->len *= 2;
+  } else if (!strcmp(g_mode, "owner")) {
+    b->owner = b->owner == 2 ? 3 : 2;
+  } else if (!strcmp(g_mode, "addr")) {
+    b->addr += 64;
+  }
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+              MPI_Request *req) {
+  proto_msg_t m;
+  int replica_mode = !strcmp(g_mode, "replica");
+  if (g_world_rank >= 0 && g_world_rank == g_hostile_world && tag == DRED_CHAN_TAG &&
+      dt == MPI_BYTE && count > 0 && proto_decode(buf, (size_t)count, &m) == 0) {
+    uint8_t *out = g_ring[g_next % RING];
+    int touched = 0;
+    size_t n;
+    if (!replica_mode && dest == 0 && m.type == PROTO_READY) {
+      corrupt(&m.u.ready.buf);
+      touched = 1;
+    } else if (!replica_mode && dest == 0 && m.type == PROTO_DONE) {
+      corrupt(&m.u.done.buf);
+      touched = 1;
+    } else if (replica_mode && m.type == PROTO_REPLICA && m.u.replica.pool_off >= 0) {
+      m.u.replica.pool_off += (int64_t)g_pool_bytes;
+      touched = 1;
+    }
+    if (touched && (n = proto_encode(&m, NULL, out, sizeof g_ring[0])) > 0) {
+      g_next++;
+      g_corrupted++;
+      return PMPI_Isend(out, (int)n, MPI_BYTE, dest, tag, comm, req);
+    }
+  }
+  return PMPI_Isend(buf, count, dt, dest, tag, comm, req);
+}
+
+int main(int argc, char **argv) {
+  int rounds = 4, c, refusals = 0, all_refusals = 0;
+  while ((c = getopt(argc, argv, "m:r:")) != -1) {
+    if (c == 'm') g_mode = optarg;
+    else if (c == 'r') rounds = atoi(optarg);
+  }
+  {
+    const char *mb = getenv("DRED_POOL_MB");
+    g_pool_bytes = ((uint64_t)(mb ? strtoull(mb, NULL, 10) : 256) << 20) + 8192u;
+  }
+  test_init(&argc, &argv, "hostile");
+  if (g_size < 3) {
+    fail("hostile: needs at least 3 members");
+    return test_finish();
+  }
+  {
+    int hostile_comm = 1, wr;
+    MPI_Group cg, wg;
+    MPI_Comm_group(g_comm, &cg);
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    MPI_Group_translate_ranks(cg, 1, &hostile_comm, wg, &g_hostile_world);
+    MPI_Group_free(&cg);
+    MPI_Group_free(&wg);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wr);
+    g_world_rank = wr; /* from here on member 1's libdred lies */
+  }
+  const int n = 1000;
+  double *s = malloc(n * sizeof *s), *r = malloc(n * sizeof *r), *e = malloc(n * sizeof *e);
+  for (int k = 0; k < rounds; k++) {
+    int root = k % 2 == 0 ? 0 : g_size - 1;
+    char check[120];
+    snprintf(check, sizeof check, "hostile/%s/round=%d/root=%d", g_mode, k, root);
+    for (int i = 0; i < n; i++) s[i] = (double)(g_rank * 1000 + i + k);
+    memset(r, 0, n * sizeof *r);
+    set_step("%s", check);
+    dred_future *f = NULL;
+    int st = dred_ireduce(s, r, n, MPI_DOUBLE, MPI_SUM, root, g_comm, DRED_TAG_AUTO, &f);
+    if (st == DRED_OK) {
+      st = wait_bounded(f, 30, check);
+      dred_future_free(f);
+    }
+    ref_reduce(s, e, n, MPI_DOUBLE, MPI_SUM, root, g_comm);
+    if (st == DRED_ERR_INTERNAL) {
+      refusals++;
+      if (g_rank == root) pass("%s: refused (%s)", check, dred_strerror(st));
+    } else if (st != DRED_OK) {
+      fail("%s: status %d (%s), expected DRED_OK or DRED_ERR_INTERNAL", check, st,
+           dred_strerror(st));
+    } else if (g_rank == root && memcmp(r, e, n * sizeof *r)) {
+      fail("%s: DRED_OK with a wrong result (r[0] = %g, expected %g)", check, r[0], e[0]);
+    } else if (g_rank == root) {
+      pass("%s: exact", check);
+    }
+  }
+  MPI_Allreduce(&refusals, &all_refusals, 1, MPI_INT, MPI_SUM, g_comm);
+  int corrupted = 0;
+  MPI_Allreduce(&g_corrupted, &corrupted, 1, MPI_INT, MPI_SUM, g_comm);
+  if (corrupted == 0) fail("hostile/%s: member 1 rewrote no message: nothing was tested", g_mode);
+  if (!strcmp(g_mode, "replica")) {
+    /* a bad replica header costs a copy, never a reduction */
+    if (all_refusals > 0) fail("hostile/replica: %d reductions failed", all_refusals);
+  } else if (all_refusals == 0) {
+    fail("hostile/%s: no member saw a refusal: the corruption was never read", g_mode);
+  }
+  free(s);
+  free(r);
+  free(e);
+  return test_finish();
+}
