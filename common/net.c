@@ -1,0 +1,464 @@
+/*
+ * net.c -- control links over libuv streams (see net.h for what and why).
+ *
+ * A link is one stream (a Unix domain socket or TCP) plus the bytes read from it and not
+ * yet parsed.  A listener's links start in `pending` and are admitted (indexed by rank in
+ * `links`) only by a HELLO frame carrying the job's token; a connector's link is indexed
+ * at once and sends HELLO as its first write (libuv queues writes behind the connect).
+ *
+ * Reading: libuv hands us bytes into the link's buffer (alloc_cb grows it, never past one
+ * maximal frame); parse() then takes HELLO or whole frames off its front.  The 8-byte
+ * header is checked before the payload is awaited, so an announced length above
+ * PROTO_MAX_SIZE closes the link without a byte of it being stored.
+ *
+ * Closing: a link that reads EOF or an error is closed; if it was admitted, on_lost tells
+ * the owner which peer is gone -- that is how the master sees a killed worker within
+ * milliseconds, and a worker its master.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "../worker/dred_status.h"
+#include "log.h"
+#include "net.h"
+
+#define HELLO_MAGIC 0x4c485244u /* "DRHL" little-endian */
+#define HELLO_BYTES (8u + DRED_NET_TOKEN_BYTES)
+#define READ_CHUNK 65536u
+
+struct dred_net_link {
+  dred_queue_t qlink; /* n->pending while not admitted */
+  dred_net_t *net;
+  union {
+    uv_handle_t handle;
+    uv_stream_t stream;
+    uv_pipe_t pipe;
+    uv_tcp_t tcp;
+  } h;
+  uv_connect_t conn;
+  int peer;     /* rank once admitted (or for an outgoing link), else -1 */
+  int admitted;
+  int closing;
+  uint8_t *rbuf;
+  size_t rlen, rcap;
+};
+
+typedef struct {
+  dred_queue_t link; /* n->inbox */
+  int src;
+  proto_msg_t msg;
+  size_t len;
+  uint8_t bytes[];
+} inbox_entry_t;
+
+typedef struct {
+  uv_write_t req;
+  uv_buf_t buf;
+  uint8_t data[];
+} wreq_t;
+
+static uint32_t le32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void put_le32(uint8_t *p, uint32_t v) {
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+  p[2] = (uint8_t)(v >> 16);
+  p[3] = (uint8_t)(v >> 24);
+}
+
+/* Token comparison in constant time: how much of a guess was right must not leak. */
+static int token_equal(const uint8_t *a, const uint8_t *b) {
+  uint8_t d = 0;
+  unsigned i;
+  for (i = 0; i < DRED_NET_TOKEN_BYTES; i++) d |= (uint8_t)(a[i] ^ b[i]);
+  return d == 0;
+}
+
+static void link_free_cb(uv_handle_t *h) {
+  dred_net_link_t *l = h->data;
+  free(l->rbuf);
+  free(l);
+}
+
+/* Close a link; `lost` reports an admitted peer to the owner. */
+static void link_close(dred_net_link_t *l, int lost) {
+  dred_net_t *n = l->net;
+  int peer = l->peer;
+  if (l->closing) return;
+  l->closing = 1;
+  if (!l->admitted) dred_queue_remove(&l->qlink);
+  if (l->admitted && peer >= 0 && n->links[peer] == l) n->links[peer] = NULL;
+  uv_close(&l->h.handle, link_free_cb);
+  if (lost && l->admitted && peer >= 0 && n->on_lost != NULL) n->on_lost(n, peer);
+}
+
+static dred_net_link_t *link_new(dred_net_t *n, int tcp) {
+  dred_net_link_t *l = calloc(1, sizeof *l);
+  int rc;
+  if (l == NULL) return NULL;
+  l->net = n;
+  l->peer = -1;
+  rc = tcp ? uv_tcp_init(n->loop, &l->h.tcp) : uv_pipe_init(n->loop, &l->h.pipe, 0);
+  if (rc != 0) {
+    free(l);
+    return NULL;
+  }
+  l->h.handle.data = l;
+  return l;
+}
+
+static void write_cb(uv_write_t *req, int status) {
+  (void)status; /* a failed write shows up as EOF/reset on the read side */
+  free(req);
+}
+
+static int link_write(dred_net_link_t *l, const uint8_t *bytes, size_t len) {
+  wreq_t *w = malloc(sizeof *w + len);
+  int rc;
+  if (w == NULL) return DRED_ERR_NOMEM;
+  memcpy(w->data, bytes, len);
+  w->buf = uv_buf_init((char *)w->data, (unsigned)len);
+  if ((rc = uv_write(&w->req, &l->h.stream, &w->buf, 1, write_cb)) != 0) {
+    free(w);
+    DRED_ERROR("control link to rank %d: write failed: %s", l->peer, uv_strerror(rc));
+    return DRED_ERR_INTERNAL;
+  }
+  return DRED_OK;
+}
+
+/* ---- reading ------------------------------------------------------------------------- */
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+  dred_net_link_t *l = h->data;
+  size_t want = l->rlen + READ_CHUNK, cap_max = PROTO_MAX_SIZE + READ_CHUNK;
+  (void)suggested;
+  if (want > cap_max) want = cap_max;
+  if (l->rcap < want) {
+    uint8_t *nb = realloc(l->rbuf, want);
+    if (nb != NULL) {
+      l->rbuf = nb;
+      l->rcap = want;
+    }
+  }
+  if (l->rbuf == NULL || l->rcap <= l->rlen) {
+    buf->base = NULL; /* libuv reports UV_ENOBUFS: the link is closed */
+    buf->len = 0;
+    return;
+  }
+  buf->base = (char *)l->rbuf + l->rlen;
+  buf->len = l->rcap - l->rlen;
+}
+
+/* Admit a listener's link by its HELLO.  Returns 0, or -1 (refused, logged). */
+static int admit(dred_net_link_t *l, const uint8_t *p) {
+  dred_net_t *n = l->net;
+  uint32_t rank = le32(p + 4);
+  if (le32(p) != HELLO_MAGIC || !token_equal(p + 8, n->token)) {
+    DRED_ERROR("control link refused: not a HELLO with this job's token");
+    return -1;
+  }
+  if (rank >= (uint32_t)n->nranks || (int)rank == n->self || n->links[rank] != NULL) {
+    DRED_ERROR("control link refused: rank %u is out of range or already connected", rank);
+    return -1;
+  }
+  dred_queue_remove(&l->qlink);
+  l->peer = (int)rank;
+  l->admitted = 1;
+  n->links[rank] = l;
+  return 0;
+}
+
+/* Take HELLO or whole frames off the front of the buffer.  Returns -1 if the link must
+ * close (a refused HELLO, a header that is not dred's or announces an oversize frame). */
+static int parse(dred_net_link_t *l) {
+  dred_net_t *n = l->net;
+  size_t off = 0;
+  int rc = 0;
+  while (rc == 0) {
+    const uint8_t *p = l->rbuf + off;
+    size_t avail = l->rlen - off, frame;
+    inbox_entry_t *e;
+    if (!l->admitted) {
+      if (avail < HELLO_BYTES) break;
+      if (admit(l, p) != 0) {
+        n->refused++;
+        rc = -1;
+        break;
+      }
+      off += HELLO_BYTES;
+      continue;
+    }
+    if (avail < PROTO_HEADER) break;
+    if ((p[0] | p[1] << 8) != PROTO_MAGIC || p[2] != PROTO_VERSION) {
+      DRED_ERROR("control link from rank %d: a frame that is not dred protocol v%u: closed",
+                 l->peer, PROTO_VERSION);
+      rc = -1;
+      break;
+    }
+    frame = PROTO_HEADER + (size_t)le32(p + 4);
+    if (frame > PROTO_MAX_SIZE) {
+      DRED_ERROR("control link from rank %d: a frame of %zu bytes announced (the protocol's "
+                 "maximum is %u): closed without reading it",
+                 l->peer, frame, (unsigned)PROTO_MAX_SIZE);
+      rc = -1;
+      break;
+    }
+    if (avail < frame) break;
+    off += frame;
+    if ((e = malloc(sizeof *e + frame)) == NULL) {
+      DRED_ERROR("control link from rank %d: no memory for a %zu-byte message: dropped",
+                 l->peer, frame);
+      continue;
+    }
+    memcpy(e->bytes, p, frame);
+    e->len = frame;
+    e->src = l->peer;
+    if (proto_decode(e->bytes, frame, &e->msg) != 0) {
+      DRED_ERROR("control link from rank %d: malformed %u-byte message dropped", l->peer,
+                 (unsigned)frame);
+      free(e);
+      continue;
+    }
+    n->received++;
+    dred_queue_insert_tail(&n->inbox, &e->link);
+    if (n->on_message != NULL) n->on_message(n, l->peer);
+  }
+  if (off > 0 && off < l->rlen) memmove(l->rbuf, l->rbuf + off, l->rlen - off);
+  l->rlen -= off < l->rlen ? off : l->rlen;
+  return rc;
+}
+
+static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  dred_net_link_t *l = s->data;
+  (void)buf;
+  if (nread < 0) {
+    if (nread != UV_EOF)
+      DRED_DEBUG("control link to rank %d: %s", l->peer, uv_strerror((int)nread));
+    link_close(l, 1);
+    return;
+  }
+  l->rlen += (size_t)nread;
+  if (parse(l) != 0) link_close(l, 1);
+}
+
+/* ---- listening and connecting -------------------------------------------------------- */
+
+static void on_connection(uv_stream_t *srv, int status) {
+  dred_net_t *n = srv->data;
+  dred_net_link_t *l;
+  int tcp = srv == (uv_stream_t *)&n->tcp_srv;
+  if (status != 0) return;
+  if ((l = link_new(n, tcp)) == NULL) return;
+  dred_queue_insert_tail(&n->pending, &l->qlink);
+  if (uv_accept(srv, &l->h.stream) != 0 || uv_read_start(&l->h.stream, alloc_cb, read_cb) != 0) {
+    link_close(l, 0);
+    return;
+  }
+  if (tcp) uv_tcp_nodelay(&l->h.tcp, 1);
+}
+
+int dred_net_token_new(uint8_t token[DRED_NET_TOKEN_BYTES]) {
+  return uv_random(NULL, NULL, token, DRED_NET_TOKEN_BYTES, 0, NULL);
+}
+
+int dred_net_init(dred_net_t *n, uv_loop_t *loop, int self, int nranks,
+                  const uint8_t token[DRED_NET_TOKEN_BYTES]) {
+  if (n == NULL || loop == NULL || nranks <= 0 || self < 0 || self >= nranks || token == NULL)
+    return DRED_ERR_ARG;
+  memset(n, 0, sizeof *n);
+  n->loop = loop;
+  n->self = self;
+  n->nranks = nranks;
+  memcpy(n->token, token, DRED_NET_TOKEN_BYTES);
+  if ((n->links = calloc((size_t)nranks, sizeof *n->links)) == NULL) return DRED_ERR_NOMEM;
+  dred_queue_init(&n->pending);
+  dred_queue_init(&n->inbox);
+  return DRED_OK;
+}
+
+int dred_net_listen(dred_net_t *n, const char *unix_path, const char *tcp_host,
+                    char unix_addr[DRED_NET_ADDR_MAX], char tcp_addr[DRED_NET_ADDR_MAX]) {
+  int rc;
+  if (n == NULL || unix_path == NULL) return UV_EINVAL;
+  if (strlen(unix_path) + 1 > sizeof(((struct sockaddr_un *)0)->sun_path)) {
+    DRED_ERROR("control socket path '%s' is too long for a Unix domain socket", unix_path);
+    return UV_ENAMETOOLONG;
+  }
+  (void)unlink(unix_path); /* a stale socket of a dead job of ours */
+  if ((rc = uv_pipe_init(n->loop, &n->unix_srv, 0)) != 0) return rc;
+  n->unix_srv.data = n;
+  n->unix_open = 1;
+  if ((rc = uv_pipe_bind(&n->unix_srv, unix_path)) != 0 ||
+      (rc = uv_listen((uv_stream_t *)&n->unix_srv, 128, on_connection)) != 0) {
+    DRED_ERROR("cannot listen on %s: %s", unix_path, uv_strerror(rc));
+    return rc;
+  }
+  (void)chmod(unix_path, 0600);
+  snprintf(n->unix_path, sizeof n->unix_path, "%s", unix_path);
+  if (unix_addr != NULL) snprintf(unix_addr, DRED_NET_ADDR_MAX, "unix:%s", unix_path);
+  if (tcp_addr != NULL) tcp_addr[0] = '\0';
+  if (tcp_host != NULL) {
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    char ip[64];
+    uv_getaddrinfo_t gai;
+    struct addrinfo hints;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    /* synchronous: no callback; this runs once, at init */
+    if ((rc = uv_getaddrinfo(n->loop, &gai, NULL, tcp_host, "0", &hints)) != 0) {
+      DRED_ERROR("cannot resolve '%s' for the control listener: %s", tcp_host, uv_strerror(rc));
+      return rc;
+    }
+    if ((rc = uv_tcp_init(n->loop, &n->tcp_srv)) != 0) {
+      uv_freeaddrinfo(gai.addrinfo);
+      return rc;
+    }
+    n->tcp_srv.data = n;
+    n->tcp_open = 1;
+    rc = uv_tcp_bind(&n->tcp_srv, gai.addrinfo->ai_addr, 0);
+    uv_freeaddrinfo(gai.addrinfo);
+    if (rc == 0) rc = uv_listen((uv_stream_t *)&n->tcp_srv, 128, on_connection);
+    if (rc == 0) rc = uv_tcp_getsockname(&n->tcp_srv, (struct sockaddr *)&ss, &len);
+    if (rc == 0) rc = uv_ip4_name((struct sockaddr_in *)&ss, ip, sizeof ip);
+    if (rc != 0) {
+      DRED_ERROR("cannot listen on TCP at %s: %s", tcp_host, uv_strerror(rc));
+      return rc;
+    }
+    if (tcp_addr != NULL)
+      snprintf(tcp_addr, DRED_NET_ADDR_MAX, "tcp:%s:%d", ip,
+               ntohs(((struct sockaddr_in *)&ss)->sin_port));
+  }
+  return 0;
+}
+
+static void connect_cb(uv_connect_t *req, int status) {
+  dred_net_link_t *l = req->handle->data;
+  if (status != 0) {
+    DRED_ERROR("control link to rank %d: connect failed: %s", l->peer, uv_strerror(status));
+    link_close(l, 1);
+    return;
+  }
+  if (uv_read_start(&l->h.stream, alloc_cb, read_cb) != 0) link_close(l, 1);
+}
+
+int dred_net_connect(dred_net_t *n, int peer, const char *addr) {
+  dred_net_link_t *l;
+  uint8_t hello[HELLO_BYTES];
+  int tcp, rc;
+  if (n == NULL || addr == NULL || peer < 0 || peer >= n->nranks || n->links[peer] != NULL)
+    return UV_EINVAL;
+  if (strncmp(addr, "unix:", 5) == 0) {
+    tcp = 0;
+  } else if (strncmp(addr, "tcp:", 4) == 0) {
+    tcp = 1;
+  } else {
+    DRED_ERROR("control address '%s' is neither unix: nor tcp:", addr);
+    return UV_EINVAL;
+  }
+  if ((l = link_new(n, tcp)) == NULL) return UV_ENOMEM;
+  l->peer = peer;
+  l->admitted = 1;
+  n->links[peer] = l;
+  if (!tcp) {
+    uv_pipe_connect(&l->conn, &l->h.pipe, addr + 5, connect_cb);
+  } else {
+    char host[DRED_NET_ADDR_MAX];
+    const char *colon = strrchr(addr + 4, ':');
+    struct sockaddr_in sa;
+    if (colon == NULL || (size_t)(colon - (addr + 4)) >= sizeof host) {
+      link_close(l, 0);
+      return UV_EINVAL;
+    }
+    memcpy(host, addr + 4, (size_t)(colon - (addr + 4)));
+    host[colon - (addr + 4)] = '\0';
+    if ((rc = uv_ip4_addr(host, atoi(colon + 1), &sa)) != 0 ||
+        (rc = uv_tcp_connect(&l->conn, &l->h.tcp, (const struct sockaddr *)&sa, connect_cb)) != 0) {
+      DRED_ERROR("control address '%s': %s", addr, uv_strerror(rc));
+      link_close(l, 0);
+      return rc;
+    }
+    uv_tcp_nodelay(&l->h.tcp, 1);
+  }
+  put_le32(hello, HELLO_MAGIC);
+  put_le32(hello + 4, (uint32_t)n->self);
+  memcpy(hello + 8, n->token, DRED_NET_TOKEN_BYTES);
+  return link_write(l, hello, sizeof hello) == DRED_OK ? 0 : UV_EIO;
+}
+
+/* ---- messages ------------------------------------------------------------------------ */
+
+int dred_net_send(dred_net_t *n, int dest, const proto_msg_t *m, const uint32_t *group_workers) {
+  uint8_t small[512], *buf = small;
+  size_t cap = sizeof small, len;
+  int rc;
+  if (n == NULL || m == NULL || dest < 0 || dest >= n->nranks) return DRED_ERR_ARG;
+  if (n->links[dest] == NULL || n->links[dest]->closing) return DRED_ERR_PROC_FAILED;
+  if (m->type == PROTO_GROUP) { /* the only message that can outgrow a small buffer */
+    cap = PROTO_HEADER + 16u + 4u * (size_t)m->u.group.n;
+    if ((buf = malloc(cap)) == NULL) return DRED_ERR_NOMEM;
+  }
+  len = proto_encode(m, group_workers, buf, cap);
+  rc = len == 0 ? DRED_ERR_ARG : link_write(n->links[dest], buf, len);
+  if (len == 0) DRED_ERROR("%s to rank %d could not be encoded", proto_type_name(m->type), dest);
+  if (buf != small) free(buf);
+  if (rc == DRED_OK) n->sent++;
+  return rc;
+}
+
+int dred_net_recv(dred_net_t *n, int *src, proto_msg_t *m) {
+  dred_queue_t *q;
+  inbox_entry_t *e;
+  free(n->last);
+  n->last = NULL;
+  if ((q = dred_queue_head(&n->inbox)) == NULL) return 0;
+  dred_queue_remove(q);
+  e = DRED_QUEUE_DATA(q, inbox_entry_t, link);
+  *src = e->src;
+  *m = e->msg;
+  n->last = e; /* a GROUP's member list points into e->bytes */
+  return 1;
+}
+
+int dred_net_connected(const dred_net_t *n, int peer) {
+  return n != NULL && peer >= 0 && peer < n->nranks && n->links[peer] != NULL &&
+         !n->links[peer]->closing;
+}
+
+void dred_net_drop(dred_net_t *n, int peer) {
+  if (dred_net_connected(n, peer)) link_close(n->links[peer], 0);
+}
+
+static void srv_close_cb(uv_handle_t *h) { (void)h; }
+
+void dred_net_close(dred_net_t *n) {
+  dred_queue_t *q;
+  int i;
+  if (n == NULL || n->links == NULL) return;
+  for (i = 0; i < n->nranks; i++)
+    if (n->links[i] != NULL) link_close(n->links[i], 0);
+  while ((q = dred_queue_head(&n->pending)) != NULL)
+    link_close(DRED_QUEUE_DATA(q, dred_net_link_t, qlink), 0);
+  if (n->unix_open) {
+    uv_close((uv_handle_t *)&n->unix_srv, srv_close_cb);
+    if (n->unix_path[0] != '\0') (void)unlink(n->unix_path);
+  }
+  if (n->tcp_open) uv_close((uv_handle_t *)&n->tcp_srv, srv_close_cb);
+  n->unix_open = n->tcp_open = 0;
+  while ((q = dred_queue_head(&n->inbox)) != NULL) {
+    dred_queue_remove(q);
+    free(DRED_QUEUE_DATA(q, inbox_entry_t, link));
+  }
+  free(n->last);
+  n->last = NULL;
+  free(n->links);
+  n->links = NULL;
+}

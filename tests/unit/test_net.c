@@ -1,0 +1,270 @@
+/*
+ * test_net.c -- common/net.c, the control links, on a real libuv loop and real sockets.
+ *
+ * One "master" net listens (Unix domain socket in a private temporary directory, and TCP
+ * on 127.0.0.1); "worker" nets connect as ranks 1 and 2.  Everything runs on this thread:
+ * pump() turns the loop until a condition holds or a bound runs out.  Covered: messages
+ * both ways over both transports, a member list of 60 000 workers, a wrong token and a
+ * duplicate rank refused without a message getting through, an oversize frame closing
+ * the link unread, a peer's close reported as lost.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../common/net.h"
+
+static uv_loop_t loop;
+static char dir[64], sock_path[128];
+static uint8_t token[DRED_NET_TOKEN_BYTES], bad_token[DRED_NET_TOKEN_BYTES];
+static int lost_peer = -1;
+
+static void on_lost(dred_net_t *n, int peer) {
+  (void)n;
+  lost_peer = peer;
+}
+
+/* Turn the loop until *flag != 0 or about 2 s passed. */
+static void pump_until(int (*cond)(void *), void *arg) {
+  int i;
+  for (i = 0; i < 2000 && !cond(arg); i++) {
+    uv_run(&loop, UV_RUN_NOWAIT);
+    usleep(1000);
+  }
+}
+
+static int has_message(void *arg) { return !dred_queue_empty(&((dred_net_t *)arg)->inbox); }
+static int is_lost(void *arg) { return lost_peer == *(int *)arg; }
+static int admitted(void *arg) {
+  void **a = arg;
+  return dred_net_connected(a[0], *(int *)a[1]);
+}
+
+static int setup(void **st) {
+  (void)st;
+  snprintf(dir, sizeof dir, "/tmp/dred-net-test.XXXXXX");
+  if (mkdtemp(dir) == NULL) return -1;
+  snprintf(sock_path, sizeof sock_path, "%s/ctl.sock", dir);
+  uv_loop_init(&loop);
+  dred_net_token_new(token);
+  memcpy(bad_token, token, sizeof token);
+  bad_token[3] ^= 1;
+  lost_peer = -1;
+  return 0;
+}
+
+static int teardown(void **st) {
+  (void)st;
+  uv_run(&loop, UV_RUN_NOWAIT);
+  uv_loop_close(&loop);
+  unlink(sock_path);
+  rmdir(dir);
+  return 0;
+}
+
+static void close_all(dred_net_t *a, dred_net_t *b) {
+  dred_net_close(a);
+  if (b) dred_net_close(b);
+  uv_run(&loop, UV_RUN_DEFAULT); /* close callbacks free the links */
+}
+
+static proto_msg_t ready(uint32_t member) {
+  proto_msg_t m;
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_READY;
+  m.u.ready.group = 42;
+  m.u.ready.tag = -7;
+  m.u.ready.member = member;
+  m.u.ready.count = 1000;
+  m.u.ready.type_size = m.u.ready.extent = 8;
+  m.u.ready.buf.pool_off = -1;
+  m.u.ready.buf.owner = member + 1;
+  return m;
+}
+
+static void roundtrip(const char *tcp_host) {
+  dred_net_t srv, w;
+  char ua[DRED_NET_ADDR_MAX], ta[DRED_NET_ADDR_MAX];
+  proto_msg_t m = ready(0), r;
+  int src = -1, one = 1;
+  void *arg[2] = {&srv, &one};
+  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
+  assert_int_equal(dred_net_listen(&srv, sock_path, tcp_host, ua, ta), 0);
+  assert_int_equal(dred_net_init(&w, &loop, 1, 4, token), 0);
+  assert_int_equal(dred_net_connect(&w, 0, tcp_host ? ta : ua), 0);
+  assert_int_equal(dred_net_send(&w, 0, &m, NULL), 0); /* queued behind the connect */
+  pump_until(has_message, &srv);
+  assert_int_equal(dred_net_recv(&srv, &src, &r), 1);
+  assert_int_equal(src, 1);
+  assert_int_equal(r.type, PROTO_READY);
+  assert_int_equal(r.u.ready.tag, -7);
+  assert_int_equal(r.u.ready.buf.owner, 1);
+  pump_until(admitted, arg);
+  /* and back: the master answers on the link the worker opened */
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_END;
+  m.u.end.group = 42;
+  m.u.end.tag = -7;
+  assert_int_equal(dred_net_send(&srv, 1, &m, NULL), 0);
+  pump_until(has_message, &w);
+  assert_int_equal(dred_net_recv(&w, &src, &r), 1);
+  assert_int_equal(src, 0);
+  assert_int_equal(r.type, PROTO_END);
+  assert_int_equal(dred_net_recv(&w, &src, &r), 0);
+  close_all(&srv, &w);
+}
+
+static void unix_roundtrip(void **st) {
+  (void)st;
+  roundtrip(NULL);
+}
+
+static void tcp_roundtrip(void **st) {
+  (void)st;
+  roundtrip("127.0.0.1");
+}
+
+static void big_group(void **st) {
+  dred_net_t srv, w;
+  char ua[DRED_NET_ADDR_MAX];
+  uint32_t n = 60000, i, *workers = malloc(n * sizeof *workers);
+  proto_msg_t m, r;
+  int src;
+  (void)st;
+  for (i = 0; i < n; i++) workers[i] = i + 1;
+  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
+  assert_int_equal(dred_net_listen(&srv, sock_path, NULL, ua, NULL), 0);
+  assert_int_equal(dred_net_init(&w, &loop, 2, 4, token), 0);
+  assert_int_equal(dred_net_connect(&w, 0, ua), 0);
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_GROUP;
+  m.u.group.id = proto_group_id(n, workers);
+  m.u.group.n = n;
+  assert_int_equal(dred_net_send(&w, 0, &m, workers), 0);
+  pump_until(has_message, &srv);
+  assert_int_equal(dred_net_recv(&srv, &src, &r), 1);
+  assert_int_equal(r.u.group.n, n);
+  assert_int_equal(proto_group_worker(&r, n - 1), n);
+  free(workers);
+  close_all(&srv, &w);
+}
+
+static void wrong_token_and_duplicate_rank_refused(void **st) {
+  dred_net_t srv, bad, w1, dup;
+  char ua[DRED_NET_ADDR_MAX];
+  proto_msg_t m = ready(0);
+  int i;
+  (void)st;
+  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
+  assert_int_equal(dred_net_listen(&srv, sock_path, NULL, ua, NULL), 0);
+  assert_int_equal(dred_net_init(&bad, &loop, 1, 4, bad_token), 0);
+  assert_int_equal(dred_net_connect(&bad, 0, ua), 0);
+  dred_net_send(&bad, 0, &m, NULL);
+  for (i = 0; i < 200 && srv.refused == 0; i++) {
+    uv_run(&loop, UV_RUN_NOWAIT);
+    usleep(1000);
+  }
+  assert_int_equal(srv.refused, 1);
+  assert_false(dred_net_connected(&srv, 1));
+  assert_true(dred_queue_empty(&srv.inbox));
+  /* a real rank 1, then an impostor claiming rank 1 again */
+  assert_int_equal(dred_net_init(&w1, &loop, 1, 4, token), 0);
+  assert_int_equal(dred_net_connect(&w1, 0, ua), 0);
+  dred_net_send(&w1, 0, &m, NULL);
+  pump_until(has_message, &srv);
+  assert_int_equal(dred_net_init(&dup, &loop, 1, 4, token), 0);
+  assert_int_equal(dred_net_connect(&dup, 0, ua), 0);
+  for (i = 0; i < 200 && srv.refused < 2; i++) {
+    uv_run(&loop, UV_RUN_NOWAIT);
+    usleep(1000);
+  }
+  assert_int_equal(srv.refused, 2);
+  assert_true(dred_net_connected(&srv, 1)); /* the first one keeps its link */
+  dred_net_close(&bad);
+  dred_net_close(&dup);
+  close_all(&srv, &w1);
+}
+
+/* A raw client (not dred_net): a valid HELLO as net.c frames it ("DRHL", rank, token),
+ * then a header announcing a 1 GiB frame.  The listener must close the link unread. */
+static int raw_connected;
+static void raw_connect_cb(uv_connect_t *req, int status) {
+  (void)req;
+  raw_connected = status == 0 ? 1 : -1;
+}
+static int raw_is_connected(void *arg) {
+  (void)arg;
+  return raw_connected != 0;
+}
+static void raw_close_cb(uv_handle_t *h) { (void)h; }
+
+static void oversize_frame_closes_the_link(void **st) {
+  dred_net_t srv;
+  char ua[DRED_NET_ADDR_MAX];
+  uint8_t msg[8 + DRED_NET_TOKEN_BYTES + 8] = {'D', 'R', 'H', 'L', 1, 0, 0, 0};
+  uint8_t hdr[8] = {0x44, 0x52, PROTO_VERSION, PROTO_READY, 0, 0, 0, 0x40};
+  uv_pipe_t raw;
+  uv_connect_t creq;
+  uv_write_t wreq;
+  uv_buf_t b;
+  int one = 1;
+  (void)st;
+  memcpy(msg + 8, token, DRED_NET_TOKEN_BYTES);
+  memcpy(msg + 8 + DRED_NET_TOKEN_BYTES, hdr, sizeof hdr);
+  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
+  srv.on_lost = on_lost;
+  assert_int_equal(dred_net_listen(&srv, sock_path, NULL, ua, NULL), 0);
+  raw_connected = 0;
+  uv_pipe_init(&loop, &raw, 0);
+  uv_pipe_connect(&creq, &raw, sock_path, raw_connect_cb);
+  pump_until(raw_is_connected, NULL);
+  assert_int_equal(raw_connected, 1);
+  b = uv_buf_init((char *)msg, sizeof msg);
+  assert_int_equal(uv_write(&wreq, (uv_stream_t *)&raw, &b, 1, NULL), 0);
+  pump_until(is_lost, &one); /* admitted as rank 1, then closed for the header */
+  assert_int_equal(lost_peer, 1);
+  assert_false(dred_net_connected(&srv, 1));
+  assert_true(dred_queue_empty(&srv.inbox));
+  uv_close((uv_handle_t *)&raw, raw_close_cb);
+  close_all(&srv, NULL);
+}
+
+static void peer_close_is_reported(void **st) {
+  dred_net_t srv, w;
+  char ua[DRED_NET_ADDR_MAX];
+  proto_msg_t m = ready(0), r;
+  int one = 1, src;
+  (void)st;
+  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
+  srv.on_lost = on_lost;
+  assert_int_equal(dred_net_listen(&srv, sock_path, NULL, ua, NULL), 0);
+  assert_int_equal(dred_net_init(&w, &loop, 1, 4, token), 0);
+  assert_int_equal(dred_net_connect(&w, 0, ua), 0);
+  dred_net_send(&w, 0, &m, NULL);
+  pump_until(has_message, &srv);
+  assert_int_equal(dred_net_recv(&srv, &src, &r), 1);
+  dred_net_close(&w); /* what a killed process's kernel does to its sockets */
+  pump_until(is_lost, &one);
+  assert_int_equal(lost_peer, 1);
+  assert_int_equal(dred_net_send(&srv, 1, &m, NULL) != 0, 1);
+  close_all(&srv, NULL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(unix_roundtrip, setup, teardown),
+      cmocka_unit_test_setup_teardown(tcp_roundtrip, setup, teardown),
+      cmocka_unit_test_setup_teardown(big_group, setup, teardown),
+      cmocka_unit_test_setup_teardown(wrong_token_and_duplicate_rank_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(oversize_frame_closes_the_link, setup, teardown),
+      cmocka_unit_test_setup_teardown(peer_close_is_reported, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
