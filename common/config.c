@@ -29,10 +29,6 @@ static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi
 void dred_config_load(dred_config_t *c) {
   const char *s;
   memset(c, 0, sizeof *c);
-  c->poll_min_us = env_u64("DRED_POLL_MIN_US", 1, 1, 1000000);
-  c->poll_max_us = env_u64("DRED_POLL_MAX_US", 200, c->poll_min_us, 10000000);
-  c->poll_idle_us = env_u64("DRED_POLL_IDLE_US", 20000, c->poll_max_us, 100000000);
-  c->master_idle_us = env_u64("DRED_MASTER_POLL_IDLE_US", 2000, c->poll_max_us, 100000000);
   c->chunk_kb = env_u64("DRED_CHUNK_KB", 1024, 4, 1 << 20);
   c->rma_depth = env_u64("DRED_RMA_DEPTH", 4, 1, 64);
   c->pool_mb = env_u64("DRED_POOL_MB", 256, 0, 1 << 20);

@@ -10,12 +10,6 @@
 #include <stdint.h>
 
 typedef struct {
-  uint64_t poll_min_us;      /* DRED_POLL_MIN_US      back-off start (1)                   */
-  uint64_t poll_max_us;      /* DRED_POLL_MAX_US      back-off cap while busy (200)        */
-  uint64_t poll_idle_us;     /* DRED_POLL_IDLE_US     worker cap once idle for 100 ms (20000): an
-                                idle worker only gets pings, so latency does not matter */
-  uint64_t master_idle_us;   /* DRED_MASTER_POLL_IDLE_US master cap once idle (2000): bounds the
-                                delay of the first message after a quiet spell        */
   uint64_t chunk_kb;         /* DRED_CHUNK_KB         combine / RMA chunk (1024)           */
   uint64_t rma_depth;        /* DRED_RMA_DEPTH        Rgets in flight per task (4)         */
   uint64_t pool_mb;          /* DRED_POOL_MB          shared-memory pool per worker (256)  */

@@ -2,18 +2,19 @@
  * net.c -- control links over libuv streams (see net.h for what and why).
  *
  * A link is one stream (a Unix domain socket or TCP) plus the bytes read from it and not
- * yet parsed.  A listener's links start in `pending` and are admitted (indexed by rank in
- * `links`) only by a HELLO frame carrying the job's token; a connector's link is indexed
- * at once and sends HELLO as its first write (libuv queues writes behind the connect).
+ * yet parsed.  An accepted link starts in `pending` and is admitted (indexed by rank in
+ * `in`) only by a HELLO frame carrying the job's token; a link we open is indexed in
+ * `out` at once and sends HELLO as its first write (libuv queues writes behind the
+ * connect).
  *
  * Reading: libuv hands us bytes into the link's buffer (alloc_cb grows it, never past one
  * maximal frame); parse() then takes HELLO or whole frames off its front.  The 8-byte
  * header is checked before the payload is awaited, so an announced length above
  * PROTO_MAX_SIZE closes the link without a byte of it being stored.
  *
- * Closing: a link that reads EOF or an error is closed; if it was admitted, on_lost tells
- * the owner which peer is gone -- that is how the master sees a killed worker within
- * milliseconds, and a worker its master.
+ * Closing: a link that reads EOF or an error is closed; if it was admitted, an inbox entry
+ * tells the owner which peer is gone, behind what the peer sent before -- that is how the
+ * master sees a killed worker within milliseconds, and a worker its master.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -43,6 +44,7 @@ struct dred_net_link {
   uv_connect_t conn;
   int peer;     /* rank once admitted (or for an outgoing link), else -1 */
   int admitted;
+  int outgoing; /* we opened it: n->out[peer], else n->in[peer] */
   int closing;
   uint8_t *rbuf;
   size_t rlen, rcap;
@@ -51,6 +53,7 @@ struct dred_net_link {
 typedef struct {
   dred_queue_t link; /* n->inbox */
   int src;
+  int lost;          /* not a message: the link to src closed */
   proto_msg_t msg;
   size_t len;
   uint8_t bytes[];
@@ -87,16 +90,24 @@ static void link_free_cb(uv_handle_t *h) {
   free(l);
 }
 
-/* Close a link; `lost` reports an admitted peer to the owner. */
+/* Close a link; `lost` reports an admitted peer to the owner (in order, via the inbox). */
 static void link_close(dred_net_link_t *l, int lost) {
   dred_net_t *n = l->net;
   int peer = l->peer;
+  inbox_entry_t *e;
   if (l->closing) return;
   l->closing = 1;
   if (!l->admitted) dred_queue_remove(&l->qlink);
-  if (l->admitted && peer >= 0 && n->links[peer] == l) n->links[peer] = NULL;
+  if (l->admitted && peer >= 0) {
+    dred_net_link_t **slot = l->outgoing ? &n->out[peer] : &n->in[peer];
+    if (*slot == l) *slot = NULL;
+  }
   uv_close(&l->h.handle, link_free_cb);
-  if (lost && l->admitted && peer >= 0 && n->on_lost != NULL) n->on_lost(n, peer);
+  if (lost && l->admitted && peer >= 0 && (e = calloc(1, sizeof *e)) != NULL) {
+    e->src = peer;
+    e->lost = 1;
+    dred_queue_insert_tail(&n->inbox, &e->link);
+  }
 }
 
 static dred_net_link_t *link_new(dred_net_t *n, int tcp) {
@@ -115,7 +126,9 @@ static dred_net_link_t *link_new(dred_net_t *n, int tcp) {
 }
 
 static void write_cb(uv_write_t *req, int status) {
+  dred_net_t *n = req->data;
   (void)status; /* a failed write shows up as EOF/reset on the read side */
+  n->writes--;
   free(req);
 }
 
@@ -125,7 +138,10 @@ static int link_write(dred_net_link_t *l, const uint8_t *bytes, size_t len) {
   if (w == NULL) return DRED_ERR_NOMEM;
   memcpy(w->data, bytes, len);
   w->buf = uv_buf_init((char *)w->data, (unsigned)len);
+  w->req.data = l->net;
+  l->net->writes++;
   if ((rc = uv_write(&w->req, &l->h.stream, &w->buf, 1, write_cb)) != 0) {
+    l->net->writes--;
     free(w);
     DRED_ERROR("control link to rank %d: write failed: %s", l->peer, uv_strerror(rc));
     return DRED_ERR_INTERNAL;
@@ -164,14 +180,14 @@ static int admit(dred_net_link_t *l, const uint8_t *p) {
     DRED_ERROR("control link refused: not a HELLO with this job's token");
     return -1;
   }
-  if (rank >= (uint32_t)n->nranks || (int)rank == n->self || n->links[rank] != NULL) {
+  if (rank >= (uint32_t)n->nranks || (int)rank == n->self || n->in[rank] != NULL) {
     DRED_ERROR("control link refused: rank %u is out of range or already connected", rank);
     return -1;
   }
   dred_queue_remove(&l->qlink);
   l->peer = (int)rank;
   l->admitted = 1;
-  n->links[rank] = l;
+  n->in[rank] = l;
   return 0;
 }
 
@@ -226,9 +242,9 @@ static int parse(dred_net_link_t *l) {
       free(e);
       continue;
     }
+    e->lost = 0;
     n->received++;
     dred_queue_insert_tail(&n->inbox, &e->link);
-    if (n->on_message != NULL) n->on_message(n, l->peer);
   }
   if (off > 0 && off < l->rlen) memmove(l->rbuf, l->rbuf + off, l->rlen - off);
   l->rlen -= off < l->rlen ? off : l->rlen;
@@ -277,7 +293,17 @@ int dred_net_init(dred_net_t *n, uv_loop_t *loop, int self, int nranks,
   n->self = self;
   n->nranks = nranks;
   memcpy(n->token, token, DRED_NET_TOKEN_BYTES);
-  if ((n->links = calloc((size_t)nranks, sizeof *n->links)) == NULL) return DRED_ERR_NOMEM;
+  n->out = calloc((size_t)nranks, sizeof *n->out);
+  n->in = calloc((size_t)nranks, sizeof *n->in);
+  n->book = calloc((size_t)nranks, sizeof *n->book);
+  if (n->out == NULL || n->in == NULL || n->book == NULL) {
+    free(n->out);
+    free(n->in);
+    free(n->book);
+    n->out = n->in = NULL;
+    n->book = NULL;
+    return DRED_ERR_NOMEM;
+  }
   dred_queue_init(&n->pending);
   dred_queue_init(&n->inbox);
   return DRED_OK;
@@ -354,7 +380,7 @@ int dred_net_connect(dred_net_t *n, int peer, const char *addr) {
   dred_net_link_t *l;
   uint8_t hello[HELLO_BYTES];
   int tcp, rc;
-  if (n == NULL || addr == NULL || peer < 0 || peer >= n->nranks || n->links[peer] != NULL)
+  if (n == NULL || addr == NULL || peer < 0 || peer >= n->nranks || n->out[peer] != NULL)
     return UV_EINVAL;
   if (strncmp(addr, "unix:", 5) == 0) {
     tcp = 0;
@@ -367,7 +393,8 @@ int dred_net_connect(dred_net_t *n, int peer, const char *addr) {
   if ((l = link_new(n, tcp)) == NULL) return UV_ENOMEM;
   l->peer = peer;
   l->admitted = 1;
-  n->links[peer] = l;
+  l->outgoing = 1;
+  n->out[peer] = l;
   if (!tcp) {
     uv_pipe_connect(&l->conn, &l->h.pipe, addr + 5, connect_cb);
   } else {
@@ -400,14 +427,21 @@ int dred_net_send(dred_net_t *n, int dest, const proto_msg_t *m, const uint32_t 
   uint8_t small[512], *buf = small;
   size_t cap = sizeof small, len;
   int rc;
-  if (n == NULL || m == NULL || dest < 0 || dest >= n->nranks) return DRED_ERR_ARG;
-  if (n->links[dest] == NULL || n->links[dest]->closing) return DRED_ERR_PROC_FAILED;
+  dred_net_link_t *l;
+  if (n == NULL || m == NULL || dest < 0) return DRED_ERR_ARG;
+  if (n->out == NULL) return DRED_ERR_SHUTDOWN; /* closed: a late callback's reply */
+  if (dest >= n->nranks) return DRED_ERR_ARG;
+  if (n->out[dest] == NULL && n->in[dest] == NULL && n->book[dest][0] != '\0' &&
+      dred_net_connect(n, dest, n->book[dest]) != 0)
+    return DRED_ERR_PROC_FAILED;
+  l = n->out[dest] != NULL ? n->out[dest] : n->in[dest];
+  if (l == NULL || l->closing) return DRED_ERR_PROC_FAILED;
   if (m->type == PROTO_GROUP) { /* the only message that can outgrow a small buffer */
     cap = PROTO_HEADER + 16u + 4u * (size_t)m->u.group.n;
     if ((buf = malloc(cap)) == NULL) return DRED_ERR_NOMEM;
   }
   len = proto_encode(m, group_workers, buf, cap);
-  rc = len == 0 ? DRED_ERR_ARG : link_write(n->links[dest], buf, len);
+  rc = len == 0 ? DRED_ERR_ARG : link_write(l, buf, len);
   if (len == 0) DRED_ERROR("%s to rank %d could not be encoded", proto_type_name(m->type), dest);
   if (buf != small) free(buf);
   if (rc == DRED_OK) n->sent++;
@@ -419,22 +453,32 @@ int dred_net_recv(dred_net_t *n, int *src, proto_msg_t *m) {
   inbox_entry_t *e;
   free(n->last);
   n->last = NULL;
-  if ((q = dred_queue_head(&n->inbox)) == NULL) return 0;
+  if (n->out == NULL || (q = dred_queue_head(&n->inbox)) == NULL) return 0;
   dred_queue_remove(q);
   e = DRED_QUEUE_DATA(q, inbox_entry_t, link);
   *src = e->src;
-  *m = e->msg;
   n->last = e; /* a GROUP's member list points into e->bytes */
-  return 1;
+  if (e->lost) return DRED_NET_LOST;
+  *m = e->msg;
+  return DRED_NET_MSG;
+}
+
+void dred_net_set_addr(dred_net_t *n, int peer, const char *addr) {
+  if (n == NULL || peer < 0 || peer >= n->nranks || addr == NULL) return;
+  snprintf(n->book[peer], DRED_NET_ADDR_MAX, "%s", addr);
 }
 
 int dred_net_connected(const dred_net_t *n, int peer) {
-  return n != NULL && peer >= 0 && peer < n->nranks && n->links[peer] != NULL &&
-         !n->links[peer]->closing;
+  return n != NULL && peer >= 0 && peer < n->nranks &&
+         ((n->out[peer] != NULL && !n->out[peer]->closing) ||
+          (n->in[peer] != NULL && !n->in[peer]->closing));
 }
 
 void dred_net_drop(dred_net_t *n, int peer) {
-  if (dred_net_connected(n, peer)) link_close(n->links[peer], 0);
+  if (n == NULL || peer < 0 || peer >= n->nranks) return;
+  if (n->out[peer] != NULL) link_close(n->out[peer], 0);
+  if (n->in[peer] != NULL) link_close(n->in[peer], 0);
+  n->book[peer][0] = '\0'; /* never reconnect to a peer declared failed */
 }
 
 static void srv_close_cb(uv_handle_t *h) { (void)h; }
@@ -442,9 +486,11 @@ static void srv_close_cb(uv_handle_t *h) { (void)h; }
 void dred_net_close(dred_net_t *n) {
   dred_queue_t *q;
   int i;
-  if (n == NULL || n->links == NULL) return;
-  for (i = 0; i < n->nranks; i++)
-    if (n->links[i] != NULL) link_close(n->links[i], 0);
+  if (n == NULL || n->out == NULL) return;
+  for (i = 0; i < n->nranks; i++) {
+    if (n->out[i] != NULL) link_close(n->out[i], 0);
+    if (n->in[i] != NULL) link_close(n->in[i], 0);
+  }
   while ((q = dred_queue_head(&n->pending)) != NULL)
     link_close(DRED_QUEUE_DATA(q, dred_net_link_t, qlink), 0);
   if (n->unix_open) {
@@ -459,6 +505,9 @@ void dred_net_close(dred_net_t *n) {
   }
   free(n->last);
   n->last = NULL;
-  free(n->links);
-  n->links = NULL;
+  free(n->out);
+  free(n->in);
+  free(n->book);
+  n->out = n->in = NULL;
+  n->book = NULL;
 }

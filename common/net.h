@@ -9,19 +9,23 @@
  * the libuv loop the thread already runs), costs nothing when idle, and tells the other end
  * at once when a process dies: its descriptors close, the peer reads EOF or a reset.
  *
- * Shape.  One dred_net_t per process, owned by the thread that runs its loop.  The master
- * listens (dred_net_listen): a Unix domain socket always, TCP only when some worker lives
- * on another node.  Workers connect (dred_net_connect) to the address the master handed
- * out over MPI at init and first send a HELLO frame: the job's random token and their
- * rank.  The listener admits a link only after a HELLO with the right token and a rank it
- * has not seen; anything else is closed unread, so nothing outside the job can talk to it.
+ * Shape.  One dred_net_t per process, owned by the thread that runs its loop.  Every
+ * process listens (dred_net_listen): a Unix domain socket always, TCP only when the job
+ * spans nodes; the addresses are exchanged over MPI at init (common/mpi/boot.c) and kept
+ * in an address book.  The first message to a peer opens a link to it (or the master's
+ * link is opened at init), which starts with a HELLO frame: the job's random token and the
+ * sender's rank.  A listener admits an incoming link only after a HELLO with the right
+ * token and a rank that has no incoming link yet; anything else is closed unread, so
+ * nothing outside the job can talk to it.  Two processes may each open a link to the
+ * other: sends use our own outgoing link when there is one, else the peer's.
  *
  * Frames are the codec's own messages (common/proto.h: an 8-byte header carrying the
  * payload length).  A header that is not dred's, or that announces more than
  * PROTO_MAX_SIZE, closes the link before anything is allocated for it.  Decoded messages
  * wait in an inbox that dred_net_recv() pops, so the owner's loop keeps its "take what
- * came in" structure; `on_message` (optional) tells it something arrived, `on_lost` that a
- * peer's link closed.
+ * came in" structure.  A link that closes is reported through the same inbox, after the
+ * messages that came before it: a worker's last DONE or the master's SHUTDOWN is never
+ * overtaken by the news that its sender is gone.
  */
 #ifndef DRED_NET_H
 #define DRED_NET_H
@@ -46,7 +50,10 @@ struct dred_net {
   int self;                 /* our rank on the private communicator */
   int nranks;
   uint8_t token[DRED_NET_TOKEN_BYTES];
-  dred_net_link_t **links;  /* by peer rank: the admitted link, or NULL */
+  dred_net_link_t **out;    /* by peer rank: the link we opened, or NULL        */
+  dred_net_link_t **in;     /* by peer rank: the link it opened (admitted), or NULL */
+  char (*book)[DRED_NET_ADDR_MAX]; /* by peer rank: where to connect ("" unknown)  */
+  size_t writes;            /* writes queued and not yet completed */
   dred_queue_t pending;     /* accepted, not yet through HELLO */
   dred_queue_t inbox;       /* decoded messages not yet taken */
   void *last;               /* the entry the last dred_net_recv returned (freed next call) */
@@ -54,8 +61,6 @@ struct dred_net {
   uv_tcp_t tcp_srv;
   int unix_open, tcp_open;
   char unix_path[DRED_NET_ADDR_MAX];
-  dred_net_cb on_message;   /* a message was queued (optional) */
-  dred_net_cb on_lost;      /* an admitted peer's link closed (optional) */
   void *data;               /* the owner's */
   uint64_t sent, received, refused;
 };
@@ -75,18 +80,25 @@ int dred_net_listen(dred_net_t *n, const char *unix_path, const char *tcp_host,
  * is usable at once: sends queue behind the connect.  Returns 0 or a negative error. */
 int dred_net_connect(dred_net_t *n, int peer, const char *addr);
 
-/* Encode and queue `m` to `dest` (group member list as for proto_encode).  Returns 0, or
- * DRED_ERR_* when there is no link to dest or the message cannot be encoded. */
+/* Where to reach `peer` when a message is first sent to it. */
+void dred_net_set_addr(dred_net_t *n, int peer, const char *addr);
+
+/* Encode and queue `m` to `dest` (group member list as for proto_encode), opening a link
+ * from the address book if there is none.  Returns 0, or DRED_ERR_* when dest cannot be
+ * reached or the message cannot be encoded. */
 int dred_net_send(dred_net_t *n, int dest, const proto_msg_t *m, const uint32_t *group_workers);
 
-/* Take one received message: 1 (src, m filled; group lists valid until the next call),
- * 0 if none. */
+/* Take what came in next: DRED_NET_MSG (src and m filled; a GROUP's member list is
+ * valid until the next call), DRED_NET_LOST (the link to src closed: EOF, reset, a refused
+ * frame), or 0 if nothing is waiting. */
+#define DRED_NET_MSG 1
+#define DRED_NET_LOST 2
 int dred_net_recv(dred_net_t *n, int *src, proto_msg_t *m);
 
-/* Is there an admitted link to `peer`? */
+/* Is there a link to `peer` (either way)? */
 int dred_net_connected(const dred_net_t *n, int peer);
 
-/* Drop the link to `peer` (a peer declared failed); no on_lost call. */
+/* Drop the links to `peer` (a peer declared failed); no DRED_NET_LOST for it. */
 void dred_net_drop(dred_net_t *n, int peer);
 
 /* Close every handle; run the loop afterwards so the close callbacks free them. */

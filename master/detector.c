@@ -1,11 +1,13 @@
 /*
  * detector.c -- the master's failure detector (seed 002, section 3).
  *
- * A libuv timer pings every live worker each heartbeat interval; any message from a worker
- * counts as a sign of life (dispatch.c stamps last_heard).  A worker silent for longer
+ * A worker that dies closes its control link: main.c's on_link_lost declares it failed at
+ * once.  Heartbeats catch the rest (a stopped process, a lost node whose sockets never
+ * said goodbye): a libuv timer pings every live worker each heartbeat interval; any
+ * message from a worker counts as a sign of life (dispatch.c stamps last_heard).  A worker silent for longer
  * than the failure timeout is declared failed: the scheduler gets WORKER_FAILED (it
- * decides what to recover), every live worker gets FAILED, and sends still pending to
- * the dead rank are abandoned so they never hold the master up.
+ * decides what to recover), every live worker gets FAILED, and the dead worker's link is
+ * dropped so nothing waits on it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -22,7 +24,7 @@ void master_declare_failed(master_t *m, int worker, const char *why) {
   m->failed[worker] = 1;
   m->nfailed++;
   DRED_ERROR("worker %d declared failed: %s", worker, why);
-  dred_chan_forget(&m->chan, worker);
+  dred_net_drop(&m->net, worker);
   if (m->journal) dred_journal_worker_failed(m->journal, (uint32_t)worker, uv_hrtime() - m->t_start);
   memset(&ev, 0, sizeof ev);
   ev.type = SCHED_EV_WORKER_FAILED;
@@ -33,7 +35,7 @@ void master_declare_failed(master_t *m, int worker, const char *why) {
   msg.type = PROTO_FAILED;
   msg.u.failed.worker = (uint32_t)worker;
   for (w = 1; w <= m->nworkers; w++)
-    if (!m->failed[w]) dred_chan_send(&m->chan, w, &msg, NULL);
+    if (!m->failed[w]) dred_net_send(&m->net, w, &msg, NULL);
 }
 
 static void on_heartbeat(uv_timer_t *t) {
@@ -62,8 +64,7 @@ static void on_heartbeat(uv_timer_t *t) {
       master_declare_failed(m, w, why);
       continue;
     }
-    /* One ping in flight per worker is enough: do not pile sends up behind a slow one. */
-    if (dred_chan_pending_to(&m->chan, w) < 4) dred_chan_send(&m->chan, w, &msg, NULL);
+    dred_net_send(&m->net, w, &msg, NULL);
   }
 }
 

@@ -99,7 +99,7 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
 
 static void send_or_log(master_t *m, int dest, const proto_msg_t *msg) {
   if (m->failed[dest]) return;
-  if (dred_chan_send(&m->chan, dest, msg, NULL) != 0)
+  if (dred_net_send(&m->net, dest, msg, NULL) != 0)
     DRED_ERROR("cannot send %s to worker %d", proto_type_name(msg->type), dest);
 }
 

@@ -1,12 +1,15 @@
 /*
  * main.c -- dred-master: rank 0 of an MPMD job, the reduction scheduler's home.
  *
- * It mirrors libdred's collective set-up (dup of MPI_COMM_WORLD for dred's traffic, a
- * split that leaves the master out of dred_comm(), the dynamic RMA window), then runs one
- * loop: libuv timers (heartbeats, journal flushes), control messages in, scheduler
- * actions out, adaptive back-off when idle.  It ends when every live worker said BYE:
- * it answers SHUTDOWN, frees the window collectively (only if nobody died: collectives
- * hang after a failure) and finalises MPI.
+ * It runs the start-up libdred runs too (common/mpi/boot.c: dred's private communicator,
+ * the split that leaves the master out of dred_comm(), the control links), joins the
+ * dynamic RMA window, then lives in one libuv loop that sleeps in epoll until something
+ * happens: a control message (the `turn` check handle feeds every message to the
+ * scheduler and sends its actions), a worker's link closing (declared failed at once),
+ * a heartbeat or journal timer, a status-socket client.  No MPI call is made in the loop.
+ * It ends when every live worker said BYE: it answers SHUTDOWN, waits for those writes,
+ * frees the window collectively (only if nobody died: collectives hang after a failure)
+ * and finalises MPI.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +21,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../common/status.h"
 #include "master.h"
 #include "status.h"
 
@@ -95,18 +99,35 @@ static void flush_cb(uv_timer_t *t) {
   if (m->journal) dred_journal_flush(m->journal);
 }
 
-static int recv_batch(master_t *m) {
+static void maybe_shutdown(master_t *m);
+static void noop_timer(uv_timer_t *t) { (void)t; }
+
+/* After every wake-up of the loop: take what came in, act on it.  Bounded per turn so the
+ * heartbeat timer and the links keep their turn under a flood. */
+static void on_turn(uv_check_t *h) {
+  master_t *m = h->data;
   proto_msg_t msg;
   int src, n, rc;
-  int work = 0;
-  for (n = 0; n < 256; n++) {
-    rc = dred_chan_recv(&m->chan, &src, &msg);
-    if (rc == 0) break;
-    if (rc > 0) master_on_message(m, src, &msg);
-    if (rc < 0 || msg.type != PROTO_PONG) work++; /* heartbeats do not reset the back-off */
+  for (n = 0; n < 4096 && (rc = dred_net_recv(&m->net, &src, &msg)) != 0; n++) {
+    if (rc == DRED_NET_MSG) {
+      master_on_message(m, src, &msg);
+    } else if (!m->shutdown_sent && src >= 1 && src <= m->nworkers) {
+      /* Before SHUTDOWN a closed link means the process died (or lost its node): say so
+       * now rather than a failure timeout later. */
+      master_declare_failed(m, src, "its control link closed");
+    }
   }
-  return work;
+  master_drain_actions(m);
+  maybe_shutdown(m);
+  if (!dred_queue_empty(&m->net.inbox)) uv_timer_start(&m->kick_timer, noop_timer, 0, 0);
+  if (m->shutdown_sent && m->net.writes == 0) uv_stop(&m->loop);
+  if (m->nfailed == m->nworkers) {
+    DRED_ERROR("every worker failed: stopping");
+    uv_stop(&m->loop);
+  }
 }
+
+
 
 static void maybe_shutdown(master_t *m) {
   proto_msg_t msg;
@@ -117,7 +138,7 @@ static void maybe_shutdown(master_t *m) {
   memset(&msg, 0, sizeof msg);
   msg.type = PROTO_SHUTDOWN;
   for (w = 1; w <= m->nworkers; w++)
-    if (!m->failed[w]) dred_chan_send(&m->chan, w, &msg, NULL);
+    if (!m->failed[w]) dred_net_send(&m->net, w, &msg, NULL);
   m->shutdown_sent = 1;
 }
 
@@ -145,7 +166,6 @@ int main(int argc, char **argv) {
   master_t m;
   int provided, rank, size, no_journal = 0, rc, flag = 0, *appnum = NULL;
   sched_policy_t policy;
-  MPI_Comm none;
 
   memset(&m, 0, sizeof m);
   /* Survive a worker's death: Hydra sends SIGUSR1 to the others, then mpiexec exits and
@@ -178,10 +198,14 @@ int main(int argc, char **argv) {
   }
   m.nworkers = size - 1;
 
-  /* Collective set-up, matching dred_init() in every worker. */
-  MPI_Comm_dup(MPI_COMM_WORLD, &m.priv);
-  MPI_Comm_set_errhandler(m.priv, MPI_ERRORS_RETURN);
-  MPI_Comm_split(MPI_COMM_WORLD, MPI_UNDEFINED, 0, &none);
+  /* Collective set-up, the same function dred_init() runs in every worker. */
+  uv_loop_init(&m.loop);
+  if ((rc = dred_boot_start(&m.boot, 1, &m.net, &m.loop)) != DRED_OK) {
+    DRED_ERROR("start-up failed: %s", dred_status_str(rc));
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  m.priv = m.boot.priv;
+  m.net.data = &m;
   MPI_Win_create_dynamic(MPI_INFO_NULL, m.priv, &m.dwin); /* returns once workers are set up */
   m.t_start = uv_hrtime();
 
@@ -207,10 +231,6 @@ int main(int argc, char **argv) {
       dred_journal_meta(m.journal, "policy", m.cfg.policy);
     }
   }
-  dred_chan_init(&m.chan, m.priv);
-  dred_poller_init(&m.poller, m.cfg.poll_min_us * 1000u, m.cfg.poll_max_us * 1000u,
-                   m.cfg.master_idle_us * 1000u, 100000000ull);
-  uv_loop_init(&m.loop);
   master_detector_start(&m);
   master_status_start(&m); /* optional: on failure it logs why and the job runs without it */
   uv_timer_init(&m.loop, &m.flush_timer);
@@ -219,32 +239,26 @@ int main(int argc, char **argv) {
   DRED_INFO("dred-master up: %d workers, policy %s, journal %s", m.nworkers, m.cfg.policy,
             m.journal ? m.cfg.journal : "(none)");
 
-  for (;;) {
-    int work = 0;
-    uv_run(&m.loop, UV_RUN_NOWAIT);
-    work += recv_batch(&m);
-    work += master_drain_actions(&m);
-    dred_chan_progress(&m.chan); /* completed sends are bookkeeping, not work */
-    maybe_shutdown(&m);
-    if (m.shutdown_sent && m.chan.nsends == 0) break;
-    if (m.nfailed == m.nworkers) {
-      DRED_ERROR("every worker failed: stopping");
-      break;
-    }
-    dred_poller_wait(&m.poller, work, sched_instances(m.sched) > 0);
-  }
+  uv_check_init(&m.loop, &m.turn);
+  m.turn.data = &m;
+  uv_check_start(&m.turn, on_turn);
+  uv_timer_init(&m.loop, &m.kick_timer); /* re-runs a turn that left messages queued */
+  uv_timer_start(&m.kick_timer, noop_timer, 0, 0);
+  uv_run(&m.loop, UV_RUN_DEFAULT);
 
   DRED_INFO("dred-master done: %llu events, %llu tasks, %llu messages in, %llu out",
             (unsigned long long)m.events, (unsigned long long)m.tasks_sent,
-            (unsigned long long)m.chan.received, (unsigned long long)m.chan.sent);
+            (unsigned long long)m.net.received, (unsigned long long)m.net.sent);
   master_status_stop(&m);
   uv_close((uv_handle_t *)&m.heartbeat_timer, close_cb);
   uv_close((uv_handle_t *)&m.flush_timer, close_cb);
+  uv_close((uv_handle_t *)&m.kick_timer, close_cb);
+  uv_close((uv_handle_t *)&m.turn, close_cb);
+  dred_net_close(&m.net);
   uv_run(&m.loop, UV_RUN_DEFAULT);
   uv_loop_close(&m.loop);
+  dred_boot_finish(&m.boot);
   if (m.journal) dred_journal_close(m.journal);
-  dred_chan_close(&m.chan);
-  dred_poller_close(&m.poller);
   sched_free(m.sched);
   free(m.last_heard);
   free(m.bye);

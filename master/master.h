@@ -1,7 +1,7 @@
 /*
  * master.h -- dred-master's state, shared by the files of master/.
  *
- *   main.c      flags, MPI setup and teardown, the poll loop
+ *   main.c      flags, MPI setup and teardown, the event loop
  *   dispatch.c  control messages -> scheduler events; scheduler actions -> messages/journal
  *   detector.c  heartbeats: ping every worker, declare the silent ones failed
  *   sched.c     the scheduler state machine (no MPI; see sched.h)
@@ -15,8 +15,8 @@
 #include <uv.h>
 
 #include "../common/config.h"
-#include "../common/mpi/chan.h"
-#include "../common/poller.h"
+#include "../common/mpi/boot.h"
+#include "../common/net.h"
 #include "../storage/journal.h"
 #include "sched.h"
 
@@ -27,9 +27,11 @@ typedef struct {
   MPI_Win dwin;
   sched_t *sched;
   dred_journal_t *journal;  /* NULL with --no-journal */
-  dred_chan_t chan;
-  dred_poller_t poller;
+  dred_boot_t boot;         /* the shared start-up (common/mpi/boot.h) */
+  dred_net_t net;           /* control links to the workers (common/net.h) */
   uv_loop_t loop;
+  uv_check_t turn;          /* after each wake-up: messages in, actions out */
+  uv_timer_t kick_timer;    /* a zero timeout: one more turn when messages are left */
   uv_timer_t heartbeat_timer, flush_timer;
   uint64_t *last_heard;     /* by worker rank, uv_hrtime() */
   uint8_t *failed, *bye;

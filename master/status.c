@@ -118,22 +118,23 @@ static char *status_text(const master_t *m, size_t *len) {
   sb_printf(&b, "tasks_dispatched: %llu\n", (unsigned long long)m->tasks_sent);
   sb_printf(&b, "tasks_per_s: %.1f (since start)\n",
             up_s > 0 ? (double)m->tasks_sent / up_s : 0.0);
-  sb_printf(&b, "messages: %llu in, %llu out, %zu sends pending\n",
-            (unsigned long long)m->chan.received, (unsigned long long)m->chan.sent,
-            m->chan.nsends);
+  sb_printf(&b, "messages: %llu in, %llu out, %zu writes pending\n",
+            (unsigned long long)m->net.received, (unsigned long long)m->net.sent,
+            m->net.writes);
   sb_printf(&b, "scheduler: %llu events, %llu actions\n", (unsigned long long)m->events,
             (unsigned long long)m->actions);
   sb_printf(&b, "shutting_down: %s\n", m->shutdown_sent ? "yes" : "no");
-  sb_printf(&b, "%8s  %-6s  %13s  %10s  %13s\n", "worker", "state", "last_heard_ms",
-            "speed_GB/s", "pending_sends");
+  sb_printf(&b, "%8s  %-6s  %13s  %10s  %4s\n", "worker", "state", "last_heard_ms",
+            "speed_GB/s", "link");
   for (w = 1; w <= m->nworkers; w++) {
     const char *state = m->failed[w] ? "failed" : m->bye[w] ? "bye" : "alive";
     double speed = sched_worker_speed(m->sched, (uint32_t)w); /* bytes/ns == GB/s */
     char sp[32];
     if (speed > 0) snprintf(sp, sizeof sp, "%.3f", speed);
     else snprintf(sp, sizeof sp, "-");
-    sb_printf(&b, "%8d  %-6s  %13.1f  %10s  %13zu\n", w, state,
-              (double)(now - m->last_heard[w]) / 1e6, sp, dred_chan_pending_to(&m->chan, w));
+    sb_printf(&b, "%8d  %-6s  %13.1f  %10s  %4s\n", w, state,
+              (double)(now - m->last_heard[w]) / 1e6, sp,
+              dred_net_connected(&m->net, w) ? "up" : "down");
   }
   if (b.oom) {
     free(b.p);

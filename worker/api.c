@@ -92,10 +92,11 @@ int dred_init(int *argc, char ***argv) {
       if (sigaction(sigs[i], NULL, &sa) == 0 && sa.sa_handler == SIG_DFL) signal(sigs[i], SIG_IGN);
   }
 
-  /* The same collective sequence runs in dred-master (master/main.c). */
-  MPI_Comm_dup(MPI_COMM_WORLD, &rt->priv);
-  MPI_Comm_set_errhandler(rt->priv, MPI_ERRORS_RETURN);
-  MPI_Comm_split(MPI_COMM_WORLD, 1, rt->world_rank, &rt->comm);
+  /* The same start-up runs in dred-master (common/mpi/boot.c). */
+  if (uv_loop_init(&rt->loop) != 0) return DRED_ERR_INTERNAL;
+  if ((rc = dred_boot_start(&rt->boot, 0, &rt->net, &rt->loop)) != DRED_OK) return rc;
+  rt->priv = rt->boot.priv;
+  rt->comm = rt->boot.comm;
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &rt->comm_keyval, NULL);
   if ((rc = dred_dp_init(rt)) != DRED_OK) return rc;
   if ((rc = dred_repl_init(rt)) != DRED_OK) return rc;
@@ -139,7 +140,7 @@ int dred_finalize(void) {
   uv_mutex_lock(&rt->lock);
   rt->bye_requested = 1;
   uv_mutex_unlock(&rt->lock);
-  dred_poller_kick(&rt->poller);
+  uv_async_send(&rt->wake);
   dred_rt_stop(rt); /* returns after SHUTDOWN, or once the master is declared lost */
   g_state = API_FINALIZED;
   dred_repl_close(rt);
@@ -279,7 +280,7 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   dred_rt_insert(rt, in);
   dred_queue_insert_tail(&rt->submitq, &in->qlink);
   uv_mutex_unlock(&rt->lock);
-  dred_poller_kick(&rt->poller);
+  uv_async_send(&rt->wake);
   return DRED_OK;
 
 fail:

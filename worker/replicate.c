@@ -15,7 +15,7 @@
  * executor writes its result elsewhere and then drops its hold on the snapshot.
  * A neighbour on the same node reads the snapshot straight from the member's segment
  * (a REPLICA header on the control channel says where) and answers REPLICA_ACK when its
- * copy is written; a neighbour elsewhere gets the bytes on DRED_CHAN_DATA_TAG.  Keeping
+ * copy is written; a neighbour elsewhere gets the bytes on DRED_MPI_REPLICA_TAG.  Keeping
  * large worker-to-worker transfers in shared memory matters: UCX's CMA transport aborts a
  * process whose peer dies in the middle of a transfer.  The snapshot is freed once every
  * copy is taken, so the member's future never waits for replica I/O.  A member that dies
@@ -191,14 +191,14 @@ static int send_copy(dred_rt_t *rt, snapshot_t *sn, uint32_t w) {
   h.u.replica.member = sn->member;
   h.u.replica.len = sn->len;
   h.u.replica.pool_off = shm ? sn->pool_off : -1;
-  if (dred_chan_send(&rt->chan, (int)w, &h, NULL) != 0) return -1;
+  if (dred_net_send(&rt->net, (int)w, &h, NULL) != 0) return -1;
   if (shm) {
     sn->waiting[sn->nwaiting++] = w;
     sn->refs++;
     return 0;
   }
   if ((op = calloc(1, sizeof *op)) == NULL ||
-      MPI_Isend(sn->p, (int)sn->len, MPI_BYTE, (int)w, DRED_CHAN_DATA_TAG, rt->priv, &op->req) !=
+      MPI_Isend(sn->p, (int)sn->len, MPI_BYTE, (int)w, DRED_MPI_REPLICA_TAG, rt->priv, &op->req) !=
           MPI_SUCCESS) {
     DRED_WARN("cannot send a replica to worker %u", w);
     free(op);
@@ -353,7 +353,7 @@ void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m) {
     /* Still consume the payload so the data tag stays in step. */
     {
       MPI_Message mm;
-      MPI_Mprobe(src, DRED_CHAN_DATA_TAG, rt->priv, &mm, MPI_STATUS_IGNORE);
+      MPI_Mprobe(src, DRED_MPI_REPLICA_TAG, rt->priv, &mm, MPI_STATUS_IGNORE);
       MPI_Mrecv(NULL, 0, MPI_BYTE, &mm, MPI_STATUS_IGNORE);
     }
     return;
@@ -364,7 +364,7 @@ void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m) {
   op->tag = m->u.replica.tag;
   op->member = m->u.replica.member;
   op->len = len;
-  if (MPI_Irecv(op->buf, (int)len, MPI_BYTE, src, DRED_CHAN_DATA_TAG, rt->priv, &op->req) !=
+  if (MPI_Irecv(op->buf, (int)len, MPI_BYTE, src, DRED_MPI_REPLICA_TAG, rt->priv, &op->req) !=
       MPI_SUCCESS) {
     DRED_ERROR("MPI_Irecv of a replica from worker %d failed", src);
     free(op->buf);
@@ -389,7 +389,7 @@ static void neighbour_put_done(void *arg, int status) {
     a.u.replica.tag = io->tag;
     a.u.replica.member = io->member;
     a.u.replica.pool_off = io->ack_off;
-    if (!io->rt->failed[io->ack_to]) dred_chan_send(&io->rt->chan, io->ack_to, &a, NULL);
+    if (!io->rt->failed[io->ack_to]) dred_net_send(&io->rt->net, io->ack_to, &a, NULL);
   } else {
     free(io->buf);
   }
@@ -414,7 +414,7 @@ static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m) {
     proto_msg_t a = *m; /* let the member free its snapshot anyway */
     DRED_ERROR("cannot take a shared-memory replica from worker %d", src);
     a.type = PROTO_REPLICA_ACK;
-    dred_chan_send(&rt->chan, src, &a, NULL);
+    dred_net_send(&rt->net, src, &a, NULL);
     return;
   }
   MPI_Win_sync(rt->swin);
@@ -658,7 +658,7 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
   rt->failed[w] = 1;
   rt->nfailed++;
   DRED_WARN("dred-master reports worker %u failed", w);
-  dred_chan_forget(&rt->chan, (int)w);
+  dred_net_drop(&rt->net, (int)w);
   DRED_QUEUE_FOREACH_SAFE(q, n, &rt->repl_ops) {
     repl_op_t *op = DRED_QUEUE_DATA(q, repl_op_t, link);
     if (op->peer != (int)w) continue;

@@ -1,15 +1,21 @@
 /*
  * runtime.c -- libdred's runtime thread.
  *
- * One thread per process owns all of dred's MPI traffic.  Its loop:
- *   1. run due libuv timers (the master watchdog) without blocking;
- *   2. take new reductions handed over by application threads (submitq): prepare the
+ * One thread per process runs a libuv loop that sleeps in epoll until something happens:
+ * a control message on a link (common/net.h), the master's link closing, the watchdog
+ * timer, or an application thread's uv_async_send after it queued a reduction.  After
+ * every wake-up the `turn` check handle does one turn of work:
+ *   1. take new reductions handed over by application threads (submitq): prepare the
  *      accumulator, define the group to the master once, send READY;
- *   3. receive control messages (TASK, END, PING, SHUTDOWN, ...);
- *   4. advance the head task by one time slice (dataplane.c), report DONE when finished;
- *   5. sleep with adaptive back-off if none of that found work (common/poller.h).
+ *   2. take control messages (TASK, END, PING, SHUTDOWN, ...);
+ *   3. advance the head task by one time slice (dataplane.c), report DONE when finished;
+ *   4. move replica transfers along (replicate.c).
+ * While a task runs the idle handle keeps the loop from sleeping; while only MPI
+ * transfers are pending (replica copies to another node) a 1 ms timer polls them.  With
+ * nothing in flight the thread costs no CPU and calls no MPI function, so it never waits
+ * for MPICH's lock while the application sits in a blocking MPI call.
  * Futures complete here when the master's END arrives.  The loop ends after SHUTDOWN
- * (everyone said BYE) or when the master is declared lost.
+ * (everyone said BYE) or when the master is lost.
  */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include <pthread.h>
@@ -74,7 +80,7 @@ void dred_rt_inst_maybe_finish(dred_rt_t *rt, dred_inst_t *in) {
 }
 
 static void send_to_master(dred_rt_t *rt, const proto_msg_t *m, const uint32_t *workers) {
-  if (dred_chan_send(&rt->chan, 0, m, workers) != 0)
+  if (dred_net_send(&rt->net, 0, m, workers) != 0)
     DRED_ERROR("could not send %s to dred-master", proto_type_name(m->type));
 }
 
@@ -238,12 +244,19 @@ static int recv_messages(dred_rt_t *rt) {
   int src, n, got = 0;
 
   for (n = 0; n < RECV_BATCH; n++) {
-    int rc = dred_chan_recv(&rt->chan, &src, &m);
+    int rc = dred_net_recv(&rt->net, &src, &m);
     if (rc == 0) break;
-    /* A ping is not work: counting it would reset the back-off twice a second and keep
-     * an idle process polling at the busy rate. */
-    if (rc < 0 || m.type != PROTO_PING) got++;
-    if (rc < 0) continue;
+    got++;
+    if (rc == DRED_NET_LOST) {
+      /* The master's link, before SHUTDOWN: the master process is gone -- every reduction
+       * ends now with DRED_ERR_MASTER_LOST instead of after the watchdog's timeout.  A
+       * peer's: the master says whether it failed (FAILED), so nothing to do here. */
+      if (src == 0 && !rt->shutdown && !rt->dead) {
+        DRED_ERROR("the control link to dred-master closed: master lost");
+        dred_rt_fail_everything(rt, DRED_ERR_MASTER_LOST);
+      }
+      continue;
+    }
     if (src != 0) {
       if (m.type == PROTO_REPLICA)
         dred_repl_on_header(rt, src, &m);
@@ -388,26 +401,44 @@ static void maybe_bye(dred_rt_t *rt) {
   rt->bye_sent = 1;
 }
 
+static void noop_idle(uv_idle_t *h) { (void)h; }
+static void noop_async(uv_async_t *h) { (void)h; }
+
+static void on_mpi_poll(uv_timer_t *t) { (void)t; } /* the turn after it polls */
+
+/* One turn of work after every wake-up of the loop (see the comment at the top). */
+static void on_turn(uv_check_t *h) {
+  dred_rt_t *rt = h->data;
+  int busy, mpi_wait, stop;
+  drain_submissions(rt);
+  recv_messages(rt);
+  run_tasks(rt);
+  dred_repl_progress(rt);
+  maybe_bye(rt);
+  uv_mutex_lock(&rt->lock);
+  stop = (rt->shutdown && rt->net.writes == 0) || (rt->dead && rt->bye_requested);
+  busy = !dred_queue_empty(&rt->tasks) || !dred_queue_empty(&rt->submitq);
+  uv_mutex_unlock(&rt->lock);
+  if (stop) {
+    uv_stop(&rt->loop);
+    return;
+  }
+  busy = busy || !dred_queue_empty(&rt->net.inbox) || rt->parked_retry;
+  mpi_wait = !dred_queue_empty(&rt->repl_ops) || !dred_queue_empty(&rt->parked);
+  if (busy) uv_idle_start(&rt->spin, noop_idle);
+  else uv_idle_stop(&rt->spin);
+  if (!busy && mpi_wait) {
+    if (!uv_is_active((uv_handle_t *)&rt->mpi_poll)) uv_timer_start(&rt->mpi_poll, on_mpi_poll, 1, 1);
+  } else {
+    uv_timer_stop(&rt->mpi_poll);
+  }
+}
+
+
 static void rt_main(void *arg) {
   dred_rt_t *rt = arg;
   pthread_setname_np(pthread_self(), "dred-runtime"); /* for top -H, perf, gdb */
-  for (;;) {
-    int work = 0, in_flight, stop;
-    uv_run(&rt->loop, UV_RUN_NOWAIT);
-    work += drain_submissions(rt);
-    work += recv_messages(rt);
-    dred_chan_progress(&rt->chan); /* completed sends are bookkeeping, not work */
-    work += run_tasks(rt);
-    work += dred_repl_progress(rt);
-    maybe_bye(rt);
-    uv_mutex_lock(&rt->lock);
-    in_flight = rt->ninst > 0 || !dred_queue_empty(&rt->tasks) || rt->bye_requested ||
-                !dred_queue_empty(&rt->repl_ops);
-    stop = (rt->shutdown && rt->chan.nsends == 0) || (rt->dead && rt->bye_requested);
-    uv_mutex_unlock(&rt->lock);
-    if (stop) break;
-    dred_poller_wait(&rt->poller, work, in_flight);
-  }
+  uv_run(&rt->loop, UV_RUN_DEFAULT);
 }
 
 int dred_rt_start(dred_rt_t *rt) {
@@ -421,12 +452,14 @@ int dred_rt_start(dred_rt_t *rt) {
   dred_queue_init(&rt->parked);
   if ((rt->failed = calloc((size_t)rt->world_size, 1)) == NULL) return DRED_ERR_NOMEM;
   if ((rc = uv_mutex_init(&rt->lock)) != 0) return DRED_ERR_INTERNAL;
-  if (uv_loop_init(&rt->loop) != 0) return DRED_ERR_INTERNAL;
-  if (dred_poller_init(&rt->poller, rt->cfg.poll_min_us * 1000u, rt->cfg.poll_max_us * 1000u,
-                       rt->cfg.poll_idle_us * 1000u, 100000000ull) != 0)
+  rt->net.data = rt;
+  if (uv_async_init(&rt->loop, &rt->wake, noop_async) != 0 ||
+      uv_check_init(&rt->loop, &rt->turn) != 0 || uv_idle_init(&rt->loop, &rt->spin) != 0 ||
+      uv_timer_init(&rt->loop, &rt->mpi_poll) != 0 || uv_timer_init(&rt->loop, &rt->watch_timer) != 0)
     return DRED_ERR_INTERNAL;
-  if (dred_chan_init(&rt->chan, rt->priv) != 0) return DRED_ERR_NOMEM;
-  uv_timer_init(&rt->loop, &rt->watch_timer);
+  rt->turn.data = rt;
+  uv_check_start(&rt->turn, on_turn);
+  uv_idle_start(&rt->spin, noop_idle); /* a first turn at once */
   rt->watch_timer.data = rt;
   rt->last_master_ns = uv_hrtime();
   uv_timer_start(&rt->watch_timer, on_watch, rt->cfg.heartbeat_ms, rt->cfg.heartbeat_ms);
@@ -442,8 +475,12 @@ static void close_cb(uv_handle_t *h) { (void)h; }
 void dred_rt_stop(dred_rt_t *rt) {
   uv_thread_join(&rt->thread);
   uv_close((uv_handle_t *)&rt->watch_timer, close_cb);
+  uv_close((uv_handle_t *)&rt->wake, close_cb);
+  uv_close((uv_handle_t *)&rt->turn, close_cb);
+  uv_close((uv_handle_t *)&rt->spin, close_cb);
+  uv_close((uv_handle_t *)&rt->mpi_poll, close_cb);
+  dred_net_close(&rt->net);
   uv_run(&rt->loop, UV_RUN_DEFAULT);
   uv_loop_close(&rt->loop);
-  dred_chan_close(&rt->chan);
-  dred_poller_close(&rt->poller);
+  dred_boot_finish(&rt->boot);
 }

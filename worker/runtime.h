@@ -3,8 +3,8 @@
  *
  * One dred_rt_t per process.  Application threads touch only what `lock` protects (the
  * instance table, the submission queue, the group table); everything else -- MPI traffic,
- * tasks, buffers -- belongs to the runtime thread (runtime.c), which runs a libuv loop for
- * its timers plus a poll of MPI with adaptive back-off (common/poller.h).
+ * tasks, buffers -- belongs to the runtime thread (runtime.c), which sleeps in its libuv
+ * loop until a control link, a timer or an application thread (uv_async) wakes it.
  *
  *   api.c        public functions: argument checks, then hand-off to the runtime
  *   future.c     futures (mutex + condition variable, two references)
@@ -23,8 +23,8 @@
 #include <uv.h>
 
 #include "../common/config.h"
-#include "../common/mpi/chan.h"
-#include "../common/poller.h"
+#include "../common/mpi/boot.h"
+#include "../common/net.h"
 #include "../common/pool.h"
 #include "../common/queue.h"
 #include "../common/segment.h"
@@ -201,10 +201,14 @@ typedef struct dred_rt {
 
   /* runtime thread only */
   uv_thread_t thread;
-  uv_loop_t loop;
+  uv_loop_t loop;      /* initialised in dred_init, run by the runtime thread */
   uv_timer_t watch_timer;
-  dred_poller_t poller;
-  dred_chan_t chan;
+  dred_boot_t boot;    /* the shared start-up (common/mpi/boot.h)             */
+  dred_net_t net;      /* control links: the master, node and job peers       */
+  uv_async_t wake;     /* application threads: "look at the submission queue" */
+  uv_check_t turn;     /* after each wake-up: one turn of work (runtime.c)    */
+  uv_idle_t spin;      /* active while a task runs: the loop does not sleep   */
+  uv_timer_t mpi_poll; /* while only MPI transfers are pending: a 1 ms poll   */
   dred_queue_t tasks;  /* FIFO; the head runs */
   uint64_t last_master_ns;
   int bye_sent;

@@ -4,9 +4,10 @@
  *   dredrun -n P mpi_hostile [-m offset|len|owner|addr] [-r ROUNDS]
  *
  * Member 1 (of dred_comm()) rewrites the READY and DONE messages its own libdred sends to
- * dred-master, through MPI's profiling interface: this program defines MPI_Isend, which
- * the statically linked libdred calls, decodes each control message with dred's own codec,
- * corrupts the buffer reference and re-encodes it before PMPI_Isend.  The corruptions:
+ * dred-master: this program defines uv_write, which the statically linked libdred's
+ * control links (common/net.c) call, decodes each frame with dred's own codec, corrupts
+ * the buffer reference and re-encodes it before handing it to libuv's uv_write.  The
+ * corruptions:
  *   offset  pool offset (and address, consistently) moved one pool size ahead: into the
  *           next process's segment -- the review's attack, which made the root return
  *           DRED_OK with another process's data;
@@ -24,13 +25,16 @@
  * nothing), so the test fails before the segment checks existed either way: wrong data,
  * a crash in the combine, or no refusal.
  */
+#define _GNU_SOURCE /* RTLD_NEXT */
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "../../common/mpi/chan.h"
+#include <uv.h>
+
 #include "../../common/proto.h"
 #include "mpitest.h"
 
@@ -59,19 +63,24 @@ static void corrupt(proto_buf_t *b) {
   }
 }
 
-int MPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-              MPI_Request *req) {
+typedef int (*uv_write_fn)(uv_write_t *, uv_stream_t *, const uv_buf_t[], unsigned int,
+                          uv_write_cb);
+
+int uv_write(uv_write_t *req, uv_stream_t *handle, const uv_buf_t bufs[], unsigned int nbufs,
+             uv_write_cb cb) {
+  static uv_write_fn real;
   proto_msg_t m;
   int replica_mode = !strcmp(g_mode, "replica");
-  if (g_world_rank >= 0 && g_world_rank == g_hostile_world && tag == DRED_CHAN_TAG &&
-      dt == MPI_BYTE && count > 0 && proto_decode(buf, (size_t)count, &m) == 0) {
+  if (real == NULL) real = (uv_write_fn)dlsym(RTLD_NEXT, "uv_write");
+  if (g_world_rank >= 0 && g_world_rank == g_hostile_world && nbufs == 1 &&
+      proto_decode((const uint8_t *)bufs[0].base, bufs[0].len, &m) == 0) {
     uint8_t *out = g_ring[g_next % RING];
     int touched = 0;
     size_t n;
-    if (!replica_mode && dest == 0 && m.type == PROTO_READY) {
+    if (!replica_mode && m.type == PROTO_READY) {
       corrupt(&m.u.ready.buf);
       touched = 1;
-    } else if (!replica_mode && dest == 0 && m.type == PROTO_DONE) {
+    } else if (!replica_mode && m.type == PROTO_DONE) {
       corrupt(&m.u.done.buf);
       touched = 1;
     } else if (replica_mode && m.type == PROTO_REPLICA && m.u.replica.pool_off >= 0) {
@@ -79,12 +88,13 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MP
       touched = 1;
     }
     if (touched && (n = proto_encode(&m, NULL, out, sizeof g_ring[0])) > 0) {
+      uv_buf_t nb = uv_buf_init((char *)out, (unsigned)n);
       g_next++;
-      g_corrupted++;
-      return PMPI_Isend(out, (int)n, MPI_BYTE, dest, tag, comm, req);
+      __atomic_add_fetch(&g_corrupted, 1, __ATOMIC_RELAXED);
+      return real(req, handle, &nb, 1, cb);
     }
   }
-  return PMPI_Isend(buf, count, dt, dest, tag, comm, req);
+  return real(req, handle, bufs, nbufs, cb);
 }
 
 int main(int argc, char **argv) {

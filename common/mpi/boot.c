@@ -1,0 +1,134 @@
+/*
+ * boot.c -- the collective start-up of boot.h, shared by dred-master and libdred.
+ */
+#include "boot.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../worker/dred_status.h"
+#include "../log.h"
+
+#define JOB_ID_BYTES 8
+
+typedef struct {
+  int32_t node;
+  char unix_addr[DRED_NET_ADDR_MAX];
+  char tcp_addr[DRED_NET_ADDR_MAX];
+} boot_rec_t;
+
+/* Our control directory: private to us (0700, ours, a real directory).  Every process
+ * of the job on this node makes or finds it; a directory someone else made is refused. */
+static int make_dir(const char *dir) {
+  struct stat st;
+  if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+    DRED_ERROR("cannot create the control directory %s: %s", dir, strerror(errno));
+    return DRED_ERR_INTERNAL;
+  }
+  if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+      (st.st_mode & 077) != 0) {
+    DRED_ERROR("control directory %s is not a private directory of this user: refused", dir);
+    return DRED_ERR_INTERNAL;
+  }
+  return DRED_OK;
+}
+
+int dred_boot_start(dred_boot_t *b, int is_master, dred_net_t *net, uv_loop_t *loop) {
+  uint8_t secret[DRED_NET_TOKEN_BYTES + JOB_ID_BYTES];
+  char hex[2 * JOB_ID_BYTES + 1], host[256];
+  const char *tmp = getenv("TMPDIR");
+  boot_rec_t mine, *all = NULL;
+  MPI_Comm node;
+  int nsize = 0, zero = 0, leader = 0, i, rc;
+  size_t hlen = sizeof host;
+  MPI_Group ng, wg;
+
+  memset(b, 0, sizeof *b);
+  MPI_Comm_rank(MPI_COMM_WORLD, &b->rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &b->size);
+  MPI_Comm_dup(MPI_COMM_WORLD, &b->priv);
+  MPI_Comm_set_errhandler(b->priv, MPI_ERRORS_RETURN);
+  MPI_Comm_split(MPI_COMM_WORLD, is_master ? MPI_UNDEFINED : 1, b->rank, &b->comm);
+
+  /* Who shares a node with whom: the node is named by its lowest world rank. */
+  MPI_Comm_split_type(b->priv, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_size(node, &nsize);
+  MPI_Comm_group(node, &ng);
+  MPI_Comm_group(b->priv, &wg);
+  MPI_Group_translate_ranks(ng, 1, &zero, wg, &leader);
+  MPI_Group_free(&ng);
+  MPI_Group_free(&wg);
+  MPI_Comm_free(&node);
+
+  /* The token admits links; the job id names the directory (never the token: /tmp names
+   * are public). */
+  if (b->rank == 0 && (dred_net_token_new(secret) != 0 ||
+                       uv_random(NULL, NULL, secret + DRED_NET_TOKEN_BYTES, JOB_ID_BYTES, 0, NULL) != 0))
+    memset(secret, 0, sizeof secret); /* caught below: every process gets the same zeros */
+  MPI_Bcast(secret, (int)sizeof secret, MPI_BYTE, 0, b->priv);
+  for (i = 0; i < JOB_ID_BYTES; i++)
+    snprintf(hex + 2 * i, 3, "%02x", secret[DRED_NET_TOKEN_BYTES + i]);
+  snprintf(b->dir, sizeof b->dir, "%.60s/dred-ctl-%ld-%s", tmp != NULL && tmp[0] == '/' ? tmp : "/tmp",
+           (long)getuid(), hex);
+  snprintf(b->sock, sizeof b->sock, "%s/%d.sock", b->dir, b->rank);
+
+  memset(&mine, 0, sizeof mine);
+  mine.node = leader;
+  rc = make_dir(b->dir);
+  if (rc == DRED_OK) rc = dred_net_init(net, loop, b->rank, b->size, secret);
+  if (rc == DRED_OK) {
+    /* TCP only if the job spans nodes; single-node jobs open no port. */
+    int local = 0, spans = 0;
+    local = nsize < b->size;
+    MPI_Allreduce(&local, &spans, 1, MPI_INT, MPI_MAX, b->priv);
+    b->multinode = spans;
+    if (spans && uv_os_gethostname(host, &hlen) != 0) snprintf(host, sizeof host, "localhost");
+    if (dred_net_listen(net, b->sock, spans ? host : NULL, mine.unix_addr, mine.tcp_addr) != 0)
+      rc = DRED_ERR_INTERNAL;
+  } else {
+    int local = 0, spans = 0;
+    MPI_Allreduce(&local, &spans, 1, MPI_INT, MPI_MAX, b->priv); /* keep the sequence */
+  }
+  /* everyone's addresses, and whether everyone got this far */
+  if ((all = calloc((size_t)b->size, sizeof *all)) == NULL) rc = DRED_ERR_NOMEM;
+  {
+    int bad = rc != DRED_OK, anybad = 0;
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, b->priv);
+    if (anybad) {
+      if (rc == DRED_OK) DRED_ERROR("another process of the job could not set up its control socket");
+      free(all);
+      return rc != DRED_OK ? rc : DRED_ERR_INTERNAL;
+    }
+  }
+  MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, b->priv);
+  if ((b->node = calloc((size_t)b->size, sizeof *b->node)) == NULL) {
+    free(all);
+    return DRED_ERR_NOMEM;
+  }
+  for (i = 0; i < b->size; i++) {
+    all[i].unix_addr[DRED_NET_ADDR_MAX - 1] = all[i].tcp_addr[DRED_NET_ADDR_MAX - 1] = '\0';
+    b->node[i] = all[i].node;
+    if (i == b->rank) continue;
+    dred_net_set_addr(net, i, all[i].node == leader ? all[i].unix_addr : all[i].tcp_addr);
+  }
+  free(all);
+  memset(secret, 0, sizeof secret);
+  /* A worker opens its link to the master now: the master learns of a worker that dies
+   * from here on by its link closing. */
+  if (!is_master && dred_net_connect(net, 0, net->book[0]) != 0) {
+    DRED_ERROR("cannot connect to dred-master at '%s'", net->book[0]);
+    return DRED_ERR_INTERNAL;
+  }
+  return DRED_OK;
+}
+
+void dred_boot_finish(dred_boot_t *b) {
+  if (b->sock[0] != '\0') (void)unlink(b->sock);
+  if (b->dir[0] != '\0') (void)rmdir(b->dir); /* fails until the last process left: fine */
+  free(b->node);
+  b->node = NULL;
+}
