@@ -33,11 +33,13 @@ has() { [ "$1" -eq "$2" ] && printf '%s\n' "$3" | grep -q -- "$4"; }
 
 tmp="$(mktemp -d /tmp/dredstat-test.XXXXXX)"
 bgpid=""
+ubin=""   # a copy of dredstat an unprivileged user can run (root only)
 cleanup() {
   if [ -n "$bgpid" ] && kill -0 "$bgpid" 2>/dev/null; then
     kill "$bgpid" 2>/dev/null; sleep 1; kill -9 "$bgpid" 2>/dev/null
   fi
   rm -rf "$tmp"
+  if [ -n "$ubin" ]; then rm -rf "$ubin"; fi
 }
 trap cleanup EXIT
 
@@ -120,15 +122,27 @@ check "the journal was not modified (read-only)" test "$(sha256sum "$J" | cut -d
 rodir="$tmp/ro"
 mkdir "$rodir" && cp "$J" "$rodir/journal.db" && chmod 644 "$rodir/journal.db" && chmod 555 "$rodir"
 as_user=()
+ro_dredstat="$dredstat"
+skip_why="no unprivileged user"
 if [ "$(id -u)" = 0 ]; then  # root ignores directory modes: read as an unprivileged user
   if command -v runuser >/dev/null && id nobody >/dev/null 2>&1; then
-    chmod 711 "$tmp"; as_user=(runuser -u nobody --)
+    # nobody may not reach the build tree (a clone in a 0700 directory such as mktemp -d or
+    # /root): run a copy of dredstat from a directory of its own that nobody can enter.
+    ubin="$(mktemp -d /tmp/dredstat-bin.XXXXXX)"
+    chmod 755 "$ubin" && cp "$dredstat" "$ubin/dredstat" && chmod 755 "$ubin/dredstat"
+    ro_dredstat="$ubin/dredstat"
+    chmod 711 "$tmp"
+    if runuser -u nobody -- test -x "$ro_dredstat" -a -r "$rodir/journal.db"; then
+      as_user=(runuser -u nobody --)
+    else
+      skip_why="nobody cannot run $ro_dredstat or read $rodir/journal.db"
+    fi
   fi
 fi
 if [ "$(id -u)" = 0 ] && [ ${#as_user[@]} -eq 0 ]; then
-  echo "  skip  summary of a journal in a read-only directory (no unprivileged user)"
+  echo "  skip  summary of a journal in a read-only directory ($skip_why)"
 else
-  out="$(${as_user[@]+"${as_user[@]}"} timeout 30 "$dredstat" summary "$rodir/journal.db" 2>&1)"; rc=$?
+  out="$(${as_user[@]+"${as_user[@]}"} timeout 30 "$ro_dredstat" summary "$rodir/journal.db" 2>&1)"; rc=$?
   if has "$rc" 0 "$out" "$nred reductions"; then ok "summary of a journal in a read-only directory"; else
     bad "summary of a journal in a read-only directory" "rc=$rc: $(printf '%s' "$out" | head -2)"; fi
 fi
