@@ -196,6 +196,7 @@ fuzz:
 
 tools-test: all
 	@BUILD=$(BUILD) bash tests/tools/test-dredstat.sh
+	@BUILD=$(BUILD) bash tests/tools/test-settings.sh
 
 deploy-test: $(DREDRUN) $(LAUNCH)
 	@bash tests/deploy/check-deploy.sh
