@@ -31,9 +31,10 @@ static void usage(FILE *out) {
           "  --fail-timeout-ms N   silence before a worker is declared failed\n"
           "                        (DRED_FAIL_TIMEOUT_MS, default 5000)\n"
           "  --policy P            executor choice: predict | last | first (DRED_POLICY)\n"
-          "  --journal PATH        SQLite journal (DRED_JOURNAL, default <storage>/journal.db)\n"
+          "  --journal PATH        SQLite journal (DRED_JOURNAL, default <storage>/job-<id>/journal.db)\n"
           "  --no-journal          do not journal\n"
-          "  --storage DIR         storage directory (DRED_STORAGE_DIR)\n"
+          "  --storage DIR         storage directory (DRED_STORAGE_DIR): private (0700, yours),\n"
+          "                        one job-<id> subdirectory per job\n"
           "  -h, --help            this text\n");
 }
 
