@@ -156,14 +156,14 @@ fi
 chmod 700 "$rodir"
 
 # status against a live master
-echo "test-dredstat: job 2 (app sleeps 6 s inside; dredstat status during it)"
+echo "test-dredstat: job 2 (app sleeps 12 s inside; dredstat status during it)"
 st2="$tmp/st2"
 mkdir -m 700 "$st2"
 # A stale socket (bound, never unlinked) from a "dead master": dredstat must say so.
 python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.close()' "$st2/dred-master.sock"
 out="$(timeout 10 "$dredstat" status "$st2/dred-master.sock" 2>&1)"; rc=$?
 check "status on a stale socket: exit 1, says stale" has "$rc" 1 "$out" stale
-timeout -k 5 "$JOB_TIMEOUT" "$dredrun" -s "$st2" -n 4 "$app" -c 20000 -r 2 -s 6 >"$tmp/job2.log" 2>&1 &
+timeout -k 5 "$JOB_TIMEOUT" "$dredrun" -s "$st2" -n 4 "$app" -c 20000 -r 2 -s 12 >"$tmp/job2.log" 2>&1 &
 bgpid=$!
 answered=0
 sock2=""
