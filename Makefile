@@ -44,7 +44,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi_%,$(MPI_TEST_SRC))
 MPITEST_OBJ := $(BUILD)/obj/tests/mpi/mpitest.o
 
-.PHONY: all deps run test unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench kernel-bench asan install clean
+.PHONY: fuzz fuzz-build all deps run test unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench kernel-bench asan install clean
 FAULT_APP := $(BUILD)/tests/fault_app
 TRIALS  ?= 100
 WORKERS ?= 8
@@ -163,8 +163,40 @@ faults: all $(FAULT_APP)
 	@BUILD=$(BUILD) bash tests/faults/run-faults.sh --trials $(TRIALS) --workers $(WORKERS) \
 	  --bytes $(BYTES) --mode $(MODE)
 
+# libFuzzer targets (tests/fuzz/): the control-message decoder and the scheduler, built
+# with clang -fsanitize=fuzzer,address,undefined and each run for FUZZ_SECONDS (make test:
+# 10 s each).  The corpora grow in $(BUILD)/fuzz/corpus-*/ between runs.  Without a clang
+# that has libFuzzer, say so and skip (the CMocka round trip in test_proto still runs).
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   := -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-unused-parameter \
+  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iworker
+FUZZ_BIN     := $(BUILD)/fuzz/fuzz_proto $(BUILD)/fuzz/fuzz_sched
+$(BUILD)/fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c tests/fuzz/proto_roundtrip.h common/proto.c common/proto.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_proto.c common/proto.c
+$(BUILD)/fuzz/fuzz_sched: tests/fuzz/fuzz_sched.c master/sched.c master/sched.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_sched.c master/sched.c
+fuzz-build: $(FUZZ_BIN)
+fuzz:
+	@if ! printf 'int LLVMFuzzerTestOneInput(const char *d, long n){return 0;}' | \
+	    $(FUZZ_CC) -x c -fsanitize=fuzzer -o /dev/null - 2>/dev/null; then \
+	  echo "fuzz: skipped: $(FUZZ_CC) with libFuzzer not available (apt-get install clang)"; \
+	  exit 0; fi; \
+	$(MAKE) --no-print-directory fuzz-build || exit 1; \
+	for f in $(FUZZ_BIN); do \
+	  c=$(BUILD)/fuzz/corpus-$$(basename $$f); mkdir -p $$c; \
+	  echo "fuzz: $$f for $(FUZZ_SECONDS) s"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/ \
+	    $$c >$(BUILD)/fuzz/$$(basename $$f).log 2>&1 \
+	    || { tail -40 $(BUILD)/fuzz/$$(basename $$f).log; echo "fuzz: $$f FAILED"; exit 1; }; \
+	  grep -E '^stat::number_of_executed_units' $(BUILD)/fuzz/$$(basename $$f).log | sed 's/^/  /'; \
+	done; echo "fuzz: ok"
+
 tools-test: all
 	@BUILD=$(BUILD) bash tests/tools/test-dredstat.sh
+	@BUILD=$(BUILD) bash tests/tools/test-settings.sh
 
 deploy-test: $(DREDRUN) $(LAUNCH)
 	@bash tests/deploy/check-deploy.sh
@@ -180,6 +212,7 @@ test: deps
 	@$(MAKE) --no-print-directory tools-test
 	@$(MAKE) --no-print-directory deploy-test
 	@$(MAKE) --no-print-directory man-check
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10
 
 # Unit tests run with leak checking; the MPI tests without it: MPICH/UCX leave allocations
 # of modules they unload at MPI_Finalize ("<unknown module>" frames), which LSan reports.

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "../storage/storedir.h"
+#include "../worker/dred_status.h"
 
 static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi) {
   const char *s = getenv(name);
@@ -41,14 +43,47 @@ void dred_config_load(dred_config_t *c) {
   c->finalize_timeout_s = env_u64("DRED_FINALIZE_TIMEOUT_S", 60, 1, 86400);
   s = getenv("DRED_POLICY");
   snprintf(c->policy, sizeof c->policy, "%s", (s && *s) ? s : "predict");
+  c->keep_storage = (int)env_u64("DRED_KEEP_STORAGE", 0, 0, 1);
   s = getenv("DRED_STORAGE_DIR");
-  if (s && *s)
+  if (s && *s) {
+    if (strlen(s) >= sizeof c->storage_dir) c->storage_too_long = 1;
     snprintf(c->storage_dir, sizeof c->storage_dir, "%s", s);
-  else
+  } else {
     snprintf(c->storage_dir, sizeof c->storage_dir, "/tmp/dred-%ld", (long)getuid());
+  }
   s = getenv("DRED_JOURNAL");
-  if (s && *s)
+  if (s && *s) {
+    if (strlen(s) >= sizeof c->journal) c->storage_too_long = 1;
     snprintf(c->journal, sizeof c->journal, "%s", s);
-  else
-    snprintf(c->journal, sizeof c->journal, "%.480s/journal.db", c->storage_dir);
+  }
+}
+
+int dred_config_check(const dred_config_t *c, int role, uint64_t master_heartbeat_ms, char *why,
+                      size_t cap) {
+#define CHECK_FAIL(...) (snprintf(why, cap, __VA_ARGS__), DRED_ERR_ARG)
+  if (cap > 0) *why = '\0';
+  if (c->storage_too_long || strlen(c->storage_dir) > DRED_STOREDIR_MAX)
+    return CHECK_FAIL("DRED_STORAGE_DIR (or --storage) is longer than %d bytes",
+                      DRED_STOREDIR_MAX);
+  if (role == DRED_CONFIG_MASTER) {
+    if (strcmp(c->policy, "predict") != 0 && strcmp(c->policy, "last") != 0 &&
+        strcmp(c->policy, "first") != 0)
+      return CHECK_FAIL("DRED_POLICY (or --policy) '%s' is not predict, last or first",
+                        c->policy);
+    if (2 * c->heartbeat_ms > c->fail_timeout_ms)
+      return CHECK_FAIL("DRED_HEARTBEAT_MS (or --heartbeat-ms) %llu must be at most half of "
+                        "DRED_FAIL_TIMEOUT_MS (or --fail-timeout-ms) %llu, else live workers "
+                        "are declared failed",
+                        (unsigned long long)c->heartbeat_ms,
+                        (unsigned long long)c->fail_timeout_ms);
+  } else {
+    if (2 * master_heartbeat_ms > c->master_timeout_ms)
+      return CHECK_FAIL("DRED_MASTER_TIMEOUT_MS %llu must be at least twice dred-master's "
+                        "heartbeat interval (DRED_HEARTBEAT_MS or --heartbeat-ms) %llu, else "
+                        "every worker declares the master lost",
+                        (unsigned long long)c->master_timeout_ms,
+                        (unsigned long long)master_heartbeat_ms);
+  }
+  return 0;
+#undef CHECK_FAIL
 }

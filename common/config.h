@@ -7,6 +7,7 @@
 #ifndef DRED_CONFIG_H
 #define DRED_CONFIG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct {
@@ -24,11 +25,30 @@ typedef struct {
   uint64_t finalize_timeout_s; /* DRED_FINALIZE_TIMEOUT_S bound on the collective shutdown (60) */
   int shm;                   /* DRED_SHM              0 forces RMA even on one node (1)    */
   char policy[16];           /* DRED_POLICY           predict | last | first (predict)     */
-  char storage_dir[512];     /* DRED_STORAGE_DIR      replicas and journal (/tmp/dred-$USER) */
-  char journal[512];         /* DRED_JOURNAL          master journal path (<storage>/journal.db) */
+  char storage_dir[512];     /* DRED_STORAGE_DIR      base directory (/tmp/dred-<uid>); each job
+                                uses <storage_dir>/job-<id> (storage/storedir.h)      */
+  char journal[512];         /* DRED_JOURNAL          master journal path ("": the default,
+                                <job directory>/journal.db)                          */
+  int keep_storage;          /* DRED_KEEP_STORAGE     1: leave the job's stores and directory
+                                after a clean finalize (0)                            */
+  int storage_too_long;      /* DRED_STORAGE_DIR / DRED_JOURNAL did not fit: refused by
+                                dred_config_check, never used cut short              */
 } dred_config_t;
 
 /* Fill `c` from the environment.  Bad values are logged and replaced by the default. */
 void dred_config_load(dred_config_t *c);
+
+/* Cross-check settings that are each valid alone but not together.  `role` says whose
+ * settings these are: DRED_CONFIG_MASTER checks the policy name and the heartbeat against
+ * the fail timeout; DRED_CONFIG_WORKER checks DRED_MASTER_TIMEOUT_MS against
+ * `master_heartbeat_ms` (the interval the master announced at init: its flags may
+ * override the environment).  Both
+ * check the storage paths' lengths.  Returns 0, or DRED_ERR_ARG with a sentence naming the
+ * setting(s) in `why` (`cap` bytes).  A heartbeat must fit twice in a timeout: one late
+ * ping must not fail a live process. */
+#define DRED_CONFIG_MASTER 0
+#define DRED_CONFIG_WORKER 1
+int dred_config_check(const dred_config_t *c, int role, uint64_t master_heartbeat_ms, char *why,
+                      size_t cap);
 
 #endif /* DRED_CONFIG_H */

@@ -3,7 +3,7 @@
 # Installs what is missing when run as root (or with sudo available); otherwise prints the
 # exact command to run.  Used by `make run`, `make test` and deploy/ on Debian/Ubuntu.
 set -euo pipefail
-pkgs=(mpich libmpich-dev libuv1-dev libsqlite3-dev libcmocka-dev pkg-config gnuplot-nox stress-ng shellcheck python3 groff-base file sqlite3)
+pkgs=(mpich libmpich-dev libuv1-dev libsqlite3-dev libcmocka-dev pkg-config gnuplot-nox stress-ng shellcheck python3 groff-base file sqlite3 clang)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -21,7 +21,9 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../common/mpi/jobinit.h"
 #include "../common/status.h"
+#include "../storage/storedir.h"
 #include "master.h"
 #include "status.h"
 
@@ -32,9 +34,10 @@ static void usage(FILE *out) {
           "  --fail-timeout-ms N   silence before a worker is declared failed\n"
           "                        (DRED_FAIL_TIMEOUT_MS, default 5000)\n"
           "  --policy P            executor choice: predict | last | first (DRED_POLICY)\n"
-          "  --journal PATH        SQLite journal (DRED_JOURNAL, default <storage>/journal.db)\n"
+          "  --journal PATH        SQLite journal (DRED_JOURNAL, default <storage>/job-<id>/journal.db)\n"
           "  --no-journal          do not journal\n"
-          "  --storage DIR         storage directory (DRED_STORAGE_DIR)\n"
+          "  --storage DIR         storage directory (DRED_STORAGE_DIR): private (0700, yours),\n"
+          "                        one job-<id> subdirectory per job\n"
           "  -h, --help            this text\n");
 }
 
@@ -68,14 +71,15 @@ static int parse_flags(master_t *m, int argc, char **argv, int *no_journal) {
         snprintf(m->cfg.policy, sizeof m->cfg.policy, "%s", optarg);
         break;
       case 'j':
+        if (strlen(optarg) >= sizeof m->cfg.journal) m->cfg.storage_too_long = 1;
         snprintf(m->cfg.journal, sizeof m->cfg.journal, "%s", optarg);
         break;
       case 'n':
         *no_journal = 1;
         break;
       case 's':
+        if (strlen(optarg) >= sizeof m->cfg.storage_dir) m->cfg.storage_too_long = 1;
         snprintf(m->cfg.storage_dir, sizeof m->cfg.storage_dir, "%s", optarg);
-        snprintf(m->cfg.journal, sizeof m->cfg.journal, "%.480s/journal.db", optarg);
         break;
       case 'h':
         return 1;
@@ -164,8 +168,9 @@ static void fatal_signal(int sig) {
 
 int main(int argc, char **argv) {
   master_t m;
-  int provided, rank, size, no_journal = 0, rc, flag = 0, *appnum = NULL;
-  sched_policy_t policy;
+  int provided, rank, size, no_journal = 0, rc, flag = 0, *appnum = NULL, who = 0;
+  sched_policy_t policy = SCHED_POLICY_PREDICT;
+  dred_jobinit_t ji;
 
   memset(&m, 0, sizeof m);
   /* Survive a worker's death: Hydra sends SIGUSR1 to the others, then mpiexec exits and
@@ -179,14 +184,24 @@ int main(int argc, char **argv) {
   signal(SIGINT, fatal_signal);
   dred_config_load(&m.cfg);
   rc = parse_flags(&m, argc, argv, &no_journal);
-  if (rc != 0) {
-    usage(rc > 0 ? stdout : stderr);
-    return rc > 0 ? 0 : 2;
+  if (rc > 0) {
+    usage(stdout);
+    return 0;
   }
-  if (policy_of(m.cfg.policy, &policy) != 0) {
-    fprintf(stderr, "dred-master: unknown policy '%s' (predict | last | first)\n", m.cfg.policy);
-    return 2;
+  /* A setting this master cannot run with must still fail the whole job, not just this
+   * process: the workers are already waiting in dred_init's collectives.  So the verdict
+   * is kept until MPI is up and sent to them (common/mpi/jobinit.h). */
+  memset(&ji, 0, sizeof ji);
+  ji.status = DRED_OK;
+  if (rc < 0) {
+    usage(stderr);
+    ji.status = DRED_ERR_ARG;
+    snprintf(ji.reason, sizeof ji.reason, "dred-master: bad command-line flag (see its usage)");
+  } else if (dred_config_check(&m.cfg, DRED_CONFIG_MASTER, 0, ji.reason, sizeof ji.reason) != 0 ||
+             policy_of(m.cfg.policy, &policy) != 0) {
+    ji.status = DRED_ERR_ARG;
   }
+  ji.heartbeat_ms = (uint32_t)m.cfg.heartbeat_ms;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -206,6 +221,25 @@ int main(int argc, char **argv) {
   }
   m.priv = m.boot.priv;
   m.net.data = &m;
+  if (ji.status == DRED_OK) {
+    dred_jobinit_new_id(ji.job_id, sizeof ji.job_id);
+    snprintf(m.job_id, sizeof m.job_id, "%s", ji.job_id);
+  } else {
+    DRED_ERROR("refusing to start the job: %s", ji.reason);
+  }
+  dred_jobinit_exchange(m.priv, &ji);
+  rc = dred_jobinit_agree(m.priv, ji.status, &who);
+  if (rc != DRED_OK) {
+    if (who != 0)
+      DRED_ERROR("worker %d could not start (%s; its log says why): ending the job", who,
+                 dred_status_str(rc));
+    /* Every dred_init has its status now (the collective above completed).  Give their
+     * log lines a moment, then end the job: an application that carried on regardless
+     * would wait for a master that is gone (MPI_Finalize would hang). */
+    sleep(1);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+    return 2;
+  }
   MPI_Win_create_dynamic(MPI_INFO_NULL, m.priv, &m.dwin); /* returns once workers are set up */
   m.t_start = uv_hrtime();
 
@@ -218,9 +252,14 @@ int main(int argc, char **argv) {
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
   for (rc = 1; rc <= m.nworkers; rc++) m.last_heard[rc] = m.t_start;
-  if (!no_journal) {
-    if (mkdir(m.cfg.storage_dir, 0700) != 0 && errno != EEXIST)
-      DRED_WARN("cannot create storage dir %s: %s", m.cfg.storage_dir, strerror(errno));
+  /* This job's directory (journal, status socket), private and not shared with any other
+   * job (storage/storedir.h).  Without it the job still runs, only unobserved. */
+  if (dred_storedir_job(m.cfg.storage_dir, m.job_id, m.jobdir, sizeof m.jobdir) != DRED_OK)
+    DRED_WARN("storage directory %s refused (see above): no journal unless --journal says "
+              "where, no status socket", m.cfg.storage_dir);
+  if (!no_journal && m.cfg.journal[0] == '\0' && m.jobdir[0] != '\0')
+    snprintf(m.cfg.journal, sizeof m.cfg.journal, "%.490s/journal.db", m.jobdir);
+  if (!no_journal && m.cfg.journal[0] != '\0') {
     if (dred_journal_open(m.cfg.journal, &m.journal) != DRED_OK) {
       DRED_WARN("journal %s unavailable: running without a journal", m.cfg.journal);
       m.journal = NULL;
@@ -229,6 +268,7 @@ int main(int argc, char **argv) {
       snprintf(buf, sizeof buf, "%d", m.nworkers);
       dred_journal_meta(m.journal, "workers", buf);
       dred_journal_meta(m.journal, "policy", m.cfg.policy);
+      dred_journal_meta(m.journal, "job", m.job_id);
     }
   }
   master_detector_start(&m);
@@ -259,6 +299,8 @@ int main(int argc, char **argv) {
   uv_loop_close(&m.loop);
   dred_boot_finish(&m.boot);
   if (m.journal) dred_journal_close(m.journal);
+  /* Gone once empty: the workers remove their stores at finalize, the journal keeps it. */
+  if (!m.cfg.keep_storage) dred_storedir_release(m.jobdir);
   sched_free(m.sched);
   free(m.last_heard);
   free(m.bye);

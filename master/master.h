@@ -42,6 +42,8 @@ typedef struct {
   /* statistics */
   uint64_t t_start, events, actions, tasks_sent;
   struct master_status *status; /* status.c's socket server; NULL when not running */
+  char job_id[64];          /* chosen here, sent to every worker (common/mpi/jobinit.h) */
+  char jobdir[600];         /* <storage>/job-<id>: journal and status socket; "" if refused */
 } master_t;
 
 /* dispatch.c */

@@ -621,6 +621,13 @@ static void lose_set(sched_t *s, inst_t *in, const msg_t *m) {
 
 /* ---- events ------------------------------------------------------------------------------ */
 
+/* A worker's error code becomes every member's status: one dred does not define (0, a
+ * negative number, garbage from a hostile peer; found by tests/fuzz/fuzz_sched.c) must not
+ * reach a future, where dred_strerror could not name it.  It becomes `otherwise`. */
+static int32_t known_error(int32_t error, int32_t otherwise) {
+  return error > DRED_OK && error <= DRED_ERR_INTERNAL ? error : otherwise;
+}
+
 static int params_agree(const sched_params_t *a, const sched_params_t *b) {
   if (a->count != b->count || a->type_size != b->type_size || a->extent != b->extent ||
       a->root != b->root || a->commutative != b->commutative || a->op_is_user != b->op_is_user)
@@ -764,7 +771,7 @@ static int on_task_done(sched_t *s, const sched_event_t *ev) {
       lose_set(s, in, prov);
       break;
     case SCHED_TASK_ERROR:
-      inst_fail(in, ev->u.done.error ? ev->u.done.error : DRED_ERR_INTERNAL);
+      inst_fail(in, known_error(ev->u.done.error, DRED_ERR_INTERNAL));
       break;
   }
   free(exec);
@@ -851,7 +858,7 @@ static int on_recover_failed(sched_t *s, const sched_event_t *ev) {
   mb = &in->m[k];
   if (mb->state != M_RECOVERING || mb->asked != ev->u.recover_failed.worker) return DRED_ERR_ARG;
   member_recover(s, in, k, mb->try_idx + 1,
-                 ev->u.recover_failed.error ? ev->u.recover_failed.error : DRED_ERR_PROC_FAILED);
+                 known_error(ev->u.recover_failed.error, DRED_ERR_PROC_FAILED));
   inst_settle(s, in);
   return 0;
 }

@@ -2,7 +2,7 @@
  * status.c -- dred-master's live status socket (see status.h).
  *
  * How it works.  master_status_start() binds a libuv pipe server (uv_pipe_t) to
- * <storage_dir>/dred-master.sock in the master's loop.  The loop is driven with
+ * <storage_dir>/job-<id>/dred-master.sock in the master's loop.  The loop is driven with
  * uv_run(UV_RUN_NOWAIT) from the master's poll loop, so a connection is accepted within one
  * back-off period (at most DRED_POLL_IDLE_US).  On each connection the master formats one
  * text snapshot, writes it and closes the connection: no request parsing, no per-client
@@ -254,20 +254,19 @@ int master_status_start(master_t *m) {
     return DRED_ERR_NOMEM;
   }
   st->m = m;
-  n = snprintf(st->path, sizeof st->path, "%s/%s", m->cfg.storage_dir, MASTER_STATUS_SOCKET);
-  if (n < 0 || (size_t)n >= sizeof st->path) {
-    DRED_ERROR("status socket: path %s/%s is longer than a Unix socket allows (%zu bytes): "
-               "use a shorter DRED_STORAGE_DIR; running without dredstat status",
-               m->cfg.storage_dir, MASTER_STATUS_SOCKET, sizeof st->path - 1);
-    free(st);
-    return DRED_ERR_ARG;
-  }
-  /* With --no-journal nobody else created the storage directory. */
-  if (mkdir(m->cfg.storage_dir, 0700) != 0 && errno != EEXIST) {
-    DRED_ERROR("status socket: cannot create %s: %s", m->cfg.storage_dir, strerror(errno));
+  if (m->jobdir[0] == '\0') { /* refused at start (logged there) */
     free(st);
     return DRED_ERR_STORAGE;
   }
+  n = snprintf(st->path, sizeof st->path, "%s/%s", m->jobdir, MASTER_STATUS_SOCKET);
+  if (n < 0 || (size_t)n >= sizeof st->path) {
+    DRED_ERROR("status socket: path %s/%s is longer than a Unix socket allows (%zu bytes): "
+               "use a shorter DRED_STORAGE_DIR; running without dredstat status",
+               m->jobdir, MASTER_STATUS_SOCKET, sizeof st->path - 1);
+    free(st);
+    return DRED_ERR_ARG;
+  }
+  /* The job directory exists and is private: main.c made it (storage/storedir.h). */
   if (lstat(st->path, &sb) == 0) {
     if (!S_ISSOCK(sb.st_mode)) {
       DRED_ERROR("status socket: %s exists and is not a socket: left alone, running without "

@@ -1,7 +1,7 @@
 /*
  * status.h -- dred-master's live status socket, read by `dredstat status`.
  *
- * A libuv pipe server on <storage_dir>/dred-master.sock (a Unix domain socket, mode 0600,
+ * A libuv pipe server on <storage_dir>/job-<id>/dred-master.sock (a Unix domain socket, mode 0600,
  * so only the job's user can read it; nothing listens on a network port).  Every
  * connection gets one plain-text snapshot of the master (workers alive/failed/said bye,
  * reductions and tasks in flight, message counters, tasks per second, uptime) and is

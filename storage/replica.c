@@ -67,6 +67,7 @@
 
 #include "../common/log.h"
 #include "sqlite_util.h"
+#include "storedir.h"
 
 #define REPLICA_VERSION 2 /* 1: one blob per copy (dropped and recreated on open) */
 #define REPLICA_APP_ID 0x44524452 /* "DRDR" */
@@ -172,37 +173,6 @@ uint64_t dred_replica_checksum(const void *data, size_t len) {
 /* ---- helpers -------------------------------------------------------------------- */
 
 /* mkdir -p with mode 0700 for the directories we create. */
-static int replica_mkdirs(const char *dir) {
-  char *p = strdup(dir), *s;
-  struct stat sb;
-
-  if (p == NULL) {
-    DRED_ERROR("replica store %s: out of memory", dir);
-    return DRED_ERR_NOMEM;
-  }
-  for (s = p + 1; *s != '\0'; s++) {
-    if (*s != '/') continue;
-    *s = '\0';
-    if (mkdir(p, 0700) != 0 && errno != EEXIST) {
-      DRED_ERROR("replica store: cannot create directory %s: %s", p, strerror(errno));
-      free(p);
-      return DRED_ERR_STORAGE;
-    }
-    *s = '/';
-  }
-  if (mkdir(p, 0700) != 0 && errno != EEXIST) {
-    DRED_ERROR("replica store: cannot create directory %s: %s", p, strerror(errno));
-    free(p);
-    return DRED_ERR_STORAGE;
-  }
-  free(p);
-  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-    DRED_ERROR("replica store: %s is not a directory", dir);
-    return DRED_ERR_STORAGE;
-  }
-  return DRED_OK;
-}
-
 /* These statements live as long as the store. */
 static int replica_prepare(dred_replica_t *r, sqlite3_stmt **st, const char *sql) {
   return dred_sqlite_prepare(r->db, WHAT, r->path, st, sql);
@@ -391,7 +361,9 @@ int dred_replica_open(const char *dir, uint32_t worker, const char *job_id,
     DRED_ERROR("dred_replica_open: job_id is %s", job_id == NULL ? "NULL" : "empty");
     return DRED_ERR_ARG;
   }
-  if ((status = replica_mkdirs(dir)) != DRED_OK) return status;
+  /* A private directory (storedir.h): in one others can write, the store could be
+   * swapped for a link to any file of ours. */
+  if ((status = dred_storedir_check(dir)) != DRED_OK) return status;
 
   r = calloc(1, sizeof *r);
   n = strlen(dir) + sizeof "/dred-replica-4294967295.db";

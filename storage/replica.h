@@ -50,10 +50,11 @@ extern "C" {
 
 typedef struct dred_replica dred_replica_t;
 
-/* Open (creating `dir` with mode 0700 and any missing parents, and the file) the store of
+/* Open (creating `dir` with mode 0700 and any missing parents, and the file, 0600) the store of
  * `worker` for job `job_id` (a non-empty string naming this run, e.g. the launcher's job
  * id).  Copies left by any other job are deleted (count: dred_replica_purged).  Refuses,
- * with DRED_ERR_STORAGE, a file that is not a replica store or that a live process holds.
+ * with DRED_ERR_STORAGE, a file that is not a replica store or that a live process holds,
+ * a symbolic link in place of the file, and a directory storedir.h does not accept.
  * Returns DRED_OK and sets *out, or an error and sets *out to NULL. */
 int dred_replica_open(const char *dir, uint32_t worker, const char *job_id,
                       dred_replica_t **out);

@@ -7,13 +7,20 @@
 #include <stdio.h>
 
 #include "../common/log.h"
+#include "storedir.h"
 
 int dred_sqlite_open(const char *what, const char *path, int busy_ms, sqlite3 **out) {
   sqlite3 *db = NULL;
-  int rc = sqlite3_open_v2(path, &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           NULL);
+  int rc;
   *out = NULL;
+  /* SQLite would create the file 0644 (less the umask) and follow a symbolic link planted
+   * in its place: create it 0600 ourselves, refuse a link, and have SQLite refuse one too
+   * should it appear in between.  Its side files take the main file's mode. */
+  if (dred_storedir_private_file(what, path) != DRED_OK) return DRED_ERR_STORAGE;
+  rc = sqlite3_open_v2(path, &db,
+                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
+                           SQLITE_OPEN_NOFOLLOW,
+                       NULL);
   if (rc != SQLITE_OK) {
     DRED_ERROR("%s %s: cannot open: %s", what, path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
     sqlite3_close(db); /* a failed open may still have allocated a handle */

@@ -28,7 +28,8 @@ extern "C" {
 #endif
 
 /* Open (or create) `path` read-write, NOMUTEX, extended result codes, `busy_ms` busy
- * timeout.  Returns DRED_OK and sets *out, or DRED_ERR_STORAGE (logged, *out = NULL). */
+ * timeout.  The file is created 0600 and must not be a symbolic link
+ * (dred_storedir_private_file, SQLITE_OPEN_NOFOLLOW).  Returns DRED_OK and sets *out, or DRED_ERR_STORAGE (logged, *out = NULL). */
 int dred_sqlite_open(const char *what, const char *path, int busy_ms, sqlite3 **out);
 
 /* Run SQL that returns no rows we need.  DRED_OK or DRED_ERR_STORAGE (logged). */

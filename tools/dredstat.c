@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -57,9 +58,11 @@ static void usage(FILE *out) {
           "  plot JOURNAL [-o FILE]     per-worker Gantt chart of tasks as PNG via gnuplot\n"
           "                             (default tasks.png)\n"
           "  status [SOCKET]            live status of a running dred-master\n"
-          "                             (default $DRED_STORAGE_DIR/dred-master.sock)\n"
+          "                             (default: the one running job's socket,\n"
+          "                             $DRED_STORAGE_DIR/job-<id>/dred-master.sock)\n"
           "  -h, --help                 this text\n"
-          "JOURNAL is the master's SQLite journal, by default $DRED_STORAGE_DIR/journal.db.\n"
+          "JOURNAL is the master's SQLite journal, by default\n"
+          "$DRED_STORAGE_DIR/job-<id>/journal.db (one directory per job).\n"
           "Exit status: 0 ok, 1 error (bad journal, no master, gnuplot failed), 2 usage.\n");
 }
 
@@ -812,9 +815,30 @@ static int cmd_status(const char *sock) {
   size_t max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
 
   if (sock == NULL) {
+    /* Each job has its own directory, <storage>/job-<id> (storage/storedir.h): take the
+     * one job with a socket; with several running, the user must say which. */
     dred_config_t cfg;
+    glob_t g;
+    char pat[600];
+    int grc;
     dred_config_load(&cfg); /* the same default storage dir as dred-master */
-    snprintf(def, sizeof def, "%s/%s", cfg.storage_dir, STATUS_SOCKET_NAME);
+    snprintf(pat, sizeof pat, "%s/job-*/%s", cfg.storage_dir, STATUS_SOCKET_NAME);
+    grc = glob(pat, 0, NULL, &g);
+    if (grc == GLOB_NOMATCH || (grc == 0 && g.gl_pathc == 0)) {
+      if (grc == 0) globfree(&g);
+      return fail("%s/job-*/%s: no status socket: is dred-master running with this "
+                  "DRED_STORAGE_DIR?", cfg.storage_dir, STATUS_SOCKET_NAME);
+    }
+    if (grc != 0) return fail("%s: cannot list job directories", cfg.storage_dir);
+    if (g.gl_pathc > 1) {
+      size_t i;
+      fprintf(stderr, "dredstat: %zu jobs have a status socket; give one:\n", g.gl_pathc);
+      for (i = 0; i < g.gl_pathc; i++) fprintf(stderr, "  dredstat status %s\n", g.gl_pathv[i]);
+      globfree(&g);
+      return 2;
+    }
+    snprintf(def, sizeof def, "%s", g.gl_pathv[0]);
+    globfree(&g);
     sock = def;
   }
   if (strlen(sock) > max)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../common/log.h"
+#include "../common/mpi/jobinit.h"
 #include "../common/status.h"
 #include "runtime.h"
 
@@ -97,6 +98,43 @@ int dred_init(int *argc, char ***argv) {
   if ((rc = dred_boot_start(&rt->boot, 0, &rt->net, &rt->loop)) != DRED_OK) return rc;
   rt->priv = rt->boot.priv;
   rt->comm = rt->boot.comm;
+  /* The start-of-job handshake (common/mpi/jobinit.h): the master's verdict on its own
+   * settings and the job id, then every process's verdict on its own.  Nobody goes on
+   * unless all agree, so a refusal anywhere is a status here, never a hang. */
+  {
+    dred_jobinit_t ji;
+    char why[256];
+    int mine = DRED_OK, who = 0, agreed;
+    memset(&ji, 0, sizeof ji);
+    if (dred_jobinit_exchange(rt->priv, &ji) != MPI_SUCCESS) {
+      ji.status = DRED_ERR_INTERNAL;
+      snprintf(ji.reason, sizeof ji.reason, "the start-up exchange with dred-master failed");
+    }
+    if (ji.status != DRED_OK) {
+      mine = ji.status;
+      DRED_ERROR("dred_init: dred-master refused to start the job: %s", ji.reason);
+    } else if (dred_config_check(&rt->cfg, DRED_CONFIG_WORKER, ji.heartbeat_ms, why,
+                                 sizeof why) != 0) {
+      mine = DRED_ERR_ARG;
+      DRED_ERROR("dred_init: %s", why);
+    } else {
+      snprintf(rt->job_id, sizeof rt->job_id, "%s", ji.job_id);
+      mine = dred_repl_open(rt);
+    }
+    agreed = dred_jobinit_agree(rt->priv, mine, &who);
+    if (agreed != DRED_OK) {
+      if (mine == DRED_OK)
+        DRED_ERROR("dred_init: %s could not start (%s; its log says why): the job cannot run",
+                   who == 0 ? "dred-master" : "another process", dred_strerror(agreed));
+      if (rt->store != NULL) dred_repl_close(rt);
+      dred_net_close(&rt->net);
+      uv_run(&rt->loop, UV_RUN_NOWAIT); /* the close callbacks free the links */
+      dred_boot_finish(&rt->boot);
+      /* priv is left allocated: freeing it is collective and the master is leaving. */
+      free(rt);
+      return mine != DRED_OK ? mine : agreed;
+    }
+  }
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &rt->comm_keyval, NULL);
   if ((rc = dred_dp_init(rt)) != DRED_OK) return rc;
   if ((rc = dred_repl_init(rt)) != DRED_OK) return rc;

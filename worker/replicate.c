@@ -23,7 +23,9 @@
  * its operand reads it from the dead member's snapshot directory.  The root does not
  * replicate: if it dies the reduction fails with DRED_ERR_ROOT_FAILED whatever its
  * operand's fate.  Copies are dropped when their reduction ends; the store file is deleted
- * at dred_finalize and a dead job's file is purged when the next job opens it.
+ * at dred_finalize (unless DRED_KEEP_STORAGE=1), with the job's directory once empty.  The
+ * store lives in <DRED_STORAGE_DIR>/job-<id> (storage/storedir.h), opened at dred_init
+ * (dred_repl_open): a job that asked for replicas and cannot keep them fails there.
  *
  * Recovery.  The scheduler asks a worker to RECOVER member m's operand.  For its own
  * operand the worker reloads its primary buffer from its local copy (falling back to
@@ -47,6 +49,7 @@
 #include "../master/sched.h"
 #include "../storage/replica.h"
 #include "../storage/replica_async.h"
+#include "../storage/storedir.h"
 #include "runtime.h"
 
 typedef enum { OP_SEND = 1, OP_RECV } repl_kind_t;
@@ -115,21 +118,27 @@ typedef struct {
   proto_msg_t msg;
 } parked_t;
 
-int dred_repl_init(dred_rt_t *rt) {
-  int rc, r;
+int dred_repl_open(dred_rt_t *rt) {
+  int rc;
   if (rt->cfg.replicas == 0) return DRED_OK;
-  /* One job id for every worker: rank 0 of dred_comm names the job. */
-  MPI_Comm_rank(rt->comm, &r);
-  if (r == 0)
-    snprintf(rt->job_id, sizeof rt->job_id, "%ld-%ld", (long)time(NULL), (long)getpid());
-  MPI_Bcast(rt->job_id, sizeof rt->job_id, MPI_CHAR, 0, rt->comm);
-  rc = dred_replica_open(rt->cfg.storage_dir, (uint32_t)rt->world_rank, rt->job_id, &rt->store);
+  /* The job's own directory: another job of this user on this node has another one, so
+   * stores are never shared (before, the second job ran without replicas, silently). */
+  if ((rc = dred_storedir_job(rt->cfg.storage_dir, rt->job_id, rt->jobdir,
+                              sizeof rt->jobdir)) == DRED_OK)
+    rc = dred_replica_open(rt->jobdir, (uint32_t)rt->world_rank, rt->job_id, &rt->store);
   if (rc != DRED_OK) {
-    DRED_WARN("replica store in %s unavailable (%s): running without replicas",
-              rt->cfg.storage_dir, dred_status_str(rc));
+    DRED_ERROR("dred_init: no replica store in %s (%s, see above): failing with "
+               "DRED_ERR_STORAGE (DRED_REPLICAS=0 runs without replicas)",
+               rt->jobdir[0] ? rt->jobdir : rt->cfg.storage_dir, dred_status_str(rc));
     rt->store = NULL;
+    if (rt->jobdir[0] && !rt->cfg.keep_storage) dred_storedir_release(rt->jobdir);
+    return DRED_ERR_STORAGE;
   }
-  dred_replica_set_pause(rt->store, dred_handover_yield, rt);
+  return DRED_OK;
+}
+
+int dred_repl_init(dred_rt_t *rt) {
+  if (rt->store != NULL) dred_replica_set_pause(rt->store, dred_handover_yield, rt);
   return DRED_OK;
 }
 
@@ -142,6 +151,10 @@ void dred_repl_close(dred_rt_t *rt) {
   snprintf(path, sizeof path, "%s", dred_replica_path(rt->store));
   dred_replica_close(rt->store);
   rt->store = NULL;
+  if (rt->cfg.keep_storage) {
+    DRED_INFO("replica store %s kept (DRED_KEEP_STORAGE=1)", path);
+    return;
+  }
   /* Copies only matter while the job runs; leave no file behind. */
   unlink(path);
   {
@@ -153,6 +166,7 @@ void dred_repl_close(dred_rt_t *rt) {
     snprintf(side, sizeof side, "%s-journal", path);
     unlink(side);
   }
+  dred_storedir_release(rt->jobdir); /* the last process of the job on this node */
 }
 
 /* ---- taking copies ------------------------------------------------------------------- */

@@ -216,7 +216,8 @@ typedef struct dred_rt {
   int nfailed;
   /* replication (replicate.c) */
   struct dred_replica *store;
-  char job_id[64];
+  char job_id[64];              /* from dred-master at init (common/mpi/jobinit.h) */
+  char jobdir[600];             /* <storage>/job-<id> on this node; "" without replicas */
   dred_queue_t repl_ops;  /* replica sends/receives in flight */
   dred_queue_t parked;    /* RECOVER requests waiting for the local call or a write */
   int parked_retry;
@@ -239,6 +240,10 @@ void dred_rt_fail_everything(dred_rt_t *rt, int status);
 proto_buf_t dred_rt_bufref(const dred_rt_t *rt, const char *p, int64_t pool_off, uint64_t len);
 
 /* replicate.c -- the robust layer: replicas, recovery, reactions to failures */
+/* Open this worker's replica store in the job's directory (DRED_REPLICAS > 0): DRED_OK,
+ * or DRED_ERR_STORAGE (logged) -- dred_init then fails (a job that asked for replicas
+ * must not run without them unknowingly). */
+int dred_repl_open(dred_rt_t *rt);
 int dred_repl_init(dred_rt_t *rt);
 void dred_repl_close(dred_rt_t *rt);
 /* At announce: store the operand locally and send copies; fills the READY's replica list. */

@@ -37,7 +37,7 @@
 # mode (this invocation's trials), a CSV (default build/faults/faults.csv; rows are
 # appended, delete the file to start over) and each trial's files in
 # build/faults/runs/<mode>-<label>-<n>/ (rank.<r>.txt, stderr.<r>, master.err, kill.*,
-# t.txt, the master's journal in store/).
+# t.txt, the master's journal in store/job-<id>/).
 # Timeouts: DRED_HEARTBEAT_MS / DRED_FAIL_TIMEOUT_MS / DRED_MASTER_TIMEOUT_MS from the
 # environment, else 100 / 1000 / 2000 ms; --default-timeouts runs at dred's defaults.
 #
@@ -402,8 +402,10 @@ EOF
   # ---- a hung trial: what the live processes say, before they are killed ------------------
   if [ "$worst" = hung ] || printf '%s\n' "${fins[@]}" | grep -q ':fin_hung$'; then
     local stat_bin="${DREDSTAT:-$BUILD/bin/dredstat}"
-    if [ -x "$stat_bin" ] && [ -S "$dir/store/dred-master.sock" ]; then
-      timeout 10 "$stat_bin" status "$dir/store/dred-master.sock" >"$dir/hang.status" 2>&1
+    local sock # one job per trial directory: its job-<id> subdirectory holds the socket
+    sock="$(ls -d "$dir"/store/job-*/dred-master.sock 2>/dev/null | head -1)"
+    if [ -x "$stat_bin" ] && [ -n "$sock" ] && [ -S "$sock" ]; then
+      timeout 10 "$stat_bin" status "$sock" >"$dir/hang.status" 2>&1
     fi
     if [ "${FAULTS_GDB:-0}" = 1 ] && command -v gdb >/dev/null; then
       for r in "${survivors[@]}" master; do

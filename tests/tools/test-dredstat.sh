@@ -33,11 +33,13 @@ has() { [ "$1" -eq "$2" ] && printf '%s\n' "$3" | grep -q -- "$4"; }
 
 tmp="$(mktemp -d /tmp/dredstat-test.XXXXXX)"
 bgpid=""
+ubin=""   # a copy of dredstat an unprivileged user can run (root only)
 cleanup() {
   if [ -n "$bgpid" ] && kill -0 "$bgpid" 2>/dev/null; then
     kill "$bgpid" 2>/dev/null; sleep 1; kill -9 "$bgpid" 2>/dev/null
   fi
   rm -rf "$tmp"
+  if [ -n "$ubin" ]; then rm -rf "$ubin"; fi
 }
 trap cleanup EXIT
 
@@ -62,7 +64,14 @@ if timeout -k 5 "$JOB_TIMEOUT" "$dredrun" -s "$st1" -n 4 "$app" -c 50000 -r 3 -k
 else
   bad "job 1 ran and its results are right" "$(tail -5 "$tmp/job1.log")"
 fi
-J="$st1/journal.db"
+# Each job has its own directory, $DRED_STORAGE_DIR/job-<id>; the journal stays in it.
+J="$(ls -d "$st1"/job-*/journal.db 2>/dev/null | head -1)"
+check "job 1 left exactly one job directory, with its journal (stores removed)" \
+  test "$(ls -d "$st1"/job-* | wc -l)" -eq 1 -a -n "$J" -a "$(ls "$st1"/job-* | grep -c dred-replica)" -eq 0
+check "storage and job directories are mode 0700" \
+  test "$(stat -c %a "$st1")" = 700 -a "$(stat -c %a "$(dirname "${J:-/nonexistent/x}")" 2>/dev/null)" = 700
+check "the journal is mode 0600" test "$(stat -c %a "$J" 2>/dev/null)" = 600
+[ -n "$J" ] || J="$st1/journal.db"
 ntasks="$(rows "$J" tasks 2>/dev/null || echo -1)"
 nred="$(rows "$J" reductions 2>/dev/null || echo -1)"
 check "journal has tasks ($ntasks) and 12 reductions ($nred)" test "$ntasks" -gt 0 -a "$nred" -eq 12
@@ -120,32 +129,46 @@ check "the journal was not modified (read-only)" test "$(sha256sum "$J" | cut -d
 rodir="$tmp/ro"
 mkdir "$rodir" && cp "$J" "$rodir/journal.db" && chmod 644 "$rodir/journal.db" && chmod 555 "$rodir"
 as_user=()
+ro_dredstat="$dredstat"
+skip_why="no unprivileged user"
 if [ "$(id -u)" = 0 ]; then  # root ignores directory modes: read as an unprivileged user
   if command -v runuser >/dev/null && id nobody >/dev/null 2>&1; then
-    chmod 711 "$tmp"; as_user=(runuser -u nobody --)
+    # nobody may not reach the build tree (a clone in a 0700 directory such as mktemp -d or
+    # /root): run a copy of dredstat from a directory of its own that nobody can enter.
+    ubin="$(mktemp -d /tmp/dredstat-bin.XXXXXX)"
+    chmod 755 "$ubin" && cp "$dredstat" "$ubin/dredstat" && chmod 755 "$ubin/dredstat"
+    ro_dredstat="$ubin/dredstat"
+    chmod 711 "$tmp"
+    if runuser -u nobody -- test -x "$ro_dredstat" -a -r "$rodir/journal.db"; then
+      as_user=(runuser -u nobody --)
+    else
+      skip_why="nobody cannot run $ro_dredstat or read $rodir/journal.db"
+    fi
   fi
 fi
 if [ "$(id -u)" = 0 ] && [ ${#as_user[@]} -eq 0 ]; then
-  echo "  skip  summary of a journal in a read-only directory (no unprivileged user)"
+  echo "  skip  summary of a journal in a read-only directory ($skip_why)"
 else
-  out="$(${as_user[@]+"${as_user[@]}"} timeout 30 "$dredstat" summary "$rodir/journal.db" 2>&1)"; rc=$?
+  out="$(${as_user[@]+"${as_user[@]}"} timeout 30 "$ro_dredstat" summary "$rodir/journal.db" 2>&1)"; rc=$?
   if has "$rc" 0 "$out" "$nred reductions"; then ok "summary of a journal in a read-only directory"; else
     bad "summary of a journal in a read-only directory" "rc=$rc: $(printf '%s' "$out" | head -2)"; fi
 fi
 chmod 700 "$rodir"
 
 # status against a live master
-echo "test-dredstat: job 2 (app sleeps 6 s inside; dredstat status during it)"
+echo "test-dredstat: job 2 (app sleeps 12 s inside; dredstat status during it)"
 st2="$tmp/st2"
 mkdir -m 700 "$st2"
-# A stale socket (bound, never unlinked) from a "dead master": the new master must replace it.
+# A stale socket (bound, never unlinked) from a "dead master": dredstat must say so.
 python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.close()' "$st2/dred-master.sock"
 out="$(timeout 10 "$dredstat" status "$st2/dred-master.sock" 2>&1)"; rc=$?
 check "status on a stale socket: exit 1, says stale" has "$rc" 1 "$out" stale
-timeout -k 5 "$JOB_TIMEOUT" "$dredrun" -s "$st2" -n 4 "$app" -c 20000 -r 2 -s 6 >"$tmp/job2.log" 2>&1 &
+timeout -k 5 "$JOB_TIMEOUT" "$dredrun" -s "$st2" -n 4 "$app" -c 20000 -r 2 -s 12 >"$tmp/job2.log" 2>&1 &
 bgpid=$!
 answered=0
+sock2=""
 for _ in $(seq 1 100); do   # up to ~30 s for MPI start-up on a loaded machine
+  [ -n "$sock2" ] || sock2="$(ls -d "$st2"/job-*/dred-master.sock 2>/dev/null | head -1)"
   if DRED_STORAGE_DIR="$st2" timeout 10 "$dredstat" status >"$tmp/status.txt" 2>"$tmp/status.err" \
      && grep -q "^workers: 4 total" "$tmp/status.txt"; then
     answered=1; break
@@ -159,7 +182,7 @@ check "status reports workers, reductions, tasks/s, uptime" sh -c \
   "grep -q '^workers:' '$tmp/status.txt' && grep -q '^reductions_in_flight:' '$tmp/status.txt' && grep -q '^tasks_per_s:' '$tmp/status.txt' && grep -q '^uptime_s:' '$tmp/status.txt'"
 # Clients that hang up at once (reset, unread answer) must not hurt the master: its write
 # then fails with EPIPE, which would be a fatal SIGPIPE if the master did not ignore it.
-python3 - "$st2/dred-master.sock" <<'EOF'
+python3 - "$sock2" <<'EOF'
 import socket, struct, sys
 for _ in range(100):
     s = socket.socket(socket.AF_UNIX)
@@ -167,13 +190,13 @@ for _ in range(100):
     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     s.close()
 EOF
-out5="$(timeout 10 "$dredstat" status "$st2/dred-master.sock" 2>&1)"; rc=$?
+out5="$(timeout 10 "$dredstat" status "$sock2" 2>&1)"; rc=$?
 check "status still answers after 100 clients hung up early" has "$rc" 0 "$out5" '^workers: 4 total'
-check "status socket is mode 0600" test "$(stat -c %a "$st2/dred-master.sock" 2>/dev/null)" = 600
-check "status socket is a socket owned by us" test -S "$st2/dred-master.sock" -a -O "$st2/dred-master.sock"
-out2="$(timeout 10 "$dredstat" status "$st2/dred-master.sock" 2>&1)"; rc=$?
+check "status socket is mode 0600" test "$(stat -c %a "$sock2" 2>/dev/null)" = 600
+check "status socket is a socket owned by us" test -S "$sock2" -a -O "$sock2"
+out2="$(timeout 10 "$dredstat" status "$sock2" 2>&1)"; rc=$?
 check "a second status query answers too" has "$rc" 0 "$out2" '^workers:'
-out4="$(timeout 30 "$dredstat" summary "$st2/journal.db" 2>&1)"; rc=$?
+out4="$(timeout 30 "$dredstat" summary "$(dirname "$sock2")/journal.db" 2>&1)"; rc=$?
 if has "$rc" 0 "$out4" '^journal .*workers, policy'; then ok "summary reads the journal while the master writes it"; else
   bad "summary reads the journal while the master writes it" "rc=$rc: $(printf '%s' "$out4" | head -3)"; fi
 
@@ -181,7 +204,7 @@ if timeout "$JOB_TIMEOUT" tail --pid="$bgpid" -f /dev/null; then :; fi
 wait "$bgpid"; rc=$?; bgpid=""
 if [ "$rc" -eq 0 ] && grep -q "stat-app: ok" "$tmp/job2.log"; then ok "job 2 ran and its results are right"; else
   bad "job 2 ran and its results are right" "$(tail -5 "$tmp/job2.log")"; fi
-check "status socket removed when the master ends" test ! -e "$st2/dred-master.sock"
+check "status socket removed when the master ends" test ! -e "$sock2"
 out3="$(DRED_STORAGE_DIR="$st2" timeout 10 "$dredstat" status 2>&1)"; rc=$?
 check "status with no master: exit 1 and a message" has "$rc" 1 "$out3" 'no status socket'
 

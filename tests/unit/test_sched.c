@@ -1231,6 +1231,41 @@ static void test_task_error_fails_instance(void **state) {
   sched_free(s);
 }
 
+/* A task error the status table does not define (a hostile or broken worker's DONE) ends
+ * the instance with DRED_ERR_INTERNAL, never with a code dred_strerror cannot name; a
+ * known one (NOMEM) is passed on as it is.  Found by tests/fuzz/fuzz_sched.c. */
+static void task_error_case(int32_t error, int32_t want) {
+  sched_t *s = sched_new(2, SCHED_POLICY_FIRST);
+  sched_key_t k = K(72, 0);
+  sched_event_t ev;
+  group_seq(s, 72, 2);
+  assert_int_equal(ready(s, k, 0, 1, prm(0, 1)), 0);
+  assert_int_equal(ready(s, k, 1, 2, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 1);
+  assert_int_equal(A[0].type, SCHED_ACT_TASK);
+  memset(&ev, 0, sizeof ev);
+  ev.type = SCHED_EV_TASK_DONE;
+  ev.now_ns = g_now;
+  ev.u.done.task_id = A[0].u.task.task_id;
+  ev.u.done.worker = A[0].u.task.executor;
+  ev.u.done.status = SCHED_TASK_ERROR;
+  ev.u.done.error = error;
+  ev.u.done.buf.pool_off = -1;
+  assert_int_equal(sched_feed(s, &ev), 0);
+  assert_int_equal(drain(s), 4);
+  is_end(&A[1], 1, want);
+  is_end(&A[2], 2, want);
+  is_jred(&A[3], 2, 1, 0, want);
+  sched_free(s);
+}
+
+static void test_task_error_unknown_code(void **state) {
+  (void)state;
+  task_error_case(4242, DRED_ERR_INTERNAL);
+  task_error_case(-3, DRED_ERR_INTERNAL);
+  task_error_case(DRED_ERR_NOMEM, DRED_ERR_NOMEM);
+}
+
 /* ---- the simulator ------------------------------------------------------------------- */
 
 #define SIM_MAXN 128
@@ -1695,6 +1730,7 @@ int main(void) {
       cmocka_unit_test(test_fault_several_instances),
       cmocka_unit_test(test_fault_new_reduction_on_dead_group),
       cmocka_unit_test(test_task_error_fails_instance),
+      cmocka_unit_test(test_task_error_unknown_code),
       cmocka_unit_test(test_random_with_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,178 @@
+/*
+ * fuzz_sched.c -- libFuzzer target for the reduction scheduler (master/sched.c).
+ *
+ * The scheduler is a pure state machine fed by messages from workers, any of which may be
+ * hostile or simply late (a DONE for a task already dropped, a READY for an unknown
+ * group, a RECOVER_FAILED nobody asked for).  The input bytes are read as a small
+ * program: a header picks the worker count and policy and defines up to four groups; then
+ * each step picks an event -- READY (random member, tag, parameters, buffer, replica
+ * list, recovered flag), TASK_DONE (for a task the scheduler really sent, with a random
+ * outcome, or for a made-up id), WORKER_FAILED, RECOVER_FAILED -- feeds it, and drains
+ * the actions.  Checked after every event (abort() on a violation, so libFuzzer keeps the
+ * input): a TASK names two distinct, live workers in range; an END, a RECOVER or a journal
+ * record names a worker in range (RECOVER: a live one) and an END a status dred defines.
+ * ASan/UBSan catch memory errors and leaks (sched_free at the end must release all).
+ * Build and run: `make fuzz`.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../master/sched.h"
+
+typedef struct {
+  const uint8_t *p;
+  size_t n, pos;
+} input_t;
+
+static uint64_t take(input_t *in, unsigned bytes) {
+  uint64_t v = 0;
+  unsigned i;
+  for (i = 0; i < bytes; i++) v |= (uint64_t)(in->pos < in->n ? in->p[in->pos++] : 0) << (8 * i);
+  return v;
+}
+
+#define MAX_TASKS 256
+
+typedef struct {
+  uint64_t id;
+  uint32_t executor;
+} pending_t;
+
+static void fail(const char *what, uint64_t a, uint64_t b) {
+  fprintf(stderr, "fuzz_sched: %s (%llu, %llu)\n", what, (unsigned long long)a,
+          (unsigned long long)b);
+  abort();
+}
+
+/* Drain the actions, checking each; remember dispatched tasks so DONE can answer them. */
+static void drain(sched_t *s, uint32_t nw, pending_t *tasks, size_t *ntasks) {
+  sched_action_t a;
+  while (sched_next_action(s, &a)) {
+    switch (a.type) {
+      case SCHED_ACT_TASK:
+        if (a.u.task.executor < 1 || a.u.task.executor > nw || a.u.task.provider < 1 ||
+            a.u.task.provider > nw)
+          fail("task names a worker out of range", a.u.task.executor, a.u.task.provider);
+        if (a.u.task.executor == a.u.task.provider)
+          fail("task pairs a worker with itself", a.u.task.executor, a.u.task.provider);
+        if (!sched_worker_alive(s, a.u.task.executor) || !sched_worker_alive(s, a.u.task.provider))
+          fail("task names a dead worker", a.u.task.executor, a.u.task.provider);
+        if (*ntasks < MAX_TASKS) {
+          tasks[*ntasks].id = a.u.task.task_id;
+          tasks[*ntasks].executor = a.u.task.executor;
+          (*ntasks)++;
+        }
+        break;
+      case SCHED_ACT_END:
+        if (a.u.end.worker < 1 || a.u.end.worker > nw) fail("END to a worker out of range", a.u.end.worker, 0);
+        if (a.u.end.status < DRED_OK || a.u.end.status > DRED_ERR_INTERNAL + 1)
+          fail("END with an unknown status", (uint64_t)(int64_t)a.u.end.status, 0);
+        break;
+      case SCHED_ACT_RECOVER:
+        if (a.u.recover.worker < 1 || a.u.recover.worker > nw || !sched_worker_alive(s, a.u.recover.worker))
+          fail("RECOVER sent to a dead or unknown worker", a.u.recover.worker, 0);
+        break;
+      case SCHED_ACT_JOURNAL_TASK:
+        if (a.u.jtask.executor < 1 || a.u.jtask.executor > nw)
+          fail("journaled task with an executor out of range", a.u.jtask.executor, 0);
+        break;
+      case SCHED_ACT_JOURNAL_REDUCTION:
+        break;
+      default:
+        fail("unknown action type", (uint64_t)a.type, 0);
+    }
+  }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  input_t in = {data, size, 0};
+  uint32_t nw = 2 + (uint32_t)(take(&in, 1) % 15); /* 2..16 workers */
+  sched_policy_t policy = (sched_policy_t)(take(&in, 1) % 3);
+  uint64_t gid[4];
+  uint32_t gn[4], gw[4][16];
+  unsigned ngroups = 1 + (unsigned)(take(&in, 1) % 4), g, k;
+  pending_t tasks[MAX_TASKS];
+  size_t ntasks = 0, steps = 0;
+  uint64_t now = 1;
+  sched_t *s = sched_new(nw, policy);
+  if (s == NULL) return 0;
+
+  for (g = 0; g < ngroups; g++) {
+    /* Members: a rotation of the workers, some groups smaller than the job. */
+    gn[g] = 1 + (uint32_t)(take(&in, 1) % nw);
+    for (k = 0; k < gn[g]; k++) gw[g][k] = 1 + (k + g) % nw;
+    gid[g] = 0x1000 + g;
+    (void)sched_group_define(s, gid[g], gn[g], gw[g]);
+  }
+
+  while (in.pos < in.n && steps++ < 4096) {
+    sched_event_t ev;
+    unsigned op = (unsigned)take(&in, 1);
+    memset(&ev, 0, sizeof ev);
+    now += take(&in, 1) * 1000;
+    ev.now_ns = now;
+    g = (unsigned)(take(&in, 1) % ngroups);
+    switch (op % 8) {
+      case 0: case 1: case 2: case 3: { /* READY, mostly sensible */
+        uint8_t flags = (uint8_t)take(&in, 1);
+        ev.type = SCHED_EV_READY;
+        ev.u.ready.key.group = (flags & 0x80) ? take(&in, 8) : gid[g];
+        ev.u.ready.key.tag = (int64_t)(take(&in, 1) % 4) - ((flags & 0x40) ? 2 : 0);
+        ev.u.ready.member = (uint32_t)(take(&in, 1) % (gn[g] + 1));
+        ev.u.ready.worker = ev.u.ready.member < gn[g] && !(flags & 0x20)
+                                ? gw[g][ev.u.ready.member]
+                                : (uint32_t)(take(&in, 1) % (nw + 2));
+        ev.u.ready.params.count = 1 + (flags & 1);
+        ev.u.ready.params.type_size = 8;
+        ev.u.ready.params.extent = 8;
+        ev.u.ready.params.op = (flags & 2) ? 7 : 3;
+        ev.u.ready.params.op_is_user = (flags >> 2) & 1;
+        ev.u.ready.params.commutative = !((flags >> 3) & 1);
+        ev.u.ready.params.root = (uint32_t)(take(&in, 1) % (gn[g] + 1));
+        ev.u.ready.buf.addr = take(&in, 2);
+        ev.u.ready.buf.pool_off = (int64_t)take(&in, 1) - 1;
+        ev.u.ready.recovered = (flags >> 4) & 1;
+        ev.u.ready.nreplicas = (uint8_t)(take(&in, 1) % (SCHED_MAX_REPLICAS + 2));
+        for (k = 0; k < SCHED_MAX_REPLICAS; k++) ev.u.ready.replicas[k] = (uint32_t)(take(&in, 1) % (nw + 2));
+        break;
+      }
+      case 4: case 5: { /* TASK_DONE for a dispatched task, or a made-up one */
+        uint8_t pick = (uint8_t)take(&in, 1);
+        ev.type = SCHED_EV_TASK_DONE;
+        if (ntasks > 0 && pick < 224) {
+          size_t i = pick % ntasks;
+          ev.u.done.task_id = tasks[i].id;
+          ev.u.done.worker = (pick & 1) && pick > 200 ? 1 + pick % nw : tasks[i].executor;
+          tasks[i] = tasks[--ntasks];
+        } else {
+          ev.u.done.task_id = take(&in, 2);
+          ev.u.done.worker = (uint32_t)(take(&in, 1) % (nw + 2));
+        }
+        ev.u.done.status = (sched_task_status_t)(take(&in, 1) % 5);
+        ev.u.done.error = (int32_t)(take(&in, 1) % 12);
+        ev.u.done.exec_ns = take(&in, 3);
+        ev.u.done.buf.addr = take(&in, 2);
+        ev.u.done.buf.pool_off = (int64_t)take(&in, 1) - 1;
+        break;
+      }
+      case 6:
+        ev.type = SCHED_EV_WORKER_FAILED;
+        ev.u.failed.worker = (uint32_t)(take(&in, 1) % (nw + 2));
+        break;
+      default:
+        ev.type = SCHED_EV_RECOVER_FAILED;
+        ev.u.recover_failed.key.group = gid[g];
+        ev.u.recover_failed.key.tag = (int64_t)(take(&in, 1) % 4);
+        ev.u.recover_failed.member = (uint32_t)(take(&in, 1) % (gn[g] + 1));
+        ev.u.recover_failed.worker = (uint32_t)(take(&in, 1) % (nw + 2));
+        ev.u.recover_failed.error = (take(&in, 1) & 1) ? DRED_ERR_STORAGE : DRED_ERR_PROC_FAILED;
+        break;
+    }
+    (void)sched_feed(s, &ev); /* a refused event is fine; what follows must stay sound */
+    drain(s, nw, tasks, &ntasks);
+  }
+  sched_free(s);
+  return 0;
+}

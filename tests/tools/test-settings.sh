@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# test-settings.sh -- a bad setting or an unusable storage directory fails the whole job
+# fast, saying which (issue 12, points 5 and 7).
+#
+# Each case runs a tiny dred job (2 workers, tests/tools/stat-app.c) through dredrun and
+# checks that it exits non-zero within LIMIT seconds and that its output names the setting
+# or the directory.  Before the fix DRED_POLICY=bogus made dred-master exit before MPI_Init
+# and every worker hung in dred_init; DRED_HEARTBEAT_MS=20000 was accepted and every
+# worker then declared the master lost; a 0777 storage directory was used silently.  The
+# DRED_REPLICAS=0 opt-out must still run.  Every job is started in the background, waited
+# for by pid with a deadline, and killed by pid (its process group) if it overstays.
+# Usage: BUILD=build bash tests/tools/test-settings.sh
+set -u
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+build="${BUILD:-build}"
+case "$build" in /*) ;; *) build="$root/$build" ;; esac
+bin="$build/bin"
+LIMIT="${LIMIT:-45}"   # generous: MPI start-up on a loaded 2-core machine takes seconds
+
+pass=0; fail=0
+ok()  { pass=$((pass + 1)); echo "  ok    $1"; }
+bad() { fail=$((fail + 1)); echo "  FAIL  $1"; [ $# -gt 1 ] && printf '        %s\n' "$2"; }
+
+tmp="$(mktemp -d /tmp/dred-settings-test.XXXXXX)"
+jobpid=""
+cleanup() {
+  if [ -n "$jobpid" ] && kill -0 "$jobpid" 2>/dev/null; then
+    kill -TERM -- "-$jobpid" 2>/dev/null; sleep 1; kill -KILL -- "-$jobpid" 2>/dev/null
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+for f in "$bin/dredrun" "$bin/dred-master" "$build/lib/libdred.a"; do
+  if [ ! -e "$f" ]; then echo "test-settings: $f missing: build first" >&2; exit 1; fi
+done
+app="$tmp/stat-app"
+if ! mpicc -std=gnu11 -O2 -I"$root/worker" -o "$app" "$root/tests/tools/stat-app.c" \
+     "$build/lib/libdred.a" -luv -lsqlite3 -lm -pthread; then
+  echo "test-settings: cannot build stat-app" >&2; exit 1
+fi
+export DRED_MASTER="$bin/dred-master"
+mkdir -m 700 "$tmp/st"
+
+# run NAME: the job with the environment/flags given after NAME; sets rc, secs, out.
+run() {
+  local name="$1" t0; shift
+  t0=$(date +%s)
+  # setsid: the job gets its own process group, so a stuck one is killed whole, by pid.
+  setsid env "$@" "$bin/dredrun" -n 2 "$app" -c 1000 -r 1 -k 1 >"$tmp/$name.log" 2>&1 &
+  jobpid=$!
+  local waited=0
+  while kill -0 "$jobpid" 2>/dev/null && [ "$waited" -lt "$LIMIT" ]; do sleep 1; waited=$((waited + 1)); done
+  if kill -0 "$jobpid" 2>/dev/null; then
+    kill -TERM -- "-$jobpid" 2>/dev/null; sleep 1; kill -KILL -- "-$jobpid" 2>/dev/null
+    wait "$jobpid" 2>/dev/null; rc=124
+  else
+    wait "$jobpid"; rc=$?
+  fi
+  jobpid=""
+  secs=$(( $(date +%s) - t0 ))
+  out="$(cat "$tmp/$name.log")"
+}
+
+# expect_fail NAME PATTERN ENV...: non-zero exit within LIMIT s, output matches PATTERN
+expect_fail() {
+  local name="$1" pat="$2"; shift 2
+  run "$name" "$@"
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && printf '%s\n' "$out" | grep -q -- "$pat"; then
+    ok "$name: exit $rc in ${secs} s, says /$pat/"
+  else
+    bad "$name: exit non-zero within ${LIMIT} s saying /$pat/" "rc=$rc after ${secs} s: $(printf '%s' "$out" | grep -v UCX | head -4)"
+  fi
+}
+
+echo "test-settings: bad settings end the job at once, naming the setting"
+expect_fail "DRED_POLICY=bogus" "DRED_POLICY.*bogus" DRED_STORAGE_DIR="$tmp/st" DRED_POLICY=bogus
+expect_fail "DRED_HEARTBEAT_MS=20000" "DRED_HEARTBEAT_MS" DRED_STORAGE_DIR="$tmp/st" DRED_HEARTBEAT_MS=20000
+expect_fail "heartbeat vs DRED_MASTER_TIMEOUT_MS" "DRED_MASTER_TIMEOUT_MS" \
+  DRED_STORAGE_DIR="$tmp/st" DRED_HEARTBEAT_MS=2000 DRED_FAIL_TIMEOUT_MS=5000 DRED_MASTER_TIMEOUT_MS=3000
+long="$tmp/$(head -c 450 /dev/zero | tr '\0' 'x')"
+expect_fail "over-long DRED_STORAGE_DIR" "DRED_STORAGE_DIR.*longer" DRED_STORAGE_DIR="$long"
+
+echo "test-settings: an unsafe storage directory fails dred_init with DRED_ERR_STORAGE"
+mkdir -m 700 "$tmp/open" && chmod 777 "$tmp/open"
+expect_fail "storage directory of mode 0777" "$tmp/open: mode 0777" DRED_STORAGE_DIR="$tmp/open"
+ln -s "$tmp/st" "$tmp/link"
+expect_fail "storage directory that is a symbolic link" "$tmp/link: is a symbolic link" DRED_STORAGE_DIR="$tmp/link"
+run "DRED_REPLICAS=0 opt-out" DRED_STORAGE_DIR="$tmp/open" DRED_REPLICAS=0
+if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q "stat-app: ok"; then
+  ok "DRED_REPLICAS=0 runs without a store (exit 0 in ${secs} s)"
+else
+  bad "DRED_REPLICAS=0 runs without a store" "rc=$rc: $(printf '%s' "$out" | grep -v UCX | tail -3)"
+fi
+
+echo "test-settings: a good job leaves a private, per-job directory, stores removed"
+run "good job" DRED_STORAGE_DIR="$tmp/st"
+if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q "stat-app: ok"; then ok "good job runs"; else
+  bad "good job runs" "rc=$rc: $(printf '%s' "$out" | grep -v UCX | tail -3)"; fi
+n="$(find "$tmp/st" -mindepth 1 -maxdepth 1 -name 'job-*' -type d -perm 700 | wc -l)"
+if [ "$n" -eq 1 ] && [ -z "$(find "$tmp/st" -name 'dred-replica-*')" ]; then
+  ok "one job directory, mode 0700, no replica store left"
+else
+  bad "one job directory, mode 0700, no replica store left" "$(ls -lR "$tmp/st" | head -8)"
+fi
+
+echo "test-settings: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
