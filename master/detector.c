@@ -2,7 +2,10 @@
  * detector.c -- the master's failure detector (seed 002, section 3).
  *
  * A libuv timer pings every live worker each heartbeat interval; any message from a worker
- * counts as a sign of life (dispatch.c stamps last_heard).  A worker silent for longer
+ * counts as a sign of life (dispatch.c stamps last_heard).  Workers that said BYE are still
+ * pinged and judged until SHUTDOWN: such a process waits in dred_finalize for the others,
+ * maybe for a long time, and its runtime thread watches the master the same way (without
+ * pings it would declare the master lost, and a dead one would go unnoticed).  A worker silent for longer
  * than the failure timeout is declared failed: the scheduler gets WORKER_FAILED (it
  * decides what to recover), every live worker gets FAILED, and sends still pending to
  * the dead rank are abandoned so they never hold the master up.
@@ -45,6 +48,7 @@ static void on_heartbeat(uv_timer_t *t) {
   /* If this timer fired late, the master itself was stalled (descheduled, blocked on I/O):
    * the workers' silence is ours.  Give everyone a fresh start instead of declaring them
    * all failed. */
+  if (m->shutdown_sent) return; /* workers are leaving: nothing more to judge */
   if (m->last_tick != 0 && now - m->last_tick > limit / 2) {
     DRED_WARN("failure detector ran %llu ms late: the master was stalled; not judging workers",
               (unsigned long long)((now - m->last_tick) / 1000000ull));
@@ -55,7 +59,7 @@ static void on_heartbeat(uv_timer_t *t) {
   msg.type = PROTO_PING;
   msg.u.ping.seq = ++m->ping_seq;
   for (w = 1; w <= m->nworkers; w++) {
-    if (m->failed[w] || m->bye[w]) continue; /* a worker that said BYE answers no pings */
+    if (m->failed[w]) continue;
     if (now - m->last_heard[w] > limit) {
       char why[96];
       snprintf(why, sizeof why, "silent for %llu ms", (unsigned long long)((now - m->last_heard[w]) / 1000000ull));
@@ -63,7 +67,8 @@ static void on_heartbeat(uv_timer_t *t) {
       continue;
     }
     /* One ping in flight per worker is enough: do not pile sends up behind a slow one. */
-    if (dred_chan_pending_to(&m->chan, w) < 4) dred_chan_send(&m->chan, w, &msg, NULL);
+    if (dred_chan_pending_to(&m->chan, w) < 4 && dred_chan_send(&m->chan, w, &msg, NULL) == 0)
+      m->pings_out[w]++;
   }
 }
 

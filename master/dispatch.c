@@ -60,6 +60,7 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
       ev.u.ready.recovered = msg->u.ready.recovered;
       ev.u.ready.nreplicas = msg->u.ready.nreplicas;
       memcpy(ev.u.ready.replicas, msg->u.ready.replicas, sizeof ev.u.ready.replicas);
+      ev.u.ready.error = msg->u.ready.error;
       break;
     case PROTO_DONE:
       ev.type = SCHED_EV_TASK_DONE;
@@ -79,7 +80,19 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
       ev.u.recover_failed.worker = (uint32_t)src;
       ev.u.recover_failed.error = msg->u.recover.error;
       break;
+    case PROTO_ABANDON:
+      ev.type = SCHED_EV_ABANDON;
+      ev.u.abandon.key.group = msg->u.recover.group;
+      ev.u.abandon.key.tag = msg->u.recover.tag;
+      ev.u.abandon.member = msg->u.recover.member;
+      ev.u.abandon.worker = (uint32_t)src;
+      ev.u.abandon.error = msg->u.recover.error;
+      DRED_WARN("worker %d abandons reduction group %016llx tag %lld (%s)", src,
+                (unsigned long long)msg->u.recover.group, (long long)msg->u.recover.tag,
+                dred_status_str(msg->u.recover.error));
+      break;
     case PROTO_PONG:
+      m->pongs_in[src]++; /* after SHUTDOWN the master waits for every answer (main.c) */
       return;
     case PROTO_BYE:
       /* A worker declared failed is already counted in nfailed: counting its BYE too

@@ -121,6 +121,22 @@ static void maybe_shutdown(master_t *m) {
   m->shutdown_sent = 1;
 }
 
+/* After SHUTDOWN: have the answers to every PING we sent arrived?  Workers answer each PING
+ * they get before SHUTDOWN (detector.c), so none may be left unreceived at MPI_Finalize.
+ * Bounded by the failure timeout: a worker that stopped answering (it gave up on us) is
+ * not waited for longer than a silent worker would be. */
+static int answers_in(master_t *m) {
+  int w;
+  if (m->drain_deadline == 0) m->drain_deadline = uv_hrtime() + m->cfg.fail_timeout_ms * 1000000ull;
+  for (w = 1; w <= m->nworkers; w++)
+    if (!m->failed[w] && m->pongs_in[w] < m->pings_out[w]) break;
+  if (w > m->nworkers) return 1;
+  if (uv_hrtime() < m->drain_deadline) return 0;
+  DRED_WARN("worker %d did not answer %llu ping(s) before shutdown; going on", w,
+            (unsigned long long)(m->pings_out[w] - m->pongs_in[w]));
+  return 1;
+}
+
 static void close_cb(uv_handle_t *h) { (void)h; }
 
 /* The collective shutdown hangs if a worker dies during it (see dred_finalize). */
@@ -189,7 +205,10 @@ int main(int argc, char **argv) {
   m.last_heard = calloc((size_t)size, sizeof *m.last_heard);
   m.failed = calloc((size_t)size, 1);
   m.bye = calloc((size_t)size, 1);
-  if (m.sched == NULL || m.last_heard == NULL || m.failed == NULL || m.bye == NULL) {
+  m.pings_out = calloc((size_t)size, sizeof *m.pings_out);
+  m.pongs_in = calloc((size_t)size, sizeof *m.pongs_in);
+  if (m.sched == NULL || m.last_heard == NULL || m.failed == NULL || m.bye == NULL ||
+      m.pings_out == NULL || m.pongs_in == NULL) {
     DRED_ERROR("out of memory at start");
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
@@ -226,7 +245,7 @@ int main(int argc, char **argv) {
     work += master_drain_actions(&m);
     dred_chan_progress(&m.chan); /* completed sends are bookkeeping, not work */
     maybe_shutdown(&m);
-    if (m.shutdown_sent && m.chan.nsends == 0) break;
+    if (m.shutdown_sent && m.chan.nsends == 0 && answers_in(&m)) break;
     if (m.nfailed == m.nworkers) {
       DRED_ERROR("every worker failed: stopping");
       break;
@@ -248,6 +267,8 @@ int main(int argc, char **argv) {
   sched_free(m.sched);
   free(m.last_heard);
   free(m.bye);
+  free(m.pings_out);
+  free(m.pongs_in);
   if (m.nfailed > 0) {
     /* Collective frees and MPI_Finalize hang once a process died (DESIGN.md). */
     DRED_WARN("%d worker(s) failed during the job: exiting without MPI_Finalize", m.nfailed);

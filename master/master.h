@@ -33,10 +33,16 @@ typedef struct {
   uv_timer_t heartbeat_timer, flush_timer;
   uint64_t *last_heard;     /* by worker rank, uv_hrtime() */
   uint8_t *failed, *bye;
+  /* PINGs sent and PONGs received per worker.  Workers answer every PING that reaches
+   * them before SHUTDOWN, even after their BYE (a process that finalized early is still
+   * watched, and still watches us); so after SHUTDOWN the master knows exactly how many
+   * answers are still on the way and takes them in before MPI_Finalize. */
+  uint64_t *pings_out, *pongs_in;
   int nfailed, nbye;
   uint64_t ping_seq;
   uint64_t last_tick;       /* when the heartbeat timer last ran */
   int shutdown_sent;
+  uint64_t drain_deadline;  /* after SHUTDOWN: stop waiting for PONGs at this time */
   /* statistics */
   uint64_t t_start, events, actions, tasks_sent;
   struct master_status *status; /* status.c's socket server; NULL when not running */

@@ -7,9 +7,18 @@
  *      accumulator, define the group to the master once, send READY;
  *   3. receive control messages (TASK, END, PING, SHUTDOWN, ...);
  *   4. advance the head task by one time slice (dataplane.c), report DONE when finished;
- *   5. sleep with adaptive back-off if none of that found work (common/poller.h).
+ *   5. at dred_finalize: say BYE once nothing is pending, or abandon what still is once
+ *      DRED_FINALIZE_WAIT_S ran out;
+ *   6. sleep with adaptive back-off if none of that found work (common/poller.h).
  * Futures complete here when the master's END arrives.  The loop ends after SHUTDOWN
  * (everyone said BYE) or when the master is declared lost.
+ *
+ * Every step does a bounded amount of work per turn (SUBMIT_BATCH announcements,
+ * RECV_BATCH messages, one task time slice, bounded replica polling), and every lookup a
+ * message triggers is indexed: with 10 000 reductions in flight a turn still takes
+ * microseconds, so PINGs are answered at once and no one is falsely declared failed.
+ * Steps 2-5 only touch the control plane through send_to_master/recv_messages, which is
+ * what moves when the control plane leaves MPI.
  */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include <pthread.h>
@@ -22,6 +31,7 @@
 #include "runtime.h"
 
 #define RECV_BATCH 64
+#define SUBMIT_BATCH 64 /* announcements per turn: an application may queue thousands */
 
 static unsigned inst_bucket(uint64_t group_id, int64_t tag) {
   uint64_t h = group_id ^ ((uint64_t)tag * 0x9e3779b97f4a7c15ull);
@@ -80,6 +90,21 @@ void dred_rt_send_master(dred_rt_t *rt, const proto_msg_t *m) { send_to_master(r
 
 /* ---- 2. submissions ------------------------------------------------------------------ */
 
+/* dred_finalize could wait no longer for `in`: ask the master to end it for everyone.  Our
+ * buffers stay until its END (other members' tasks may be reading them). */
+static void send_abandon(dred_rt_t *rt, dred_inst_t *in) {
+  proto_msg_t m;
+  if (in->abandon_sent || in->state != INST_ANNOUNCED) return;
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_ABANDON;
+  m.u.recover.group = in->group_id;
+  m.u.recover.tag = in->tag;
+  m.u.recover.member = in->member;
+  m.u.recover.error = DRED_ERR_SHUTDOWN;
+  send_to_master(rt, &m, NULL);
+  in->abandon_sent = 1;
+}
+
 static void announce(dred_rt_t *rt, dred_inst_t *in) {
   proto_msg_t m;
   int rc;
@@ -117,30 +142,31 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   if (in->acc != NULL) {
     m.u.ready.buf = dred_rt_bufref(in->acc, in->pool_off);
   } else {
-    /* No buffer: announce an impossible element size so the master ends the instance
-     * with MISMATCH for everyone (the log line above says why). */
-    m.u.ready.type_size = 0;
+    /* No buffer: join anyway, saying why, so the master ends the instance with this
+     * status for every member instead of leaving them waiting for us. */
+    m.u.ready.error = rc == DRED_ERR_INTERNAL ? DRED_ERR_INTERNAL : DRED_ERR_NOMEM;
     m.u.ready.buf.pool_off = -1;
   }
   send_to_master(rt, &m, NULL);
   in->state = INST_ANNOUNCED;
   rt->parked_retry = 1; /* a parked RECOVER may have been waiting for this call */
+  if (rt->abandon_pass) send_abandon(rt, in); /* finalize stopped waiting before we got here */
 }
 
 static int drain_submissions(dred_rt_t *rt) {
   dred_queue_t local, *q;
   int n = 0;
+  /* At most SUBMIT_BATCH per turn: announcing costs sends and replica work, and a turn
+   * that announced 10 000 reductions would leave PINGs unanswered meanwhile. */
+  dred_queue_init(&local);
   uv_mutex_lock(&rt->lock);
-  if (dred_queue_empty(&rt->submitq)) {
-    uv_mutex_unlock(&rt->lock);
-    return 0;
+  while (n < SUBMIT_BATCH && (q = dred_queue_head(&rt->submitq)) != NULL) {
+    dred_queue_remove(q);
+    dred_queue_insert_tail(&local, q);
+    n++;
   }
-  /* move the whole queue to a local head */
-  local = rt->submitq;
-  local.next->prev = &local;
-  local.prev->next = &local;
-  dred_queue_init(&rt->submitq);
   uv_mutex_unlock(&rt->lock);
+  n = 0;
   while ((q = dred_queue_head(&local)) != NULL) {
     dred_queue_remove(q);
     announce(rt, DRED_QUEUE_DATA(q, dred_inst_t, qlink));
@@ -260,12 +286,15 @@ static int recv_messages(dred_rt_t *rt) {
         on_end(rt, &m);
         break;
       case PROTO_PING:
-        /* After BYE the master reads nothing more from us: an answer would arrive
-         * unmatched at its MPI_Finalize.  And once we gave up on the master (it was
-         * silent too long -- perhaps only stalled) we take part in nothing more: staying
-         * silent lets a master that is in fact alive declare us failed, which ends the
-         * reductions other members still wait on instead of leaving them hanging. */
-        if (rt->bye_sent || rt->dead) break;
+        /* Answered after our BYE too, until SHUTDOWN: a process that finalized early
+         * waits for the others and must neither be declared failed nor declare the
+         * master lost meanwhile (the master keeps pinging it and counts the answers it
+         * must take in before its MPI_Finalize).  But once we gave up on the master (it
+         * was silent too long -- perhaps only stalled) we take part in nothing more:
+         * staying silent lets a master that is in fact alive declare us failed, which
+         * ends the reductions other members still wait on instead of leaving them
+         * hanging. */
+        if (rt->shutdown || rt->dead) break;
         memset(&r, 0, sizeof r);
         r.type = PROTO_PONG;
         r.u.ping.seq = m.u.ping.seq;
@@ -372,6 +401,38 @@ static void on_watch(uv_timer_t *timer) {
 
 /* ---- the loop ------------------------------------------------------------------------ */
 
+/* dred_finalize waits DRED_FINALIZE_WAIT_S for this process's pending reductions (a member
+ * that never calls would otherwise hold it forever); then each is abandoned: the master
+ * ends it with DRED_ERR_SHUTDOWN for every member, and our END for it releases what we
+ * hold.  One pass over the table, once; reductions not yet announced send their ABANDON
+ * right after their READY (announce). */
+static void finalize_deadline(dred_rt_t *rt) {
+  unsigned b;
+  dred_queue_t *q;
+  uint64_t deadline;
+  int n = 0;
+  if (rt->abandon_pass || rt->bye_sent) return;
+  uv_mutex_lock(&rt->lock);
+  deadline = rt->bye_requested ? rt->finalize_deadline_ns : 0;
+  uv_mutex_unlock(&rt->lock);
+  if (deadline == 0 || uv_hrtime() < deadline) return;
+  rt->abandon_pass = 1;
+  /* After bye_requested no application thread inserts; only this thread removes. */
+  for (b = 0; b < DRED_INST_BUCKETS; b++) {
+    DRED_QUEUE_FOREACH(q, &rt->inst[b]) {
+      dred_inst_t *in = DRED_QUEUE_DATA(q, dred_inst_t, hlink);
+      if (in->state == INST_ENDED) continue;
+      n++;
+      send_abandon(rt, in);
+    }
+  }
+  rt->cut_short = n;
+  if (n > 0)
+    DRED_ERROR("dred_finalize: %d reduction(s) still pending after DRED_FINALIZE_WAIT_S=%llu s "
+               "(a member never called them?): ending them with DRED_ERR_SHUTDOWN", n,
+               (unsigned long long)rt->cfg.finalize_wait_s);
+}
+
 static void maybe_bye(dred_rt_t *rt) {
   proto_msg_t m;
   int ready;
@@ -397,6 +458,7 @@ static void rt_main(void *arg) {
     dred_chan_progress(&rt->chan); /* completed sends are bookkeeping, not work */
     work += run_tasks(rt);
     work += dred_repl_progress(rt);
+    finalize_deadline(rt);
     maybe_bye(rt);
     uv_mutex_lock(&rt->lock);
     in_flight = rt->ninst > 0 || !dred_queue_empty(&rt->tasks) || rt->bye_requested ||
