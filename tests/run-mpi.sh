@@ -71,7 +71,7 @@ CASES=(
   "limits-early     limits      3   45  +DRED_HEARTBEAT_MS=100 +DRED_FAIL_TIMEOUT_MS=1000 +DRED_MASTER_TIMEOUT_MS=1500 early -d 3"
   "limits-wait      limits      3   40  wait -d 1.5"
   "limits-neverjoin limits      3   45  +DRED_FINALIZE_WAIT_S=2 neverjoin -d 5"
-  "limits-sizes     limits      3   60  sizes"
+  "limits-sizes     limits      3   60  +DRED_REPLICAS=1 sizes"
 )
 
 logdir="$BUILD/test-logs"

@@ -201,7 +201,7 @@ static void snapshot_unref(snapshot_t *sn) {
 
 static void local_put_done(void *arg, int status) {
   repl_io_t *io = arg;
-  if (status != DRED_OK)
+  if (status != DRED_OK && status != DRED_ERR_SHUTDOWN) /* SHUTDOWN: skipped, moot */
     DRED_WARN("local replica of tag %lld not stored: %s", (long long)io->tag,
               dred_status_str(status));
   snapshot_unref(io->snap);
@@ -417,7 +417,7 @@ void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m) {
 static void neighbour_put_done(void *arg, int status) {
   repl_io_t *io = arg;
   io->rt->parked_retry = 1; /* a RECOVER may be waiting for this copy */
-  if (status != DRED_OK)
+  if (status != DRED_OK && status != DRED_ERR_SHUTDOWN) /* SHUTDOWN: skipped, moot */
     DRED_WARN("replica of member %u (tag %lld) not stored: %s", io->member, (long long)io->tag,
               dred_status_str(status));
   dred_queue_remove(&io->link);
@@ -429,7 +429,10 @@ static void neighbour_put_done(void *arg, int status) {
     a.u.replica.tag = io->tag;
     a.u.replica.member = io->member;
     a.u.replica.pool_off = io->ack_off;
-    if (!io->rt->failed[io->ack_to]) dred_chan_send(&io->rt->chan, io->ack_to, &a, NULL);
+    /* After SHUTDOWN the member may have left its loop: an ACK would arrive unmatched at
+     * its MPI_Finalize, and its snapshots are released at close anyway. */
+    if (!io->rt->failed[io->ack_to] && !io->rt->shutdown)
+      dred_chan_send(&io->rt->chan, io->ack_to, &a, NULL);
   } else {
     free(io->buf);
   }
@@ -781,6 +784,11 @@ void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
       free(p);
     }
   }
+}
+
+void dred_repl_on_shutdown(dred_rt_t *rt) {
+  /* Every member said BYE, so every reduction ended: copies still queued are moot. */
+  if (rt->store != NULL) dred_replica_set_moot(rt->store);
 }
 
 int dred_repl_progress(dred_rt_t *rt) {

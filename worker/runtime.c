@@ -306,6 +306,7 @@ static int recv_messages(dred_rt_t *rt) {
           break;
         }
         rt->shutdown = 1;
+        dred_repl_on_shutdown(rt);
         break;
       case PROTO_FAILED:
         dred_repl_on_failed(rt, m.u.failed.worker);

@@ -261,6 +261,7 @@ void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in);
  * instance is released): drop the engine's hold on it. */
 void dred_repl_snapshot_drop(dred_rt_t *rt, dred_inst_t *in);
 int dred_repl_progress(dred_rt_t *rt);
+void dred_repl_on_shutdown(dred_rt_t *rt); /* SHUTDOWN: skip the copies still queued */
 
 /* snapdir.c -- the snapshot directory in each pool segment */
 int dred_snapdir_usable(const dred_rt_t *rt);
