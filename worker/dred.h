@@ -69,7 +69,10 @@ typedef struct dred_future dred_future;
  * other derived types are rejected with DRED_ERR_ARG.  `tag` >= 0 names the reduction
  * (members match on equal tags; a tag may be reused once its reduction is done), or
  * DRED_TAG_AUTO.  On DRED_OK `*future` is set; on an error it is set to NULL and nothing
- * was started. */
+ * was started.  Limits: count * extent above 1 TiB is DRED_ERR_ARG, above the node's
+ * physical memory DRED_ERR_NOMEM; more than DRED_MAX_INFLIGHT (default 65536) reductions
+ * in flight in this process is DRED_ERR_NOMEM.  A member that cannot allocate its copy of
+ * the operand still joins, and the reduction ends DRED_ERR_NOMEM on every member. */
 int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                  MPI_Op op, int root, MPI_Comm comm, int tag, dred_future **future);
 

@@ -453,6 +453,7 @@ static void rt_main(void *arg) {
   pthread_setname_np(pthread_self(), "dred-runtime"); /* for top -H, perf, gdb */
   for (;;) {
     int work = 0, in_flight, stop;
+    uint64_t t0 = uv_hrtime(), turn;
     uv_run(&rt->loop, UV_RUN_NOWAIT);
     work += drain_submissions(rt);
     work += recv_messages(rt);
@@ -466,6 +467,18 @@ static void rt_main(void *arg) {
                 !dred_queue_empty(&rt->repl_ops);
     stop = (rt->shutdown && rt->chan.nsends == 0) || (rt->dead && rt->bye_requested);
     uv_mutex_unlock(&rt->lock);
+    /* A turn is how long PINGs may wait: say so when one is longer than a heartbeat (only
+     * for a new longest turn, so an overloaded node does not flood the log).  The time
+     * includes any spell the thread spent descheduled. */
+    turn = uv_hrtime() - t0;
+    if (turn > rt->max_turn_ns) {
+      rt->max_turn_ns = turn;
+      if (turn > rt->cfg.heartbeat_ms * 1000000ull)
+        DRED_WARN("runtime loop turn took %llu ms (heartbeat %llu ms; work, or the thread was "
+                  "descheduled): PINGs waited that long",
+                  (unsigned long long)(turn / 1000000ull),
+                  (unsigned long long)rt->cfg.heartbeat_ms);
+    }
     if (stop) break;
     dred_poller_wait(&rt->poller, work, in_flight);
   }
@@ -502,6 +515,7 @@ static void close_cb(uv_handle_t *h) { (void)h; }
 
 void dred_rt_stop(dred_rt_t *rt) {
   uv_thread_join(&rt->thread);
+  DRED_INFO("runtime: longest loop turn %.3f ms", (double)rt->max_turn_ns / 1e6);
   uv_close((uv_handle_t *)&rt->watch_timer, close_cb);
   uv_run(&rt->loop, UV_RUN_DEFAULT);
   uv_loop_close(&rt->loop);

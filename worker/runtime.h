@@ -232,6 +232,7 @@ typedef struct dred_rt {
   int parked_retry;
   int shutdown;        /* SHUTDOWN received */
   uint64_t tasks_run, bytes_combined;
+  uint64_t max_turn_ns; /* longest loop turn (PINGs wait at most that long) */
 } dred_rt_t;
 
 /* runtime.c */

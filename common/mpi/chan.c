@@ -21,6 +21,9 @@ int dred_chan_init(dred_chan_t *c, MPI_Comm comm) {
   memset(c, 0, sizeof *c);
   c->comm = comm;
   dred_queue_init(&c->sends);
+  MPI_Comm_size(comm, &c->comm_size);
+  c->pending_by_dest = calloc((size_t)c->comm_size, sizeof *c->pending_by_dest);
+  if (c->pending_by_dest == NULL) return DRED_ERR_NOMEM;
   c->rcap = 4096;
   c->rbuf = malloc(c->rcap);
   return c->rbuf == NULL ? DRED_ERR_NOMEM : 0;
@@ -28,7 +31,8 @@ int dred_chan_init(dred_chan_t *c, MPI_Comm comm) {
 
 void dred_chan_close(dred_chan_t *c) {
   dred_queue_t *q, *n;
-  dred_chan_progress(c);
+  size_t rounds = c->nsends / DRED_CHAN_TEST_BATCH + 1;
+  while (rounds-- > 0) dred_chan_progress(c); /* test every send once */
   DRED_QUEUE_FOREACH_SAFE(q, n, &c->sends) {
     chan_send_t *s = DRED_QUEUE_DATA(q, chan_send_t, link);
     /* Still pending: the peer is gone.  Free the request so MPI forgets it; the buffer
@@ -38,6 +42,8 @@ void dred_chan_close(dred_chan_t *c) {
   }
   free(c->rbuf);
   c->rbuf = NULL;
+  free(c->pending_by_dest);
+  c->pending_by_dest = NULL;
 }
 
 int dred_chan_send(dred_chan_t *c, int dest, const proto_msg_t *m, const uint32_t *group_workers) {
@@ -62,20 +68,35 @@ int dred_chan_send(dred_chan_t *c, int dest, const proto_msg_t *m, const uint32_
   }
   dred_queue_insert_tail(&c->sends, &s->link);
   c->nsends++;
+  if (dest >= 0 && dest < c->comm_size) c->pending_by_dest[dest]++;
   c->sent++;
   return 0;
 }
 
+static void chan_retire(dred_chan_t *c, chan_send_t *s) {
+  dred_queue_remove(&s->link);
+  c->nsends--;
+  if (s->dest >= 0 && s->dest < c->comm_size) c->pending_by_dest[s->dest]--;
+}
+
 int dred_chan_progress(dred_chan_t *c) {
   dred_queue_t *q, *n;
-  int done = 0, flag;
+  int done = 0, flag, tested = 0;
   DRED_QUEUE_FOREACH_SAFE(q, n, &c->sends) {
     chan_send_t *s = DRED_QUEUE_DATA(q, chan_send_t, link);
+    if (tested++ == DRED_CHAN_TEST_BATCH) {
+      /* next call starts here: make q the head (the sentinel moves just before it) */
+      dred_queue_remove(&c->sends);
+      c->sends.next = q;
+      c->sends.prev = q->prev;
+      q->prev->next = &c->sends;
+      q->prev = &c->sends;
+      break;
+    }
     flag = 0;
     MPI_Test(&s->req, &flag, MPI_STATUS_IGNORE);
     if (flag) {
-      dred_queue_remove(q);
-      c->nsends--;
+      chan_retire(c, s);
       free(s);
       done++;
     }
@@ -84,12 +105,7 @@ int dred_chan_progress(dred_chan_t *c) {
 }
 
 size_t dred_chan_pending_to(const dred_chan_t *c, int dest) {
-  const dred_queue_t *q;
-  size_t n = 0;
-  DRED_QUEUE_FOREACH(q, &c->sends) {
-    if (DRED_QUEUE_DATA(q, chan_send_t, link)->dest == dest) n++;
-  }
-  return n;
+  return dest >= 0 && dest < c->comm_size ? c->pending_by_dest[dest] : 0;
 }
 
 void dred_chan_forget(dred_chan_t *c, int dest) {
@@ -98,8 +114,7 @@ void dred_chan_forget(dred_chan_t *c, int dest) {
     chan_send_t *s = DRED_QUEUE_DATA(q, chan_send_t, link);
     if (s->dest != dest) continue;
     MPI_Request_free(&s->req); /* buffer leaked on purpose: see dred_chan_close */
-    dred_queue_remove(q);
-    c->nsends--;
+    chan_retire(c, s);
   }
 }
 

@@ -23,6 +23,8 @@ typedef struct {
   MPI_Comm comm;
   dred_queue_t sends; /* in-flight sends */
   size_t nsends;
+  size_t *pending_by_dest; /* in-flight sends per rank of comm: O(1) dred_chan_pending_to */
+  int comm_size;
   uint8_t *rbuf;
   size_t rcap;
   uint64_t sent, received; /* statistics */
@@ -35,7 +37,9 @@ void dred_chan_close(dred_chan_t *c);
 /* Encode and post.  Returns 0 or a DRED_ERR_* (logged). */
 int dred_chan_send(dred_chan_t *c, int dest, const proto_msg_t *m, const uint32_t *group_workers);
 
-/* Retire completed sends; returns how many completed. */
+/* Retire completed sends; returns how many completed.  Tests at most DRED_CHAN_TEST_BATCH
+ * sends per call, round robin, so one call stays short with thousands in flight. */
+#define DRED_CHAN_TEST_BATCH 256
 int dred_chan_progress(dred_chan_t *c);
 
 /* Sends to `dest` still pending. */
