@@ -5,10 +5,10 @@
  * counts as a sign of life (dispatch.c stamps last_heard).  Workers that said BYE are still
  * pinged and judged until SHUTDOWN: such a process waits in dred_finalize for the others,
  * maybe for a long time, and its runtime thread watches the master the same way (without
- * pings it would declare the master lost, and a dead one would go unnoticed).  A worker silent for longer
- * than the failure timeout is declared failed: the scheduler gets WORKER_FAILED (it
- * decides what to recover), every live worker gets FAILED, and sends still pending to
- * the dead rank are abandoned so they never hold the master up.
+ * pings it would declare the master lost, and a dead one would go unnoticed).  A worker
+ * silent for longer than the failure timeout is declared failed: the scheduler gets
+ * WORKER_FAILED (it decides what to recover), every live worker gets FAILED, and sends
+ * still pending to the dead rank are abandoned so they never hold the master up.
  */
 #include <stdio.h>
 #include <string.h>
@@ -45,10 +45,10 @@ static void on_heartbeat(uv_timer_t *t) {
   proto_msg_t msg;
   int w;
 
+  if (m->shutdown_sent) return; /* workers are leaving: nothing more to judge or ping */
   /* If this timer fired late, the master itself was stalled (descheduled, blocked on I/O):
    * the workers' silence is ours.  Give everyone a fresh start instead of declaring them
    * all failed. */
-  if (m->shutdown_sent) return; /* workers are leaving: nothing more to judge */
   if (m->last_tick != 0 && now - m->last_tick > limit / 2) {
     DRED_WARN("failure detector ran %llu ms late: the master was stalled; not judging workers",
               (unsigned long long)((now - m->last_tick) / 1000000ull));

@@ -42,7 +42,7 @@ int dred_init(int *argc, char ***argv);
 /* Shut libdred down: waits for every reduction this process started (at most
  * DRED_FINALIZE_WAIT_S seconds, default 60; those still pending then end with
  * DRED_ERR_SHUTDOWN on every member, and dred_finalize returns DRED_ERR_TIMEOUT after an
- * otherwise complete shutdown), leaves the service, waits for every other member to call
+ * otherwise complete shutdown, as it does when another member's bound ended them), leaves the service, waits for every other member to call
  * dred_finalize too (members may call it in any order, at any spacing), and finalises MPI
  * if dred_init() initialised it.  Collective over the application processes.  After a
  * process failure it returns without collective MPI calls and reports

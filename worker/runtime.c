@@ -68,6 +68,9 @@ static void inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   uv_mutex_lock(&rt->lock);
   dred_queue_remove(&in->hlink);
   rt->ninst--;
+  /* Ended by a finalize deadline (ours or another member's) while dred_finalize waited for
+   * it: dred_finalize reports DRED_ERR_TIMEOUT. */
+  if (status == DRED_ERR_SHUTDOWN && rt->bye_requested) rt->cut_short++;
   uv_mutex_unlock(&rt->lock);
   if (status != DRED_OK)
     DRED_INFO("reduction (group %016llx, tag %lld) ended: %s", (unsigned long long)in->group_id,
@@ -427,7 +430,6 @@ static void finalize_deadline(dred_rt_t *rt) {
       send_abandon(rt, in);
     }
   }
-  rt->cut_short = n;
   if (n > 0)
     DRED_ERROR("dred_finalize: %d reduction(s) still pending after DRED_FINALIZE_WAIT_S=%llu s "
                "(a member never called them?): ending them with DRED_ERR_SHUTDOWN", n,

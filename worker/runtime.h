@@ -221,7 +221,9 @@ typedef struct dred_rt {
   uint64_t last_master_ns;
   int bye_sent;
   int abandon_pass;    /* the finalize deadline passed and pending reductions were abandoned */
-  int cut_short;       /* how many: dred_finalize then returns DRED_ERR_TIMEOUT */
+  /* cut_short is written under `lock` */
+  int cut_short;       /* reductions ended DRED_ERR_SHUTDOWN while dred_finalize waited (by
+                          our deadline or another member's): it returns DRED_ERR_TIMEOUT */
   uint8_t *failed;     /* by private rank: declared failed by the master */
   int nfailed;
   /* replication (replicate.c) */
