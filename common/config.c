@@ -41,6 +41,8 @@ void dred_config_load(dred_config_t *c) {
   c->replicas = env_u64("DRED_REPLICAS", 2, 0, 1 + 4);
   c->replica_delay_ms = env_u64("DRED_REPLICA_DELAY_MS", 0, 0, 86400000);
   c->finalize_timeout_s = env_u64("DRED_FINALIZE_TIMEOUT_S", 60, 1, 86400);
+  c->finalize_wait_s = env_u64("DRED_FINALIZE_WAIT_S", 60, 0, 86400 * 365);
+  c->max_inflight = env_u64("DRED_MAX_INFLIGHT", 65536, 1, 1u << 24);
   s = getenv("DRED_POLICY");
   snprintf(c->policy, sizeof c->policy, "%s", (s && *s) ? s : "predict");
   c->keep_storage = (int)env_u64("DRED_KEEP_STORAGE", 0, 0, 1);

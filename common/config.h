@@ -22,7 +22,13 @@ typedef struct {
   uint64_t replica_delay_ms; /* DRED_REPLICA_DELAY_MS copies that shared memory already covers
                                 start this long after the call, and not at all if the
                                 reduction ended by then (0: at once)                   */
-  uint64_t finalize_timeout_s; /* DRED_FINALIZE_TIMEOUT_S bound on the collective shutdown (60) */
+  uint64_t finalize_timeout_s; /* DRED_FINALIZE_TIMEOUT_S bound on the collective shutdown, the
+                                part of dred_finalize after SHUTDOWN (60)              */
+  uint64_t finalize_wait_s;  /* DRED_FINALIZE_WAIT_S  how long dred_finalize waits for this
+                                process's pending reductions before ending them with
+                                DRED_ERR_SHUTDOWN (60; 0 = no bound)                   */
+  uint64_t max_inflight;     /* DRED_MAX_INFLIGHT     reductions in flight per process;
+                                dred_ireduce beyond it returns DRED_ERR_NOMEM (65536)  */
   int shm;                   /* DRED_SHM              0 forces RMA even on one node (1)    */
   char policy[16];           /* DRED_POLICY           predict | last | first (predict)     */
   char storage_dir[512];     /* DRED_STORAGE_DIR      base directory (/tmp/dred-<uid>); each job

@@ -38,6 +38,12 @@ static uint64_t get(cursor_t *c, unsigned bytes) {
   return v;
 }
 
+/* What a READY's error may say: a member joins without a buffer only because it could not
+ * allocate one (or attach it to the RMA window); anything else is not a READY we sent. */
+static int proto_ready_error_ok(int32_t e) {
+  return e == 0 || e == DRED_ERR_NOMEM || e == DRED_ERR_INTERNAL;
+}
+
 static void put_buf(cursor_t *c, const proto_buf_t *b) {
   put(c, b->addr, 8);
   put(c, (uint64_t)b->pool_off, 8);
@@ -67,6 +73,7 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       break;
     case PROTO_READY:
       if (m->u.ready.nreplicas > PROTO_MAX_REPLICAS) return 0;
+      if (!proto_ready_error_ok(m->u.ready.error)) return 0;
       put(&c, m->u.ready.group, 8);
       put(&c, (uint64_t)m->u.ready.tag, 8);
       put(&c, m->u.ready.member, 4);
@@ -81,6 +88,7 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       put(&c, m->u.ready.nreplicas, 1);
       for (i = 0; i < m->u.ready.nreplicas; i++) put(&c, m->u.ready.replicas[i], 4);
       put_buf(&c, &m->u.ready.buf);
+      put(&c, (uint32_t)m->u.ready.error, 4);
       break;
     case PROTO_DONE:
       put(&c, m->u.done.task_id, 8);
@@ -98,6 +106,7 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       break;
     case PROTO_RECOVER:
     case PROTO_RECOVER_FAILED:
+    case PROTO_ABANDON:
       put(&c, m->u.recover.group, 8);
       put(&c, (uint64_t)m->u.recover.tag, 8);
       put(&c, m->u.recover.member, 4);
@@ -181,8 +190,10 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
       if (m->u.ready.nreplicas > PROTO_MAX_REPLICAS) return DRED_ERR_ARG;
       for (i = 0; i < m->u.ready.nreplicas; i++) m->u.ready.replicas[i] = (uint32_t)get(&c, 4);
       get_buf(&c, &m->u.ready.buf);
+      m->u.ready.error = (int32_t)(uint32_t)get(&c, 4);
       if (m->u.ready.op_is_user > 1 || m->u.ready.commutative > 1 || m->u.ready.recovered > 1)
         return DRED_ERR_ARG;
+      if (!proto_ready_error_ok(m->u.ready.error)) return DRED_ERR_ARG;
       break;
     case PROTO_DONE:
       m->u.done.task_id = get(&c, 8);
@@ -200,6 +211,7 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
       break;
     case PROTO_RECOVER:
     case PROTO_RECOVER_FAILED:
+    case PROTO_ABANDON:
       m->u.recover.group = get(&c, 8);
       m->u.recover.tag = (int64_t)get(&c, 8);
       m->u.recover.member = (uint32_t)get(&c, 4);
@@ -265,6 +277,7 @@ const char *proto_type_name(int type) {
     case PROTO_PONG: return "PONG";
     case PROTO_BYE: return "BYE";
     case PROTO_RECOVER_FAILED: return "RECOVER_FAILED";
+    case PROTO_ABANDON: return "ABANDON";
     case PROTO_REPLICA: return "REPLICA";
     case PROTO_REPLICA_ACK: return "REPLICA_ACK";
     case PROTO_TASK: return "TASK";

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC 0x5244u /* "DR" little-endian */
-#define PROTO_VERSION 2u
+#define PROTO_VERSION 2u /* 2: READY carries an explicit error; ABANDON */
 #define PROTO_HEADER 8u
 #define PROTO_MAX_GROUP 65536u /* members per group the wire format accepts */
 #define PROTO_MAX_REPLICAS 4u
@@ -30,6 +30,9 @@ typedef enum {
   PROTO_PONG = 4,        /* heartbeat answer                                        */
   PROTO_BYE = 5,         /* the worker is finalising                                */
   PROTO_RECOVER_FAILED = 6, /* no usable replica for a RECOVER                      */
+  PROTO_ABANDON = 9,     /* this member gives up on a reduction it announced (its
+                            dred_finalize ran out of DRED_FINALIZE_WAIT_S): end it
+                            for every member with `error`                            */
   /* worker -> worker */
   PROTO_REPLICA = 7,     /* a replica of my operand: in my pool at pool_off, or it
                             follows on DRED_CHAN_DATA_TAG (pool_off -1)              */
@@ -71,6 +74,10 @@ typedef struct {
       uint8_t op_is_user, commutative, recovered, nreplicas;
       uint32_t replicas[PROTO_MAX_REPLICAS];
       proto_buf_t buf;
+      /* 0, or why this member joined without a buffer (DRED_ERR_NOMEM): the reduction
+       * then ends with this status for every member.  An explicit field, so a member
+       * that cannot allocate is never mistaken for one that disagrees (MISMATCH). */
+      int32_t error;
     } ready;
     struct {
       uint64_t task_id;
@@ -87,7 +94,7 @@ typedef struct {
       int64_t tag;
       uint32_t member;
       int32_t error;
-    } recover; /* RECOVER (error unused) and RECOVER_FAILED */
+    } recover; /* RECOVER (error unused), RECOVER_FAILED and ABANDON */
     struct {
       uint64_t task_id;
       uint64_t group;

@@ -18,6 +18,7 @@ const char *dred_status_str(int status) {
     case DRED_ERR_STORAGE: return "replica storage failed";
     case DRED_ERR_SHUTDOWN: return "dred is shut down";
     case DRED_ERR_INTERNAL: return "internal error (see the log)";
+    case DRED_ERR_TIMEOUT: return "timed out";
     default: return "unknown status";
   }
 }

@@ -1,13 +1,17 @@
 /*
  * detector.c -- the master's failure detector (seed 002, section 3).
  *
- * A worker that dies closes its control link: main.c's on_link_lost declares it failed at
- * once.  Heartbeats catch the rest (a stopped process, a lost node whose sockets never
- * said goodbye): a libuv timer pings every live worker each heartbeat interval; any
- * message from a worker counts as a sign of life (dispatch.c stamps last_heard).  A worker silent for longer
- * than the failure timeout is declared failed: the scheduler gets WORKER_FAILED (it
- * decides what to recover), every live worker gets FAILED, and the dead worker's link is
- * dropped so nothing waits on it.
+ * A worker that dies closes its control link: main.c declares it failed as soon as the
+ * link's closing comes out of the inbox.  Heartbeats catch the rest (a stopped process, a
+ * lost node whose sockets never said goodbye): a libuv timer pings every live worker each
+ * heartbeat interval; any message from a worker counts as a sign of life (dispatch.c
+ * stamps last_heard).  Workers that said BYE are still pinged and judged until SHUTDOWN:
+ * such a process waits in dred_finalize for the others, maybe for a long time, and its
+ * runtime thread watches the master the same way (without pings it would declare the
+ * master lost, and a dead one would go unnoticed).  A worker silent for longer than the
+ * failure timeout is declared failed: the scheduler gets WORKER_FAILED (it decides what
+ * to recover), every live worker gets FAILED, and the dead worker's link is dropped so
+ * nothing waits on it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +48,7 @@ static void on_heartbeat(uv_timer_t *t) {
   proto_msg_t msg;
   int w;
 
+  if (m->shutdown_sent) return; /* workers are leaving: nothing more to judge or ping */
   /* If this timer fired late, the master itself was stalled (descheduled, blocked on I/O):
    * the workers' silence is ours.  Give everyone a fresh start instead of declaring them
    * all failed. */
@@ -57,7 +62,7 @@ static void on_heartbeat(uv_timer_t *t) {
   msg.type = PROTO_PING;
   msg.u.ping.seq = ++m->ping_seq;
   for (w = 1; w <= m->nworkers; w++) {
-    if (m->failed[w] || m->bye[w]) continue; /* a worker that said BYE answers no pings */
+    if (m->failed[w]) continue;
     if (now - m->last_heard[w] > limit) {
       char why[96];
       snprintf(why, sizeof why, "silent for %llu ms", (unsigned long long)((now - m->last_heard[w]) / 1000000ull));

@@ -59,6 +59,7 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
       ev.u.ready.recovered = msg->u.ready.recovered;
       ev.u.ready.nreplicas = msg->u.ready.nreplicas;
       memcpy(ev.u.ready.replicas, msg->u.ready.replicas, sizeof ev.u.ready.replicas);
+      ev.u.ready.error = msg->u.ready.error;
       break;
     case PROTO_DONE:
       ev.type = SCHED_EV_TASK_DONE;
@@ -76,6 +77,17 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
       ev.u.recover_failed.member = msg->u.recover.member;
       ev.u.recover_failed.worker = (uint32_t)src;
       ev.u.recover_failed.error = msg->u.recover.error;
+      break;
+    case PROTO_ABANDON:
+      ev.type = SCHED_EV_ABANDON;
+      ev.u.abandon.key.group = msg->u.recover.group;
+      ev.u.abandon.key.tag = msg->u.recover.tag;
+      ev.u.abandon.member = msg->u.recover.member;
+      ev.u.abandon.worker = (uint32_t)src;
+      ev.u.abandon.error = msg->u.recover.error;
+      DRED_WARN("worker %d abandons reduction group %016llx tag %lld (%s)", src,
+                (unsigned long long)msg->u.recover.group, (long long)msg->u.recover.tag,
+                dred_status_str(msg->u.recover.error));
       break;
     case PROTO_PONG:
       return;

@@ -35,6 +35,10 @@ typedef struct {
   uv_timer_t heartbeat_timer, flush_timer;
   uint64_t *last_heard;     /* by worker rank, uv_hrtime() */
   uint8_t *failed, *bye;
+  /* PINGs sent and PONGs received per worker.  Workers answer every PING that reaches
+   * them before SHUTDOWN, even after their BYE (a process that finalized early is still
+   * watched, and still watches us); so after SHUTDOWN the master knows exactly how many
+   * answers are still on the way and takes them in before MPI_Finalize. */
   int nfailed, nbye;
   uint64_t ping_seq;
   uint64_t last_tick;       /* when the heartbeat timer last ran */

@@ -691,6 +691,9 @@ static int on_ready(sched_t *s, const sched_event_t *ev) {
   memcpy(in->m[k].replicas, ev->u.ready.replicas, ev->u.ready.nreplicas * sizeof(uint32_t));
 
   if (created && in->nowed < g->n) inst_fail(in, DRED_ERR_PROC_FAILED); /* started after a death */
+  /* A member that could not allocate says so explicitly; its buffer is not usable, and
+   * what it reports is what every member is told (if nothing failed the instance first). */
+  if (ev->u.ready.error != 0) inst_fail(in, ev->u.ready.error);
   if (created && p->root >= g->n) inst_fail(in, DRED_ERR_MISMATCH);
   if (in->status == DRED_OK && !params_agree(&in->params, p)) inst_fail(in, DRED_ERR_MISMATCH);
 
@@ -863,6 +866,21 @@ static int on_recover_failed(sched_t *s, const sched_event_t *ev) {
   return 0;
 }
 
+/* A member gives up on an instance it announced.  Nothing of it can complete without that
+ * member, so the instance fails for everyone; its tasks in flight drain first (they read
+ * buffers the abandoning member keeps until its END), as for any failure.  An instance
+ * that is already gone ended meanwhile: its END is on the way, nothing to do. */
+static int on_abandon(sched_t *s, const sched_event_t *ev) {
+  inst_t *in = inst_find(s, ev->u.abandon.key);
+  uint32_t k = ev->u.abandon.member;
+  if (in == NULL) return 0;
+  if (k >= in->g->n || in->g->workers[k] != ev->u.abandon.worker || !in->m[k].arrived)
+    return DRED_ERR_ARG;
+  inst_fail(in, ev->u.abandon.error ? ev->u.abandon.error : DRED_ERR_SHUTDOWN);
+  inst_settle(s, in);
+  return 0;
+}
+
 /* ---- public API -------------------------------------------------------------------------- */
 
 sched_t *sched_new(uint32_t nworkers, sched_policy_t policy) {
@@ -943,6 +961,8 @@ int sched_feed(sched_t *s, const sched_event_t *ev) {
       return on_worker_failed(s, ev->u.failed.worker);
     case SCHED_EV_RECOVER_FAILED:
       return on_recover_failed(s, ev);
+    case SCHED_EV_ABANDON:
+      return on_abandon(s, ev);
   }
   return DRED_ERR_ARG;
 }

@@ -69,7 +69,9 @@ typedef enum {
   SCHED_EV_READY = 1, /* a member called reduce: its operand is ready in its buffer      */
   SCHED_EV_TASK_DONE, /* an executor finished a task (or failed it, see status)          */
   SCHED_EV_WORKER_FAILED, /* the failure detector declared a worker dead                 */
-  SCHED_EV_RECOVER_FAILED /* a worker asked to RECOVER an operand has no usable copy      */
+  SCHED_EV_RECOVER_FAILED, /* a worker asked to RECOVER an operand has no usable copy     */
+  SCHED_EV_ABANDON        /* a member gives up on a reduction it announced (its shutdown
+                             could wait no longer): the instance ends with `error` for all */
 } sched_ev_type_t;
 
 /* Task outcome reported by an executor. */
@@ -97,6 +99,9 @@ typedef struct {
                                worker)                                                */
       uint8_t nreplicas;    /* workers holding a replica of the operand, besides the */
       uint32_t replicas[SCHED_MAX_REPLICAS]; /* member's own worker, in try order    */
+      int32_t error;        /* 0, or DRED_ERR_NOMEM: the member joined but could not
+                               allocate its buffer.  The instance ends with this status
+                               for every member (unless it already failed otherwise).   */
     } ready;
     struct {
       sched_key_t key;
@@ -104,6 +109,12 @@ typedef struct {
       uint32_t worker;  /* who was asked                                */
       int32_t error;    /* DRED_ERR_PROC_FAILED (no copy) or DRED_ERR_STORAGE */
     } recover_failed;
+    struct {
+      sched_key_t key;
+      uint32_t member;  /* who gives up: must have arrived             */
+      uint32_t worker;  /* its worker (only a member abandons its own) */
+      int32_t error;    /* the status every member gets (0: DRED_ERR_SHUTDOWN) */
+    } abandon;
     struct {
       uint64_t task_id;
       uint32_t worker;       /* who reports (must be the task's executor) */

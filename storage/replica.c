@@ -109,6 +109,7 @@ struct dred_replica {
   uv_cond_t idle;        /* signalled when holds drops to 0 */
   unsigned holds;
   int closing;
+  int moot; /* every reduction of the job ended: queued puts and drops are skipped */
 
   dred_replica_pause_fn pause; /* set before any operation is queued; read-only after */
   void *pause_arg;
@@ -738,6 +739,21 @@ const char *dred_replica_path(const dred_replica_t *r) {
     return NULL;
   }
   return r->path;
+}
+
+void dred_replica_set_moot(dred_replica_t *r) {
+  if (r == NULL) return;
+  uv_mutex_lock(&r->state_lock);
+  r->moot = 1;
+  uv_mutex_unlock(&r->state_lock);
+}
+
+int dred_replica_is_moot(dred_replica_t *r) {
+  int m;
+  uv_mutex_lock(&r->state_lock);
+  m = r->moot;
+  uv_mutex_unlock(&r->state_lock);
+  return m;
 }
 
 int dred_replica_hold(dred_replica_t *r) {

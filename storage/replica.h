@@ -106,6 +106,14 @@ const char *dred_replica_path(const dred_replica_t *r);
  * ~10 GB/s; exposed so tests and callers can check data in memory the same way. */
 uint64_t dred_replica_checksum(const void *data, size_t len);
 
+/* The job's reductions all ended (the worker got SHUTDOWN): copies still queued would be
+ * written only to be deleted at close.  After this, async puts and drops that have not
+ * run yet complete with DRED_ERR_SHUTDOWN without touching the file (replica_async.c);
+ * gets still run.  With 10 000 reductions in flight the queue held tens of thousands of
+ * such writes and made dred_finalize wait for them. */
+void dred_replica_set_moot(dred_replica_t *r);
+int dred_replica_is_moot(dred_replica_t *r);
+
 /* For replica_async.c: an async operation holds the store from queueing until its work
  * ends, so close waits for it.  _hold returns DRED_ERR_SHUTDOWN once close has begun. */
 int dred_replica_hold(dred_replica_t *r);

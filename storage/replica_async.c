@@ -78,6 +78,12 @@ static void replica_async_work(uv_work_t *w) {
     pthread_setname_np(pthread_self(), "dred-replica");
     named = 1;
   }
+  if (q->op != REPLICA_OP_GET && dred_replica_is_moot(q->r)) {
+    q->status = DRED_ERR_SHUTDOWN; /* nobody will read it: the store is deleted at close */
+    dred_replica_release(q->r);
+    q->released = 1;
+    return;
+  }
   replica_async_set_priority(q->op == REPLICA_OP_PUT);
   switch (q->op) {
     case REPLICA_OP_PUT:

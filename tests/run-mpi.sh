@@ -28,6 +28,8 @@ export DRED_TEST_TIMEOUT_SCALE=$scale
 # LAYOUT: every process on this machine, one MPI node per name).  Each multi-node layout
 # holds P + 1 processes (the master is the first process of the first name) and is uneven,
 # so communicators cross nodes with different numbers of members on each.
+# ARGS may then start with +VAR=VALUE words: the case runs with those variables set (in every
+# process, dred-master included), e.g. short heartbeat and failure timeouts.
 # name              prog        P  timeout(s)  args
 CASES=(
   "ops-p1           ops         1   60  --no-derived"
@@ -70,6 +72,12 @@ CASES=(
   "hostile-addr@abc hostile     4   90  @a:2,b:2,c:1 -m addr"
   "hostile-off@abc  hostile     4   90  @a:2,b:2,c:1 -m offset"
   "hostile-replica  hostile     3   60  -m replica"
+  "limits-flood     limits      3  150  +DRED_HEARTBEAT_MS=100 +DRED_FAIL_TIMEOUT_MS=1500 +DRED_MASTER_TIMEOUT_MS=3000 flood -n 10000"
+  "limits-cap       limits      3   40  cap"
+  "limits-early     limits      3   45  +DRED_HEARTBEAT_MS=100 +DRED_FAIL_TIMEOUT_MS=1000 +DRED_MASTER_TIMEOUT_MS=1500 early -d 3"
+  "limits-wait      limits      3   40  wait -d 1.5"
+  "limits-neverjoin limits      3   45  +DRED_FINALIZE_WAIT_S=2 neverjoin -d 5"
+  "limits-sizes     limits      3   60  +DRED_REPLICAS=1 sizes"
 )
 
 logdir="$BUILD/test-logs"
@@ -169,6 +177,11 @@ for line in "${CASES[@]}"; do
     read -r lay args <<<"$args"
     layout=(--sim-nodes "${lay#@}")
   fi
+  envs=()
+  while [[ "$args" == +* ]]; do
+    read -r kv args <<<"$args"
+    envs+=("${kv#+}")
+  done
   bin="$BUILD/tests/mpi_$prog"
   log="$logdir/$name.log"
   if [ ! -x "$dredrun" ] || [ ! -x "$bin" ]; then
@@ -181,13 +194,14 @@ for line in "${CASES[@]}"; do
   start=$(date +%s.%N)
   # shellcheck disable=SC2086  # args is deliberately word-split
   {
-    echo "# case $name: $dredrun ${layout[*]} -n $np $bin $args"
+    echo "# case $name: ${envs[*]} $dredrun ${layout[*]} -n $np $bin $args"
     echo "# DRED_STORAGE_DIR=$storage timeout=${limit}s started $(date '+%F %T')"
   } >"$log"
   # setsid (not a group leader here, so it does not fork): $! is the session leader's pid
   # shellcheck disable=SC2086
+  # env sets the case's +VAR=VALUE words and execs setsid: $! stays the session leader
   DRED_STORAGE_DIR="$storage" DRED_TEST_CASE_ID="$marker" \
-    setsid "$dredrun" "${layout[@]}" -n "$np" "$bin" $args </dev/null >>"$log" 2>&1 &
+    env "${envs[@]}" setsid "$dredrun" "${layout[@]}" -n "$np" "$bin" $args </dev/null >>"$log" 2>&1 &
   leader=$!
   cur_marker=$marker; cur_leader=$leader; cur_bin=$bin
   timed_out=0

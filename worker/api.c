@@ -37,6 +37,16 @@ static int api_check(const char *fn) {
   return DRED_OK;
 }
 
+/* Physical memory of this node, read once: no reduction larger than it can be held. */
+static uint64_t phys_bytes(void) {
+  static uint64_t cached;
+  if (cached == 0) {
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    cached = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : DRED_MAX_BYTES;
+  }
+  return cached;
+}
+
 MPI_Comm dred_comm(void) { return g_state == API_RUNNING ? g_rt->comm : MPI_COMM_NULL; }
 
 int dred_init(int *argc, char ***argv) {
@@ -175,8 +185,16 @@ int dred_finalize(void) {
   int rc, status;
 
   if ((rc = api_check("dred_finalize")) != DRED_OK) return rc;
+  /* Two waits, bounded differently.  This process's pending reductions get
+   * DRED_FINALIZE_WAIT_S, then are abandoned (runtime.c).  Then BYE, and the wait for
+   * SHUTDOWN, which comes once every member said BYE: unbounded, because members may
+   * finalize in any order and at any spacing, and meanwhile the master and this process
+   * keep watching each other (a real failure still ends the wait).  Only the collective
+   * MPI part after SHUTDOWN is bounded by DRED_FINALIZE_TIMEOUT_S (the watchdog below). */
   uv_mutex_lock(&rt->lock);
   rt->bye_requested = 1;
+  rt->finalize_deadline_ns =
+      rt->cfg.finalize_wait_s > 0 ? uv_hrtime() + rt->cfg.finalize_wait_s * 1000000000ull : 0;
   uv_mutex_unlock(&rt->lock);
   uv_async_send(&rt->wake);
   dred_rt_stop(rt); /* returns after SHUTDOWN, or once the master is declared lost */
@@ -213,9 +231,10 @@ int dred_finalize(void) {
     uv_cond_destroy(&g_watch.cv);
     uv_mutex_destroy(&g_watch.mu);
   }
+  rc = rt->cut_short > 0 ? DRED_ERR_TIMEOUT : DRED_OK;
   free(rt);
   g_rt = NULL;
-  return DRED_OK;
+  return rc;
 }
 
 int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
@@ -260,9 +279,23 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     DRED_ERROR("dred_ireduce: recvbuf is NULL at the root");
     return DRED_ERR_ARG;
   }
-  if ((uint64_t)count * ti.extent > (uint64_t)SIZE_MAX / 2) {
-    DRED_ERROR("dred_ireduce: %d elements of %u bytes is too large", count, ti.extent);
-    return DRED_ERR_ARG;
+  /* count < 2^31 and extent < 2^32, so the product cannot overflow 64 bits; what it must
+   * not do is exceed what a process could ever hold (the accumulator, plus the first
+   * partial result at a non-root member). */
+  {
+    uint64_t bytes = (uint64_t)count * ti.extent;
+    if (bytes > DRED_MAX_BYTES) {
+      DRED_ERROR("dred_ireduce: %d elements of %u bytes (%llu bytes) exceed the maximum of a "
+                 "reduction (%llu bytes)", count, ti.extent, (unsigned long long)bytes,
+                 (unsigned long long)DRED_MAX_BYTES);
+      return DRED_ERR_ARG;
+    }
+    if (bytes > phys_bytes()) {
+      DRED_ERROR("dred_ireduce: %llu bytes (%d elements of %u bytes) is more than this node's "
+                 "memory (%llu bytes)", (unsigned long long)bytes, count, ti.extent,
+                 (unsigned long long)phys_bytes());
+      return DRED_ERR_NOMEM;
+    }
   }
 
   if ((in = calloc(1, sizeof *in)) == NULL || (in->fut = dred_future_new()) == NULL) {
@@ -301,6 +334,15 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     rc = DRED_ERR_SHUTDOWN;
     goto fail;
   }
+  if (rt->ninst >= rt->cfg.max_inflight) {
+    size_t n = rt->ninst;
+    uv_mutex_unlock(&rt->lock);
+    DRED_ERROR("dred_ireduce: %zu reductions already in flight on this process "
+               "(DRED_MAX_INFLIGHT=%llu): refused; wait for some to finish or raise the cap",
+               n, (unsigned long long)rt->cfg.max_inflight);
+    rc = DRED_ERR_NOMEM;
+    goto fail;
+  }
   itag = tag == DRED_TAG_AUTO ? -1 - g->auto_seq : tag;
   if (dred_rt_find(rt, g->id, itag) != NULL) {
     uv_mutex_unlock(&rt->lock);
@@ -322,7 +364,8 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   return DRED_OK;
 
 fail:
-  if (in->acc_early && !in->is_root) dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, 0);
+  if (in->acc_early && !in->is_root)
+    dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
   dred_future_free(in->fut);
   dred_future_free(in->fut); /* both references: nobody else saw it */
   free(in);

@@ -243,9 +243,24 @@ void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
     in->acc_early = 1;
     return;
   }
-  if (in->bytes == 0) return;
-  if ((in->pool_off = pool_take(rt, in->bytes)) < 0) return; /* announce copies it */
-  in->acc = rt->pool_base + in->pool_off;
+  /* Pool first (node peers read it without RMA); when the pool is full, a private buffer.
+   * Either way the operand is copied here, on the caller's thread, so the runtime never
+   * reads sendbuf after dred_ireduce returned (except to reload the operand in recovery,
+   * and never once the reduction was abandoned: see future.c). */
+  int rc = dred_dp_buf_alloc(rt, in->bytes, &in->acc, &in->pool_off, &in->acc_malloced);
+  if (rc != DRED_OK) {
+    /* The member still joins: its READY says it has no buffer, and every member's
+     * reduction ends DRED_ERR_NOMEM (announce in runtime.c). */
+    in->acc = NULL;
+    in->pool_off = -1;
+    in->acc_malloced = 0;
+    in->join_error = rc;
+    return;
+  }
+  if (in->bytes == 0) {
+    in->acc_early = 1;
+    return;
+  }
   dred_handover_begin(rt);
   memcpy(in->acc, in->sendbuf, in->bytes);
   dred_handover_end(rt);
@@ -253,16 +268,10 @@ void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
 }
 
 int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in) {
-  int rc;
-  if (in->acc_early) { /* always at the root */
-    if (in->pool_off >= 0) MPI_Win_sync(rt->swin); /* the caller's thread wrote it */
-    return DRED_OK;
-  }
-  rc = dred_dp_buf_alloc(rt, in->bytes, &in->acc, &in->pool_off, &in->acc_malloced);
-  if (rc != DRED_OK) return rc;
-  if (in->bytes > 0) memcpy(in->acc, in->sendbuf, in->bytes);
-  /* Make the copy visible to node peers that will read it without a message from us
-   * after this point (they are told through the master, which orders everything else). */
+  /* dred_ireduce filled the accumulator, or could not allocate one (join_error). */
+  if (!in->acc_early) return in->join_error ? in->join_error : DRED_ERR_INTERNAL;
+  /* Make the caller's copy visible to node peers that will read it without a message
+   * from us after this point (they are told through the master, which orders the rest). */
   if (in->pool_off >= 0) MPI_Win_sync(rt->swin);
   return DRED_OK;
 }

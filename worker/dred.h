@@ -13,10 +13,9 @@
  * DRED_ERR_SHUTDOWN after dred_finalize) and log why.
  *
  * Buffer lifetimes: `sendbuf` and `recvbuf` belong to the reduction until its future is
- * done (dred_future_is_done() returns 1 or dred_future_get() returned).  Do not modify
- * `sendbuf` or read `recvbuf` before then.  Freeing a future that is not done is allowed:
- * the reduction still completes (the buffers must still stay valid until it does), its
- * status is simply not reported.
+ * done (dred_future_is_done() returns 1 or dred_future_get()/dred_future_wait() returned
+ * its status).  Do not modify `sendbuf` or read `recvbuf` before then.  Freeing a future
+ * that is not done abandons the reduction locally (see dred_future_free).
  */
 #ifndef DRED_H
 #define DRED_H
@@ -40,9 +39,13 @@ extern "C" {
  * MPI_COMM_WORLD (dred-master takes part).  Returns DRED_OK or an error status. */
 int dred_init(int *argc, char ***argv);
 
-/* Shut libdred down: waits for every reduction this process started, leaves the service,
- * and finalises MPI if dred_init() initialised it.  Collective over the application
- * processes.  After a process failure it returns without collective MPI calls and reports
+/* Shut libdred down: waits for every reduction this process started (at most
+ * DRED_FINALIZE_WAIT_S seconds, default 60; those still pending then end with
+ * DRED_ERR_SHUTDOWN on every member, and dred_finalize returns DRED_ERR_TIMEOUT after an
+ * otherwise complete shutdown, as it does when another member's bound ended them), leaves the service, waits for every other member to call
+ * dred_finalize too (members may call it in any order, at any spacing), and finalises MPI
+ * if dred_init() initialised it.  Collective over the application processes.  After a
+ * process failure it returns without collective MPI calls and reports
  * DRED_ERR_PROC_FAILED; the application should then exit without MPI_Finalize. */
 int dred_finalize(void);
 
@@ -66,7 +69,10 @@ typedef struct dred_future dred_future;
  * other derived types are rejected with DRED_ERR_ARG.  `tag` >= 0 names the reduction
  * (members match on equal tags; a tag may be reused once its reduction is done), or
  * DRED_TAG_AUTO.  On DRED_OK `*future` is set; on an error it is set to NULL and nothing
- * was started. */
+ * was started.  Limits: count * extent above 1 TiB is DRED_ERR_ARG, above the node's
+ * physical memory DRED_ERR_NOMEM; more than DRED_MAX_INFLIGHT (default 65536) reductions
+ * in flight in this process is DRED_ERR_NOMEM.  A member that cannot allocate its copy of
+ * the operand still joins, and the reduction ends DRED_ERR_NOMEM on every member. */
 int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                  MPI_Op op, int root, MPI_Comm comm, int tag, dred_future **future);
 
@@ -80,7 +86,21 @@ int dred_future_get(dred_future *f);
 /* 1 if the reduction is done, 0 if not yet.  Never blocks.  (-1 for a NULL future.) */
 int dred_future_is_done(dred_future *f);
 
-/* Release a future.  NULL is ignored. */
+/* Wait at most `timeout_ms` milliseconds for the reduction: its status when it is done,
+ * DRED_ERR_TIMEOUT if the wait ran out (the reduction goes on; wait again, or free the
+ * future to abandon it).  timeout_ms < 0 waits as long as it takes (dred_future_get),
+ * 0 only polls.  DRED_ERR_ARG for a NULL future. */
+int dred_future_wait(dred_future *f, int timeout_ms);
+
+/* Release a future.  NULL is ignored.  On a pending future this abandons the reduction
+ * locally: its status is never reported, and from the moment this returns libdred no
+ * longer reads `sendbuf` (the operand was copied at the call; only a recovery would have
+ * read it again).  The reduction itself goes on for the other members: what they may
+ * still read (this member's copy of its operand, its partial results, replicas) stays
+ * alive inside libdred until the reduction ends or fails, then everything is released.
+ * At the root, `recvbuf` is where the result is built: it is written until the
+ * reduction ends, at the latest when dred_finalize() returns, so keep it allocated until
+ * then.  dred_finalize() waits for abandoned reductions like for the others. */
 void dred_future_free(dred_future *f);
 
 #ifdef __cplusplus

@@ -18,5 +18,7 @@
 #define DRED_ERR_STORAGE      7  /* the replica store failed (I/O error, corrupt copy)      */
 #define DRED_ERR_SHUTDOWN     8  /* the service is shutting down or has shut down           */
 #define DRED_ERR_INTERNAL     9  /* a bug or an MPI failure inside dred; see the log        */
+#define DRED_ERR_TIMEOUT     10  /* a wait ran out (the reduction goes on), or dred_finalize
+                                    cut pending reductions short after DRED_FINALIZE_WAIT_S */
 
 #endif /* DRED_STATUS_H */

@@ -4,7 +4,10 @@
  * Two references: the application's (dropped by dred_future_free) and the runtime's
  * (dropped when the reduction ends).  Whoever drops the last one frees it, so an
  * application may free a future that is still pending without the runtime touching freed
- * memory later.
+ * memory later.  Freeing a pending future abandons the reduction locally: `abandoned` is
+ * set under the future's mutex, and the runtime, which reads the caller's sendbuf only in
+ * the rare recovery fallback, does so holding that mutex and only when the flag is clear
+ * (dred_future_abandoned_lock), so once dred_future_free returned sendbuf is never read.
  */
 #include <stdlib.h>
 
@@ -69,8 +72,38 @@ int dred_future_is_done(dred_future *f) {
   return d;
 }
 
+int dred_future_wait(dred_future *f, int timeout_ms) {
+  int st;
+  if (f == NULL) {
+    DRED_ERROR("dred_future_wait: future is NULL");
+    return DRED_ERR_ARG;
+  }
+  if (timeout_ms < 0) return dred_future_get(f);
+  uv_mutex_lock(&f->mu);
+  if (!f->done && timeout_ms > 0) {
+    /* uv_cond_timedwait may wake early (spuriously, or on a broadcast for another
+     * waiter): wait again for what is left of the deadline. */
+    uint64_t deadline = uv_hrtime() + (uint64_t)timeout_ms * 1000000ull, now;
+    while (!f->done && (now = uv_hrtime()) < deadline)
+      (void)uv_cond_timedwait(&f->cv, &f->mu, deadline - now);
+  }
+  st = f->done ? f->status : DRED_ERR_TIMEOUT;
+  uv_mutex_unlock(&f->mu);
+  return st;
+}
+
 void dred_future_free(dred_future *f) {
   if (f == NULL) return;
   uv_mutex_lock(&f->mu);
+  if (!f->done) f->abandoned = 1;
   future_unref_locked_and_unlock(f);
 }
+
+int dred_future_abandoned_lock(dred_future *f) {
+  uv_mutex_lock(&f->mu);
+  if (!f->abandoned) return 0;
+  uv_mutex_unlock(&f->mu);
+  return 1;
+}
+
+void dred_future_unlock(dred_future *f) { uv_mutex_unlock(&f->mu); }

@@ -37,6 +37,12 @@
  * Failures.  FAILED(w) abandons replica traffic with w and stops tasks reading w over RMA
  * (a read from a dead process never completes); tasks reading w's shared-memory segment
  * go on, since the segment outlives the process.
+ *
+ * Scale.  Thousands of reductions may be in flight, each with a snapshot, so nothing a
+ * single message triggers walks them all: snapshots are indexed by (group, tag) for END
+ * and REPLICA_ACK, deferred ones wait in due order (one delay for all, so arrival order
+ * is due order), and each turn tests a bounded number of replica transfers, round robin.
+ * Only a FAILED report, rare by nature, walks every snapshot and transfer.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +75,8 @@ typedef struct {
   int nwaiting;
   int dir_slot;      /* snapshot directory slot (snapdir.c), or -1 */
   uint32_t member;
+  dred_queue_t hlink; /* snap_index bucket of (group, tag) */
+  dred_queue_t dlink; /* deferred_q while deferred */
   /* Deferred copies (DRED_REPLICA_DELAY_MS): the local copy and the shared-memory
    * neighbours, started at due_ns by dred_repl_progress unless the reduction ended first. */
   int deferred;
@@ -78,6 +86,28 @@ typedef struct {
 } snapshot_t;
 
 static dred_queue_t snapshots = {&snapshots, &snapshots};
+
+/* Snapshots by (group, tag): a fixed table (chains stay short for tens of thousands). */
+#define SNAP_BUCKETS 4096u
+static dred_queue_t snap_index[SNAP_BUCKETS];
+static dred_queue_t deferred_q = {&deferred_q, &deferred_q}; /* deferred, in due order */
+
+#define REPL_TEST_BATCH 64 /* replica transfers tested per turn */
+
+static unsigned snap_bucket(uint64_t group, int64_t tag) {
+  uint64_t h = (group ^ ((uint64_t)tag * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
+  return (unsigned)((h ^ (h >> 31)) % SNAP_BUCKETS);
+}
+
+/* Make `first` the head of the circular list `h` (round robin over a long list). */
+static void queue_rotate_to(dred_queue_t *h, dred_queue_t *first) {
+  if (first == h || h->next == first) return;
+  dred_queue_remove(h);
+  h->next = first;
+  h->prev = first->prev;
+  first->prev->next = h;
+  first->prev = h;
+}
 
 typedef struct {
   dred_queue_t link; /* rt->repl_ops */
@@ -120,6 +150,8 @@ typedef struct {
 
 int dred_repl_open(dred_rt_t *rt) {
   int rc;
+  unsigned b;
+  for (b = 0; b < SNAP_BUCKETS; b++) dred_queue_init(&snap_index[b]);
   if (rt->cfg.replicas == 0) return DRED_OK;
   /* The job's own directory: another job of this user on this node has another one, so
    * stores are never shared (before, the second job ran without replicas, silently). */
@@ -174,6 +206,8 @@ void dred_repl_close(dred_rt_t *rt) {
 static void snapshot_unref(snapshot_t *sn) {
   if (--sn->refs > 0) return;
   dred_queue_remove(&sn->link);
+  dred_queue_remove(&sn->hlink);
+  dred_queue_remove(&sn->dlink); /* no-op unless still deferred */
   dred_snapdir_retire(sn->rt, sn->dir_slot); /* before the block can be reused */
   dred_dp_buf_free(sn->rt, sn->len, sn->p, sn->pool_off, sn->malloced);
   free(sn);
@@ -181,7 +215,7 @@ static void snapshot_unref(snapshot_t *sn) {
 
 static void local_put_done(void *arg, int status) {
   repl_io_t *io = arg;
-  if (status != DRED_OK)
+  if (status != DRED_OK && status != DRED_ERR_SHUTDOWN) /* SHUTDOWN: skipped, moot */
     DRED_WARN("local replica of tag %lld not stored: %s", (long long)io->tag,
               dred_status_str(status));
   snapshot_unref(io->snap);
@@ -246,7 +280,9 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   snapshot_t *sn;
   int defer, replicate;
 
-  replicate = rt->cfg.replicas > 0 && rt->store != NULL && !in->is_root && in->bytes > 0;
+  /* No accumulator: dred_ireduce could not allocate one, and the reduction ends NOMEM. */
+  replicate = rt->cfg.replicas > 0 && rt->store != NULL && !in->is_root && in->bytes > 0 &&
+              in->acc != NULL;
   if (!replicate || (sn = calloc(1, sizeof *sn)) == NULL) {
     if (replicate) DRED_WARN("no memory for a replica snapshot: operand not replicated");
     /* No copies will be taken, so acc is an ordinary accumulator that combines in place:
@@ -271,7 +307,7 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
       free(sn);
       return;
     }
-    memcpy(sn->p, in->sendbuf, in->bytes);
+    memcpy(sn->p, in->acc, in->bytes); /* the operand, copied from sendbuf at the call */
     if (sn->pool_off >= 0) MPI_Win_sync(rt->swin); /* node peers read it after our header */
     sn->dir_slot = -1;
   }
@@ -282,6 +318,8 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   sn->member = in->member;
   sn->refs++; /* held while copies are being started */
   dred_queue_insert_tail(&snapshots, &sn->link);
+  dred_queue_insert_tail(&snap_index[snap_bucket(sn->group, sn->tag)], &sn->hlink);
+  dred_queue_init(&sn->dlink);
 
   /* Copies at the next live members.  Those reading our shared memory may wait: until
    * they start, the snapshot itself -- in the pool, listed in the directory -- is what a
@@ -302,6 +340,7 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   if (defer) {
     sn->deferred = 1;
     sn->due_ns = uv_hrtime() + rt->cfg.replica_delay_ms * 1000000ull;
+    dred_queue_insert_tail(&deferred_q, &sn->dlink);
     sn->refs++; /* the deferred copies' hold */
   } else {
     start_local_copy(rt, sn);
@@ -313,6 +352,7 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
 static void deferred_run(dred_rt_t *rt, snapshot_t *sn, int cancel) {
   int i;
   sn->deferred = 0;
+  dred_queue_remove(&sn->dlink);
   if (!cancel) {
     start_local_copy(rt, sn);
     for (i = 0; i < sn->nlater; i++)
@@ -334,8 +374,8 @@ void dred_repl_snapshot_drop(dred_rt_t *rt, dred_inst_t *in) {
 void dred_repl_on_ack(dred_rt_t *rt, int src, const proto_msg_t *m) {
   dred_queue_t *q;
   (void)rt;
-  DRED_QUEUE_FOREACH(q, &snapshots) {
-    snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, link);
+  DRED_QUEUE_FOREACH(q, &snap_index[snap_bucket(m->u.replica.group, m->u.replica.tag)]) {
+    snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, hlink);
     int i;
     if (sn->pool_off != m->u.replica.pool_off || sn->group != m->u.replica.group ||
         sn->tag != m->u.replica.tag)
@@ -391,7 +431,7 @@ void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m) {
 static void neighbour_put_done(void *arg, int status) {
   repl_io_t *io = arg;
   io->rt->parked_retry = 1; /* a RECOVER may be waiting for this copy */
-  if (status != DRED_OK)
+  if (status != DRED_OK && status != DRED_ERR_SHUTDOWN) /* SHUTDOWN: skipped, moot */
     DRED_WARN("replica of member %u (tag %lld) not stored: %s", io->member, (long long)io->tag,
               dred_status_str(status));
   dred_queue_remove(&io->link);
@@ -403,7 +443,10 @@ static void neighbour_put_done(void *arg, int status) {
     a.u.replica.tag = io->tag;
     a.u.replica.member = io->member;
     a.u.replica.pool_off = io->ack_off;
-    if (!io->rt->failed[io->ack_to]) dred_net_send(&io->rt->net, io->ack_to, &a, NULL);
+    /* After SHUTDOWN the member may have left its loop, and its snapshots are released
+     * at close anyway. */
+    if (!io->rt->failed[io->ack_to] && !io->rt->shutdown)
+      dred_net_send(&io->rt->net, io->ack_to, &a, NULL);
   } else {
     free(io->buf);
   }
@@ -527,6 +570,17 @@ static int keep_recovered(dred_rt_t *rt, dred_inst_t *in, repl_io_t *io, const c
   return DRED_OK;
 }
 
+/* Copy the caller's operand back into acc from sendbuf, which the API keeps valid and
+ * unchanged -- unless the application abandoned the reduction (freed its pending
+ * future): then sendbuf may be gone, and DRED_ERR_PROC_FAILED says so.  The future's lock
+ * is held across the copy, so a dred_future_free that returned never races with it. */
+static int reload_from_sendbuf(dred_inst_t *in) {
+  if (dred_future_abandoned_lock(in->fut)) return DRED_ERR_PROC_FAILED;
+  memcpy(in->acc, in->sendbuf, in->bytes);
+  dred_future_unlock(in->fut);
+  return DRED_OK;
+}
+
 static void recover_get_done(void *arg, int status) {
   repl_io_t *io = arg;
   dred_rt_t *rt = io->rt;
@@ -536,14 +590,18 @@ static void recover_get_done(void *arg, int status) {
   if (in->state != INST_ANNOUNCED) { /* ended meanwhile */
     if (!io->is_self) dred_dp_buf_free(rt, in->bytes, io->buf, io->pool_off, io->malloced);
   } else if (io->is_self) {
-    if (status != DRED_OK) {
-      /* The local copy is missing or corrupt; sendbuf is the operand itself. */
-      DRED_WARN("local replica of my operand (tag %lld) unusable (%s): reloading from sendbuf",
-                (long long)in->tag, dred_status_str(status));
-      memcpy(in->acc, in->sendbuf, in->bytes);
+    if (status != DRED_OK && reload_from_sendbuf(in) != DRED_OK) {
+      DRED_ERROR("local replica of my operand (tag %lld) unusable (%s) and the reduction was "
+                 "abandoned (its sendbuf is no longer ours): cannot recover it",
+                 (long long)in->tag, dred_status_str(status));
+      send_recover_failed(rt, in->group_id, in->tag, in->member, DRED_ERR_PROC_FAILED);
+    } else {
+      if (status != DRED_OK)
+        DRED_WARN("local replica of my operand (tag %lld) unusable (%s): reloaded from sendbuf",
+                  (long long)in->tag, dred_status_str(status));
+      DRED_INFO("recovered my operand (tag %lld)", (long long)in->tag);
+      send_recovered(rt, in, in->member, in->acc, in->pool_off);
     }
-    DRED_INFO("recovered my operand (tag %lld)", (long long)in->tag);
-    send_recovered(rt, in, in->member, in->acc, in->pool_off);
   } else {
     const char *from = "my replica store";
     if (status != DRED_OK && snapdir_found(rt, in, io)) {
@@ -610,10 +668,9 @@ static int try_recover(dred_rt_t *rt, const proto_msg_t *m) {
       /* The root's buffer is its recvbuf; a partly combined one cannot be trusted.  Its
        * operand is still in sendbuf, unless it reduced in place. */
       free(io);
-      if (in->sendbuf == MPI_IN_PLACE) {
+      if (in->sendbuf == MPI_IN_PLACE || reload_from_sendbuf(in) != DRED_OK) {
         send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_PROC_FAILED);
       } else {
-        memcpy(in->acc, in->sendbuf, in->bytes);
         send_recovered(rt, in, member, in->acc, in->pool_off);
       }
       return 1;
@@ -735,8 +792,8 @@ static void drop_done(void *arg, int status) {
 void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
   dred_queue_t *q, *n;
   /* Copies not started yet are not needed any more. */
-  DRED_QUEUE_FOREACH_SAFE(q, n, &snapshots) {
-    snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, link);
+  DRED_QUEUE_FOREACH_SAFE(q, n, &snap_index[snap_bucket(in->group_id, in->tag)]) {
+    snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, hlink);
     if (sn->deferred && sn->group == in->group_id && sn->tag == in->tag) deferred_run(rt, sn, 1);
   }
   if (rt->store != NULL)
@@ -751,24 +808,36 @@ void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
   }
 }
 
+void dred_repl_on_shutdown(dred_rt_t *rt) {
+  /* Every member said BYE, so every reduction ended: copies still queued are moot. */
+  if (rt->store != NULL) dred_replica_set_moot(rt->store);
+}
+
 int dred_repl_progress(dred_rt_t *rt) {
   dred_queue_t *q, *n;
   int work = 0, flag;
   uint64_t now = 0;
 
-  DRED_QUEUE_FOREACH_SAFE(q, n, &snapshots) {
-    snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, link);
-    if (!sn->deferred) continue;
+  int tested = 0;
+
+  /* Due order is arrival order: look at the head only. */
+  while ((q = dred_queue_head(&deferred_q)) != NULL) {
+    snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, dlink);
     if (now == 0) now = uv_hrtime();
-    if (now >= sn->due_ns) {
-      deferred_run(rt, sn, 0);
-      work++;
-    }
+    if (now < sn->due_ns) break;
+    deferred_run(rt, sn, 0);
+    work++;
   }
 
+  /* A bounded number of transfers per turn, round robin: the next turn starts where
+   * this one stopped. */
   DRED_QUEUE_FOREACH_SAFE(q, n, &rt->repl_ops) {
     repl_op_t *op = DRED_QUEUE_DATA(q, repl_op_t, link);
     MPI_Status st;
+    if (tested++ == REPL_TEST_BATCH) {
+      queue_rotate_to(&rt->repl_ops, q);
+      break;
+    }
     flag = 0;
     MPI_Test(&op->req, &flag, &st);
     if (!flag) continue;

@@ -9,13 +9,20 @@
  *      accumulator, define the group to the master once, send READY;
  *   2. take control messages (TASK, END, PING, SHUTDOWN, ...);
  *   3. advance the head task by one time slice (dataplane.c), report DONE when finished;
- *   4. move replica transfers along (replicate.c).
+ *   4. move replica transfers along (replicate.c);
+ *   5. at dred_finalize: say BYE once nothing is pending, or abandon what still is once
+ *      DRED_FINALIZE_WAIT_S ran out (the watchdog timer wakes the loop to notice).
  * While a task runs the idle handle keeps the loop from sleeping; while only MPI
  * transfers are pending (replica copies to another node) a 1 ms timer polls them.  With
  * nothing in flight the thread costs no CPU and calls no MPI function, so it never waits
  * for MPICH's lock while the application sits in a blocking MPI call.
  * Futures complete here when the master's END arrives.  The loop ends after SHUTDOWN
  * (everyone said BYE) or when the master is lost.
+ *
+ * Every step does a bounded amount of work per turn (SUBMIT_BATCH announcements,
+ * RECV_BATCH messages, one task time slice, bounded replica polling), and every lookup a
+ * message triggers is indexed: with 10 000 reductions in flight a turn still takes
+ * microseconds, so PINGs are answered at once and no one is falsely declared failed.
  */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include <pthread.h>
@@ -28,6 +35,7 @@
 #include "runtime.h"
 
 #define RECV_BATCH 64
+#define SUBMIT_BATCH 64 /* announcements per turn: an application may queue thousands */
 
 static unsigned inst_bucket(uint64_t group_id, int64_t tag) {
   uint64_t h = group_id ^ ((uint64_t)tag * 0x9e3779b97f4a7c15ull);
@@ -66,6 +74,9 @@ static void inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   uv_mutex_lock(&rt->lock);
   dred_queue_remove(&in->hlink);
   rt->ninst--;
+  /* Ended by a finalize deadline (ours or another member's) while dred_finalize waited for
+   * it: dred_finalize reports DRED_ERR_TIMEOUT. */
+  if (status == DRED_ERR_SHUTDOWN && rt->bye_requested) rt->cut_short++;
   uv_mutex_unlock(&rt->lock);
   if (status != DRED_OK)
     DRED_INFO("reduction (group %016llx, tag %lld) ended: %s", (unsigned long long)in->group_id,
@@ -87,6 +98,21 @@ static void send_to_master(dred_rt_t *rt, const proto_msg_t *m, const uint32_t *
 void dred_rt_send_master(dred_rt_t *rt, const proto_msg_t *m) { send_to_master(rt, m, NULL); }
 
 /* ---- 2. submissions ------------------------------------------------------------------ */
+
+/* dred_finalize could wait no longer for `in`: ask the master to end it for everyone.  Our
+ * buffers stay until its END (other members' tasks may be reading them). */
+static void send_abandon(dred_rt_t *rt, dred_inst_t *in) {
+  proto_msg_t m;
+  if (in->abandon_sent || in->state != INST_ANNOUNCED) return;
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_ABANDON;
+  m.u.recover.group = in->group_id;
+  m.u.recover.tag = in->tag;
+  m.u.recover.member = in->member;
+  m.u.recover.error = DRED_ERR_SHUTDOWN;
+  send_to_master(rt, &m, NULL);
+  in->abandon_sent = 1;
+}
 
 static void announce(dred_rt_t *rt, dred_inst_t *in) {
   proto_msg_t m;
@@ -125,30 +151,31 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   if (in->acc != NULL) {
     m.u.ready.buf = dred_rt_bufref(rt, in->acc, in->pool_off, in->bytes);
   } else {
-    /* No buffer: announce an impossible element size so the master ends the instance
-     * with MISMATCH for everyone (the log line above says why). */
-    m.u.ready.type_size = 0;
+    /* No buffer: join anyway, saying why, so the master ends the instance with this
+     * status for every member instead of leaving them waiting for us. */
+    m.u.ready.error = rc == DRED_ERR_INTERNAL ? DRED_ERR_INTERNAL : DRED_ERR_NOMEM;
     m.u.ready.buf.pool_off = -1;
   }
   send_to_master(rt, &m, NULL);
   in->state = INST_ANNOUNCED;
   rt->parked_retry = 1; /* a parked RECOVER may have been waiting for this call */
+  if (rt->abandon_pass) send_abandon(rt, in); /* finalize stopped waiting before we got here */
 }
 
 static int drain_submissions(dred_rt_t *rt) {
   dred_queue_t local, *q;
   int n = 0;
+  /* At most SUBMIT_BATCH per turn: announcing costs sends and replica work, and a turn
+   * that announced 10 000 reductions would leave PINGs unanswered meanwhile. */
+  dred_queue_init(&local);
   uv_mutex_lock(&rt->lock);
-  if (dred_queue_empty(&rt->submitq)) {
-    uv_mutex_unlock(&rt->lock);
-    return 0;
+  while (n < SUBMIT_BATCH && (q = dred_queue_head(&rt->submitq)) != NULL) {
+    dred_queue_remove(q);
+    dred_queue_insert_tail(&local, q);
+    n++;
   }
-  /* move the whole queue to a local head */
-  local = rt->submitq;
-  local.next->prev = &local;
-  local.prev->next = &local;
-  dred_queue_init(&rt->submitq);
   uv_mutex_unlock(&rt->lock);
+  n = 0;
   while ((q = dred_queue_head(&local)) != NULL) {
     dred_queue_remove(q);
     announce(rt, DRED_QUEUE_DATA(q, dred_inst_t, qlink));
@@ -275,12 +302,15 @@ static int recv_messages(dred_rt_t *rt) {
         on_end(rt, &m);
         break;
       case PROTO_PING:
-        /* After BYE the master reads nothing more from us: an answer would arrive
-         * unmatched at its MPI_Finalize.  And once we gave up on the master (it was
-         * silent too long -- perhaps only stalled) we take part in nothing more: staying
-         * silent lets a master that is in fact alive declare us failed, which ends the
-         * reductions other members still wait on instead of leaving them hanging. */
-        if (rt->bye_sent || rt->dead) break;
+        /* Answered after our BYE too, until SHUTDOWN: a process that finalized early
+         * waits for the others and must neither be declared failed nor declare the
+         * master lost meanwhile (the master keeps pinging it and counts the answers it
+         * must take in before its MPI_Finalize).  But once we gave up on the master (it
+         * was silent too long -- perhaps only stalled) we take part in nothing more:
+         * staying silent lets a master that is in fact alive declare us failed, which
+         * ends the reductions other members still wait on instead of leaving them
+         * hanging. */
+        if (rt->shutdown || rt->dead) break;
         memset(&r, 0, sizeof r);
         r.type = PROTO_PONG;
         r.u.ping.seq = m.u.ping.seq;
@@ -292,6 +322,7 @@ static int recv_messages(dred_rt_t *rt) {
           break;
         }
         rt->shutdown = 1;
+        dred_repl_on_shutdown(rt);
         break;
       case PROTO_FAILED:
         dred_repl_on_failed(rt, m.u.failed.worker);
@@ -387,6 +418,37 @@ static void on_watch(uv_timer_t *timer) {
 
 /* ---- the loop ------------------------------------------------------------------------ */
 
+/* dred_finalize waits DRED_FINALIZE_WAIT_S for this process's pending reductions (a member
+ * that never calls would otherwise hold it forever); then each is abandoned: the master
+ * ends it with DRED_ERR_SHUTDOWN for every member, and our END for it releases what we
+ * hold.  One pass over the table, once; reductions not yet announced send their ABANDON
+ * right after their READY (announce). */
+static void finalize_deadline(dred_rt_t *rt) {
+  unsigned b;
+  dred_queue_t *q;
+  uint64_t deadline;
+  int n = 0;
+  if (rt->abandon_pass || rt->bye_sent) return;
+  uv_mutex_lock(&rt->lock);
+  deadline = rt->bye_requested ? rt->finalize_deadline_ns : 0;
+  uv_mutex_unlock(&rt->lock);
+  if (deadline == 0 || uv_hrtime() < deadline) return;
+  rt->abandon_pass = 1;
+  /* After bye_requested no application thread inserts; only this thread removes. */
+  for (b = 0; b < DRED_INST_BUCKETS; b++) {
+    DRED_QUEUE_FOREACH(q, &rt->inst[b]) {
+      dred_inst_t *in = DRED_QUEUE_DATA(q, dred_inst_t, hlink);
+      if (in->state == INST_ENDED) continue;
+      n++;
+      send_abandon(rt, in);
+    }
+  }
+  if (n > 0)
+    DRED_ERROR("dred_finalize: %d reduction(s) still pending after DRED_FINALIZE_WAIT_S=%llu s "
+               "(a member never called them?): ending them with DRED_ERR_SHUTDOWN", n,
+               (unsigned long long)rt->cfg.finalize_wait_s);
+}
+
 static void maybe_bye(dred_rt_t *rt) {
   proto_msg_t m;
   int ready;
@@ -410,11 +472,22 @@ static void on_mpi_poll(uv_timer_t *t) { (void)t; } /* the turn after it polls *
 static void on_turn(uv_check_t *h) {
   dred_rt_t *rt = h->data;
   int busy, mpi_wait, stop;
+  uint64_t t0 = uv_hrtime(), turn;
   drain_submissions(rt);
   recv_messages(rt);
   run_tasks(rt);
   dred_repl_progress(rt);
+  finalize_deadline(rt);
   maybe_bye(rt);
+  /* A turn is how long PINGs may wait: say so when one is longer than a heartbeat (only
+   * for a new longest turn, so an overloaded node does not flood the log). */
+  turn = uv_hrtime() - t0;
+  if (turn > rt->max_turn_ns) {
+    rt->max_turn_ns = turn;
+    if (turn > rt->cfg.heartbeat_ms * 1000000ull)
+      DRED_WARN("runtime loop turn took %llu ms (heartbeat %llu ms): PINGs waited that long",
+                (unsigned long long)(turn / 1000000ull), (unsigned long long)rt->cfg.heartbeat_ms);
+  }
   uv_mutex_lock(&rt->lock);
   stop = (rt->shutdown && rt->net.writes == 0) || (rt->dead && rt->bye_requested);
   busy = !dred_queue_empty(&rt->tasks) || !dred_queue_empty(&rt->submitq);
@@ -474,6 +547,7 @@ static void close_cb(uv_handle_t *h) { (void)h; }
 
 void dred_rt_stop(dred_rt_t *rt) {
   uv_thread_join(&rt->thread);
+  DRED_INFO("runtime: longest loop turn %.3f ms", (double)rt->max_turn_ns / 1e6);
   uv_close((uv_handle_t *)&rt->watch_timer, close_cb);
   uv_close((uv_handle_t *)&rt->wake, close_cb);
   uv_close((uv_handle_t *)&rt->turn, close_cb);

@@ -31,6 +31,10 @@
 #include "dred.h"
 
 #define DRED_INST_BUCKETS 1024u
+/* The largest reduction dred accepts, in bytes (count * extent): 1 TiB, beyond any node
+ * dred runs on; reductions above the node's physical memory are refused as well
+ * (DRED_ERR_NOMEM).  Documented in dred(3). */
+#define DRED_MAX_BYTES (1ull << 40)
 #define DRED_RMA_MAX_DEPTH 64
 #define DRED_SNAPDIR_BYTES 8192u /* head of each pool segment: the snapshot directory */
 #define DRED_SNAPDIR_SLOTS (DRED_SNAPDIR_BYTES / 48u) /* 48-byte slots (snapdir.c) */
@@ -42,9 +46,15 @@ struct dred_future {
   int done;
   int status;
   int refs; /* the application's and the runtime's */
+  int abandoned; /* the application freed it while pending: it wants nothing more */
 };
 dred_future *dred_future_new(void);
 void dred_future_complete(dred_future *f, int status); /* drops the runtime's reference */
+/* Runtime thread, before reading the caller's sendbuf: returns 0 with the future locked
+ * (read it, then dred_future_unlock), or 1 if the application abandoned the reduction
+ * (then sendbuf may already be gone: do not touch it; nothing is locked). */
+int dred_future_abandoned_lock(dred_future *f);
+void dred_future_unlock(dred_future *f);
 
 /* ---- groups (group.c) ---- */
 typedef struct dred_group {
@@ -107,6 +117,8 @@ typedef struct dred_inst {
   int64_t pool_off;    /* -1 unless acc is in the shared pool */
   int acc_malloced;
   int acc_early;       /* acc filled by dred_ireduce on the caller's thread */
+  int join_error;      /* dred_ireduce could not allocate acc: joins with this error */
+  int abandon_sent;    /* ABANDON sent: dred_finalize could wait no longer for it */
   int dir_slot;        /* snapshot directory slot of acc (snapdir.c), or -1 */
   /* Non-NULL while acc is also the operand's replica snapshot (replicate.c): acc is then
    * read-only -- copies are being taken from it -- so the first combine this member
@@ -196,6 +208,8 @@ typedef struct dred_rt {
   dred_queue_t submitq;
   dred_queue_t groups;
   int bye_requested;
+  uint64_t finalize_deadline_ns; /* set with bye_requested: pending reductions are
+                                    abandoned after it (0: never; DRED_FINALIZE_WAIT_S) */
   int dead;            /* master lost or fatal error: new calls fail */
   int dead_status;
 
@@ -212,6 +226,10 @@ typedef struct dred_rt {
   dred_queue_t tasks;  /* FIFO; the head runs */
   uint64_t last_master_ns;
   int bye_sent;
+  int abandon_pass;    /* the finalize deadline passed and pending reductions were abandoned */
+  /* cut_short is written under `lock` */
+  int cut_short;       /* reductions ended DRED_ERR_SHUTDOWN while dred_finalize waited (by
+                          our deadline or another member's): it returns DRED_ERR_TIMEOUT */
   uint8_t *failed;     /* by private rank: declared failed by the master */
   int nfailed;
   /* replication (replicate.c) */
@@ -223,6 +241,7 @@ typedef struct dred_rt {
   int parked_retry;
   int shutdown;        /* SHUTDOWN received */
   uint64_t tasks_run, bytes_combined;
+  uint64_t max_turn_ns; /* longest loop turn (PINGs wait at most that long) */
 } dred_rt_t;
 
 /* runtime.c */
@@ -257,6 +276,7 @@ void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in);
  * instance is released): drop the engine's hold on it. */
 void dred_repl_snapshot_drop(dred_rt_t *rt, dred_inst_t *in);
 int dred_repl_progress(dred_rt_t *rt);
+void dred_repl_on_shutdown(dred_rt_t *rt); /* SHUTDOWN: skip the copies still queued */
 
 /* snapdir.c -- the snapshot directory in each pool segment */
 int dred_snapdir_usable(const dred_rt_t *rt);

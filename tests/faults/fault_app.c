@@ -250,6 +250,7 @@ static const char *sname(int st) {
   case DRED_ERR_STORAGE: return "STORAGE";
   case DRED_ERR_SHUTDOWN: return "SHUTDOWN";
   case DRED_ERR_INTERNAL: return "INTERNAL";
+  case DRED_ERR_TIMEOUT: return "TIMEOUT";
   default: return "UNKNOWN";
   }
 }

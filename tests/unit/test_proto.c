@@ -59,6 +59,62 @@ static void test_ready_roundtrip(void **state) {
   assert_int_equal(d.u.ready.replicas[1], 10);
   assert_true(d.u.ready.buf.addr == 0xdeadbeefcafeull);
   assert_true(d.u.ready.buf.pool_off == -1);
+  assert_int_equal(d.u.ready.error, 0);
+  assert_int_equal(d.u.ready.type_size, 12);
+}
+
+/* A member that could not allocate joins with an explicit error, its real element size
+ * intact (the old in-band signal, type_size 0, made everyone see MISMATCH). */
+static void test_ready_error_field(void **state) {
+  uint8_t buf[256];
+  proto_msg_t m, d;
+  size_t n;
+  (void)state;
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_READY;
+  m.u.ready.group = 5;
+  m.u.ready.count = 1000;
+  m.u.ready.type_size = 8;
+  m.u.ready.extent = 8;
+  m.u.ready.buf.pool_off = -1;
+  m.u.ready.error = DRED_ERR_NOMEM;
+  n = enc(&m, NULL, buf);
+  assert_true(n > PROTO_HEADER);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.u.ready.error, DRED_ERR_NOMEM);
+  assert_int_equal(d.u.ready.type_size, 8);
+  assert_true(d.u.ready.count == 1000);
+  /* only "could not allocate" (or attach) may travel in a READY */
+  m.u.ready.error = DRED_ERR_MISMATCH;
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.ready.error = DRED_ERR_NOMEM;
+  n = enc(&m, NULL, buf);
+  buf[n - 4] = DRED_ERR_ROOT_FAILED; /* the error is the last field */
+  assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
+  buf[n - 4] = DRED_ERR_NOMEM;
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+}
+
+/* ABANDON: a member gives up on a reduction; group, tag, member and status survive. */
+static void test_abandon_roundtrip(void **state) {
+  uint8_t buf[256];
+  proto_msg_t m, d;
+  size_t n;
+  (void)state;
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_ABANDON;
+  m.u.recover.group = 0xfeedull;
+  m.u.recover.tag = -3;
+  m.u.recover.member = 2;
+  m.u.recover.error = DRED_ERR_SHUTDOWN;
+  n = enc(&m, NULL, buf);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.type, PROTO_ABANDON);
+  assert_true(d.u.recover.group == 0xfeedull);
+  assert_true(d.u.recover.tag == -3);
+  assert_int_equal(d.u.recover.member, 2);
+  assert_int_equal(d.u.recover.error, DRED_ERR_SHUTDOWN);
+  assert_string_equal(proto_type_name(PROTO_ABANDON), "ABANDON");
 }
 
 static void test_every_type_roundtrips(void **state) {
@@ -305,7 +361,8 @@ static void test_fuzz_roundtrip(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_ready_roundtrip), cmocka_unit_test(test_every_type_roundtrips),
+      cmocka_unit_test(test_ready_roundtrip), cmocka_unit_test(test_ready_error_field),
+      cmocka_unit_test(test_abandon_roundtrip), cmocka_unit_test(test_every_type_roundtrips),
       cmocka_unit_test(test_group_roundtrip_and_id), cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_fuzz_roundtrip),
   };

@@ -822,6 +822,43 @@ static void test_async_put_get(void **state) {
   free(out);
 }
 
+/* Once the job's reductions all ended (a worker got SHUTDOWN), queued puts and drops are
+ * moot: they complete with DRED_ERR_SHUTDOWN without writing, so dred_finalize does not
+ * wait for thousands of copies nobody will read; gets still run. */
+static void test_async_moot_skips_writes(void **state) {
+  fixture_t *f = *state;
+  unsigned char in[64], out[64];
+  cb_record_t c[4];
+  uv_loop_t loop;
+  dred_replica_t *r = open_store(f, 17, "job");
+
+  memset(c, 0, sizeof c);
+  fill(in, sizeof in, 9);
+  assert_int_equal(uv_loop_init(&loop), 0);
+  assert_int_equal(dred_replica_put_async(&loop, r, 3, 4, 0, in, sizeof in, record_cb, &c[0]),
+                   DRED_OK);
+  assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+  assert_int_equal(c[0].status, DRED_OK);
+  assert_int_equal(count_of(r), 1);
+
+  dred_replica_set_moot(r);
+  assert_int_equal(dred_replica_put_async(&loop, r, 3, 5, 0, in, sizeof in, record_cb, &c[1]),
+                   DRED_OK);
+  assert_int_equal(dred_replica_drop_async(&loop, r, 3, 4, record_cb, &c[2]), DRED_OK);
+  assert_int_equal(dred_replica_get_async(&loop, r, 3, 4, 0, out, sizeof out, record_cb, &c[3]),
+                   DRED_OK);
+  assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+  assert_int_equal(c[1].calls, 1);
+  assert_int_equal(c[1].status, DRED_ERR_SHUTDOWN);
+  assert_int_equal(c[2].calls, 1);
+  assert_int_equal(c[2].status, DRED_ERR_SHUTDOWN);
+  assert_int_equal(count_of(r), 1); /* neither the put nor the drop touched the file */
+  assert_int_equal(c[3].status, DRED_OK);
+  assert_memory_equal(out, in, sizeof in);
+  assert_int_equal(uv_loop_close(&loop), 0);
+  assert_int_equal(dred_replica_close(r), DRED_OK);
+}
+
 #define RACE_KEYS 48
 #define RACE_LEN (256 * 1024)
 
@@ -953,6 +990,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_second_open_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_killed_mid_put, setup, teardown),
       cmocka_unit_test_setup_teardown(test_async_put_get, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_async_moot_skips_writes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_async_concurrent_with_drops, setup, teardown),
       cmocka_unit_test_setup_teardown(test_close_with_async_in_flight, setup, teardown),
   };

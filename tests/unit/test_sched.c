@@ -1264,6 +1264,122 @@ static void test_task_error_unknown_code(void **state) {
   task_error_case(4242, DRED_ERR_INTERNAL);
   task_error_case(-3, DRED_ERR_INTERNAL);
   task_error_case(DRED_ERR_NOMEM, DRED_ERR_NOMEM);
+/* ---- a member that cannot allocate; a member that gives up -------------------------- */
+
+static int ready_err(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, sched_params_t p,
+                     int32_t error) {
+  sched_event_t ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = SCHED_EV_READY;
+  ev.now_ns = g_now;
+  ev.u.ready.key = k;
+  ev.u.ready.member = m;
+  ev.u.ready.worker = w;
+  ev.u.ready.params = p;
+  ev.u.ready.buf.pool_off = -1;
+  ev.u.ready.error = error;
+  return sched_feed(s, &ev);
+}
+
+static int abandon(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, int32_t error) {
+  sched_event_t ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = SCHED_EV_ABANDON;
+  ev.now_ns = g_now;
+  ev.u.abandon.key = k;
+  ev.u.abandon.member = m;
+  ev.u.abandon.worker = w;
+  ev.u.abandon.error = error;
+  return sched_feed(s, &ev);
+}
+
+/* Member 2 joins without a buffer (READY error = NOMEM) while task 1 runs: nothing more is
+ * dispatched, and once task 1 drained every arrived member is told DRED_ERR_NOMEM -- not
+ * MISMATCH, which the old in-band signal (type_size 0) produced -- and a late arrival too. */
+static void test_nomem_is_explicit(void **state) {
+  sched_t *s = sched_new(4, SCHED_POLICY_FIRST);
+  sched_key_t k = K(1, 0);
+  group_seq(s, 1, 4);
+  assert_int_equal(ready(s, k, 0, 1, prm(0, 1)), 0);
+  assert_int_equal(ready(s, k, 1, 2, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 1);
+  is_task(&A[0], 1, 1, 2, 0, 1);
+  assert_int_equal(ready_err(s, k, 2, 3, prm(0, 1), DRED_ERR_NOMEM), 0);
+  assert_int_equal(drain(s), 0); /* task 1 still in flight */
+  assert_int_equal(ok(s, 1, 1), 0);
+  assert_int_equal(drain(s), 4);
+  is_jtask(&A[0], 1, SCHED_TASK_OK);
+  is_end(&A[1], 1, DRED_ERR_NOMEM);
+  is_end(&A[2], 2, DRED_ERR_NOMEM);
+  is_end(&A[3], 3, DRED_ERR_NOMEM);
+  assert_int_equal(ready(s, k, 3, 4, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 2);
+  is_end(&A[0], 4, DRED_ERR_NOMEM);
+  is_jred(&A[1], 4, 1, 0, DRED_ERR_NOMEM);
+  assert_int_equal(sched_instances(s), 0);
+  sched_free(s);
+}
+
+/* The first arrival cannot allocate: it is told at once (no task in flight), nothing is
+ * ever paired, and the others are told NOMEM as they come.  Its element size is its real
+ * one: the other members agree, so no MISMATCH hides the cause. */
+static void test_nomem_first_arrival(void **state) {
+  sched_t *s = sched_new(3, SCHED_POLICY_FIRST);
+  sched_key_t k = K(2, 5);
+  group_seq(s, 2, 3);
+  assert_int_equal(ready_err(s, k, 1, 2, prm(0, 1), DRED_ERR_NOMEM), 0);
+  assert_int_equal(drain(s), 1);
+  is_end(&A[0], 2, DRED_ERR_NOMEM);
+  assert_int_equal(ready(s, k, 0, 1, prm(0, 1)), 0);
+  assert_int_equal(ready(s, k, 2, 3, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 3);
+  is_end(&A[0], 1, DRED_ERR_NOMEM);
+  is_end(&A[1], 3, DRED_ERR_NOMEM);
+  assert_int_equal(A[2].type, SCHED_ACT_JOURNAL_REDUCTION);
+  assert_int_equal(A[2].u.jred.status, DRED_ERR_NOMEM);
+  assert_int_equal(sched_instances(s), 0);
+  /* an instance that already failed keeps its first reason */
+  k = K(2, 6);
+  assert_int_equal(ready(s, k, 0, 1, prm(0, 1)), 0);
+  assert_int_equal(ready(s, k, 1, 2, prm(1, 1)), 0); /* root differs: MISMATCH */
+  assert_int_equal(ready_err(s, k, 2, 3, prm(0, 1), DRED_ERR_NOMEM), 0);
+  assert_int_equal(drain(s), 4);
+  is_end(&A[0], 1, DRED_ERR_MISMATCH);
+  is_end(&A[1], 2, DRED_ERR_MISMATCH);
+  is_end(&A[2], 3, DRED_ERR_MISMATCH);
+  sched_free(s);
+}
+
+/* A member's dred_finalize stopped waiting: ABANDON ends the instance with its status for
+ * every member, after the task in flight drained; a member arriving later is told at
+ * once.  Only an arrived member may abandon, and only from its own worker; an instance
+ * that already ended is no error (its END crossed the ABANDON). */
+static void test_abandon_ends_for_everyone(void **state) {
+  sched_t *s = sched_new(3, SCHED_POLICY_FIRST);
+  sched_key_t k = K(3, 9);
+  group_seq(s, 3, 3);
+  assert_int_equal(ready(s, k, 0, 1, prm(0, 1)), 0);
+  assert_int_equal(ready(s, k, 1, 2, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 1);
+  is_task(&A[0], 1, 1, 2, 0, 1);
+  assert_int_equal(abandon(s, k, 2, 3, DRED_ERR_SHUTDOWN), DRED_ERR_ARG); /* not arrived */
+  assert_int_equal(abandon(s, k, 1, 1, DRED_ERR_SHUTDOWN), DRED_ERR_ARG); /* not its worker */
+  assert_int_equal(abandon(s, K(3, 10), 0, 1, DRED_ERR_SHUTDOWN), 0);     /* already gone */
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(abandon(s, k, 1, 2, 0), 0); /* 0: DRED_ERR_SHUTDOWN */
+  assert_int_equal(drain(s), 0);               /* task 1 reads member 1's buffer: wait */
+  assert_int_equal(ok(s, 1, 1), 0);
+  assert_int_equal(drain(s), 3);
+  is_jtask(&A[0], 1, SCHED_TASK_OK);
+  is_end(&A[1], 1, DRED_ERR_SHUTDOWN);
+  is_end(&A[2], 2, DRED_ERR_SHUTDOWN);
+  assert_int_equal(sched_instances(s), 1); /* member 2 is still owed its END */
+  assert_int_equal(ready(s, k, 2, 3, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 2);
+  is_end(&A[0], 3, DRED_ERR_SHUTDOWN);
+  assert_int_equal(A[1].type, SCHED_ACT_JOURNAL_REDUCTION);
+  assert_int_equal(sched_instances(s), 0);
+  sched_free(s);
 }
 
 /* ---- the simulator ------------------------------------------------------------------- */
@@ -1731,6 +1847,8 @@ int main(void) {
       cmocka_unit_test(test_fault_new_reduction_on_dead_group),
       cmocka_unit_test(test_task_error_fails_instance),
       cmocka_unit_test(test_task_error_unknown_code),
+      cmocka_unit_test(test_task_error_fails_instance), cmocka_unit_test(test_nomem_is_explicit),
+      cmocka_unit_test(test_nomem_first_arrival), cmocka_unit_test(test_abandon_ends_for_everyone),
       cmocka_unit_test(test_random_with_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
