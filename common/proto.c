@@ -112,6 +112,11 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       put(&c, m->u.recover.member, 4);
       put(&c, (uint32_t)m->u.recover.error, 4);
       break;
+    case PROTO_SERVE:
+      if (m->u.serve.on > 1) return 0;
+      put(&c, m->u.serve.task_id, 8);
+      put(&c, m->u.serve.on, 1);
+      break;
     case PROTO_TASK:
       put(&c, m->u.task.task_id, 8);
       put(&c, m->u.task.group, 8);
@@ -217,6 +222,11 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
       m->u.recover.member = (uint32_t)get(&c, 4);
       m->u.recover.error = (int32_t)(uint32_t)get(&c, 4);
       break;
+    case PROTO_SERVE:
+      m->u.serve.task_id = get(&c, 8);
+      m->u.serve.on = (uint8_t)get(&c, 1);
+      if (m->u.serve.on > 1) return DRED_ERR_ARG;
+      break;
     case PROTO_TASK:
       m->u.task.task_id = get(&c, 8);
       m->u.task.group = get(&c, 8);
@@ -278,6 +288,7 @@ const char *proto_type_name(int type) {
     case PROTO_BYE: return "BYE";
     case PROTO_RECOVER_FAILED: return "RECOVER_FAILED";
     case PROTO_ABANDON: return "ABANDON";
+    case PROTO_SERVE: return "SERVE";
     case PROTO_REPLICA: return "REPLICA";
     case PROTO_REPLICA_ACK: return "REPLICA_ACK";
     case PROTO_TASK: return "TASK";

@@ -35,8 +35,11 @@ typedef enum {
                             for every member with `error`                            */
   /* worker -> worker */
   PROTO_REPLICA = 7,     /* a replica of my operand: in my pool at pool_off, or it
-                            follows on DRED_CHAN_DATA_TAG (pool_off -1)              */
+                            follows by MPI on DRED_MPI_REPLICA_TAG (pool_off -1)      */
   PROTO_REPLICA_ACK = 8, /* your shared-memory replica is stored: release it         */
+  PROTO_SERVE = 10,      /* I read your buffer by MPI_Rget for task task_id from now
+                            on (on 1) / no more (on 0): drive MPI's progress meanwhile
+                            (dynamic-window RMA needs the target to poll)             */
   /* master -> worker */
   PROTO_TASK = 20,       /* combine the provider's buffer into yours                */
   PROTO_END = 21,        /* a reduction ended with a status                         */
@@ -112,6 +115,10 @@ typedef struct {
     struct {
       uint32_t worker;
     } failed;
+    struct {
+      uint64_t task_id;
+      uint8_t on;
+    } serve;
     struct {
       uint64_t group;
       int64_t tag;

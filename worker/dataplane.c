@@ -348,6 +348,18 @@ static int task_check(dred_rt_t *rt, const dred_task_t *t) {
   return DRED_ERR_INTERNAL;
 }
 
+/* Tell the provider we read it by RMA (on) or are done (off): see on_serve in runtime.c. */
+static void task_serve(dred_rt_t *rt, dred_task_t *t, int on) {
+  proto_msg_t m;
+  if (t->serving == on) return;
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_SERVE;
+  m.u.serve.task_id = t->task_id;
+  m.u.serve.on = (uint8_t)on;
+  dred_rt_send_peer(rt, t->provider, &m);
+  t->serving = on;
+}
+
 static void task_begin(dred_rt_t *rt, dred_task_t *t) {
   dred_inst_t *in = t->inst;
   int i;
@@ -368,6 +380,7 @@ static void task_begin(dred_rt_t *rt, dred_task_t *t) {
     return;
   }
   t->oop = 1;
+  task_serve(rt, t, 1);
   /* RMA path: reads land in an out-of-place result buffer, DRED_RMA_DEPTH chunks in flight;
    * each landed chunk gets the executor's data combined into it. */
   t->nslots = (int)rt->cfg.rma_depth;
@@ -379,7 +392,10 @@ static void task_begin(dred_rt_t *rt, dred_task_t *t) {
     t->out = NULL; /* reported by the first step */
 }
 
-static void task_end(dred_task_t *t) { t->nslots = 0; }
+static void task_end(dred_rt_t *rt, dred_task_t *t) {
+  t->nslots = 0;
+  task_serve(rt, t, 0);
+}
 
 /* One element chunk length in elements. */
 static uint64_t chunk_elems(dred_rt_t *rt, const dred_inst_t *in) {
@@ -536,7 +552,7 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
     *finished = 1;
     *status = SCHED_TASK_OK;
     *error = 0;
-    task_end(t);
+    task_end(rt, t);
   }
   return did;
 }
@@ -550,6 +566,6 @@ int dred_dp_task_abort(dred_rt_t *rt, dred_task_t *t) {
   if (t->out != NULL && !busy && t->inst != NULL)
     dred_dp_buf_free(rt, t->inst->bytes, t->out, t->out_pool_off, t->out_malloced);
   t->out = NULL;
-  task_end(t);
+  task_end(rt, t);
   return SCHED_TASK_PROVIDER_LOST;
 }

@@ -266,6 +266,26 @@ static void on_end(dred_rt_t *rt, const proto_msg_t *m) {
   dred_rt_inst_maybe_finish(rt, in);
 }
 
+void dred_rt_send_peer(dred_rt_t *rt, uint32_t peer, const proto_msg_t *m) {
+  if (peer < (uint32_t)rt->world_size && !rt->failed[peer] &&
+      dred_net_send(&rt->net, (int)peer, m, NULL) != 0)
+    DRED_WARN("could not send %s to worker %u", proto_type_name(m->type), peer);
+}
+
+/* A worker on another node reads our memory by MPI_Rget (SERVE on) or has finished (off).
+ * MPICH's dynamic-window RMA is served by the target's progress engine, and our runtime
+ * thread otherwise makes no MPI call: while anyone reads, each turn pokes MPI. */
+static void on_serve(dred_rt_t *rt, int src, const proto_msg_t *m) {
+  if (src <= 0 || src >= rt->world_size) return;
+  if (m->u.serve.on) {
+    rt->serving[src]++;
+    rt->nserving++;
+  } else if (rt->serving[src] > 0) {
+    rt->serving[src]--;
+    rt->nserving--;
+  }
+}
+
 static int recv_messages(dred_rt_t *rt) {
   proto_msg_t m, r;
   int src, n, got = 0;
@@ -289,6 +309,8 @@ static int recv_messages(dred_rt_t *rt) {
         dred_repl_on_header(rt, src, &m);
       else if (m.type == PROTO_REPLICA_ACK)
         dred_repl_on_ack(rt, src, &m);
+      else if (m.type == PROTO_SERVE)
+        on_serve(rt, src, &m);
       else
         DRED_WARN("%s from rank %d (not the master) ignored", proto_type_name(m.type), src);
       continue;
@@ -325,6 +347,10 @@ static int recv_messages(dred_rt_t *rt) {
         dred_repl_on_shutdown(rt);
         break;
       case PROTO_FAILED:
+        if (m.u.failed.worker < (uint32_t)rt->world_size) { /* its reads are over */
+          rt->nserving -= rt->serving[m.u.failed.worker];
+          rt->serving[m.u.failed.worker] = 0;
+        }
         dred_repl_on_failed(rt, m.u.failed.worker);
         break;
       case PROTO_RECOVER:
@@ -479,6 +505,10 @@ static void on_turn(uv_check_t *h) {
   dred_repl_progress(rt);
   finalize_deadline(rt);
   maybe_bye(rt);
+  if (rt->nserving > 0) { /* drive MPI's progress for the readers (on_serve) */
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, DRED_MPI_REPLICA_TAG, rt->priv, &flag, MPI_STATUS_IGNORE);
+  }
   /* A turn is how long PINGs may wait: say so when one is longer than a heartbeat (only
    * for a new longest turn, so an overloaded node does not flood the log). */
   turn = uv_hrtime() - t0;
@@ -496,7 +526,7 @@ static void on_turn(uv_check_t *h) {
     uv_stop(&rt->loop);
     return;
   }
-  busy = busy || !dred_queue_empty(&rt->net.inbox) || rt->parked_retry;
+  busy = busy || !dred_queue_empty(&rt->net.inbox) || rt->parked_retry || rt->nserving > 0;
   mpi_wait = !dred_queue_empty(&rt->repl_ops) || !dred_queue_empty(&rt->parked);
   if (busy) uv_idle_start(&rt->spin, noop_idle);
   else uv_idle_stop(&rt->spin);
@@ -523,7 +553,9 @@ int dred_rt_start(dred_rt_t *rt) {
   dred_queue_init(&rt->tasks);
   dred_queue_init(&rt->repl_ops);
   dred_queue_init(&rt->parked);
-  if ((rt->failed = calloc((size_t)rt->world_size, 1)) == NULL) return DRED_ERR_NOMEM;
+  if ((rt->failed = calloc((size_t)rt->world_size, 1)) == NULL ||
+      (rt->serving = calloc((size_t)rt->world_size, sizeof *rt->serving)) == NULL)
+    return DRED_ERR_NOMEM;
   if ((rc = uv_mutex_init(&rt->lock)) != 0) return DRED_ERR_INTERNAL;
   rt->net.data = rt;
   if (uv_async_init(&rt->loop, &rt->wake, noop_async) != 0 ||
@@ -557,4 +589,6 @@ void dred_rt_stop(dred_rt_t *rt) {
   uv_run(&rt->loop, UV_RUN_DEFAULT);
   uv_loop_close(&rt->loop);
   dred_boot_finish(&rt->boot);
+  free(rt->serving);
+  rt->serving = NULL;
 }

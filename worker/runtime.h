@@ -172,6 +172,7 @@ typedef struct dred_task {
   uint64_t done_elems;
   const char *src;     /* direct pointer into the provider's pool, or NULL for RMA */
   int nslots;
+  int serving;         /* SERVE on sent to the provider (RMA path): send SERVE off */
   dred_rma_slot_t slot[DRED_RMA_MAX_DEPTH];
 } dred_task_t;
 
@@ -231,6 +232,8 @@ typedef struct dred_rt {
   int cut_short;       /* reductions ended DRED_ERR_SHUTDOWN while dred_finalize waited (by
                           our deadline or another member's): it returns DRED_ERR_TIMEOUT */
   uint8_t *failed;     /* by private rank: declared failed by the master */
+  uint32_t *serving;   /* by private rank: its RMA tasks reading our memory (SERVE) */
+  uint64_t nserving;   /* their sum: while > 0 the loop drives MPI's progress     */
   int nfailed;
   /* replication (replicate.c) */
   struct dred_replica *store;
@@ -295,6 +298,9 @@ void dred_handover_end(dred_rt_t *rt);
 /* A replica put's pause hook (arg: the runtime): waits, briefly, while a node peer is
  * copying an operand in. */
 void dred_handover_yield(void *arg);
+
+/* runtime.c: a message to another worker over the control links */
+void dred_rt_send_peer(dred_rt_t *rt, uint32_t peer, const proto_msg_t *m);
 
 /* dataplane.c */
 /* On the caller's thread in dred_ireduce: fill the accumulator (a pool block for a

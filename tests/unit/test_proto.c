@@ -286,6 +286,10 @@ static void random_msg(uint64_t *s, proto_type_t t, proto_msg_t *m, uint32_t *wo
     case PROTO_FAILED:
       m->u.failed.worker = (uint32_t)rnd(s);
       break;
+    case PROTO_SERVE:
+      m->u.serve.task_id = rnd(s);
+      m->u.serve.on = rnd(s) & 1;
+      break;
     case PROTO_REPLICA:
     case PROTO_REPLICA_ACK:
       m->u.replica.group = rnd(s);
@@ -309,7 +313,7 @@ static void test_fuzz_roundtrip(void **state) {
   static const proto_type_t types[] = {
       PROTO_GROUP, PROTO_READY, PROTO_DONE, PROTO_PONG, PROTO_BYE, PROTO_RECOVER_FAILED,
       PROTO_REPLICA, PROTO_REPLICA_ACK, PROTO_TASK, PROTO_END, PROTO_PING, PROTO_FAILED,
-      PROTO_RECOVER, PROTO_SHUTDOWN};
+      PROTO_RECOVER, PROTO_SHUTDOWN, PROTO_ABANDON, PROTO_SERVE};
   static uint8_t buf[PROTO_MAX_SIZE + 8], again[PROTO_MAX_SIZE], bad[PROTO_MAX_SIZE + 8];
   static uint32_t workers[64];
   uint64_t s = 0x9e3779b97f4a7c15ull;
