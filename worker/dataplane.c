@@ -189,9 +189,96 @@ void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, in
   }
 }
 
+/* The scratch buffer a typed copy goes through: MPI_Pack's output for `count` elements of
+ * `type`, or NULL (logged). */
+static char *pack_tmp(MPI_Count count, MPI_Datatype type, MPI_Count *cap) {
+  char *p;
+  *cap = 0;
+  if (MPI_Pack_size_c(count, type, MPI_COMM_SELF, cap) != MPI_SUCCESS || *cap < 0) {
+    DRED_ERROR("MPI_Pack_size of %lld elements failed", (long long)count);
+    return NULL;
+  }
+  if ((p = malloc(*cap > 0 ? (size_t)*cap : 1)) == NULL)
+    DRED_ERROR("no memory for %lld bytes of packed operand", (long long)*cap);
+  return p;
+}
+
+int dred_dp_load(dred_rt_t *rt, const dred_inst_t *in, char *dst) {
+  const char *src = in->sendbuf == MPI_IN_PLACE ? in->recvbuf : in->sendbuf;
+  const dred_typeinfo_t *ti = &in->ti;
+  MPI_Count cnt = (MPI_Count)in->count, pos = 0, pos2 = 0, cap;
+  char *tmp;
+  int rc = MPI_SUCCESS;
+  (void)rt;
+  if (in->bytes == 0) return DRED_OK;
+  switch (ti->layout) {
+    case DRED_LAYOUT_DIRECT:
+      memcpy(dst, src, in->bytes);
+      return DRED_OK;
+    case DRED_LAYOUT_IMAGE: {
+      /* the bytes the count elements span, from the true lower bound; the tail of the last
+       * element's extent (a hole past its data) may lie outside the caller's buffer */
+      size_t span = (size_t)(in->count - 1) * (size_t)ti->type_extent + (size_t)ti->true_extent;
+      memcpy(dst, src + ti->true_lb, span);
+      if (span < in->bytes) memset(dst + span, 0, in->bytes - span);
+      return DRED_OK;
+    }
+    default: /* PACKED: the typemap's elements, in order, as an array of exec_type */
+      if (!ti->base_padded)
+        rc = MPI_Pack_c(src, cnt, in->type_hold, dst, (MPI_Count)in->bytes, &pos, MPI_COMM_SELF);
+      else if ((tmp = pack_tmp(cnt, in->type_hold, &cap)) == NULL)
+        return DRED_ERR_NOMEM;
+      else {
+        /* a padded base (MPI_DOUBLE_INT...) packs without its padding: unpack it as the base
+         * type to get the array; the padding bytes are zeroed so copies compare equal */
+        memset(dst, 0, in->bytes);
+        rc = MPI_Pack_c(src, cnt, in->type_hold, tmp, cap, &pos, MPI_COMM_SELF);
+        if (rc == MPI_SUCCESS)
+          rc = MPI_Unpack_c(tmp, pos, &pos2, dst, cnt * ti->mult, ti->exec_type, MPI_COMM_SELF);
+        free(tmp);
+      }
+      if (rc != MPI_SUCCESS) {
+        DRED_ERROR("packing the operand (%llu elements of a derived datatype) failed",
+                   (unsigned long long)in->count);
+        return DRED_ERR_INTERNAL;
+      }
+      return DRED_OK;
+  }
+}
+
+int dred_dp_unpack_result(dred_rt_t *rt, dred_inst_t *in) {
+  const dred_typeinfo_t *ti = &in->ti;
+  MPI_Count cnt = (MPI_Count)in->count, pos = 0, pos2 = 0, cap;
+  char *tmp = NULL;
+  int rc;
+  (void)rt;
+  if (ti->layout == DRED_LAYOUT_DIRECT || in->bytes == 0 || in->acc == NULL) return DRED_OK;
+  if (ti->layout == DRED_LAYOUT_PACKED && !ti->base_padded) {
+    rc = MPI_Unpack_c(in->acc, (MPI_Count)in->bytes, &pos, in->recvbuf, cnt, in->type_hold,
+                      MPI_COMM_SELF);
+  } else {
+    /* typed -> typed: pack what we hold (the padded array, or the image at its true lower
+     * bound), then unpack it with the caller's type, which writes only the type's bytes */
+    MPI_Datatype from = ti->layout == DRED_LAYOUT_PACKED ? ti->exec_type : in->type_hold;
+    MPI_Count n = ti->layout == DRED_LAYOUT_PACKED ? cnt * ti->mult : cnt;
+    const char *p = ti->layout == DRED_LAYOUT_PACKED ? in->acc : in->acc - ti->true_lb;
+    if ((tmp = pack_tmp(n, from, &cap)) == NULL) return DRED_ERR_NOMEM;
+    rc = MPI_Pack_c(p, n, from, tmp, cap, &pos2, MPI_COMM_SELF);
+    if (rc == MPI_SUCCESS)
+      rc = MPI_Unpack_c(tmp, pos2, &pos, in->recvbuf, cnt, in->type_hold, MPI_COMM_SELF);
+    free(tmp);
+  }
+  if (rc != MPI_SUCCESS) {
+    DRED_ERROR("unpacking the result into recvbuf (%llu elements of a derived datatype) failed",
+               (unsigned long long)in->count);
+    return DRED_ERR_INTERNAL;
+  }
+  return DRED_OK;
+}
+
 void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
   in->dir_slot = -1;
-  if (in->is_root) {
+  if (in->is_root && in->ti.layout == DRED_LAYOUT_DIRECT) {
     if (in->sendbuf != MPI_IN_PLACE && in->bytes > 0) memcpy(in->recvbuf, in->sendbuf, in->bytes);
     in->acc = in->recvbuf;
     in->pool_off = -1;
@@ -199,23 +286,51 @@ void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
     return;
   }
   if (in->bytes == 0) return;
+  if (in->is_root) {
+    /* packed or image: the root combines in a buffer of its own and unpacks the result
+     * into recvbuf at the end (dred_dp_unpack_result), so recvbuf's holes stay untouched
+     * and, in place, its operand stays there until then */
+    if (dred_dp_buf_alloc(rt, in->bytes, &in->acc, &in->pool_off, &in->acc_malloced) != DRED_OK)
+      return; /* announce tries again */
+    if (dred_dp_load(rt, in, in->acc) != DRED_OK) {
+      dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
+      in->acc = NULL;
+      in->pool_off = -1;
+      in->acc_malloced = 0;
+      return;
+    }
+    in->acc_early = 1;
+    return;
+  }
   if ((in->pool_off = pool_take(rt, in->bytes)) < 0) return; /* announce copies it */
   in->acc = rt->pool_base + in->pool_off;
   dred_handover_begin(rt);
-  memcpy(in->acc, in->sendbuf, in->bytes);
+  if (dred_dp_load(rt, in, in->acc) != DRED_OK) {
+    dred_handover_end(rt);
+    dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, 0);
+    in->acc = NULL;
+    in->pool_off = -1;
+    return; /* announce tries again, and reports the failure */
+  }
   dred_handover_end(rt);
   in->acc_early = 1;
 }
 
 int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in) {
   int rc;
-  if (in->acc_early) { /* always at the root */
+  if (in->acc_early) {
     if (in->pool_off >= 0) MPI_Win_sync(rt->swin); /* the caller's thread wrote it */
     return DRED_OK;
   }
   rc = dred_dp_buf_alloc(rt, in->bytes, &in->acc, &in->pool_off, &in->acc_malloced);
   if (rc != DRED_OK) return rc;
-  if (in->bytes > 0) memcpy(in->acc, in->sendbuf, in->bytes);
+  if ((rc = dred_dp_load(rt, in, in->acc)) != DRED_OK) {
+    dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
+    in->acc = NULL;
+    in->pool_off = -1;
+    in->acc_malloced = 0;
+    return rc;
+  }
   /* Make the copy visible to node peers that will read it without a message from us
    * after this point (they are told through the master, which orders everything else). */
   if (in->pool_off >= 0) MPI_Win_sync(rt->swin);
@@ -230,7 +345,7 @@ void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in) {
     dred_dp_buf_free(rt, in->bytes, b->p, b->pool_off, b->malloced);
     free(b);
   }
-  if (in->is_root || in->acc == NULL) return;
+  if (in->acc == NULL || in->acc == in->recvbuf) return; /* a direct root combines in recvbuf */
   dred_snapdir_retire(rt, in->dir_slot); /* published but never handed to a snapshot */
   in->dir_slot = -1;
   if (in->snap != NULL)
@@ -251,12 +366,14 @@ static int reduce_into(dred_rt_t *rt, dred_task_t *t, const char *in, char *inou
   dred_inst_t *inst = t->inst;
   size_t nb = (size_t)n * inst->ti.extent;
   int cnt = (int)(n * inst->ti.mult), rc;
+  /* an image starts at the type's true lower bound: MPI wants the buffer's origin */
+  MPI_Aint sh = inst->ti.layout == DRED_LAYOUT_IMAGE ? inst->ti.true_lb : 0;
   if (!swap && t->kern != NULL) {
     t->kern->inplace(in, inout, (size_t)cnt);
     return 0;
   }
   if (!swap)
-    return MPI_Reduce_local(in, inout, cnt, inst->ti.exec_type, inst->op) == MPI_SUCCESS
+    return MPI_Reduce_local(in - sh, inout - sh, cnt, inst->ti.exec_type, inst->op) == MPI_SUCCESS
                ? 0 : DRED_ERR_INTERNAL;
   if (nb > rt->scratch_size) { /* an element larger than a chunk */
     char *ns = realloc(rt->scratch, nb);
@@ -265,7 +382,7 @@ static int reduce_into(dred_rt_t *rt, dred_task_t *t, const char *in, char *inou
     rt->scratch_size = nb;
   }
   memcpy(rt->scratch, in, nb);
-  rc = MPI_Reduce_local(inout, rt->scratch, cnt, inst->ti.exec_type, inst->op);
+  rc = MPI_Reduce_local(inout - sh, rt->scratch - sh, cnt, inst->ti.exec_type, inst->op);
   memcpy(inout, rt->scratch, nb);
   return rc == MPI_SUCCESS ? 0 : DRED_ERR_INTERNAL;
 }

@@ -257,7 +257,12 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
       free(sn);
       return;
     }
-    memcpy(sn->p, in->sendbuf, in->bytes);
+    if (dred_dp_load(rt, in, sn->p) != DRED_OK) {
+      DRED_WARN("could not copy the operand for its replica snapshot: operand not replicated");
+      dred_dp_buf_free(rt, in->bytes, sn->p, sn->pool_off, sn->malloced);
+      free(sn);
+      return;
+    }
     if (sn->pool_off >= 0) MPI_Win_sync(rt->swin); /* node peers read it after our header */
     sn->dir_slot = -1;
   }
@@ -459,6 +464,7 @@ static void send_recovered(dred_rt_t *rt, dred_inst_t *in, uint32_t member, cons
   m.u.ready.count = in->count;
   m.u.ready.type_size = in->ti.size;
   m.u.ready.extent = in->ti.extent;
+  m.u.ready.type_sig = in->ti.sig;
   m.u.ready.op = (int32_t)MPI_Op_c2f(in->op);
   m.u.ready.op_is_user = (uint8_t)in->ti.op_is_user;
   m.u.ready.commutative = (uint8_t)in->ti.commutative;
@@ -518,7 +524,12 @@ static void recover_get_done(void *arg, int status) {
       /* The local copy is missing or corrupt; sendbuf is the operand itself. */
       DRED_WARN("local replica of my operand (tag %lld) unusable (%s): reloading from sendbuf",
                 (long long)in->tag, dred_status_str(status));
-      memcpy(in->acc, in->sendbuf, in->bytes);
+      if (dred_dp_load(rt, in, in->acc) != DRED_OK) {
+        send_recover_failed(rt, in->group_id, in->tag, in->member, DRED_ERR_PROC_FAILED);
+        dred_rt_inst_maybe_finish(rt, in);
+        free(io);
+        return;
+      }
     }
     DRED_INFO("recovered my operand (tag %lld)", (long long)in->tag);
     send_recovered(rt, in, in->member, in->acc, in->pool_off);
@@ -585,13 +596,15 @@ static int try_recover(dred_rt_t *rt, const proto_msg_t *m) {
   io->is_self = member == in->member;
   if (io->is_self) {
     if (in->is_root) {
-      /* The root's buffer is its recvbuf; a partly combined one cannot be trusted.  Its
-       * operand is still in sendbuf, unless it reduced in place. */
+      /* A partly combined accumulator cannot be trusted.  The root's operand is still in
+       * sendbuf -- or, in place, in recvbuf when the root combines in a buffer of its own
+       * (a packed or image layout leaves recvbuf alone until the end); a direct root
+       * reducing in place combined into its only copy. */
       free(io);
-      if (in->sendbuf == MPI_IN_PLACE) {
+      if ((in->sendbuf == MPI_IN_PLACE && in->ti.layout == DRED_LAYOUT_DIRECT) ||
+          dred_dp_load(rt, in, in->acc) != DRED_OK) {
         send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_PROC_FAILED);
       } else {
-        memcpy(in->acc, in->sendbuf, in->bytes);
         send_recovered(rt, in, member, in->acc, in->pool_off);
       }
       return 1;
