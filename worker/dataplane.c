@@ -6,7 +6,12 @@
  * snapshot directory (snapdir.c).  A non-root member copies its operand into a pool block
  * (its accumulator, "acc") inside dred_ireduce, on the caller's thread: that single copy
  * puts the operand in shared memory, where node peers combine from it and its replicas
- * are taken from it.  The root's accumulator is its recvbuf.
+ * are taken from it.  The root's accumulator is its recvbuf -- unless the datatype has
+ * holes or a lower bound (a PACKED or IMAGE layout, worker/typecheck.c): then every
+ * member's operand is loaded into dred's layout (dred_dp_load: MPI_Pack, or a byte image
+ * from the true lower bound), the root combines in a buffer of its own, and the result
+ * is unpacked into recvbuf when the reduction ends (dred_dp_unpack_result), writing only
+ * the typemap's bytes, as MPI does.
  *
  * Two ways to read the provider:
  *   - same node, provider's acc in its pool: a direct pointer into the provider's segment
