@@ -255,12 +255,9 @@ int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti) {
                type_name(type, tn, sizeof tn), size, (long)extent);
     return DRED_ERR_ARG;
   }
-  if (extent > (MPI_Aint)UINT32_MAX / 2 || textent > extent) {
-    /* elements that interleave or overlap (true extent > extent): MPI forbids them in a
-     * receive buffer, and dred's chunks are whole elements */
-    DRED_ERROR("datatype %s: elements of extent %ld with a true extent of %ld overlap or "
-               "interleave; dred needs true extent <= extent",
-               type_name(type, tn, sizeof tn), (long)extent, (long)textent);
+  if (extent > (MPI_Aint)UINT32_MAX / 2) {
+    DRED_ERROR("datatype %s: extent %ld is too large", type_name(type, tn, sizeof tn),
+               (long)extent);
     return DRED_ERR_ARG;
   }
   MPI_Op_commutative(op, &commute);
@@ -288,6 +285,14 @@ int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti) {
 
   if (opcls == 0) {
     /* A user op gets the datatype: the typed layout is kept (DIRECT or IMAGE). */
+    if (textent > extent) {
+      /* elements that interleave (a matrix column resized to one element, say): an image
+       * cut into chunks of whole elements cannot hold them; a predefined op packs them */
+      DRED_ERROR("user op on datatype %s: elements of extent %ld with a true extent of %ld "
+                 "interleave; dred reduces such types with predefined ops only",
+                 type_name(type, tn, sizeof tn), (long)extent, (long)textent);
+      return DRED_ERR_ARG;
+    }
     ti->exec_type = type;
     ti->mult = 1;
     ti->extent = (uint32_t)extent;
