@@ -106,6 +106,12 @@ $(BUILD)/tests/test_kernel: tests/unit/test_kernel.c $(KERNEL_TEST_OBJ) $(CORE_O
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(KERNEL_TEST_OBJ) $(CORE_OBJ) -lcmocka $(LDLIBS)
 
+# test_typecheck checks worker/typecheck.c's table against MPICH's MPI_Reduce_local (in
+# child processes) and its layouts of derived types: MPI too, like test_kernel.
+$(BUILD)/tests/test_typecheck: tests/unit/test_typecheck.c $(BUILD)/obj/worker/typecheck.o $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -o $@ $< $(BUILD)/obj/worker/typecheck.o $(CORE_OBJ) -lcmocka $(LDLIBS)
+
 # Every MPI test links the shared scaffolding tests/mpi/mpitest.c (see mpitest.h); naming
 # its object as a target keeps make from deleting it as an intermediate file.
 $(MPITEST_OBJ): tests/mpi/mpitest.c tests/mpi/mpitest.h

@@ -81,6 +81,7 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       put(&c, m->u.ready.count, 8);
       put(&c, m->u.ready.type_size, 4);
       put(&c, m->u.ready.extent, 4);
+      put(&c, m->u.ready.type_sig, 4);
       put(&c, (uint32_t)m->u.ready.op, 4);
       put(&c, m->u.ready.op_is_user, 1);
       put(&c, m->u.ready.commutative, 1);
@@ -187,6 +188,7 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
       m->u.ready.count = get(&c, 8);
       m->u.ready.type_size = (uint32_t)get(&c, 4);
       m->u.ready.extent = (uint32_t)get(&c, 4);
+      m->u.ready.type_sig = (uint32_t)get(&c, 4);
       m->u.ready.op = (int32_t)(uint32_t)get(&c, 4);
       m->u.ready.op_is_user = (uint8_t)get(&c, 1);
       m->u.ready.commutative = (uint8_t)get(&c, 1);

@@ -73,6 +73,7 @@ typedef struct {
       uint32_t member, root;
       uint64_t count;
       uint32_t type_size, extent;
+      uint32_t type_sig; /* type-signature fingerprint (worker/typecheck.c) */
       int32_t op;
       uint8_t op_is_user, commutative, recovered, nreplicas;
       uint32_t replicas[PROTO_MAX_REPLICAS];

@@ -51,6 +51,7 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
       ev.u.ready.params.count = msg->u.ready.count;
       ev.u.ready.params.type_size = msg->u.ready.type_size;
       ev.u.ready.params.extent = msg->u.ready.extent;
+      ev.u.ready.params.type_sig = msg->u.ready.type_sig;
       ev.u.ready.params.op = msg->u.ready.op;
       ev.u.ready.params.op_is_user = msg->u.ready.op_is_user;
       ev.u.ready.params.commutative = msg->u.ready.commutative;

@@ -630,6 +630,7 @@ static int32_t known_error(int32_t error, int32_t otherwise) {
 
 static int params_agree(const sched_params_t *a, const sched_params_t *b) {
   if (a->count != b->count || a->type_size != b->type_size || a->extent != b->extent ||
+      a->type_sig != b->type_sig ||
       a->root != b->root || a->commutative != b->commutative || a->op_is_user != b->op_is_user)
     return 0;
   return a->op_is_user || a->op == b->op; /* user ops: commutativity is all we can compare */

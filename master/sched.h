@@ -56,7 +56,8 @@ typedef struct {
 typedef struct {
   uint64_t count;
   uint32_t type_size; /* MPI_Type_size of the datatype                   */
-  uint32_t extent;    /* bytes per element in memory (extent)            */
+  uint32_t extent;    /* bytes per element in the workers' buffers        */
+  uint32_t type_sig;  /* type-signature fingerprint (worker/typecheck.c)  */
   int32_t op;         /* the op handle (predefined ops compare exactly)  */
   uint8_t op_is_user; /* user ops compare only by commutativity          */
   uint8_t commutative;

@@ -312,11 +312,21 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   in->recvbuf = recvbuf;
   in->count = (uint64_t)count;
   in->type = datatype;
+  in->type_hold = MPI_DATATYPE_NULL;
   in->op = op;
   in->ti = ti;
   in->bytes = (size_t)count * ti.extent;
   in->pool_off = -1;
   dred_queue_init(&in->rbufs);
+  /* Packed and image layouts run MPI_Pack/MPI_Unpack with the datatype after this call
+   * returns (reloads, the root's unpack); MPI lets the caller free it meanwhile. */
+  if (ti.layout != DRED_LAYOUT_DIRECT && MPI_Type_dup(datatype, &in->type_hold) != MPI_SUCCESS) {
+    DRED_ERROR("dred_ireduce: MPI_Type_dup of the datatype failed");
+    dred_future_free(in->fut);
+    dred_future_free(in->fut);
+    free(in);
+    return DRED_ERR_INTERNAL;
+  }
   /* The operand goes into shared memory now, on this thread, rather than when the runtime
    * thread gets round to it: until a copy exists outside this process, a crash loses it. */
   dred_dp_acc_early(rt, in);
@@ -352,7 +362,7 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   }
   if (tag == DRED_TAG_AUTO) g->auto_seq++;
   in->tag = itag;
-  if (in->acc_early && in->pool_off >= 0 && rt->cfg.replicas > 0)
+  if (in->acc_early && !in->is_root && in->pool_off >= 0 && rt->cfg.replicas > 0)
     in->dir_slot = dred_snapdir_publish(rt, g->id, itag, in->member, in->pool_off, in->bytes);
   /* Hand the future out before the runtime can see `in`: it may finish and free `in`
    * as soon as the lock is released. */
@@ -364,8 +374,9 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   return DRED_OK;
 
 fail:
-  if (in->acc_early && !in->is_root)
+  if (in->acc != NULL && in->acc != in->recvbuf)
     dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
+  if (in->type_hold != MPI_DATATYPE_NULL) MPI_Type_free(&in->type_hold);
   dred_future_free(in->fut);
   dred_future_free(in->fut); /* both references: nobody else saw it */
   free(in);

@@ -6,7 +6,12 @@
  * snapshot directory (snapdir.c).  A non-root member copies its operand into a pool block
  * (its accumulator, "acc") inside dred_ireduce, on the caller's thread: that single copy
  * puts the operand in shared memory, where node peers combine from it and its replicas
- * are taken from it.  The root's accumulator is its recvbuf.
+ * are taken from it.  The root's accumulator is its recvbuf -- unless the datatype has
+ * holes or a lower bound (a PACKED or IMAGE layout, worker/typecheck.c): then every
+ * member's operand is loaded into dred's layout (dred_dp_load: MPI_Pack, or a byte image
+ * from the true lower bound), the root combines in a buffer of its own, and the result
+ * is unpacked into recvbuf when the reduction ends (dred_dp_unpack_result), writing only
+ * the typemap's bytes, as MPI does.
  *
  * Two ways to read the provider:
  *   - same node, provider's acc in its pool: a direct pointer into the provider's segment
@@ -234,9 +239,96 @@ void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, in
   }
 }
 
+/* The scratch buffer a typed copy goes through: MPI_Pack's output for `count` elements of
+ * `type`, or NULL (logged). */
+static char *pack_tmp(MPI_Count count, MPI_Datatype type, MPI_Count *cap) {
+  char *p;
+  *cap = 0;
+  if (MPI_Pack_size_c(count, type, MPI_COMM_SELF, cap) != MPI_SUCCESS || *cap < 0) {
+    DRED_ERROR("MPI_Pack_size of %lld elements failed", (long long)count);
+    return NULL;
+  }
+  if ((p = malloc(*cap > 0 ? (size_t)*cap : 1)) == NULL)
+    DRED_ERROR("no memory for %lld bytes of packed operand", (long long)*cap);
+  return p;
+}
+
+int dred_dp_load(dred_rt_t *rt, const dred_inst_t *in, char *dst) {
+  const char *src = in->sendbuf == MPI_IN_PLACE ? in->recvbuf : in->sendbuf;
+  const dred_typeinfo_t *ti = &in->ti;
+  MPI_Count cnt = (MPI_Count)in->count, pos = 0, pos2 = 0, cap;
+  char *tmp;
+  int rc = MPI_SUCCESS;
+  (void)rt;
+  if (in->bytes == 0) return DRED_OK;
+  switch (ti->layout) {
+    case DRED_LAYOUT_DIRECT:
+      memcpy(dst, src, in->bytes);
+      return DRED_OK;
+    case DRED_LAYOUT_IMAGE: {
+      /* the bytes the count elements span, from the true lower bound; the tail of the last
+       * element's extent (a hole past its data) may lie outside the caller's buffer */
+      size_t span = (size_t)(in->count - 1) * (size_t)ti->type_extent + (size_t)ti->true_extent;
+      memcpy(dst, src + ti->true_lb, span);
+      if (span < in->bytes) memset(dst + span, 0, in->bytes - span);
+      return DRED_OK;
+    }
+    default: /* PACKED: the typemap's elements, in order, as an array of exec_type */
+      if (!ti->base_padded)
+        rc = MPI_Pack_c(src, cnt, in->type_hold, dst, (MPI_Count)in->bytes, &pos, MPI_COMM_SELF);
+      else if ((tmp = pack_tmp(cnt, in->type_hold, &cap)) == NULL)
+        return DRED_ERR_NOMEM;
+      else {
+        /* a padded base (MPI_DOUBLE_INT...) packs without its padding: unpack it as the base
+         * type to get the array; the padding bytes are zeroed so copies compare equal */
+        memset(dst, 0, in->bytes);
+        rc = MPI_Pack_c(src, cnt, in->type_hold, tmp, cap, &pos, MPI_COMM_SELF);
+        if (rc == MPI_SUCCESS)
+          rc = MPI_Unpack_c(tmp, pos, &pos2, dst, cnt * ti->mult, ti->exec_type, MPI_COMM_SELF);
+        free(tmp);
+      }
+      if (rc != MPI_SUCCESS) {
+        DRED_ERROR("packing the operand (%llu elements of a derived datatype) failed",
+                   (unsigned long long)in->count);
+        return DRED_ERR_INTERNAL;
+      }
+      return DRED_OK;
+  }
+}
+
+int dred_dp_unpack_result(dred_rt_t *rt, dred_inst_t *in) {
+  const dred_typeinfo_t *ti = &in->ti;
+  MPI_Count cnt = (MPI_Count)in->count, pos = 0, pos2 = 0, cap;
+  char *tmp = NULL;
+  int rc;
+  (void)rt;
+  if (ti->layout == DRED_LAYOUT_DIRECT || in->bytes == 0 || in->acc == NULL) return DRED_OK;
+  if (ti->layout == DRED_LAYOUT_PACKED && !ti->base_padded) {
+    rc = MPI_Unpack_c(in->acc, (MPI_Count)in->bytes, &pos, in->recvbuf, cnt, in->type_hold,
+                      MPI_COMM_SELF);
+  } else {
+    /* typed -> typed: pack what we hold (the padded array, or the image at its true lower
+     * bound), then unpack it with the caller's type, which writes only the type's bytes */
+    MPI_Datatype from = ti->layout == DRED_LAYOUT_PACKED ? ti->exec_type : in->type_hold;
+    MPI_Count n = ti->layout == DRED_LAYOUT_PACKED ? cnt * ti->mult : cnt;
+    const char *p = ti->layout == DRED_LAYOUT_PACKED ? in->acc : in->acc - ti->true_lb;
+    if ((tmp = pack_tmp(n, from, &cap)) == NULL) return DRED_ERR_NOMEM;
+    rc = MPI_Pack_c(p, n, from, tmp, cap, &pos2, MPI_COMM_SELF);
+    if (rc == MPI_SUCCESS)
+      rc = MPI_Unpack_c(tmp, pos2, &pos, in->recvbuf, cnt, in->type_hold, MPI_COMM_SELF);
+    free(tmp);
+  }
+  if (rc != MPI_SUCCESS) {
+    DRED_ERROR("unpacking the result into recvbuf (%llu elements of a derived datatype) failed",
+               (unsigned long long)in->count);
+    return DRED_ERR_INTERNAL;
+  }
+  return DRED_OK;
+}
+
 void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
   in->dir_slot = -1;
-  if (in->is_root) {
+  if (in->is_root && in->ti.layout == DRED_LAYOUT_DIRECT) {
     if (in->sendbuf != MPI_IN_PLACE && in->bytes > 0) memcpy(in->recvbuf, in->sendbuf, in->bytes);
     in->acc = in->recvbuf;
     in->pool_off = -1;
@@ -246,7 +338,10 @@ void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
   /* Pool first (node peers read it without RMA); when the pool is full, a private buffer.
    * Either way the operand is copied here, on the caller's thread, so the runtime never
    * reads sendbuf after dred_ireduce returned (except to reload the operand in recovery,
-   * and never once the reduction was abandoned: see future.c). */
+   * and never once the reduction was abandoned: see future.c).  A packed or image root
+   * combines in a buffer of its own too, and unpacks the result into recvbuf at the end
+   * (dred_dp_unpack_result), so recvbuf's holes stay untouched and, in place, its
+   * operand stays there until then. */
   int rc = dred_dp_buf_alloc(rt, in->bytes, &in->acc, &in->pool_off, &in->acc_malloced);
   if (rc != DRED_OK) {
     /* The member still joins: its READY says it has no buffer, and every member's
@@ -261,9 +356,17 @@ void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
     in->acc_early = 1;
     return;
   }
-  dred_handover_begin(rt);
-  memcpy(in->acc, in->sendbuf, in->bytes);
-  dred_handover_end(rt);
+  if (!in->is_root) dred_handover_begin(rt);
+  rc = dred_dp_load(rt, in, in->acc);
+  if (!in->is_root) dred_handover_end(rt);
+  if (rc != DRED_OK) {
+    dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
+    in->acc = NULL;
+    in->pool_off = -1;
+    in->acc_malloced = 0;
+    in->join_error = rc; /* announce reports it to every member */
+    return;
+  }
   in->acc_early = 1;
 }
 
@@ -284,7 +387,7 @@ void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in) {
     dred_dp_buf_free(rt, in->bytes, b->p, b->pool_off, b->malloced);
     free(b);
   }
-  if (in->is_root || in->acc == NULL) return;
+  if (in->acc == NULL || in->acc == in->recvbuf) return; /* a direct root combines in recvbuf */
   dred_snapdir_retire(rt, in->dir_slot); /* published but never handed to a snapshot */
   in->dir_slot = -1;
   if (in->snap != NULL)
@@ -305,12 +408,14 @@ static int reduce_into(dred_rt_t *rt, dred_task_t *t, const char *in, char *inou
   dred_inst_t *inst = t->inst;
   size_t nb = (size_t)n * inst->ti.extent;
   int cnt = (int)(n * inst->ti.mult), rc;
+  /* an image starts at the type's true lower bound: MPI wants the buffer's origin */
+  MPI_Aint sh = inst->ti.layout == DRED_LAYOUT_IMAGE ? inst->ti.true_lb : 0;
   if (!swap && t->kern != NULL) {
     t->kern->inplace(in, inout, (size_t)cnt);
     return 0;
   }
   if (!swap)
-    return MPI_Reduce_local(in, inout, cnt, inst->ti.exec_type, inst->op) == MPI_SUCCESS
+    return MPI_Reduce_local(in - sh, inout - sh, cnt, inst->ti.exec_type, inst->op) == MPI_SUCCESS
                ? 0 : DRED_ERR_INTERNAL;
   if (nb > rt->scratch_size) { /* an element larger than a chunk */
     char *ns = realloc(rt->scratch, nb);
@@ -319,7 +424,7 @@ static int reduce_into(dred_rt_t *rt, dred_task_t *t, const char *in, char *inou
     rt->scratch_size = nb;
   }
   memcpy(rt->scratch, in, nb);
-  rc = MPI_Reduce_local(inout, rt->scratch, cnt, inst->ti.exec_type, inst->op);
+  rc = MPI_Reduce_local(inout - sh, rt->scratch - sh, cnt, inst->ti.exec_type, inst->op);
   memcpy(inout, rt->scratch, nb);
   return rc == MPI_SUCCESS ? 0 : DRED_ERR_INTERNAL;
 }

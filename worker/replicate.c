@@ -524,6 +524,7 @@ static void send_recovered(dred_rt_t *rt, dred_inst_t *in, uint32_t member, cons
   m.u.ready.count = in->count;
   m.u.ready.type_size = in->ti.size;
   m.u.ready.extent = in->ti.extent;
+  m.u.ready.type_sig = in->ti.sig;
   m.u.ready.op = (int32_t)MPI_Op_c2f(in->op);
   m.u.ready.op_is_user = (uint8_t)in->ti.op_is_user;
   m.u.ready.commutative = (uint8_t)in->ti.commutative;
@@ -574,11 +575,12 @@ static int keep_recovered(dred_rt_t *rt, dred_inst_t *in, repl_io_t *io, const c
  * unchanged -- unless the application abandoned the reduction (freed its pending
  * future): then sendbuf may be gone, and DRED_ERR_PROC_FAILED says so.  The future's lock
  * is held across the copy, so a dred_future_free that returned never races with it. */
-static int reload_from_sendbuf(dred_inst_t *in) {
+static int reload_from_sendbuf(dred_rt_t *rt, dred_inst_t *in) {
+  int rc;
   if (dred_future_abandoned_lock(in->fut)) return DRED_ERR_PROC_FAILED;
-  memcpy(in->acc, in->sendbuf, in->bytes);
+  rc = dred_dp_load(rt, in, in->acc); /* packed or image layouts as at the call */
   dred_future_unlock(in->fut);
-  return DRED_OK;
+  return rc;
 }
 
 static void recover_get_done(void *arg, int status) {
@@ -590,7 +592,7 @@ static void recover_get_done(void *arg, int status) {
   if (in->state != INST_ANNOUNCED) { /* ended meanwhile */
     if (!io->is_self) dred_dp_buf_free(rt, in->bytes, io->buf, io->pool_off, io->malloced);
   } else if (io->is_self) {
-    if (status != DRED_OK && reload_from_sendbuf(in) != DRED_OK) {
+    if (status != DRED_OK && reload_from_sendbuf(rt, in) != DRED_OK) {
       DRED_ERROR("local replica of my operand (tag %lld) unusable (%s) and the reduction was "
                  "abandoned (its sendbuf is no longer ours): cannot recover it",
                  (long long)in->tag, dred_status_str(status));
@@ -665,10 +667,13 @@ static int try_recover(dred_rt_t *rt, const proto_msg_t *m) {
   io->is_self = member == in->member;
   if (io->is_self) {
     if (in->is_root) {
-      /* The root's buffer is its recvbuf; a partly combined one cannot be trusted.  Its
-       * operand is still in sendbuf, unless it reduced in place. */
+      /* A partly combined accumulator cannot be trusted.  The root's operand is still in
+       * sendbuf -- or, in place, in recvbuf when the root combines in a buffer of its own
+       * (a packed or image layout leaves recvbuf alone until the end); a direct root
+       * reducing in place combined into its only copy. */
       free(io);
-      if (in->sendbuf == MPI_IN_PLACE || reload_from_sendbuf(in) != DRED_OK) {
+      if ((in->sendbuf == MPI_IN_PLACE && in->ti.layout == DRED_LAYOUT_DIRECT) ||
+          reload_from_sendbuf(rt, in) != DRED_OK) {
         send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_PROC_FAILED);
       } else {
         send_recovered(rt, in, member, in->acc, in->pool_off);

@@ -70,7 +70,10 @@ proto_buf_t dred_rt_bufref(const dred_rt_t *rt, const char *p, int64_t pool_off,
 
 /* End an instance: release its buffers, complete its future, forget it. */
 static void inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
+  /* a packed or image result reaches recvbuf only now, and only if it is the result */
+  if (status == DRED_OK && in->is_root) status = dred_dp_unpack_result(rt, in);
   dred_dp_acc_release(rt, in);
+  if (in->type_hold != MPI_DATATYPE_NULL) MPI_Type_free(&in->type_hold);
   uv_mutex_lock(&rt->lock);
   dred_queue_remove(&in->hlink);
   rt->ninst--;
@@ -145,6 +148,7 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   m.u.ready.count = in->count;
   m.u.ready.type_size = in->ti.size;
   m.u.ready.extent = in->ti.extent;
+  m.u.ready.type_sig = in->ti.sig;
   m.u.ready.op = (int32_t)MPI_Op_c2f(in->op);
   m.u.ready.op_is_user = (uint8_t)in->ti.op_is_user;
   m.u.ready.commutative = (uint8_t)in->ti.commutative;

@@ -73,14 +73,28 @@ int dred_group_of(struct dred_rt *rt, MPI_Comm comm, dred_group_t **g, int *memb
 void dred_groups_free(struct dred_rt *rt);
 
 /* ---- op/type checks (typecheck.c) ---- */
+/* How an operand sits in dred's buffers (typecheck.c explains each). */
+typedef enum {
+  DRED_LAYOUT_DIRECT = 0, /* the caller's bytes as they are (memcpy; recvbuf is the root's acc) */
+  DRED_LAYOUT_PACKED,     /* predefined op, derived type: count*mult elements of exec_type     */
+  DRED_LAYOUT_IMAGE       /* user op, type with holes: the bytes from the true lower bound on   */
+} dred_layout_t;
+
 typedef struct {
+  /* size: MPI_Type_size of one element of the caller's datatype; extent: bytes one element
+   * takes in dred's buffers (the caller's extent, except PACKED: mult * extent(exec_type)) */
   uint32_t size, extent;
   int op_is_user, commutative;
   /* What MPI_Reduce_local is called with: MPICH 4.0.2 refuses predefined ops on derived
-   * datatypes, so a contiguous derived type under a predefined op is combined as
-   * `mult` elements of its predefined base type per element. */
+   * datatypes, so a derived type under a predefined op is combined as `mult` elements of
+   * its predefined base type per element. */
   MPI_Datatype exec_type;
   uint32_t mult;
+  int layout;            /* dred_layout_t */
+  int base_padded;       /* PACKED: exec_type has padding (MPI_DOUBLE_INT...) */
+  MPI_Aint type_extent;  /* the caller's datatype: extent, true lower bound, true extent */
+  MPI_Aint true_lb, true_extent;
+  uint32_t sig;          /* type-signature fingerprint members must agree on (READY) */
 } dred_typeinfo_t;
 int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti);
 
@@ -109,10 +123,12 @@ typedef struct dred_inst {
   void *recvbuf;
   uint64_t count;
   MPI_Datatype type;
+  MPI_Datatype type_hold; /* PACKED/IMAGE layouts: a dup of `type` for MPI_Pack/MPI_Unpack,
+                           * valid whatever the caller does with `type`; else NULL */
   MPI_Op op;
   dred_typeinfo_t ti;
-  size_t bytes;        /* count * extent */
-  /* the accumulator: recvbuf at the root, else a pool block or a malloc'd buffer */
+  size_t bytes;        /* count * ti.extent: the operand in dred's layout */
+  /* the accumulator: recvbuf at a DIRECT root, else a pool block or a malloc'd buffer */
   char *acc;
   int64_t pool_off;    /* -1 unless acc is in the shared pool */
   int acc_malloced;
@@ -307,6 +323,12 @@ void dred_rt_send_peer(dred_rt_t *rt, uint32_t peer, const proto_msg_t *m);
  * non-root member, recvbuf at the root) so the operand is in shared memory at once.
  * Leaves acc NULL when the pool is full: announce then takes the slow path. */
 void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in);
+/* Fill `dst` (in->bytes) with this member's operand in dred's layout (ti.layout): a copy,
+ * the packed elements, or the byte image; from sendbuf, or recvbuf at an in-place root. */
+int dred_dp_load(dred_rt_t *rt, const dred_inst_t *in, char *dst);
+/* At the root of a PACKED or IMAGE reduction that succeeded: write the result (acc) into
+ * recvbuf as the caller's datatype lays it out (holes untouched).  DIRECT: nothing to do. */
+int dred_dp_unpack_result(dred_rt_t *rt, dred_inst_t *in);
 int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, int *malloced);
 void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, int malloced);
 int dred_dp_init(dred_rt_t *rt);      /* collective over priv (and node) */

@@ -1,52 +1,124 @@
 /*
- * typecheck.c -- which datatypes dred accepts and which predefined ops apply to them.
+ * typecheck.c -- which datatypes dred accepts, which predefined ops apply to them, and how
+ * dred lays the operand out in its own buffers.
  *
- * MPI_Reduce_local is trusted to combine, but not to reject: MPICH 4.0.2 aborts the
- * process (an assertion in opland.c) for MPI_LAND on MPI_DOUBLE instead of returning an
- * error.  So the applicability table of the MPI standard (section 6.9.2, "Predefined
- * Reduction Operations") is checked here, before anything is sent, using MPICH's reading
- * of it (MPI_CHAR counts as a C integer).  Derived datatypes are accepted when they are
- * contiguous (size == extent == true extent, zero lower bounds); with a predefined op they
- * must also be built (by MPI_Type_contiguous or MPI_Type_dup) from one predefined type.
+ * The op/type table.  MPI_Reduce_local is trusted to combine, but not to reject: MPICH
+ * 4.0.2's MPI_Reduce checks a pair against one table (MPIR_<OP>_check_dtype) and then
+ * combines with another (the op function's switch), and the two disagree: MPI_Reduce
+ * accepts MPI_LAND on MPI_DOUBLE, and the combine then fails (an assertion in opland.c
+ * aborts the process).  So the pairs accepted here are the pairs MPI can actually reduce:
+ * the MPI standard's table (MPI-4.0 section 6.9.2, "Predefined Reduction Operations": C
+ * integer, Fortran integer, floating point, logical, complex, byte, multi-language and the
+ * MINLOC/MAXLOC pair types, C, Fortran and C++ names) plus the extensions MPICH's op
+ * functions compute (src/include/mpir_op_util.h: MPI_CHAR and MPI_CHARACTER count as
+ * integers, Fortran integers and MPI_AINT/OFFSET/COUNT take the logical ops, MPI_LXOR
+ * takes the C floating types).  Refused although MPI_Reduce_local returns MPI_SUCCESS:
+ * LAND/LOR/LXOR on the Fortran reals (MPI_REAL, MPI_DOUBLE_PRECISION, MPI_REAL4/8/16),
+ * which MPICH 4.0.2 "combines" by leaving inout as it was -- MPI says they do not apply,
+ * and a reduction that silently returns one member's operand is worse than a refusal.
+ * The named types MPICH defines but cannot reduce with any predefined op -- MPI_WCHAR,
+ * MPI_PACKED, MPI_COMPLEX32, MPIX_C_FLOAT16 -- are refused; an optional type this build
+ * lacks (MPI_INTEGER16) is MPI_DATATYPE_NULL and refused as such.  tests/unit/test_typecheck.c checks every (op,
+ * named type) pair against MPICH's MPI_Reduce_local in a child process, so a different MPI
+ * build shows up as a failing test rather than a wrong answer.
+ *
+ * Layouts.  The combine works on dred's own copy of each operand (a pool block), cut into
+ * elements of a fixed stride (ti->extent):
+ *   DIRECT  the buffer as it is: named types, types built by MPI_Type_contiguous/dup from
+ *           one named type (predefined ops: combined as `mult` base elements each), and any
+ *           derived type without holes or offsets (user ops).  Zero-copy paths stay as they
+ *           were: memcpy in, and the root's accumulator is its recvbuf.
+ *   PACKED  predefined op on any other derived type (vector, indexed, struct, resized...):
+ *           MPI only reduces what the op applies to, element by element, so every basic
+ *           element must be the same named type B (MPI's rule for predefined ops on derived
+ *           types, as in MPI_Accumulate); the operand is packed in typemap order into an
+ *           array of count*mult B elements and combined as such.  B's packed form has no
+ *           padding, so for the padded pair types (MPI_DOUBLE_INT...) the array is rebuilt
+ *           with MPI_Unpack on B (dataplane.c).
+ *   IMAGE   user op on a derived type with holes or a nonzero lower bound: the user op is
+ *           given the datatype, so it must see the typed layout: dred's copy is the byte
+ *           image of the count elements, starting at the true lower bound (lb_shift), and
+ *           MPI_Reduce_local(count, type) runs on image - lb_shift.
+ * At the root PACKED and IMAGE results are unpacked into recvbuf with MPI_Unpack, so only
+ * the type's bytes are written and its holes keep what they held, as in MPI.
+ *
+ * Type signature.  The master compares what READY carries; the element stride alone would
+ * let MPI_INT meet MPI_FLOAT, or a vector of 2 doubles meet one of 4 floats, so READY also
+ * carries `sig`: for predefined ops a hash of (B, mult) -- the whole type signature, since
+ * every element is B -- and for user ops a hash of the layout (size, extent, true bounds,
+ * and the named type if there is one).
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../common/log.h"
 #include "runtime.h"
 
 enum {
-  T_CINT = 1,     /* C integer      */
-  T_FLOAT = 2,    /* floating point */
-  T_LOGICAL = 4,  /* logical        */
-  T_COMPLEX = 8,  /* complex        */
-  T_BYTE = 16,    /* byte           */
-  T_PAIR = 32     /* MINLOC/MAXLOC pair types */
+  T_CINT = 1,      /* C and Fortran integers, multi-language types, MPI_CHAR(ACTER) */
+  T_CFLOAT = 2,    /* C floating point                                              */
+  T_FFLOAT = 4,    /* Fortran reals (no LXOR, unlike MPICH's C floats)              */
+  T_LOGICAL = 8,   /* MPI_LOGICAL, MPI_C_BOOL, MPI_CXX_BOOL                          */
+  T_COMPLEX = 16,  /* every complex type                                            */
+  T_BYTE = 32,     /* MPI_BYTE                                                      */
+  T_PAIR = 64,     /* MINLOC/MAXLOC pair types                                      */
+  T_NONE = 128     /* a named type no predefined op applies to                      */
 };
 
-static int named_class(MPI_Datatype t) {
-  static const struct {
-    MPI_Datatype t;
-    int cls;
-  } table[] = {
-      {MPI_CHAR, T_CINT}, {MPI_SIGNED_CHAR, T_CINT}, {MPI_UNSIGNED_CHAR, T_CINT},
-      {MPI_SHORT, T_CINT}, {MPI_UNSIGNED_SHORT, T_CINT}, {MPI_INT, T_CINT},
-      {MPI_UNSIGNED, T_CINT}, {MPI_LONG, T_CINT}, {MPI_UNSIGNED_LONG, T_CINT},
-      {MPI_LONG_LONG_INT, T_CINT}, {MPI_LONG_LONG, T_CINT}, {MPI_UNSIGNED_LONG_LONG, T_CINT},
-      {MPI_INT8_T, T_CINT}, {MPI_INT16_T, T_CINT}, {MPI_INT32_T, T_CINT}, {MPI_INT64_T, T_CINT},
-      {MPI_UINT8_T, T_CINT}, {MPI_UINT16_T, T_CINT}, {MPI_UINT32_T, T_CINT},
-      {MPI_UINT64_T, T_CINT}, {MPI_AINT, T_CINT}, {MPI_OFFSET, T_CINT}, {MPI_COUNT, T_CINT},
-      {MPI_FLOAT, T_FLOAT}, {MPI_DOUBLE, T_FLOAT}, {MPI_LONG_DOUBLE, T_FLOAT},
-      {MPI_C_BOOL, T_LOGICAL},
-      {MPI_C_COMPLEX, T_COMPLEX}, {MPI_C_FLOAT_COMPLEX, T_COMPLEX},
-      {MPI_C_DOUBLE_COMPLEX, T_COMPLEX}, {MPI_C_LONG_DOUBLE_COMPLEX, T_COMPLEX},
-      {MPI_BYTE, T_BYTE},
-      {MPI_FLOAT_INT, T_PAIR}, {MPI_DOUBLE_INT, T_PAIR}, {MPI_LONG_INT, T_PAIR},
-      {MPI_2INT, T_PAIR}, {MPI_SHORT_INT, T_PAIR}, {MPI_LONG_DOUBLE_INT, T_PAIR},
-  };
+typedef struct {
+  MPI_Datatype t;
+  const char *name;
+  int cls;
+} named_t;
+
+#define N(t, c) {t, #t, c}
+static const named_t named[] = {
+    /* C integer (MPI_CHAR: an MPICH extension) */
+    N(MPI_CHAR, T_CINT), N(MPI_SIGNED_CHAR, T_CINT), N(MPI_UNSIGNED_CHAR, T_CINT),
+    N(MPI_SHORT, T_CINT), N(MPI_UNSIGNED_SHORT, T_CINT), N(MPI_INT, T_CINT),
+    N(MPI_UNSIGNED, T_CINT), N(MPI_LONG, T_CINT), N(MPI_UNSIGNED_LONG, T_CINT),
+    N(MPI_LONG_LONG_INT, T_CINT), N(MPI_LONG_LONG, T_CINT), N(MPI_UNSIGNED_LONG_LONG, T_CINT),
+    N(MPI_INT8_T, T_CINT), N(MPI_INT16_T, T_CINT), N(MPI_INT32_T, T_CINT),
+    N(MPI_INT64_T, T_CINT), N(MPI_UINT8_T, T_CINT), N(MPI_UINT16_T, T_CINT),
+    N(MPI_UINT32_T, T_CINT), N(MPI_UINT64_T, T_CINT),
+    /* Fortran integer (MPI_CHARACTER: an MPICH extension), multi-language types */
+    N(MPI_INTEGER, T_CINT), N(MPI_INTEGER1, T_CINT), N(MPI_INTEGER2, T_CINT),
+    N(MPI_INTEGER4, T_CINT), N(MPI_INTEGER8, T_CINT), N(MPI_INTEGER16, T_CINT),
+    N(MPI_CHARACTER, T_CINT), N(MPI_AINT, T_CINT), N(MPI_OFFSET, T_CINT),
+    N(MPI_COUNT, T_CINT),
+    /* floating point */
+    N(MPI_FLOAT, T_CFLOAT), N(MPI_DOUBLE, T_CFLOAT), N(MPI_LONG_DOUBLE, T_CFLOAT),
+    N(MPI_REAL, T_FFLOAT), N(MPI_DOUBLE_PRECISION, T_FFLOAT), N(MPI_REAL4, T_FFLOAT),
+    N(MPI_REAL8, T_FFLOAT), N(MPI_REAL16, T_FFLOAT),
+    /* logical */
+    N(MPI_LOGICAL, T_LOGICAL), N(MPI_C_BOOL, T_LOGICAL), N(MPI_CXX_BOOL, T_LOGICAL),
+    /* complex */
+    N(MPI_C_FLOAT_COMPLEX, T_COMPLEX), N(MPI_C_COMPLEX, T_COMPLEX),
+    N(MPI_C_DOUBLE_COMPLEX, T_COMPLEX), N(MPI_C_LONG_DOUBLE_COMPLEX, T_COMPLEX),
+    N(MPI_COMPLEX, T_COMPLEX), N(MPI_DOUBLE_COMPLEX, T_COMPLEX), N(MPI_COMPLEX8, T_COMPLEX),
+    N(MPI_COMPLEX16, T_COMPLEX), N(MPI_CXX_FLOAT_COMPLEX, T_COMPLEX),
+    N(MPI_CXX_DOUBLE_COMPLEX, T_COMPLEX), N(MPI_CXX_LONG_DOUBLE_COMPLEX, T_COMPLEX),
+    /* byte */
+    N(MPI_BYTE, T_BYTE),
+    /* MINLOC/MAXLOC pairs, C and Fortran */
+    N(MPI_FLOAT_INT, T_PAIR), N(MPI_DOUBLE_INT, T_PAIR), N(MPI_LONG_INT, T_PAIR),
+    N(MPI_2INT, T_PAIR), N(MPI_SHORT_INT, T_PAIR), N(MPI_LONG_DOUBLE_INT, T_PAIR),
+    N(MPI_2INTEGER, T_PAIR), N(MPI_2REAL, T_PAIR), N(MPI_2DOUBLE_PRECISION, T_PAIR),
+    /* named, but MPICH 4.0.2 has no predefined op for them (MPI_Reduce_local refuses
+     * every op); user ops still reduce them */
+    N(MPI_WCHAR, T_NONE), N(MPI_PACKED, T_NONE), N(MPI_COMPLEX32, T_NONE),
+#ifdef MPIX_C_FLOAT16
+    N(MPIX_C_FLOAT16, T_NONE),
+#endif
+};
+#undef N
+
+static const named_t *named_find(MPI_Datatype t) {
   size_t i;
-  for (i = 0; i < sizeof table / sizeof table[0]; i++)
-    if (table[i].t == t) return table[i].cls;
-  return 0;
+  if (t == MPI_DATATYPE_NULL) return NULL; /* optional types this build lacks */
+  for (i = 0; i < sizeof named / sizeof named[0]; i++)
+    if (named[i].t == t) return &named[i];
+  return NULL;
 }
 
 /* Classes a predefined op applies to; 0 for a user op; -1 for ops reductions refuse. */
@@ -56,12 +128,15 @@ static int op_classes(MPI_Op op, const char **name) {
     const char *name;
     int cls;
   } table[] = {
-      {MPI_MAX, "MPI_MAX", T_CINT | T_FLOAT}, {MPI_MIN, "MPI_MIN", T_CINT | T_FLOAT},
-      {MPI_SUM, "MPI_SUM", T_CINT | T_FLOAT | T_COMPLEX},
-      {MPI_PROD, "MPI_PROD", T_CINT | T_FLOAT | T_COMPLEX},
-      {MPI_LAND, "MPI_LAND", T_CINT | T_LOGICAL}, {MPI_LOR, "MPI_LOR", T_CINT | T_LOGICAL},
-      {MPI_LXOR, "MPI_LXOR", T_CINT | T_LOGICAL}, {MPI_BAND, "MPI_BAND", T_CINT | T_BYTE},
-      {MPI_BOR, "MPI_BOR", T_CINT | T_BYTE}, {MPI_BXOR, "MPI_BXOR", T_CINT | T_BYTE},
+      {MPI_MAX, "MPI_MAX", T_CINT | T_CFLOAT | T_FFLOAT},
+      {MPI_MIN, "MPI_MIN", T_CINT | T_CFLOAT | T_FFLOAT},
+      {MPI_SUM, "MPI_SUM", T_CINT | T_CFLOAT | T_FFLOAT | T_COMPLEX},
+      {MPI_PROD, "MPI_PROD", T_CINT | T_CFLOAT | T_FFLOAT | T_COMPLEX},
+      {MPI_LAND, "MPI_LAND", T_CINT | T_LOGICAL},
+      {MPI_LOR, "MPI_LOR", T_CINT | T_LOGICAL},
+      {MPI_LXOR, "MPI_LXOR", T_CINT | T_LOGICAL | T_CFLOAT},
+      {MPI_BAND, "MPI_BAND", T_CINT | T_BYTE}, {MPI_BOR, "MPI_BOR", T_CINT | T_BYTE},
+      {MPI_BXOR, "MPI_BXOR", T_CINT | T_BYTE},
       {MPI_MAXLOC, "MPI_MAXLOC", T_PAIR}, {MPI_MINLOC, "MPI_MINLOC", T_PAIR},
       {MPI_REPLACE, "MPI_REPLACE", -1}, {MPI_NO_OP, "MPI_NO_OP", -1},
   };
@@ -75,57 +150,95 @@ static int op_classes(MPI_Op op, const char **name) {
   return 0;
 }
 
-/* The predefined type a contiguous/dup chain is built from, or MPI_DATATYPE_NULL. */
-static MPI_Datatype base_named(MPI_Datatype t, int depth) {
-  int ni, na, nd, combiner;
-  int ints[4];
-  MPI_Aint aints[1];
-  MPI_Datatype types[1], inner, result;
+static const char *type_name(MPI_Datatype t, char *buf, size_t cap) {
+  const named_t *n = named_find(t);
+  int len = 0;
+  if (n != NULL) return n->name;
+  buf[0] = '\0';
+  if (t != MPI_DATATYPE_NULL) MPI_Type_get_name(t, buf, &len);
+  if (buf[0] == '\0') snprintf(buf, cap, "(derived datatype)");
+  return buf;
+}
 
-  if (depth > 16) return MPI_DATATYPE_NULL;
-  MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
-  if (combiner == MPI_COMBINER_NAMED) return t;
-  if ((combiner != MPI_COMBINER_CONTIGUOUS && combiner != MPI_COMBINER_DUP) || ni > 4 ||
-      na > 1 || nd != 1)
-    return MPI_DATATYPE_NULL;
-  MPI_Type_get_contents(t, ni, na, nd, ints, aints, types);
-  inner = types[0];
-  result = base_named(inner, depth + 1);
-  {
-    int i2, a2, d2, c2;
-    MPI_Type_get_envelope(inner, &i2, &a2, &d2, &c2);
-    if (c2 != MPI_COMBINER_NAMED) MPI_Type_free(&inner); /* get_contents returned a copy */
+/* What the typemap walk found. */
+typedef struct {
+  MPI_Datatype base; /* the first basic type met, or MPI_DATATYPE_NULL */
+  MPI_Datatype other; /* a second, different one (mixed), or MPI_DATATYPE_NULL */
+  int chain;          /* built only by contiguous/dup from `base` */
+  int unsupported;    /* a combiner the walk does not know (f90 types) */
+} walk_t;
+
+/* Collect the basic types of `t`'s typemap (MPI_LB/MPI_UB markers carry no data). */
+static void walk(MPI_Datatype t, walk_t *w, int depth) {
+  int ni, na, nd, combiner, i;
+  int *ints;
+  MPI_Aint *aints;
+  MPI_Datatype *types;
+
+  if (depth > 64) {
+    w->unsupported = 1;
+    return;
   }
-  return result;
+  MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
+  if (combiner == MPI_COMBINER_NAMED) {
+    if (t == MPI_LB || t == MPI_UB) return;
+    if (w->base == MPI_DATATYPE_NULL)
+      w->base = t;
+    else if (t != w->base && w->other == MPI_DATATYPE_NULL)
+      w->other = t;
+    return;
+  }
+  if (combiner == MPI_COMBINER_F90_REAL || combiner == MPI_COMBINER_F90_COMPLEX ||
+      combiner == MPI_COMBINER_F90_INTEGER || nd <= 0) {
+    w->unsupported = 1;
+    return;
+  }
+  if (combiner != MPI_COMBINER_CONTIGUOUS && combiner != MPI_COMBINER_DUP) w->chain = 0;
+  ints = malloc(sizeof *ints * (size_t)(ni > 0 ? ni : 1));
+  aints = malloc(sizeof *aints * (size_t)(na > 0 ? na : 1));
+  types = malloc(sizeof *types * (size_t)nd);
+  if (ints == NULL || aints == NULL || types == NULL) {
+    w->unsupported = 1;
+  } else {
+    MPI_Type_get_contents(t, ni, na, nd, ints, aints, types);
+    for (i = 0; i < nd; i++) {
+      int i2, a2, d2, c2;
+      walk(types[i], w, depth + 1);
+      MPI_Type_get_envelope(types[i], &i2, &a2, &d2, &c2);
+      if (c2 != MPI_COMBINER_NAMED) MPI_Type_free(&types[i]); /* get_contents made a copy */
+    }
+  }
+  free(ints);
+  free(aints);
+  free(types);
+}
+
+static uint32_t fnv(uint32_t h, uint64_t v) {
+  int i;
+  for (i = 0; i < 8; i++) {
+    h ^= (uint32_t)(v & 0xff);
+    h *= 16777619u;
+    v >>= 8;
+  }
+  return h;
 }
 
 int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti) {
-  int size = 0, ni, na, nd, combiner, cls, opcls, commute = 0;
-  MPI_Aint lb, extent, tlb, textent;
+  int size = 0, ni, na, nd, combiner, opcls, commute = 0, bsize = 0;
+  MPI_Aint lb, extent, tlb, textent, blb, bext;
   const char *opname;
-  MPI_Datatype base = MPI_DATATYPE_NULL;
+  const named_t *nt;
+  walk_t w;
+  char tn[MPI_MAX_OBJECT_NAME], tn2[MPI_MAX_OBJECT_NAME];
+  uint32_t sig = 2166136261u;
 
   if (type == MPI_DATATYPE_NULL) {
-    DRED_ERROR("datatype is MPI_DATATYPE_NULL");
+    DRED_ERROR("datatype is MPI_DATATYPE_NULL (an optional named type this MPI build does "
+               "not provide, such as MPI_INTEGER16 here, is MPI_DATATYPE_NULL too)");
     return DRED_ERR_ARG;
   }
   if (op == MPI_OP_NULL) {
     DRED_ERROR("op is MPI_OP_NULL");
-    return DRED_ERR_ARG;
-  }
-  MPI_Type_size(type, &size);
-  MPI_Type_get_extent(type, &lb, &extent);
-  MPI_Type_get_true_extent(type, &tlb, &textent);
-  MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
-  if (size <= 0 || extent <= 0) {
-    DRED_ERROR("datatype has size %d and extent %ld: nothing to reduce", size, (long)extent);
-    return DRED_ERR_ARG;
-  }
-  if (combiner != MPI_COMBINER_NAMED &&
-      (lb != 0 || tlb != 0 || (MPI_Aint)size != extent || textent != extent)) {
-    DRED_ERROR("non-contiguous derived datatype (size %d, extent %ld, true extent %ld, lb %ld): "
-               "dred supports predefined and contiguous datatypes only",
-               size, (long)extent, (long)textent, (long)lb);
     return DRED_ERR_ARG;
   }
   opcls = op_classes(op, &opname);
@@ -133,29 +246,118 @@ int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti) {
     DRED_ERROR("%s is not a reduction operation", opname);
     return DRED_ERR_ARG;
   }
-  if (opcls > 0) {
-    base = combiner == MPI_COMBINER_NAMED ? type : base_named(type, 0);
-    cls = base == MPI_DATATYPE_NULL ? 0 : named_class(base);
-    if ((cls & opcls) == 0) {
-      char tname[MPI_MAX_OBJECT_NAME] = "?";
-      int len = 0;
-      if (base != MPI_DATATYPE_NULL) MPI_Type_get_name(base, tname, &len);
-      DRED_ERROR("%s does not apply to datatype %s", opname, tname);
-      return DRED_ERR_ARG;
-    }
+  MPI_Type_size(type, &size);
+  MPI_Type_get_extent(type, &lb, &extent);
+  MPI_Type_get_true_extent(type, &tlb, &textent);
+  MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
+  if (size <= 0 || extent <= 0) {
+    DRED_ERROR("datatype %s has size %d and extent %ld: nothing to reduce",
+               type_name(type, tn, sizeof tn), size, (long)extent);
+    return DRED_ERR_ARG;
+  }
+  if (extent > (MPI_Aint)UINT32_MAX / 2) {
+    DRED_ERROR("datatype %s: extent %ld is too large", type_name(type, tn, sizeof tn),
+               (long)extent);
+    return DRED_ERR_ARG;
   }
   MPI_Op_commutative(op, &commute);
-  ti->exec_type = type;
-  ti->mult = 1;
-  if (opcls > 0 && combiner != MPI_COMBINER_NAMED) {
-    int bsize = 0;
-    MPI_Type_size(base, &bsize);
-    ti->exec_type = base;
-    ti->mult = (uint32_t)(size / (bsize > 0 ? bsize : 1));
-  }
   ti->size = (uint32_t)size;
-  ti->extent = (uint32_t)extent;
   ti->op_is_user = opcls == 0;
   ti->commutative = commute != 0;
+  ti->type_extent = extent;
+  ti->true_lb = tlb;
+  ti->true_extent = textent;
+  ti->base_padded = 0;
+
+  if (combiner == MPI_COMBINER_NAMED) {
+    nt = named_find(type);
+    if (opcls > 0 && (nt == NULL || (nt->cls & opcls) == 0)) {
+      DRED_ERROR("%s does not apply to datatype %s", opname, type_name(type, tn, sizeof tn));
+      return DRED_ERR_ARG;
+    }
+    ti->layout = DRED_LAYOUT_DIRECT;
+    ti->exec_type = type;
+    ti->mult = 1;
+    ti->extent = (uint32_t)extent;
+    ti->sig = fnv(fnv(sig, (uint32_t)MPI_Type_c2f(type)), 1);
+    return DRED_OK;
+  }
+
+  if (opcls == 0) {
+    /* A user op gets the datatype: the typed layout is kept (DIRECT or IMAGE). */
+    if (textent > extent) {
+      /* elements that interleave (a matrix column resized to one element, say): an image
+       * cut into chunks of whole elements cannot hold them; a predefined op packs them */
+      DRED_ERROR("user op on datatype %s: elements of extent %ld with a true extent of %ld "
+                 "interleave; dred reduces such types with predefined ops only",
+                 type_name(type, tn, sizeof tn), (long)extent, (long)textent);
+      return DRED_ERR_ARG;
+    }
+    ti->exec_type = type;
+    ti->mult = 1;
+    ti->extent = (uint32_t)extent;
+    ti->layout = lb == 0 && tlb == 0 && (MPI_Aint)size == extent && textent == extent
+                     ? DRED_LAYOUT_DIRECT
+                     : DRED_LAYOUT_IMAGE;
+    sig = fnv(sig, 0x75736572u); /* "user" */
+    sig = fnv(sig, (uint64_t)size);
+    sig = fnv(sig, (uint64_t)extent);
+    sig = fnv(sig, (uint64_t)tlb);
+    ti->sig = fnv(sig, (uint64_t)textent);
+    return DRED_OK;
+  }
+
+  /* A predefined op on a derived type: every basic element must be one named type the
+   * op applies to. */
+  w.base = w.other = MPI_DATATYPE_NULL;
+  w.chain = 1;
+  w.unsupported = 0;
+  walk(type, &w, 0);
+  if (w.unsupported) {
+    DRED_ERROR("%s on datatype %s: a Fortran parameterized (MPI_Type_create_f90_*) or too "
+               "deeply nested datatype; dred cannot read its typemap",
+               opname, type_name(type, tn, sizeof tn));
+    return DRED_ERR_ARG;
+  }
+  if (w.base == MPI_DATATYPE_NULL) {
+    DRED_ERROR("%s on datatype %s: no basic element found in its typemap", opname,
+               type_name(type, tn, sizeof tn));
+    return DRED_ERR_ARG;
+  }
+  if (w.other != MPI_DATATYPE_NULL) {
+    DRED_ERROR("%s on a derived datatype mixing %s and %s: a predefined op applies to "
+               "derived datatypes whose basic elements are all of one predefined type "
+               "(use a user op from MPI_Op_create)",
+               opname, type_name(w.base, tn, sizeof tn), type_name(w.other, tn2, sizeof tn2));
+    return DRED_ERR_ARG;
+  }
+  nt = named_find(w.base);
+  if (nt == NULL || (nt->cls & opcls) == 0) {
+    DRED_ERROR("%s does not apply to datatype %s (the basic type of a derived datatype)",
+               opname, type_name(w.base, tn, sizeof tn));
+    return DRED_ERR_ARG;
+  }
+  MPI_Type_size(w.base, &bsize);
+  MPI_Type_get_extent(w.base, &blb, &bext);
+  if (bsize <= 0 || size % bsize != 0) {
+    DRED_ERROR("%s on a derived datatype of %s: size %d is not a multiple of %d",
+               opname, nt->name, size, bsize);
+    return DRED_ERR_ARG;
+  }
+  ti->exec_type = w.base;
+  ti->mult = (uint32_t)(size / bsize);
+  if ((uint64_t)ti->mult * (uint64_t)bext > (uint64_t)UINT32_MAX / 2) {
+    DRED_ERROR("%s on a derived datatype of %u x %s: element too large", opname, ti->mult,
+               nt->name);
+    return DRED_ERR_ARG;
+  }
+  ti->extent = ti->mult * (uint32_t)bext;
+  /* contiguous/dup of the base from offset 0: the buffer already is the array */
+  ti->layout = w.chain && lb == 0 && tlb == 0 && (MPI_Aint)ti->extent == extent
+                   ? DRED_LAYOUT_DIRECT
+                   : DRED_LAYOUT_PACKED;
+  ti->base_padded = (MPI_Aint)bsize != bext;
+  sig = fnv(sig, (uint32_t)MPI_Type_c2f(w.base));
+  ti->sig = fnv(sig, ti->mult);
   return DRED_OK;
 }

@@ -11,7 +11,8 @@
  *    non-root and at the root, NULL recvbuf at the root, NULL future pointer, count < 0,
  *    root < 0, root >= size, MPI_COMM_NULL, MPI_COMM_WORLD (includes dred-master),
  *    MPI_COMM_SELF, MPI_DATATYPE_NULL, MPI_OP_NULL, ops that do not apply to the type
- *    (BAND/DOUBLE, MAXLOC/INT, SUM/C_BOOL), a strided MPI_Type_vector, tag < -1, the tag of
+ *    (BAND/DOUBLE, MAXLOC/INT, SUM/C_BOOL), SUM on a struct of int and double (a predefined op
+ *    needs one basic type; strided types of one type are reduced, tests/mpi/types.c), tag < -1, the tag of
  *    the in-flight reduction, MPI_IN_PLACE at a non-root.  Explicit-tag and DRED_TAG_AUTO
  *    forms; member 0 makes extra rejected DRED_TAG_AUTO calls, which must not consume an
  *    auto-tag (the DRED_TAG_AUTO reductions after them must still match).
@@ -160,8 +161,9 @@ int main(int argc, char **argv)
     memset(dsb, 0, sizeof dsb); memset(bsb, 0, sizeof bsb);
     int other = (me + 1) % P;
     int tags[2] = {200, DRED_TAG_AUTO};
-    MPI_Datatype vec;
-    MPI_Type_vector(4, 1, 2, MPI_INT, &vec);
+    MPI_Datatype vec; /* {int, double}: mixed basic types */
+    MPI_Type_create_struct(2, (int[]){1, 1}, (MPI_Aint[]){0, 8},
+                           (MPI_Datatype[]){MPI_INT, MPI_DOUBLE}, &vec);
     MPI_Type_commit(&vec);
     for (int t = 0; t < 2; t++) {
         int tag = tags[t];
@@ -182,7 +184,7 @@ int main(int argc, char **argv)
         expect_status("band_on_double", DRED_ERR_ARG, dsb, drb, N, MPI_DOUBLE, MPI_BAND, 0, g_comm, tag);
         expect_status("maxloc_on_int", DRED_ERR_ARG, sb, rb, N, MPI_INT, MPI_MAXLOC, 0, g_comm, tag);
         expect_status("sum_on_c_bool", DRED_ERR_ARG, bsb, brb, N, MPI_C_BOOL, MPI_SUM, 0, g_comm, tag);
-        expect_status("strided_vector_type", DRED_ERR_ARG, sb, rb, N / 8, vec, MPI_SUM, 0, g_comm, tag);
+        expect_status("sum_on_mixed_struct", DRED_ERR_ARG, sb, rb, N / 8, vec, MPI_SUM, 0, g_comm, tag);
         if (P >= 2)
             expect_status("in_place_at_nonroot", DRED_ERR_ARG, MPI_IN_PLACE, rb, N, MPI_INT, MPI_SUM, other, g_comm, tag);
     }

@@ -346,7 +346,10 @@ static void test_against_reduce_local(void **state) {
         if (k != NULL) fail_msg("%s %s: a kernel, expected none", t->name, o->name);
         continue;
       }
-      if (ok && k == NULL) fail_msg("%s %s: accepted but no kernel", t->name, o->name);
+      /* MPI_LXOR on float/double: an MPICH extension dred accepts (typecheck.c), left to
+       * MPI_Reduce_local: no kernel needed */
+      if (ok && k == NULL && !((t->kind == K_FLOAT || t->kind == K_DOUBLE) && o->op == MPI_LXOR))
+        fail_msg("%s %s: accepted but no kernel", t->name, o->name);
       if (k == NULL) continue;
       assert_non_null(k->inplace);
       assert_non_null(k->outofplace);

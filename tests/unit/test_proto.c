@@ -34,6 +34,7 @@ static void test_ready_roundtrip(void **state) {
   m.u.ready.count = 1ull << 33;
   m.u.ready.type_size = 12;
   m.u.ready.extent = 16;
+  m.u.ready.type_sig = 0x89abcdefu;
   m.u.ready.op = -5;
   m.u.ready.op_is_user = 1;
   m.u.ready.commutative = 0;
@@ -53,6 +54,7 @@ static void test_ready_roundtrip(void **state) {
   assert_int_equal(d.u.ready.root, 3);
   assert_true(d.u.ready.count == (1ull << 33));
   assert_int_equal(d.u.ready.extent, 16);
+  assert_int_equal(d.u.ready.type_sig, 0x89abcdefu);
   assert_int_equal(d.u.ready.op, -5);
   assert_int_equal(d.u.ready.recovered, 1);
   assert_int_equal(d.u.ready.nreplicas, 2);
@@ -207,7 +209,7 @@ static void test_malformed(void **state) {
   m.u.ready.nreplicas = 0;
   n = enc(&m, NULL, buf);
   memcpy(bad, buf, n);
-  bad[PROTO_HEADER + 8 + 8 + 4 + 4 + 8 + 4 + 4 + 4 + 1] = 7; /* commutative = 7 */
+  bad[PROTO_HEADER + 8 + 8 + 4 + 4 + 8 + 4 + 4 + 4 + 4 + 1] = 7; /* commutative = 7 */
   assert_int_equal(proto_decode(bad, n, &d), DRED_ERR_ARG);
 }
 

@@ -511,6 +511,8 @@ static void test_single_member(void **state) {
 static void mut_count(sched_params_t *p) { p->count++; }
 static void mut_type_size(sched_params_t *p) { p->type_size = 8; }
 static void mut_extent(sched_params_t *p) { p->extent = 8; }
+/* same sizes, another type signature (MPI_INT against MPI_FLOAT; worker/typecheck.c) */
+static void mut_type_sig(sched_params_t *p) { p->type_sig ^= 0x5a5a5a5au; }
 static void mut_op(sched_params_t *p) { p->op = 4; }
 static void mut_root(sched_params_t *p) { p->root = 1; }
 static void mut_commutative(sched_params_t *p) { p->commutative = 0; }
@@ -548,6 +550,7 @@ static void mismatch_case(void (*mutate)(sched_params_t *)) {
 static void test_mismatch_count(void **state) { mismatch_case(mut_count); }
 static void test_mismatch_type_size(void **state) { mismatch_case(mut_type_size); }
 static void test_mismatch_extent(void **state) { mismatch_case(mut_extent); }
+static void test_mismatch_type_sig(void **state) { mismatch_case(mut_type_sig); }
 static void test_mismatch_predefined_op(void **state) { mismatch_case(mut_op); }
 static void test_mismatch_root(void **state) { mismatch_case(mut_root); }
 static void test_mismatch_commutative(void **state) { mismatch_case(mut_commutative); }
@@ -1823,6 +1826,7 @@ int main(void) {
       cmocka_unit_test(test_mismatch_count),
       cmocka_unit_test(test_mismatch_type_size),
       cmocka_unit_test(test_mismatch_extent),
+      cmocka_unit_test(test_mismatch_type_sig),
       cmocka_unit_test(test_mismatch_predefined_op),
       cmocka_unit_test(test_mismatch_root),
       cmocka_unit_test(test_mismatch_commutative),
