@@ -182,6 +182,7 @@ int main(int argc, char **argv) {
   MPI_Comm_dup(MPI_COMM_WORLD, &m.priv);
   MPI_Comm_set_errhandler(m.priv, MPI_ERRORS_RETURN);
   MPI_Comm_split(MPI_COMM_WORLD, MPI_UNDEFINED, 0, &none);
+  if (dred_nodes_exchange(m.priv, &m.node_of, &m.nnodes) != DRED_OK) MPI_Abort(MPI_COMM_WORLD, 3);
   MPI_Win_create_dynamic(MPI_INFO_NULL, m.priv, &m.dwin); /* returns once workers are set up */
   m.t_start = uv_hrtime();
 
@@ -193,7 +194,10 @@ int main(int argc, char **argv) {
     DRED_ERROR("out of memory at start");
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
-  for (rc = 1; rc <= m.nworkers; rc++) m.last_heard[rc] = m.t_start;
+  for (rc = 1; rc <= m.nworkers; rc++) {
+    m.last_heard[rc] = m.t_start;
+    sched_set_node(m.sched, (uint32_t)rc, m.node_of[rc]);
+  }
   if (!no_journal) {
     if (mkdir(m.cfg.storage_dir, 0700) != 0 && errno != EEXIST)
       DRED_WARN("cannot create storage dir %s: %s", m.cfg.storage_dir, strerror(errno));
@@ -216,8 +220,8 @@ int main(int argc, char **argv) {
   uv_timer_init(&m.loop, &m.flush_timer);
   m.flush_timer.data = &m;
   uv_timer_start(&m.flush_timer, flush_cb, 1000, 1000);
-  DRED_INFO("dred-master up: %d workers, policy %s, journal %s", m.nworkers, m.cfg.policy,
-            m.journal ? m.cfg.journal : "(none)");
+  DRED_INFO("dred-master up: %d workers on %d node(s), policy %s, journal %s", m.nworkers,
+            m.nnodes, m.cfg.policy, m.journal ? m.cfg.journal : "(none)");
 
   for (;;) {
     int work = 0;
@@ -246,6 +250,7 @@ int main(int argc, char **argv) {
   dred_chan_close(&m.chan);
   dred_poller_close(&m.poller);
   sched_free(m.sched);
+  free(m.node_of);
   free(m.last_heard);
   free(m.bye);
   if (m.nfailed > 0) {

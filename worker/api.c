@@ -96,6 +96,7 @@ int dred_init(int *argc, char ***argv) {
   MPI_Comm_dup(MPI_COMM_WORLD, &rt->priv);
   MPI_Comm_set_errhandler(rt->priv, MPI_ERRORS_RETURN);
   MPI_Comm_split(MPI_COMM_WORLD, 1, rt->world_rank, &rt->comm);
+  if ((rc = dred_nodes_exchange(rt->priv, &rt->node_of, &rt->nnodes)) != DRED_OK) return rc;
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &rt->comm_keyval, NULL);
   if ((rc = dred_dp_init(rt)) != DRED_OK) return rc;
   if ((rc = dred_repl_init(rt)) != DRED_OK) return rc;
@@ -174,6 +175,7 @@ int dred_finalize(void) {
     uv_cond_destroy(&g_watch.cv);
     uv_mutex_destroy(&g_watch.mu);
   }
+  free(rt->node_of);
   free(rt);
   g_rt = NULL;
   return DRED_OK;

@@ -10,7 +10,8 @@
  * caller's thread, and listed in the pool's snapshot directory, snapdir.c); when the pool
  * is full, announce takes a separate snapshot.  From that snapshot a copy is written to
  * the member's own node-local store (storage/replica.c, SQLite, on the libuv thread
- * pool) and to the stores of the next DRED_REPLICAS-1 live members of the group.  While
+ * pool) and to the stores of DRED_REPLICAS-1 other live members of the group, placed by
+ * common/placement.h: the first on another node when the group spans nodes.  While
  * copies are being taken the accumulator stays read-only: the member's first combine as
  * executor writes its result elsewhere and then drops its hold on the snapshot.
  * A neighbour on the same node reads the snapshot straight from the member's segment
@@ -43,6 +44,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../common/placement.h"
 #include "../common/status.h"
 #include "../master/sched.h"
 #include "../storage/replica.h"
@@ -50,6 +52,8 @@
 #include "runtime.h"
 
 typedef enum { OP_SEND = 1, OP_RECV } repl_kind_t;
+
+#define PLACE_SPARE 2 /* candidates beyond DRED_REPLICAS-1, for copies that cannot be sent */
 
 /* A member's own copy of its operand, the source of every replica of it. */
 typedef struct {
@@ -228,7 +232,7 @@ static void start_local_copy(dred_rt_t *rt, snapshot_t *sn) {
 }
 
 void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
-  uint32_t k, n = in->group->n, want;
+  uint32_t k, n = in->group->n, want, ncand, cand[PROTO_MAX_REPLICAS + PLACE_SPARE];
   snapshot_t *sn;
   int defer, replicate;
 
@@ -269,15 +273,19 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   sn->refs++; /* held while copies are being started */
   dred_queue_insert_tail(&snapshots, &sn->link);
 
-  /* Copies at the next live members.  Those reading our shared memory may wait: until
+  /* Copies at other members.  Those reading our shared memory may wait: until
    * they start, the snapshot itself -- in the pool, listed in the directory -- is what a
    * node peer recovers the operand from, and a reduction that ends first needs no copy. */
   defer = rt->cfg.replica_delay_ms > 0 && sn->pool_off >= 0;
   want = (uint32_t)rt->cfg.replicas - 1;
-  for (k = 1; k < n && ready->u.ready.nreplicas < want &&
-              ready->u.ready.nreplicas < PROTO_MAX_REPLICAS; k++) {
-    uint32_t w = in->group->workers[(in->member + k) % n];
-    if (rt->failed[w]) continue;
+  if (want > PROTO_MAX_REPLICAS) want = PROTO_MAX_REPLICAS;
+  /* Where: common/placement.h, the rule dred-master also walks when it recovers (the next
+   * live member on another node first).  A few spare candidates stand in for a copy that
+   * cannot be sent. */
+  ncand = dred_place_replicas(n, in->group->workers, rt->node_of, rt->failed, in->member,
+                              want + PLACE_SPARE, cand);
+  for (k = 0; k < ncand && ready->u.ready.nreplicas < want; k++) {
+    uint32_t w = cand[k];
     if (defer && rt->peer_base[w] != NULL) {
       sn->later[sn->nlater++] = w;
       ready->u.ready.replicas[ready->u.ready.nreplicas++] = w;

@@ -24,6 +24,7 @@
 
 #include "../common/config.h"
 #include "../common/mpi/chan.h"
+#include "../common/mpi/nodes.h"
 #include "../common/poller.h"
 #include "../common/pool.h"
 #include "../common/queue.h"
@@ -183,6 +184,8 @@ typedef struct dred_rt {
   unsigned handover_active; /* dred_ireduce calls copying an operand in (pool_mu) */
   uint64_t handover_waits, handover_wait_ns; /* replica writes that stepped aside (atomic) */
   char **peer_base;    /* by private rank: a node peer's pool, else NULL   */
+  uint32_t *node_of;   /* by private rank: node id (common/mpi/nodes.h)   */
+  int nnodes;
   size_t chunk_bytes;
   char *scratch;       /* one chunk, for non-commutative left combines     */
   size_t scratch_size;
