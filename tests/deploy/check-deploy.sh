@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# check-deploy.sh -- static and dry-run checks of everything in deploy/.
+# check-deploy.sh -- checks of everything in deploy/, dry-run and real.
 #
-# Multi-host launches cannot run here, so each launcher is checked three ways:
+# Each launcher is checked four ways:
 #   1. `bash -n` and `shellcheck` on every deploy script (dredrun, *.sh, *.sbatch);
 #   2. each launcher's --dry-run prints exactly the command line it would run
 #      (dredrun, hostfile/run-hostfile.sh, slurm/dred.sbatch, install.sh);
-#   3. bad invocations exit 2 with a message, and the example files parse.
+#   3. bad invocations exit 2 with a message, the example files parse, and words are
+#      quoted (no glob expansion of flag strings, no ':' slipping into the mpiexec line,
+#      no fixed log name in /tmp: issue 12.9);
+#   4. real jobs on simulated nodes (issue 10.6): a hostfile naming a, b, c run through
+#      hostfile/run-hostfile.sh with Hydra's fork launcher (every process on this machine,
+#      MPI sees three nodes), and slurm/dred.sbatch run outside Slurm with SLURM_* set and
+#      a stand-in `srun` (tests/deploy/fake-srun) that starts the --multi-prog file through
+#      the same fork launcher; each job's reductions are checked against the closed form.
+#      What the stand-in cannot test: Slurm's own PMI (--mpi=pmi2), its task placement and
+#      --kill-on-bad-exit/--no-kill, SLURM_TMPDIR on real node-local disks.
+#      Part 4 needs a build (build/bin, build/tests/fault_app); without one it is skipped.
 # Prints "N passed, N failed, N skipped"; exits non-zero when anything failed.
-# Usage: bash tests/deploy/check-deploy.sh   (from anywhere; needs no build)
+# Usage: bash tests/deploy/check-deploy.sh   (from anywhere)
 set -u
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -168,6 +178,41 @@ if check_conf "$d/slurm/multi-prog.conf.example" 9 2>"$tmp/conf.err"; then ok "m
 sb SLURM_NTASKS=6 bash "$d/slurm/dred.sbatch" --dry-run ./app 2>/dev/null | grep -v '^srun\|^[A-Z_]*=' >gen.conf
 if check_conf gen.conf 6 2>"$tmp/conf.err"; then ok "generated multi-prog file covers tasks 0..5, master on task 0"; else
   bad "generated multi-prog file covers tasks 0..5, master on task 0" "$(cat "$tmp/conf.err")"; fi
+
+echo "check-deploy: quoting (no globbing, no ':' sections, no fixed /tmp names)"
+touch a1.db a2.db # words like "a*.db" must reach the programs as written
+expect_out "dredrun -m flags are not glob-expanded" \
+  "mpiexec -disable-auto-cleanup -n 1 $L$M --journal a\\*.db : -n 2 ${L}./app" \
+  env DRED_MASTER="$M" MPIEXEC= bash "$d/dredrun" --dry-run -m "--journal a*.db" -n 2 ./app
+expect_usage "dredrun refuses an application argument ':' (a new MPMD section)" \
+  env DRED_MASTER="$M" MPIEXEC= bash "$d/dredrun" --dry-run -n 2 ./app x : y
+expect_usage "dredrun refuses ':' in -m flags" \
+  env DRED_MASTER="$M" MPIEXEC= bash "$d/dredrun" --dry-run -m "--policy :" -n 2 ./app
+expect_usage "run-hostfile passes the ':' refusal on" \
+  env DRED_MASTER="$M" MPIEXEC= bash "$d/hostfile/run-hostfile.sh" --dry-run -f hosts -s /x ./app :
+expect_has "dred.sbatch: DRED_MASTER_FLAGS are not glob-expanded" "0 $M --journal a*.db" \
+  sb SLURM_NTASKS=3 DRED_MASTER_FLAGS="--journal a*.db" bash "$d/slurm/dred.sbatch" --dry-run ./app
+expect_has "dred.sbatch: DRED_SRUN_FLAGS are not glob-expanded" "--cpu-bind=cores a\\*.db --ntasks=3" \
+  sb SLURM_NTASKS=3 DRED_SRUN_FLAGS="--cpu-bind=cores a*.db" bash "$d/slurm/dred.sbatch" --dry-run ./app
+# install-deps.sh's apt log: a fresh mktemp file (0600), never a fixed name in /tmp.  A
+# stand-in dpkg-query says nothing is installed and a stand-in apt-get fails, so the
+# script takes its install path without touching the system.
+mkdir -p fakebin tmpd
+printf '#!/bin/sh\nexit 1\n' >fakebin/dpkg-query
+printf '#!/bin/sh\necho "apt-get stand-in: failing on purpose"\nexit 100\n' >fakebin/apt-get
+chmod +x fakebin/dpkg-query fakebin/apt-get
+if [ "$(id -u)" = 0 ]; then
+  err="$(env PATH="$tmp/fakebin:$PATH" TMPDIR="$tmp/tmpd" bash "$d/install-deps.sh" 2>&1 >/dev/null)"; rc=$?
+  log="$(printf '%s\n' "$err" | sed -n 's/.*(log: \([^)]*\)).*/\1/p')"
+  if [ "$rc" -ne 0 ] && [ -n "$log" ] && [[ "$log" == "$tmp/tmpd/"* ]] && [ -f "$log" ] &&
+     [ "$(stat -c %a "$log")" = 600 ] && grep -q "failing on purpose" "$log"; then
+    ok "install-deps.sh logs apt-get to a private mktemp file ($log)"
+  else
+    bad "install-deps.sh logs apt-get to a private mktemp file" "rc=$rc log='$log' stderr: $err"
+  fi
+else
+  skip=$((skip + 1)); echo "  skip  install-deps.sh log file (not root: the script stops before apt-get)"
+fi
 
 echo "check-deploy: install.sh"
 expect_out "install.sh --dry-run --no-deps" \
