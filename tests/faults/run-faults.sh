@@ -230,13 +230,10 @@ now_s() { date +%s.%N; }
 
 # Pids of processes whose environment carries our trial marker (same user only).
 marked_pids() {
-  local m=$1 p
-  for p in /proc/[0-9]*; do
-    [ -r "$p/environ" ] || continue
-    if { tr "\0" "\n" <"$p/environ"; } 2>/dev/null | grep -qx "DRED_FAULT_TRIAL_ID=$m"; then
-      echo "${p#/proc/}"
-    fi
-  done
+  # One grep over every environ file (-z: NUL-separated entries): a shell loop that
+  # forked per process took ~15 s on a loaded machine with ~120 processes.
+  grep -l -a -z -x -F "DRED_FAULT_TRIAL_ID=$1" /proc/[0-9]*/environ 2>/dev/null |
+    sed -e 's|^/proc/||' -e 's|/environ$||'
 }
 
 # All pids a trial recorded: ranks and their dred-launch, master and its launcher, the
