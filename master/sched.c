@@ -940,10 +940,11 @@ int sched_set_node(sched_t *s, uint32_t worker, uint32_t node) {
   return 0;
 }
 
-int sched_group_one_node(const sched_t *s, uint64_t id) {
+int sched_group_one_node(const sched_t *s, uint64_t id, int *one_node) {
   const group_t *g = s != NULL ? group_find(s, id) : NULL;
-  if (g == NULL) return DRED_ERR_ARG;
-  return dred_place_one_node(g->n, g->workers, s->node_of);
+  if (g == NULL || one_node == NULL) return DRED_ERR_ARG;
+  *one_node = dred_place_one_node(g->n, g->workers, s->node_of);
+  return 0;
 }
 
 int sched_feed(sched_t *s, const sched_event_t *ev) {

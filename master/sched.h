@@ -187,9 +187,9 @@ int sched_group_define(sched_t *s, uint64_t id, uint32_t n, const uint32_t *work
  * DRED_ERR_ARG for a worker out of range. */
 int sched_set_node(sched_t *s, uint32_t worker, uint32_t node);
 
-/* 1 when every member of group `id` is on one node, 0 when it spans nodes, DRED_ERR_ARG
- * for an unknown group. */
-int sched_group_one_node(const sched_t *s, uint64_t id);
+/* *one_node = 1 when every member of group `id` is on one node, 0 when it spans nodes.
+ * Returns 0, or DRED_ERR_ARG for an unknown group. */
+int sched_group_one_node(const sched_t *s, uint64_t id, int *one_node);
 
 /* Feed one event.  Actions are appended to the internal action list.  Returns 0, or a
  * DRED_ERR_* code for an event that is malformed or refers to unknown state (the event is

@@ -53,7 +53,8 @@
 #      MPI_Rget and sends replica copies through UCX instead of shared memory.  A fourth job
 #      repeats 3 nodes with DRED_REPLICAS=0 to separate the copies' cost from the reads'.
 #      Rows go to nodes-<layout>.csv / -summary.csv, the table to nodes.txt.  Quick mode: 4
-#      jobs, ~2 min on this machine.
+#      jobs of 5 repetitions; measured 5 min with 7 on a machine loaded by other MPI jobs
+#      (load average 14 on 2 CPUs), about a third of that expected on a quiet one.
 # Every job runs in a session of its own with a marker variable in its environment, under a hard
 # timeout; its processes are found by session id / marker and killed by pid, never by name.
 # A job whose results are complete but which does not exit within 60 s (a hang in
@@ -435,7 +436,8 @@ if want nodes; then
   for v in n1 n2 n3 n3-norep; do
     n=${v:1:1}; lay=$(layout "$n" "$p"); nrep=2
     [ "$v" = n3-norep ] && nrep=0
-    ncommon=(--reps "$reps" --csv "$OUT/nodes-$v.csv" --summary "$OUT/nodes-$v-summary.csv")
+    nreps=$reps; [ "$mode" = quick ] && [ "$nreps" -gt 5 ] && nreps=5 # 4 jobs: keep quick quick
+    ncommon=(--reps "$nreps" --csv "$OUT/nodes-$v.csv" --summary "$OUT/nodes-$v-summary.csv")
     DRED_REPLICAS=$nrep DRED_LOG_LEVEL=info run_job "nodes-$v-p$p" "$limit_main" --sim-nodes "$lay" \
       -n "$p" "$bench" --scenario ideal --sizes 128K,8M "${ncommon[@]}"
     grep -q "workers on $n node(s)" "$OUT/logs/nodes-$v-p$p.log" ||
@@ -634,7 +636,7 @@ fi
 if want nodes && [ -s "$OUT/nodes-n1-summary.csv" ]; then
   {
     echo
-    echo "simulated nodes, p = $maxp, ideal (dred / MPI_Reduce medians of $reps, same job; every"
+    echo "simulated nodes, p = $maxp, ideal (dred / MPI_Reduce medians of $nreps, same job; every"
     echo "layout with MPIR_CVAR_DEVICE_COLLECTIVES=none and UCX_TLS=^cma,tcp, as dredrun sets them)"
     printf '%-24s %-6s %10s %10s %8s\n' layout size "dred ms" "MPI ms" dred/MPI
     for v in n1 n2 n3 n3-norep; do

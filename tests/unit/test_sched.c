@@ -1091,12 +1091,14 @@ static void test_fault_node_loss_cross_node_replica(void **state) {
   sched_t *s = three_nodes(80);
   sched_key_t k = K(80, 0);
   uint32_t rep2, rep3, nodes[7] = {0, 0, 0, 1, 1, 2, 2}, workers[6] = {1, 2, 3, 4, 5, 6};
+  int one = -1;
   /* what a worker computes: member 2 (worker 3, node 1) skips member 3 (same node) */
   assert_int_equal(dred_place_replicas(6, workers, nodes, NULL, 2, 1, &rep2), 1);
   assert_int_equal(dred_place_replicas(6, workers, nodes, NULL, 3, 1, &rep3), 1);
   assert_int_equal(rep2, 5);
   assert_int_equal(rep3, 5);
-  assert_int_equal(sched_group_one_node(s, 80), 0);
+  assert_int_equal(sched_group_one_node(s, 80, &one), 0);
+  assert_int_equal(one, 0); /* spans three nodes */
   assert_int_equal(ready_rep(s, k, 2, 3, prm(0, 1), rep2), 0);
   assert_int_equal(ready_rep(s, k, 3, 4, prm(0, 1), rep3), 0);
   assert_int_equal(drain(s), 1);
@@ -1118,6 +1120,7 @@ static void test_fault_node_loss_cross_node_replica(void **state) {
  * used -- other nodes first -- not plain cyclic order (which would ask its node peer). */
 static void test_fault_unarrived_member_placement_order(void **state) {
   sched_t *s = three_nodes(81);
+  int one = -1;
   sched_key_t k = K(81, 0);
   assert_int_equal(ready(s, k, 0, 1, prm(0, 1)), 0);
   assert_int_equal(wfail(s, 3), 0); /* member 2 dies before its READY */
@@ -1140,8 +1143,9 @@ static void test_fault_unarrived_member_placement_order(void **state) {
   /* every worker on one node (the default): plain cyclic order, as before */
   s = sched_new(4, SCHED_POLICY_FIRST);
   group_seq(s, 82, 4);
-  assert_int_equal(sched_group_one_node(s, 82), 1);
-  assert_int_equal(sched_group_one_node(s, 83), DRED_ERR_ARG);
+  assert_int_equal(sched_group_one_node(s, 82, &one), 0);
+  assert_int_equal(one, 1);
+  assert_int_equal(sched_group_one_node(s, 83, &one), DRED_ERR_ARG); /* unknown group */
   assert_int_equal(ready(s, K(82, 0), 0, 1, prm(0, 1)), 0);
   assert_int_equal(wfail(s, 2), 0);
   assert_int_equal(drain(s), 1);
