@@ -299,7 +299,9 @@ run_trial() { # run_trial MODE N
 #!/usr/bin/env bash
 # dred-master with its pid recorded and every stderr line time-stamped (wall clock).
 echo "\$\$ \$PPID" >"$dir/master.pid"
-exec 2> >(while IFS= read -r l; do printf '%s %s\n' "\$EPOCHREALTIME" "\$l"; done >"$dir/master.err")
+# The time-stamper ignores SIGUSR1: Hydra sends it to every process when one dies, and a
+# dead stamper took the master's log with it (no detection times in node trials).
+exec 2> >(trap '' USR1; while IFS= read -r l; do printf '%s %s\n' "\$EPOCHREALTIME" "\$l"; done >"$dir/master.err")
 echo "\$!" >"$dir/ts.pid"
 exec "$MASTER_BIN" "\$@"
 EOF
