@@ -48,7 +48,7 @@
 #      a:..,b:.. and a:..,b:..,c:.. (master + P filled in order) -- the ideal scenario at
 #      128K and 8M, dred against MPI_Reduce in the same job.  Every layout gets the settings
 #      dredrun gives a multi-node job (MPIR_CVAR_DEVICE_COLLECTIVES=none, so MPI's own answer
-#      is right: pmodels/mpich#6893; UCX_TLS=self,tcp), the 1-node layout too, so the three
+#      is right: pmodels/mpich#6893; UCX_TLS=^cma,tcp), the 1-node layout too, so the three
 #      differ only in where the node boundaries fall: across them dred reads providers with
 #      MPI_Rget and sends replica copies through UCX instead of shared memory.  A fourth job
 #      repeats 3 nodes with DRED_REPLICAS=0 to separate the copies' cost from the reads'.
@@ -637,7 +637,7 @@ if want nodes && [ -s "$OUT/nodes-n1-summary.csv" ]; then
   {
     echo
     echo "simulated nodes, p = $maxp, ideal (dred / MPI_Reduce medians of $nreps, same job; every"
-    echo "layout with MPIR_CVAR_DEVICE_COLLECTIVES=none and UCX_TLS=self,tcp, as dredrun sets them)"
+    echo "layout with MPIR_CVAR_DEVICE_COLLECTIVES=none and UCX_TLS=^cma,tcp, as dredrun sets them)"
     printf '%-24s %-6s %10s %10s %8s\n' layout size "dred ms" "MPI ms" dred/MPI
     for v in n1 n2 n3 n3-norep; do
       f="$OUT/nodes-$v-summary.csv"

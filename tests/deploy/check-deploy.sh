@@ -247,16 +247,16 @@ if [ -x "$B/bin/dred-master" ] && [ -x "$B/bin/dred-launch" ] && [ -x "$APPB" ] 
   printf '#!/bin/sh\n# mpiexec with the fork launcher: every host of the hostfile is this machine\nexec mpiexec -launcher fork "$@"\n' >mpiexec-fork
   chmod +x mpiexec-fork
   printf '# simulated nodes: Hydra starts everything here, MPI sees three nodes\na:3\nb:3\nc:3\n' >abc.hosts
-  # The hosts are all this machine: UCX between them as dredrun --sim-nodes sets it (TCP
-  # only; shared memory beside TCP lanes hung MPI_Finalize); real hosts get ^cma.
+  # The hosts are all this machine: UCX between them as dredrun --sim-nodes sets it, no TCP
+  # (UCX's TCP transport hangs MPI_Finalize, openucx/ucx#8738); real hosts get ^cma.
   real_job "hostfile/run-hostfile.sh runs a job on hosts a, b, c (9 slots: master + 8, results exact)" "$tmp/hf" \
-    env -u DRED_LAUNCH -u DRED_MASTER -u DRED_STORAGE_DIR DRED_LOG_LEVEL=info UCX_TLS='self,tcp' \
+    env -u DRED_LAUNCH -u DRED_MASTER -u DRED_STORAGE_DIR DRED_LOG_LEVEL=info UCX_TLS='^cma,tcp' \
     bash "$d/hostfile/run-hostfile.sh" -f abc.hosts -s "$tmp/hf-store" --mpiexec "$tmp/mpiexec-fork" \
     "$APPB" --outdir "$tmp/hf" "${app_args[@]}"
   mkdir -p slurmtmp submit fsbin
   cp "$root/tests/deploy/fake-srun" fsbin/srun
   real_job "slurm/dred.sbatch runs a job outside Slurm (SLURM_* set, stand-in srun on a, b, c)" "$tmp/sl" \
-    env -u DRED_LAUNCH -u DRED_STORAGE_DIR -u MPIR_CVAR_DEVICE_COLLECTIVES UCX_TLS='self,tcp' \
+    env -u DRED_LAUNCH -u DRED_STORAGE_DIR -u MPIR_CVAR_DEVICE_COLLECTIVES UCX_TLS='^cma,tcp' \
     PATH="$tmp/fsbin:$PATH" DRED_MASTER="$B/bin/dred-master" DRED_LOG_LEVEL=info \
     SLURM_NTASKS=9 SLURM_JOB_ID=4242 SLURM_JOB_NUM_NODES=3 SLURM_TMPDIR="$tmp/slurmtmp" \
     SLURM_SUBMIT_DIR="$tmp/submit" \

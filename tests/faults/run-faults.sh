@@ -292,8 +292,14 @@ run_trial() { # run_trial MODE N
     *) echo "run-faults.sh: unknown mode $m" >&2; exit 2 ;;
   esac
   frac=$(rand_frac)
-  local layout=""
-  case "$m" in node|masternode) layout=$sim_nodes ;; esac
+  local layout="" ucx_tls="${UCX_TLS:-}"
+  # Node modes: the simulated nodes talk over UCX's TCP transport, as real nodes talk over
+  # a network.  dredrun's --sim-nodes default (UCX shared memory, no CMA, no TCP) is right
+  # for failure-free jobs, but a victim killed halfway through writing into a survivor's
+  # shared-memory receive FIFO blocked that survivor (1 of 24 trials), which a lost remote
+  # node cannot do.  After a failure dred skips MPI_Finalize, so UCX's TCP cleanup hang
+  # (openucx/ucx#8738) does not bite here.
+  case "$m" in node|masternode) layout=$sim_nodes; [ -n "$ucx_tls" ] || ucx_tls=self,tcp ;; esac
 
   cat >"$dir/master.sh" <<EOF
 #!/usr/bin/env bash
@@ -309,6 +315,7 @@ EOF
 
   t0=$(now_s)
   env DRED_FAULT_TRIAL_ID="$marker" DRED_MASTER="$dir/master.sh" DRED_STORAGE_DIR="$dir/store" \
+    ${ucx_tls:+UCX_TLS="$ucx_tls"} \
     setsid "$DREDRUN" ${layout:+--sim-nodes "$layout"} -n "$workers" "$APP" --outdir "$dir" --bytes "$b" --concurrent "$c" \
     --root "$root" --calib "$calib" --reductions "$reductions" --kill-index 1 \
     --victim-mode "$m" --kill-rank "$killrank" --kill-frac "$frac" ${kill_at_abs:+--kill-at "$kill_at_abs"} \
