@@ -755,20 +755,38 @@ int dred_repl_progress(dred_rt_t *rt) {
   DRED_QUEUE_FOREACH_SAFE(q, n, &rt->repl_ops) {
     repl_op_t *op = DRED_QUEUE_DATA(q, repl_op_t, link);
     MPI_Status st;
+    int trc;
     flag = 0;
-    MPI_Test(&op->req, &flag, &st);
-    if (!flag) continue;
+    memset(&st, 0, sizeof st);
+    /* An error completes the request too (MPI_ERRORS_RETURN on priv): over TCP a peer that
+     * dies mid-transfer ends its receive with an error, not with the bytes. */
+    trc = MPI_Test(&op->req, &flag, &st);
+    if (!flag && trc == MPI_SUCCESS) continue;
     work++;
     dred_queue_remove(q);
     if (op->kind == OP_SEND) {
       snapshot_unref(op->snap);
     } else {
-      int cancelled = 0;
-      MPI_Test_cancelled(&st, &cancelled);
-      if (op->cancelled || cancelled)
+      int cancelled = 0, got = -1;
+      if (trc == MPI_SUCCESS) {
+        MPI_Test_cancelled(&st, &cancelled);
+        MPI_Get_count(&st, MPI_BYTE, &got);
+      }
+      if (op->cancelled || cancelled) {
         free(op->buf);
-      else
+      } else if (trc != MPI_SUCCESS || got < 0 || (size_t)got != op->len) {
+        /* Never store what did not fully arrive: the store's checksum is computed here,
+         * over these bytes, so a partial copy would later be "recovered" as the operand
+         * (measured: DRED_OK with every element wrong after a node loss).  Without it
+         * the master asks the next holder, or fails the reduction explicitly. */
+        DRED_ERROR("replica of member %u (tag %lld) from worker %d incomplete (%d of %zu bytes%s): "
+                   "discarded", op->member, (long long)op->tag, op->peer, got, op->len,
+                   trc != MPI_SUCCESS ? ", receive failed" : "");
+        free(op->buf);
+        rt->parked_retry = 1; /* a RECOVER may be waiting for this copy */
+      } else {
         store_received(rt, op); /* takes op->buf */
+      }
     }
     free(op);
   }
