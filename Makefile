@@ -160,11 +160,13 @@ bench: deps all $(BENCH) $(SCHED_BENCH)
 	@BUILD=$(BUILD) bash tests/bench/run-bench.sh $(BENCH_ARGS)
 	@mkdir -p $(BUILD)/bench && bash -o pipefail -c '$(SCHED_BENCH) | tee $(BUILD)/bench/sched-bench.txt'
 
-# The short fault run of `make test`: 10 worker kills (4 workers, 4 MiB), a root kill, a master kill.
+# The short fault run of `make test`: 10 worker kills (4 workers, 4 MiB), a root kill, a master kill,
+# two node losses and a loss of the master's node on 3 simulated nodes.
 fault-test: all $(FAULT_APP)
 	@BUILD=$(BUILD) bash tests/faults/short.sh
 
-# make faults TRIALS=100 WORKERS=8 BYTES=32M MODE=worker|root|master|two|concurrent|all
+# make faults TRIALS=100 WORKERS=8 BYTES=32M MODE=worker|root|master|two|concurrent|node|masternode|all
+# (node, masternode: 3 simulated nodes; `make faults MODE=node WORKERS=8 BYTES=8M`)
 faults: all $(FAULT_APP)
 	@BUILD=$(BUILD) bash tests/faults/run-faults.sh --trials $(TRIALS) --workers $(WORKERS) \
 	  --bytes $(BYTES) --mode $(MODE)
@@ -204,7 +206,7 @@ tools-test: all
 	@BUILD=$(BUILD) bash tests/tools/test-dredstat.sh
 	@BUILD=$(BUILD) bash tests/tools/test-settings.sh
 
-deploy-test: $(DREDRUN) $(LAUNCH)
+deploy-test: all $(FAULT_APP)
 	@bash tests/deploy/check-deploy.sh
 
 man-check:

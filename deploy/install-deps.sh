@@ -22,11 +22,15 @@ if [ "$(id -u)" != 0 ]; then
   fi
 fi
 export DEBIAN_FRONTEND=noninteractive
-if ! $sudo apt-get install -y -q "${missing[@]}" >/tmp/dred-apt.log 2>&1; then
-  $sudo apt-get update -q >>/tmp/dred-apt.log 2>&1 || true
-  if ! $sudo apt-get install -y -q "${missing[@]}" >>/tmp/dred-apt.log 2>&1; then
-    echo "dred: apt-get install failed (log: /tmp/dred-apt.log); run: apt-get update && apt-get install -y ${missing[*]}" >&2
+# A fresh private log (mktemp: 0600, a new name): a fixed name in /tmp written as root
+# would follow a link another user planted there.
+log="$(mktemp "${TMPDIR:-/tmp}/dred-apt.XXXXXX.log")"
+if ! $sudo apt-get install -y -q "${missing[@]}" >"$log" 2>&1; then
+  $sudo apt-get update -q >>"$log" 2>&1 || true
+  if ! $sudo apt-get install -y -q "${missing[@]}" >>"$log" 2>&1; then
+    echo "dred: apt-get install failed (log: $log); run: apt-get update && apt-get install -y ${missing[*]}" >&2
     exit 1
   fi
 fi
+rm -f "$log"
 echo "dred: packages installed"

@@ -15,17 +15,24 @@
 static void on_group(master_t *m, int src, const proto_msg_t *msg) {
   uint32_t n = msg->u.group.n, k;
   uint32_t *workers = malloc(sizeof(uint32_t) * n);
-  int rc;
+  int rc, known, one_node = 0;
   if (workers == NULL) {
     DRED_ERROR("no memory for a group of %u from worker %d", n, src);
     return;
   }
   for (k = 0; k < n; k++) workers[k] = proto_group_worker(msg, k);
+  known = sched_group_one_node(m->sched, msg->u.group.id, &one_node) == 0;
   if (proto_group_id(n, workers) != msg->u.group.id) {
     DRED_ERROR("group definition from worker %d has a wrong id: ignored", src);
   } else if ((rc = sched_group_define(m->sched, msg->u.group.id, n, workers)) != 0) {
     DRED_ERROR("group %016llx from worker %d refused: %s",
                (unsigned long long)msg->u.group.id, src, dred_status_str(rc));
+  } else if (!known && n > 1 && sched_group_one_node(m->sched, msg->u.group.id, &one_node) == 0 &&
+             one_node) {
+    /* Said once per group: its replicas cannot survive the loss of that node. */
+    DRED_INFO("group %016llx: all %u members on one node (node %u): replicas survive a "
+              "process loss, not the loss of that node",
+              (unsigned long long)msg->u.group.id, n, m->node_of[workers[0]]);
   }
   free(workers);
 }

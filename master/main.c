@@ -221,6 +221,7 @@ int main(int argc, char **argv) {
   }
   m.priv = m.boot.priv;
   m.net.data = &m;
+  if (dred_nodes_exchange(m.priv, &m.node_of, &m.nnodes) != DRED_OK) MPI_Abort(MPI_COMM_WORLD, 3);
   if (ji.status == DRED_OK) {
     dred_jobinit_new_id(ji.job_id, sizeof ji.job_id);
     snprintf(m.job_id, sizeof m.job_id, "%s", ji.job_id);
@@ -251,7 +252,10 @@ int main(int argc, char **argv) {
     DRED_ERROR("out of memory at start");
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
-  for (rc = 1; rc <= m.nworkers; rc++) m.last_heard[rc] = m.t_start;
+  for (rc = 1; rc <= m.nworkers; rc++) {
+    m.last_heard[rc] = m.t_start;
+    sched_set_node(m.sched, (uint32_t)rc, m.node_of[rc]);
+  }
   /* This job's directory (journal, status socket), private and not shared with any other
    * job (storage/storedir.h).  Without it the job still runs, only unobserved. */
   if (dred_storedir_job(m.cfg.storage_dir, m.job_id, m.jobdir, sizeof m.jobdir) != DRED_OK)
@@ -276,8 +280,8 @@ int main(int argc, char **argv) {
   uv_timer_init(&m.loop, &m.flush_timer);
   m.flush_timer.data = &m;
   uv_timer_start(&m.flush_timer, flush_cb, 1000, 1000);
-  DRED_INFO("dred-master up: %d workers, policy %s, journal %s", m.nworkers, m.cfg.policy,
-            m.journal ? m.cfg.journal : "(none)");
+  DRED_INFO("dred-master up: %d workers on %d node(s), policy %s, journal %s", m.nworkers,
+            m.nnodes, m.cfg.policy, m.journal ? m.cfg.journal : "(none)");
 
   uv_check_init(&m.loop, &m.turn);
   m.turn.data = &m;
@@ -302,6 +306,7 @@ int main(int argc, char **argv) {
   /* Gone once empty: the workers remove their stores at finalize, the journal keeps it. */
   if (!m.cfg.keep_storage) dred_storedir_release(m.jobdir);
   sched_free(m.sched);
+  free(m.node_of);
   free(m.last_heard);
   free(m.bye);
   if (m.nfailed > 0) {

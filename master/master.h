@@ -16,6 +16,7 @@
 
 #include "../common/config.h"
 #include "../common/mpi/boot.h"
+#include "../common/mpi/nodes.h"
 #include "../common/net.h"
 #include "../storage/journal.h"
 #include "sched.h"
@@ -26,6 +27,8 @@ typedef struct {
   MPI_Comm priv;
   MPI_Win dwin;
   sched_t *sched;
+  uint32_t *node_of;        /* by priv rank: node id (common/mpi/nodes.h); 0 is ours */
+  int nnodes;
   dred_journal_t *journal;  /* NULL with --no-journal */
   dred_boot_t boot;         /* the shared start-up (common/mpi/boot.h) */
   dred_net_t net;           /* control links to the workers (common/net.h) */

@@ -49,6 +49,7 @@
 #include "sched.h"
 
 #include <stdlib.h>
+#include "../common/placement.h"
 #include <string.h>
 
 #define CONTAINER_OF(ptr, type, field) ((type *)((char *)(ptr) - offsetof(type, field)))
@@ -209,6 +210,7 @@ struct sched {
   uint32_t nworkers;
   sched_policy_t policy;
   worker_t *w; /* [1..nworkers] */
+  uint32_t *node_of; /* [0..nworkers]: each worker's node (sched_set_node), 0 by default */
   double speed_sum; /* over live measured workers, for the "unknown speed" mean */
   uint32_t nmeasured;
   htab_t groups, insts, tasks;
@@ -564,12 +566,14 @@ static void inst_pair(sched_t *s, inst_t *in) {
 /* ---- loss and recovery ------------------------------------------------------------------ */
 
 /* The i-th worker that may hold member k's operand: its own worker, then the replica
- * holders its READY announced, then every other member in cyclic group order.  If its
- * READY never came the list is unknown; the copy is then on the next live member at the
- * time it was stored (seed 002 eq. 4), so the walk starts there.  The members past the
- * listed holders matter when those died too: a node peer of the dead member may still
- * find its operand's snapshot in the member's shared memory (worker/snapdir.c), and a
- * worker that has nothing answers RECOVER_FAILED at once.  0 past the end. */
+ * holders its READY announced, then every other member in the placement order of
+ * common/placement.c (other nodes first, each in cyclic group order).  If its READY never
+ * came the list is unknown; the member placed its copies on the first live candidates of
+ * that same order (the next live member on another node first), so the walk is that
+ * order.  The members past the listed holders matter when those died too: a node peer of
+ * the dead member may still find its operand's snapshot in the member's shared memory
+ * (worker/snapdir.c), and a worker that has nothing answers RECOVER_FAILED at once.
+ * 0 past the end. */
 static int listed_holder(const member_t *mb, uint32_t w) {
   uint32_t j;
   for (j = 0; j < mb->nreplicas; j++)
@@ -577,15 +581,18 @@ static int listed_holder(const member_t *mb, uint32_t w) {
   return 0;
 }
 
-static uint32_t holder_at(const inst_t *in, uint32_t k, uint32_t i) {
+static uint32_t holder_at(const sched_t *s, const inst_t *in, uint32_t k, uint32_t i) {
   const member_t *mb = &in->m[k];
-  uint32_t n = in->g->n, j, r;
+  uint32_t n = in->g->n, j, r, c;
   if (i == 0) return in->g->workers[k];
-  if (!mb->arrived) return i < n ? in->g->workers[(k + i) % n] : 0;
+  if (!mb->arrived) {
+    c = dred_place_nth(n, in->g->workers, s->node_of, k, i - 1);
+    return c < n ? in->g->workers[c] : 0;
+  }
   if (i <= mb->nreplicas) return mb->replicas[i - 1];
   r = i - mb->nreplicas;
-  for (j = 1; j < n; j++) {
-    uint32_t w = in->g->workers[(k + j) % n];
+  for (j = 0; (c = dred_place_nth(n, in->g->workers, s->node_of, k, j)) < n; j++) {
+    uint32_t w = in->g->workers[c];
     if (!listed_holder(mb, w) && --r == 0) return w;
   }
   return 0;
@@ -597,7 +604,7 @@ static void member_recover(sched_t *s, inst_t *in, uint32_t k, uint32_t from, in
   member_t *mb = &in->m[k];
   uint32_t i, w;
   if (in->status != DRED_OK) return; /* a failed instance recovers nothing */
-  for (i = from; (w = holder_at(in, k, i)) != 0; i++) {
+  for (i = from; (w = holder_at(s, in, k, i)) != 0; i++) {
     if (worker_alive(s, w)) {
       sched_action_t *a = act_push(s, SCHED_ACT_RECOVER, in->key);
       a->u.recover.worker = w;
@@ -892,7 +899,9 @@ sched_t *sched_new(uint32_t nworkers, sched_policy_t policy) {
   s->policy = policy;
   dred_queue_init(&s->inst_list);
   s->w = calloc((size_t)nworkers + 1, sizeof *s->w);
-  if (s->w == NULL || htab_init(&s->groups) || htab_init(&s->insts) || htab_init(&s->tasks)) {
+  s->node_of = calloc((size_t)nworkers + 1, sizeof *s->node_of);
+  if (s->w == NULL || s->node_of == NULL || htab_init(&s->groups) || htab_init(&s->insts) ||
+      htab_init(&s->tasks)) {
     sched_free(s);
     return NULL;
   }
@@ -918,6 +927,7 @@ void sched_free(sched_t *s) {
   free(s->insts.slot);
   free(s->tasks.slot);
   free(s->w);
+  free(s->node_of);
   free(s->act);
   free(s);
 }
@@ -947,6 +957,19 @@ int sched_group_define(sched_t *s, uint64_t id, uint32_t n, const uint32_t *work
   g->n = n;
   memcpy(g->workers, workers, n * sizeof *workers);
   htab_insert(&s->groups, &g->hlink, mix64(id));
+  return 0;
+}
+
+int sched_set_node(sched_t *s, uint32_t worker, uint32_t node) {
+  if (s == NULL || worker < 1 || worker > s->nworkers) return DRED_ERR_ARG;
+  s->node_of[worker] = node;
+  return 0;
+}
+
+int sched_group_one_node(const sched_t *s, uint64_t id, int *one_node) {
+  const group_t *g = s != NULL ? group_find(s, id) : NULL;
+  if (g == NULL || one_node == NULL) return DRED_ERR_ARG;
+  *one_node = dred_place_one_node(g->n, g->workers, s->node_of);
   return 0;
 }
 

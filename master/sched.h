@@ -192,6 +192,16 @@ void sched_free(sched_t *s);
  * worker is out of range. */
 int sched_group_define(sched_t *s, uint64_t id, uint32_t n, const uint32_t *workers);
 
+/* Record that `worker` runs on node `node` (any small integer naming the node; workers
+ * default to node 0, i.e. one node).  Call before the groups' reductions start: replica
+ * placement (common/placement.h) and so the RECOVER order depend on it.  Returns 0, or
+ * DRED_ERR_ARG for a worker out of range. */
+int sched_set_node(sched_t *s, uint32_t worker, uint32_t node);
+
+/* *one_node = 1 when every member of group `id` is on one node, 0 when it spans nodes.
+ * Returns 0, or DRED_ERR_ARG for an unknown group. */
+int sched_group_one_node(const sched_t *s, uint64_t id, int *one_node);
+
 /* Feed one event.  Actions are appended to the internal action list.  Returns 0, or a
  * DRED_ERR_* code for an event that is malformed or refers to unknown state (the event is
  * then ignored, nothing else changes). */

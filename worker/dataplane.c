@@ -576,8 +576,13 @@ static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) 
       if (MPI_Rget(s->buf, (int)(n * in->ti.extent), MPI_BYTE, (int)t->provider,
                    (MPI_Aint)(t->buf.addr + s->elem0 * in->ti.extent), (int)(n * in->ti.extent),
                    MPI_BYTE, rt->dwin, &s->req) != MPI_SUCCESS) {
-        DRED_ERROR("MPI_Rget from rank %u failed", t->provider);
-        return DRED_ERR_INTERNAL;
+        /* Over a transport that notices a dead peer (TCP between nodes) the read fails at
+         * once instead of never completing.  The provider is unreachable: its data is
+         * lost, the executor's (this path builds the result out of place) is intact, so
+         * the scheduler recovers the provider's operands instead of failing the
+         * reduction. */
+        DRED_ERROR("MPI_Rget from rank %u failed: provider unreachable", t->provider);
+        return DRED_ERR_PROC_FAILED;
       }
       s->busy = 1;
       t->next_elem += n;
@@ -588,7 +593,10 @@ static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) 
       dred_rma_slot_t *s = &t->slot[i];
       if (!s->busy) continue;
       flag = 0;
-      MPI_Test(&s->req, &flag, MPI_STATUS_IGNORE);
+      if (MPI_Test(&s->req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        DRED_ERROR("MPI_Rget from rank %u failed: provider unreachable", t->provider);
+        return DRED_ERR_PROC_FAILED; /* as above; the failed request is complete */
+      }
       if (!flag) continue;
       s->busy = 0;
       if ((rc = combine_out(rt, t, s->elem0, s->nelem)) != 0) return rc;
@@ -643,6 +651,14 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
     did = 1;
   } else {
     rc = step_rma(rt, t, deadline, &did);
+  }
+  if (rc == DRED_ERR_PROC_FAILED && t->src == NULL) {
+    /* step_rma: the provider could not be read; dred_dp_task_abort says whether the
+     * executor's buffer is intact (PROVIDER_LOST) or not (EXEC_CORRUPT). */
+    *finished = 1;
+    *status = dred_dp_task_abort(rt, t);
+    *error = 0;
+    return 1;
   }
   if (rc != 0) {
     *finished = 1;

@@ -10,7 +10,8 @@
  * caller's thread, and listed in the pool's snapshot directory, snapdir.c); when the pool
  * is full, announce takes a separate snapshot.  From that snapshot a copy is written to
  * the member's own node-local store (storage/replica.c, SQLite, on the libuv thread
- * pool) and to the stores of the next DRED_REPLICAS-1 live members of the group.  While
+ * pool) and to the stores of DRED_REPLICAS-1 other live members of the group, placed by
+ * common/placement.h: the first on another node when the group spans nodes.  While
  * copies are being taken the accumulator stays read-only: the member's first combine as
  * executor writes its result elsewhere and then drops its hold on the snapshot.
  * A neighbour on the same node reads the snapshot straight from the member's segment
@@ -51,6 +52,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../common/placement.h"
 #include "../common/status.h"
 #include "../master/sched.h"
 #include "../storage/replica.h"
@@ -59,6 +61,8 @@
 #include "runtime.h"
 
 typedef enum { OP_SEND = 1, OP_RECV } repl_kind_t;
+
+#define PLACE_SPARE 2 /* candidates beyond DRED_REPLICAS-1, for copies that cannot be sent */
 
 /* A member's own copy of its operand, the source of every replica of it. */
 typedef struct {
@@ -276,7 +280,7 @@ static void start_local_copy(dred_rt_t *rt, snapshot_t *sn) {
 }
 
 void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
-  uint32_t k, n = in->group->n, want;
+  uint32_t k, n = in->group->n, want, ncand, cand[PROTO_MAX_REPLICAS + PLACE_SPARE];
   snapshot_t *sn;
   int defer, replicate;
 
@@ -321,15 +325,19 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   dred_queue_insert_tail(&snap_index[snap_bucket(sn->group, sn->tag)], &sn->hlink);
   dred_queue_init(&sn->dlink);
 
-  /* Copies at the next live members.  Those reading our shared memory may wait: until
+  /* Copies at other members.  Those reading our shared memory may wait: until
    * they start, the snapshot itself -- in the pool, listed in the directory -- is what a
    * node peer recovers the operand from, and a reduction that ends first needs no copy. */
   defer = rt->cfg.replica_delay_ms > 0 && sn->pool_off >= 0;
   want = (uint32_t)rt->cfg.replicas - 1;
-  for (k = 1; k < n && ready->u.ready.nreplicas < want &&
-              ready->u.ready.nreplicas < PROTO_MAX_REPLICAS; k++) {
-    uint32_t w = in->group->workers[(in->member + k) % n];
-    if (rt->failed[w]) continue;
+  if (want > PROTO_MAX_REPLICAS) want = PROTO_MAX_REPLICAS;
+  /* Where: common/placement.h, the rule dred-master also walks when it recovers (the next
+   * live member on another node first).  A few spare candidates stand in for a copy that
+   * cannot be sent. */
+  ncand = dred_place_replicas(n, in->group->workers, rt->node_of, rt->failed, in->member,
+                              want + PLACE_SPARE, cand);
+  for (k = 0; k < ncand && ready->u.ready.nreplicas < want; k++) {
+    uint32_t w = cand[k];
     if (defer && rt->peer_base[w] != NULL) {
       sn->later[sn->nlater++] = w;
       ready->u.ready.replicas[ready->u.ready.nreplicas++] = w;
@@ -839,24 +847,42 @@ int dred_repl_progress(dred_rt_t *rt) {
   DRED_QUEUE_FOREACH_SAFE(q, n, &rt->repl_ops) {
     repl_op_t *op = DRED_QUEUE_DATA(q, repl_op_t, link);
     MPI_Status st;
+    int trc;
     if (tested++ == REPL_TEST_BATCH) {
       queue_rotate_to(&rt->repl_ops, q);
       break;
     }
     flag = 0;
-    MPI_Test(&op->req, &flag, &st);
-    if (!flag) continue;
+    memset(&st, 0, sizeof st);
+    /* An error completes the request too (MPI_ERRORS_RETURN on priv): over TCP a peer that
+     * dies mid-transfer ends its receive with an error, not with the bytes. */
+    trc = MPI_Test(&op->req, &flag, &st);
+    if (!flag && trc == MPI_SUCCESS) continue;
     work++;
     dred_queue_remove(q);
     if (op->kind == OP_SEND) {
       snapshot_unref(op->snap);
     } else {
-      int cancelled = 0;
-      MPI_Test_cancelled(&st, &cancelled);
-      if (op->cancelled || cancelled)
+      int cancelled = 0, got = -1;
+      if (trc == MPI_SUCCESS) {
+        MPI_Test_cancelled(&st, &cancelled);
+        MPI_Get_count(&st, MPI_BYTE, &got);
+      }
+      if (op->cancelled || cancelled) {
         free(op->buf);
-      else
+      } else if (trc != MPI_SUCCESS || got < 0 || (size_t)got != op->len) {
+        /* Never store what did not fully arrive: the store's checksum is computed here,
+         * over these bytes, so a partial copy would later be "recovered" as the operand
+         * (measured: DRED_OK with every element wrong after a node loss).  Without it
+         * the master asks the next holder, or fails the reduction explicitly. */
+        DRED_ERROR("replica of member %u (tag %lld) from worker %d incomplete (%d of %zu bytes%s): "
+                   "discarded", op->member, (long long)op->tag, op->peer, got, op->len,
+                   trc != MPI_SUCCESS ? ", receive failed" : "");
+        free(op->buf);
+        rt->parked_retry = 1; /* a RECOVER may be waiting for this copy */
+      } else {
         store_received(rt, op); /* takes op->buf */
+      }
     }
     free(op);
   }

@@ -24,6 +24,7 @@
 
 #include "../common/config.h"
 #include "../common/mpi/boot.h"
+#include "../common/mpi/nodes.h"
 #include "../common/net.h"
 #include "../common/pool.h"
 #include "../common/queue.h"
@@ -214,6 +215,8 @@ typedef struct dred_rt {
   uint64_t handover_waits, handover_wait_ns; /* replica writes that stepped aside (atomic) */
   char **peer_base;    /* by private rank: a node peer's pool, else NULL   */
   dred_seg_t *segs;    /* by private rank: every worker's pool segment (segment.h) */
+  uint32_t *node_of;   /* by private rank: node id (common/mpi/nodes.h)   */
+  int nnodes;
   size_t chunk_bytes;
   char *scratch;       /* one chunk, for non-commutative left combines     */
   size_t scratch_size;

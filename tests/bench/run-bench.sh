@@ -9,7 +9,7 @@
 #   --ps "LIST"      override the process counts, e.g. --ps "8 16"
 #   --reps R         timed repetitions per point (default 7)
 #   --hogs N         stress-ng CPU hogs for the slow scenario (default 2), pinned to the last CPU
-#   --only LIST      run only these parts: ideal,unbalanced,concurrent,slow,master,policy,replicas
+#   --only LIST      run only these parts: ideal,unbalanced,concurrent,slow,master,policy,replicas,nodes
 #                    (default all)
 #   --quiet-wait S   before each job wait up to S seconds for the machine to be idle
 #                    (default 30 quick, 300 full; 0 = do not wait)
@@ -43,6 +43,18 @@
 #      DRED_REPLICA_DELAY_MS=50 (lazy); two rounds of off, eager, lazy.  Rows go to
 #      replicas-<variant>.csv / -summary.csv and replicas.txt gets the tables: dred median
 #      per variant, eager/off and lazy/off, each job's own MPI median (norm as in part 5).
+#   7. nodes (largest p only): 1, 2 and 3 simulated nodes (dredrun --sim-nodes: Hydra's fork
+#      launcher, every process on this machine, MPI sees one node per name) -- a:P+1,
+#      a:..,b:.. and a:..,b:..,c:.. (master + P filled in order) -- the ideal scenario at
+#      128K and 8M, dred against MPI_Reduce in the same job.  Every layout gets the settings
+#      dredrun gives a multi-node job (MPIR_CVAR_DEVICE_COLLECTIVES=none, so MPI's own answer
+#      is right: pmodels/mpich#6893; UCX_TLS=^cma,tcp), the 1-node layout too, so the three
+#      differ only in where the node boundaries fall: across them dred reads providers with
+#      MPI_Rget and sends replica copies through UCX instead of shared memory.  A fourth job
+#      repeats 3 nodes with DRED_REPLICAS=0 to separate the copies' cost from the reads'.
+#      Rows go to nodes-<layout>.csv / -summary.csv, the table to nodes.txt.  Quick mode: 4
+#      jobs of 5 repetitions; measured 5 min with 7 on a machine loaded by other MPI jobs
+#      (load average 14 on 2 CPUs), about a third of that expected on a quiet one.
 # Every job runs in a session of its own with a marker variable in its environment, under a hard
 # timeout; its processes are found by session id / marker and killed by pid, never by name.
 # A job whose results are complete but which does not exit within 60 s (a hang in
@@ -62,7 +74,7 @@ mode=quick
 ps_list=""
 reps=7
 hogs=1
-only="ideal,unbalanced,concurrent,slow,master,policy,replicas"
+only="ideal,unbalanced,concurrent,slow,master,policy,replicas,nodes"
 quiet_wait=""
 plots=1
 OUT=""
@@ -409,6 +421,30 @@ for p in $ps_list; do
   fi
 done
 
+# ---- simulated nodes ------------------------------------------------------------------------------
+# layout N P: N simulated nodes for the master + P workers, filled in order (a:3,b:3,c:3 for 3, 8)
+layout() {
+  local n=$1 total=$(( $2 + 1 )) i c left out="" names=(a b c d e f g h)
+  left=$total
+  for ((i = 0; i < n; i++)); do
+    c=$(( (left + n - i - 1) / (n - i) )); left=$((left - c)); out+="${out:+,}${names[$i]}:$c"
+  done
+  echo "$out"
+}
+if want nodes; then
+  p=$maxp
+  for v in n1 n2 n3 n3-norep; do
+    n=${v:1:1}; lay=$(layout "$n" "$p"); nrep=2
+    [ "$v" = n3-norep ] && nrep=0
+    nreps=$reps; [ "$mode" = quick ] && [ "$nreps" -gt 5 ] && nreps=5 # 4 jobs: keep quick quick
+    ncommon=(--reps "$nreps" --csv "$OUT/nodes-$v.csv" --summary "$OUT/nodes-$v-summary.csv")
+    DRED_REPLICAS=$nrep DRED_LOG_LEVEL=info run_job "nodes-$v-p$p" "$limit_main" --sim-nodes "$lay" \
+      -n "$p" "$bench" --scenario ideal --sizes 128K,8M "${ncommon[@]}"
+    grep -q "workers on $n node(s)" "$OUT/logs/nodes-$v-p$p.log" ||
+      { echo "!! nodes-$v: dred-master did not report $n node(s) (see the log)"; failed=1; }
+  done
+fi
+
 # ---- plots --------------------------------------------------------------------------------------
 # summary.csv columns: 1 scenario,2 p,3 bytes,4 param,5 reps,6 dred_med_s,7 dred_min_s,8 dred_max_s,
 # 9 mpi_med_s,10 mpi_min_s,11 mpi_max_s,12 ratio,13 wrong,14 dred_cpu_s,15 mpi_cpu_s,16 bound1_s,
@@ -596,6 +632,26 @@ if [ -s "$r0" ] && [ -s "$r2" ] && [ -s "$rl" ]; then
   [ -f "$OUT/ratios.txt" ] && cat "$OUT/replicas.txt" >>"$OUT/ratios.txt"
 elif want replicas; then
   echo "!! replicas: no results (see $OUT/logs/replicas-*.log)"
+fi
+if want nodes && [ -s "$OUT/nodes-n1-summary.csv" ]; then
+  {
+    echo
+    echo "simulated nodes, p = $maxp, ideal (dred / MPI_Reduce medians of $nreps, same job; every"
+    echo "layout with MPIR_CVAR_DEVICE_COLLECTIVES=none and UCX_TLS=^cma,tcp, as dredrun sets them)"
+    printf '%-24s %-6s %10s %10s %8s\n' layout size "dred ms" "MPI ms" dred/MPI
+    for v in n1 n2 n3 n3-norep; do
+      f="$OUT/nodes-$v-summary.csv"
+      [ -s "$f" ] || continue
+      n=${v:1:1}
+      lbl="$(layout "$n" "$maxp")$([ "$v" = n3-norep ] && echo ' REPLICAS=0')"
+      awk -F, -v l="$lbl" 'FNR > 1 && $1 == "ideal" {
+        sz = $3 >= 1048576 ? sprintf("%gM", $3 / 1048576) : sprintf("%gK", $3 / 1024)
+        printf "%-24s %-6s %10.2f %10.2f %8.3f\n", l, sz, $6 * 1e3, $9 * 1e3, ($9 > 0 ? $6 / $9 : 0) }' "$f"
+    done
+  } | tee "$OUT/nodes.txt"
+  [ -f "$OUT/ratios.txt" ] && cat "$OUT/nodes.txt" >>"$OUT/ratios.txt"
+elif want nodes; then
+  echo "!! nodes: no results (see $OUT/logs/nodes-*.log)"
 fi
 [ "$shutdown_hangs" -gt 0 ] && echo "!! $shutdown_hangs job(s) hung in dred_finalize/MPI_Finalize after writing their results (killed after ${shutdown_grace}s; see logs)"
 # No process is killed in a benchmark, so any failure declared is a false detection (the

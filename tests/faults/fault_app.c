@@ -2,7 +2,8 @@
  * fault_app.c -- the application side of dred's fault-injection harness (issue 3, item 5).
  *
  *   dredrun -n P fault_app --outdir DIR [--bytes B] [--reductions N] [--concurrent C]
- *           [--root R] [--calib K] [--victim-mode none|worker|root|master|two|concurrent]
+ *           [--root R] [--calib K]
+ *           [--victim-mode none|worker|root|master|two|concurrent|node|masternode]
  *           [--kill-rank K[,K2]] [--kill-at SEC|call | --kill-frac F] [--kill-index I]
  *           [--master-pid-file FILE]
  *
@@ -26,6 +27,11 @@
  *      killer is app rank --kill-rank (a survivor) and it SIGKILLs dred-master's pid (from
  *      --master-pid-file), writing DIR/kill.master first.  A victim/killer whose step ends
  *      before its deadline waits for the deadline, so every trial really injects its fault.
+ *      Modes "node" and "masternode" lose a whole (simulated) node at once: the victims are
+ *      every application rank of that node (--kill-rank lists them) and the root -- on
+ *      another node -- is the killer: at the deadline it writes DIR/kill.<r> for each
+ *      victim (and DIR/kill.master in masternode mode), then SIGKILLs them by the pids they
+ *      wrote to DIR/pid.<r> (and dred-master's, from --master-pid-file), back to back.
  *   5. Every rank appends one line per reduction to DIR/rank.<r>.txt as it completes
  *      (status, and at the root "exact" or "wrong" after comparing every element with
  *      the closed-form sum), then "final", then calls dred_finalize and writes its status,
@@ -55,7 +61,7 @@
 #include "dred.h"
 #include "../mpi/sleepy_wait.h"
 
-#define MAX_VICTIMS 4
+#define MAX_VICTIMS 16
 
 static int g_rank = -1, g_size = 0;
 /* --kill-at call: the victim dies right after its first dred_ireduce of the kill step
@@ -198,6 +204,55 @@ static void *killer_main(void *arg) {
   k->fired = 1;
   out("killed master pid=%ld", (long)k->target);
   return NULL;
+}
+
+/* A node loss: the root kills every victim (and in masternode mode dred-master) at once,
+ * by pid.  The time goes to every victim's kill file first, so the harness's detection
+ * and in-call figures work as for a single victim. */
+typedef struct {
+  double deadline_mono;
+  int n;
+  int ranks[MAX_VICTIMS];
+  pid_t pids[MAX_VICTIMS];
+  pid_t master; /* 0: the master's node survives */
+} node_killer_t;
+
+static node_killer_t g_node_killer;
+
+static void *node_killer_main(void *arg) {
+  node_killer_t *k = arg;
+  struct timespec ts;
+  char name[64];
+  long long now;
+  int i;
+  double d = k->deadline_mono;
+  ts.tv_sec = (time_t)d;
+  ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+  }
+  now = wall_ns();
+  for (i = 0; i < k->n; i++) {
+    snprintf(name, sizeof name, "kill.%d", k->ranks[i]);
+    write_file(name, "%lld\n", now);
+  }
+  if (k->master > 0) write_file("kill.master", "%lld\n", now);
+  for (i = 0; i < k->n; i++)
+    if (k->pids[i] > 1) kill(k->pids[i], SIGKILL);
+  if (k->master > 1) kill(k->master, SIGKILL);
+  out("killed node: %d application process(es)%s", k->n, k->master > 0 ? " and dred-master" : "");
+  return NULL;
+}
+
+/* The pid a rank wrote to DIR/pid.<r> at start; 0 if unreadable. */
+static pid_t rank_pid(int r) {
+  char path[4200];
+  long p = 0;
+  FILE *f;
+  snprintf(path, sizeof path, "%s/pid.%d", g_outdir, r);
+  if ((f = fopen(path, "r")) == NULL) return 0;
+  if (fscanf(f, "%ld", &p) != 1) p = 0;
+  fclose(f);
+  return (pid_t)p;
 }
 
 /* A victim's own kill: the wall-clock time of the kill goes to DIR/kill.<r> first. */
@@ -390,7 +445,7 @@ int main(int argc, char **argv) {
       {"kill-frac", required_argument, 0, 'F'},  {"kill-index", required_argument, 0, 'i'},
       {"outdir", required_argument, 0, 'o'},     {"master-pid-file", required_argument, 0, 'M'},
       {0, 0, 0, 0}};
-  int c, rc, s, j, victim = 0, killer = 0;
+  int c, rc, s, j, victim = 0, killer = 0, node_mode;
   bufs_t b;
   double t = 0.0, t0, tk0 = 0.0;
   char path[4096];
@@ -502,7 +557,11 @@ int main(int argc, char **argv) {
   }
 
   /* Who injects the fault. */
-  if (strcmp(mode, "none") != 0 && nvictims > 0) {
+  node_mode = strcmp(mode, "node") == 0 || strcmp(mode, "masternode") == 0;
+  if (node_mode && nvictims > 0) {
+    victim = has_rank(victims, nvictims, g_rank);
+    killer = g_rank == root && !victim;
+  } else if (strcmp(mode, "none") != 0 && nvictims > 0) {
     if (strcmp(mode, "master") == 0)
       killer = (g_rank == victims[0]);
     else
@@ -515,7 +574,33 @@ int main(int argc, char **argv) {
     fill_step(&b, "main", s);
     if (s <= kill_index) sleepy_barrier(dred_comm()); /* never after a possible kill */
     t0 = mono_s();
-    if (s == kill_index && (victim || killer)) {
+    if (s == kill_index && node_mode && (victim || killer)) {
+      if (victim) g_victim_step = 1; /* killed by the root, not by itself */
+      if (killer) {
+        memset(&g_node_killer, 0, sizeof g_node_killer);
+        g_node_killer.deadline_mono = t0 + kill_at;
+        for (j = 0; j < nvictims; j++) {
+          g_node_killer.ranks[g_node_killer.n] = victims[j];
+          if ((g_node_killer.pids[g_node_killer.n] = rank_pid(victims[j])) <= 1)
+            out("error cannot read the pid of rank %d", victims[j]);
+          g_node_killer.n++;
+        }
+        if (strcmp(mode, "masternode") == 0) {
+          FILE *pf = fopen(master_pid_file, "r");
+          long mp = 0;
+          if (pf == NULL || fscanf(pf, "%ld", &mp) != 1 || mp <= 1) {
+            out("error cannot read master pid from '%s'", master_pid_file);
+            mp = 0;
+          }
+          if (pf) fclose(pf);
+          g_node_killer.master = (pid_t)mp;
+        }
+        out("armed node-kill of %d rank(s)%s kill_at=%.6f step=%d", g_node_killer.n,
+            g_node_killer.master > 0 ? " and the master" : "", kill_at, s);
+        pthread_create(&kth, NULL, node_killer_main, &g_node_killer);
+      }
+      tk0 = t0;
+    } else if (s == kill_index && (victim || killer)) {
       g_killer.deadline_mono = t0 + kill_at;
       g_killer.target = 0;
       if (killer) {
@@ -547,7 +632,11 @@ int main(int argc, char **argv) {
         out("victim step done before its kill (%.6f s < %.6f s): waiting for it", r.seconds, kill_at);
         for (;;) pause();
       }
-      if (killer && g_killer.target > 0) {
+      if (killer && node_mode) {
+        if (mono_s() - tk0 < kill_at)
+          out("killer step done before the node kill (%.6f s < %.6f s): waiting", r.seconds, kill_at);
+        pthread_join(kth, NULL);
+      } else if (killer && g_killer.target > 0) {
         if (mono_s() - tk0 < kill_at)
           out("killer step done before the master kill (%.6f s < %.6f s): waiting", r.seconds, kill_at);
         pthread_join(kth, NULL);

@@ -6,6 +6,8 @@
 #        [--reductions N] [--calib K] [--conc C] [--kill-at SEC|call] [--default-timeouts] [--keep]
 #        (--kill-at call: the victim dies right after its dred_ireduce call returns)
 #        [--table-only]   (the table of every row already in --csv)
+#        [--nodes N | --sim-nodes LIST]  (node modes: N simulated nodes, default 3, filled
+#                         in order with master + workers; or an explicit a:3,b:3,c:3)
 #   (make faults TRIALS=100 WORKERS=8 BYTES=32M MODE=worker|root|master|two|concurrent|all)
 #
 # Every trial is a fresh job: `dredrun -n P fault_app ...` (tests/faults/fault_app.c) with a
@@ -18,7 +20,12 @@
 #   master      SIGKILL dred-master (by a survivor, kill(2) on its pid) (expected: MASTER_LOST)
 #   two         SIGKILL two adjacent non-root workers k, k+1 at the same moment
 #   concurrent  SIGKILL one random non-root worker during 16 concurrent reductions (B/16 each)
-#   all         every mode above, TRIALS each for worker, max(TRIALS/5, 10) for the others
+#   node        on simulated nodes (dredrun --sim-nodes, default 3 nodes): SIGKILL every
+#               application process of one node -- not the master's, not the root's -- at
+#               once, by pid (the root kills them; tests/faults/fault_app.c)
+#   masternode  the same for the master's node: dred-master and the application processes
+#               beside it (the root elsewhere)  (expected: MASTER_LOST everywhere)
+#   all         worker root master two concurrent: TRIALS for worker, max(TRIALS/5, 10) for the others
 #
 # A survivor's outcome is the status of the kill step's reductions on it: "exact" (DRED_OK
 # everywhere and, at the root, every element equal to the closed-form sum), an explicit
@@ -66,10 +73,10 @@ print_table() { # CSV rows (no header) on stdin
     return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
   END {
     printf "%-11s %6s %5s %7s %7s %11s %11s %11s %6s %6s %5s %5s %5s %5s %6s %9s %9s %7s %7s %9s\n", "mode", "trials", "hit", "hit_ex", "exact", "PROC_FAILED", "ROOT_FAILED", "MASTER_LOST", "other", "mixed", "wrong", "hung", "died", "setup", "finhng", "det_ms", "told_ms", "in_call", "window", "after_ex"
-    split("worker root master two concurrent", order, " ")
-    for (i = 1; i <= 5; i++) { m = order[i]; if (!(m in seen)) continue
+    split("worker root master two concurrent node masternode", order, " ")
+    for (i = 1; i <= 7; i++) { m = order[i]; if (!(m in seen)) continue
       oth = n[m] - c[m, "exact"] - c[m, "PROC_FAILED"] - c[m, "ROOT_FAILED"] - c[m, "MASTER_LOST"] - c[m, "mixed"] - c[m, "wrong"] - c[m, "hung"] - c[m, "died"] - c[m, "setup"]
-      printf "%-11s %6d %5d %7d %7d %11d %11d %11d %6d %6d %5d %5d %5d %5d %6d %9s %9s %7s %7s %9s\n", m, n[m], hit[m], hitx[m], c[m, "exact"], c[m, "PROC_FAILED"], c[m, "ROOT_FAILED"], c[m, "MASTER_LOST"], oth, c[m, "mixed"], c[m, "wrong"], c[m, "hung"], c[m, "died"], c[m, "setup"], fh[m], median(d[m]), median(tm[m]), (m == "master" ? "-" : incall[m] + 0), (m == "master" || !nwin[m] ? "-" : sprintf("%.1f", n[m] * win[m] / nwin[m])), (m == "master" || !after[m] ? "-" : sprintf("%d/%d", afterx[m], after[m])) }
+      printf "%-11s %6d %5d %7d %7d %11d %11d %11d %6d %6d %5d %5d %5d %5d %6d %9s %9s %7s %7s %9s\n", m, n[m], hit[m], hitx[m], c[m, "exact"], c[m, "PROC_FAILED"], c[m, "ROOT_FAILED"], c[m, "MASTER_LOST"], oth, c[m, "mixed"], c[m, "wrong"], c[m, "hung"], c[m, "died"], c[m, "setup"], fh[m], median(d[m]), median(tm[m]), (m ~ /master/ ? "-" : incall[m] + 0), (m ~ /master/ || !nwin[m] ? "-" : sprintf("%.1f", n[m] * win[m] / nwin[m])), (m ~ /master/ || !after[m] ? "-" : sprintf("%d/%d", afterx[m], after[m])) }
     print "hit: the kill came before the root finished the kill step (hit_ex: of those, exact); det_ms: median kill -> dred-master declares the worker failed; told_ms: median kill -> last survivor told (FAILED, or master lost)"
     print "in_call: the kill came while the victim was still inside dred_ireduce, its operand only in its own memory (not recoverable by any replica); window: in_call as predicted by seed 002 eq. 5 -- trials x mean(hand-over time in dred_ireduce / t), from the calibration steps; after_ex: exact / trials whose kill came after the victim\x27s calls returned" }'
 }
@@ -96,6 +103,8 @@ default_timeouts=0
 keep=${KEEP:-0}
 label=""
 table_only=0 # --table-only: print the table of every row of --csv and exit
+nnodes=3     # node modes: simulated nodes
+sim_nodes="" # or an explicit layout
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -116,6 +125,8 @@ while [ $# -gt 0 ]; do
     --keep) keep=1; shift ;;
     --label) label=$2; shift 2 ;;
     --table-only) table_only=1; shift ;;
+    --nodes) nnodes=$2; shift 2 ;;
+    --sim-nodes) sim_nodes=$2; shift 2 ;;
     -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     *) echo "run-faults.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -147,6 +158,34 @@ to_bytes() {
   echo "$n"
 }
 nbytes=$(to_bytes "$bytes")
+
+# Simulated nodes for the node modes: node_cnt[i] processes on node i, filled in world-rank
+# order (the master is world rank 0, application rank r is world rank r + 1).
+node_cnt=()
+if [ -n "$sim_nodes" ]; then
+  IFS=',' read -r -a _parts <<<"$sim_nodes"
+  for _p in "${_parts[@]}"; do node_cnt+=("${_p#*:}"); done
+else
+  _total=$((workers + 1)); _left=$_total
+  for ((_i = 0; _i < nnodes; _i++)); do
+    _c=$(( (_left + nnodes - _i - 1) / (nnodes - _i) )); node_cnt+=("$_c"); _left=$((_left - _c))
+  done
+  _names=(a b c d e f g h i j k l)
+  sim_nodes=""
+  for ((_i = 0; _i < nnodes; _i++)); do sim_nodes+="${sim_nodes:+,}${_names[$_i]}:${node_cnt[$_i]}"; done
+fi
+node_of_rank() { # application rank -> node index
+  local w=$(( $1 + 1 )) i acc=0
+  for ((i = 0; i < ${#node_cnt[@]}; i++)); do
+    acc=$((acc + node_cnt[i])); [ "$w" -lt "$acc" ] && { echo "$i"; return; }
+  done
+  echo -1
+}
+ranks_on_node() { # node index -> application ranks, space-separated
+  local r out=""
+  for ((r = 0; r < workers; r++)); do [ "$(node_of_rank "$r")" = "$1" ] && out+="$r "; done
+  echo "$out"
+}
 
 if [ "$default_timeouts" = 1 ]; then
   unset DRED_HEARTBEAT_MS DRED_FAIL_TIMEOUT_MS DRED_MASTER_TIMEOUT_MS
@@ -191,13 +230,10 @@ now_s() { date +%s.%N; }
 
 # Pids of processes whose environment carries our trial marker (same user only).
 marked_pids() {
-  local m=$1 p
-  for p in /proc/[0-9]*; do
-    [ -r "$p/environ" ] || continue
-    if { tr "\0" "\n" <"$p/environ"; } 2>/dev/null | grep -qx "DRED_FAULT_TRIAL_ID=$m"; then
-      echo "${p#/proc/}"
-    fi
-  done
+  # One grep over every environ file (-z: NUL-separated entries): a shell loop that
+  # forked per process took ~15 s on a loaded machine with ~120 processes.
+  grep -l -a -z -x -F "DRED_FAULT_TRIAL_ID=$1" /proc/[0-9]*/environ 2>/dev/null |
+    sed -e 's|^/proc/||' -e 's|/environ$||'
 }
 
 # All pids a trial recorded: ranks and their dred-launch, master and its launcher, the
@@ -234,18 +270,44 @@ run_trial() { # run_trial MODE N
       v=$root; vlist="$v"; killrank="$v" ;;
     master)
       v=$(rand_int "$workers"); vlist="master"; killrank="$v" ;;
+    node) # every application rank of one node other than the master's (0) and the root's
+      local vn nodes_n=${#node_cnt[@]} cand=()
+      [ "$nodes_n" -ge 2 ] || { echo "run-faults.sh: mode node needs 2+ nodes" >&2; exit 2; }
+      vn=$(( 1 + $(rand_int $((nodes_n - 1))) ))
+      for ((i = 0; i < workers; i++)); do [ "$(node_of_rank "$i")" != "$vn" ] && cand+=("$i"); done
+      root=${cand[$(rand_int ${#cand[@]})]} # any rank off the victim node
+      v=$(ranks_on_node "$vn"); v=${v% }
+      [ -n "$v" ] || { echo "run-faults.sh: node $vn has no application process" >&2; exit 2; }
+      vlist="${v// /;}"; killrank="${v// /,}" ;;
+    masternode) # dred-master's node: the master and every application rank beside it
+      local cand=()
+      for ((i = 0; i < workers; i++)); do [ "$(node_of_rank "$i")" != 0 ] && cand+=("$i"); done
+      [ "${#cand[@]}" -ge 1 ] || { echo "run-faults.sh: every process is on the master's node" >&2; exit 2; }
+      root=${cand[$(rand_int ${#cand[@]})]}
+      v=$(ranks_on_node 0); v=${v% }
+      vlist="${v// /;}"; killrank="${v// /,}" ;;
     two) # k and k+1 (mod P), neither the root
       v=$(( (root + 1 + $(rand_int $((workers - 2)))) % workers ))
       vlist="$v;$(( (v + 1) % workers ))"; killrank="$v,$(( (v + 1) % workers ))" ;;
     *) echo "run-faults.sh: unknown mode $m" >&2; exit 2 ;;
   esac
   frac=$(rand_frac)
+  local layout="" ucx_tls="${UCX_TLS:-}"
+  # Node modes: the simulated nodes talk over UCX's TCP transport, as real nodes talk over
+  # a network.  dredrun's --sim-nodes default (UCX shared memory, no CMA, no TCP) is right
+  # for failure-free jobs, but a victim killed halfway through writing into a survivor's
+  # shared-memory receive FIFO blocked that survivor (1 of 24 trials), which a lost remote
+  # node cannot do.  After a failure dred skips MPI_Finalize, so UCX's TCP cleanup hang
+  # (openucx/ucx#8738) does not bite here.
+  case "$m" in node|masternode) layout=$sim_nodes; [ -n "$ucx_tls" ] || ucx_tls=self,tcp ;; esac
 
   cat >"$dir/master.sh" <<EOF
 #!/usr/bin/env bash
 # dred-master with its pid recorded and every stderr line time-stamped (wall clock).
 echo "\$\$ \$PPID" >"$dir/master.pid"
-exec 2> >(while IFS= read -r l; do printf '%s %s\n' "\$EPOCHREALTIME" "\$l"; done >"$dir/master.err")
+# The time-stamper ignores SIGUSR1: Hydra sends it to every process when one dies, and a
+# dead stamper took the master's log with it (no detection times in node trials).
+exec 2> >(trap '' USR1; while IFS= read -r l; do printf '%s %s\n' "\$EPOCHREALTIME" "\$l"; done >"$dir/master.err")
 echo "\$!" >"$dir/ts.pid"
 exec "$MASTER_BIN" "\$@"
 EOF
@@ -253,7 +315,8 @@ EOF
 
   t0=$(now_s)
   env DRED_FAULT_TRIAL_ID="$marker" DRED_MASTER="$dir/master.sh" DRED_STORAGE_DIR="$dir/store" \
-    setsid "$DREDRUN" -n "$workers" "$APP" --outdir "$dir" --bytes "$b" --concurrent "$c" \
+    ${ucx_tls:+UCX_TLS="$ucx_tls"} \
+    setsid "$DREDRUN" ${layout:+--sim-nodes "$layout"} -n "$workers" "$APP" --outdir "$dir" --bytes "$b" --concurrent "$c" \
     --root "$root" --calib "$calib" --reductions "$reductions" --kill-index 1 \
     --victim-mode "$m" --kill-rank "$killrank" --kill-frac "$frac" ${kill_at_abs:+--kill-at "$kill_at_abs"} \
     --master-pid-file "$dir/master.pid" >"$dir/dredrun.out" 2>&1 </dev/null &
@@ -346,7 +409,7 @@ EOF
 
   # ---- detection latency ---------------------------------------------------------------
   kill_ns=""
-  if [ "$m" = master ]; then
+  if [ "$m" = master ] || [ "$m" = masternode ]; then
     [ -s "$dir/kill.master" ] && kill_ns=$(cat "$dir/kill.master")
   else
     [ -s "$dir/kill.${vlist%%;*}" ] && kill_ns=$(cat "$dir/kill.${vlist%%;*}")
@@ -354,7 +417,7 @@ EOF
   det=""; told_min=""; told_max=""
   if [ -n "$kill_ns" ]; then
     local w1=0 pat ts all=""
-    if [ "$m" = master ]; then pat="master lost"; else w1=$(( ${vlist%%;*} + 1 )); pat="dred-master reports worker $w1 failed"; fi
+    if [ "$m" = master ] || [ "$m" = masternode ]; then pat="master lost"; else w1=$(( ${vlist%%;*} + 1 )); pat="dred-master reports worker $w1 failed"; fi
     for r in "${survivors[@]}"; do
       ts=$(grep -m1 -F "$pat" "$dir/stderr.$r" 2>/dev/null | cut -d' ' -f1)
       [ -n "$ts" ] && all="$all $ts"
@@ -363,7 +426,7 @@ EOF
       told_min=$(echo "$all" | tr ' ' '\n' | grep . | awk -v k="$kill_ns" 'NR == 1 || $1 < m { m = $1 } END { printf "%.1f", (m - k / 1e9) * 1000 }')
       told_max=$(echo "$all" | tr ' ' '\n' | grep . | awk -v k="$kill_ns" 'NR == 1 || $1 > m { m = $1 } END { printf "%.1f", (m - k / 1e9) * 1000 }')
     fi
-    if [ "$m" != master ]; then
+    if [ "$m" != master ] && [ "$m" != masternode ]; then
       ts=$(grep -m1 -F "worker $w1 declared failed" "$dir/master.err" 2>/dev/null | cut -d' ' -f1)
       [ -n "$ts" ] && det=$(awk -v a="$ts" -v k="$kill_ns" 'BEGIN { printf "%.1f", (a - k / 1e9) * 1000 }')
     fi
@@ -380,7 +443,7 @@ EOF
   # over: only in its own memory)?  fault_app writes called.<r> once its calls returned,
   # kill.<r> just before it dies.  Any victim in its call counts (mode two has two).
   in_call=""
-  if [ -n "$kill_ns" ] && [ "$m" != master ]; then
+  if [ -n "$kill_ns" ] && [ "$m" != master ] && [ "$m" != masternode ]; then
     local called v k
     in_call=0
     for v in ${vlist//;/ }; do

@@ -14,6 +14,14 @@
 #   4. 2 trials killing a worker right after its dred_ireduce call returns, 4 workers,
 #      16 MiB: the operand is only in the victim's pool then (often before its neighbour
 #      or the master heard of it) -- every survivor must get the exact result.
+#   5. 2 node losses on simulated nodes a:2,b:2,c:2 (5 workers, 4 MiB): every application
+#      process of one node that is neither the master's nor the root's, SIGKILLed at once
+#      at a random moment -- exact or an explicit error, 0 wrong, 0 hung, no survivor dying.
+#   6. 1 loss of the master's node (dred-master and the worker beside it, 5 ms into a
+#      16 MiB reduction): every survivor must get DRED_ERR_MASTER_LOST.
+#   Parts 5 and 6 run with DRED_FAIL_TIMEOUT_MS=2000 / DRED_MASTER_TIMEOUT_MS=4000: three
+#   simulated nodes start 6 MPI processes with more set-up than one node, and on a loaded
+#   2-core machine 1 s of silence was seen without any fault.
 # Short timeouts (DRED_HEARTBEAT_MS=100, DRED_FAIL_TIMEOUT_MS=1000, DRED_MASTER_TIMEOUT_MS=2000)
 # keep it to about a minute (45 s measured on an idle 2-core machine).  Prints "N passed, N failed" (trials) and exits
 # non-zero if any trial failed.  CSV: $BUILD/faults/short.csv (rewritten each run).
@@ -33,7 +41,7 @@ part() { # part DESCRIPTION run-faults.sh ARGS...
   shift
   echo "== faults: $what"
   out=$(bash "$here/run-faults.sh" --csv "$csv" --seed "$seed" "$@" 2>&1)
-  echo "$out" | grep -E '^\[|FAIL|^mode |^(worker|root|master|two|concurrent) ' | sed 's/^/   /'
+  echo "$out" | grep -E '^\[|FAIL|^mode |^(worker|root|master|two|concurrent|node|masternode) ' | sed 's/^/   /'
   line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
   if [ -z "$line" ]; then
     echo "$out" | tail -20 | sed 's/^/   /'
@@ -55,6 +63,13 @@ part "master kill, 4 workers, 16 MiB (every survivor MASTER_LOST)" \
   --mode master --trials 1 --workers 4 --bytes 16M --kill-at 0.005 --expect MASTER_LOST
 part "worker killed right after its call, 4 workers, 16 MiB (every survivor exact)" \
   --mode worker --trials 2 --workers 4 --bytes 16M --kill-at call --expect exact
+
+DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
+  part "node loss on a:2,b:2,c:2, 5 workers, 4 MiB (0 wrong, 0 hung, no survivor dies)" \
+  --mode node --trials 2 --workers 5 --nodes 3 --bytes 4M --calib 1
+DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
+  part "master's node lost, 5 workers, 16 MiB (every survivor MASTER_LOST)" \
+  --mode masternode --trials 1 --workers 5 --nodes 3 --bytes 16M --calib 1 --kill-at 0.005 --expect MASTER_LOST
 
 echo "faults: CSV $csv (seed $seed)"
 echo "$pass passed, $fail failed"

@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "../../common/placement.h"
 #include "../../master/sched.h"
 
 /* ---- helpers ----------------------------------------------------------------------- */
@@ -1074,6 +1075,87 @@ static void test_fault_adjacent_recovered_by_other_member(void **state) {
   sched_free(s);
 }
 
+/* Nodes (common/placement.h): workers 1-2 on node 0, 3-4 on node 1, 5-6 on node 2; the
+ * group is members 0..5 on workers 1..6, root member 0. */
+static sched_t *three_nodes(uint64_t gid) {
+  sched_t *s = sched_new(6, SCHED_POLICY_FIRST);
+  uint32_t w;
+  for (w = 1; w <= 6; w++) assert_int_equal(sched_set_node(s, w, (w - 1) / 2), 0);
+  assert_int_equal(sched_set_node(s, 7, 0), DRED_ERR_ARG);
+  assert_int_equal(sched_set_node(s, 0, 0), DRED_ERR_ARG);
+  group_seq(s, gid, 6);
+  return s;
+}
+
+/* A whole node dies after its members handed their operands over: each was placed (by the
+ * shared rule) on the next member of another node, and the master recovers both from
+ * there -- the instance goes on instead of failing. */
+static void test_fault_node_loss_cross_node_replica(void **state) {
+  sched_t *s = three_nodes(80);
+  sched_key_t k = K(80, 0);
+  uint32_t rep2, rep3, nodes[7] = {0, 0, 0, 1, 1, 2, 2}, workers[6] = {1, 2, 3, 4, 5, 6};
+  int one = -1;
+  /* what a worker computes: member 2 (worker 3, node 1) skips member 3 (same node) */
+  assert_int_equal(dred_place_replicas(6, workers, nodes, NULL, 2, 1, &rep2), 1);
+  assert_int_equal(dred_place_replicas(6, workers, nodes, NULL, 3, 1, &rep3), 1);
+  assert_int_equal(rep2, 5);
+  assert_int_equal(rep3, 5);
+  assert_int_equal(sched_group_one_node(s, 80, &one), 0);
+  assert_int_equal(one, 0); /* spans three nodes */
+  assert_int_equal(ready_rep(s, k, 2, 3, prm(0, 1), rep2), 0);
+  assert_int_equal(ready_rep(s, k, 3, 4, prm(0, 1), rep3), 0);
+  assert_int_equal(drain(s), 1);
+  is_task(&A[0], 1, 3, 4, 2, 3);
+  assert_int_equal(wfail(s, 3), 0); /* node 1 is lost: the executor ... */
+  assert_int_equal(wfail(s, 4), 0); /* ... and the provider */
+  assert_int_equal(drain(s), 2);
+  is_recover(&A[0], 5, 2); /* the executor's set, from its cross-node copy */
+  is_recover(&A[1], 5, 3); /* the provider's message went back to the queue, then died */
+  assert_int_equal(rec_ready(s, k, 2, 5, prm(0, 1)), 0);
+  assert_int_equal(rec_ready(s, k, 3, 5, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 1);
+  is_task(&A[0], 2, 5, 5, 2, 3); /* both copies sit at worker 5 */
+  assert_int_equal(sched_instances(s), 1);
+  sched_free(s);
+}
+
+/* A member whose READY never came: the master walks the same placement order the member
+ * used -- other nodes first -- not plain cyclic order (which would ask its node peer). */
+static void test_fault_unarrived_member_placement_order(void **state) {
+  sched_t *s = three_nodes(81);
+  int one = -1;
+  sched_key_t k = K(81, 0);
+  assert_int_equal(ready(s, k, 0, 1, prm(0, 1)), 0);
+  assert_int_equal(wfail(s, 3), 0); /* member 2 dies before its READY */
+  assert_int_equal(drain(s), 1);
+  is_recover(&A[0], 5, 2); /* member 4 on node 2, not member 3 on node 1 */
+  assert_int_equal(recfail(s, k, 2, 5, DRED_ERR_PROC_FAILED), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover(&A[0], 6, 2); /* then member 5, node 2 */
+  assert_int_equal(recfail(s, k, 2, 6, DRED_ERR_PROC_FAILED), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover(&A[0], 1, 2); /* then member 0, node 0 (wrapping around) */
+  assert_int_equal(recfail(s, k, 2, 1, DRED_ERR_PROC_FAILED), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover(&A[0], 2, 2);
+  assert_int_equal(recfail(s, k, 2, 2, DRED_ERR_PROC_FAILED), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover(&A[0], 4, 2); /* its own node last: a snapshot in its pool */
+  sched_free(s);
+
+  /* every worker on one node (the default): plain cyclic order, as before */
+  s = sched_new(4, SCHED_POLICY_FIRST);
+  group_seq(s, 82, 4);
+  assert_int_equal(sched_group_one_node(s, 82, &one), 0);
+  assert_int_equal(one, 1);
+  assert_int_equal(sched_group_one_node(s, 83, &one), DRED_ERR_ARG); /* unknown group */
+  assert_int_equal(ready(s, K(82, 0), 0, 1, prm(0, 1)), 0);
+  assert_int_equal(wfail(s, 2), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover(&A[0], 3, 1);
+  sched_free(s);
+}
+
 /* RECOVER_FAILED moves on to the next holder; the asked worker dying does too; when the
  * list is exhausted the reported error ends the instance. */
 static void test_fault_recover_failed_falls_through(void **state) {
@@ -1845,6 +1927,8 @@ int main(void) {
       cmocka_unit_test(test_fault_member_dies_before_arriving),
       cmocka_unit_test(test_fault_root_dies),
       cmocka_unit_test(test_fault_all_copies_lost),
+      cmocka_unit_test(test_fault_node_loss_cross_node_replica),
+      cmocka_unit_test(test_fault_unarrived_member_placement_order),
       cmocka_unit_test(test_fault_recover_failed_falls_through),
       cmocka_unit_test(test_fault_adjacent_recovered_by_other_member),
       cmocka_unit_test(test_fault_several_instances),
