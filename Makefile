@@ -119,13 +119,21 @@ $(BUILD)/tests/mpi_%: tests/mpi/%.c tests/mpi/mpitest.h $(MPITEST_OBJ) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(MPITEST_OBJ) $(LIB_A) $(LDLIBS)
 
+# The same lifetimes test linked with libdred.so instead of libdred.a: libdred's
+# MPI_Op_free/MPI_Type_free wrappers (worker/lifetime.c) must take effect either way.
+LIFETIMES_SO := $(BUILD)/tests/mpi_lifetimes_so
+$(LIFETIMES_SO): tests/mpi/lifetimes.c tests/mpi/mpitest.h $(MPITEST_OBJ) $(LIB_SO)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -o $@ $< $(MPITEST_OBJ) -L$(BUILD)/lib -Wl,-rpath,$(abspath $(BUILD)/lib) \
+	  -ldred $(LDLIBS)
+
 run: deps all
 	$(DREDRUN) -n 8 $(DEMO)
 
 unit-test: $(UNIT_BIN)
 	@bash tests/run-unit.sh $(UNIT_BIN)
 
-mpi-test: all $(MPI_TEST_BIN)
+mpi-test: all $(MPI_TEST_BIN) $(LIFETIMES_SO)
 	@BUILD=$(BUILD) bash tests/run-mpi.sh
 
 $(FAULT_APP): tests/faults/fault_app.c tests/mpi/sleepy_wait.h $(LIB_A)

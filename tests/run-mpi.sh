@@ -60,6 +60,9 @@ CASES=(
   "lifecycle-app    lifecycle   3   30  app"
   "threads-p3       threads     3   60"
   "threads-p5       threads     5   60  -T 6 -k 12"
+  "lifetimes-p2     lifetimes   2   60"
+  "lifetimes-p4     lifetimes   4   90  -n 24"
+  "lifetimes-so-p3  lifetimes_so 3  90"
   "ops-p8@abc       ops         8  200  @a:3,b:3,c:3 --no-derived -s 81 -c 7,1000 -e 32"
   "ops-p8@abcd      ops         8  200  @a:2,b:2,c:2,d:3 --no-derived -s 82 -c 1,999 -e 24"
   "ops-derived@abc  ops         3   60  @a:2,b:1,c:1 --derived-only"
@@ -81,6 +84,7 @@ CASES=(
   "limits-wait      limits      3   40  wait -d 1.5"
   "limits-neverjoin limits      3   45  +DRED_FINALIZE_WAIT_S=2 neverjoin -d 5"
   "limits-sizes     limits      3   60  +DRED_REPLICAS=1 sizes"
+  "lifetimes-p4@abc lifetimes   4  120  @a:2,b:2,c:1"
 )
 
 logdir="$BUILD/test-logs"

@@ -317,6 +317,14 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   in->type_hold = MPI_DATATYPE_NULL;
   in->op = op;
   in->ti = ti;
+  /* Before the call returns: the application may free the op or datatype as soon as it
+   * has its future, and the runtime combines with them later (lifetime.c). */
+  if ((rc = dred_lifetime_hold(op, ti.op_is_user, datatype, &in->held)) != DRED_OK) {
+    dred_future_free(in->fut);
+    dred_future_free(in->fut);
+    free(in);
+    return rc;
+  }
   in->bytes = (size_t)count * ti.extent;
   in->pool_off = -1;
   dred_queue_init(&in->rbufs);
@@ -376,9 +384,10 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   return DRED_OK;
 
 fail:
+  dred_lifetime_release(in->op, in->type, in->held);
   if (in->acc != NULL && in->acc != in->recvbuf)
     dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
-  if (in->type_hold != MPI_DATATYPE_NULL) MPI_Type_free(&in->type_hold);
+  if (in->type_hold != MPI_DATATYPE_NULL) PMPI_Type_free(&in->type_hold); /* our own dup */
   dred_future_free(in->fut);
   dred_future_free(in->fut); /* both references: nobody else saw it */
   free(in);

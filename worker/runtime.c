@@ -73,7 +73,7 @@ static void inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   /* a packed or image result reaches recvbuf only now, and only if it is the result */
   if (status == DRED_OK && in->is_root) status = dred_dp_unpack_result(rt, in);
   dred_dp_acc_release(rt, in);
-  if (in->type_hold != MPI_DATATYPE_NULL) MPI_Type_free(&in->type_hold);
+  if (in->type_hold != MPI_DATATYPE_NULL) PMPI_Type_free(&in->type_hold); /* our own dup */
   uv_mutex_lock(&rt->lock);
   dred_queue_remove(&in->hlink);
   rt->ninst--;
@@ -84,6 +84,9 @@ static void inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   if (status != DRED_OK)
     DRED_INFO("reduction (group %016llx, tag %lld) ended: %s", (unsigned long long)in->group_id,
               (long long)in->tag, dred_status_str(status));
+  /* Before the future completes, so that an op or datatype freed after dred_future_get
+   * returned is freed at once, exactly as without dred. */
+  dred_lifetime_release(in->op, in->type, in->held);
   dred_future_complete(in->fut, status);
   free(in);
 }

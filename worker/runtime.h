@@ -13,6 +13,7 @@
  *   dataplane.c  RMA/shared-memory windows, the pool, and task execution (combine)
  *   snapdir.c    the table of operand snapshots at the head of each pool segment
  *   handover.c   the node's hand-over beacon: replica writes wait for operand copies
+ *   lifetime.c   MPI_Op_free/MPI_Type_free wrappers: what a pending reduction uses stays
  *   runtime.c    the runtime thread: messages from the master, instances, shutdown
  */
 #ifndef DRED_RUNTIME_H
@@ -99,6 +100,19 @@ typedef struct {
 } dred_typeinfo_t;
 int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti);
 
+/* ---- op/datatype lifetimes (lifetime.c) ---- */
+#define DRED_HELD_OP 1   /* the reduction holds a reference on its user op          */
+#define DRED_HELD_TYPE 2 /* ... and on its derived datatype                         */
+/* Take references on a user op (op_is_user) and a derived datatype so that MPI_Op_free /
+ * MPI_Type_free is deferred while the reduction is pending; *held_flags says which were
+ * taken (pass it to release).  DRED_OK or DRED_ERR_NOMEM (logged, nothing held). */
+int dred_lifetime_hold(MPI_Op op, int op_is_user, MPI_Datatype type, int *held_flags);
+/* Drop them; performs the frees the application asked for meanwhile, if these were the
+ * last references. */
+void dred_lifetime_release(MPI_Op op, MPI_Datatype type, int held_flags);
+/* Distinct handles held now; frees deferred and frees performed late, since the start. */
+void dred_lifetime_stats(uint64_t *handles_held, uint64_t *deferred, uint64_t *done_late);
+
 /* ---- a buffer holding a recovered copy of another member's operand (replicate.c) ---- */
 typedef struct dred_rbuf {
   dred_queue_t link; /* inst->rbufs */
@@ -127,6 +141,7 @@ typedef struct dred_inst {
   MPI_Datatype type_hold; /* PACKED/IMAGE layouts: a dup of `type` for MPI_Pack/MPI_Unpack,
                            * valid whatever the caller does with `type`; else NULL */
   MPI_Op op;
+  int held;            /* DRED_HELD_* references on op/type (lifetime.c) */
   dred_typeinfo_t ti;
   size_t bytes;        /* count * ti.extent: the operand in dred's layout */
   /* the accumulator: recvbuf at a DIRECT root, else a pool block or a malloc'd buffer */

@@ -205,7 +205,7 @@ static void walk(MPI_Datatype t, walk_t *w, int depth) {
       int i2, a2, d2, c2;
       walk(types[i], w, depth + 1);
       MPI_Type_get_envelope(types[i], &i2, &a2, &d2, &c2);
-      if (c2 != MPI_COMBINER_NAMED) MPI_Type_free(&types[i]); /* get_contents made a copy */
+      if (c2 != MPI_COMBINER_NAMED) PMPI_Type_free(&types[i]); /* get_contents made a copy */
     }
   }
   free(ints);
