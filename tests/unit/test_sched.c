@@ -1349,6 +1349,8 @@ static void test_task_error_unknown_code(void **state) {
   task_error_case(4242, DRED_ERR_INTERNAL);
   task_error_case(-3, DRED_ERR_INTERNAL);
   task_error_case(DRED_ERR_NOMEM, DRED_ERR_NOMEM);
+}
+
 /* ---- a member that cannot allocate; a member that gives up -------------------------- */
 
 static int ready_err(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, sched_params_t p,
