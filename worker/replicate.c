@@ -408,17 +408,25 @@ void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m) {
     store_shared(rt, src, m);
     return;
   }
-  if (len == 0 || len > (size_t)INT32_MAX || (op = calloc(1, sizeof *op)) == NULL ||
-      (op->buf = malloc(len)) == NULL) {
-    DRED_ERROR("cannot take a %zu-byte replica from worker %d", len, src);
-    free(op);
-    /* Still consume the payload so the data tag stays in step. */
-    {
-      MPI_Message mm;
-      MPI_Mprobe(src, DRED_MPI_REPLICA_TAG, rt->priv, &mm, MPI_STATUS_IGNORE);
-      MPI_Mrecv(NULL, 0, MPI_BYTE, &mm, MPI_STATUS_IGNORE);
-    }
+  /* A conforming sender never announces these (send_copy refuses them), so no payload
+   * follows: refuse without waiting for one -- a blocking probe here hung the runtime. */
+  if (src <= 0 || src >= rt->world_size || rt->failed[src] || len == 0 ||
+      len > (size_t)INT32_MAX) {
+    DRED_ERROR("replica header from rank %d (member %u, tag %lld, %zu bytes) refused: not a "
+               "live worker or not a possible length", src, m->u.replica.member,
+               (long long)m->u.replica.tag, len);
     return;
+  }
+  if ((op = calloc(1, sizeof *op)) == NULL) {
+    DRED_ERROR("no memory to take a %zu-byte replica from worker %d", len, src);
+    return; /* its payload stays unmatched: a leak of one message, not a hang */
+  }
+  if ((op->buf = malloc(len)) == NULL) {
+    /* Keep the data tag in step without blocking: a zero-byte receive takes the payload
+     * (it completes with a truncation error) and the op is dropped when it does. */
+    DRED_ERROR("no memory for a %zu-byte replica from worker %d: discarding it", len, src);
+    op->cancelled = 1;
+    len = 0;
   }
   op->kind = OP_RECV;
   op->peer = src;

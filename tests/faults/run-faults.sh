@@ -257,7 +257,7 @@ run_trial() { # run_trial MODE N
 
   dir="$runs/$m-$label-$n"
   rm -rf "$dir"
-  mkdir -p "$dir/store"
+  mkdir -p -m 700 "$dir/store"
   marker="dredfault-$$-$m-$n-$RANDOM"
 
   c=1; b=$nbytes
