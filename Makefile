@@ -169,7 +169,7 @@ bench: deps all $(BENCH) $(SCHED_BENCH)
 	@mkdir -p $(BUILD)/bench && bash -o pipefail -c '$(SCHED_BENCH) | tee $(BUILD)/bench/sched-bench.txt'
 
 # The short fault run of `make test`: 10 worker kills (4 workers, 4 MiB), a root kill, a master kill,
-# two node losses and a loss of the master's node on 3 simulated nodes.
+# two node losses on 3 simulated nodes (the master's-node loss: make faults MODE=masternode).
 fault-test: all $(FAULT_APP)
 	@BUILD=$(BUILD) bash tests/faults/short.sh
 

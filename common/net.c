@@ -103,6 +103,9 @@ static void link_close(dred_net_link_t *l, int lost) {
     if (*slot == l) *slot = NULL;
   }
   uv_close(&l->h.handle, link_free_cb);
+  /* A peer whose link broke is never dialled again: its process is gone (or said goodbye),
+   * and a reconnect to a dead master's address only produces "connection refused". */
+  if (lost && l->admitted && peer >= 0) n->book[peer][0] = '\0';
   if (lost && l->admitted && peer >= 0 && (e = calloc(1, sizeof *e)) != NULL) {
     e->src = peer;
     e->lost = 1;
