@@ -52,6 +52,7 @@ static int admitted(void *arg) {
 
 static int setup(void **st) {
   (void)st;
+  /* a mkdtemp(3) template: the X's are replaced by the call below */
   snprintf(dir, sizeof dir, "/tmp/dred-net-test.XXXXXX");
   if (mkdtemp(dir) == NULL) return -1;
   snprintf(sock_path, sizeof sock_path, "%s/ctl.sock", dir);

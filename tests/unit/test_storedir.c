@@ -38,6 +38,7 @@ typedef struct {
 static int setup(void **state) {
   fixture_t *f = calloc(1, sizeof *f);
   if (f == NULL) return -1;
+  /* a mkdtemp(3) template: the X's are replaced by the call below */
   snprintf(f->dir, sizeof f->dir, "/tmp/dred-test-storedir.XXXXXX");
   if (mkdtemp(f->dir) == NULL) {
     free(f);
