@@ -191,9 +191,10 @@ FUZZ_BIN     := $(BUILD)/fuzz/fuzz_proto $(BUILD)/fuzz/fuzz_sched
 $(BUILD)/fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c tests/fuzz/proto_roundtrip.h common/proto.c common/proto.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_proto.c common/proto.c
-$(BUILD)/fuzz/fuzz_sched: tests/fuzz/fuzz_sched.c master/sched.c master/sched.h
+FUZZ_SCHED_SRC := tests/fuzz/fuzz_sched.c master/sched.c common/placement.c
+$(BUILD)/fuzz/fuzz_sched: $(FUZZ_SCHED_SRC) master/sched.h common/placement.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_sched.c master/sched.c
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Icommon -o $@ $(FUZZ_SCHED_SRC)
 fuzz-build: $(FUZZ_BIN)
 fuzz:
 	@if ! printf 'int LLVMFuzzerTestOneInput(const char *d, long n){return 0;}' | \
@@ -223,12 +224,12 @@ man-check:
 test: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory unit-test
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10
 	@$(MAKE) --no-print-directory mpi-test
 	@$(MAKE) --no-print-directory fault-test
 	@$(MAKE) --no-print-directory tools-test
 	@$(MAKE) --no-print-directory deploy-test
 	@$(MAKE) --no-print-directory man-check
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10
 
 # Unit tests run with leak checking; the MPI tests without it: MPICH/UCX leave allocations
 # of modules they unload at MPI_Finalize ("<unknown module>" frames), which LSan reports.
