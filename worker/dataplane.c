@@ -474,10 +474,16 @@ static void task_begin(dred_rt_t *rt, dred_task_t *t) {
   t->own_ro = t->own_p == &in->acc && in->snap != NULL; /* acc is the replica snapshot */
   t->next_elem = t->done_elems = 0;
   t->src = NULL;
-  if (t->buf.pool_off >= 0 && t->provider < (uint32_t)rt->world_size &&
-      rt->peer_base[t->provider] != NULL) {
+  if (t->provider == (uint32_t)rt->world_rank && t->buf.pool_off < 0) {
+    /* Both operands are ours (a recovered copy next to our own): the provider's buffer is
+     * in our heap, checked by task_check, and read in place. */
+    t->src = (const char *)(uintptr_t)t->buf.addr;
+  } else if (t->buf.pool_off >= 0 && t->provider < (uint32_t)rt->world_size &&
+             rt->peer_base[t->provider] != NULL) {
     MPI_Win_sync(rt->swin); /* see the provider's stores before reading its segment */
     t->src = rt->peer_base[t->provider] + t->buf.pool_off;
+  }
+  if (t->src != NULL) {
     t->oop = t->own_ro;
     if (t->oop &&
         dred_dp_buf_alloc(rt, in->bytes, &t->out, &t->out_pool_off, &t->out_malloced) != DRED_OK)

@@ -9,7 +9,7 @@
  * list, recovered flag), TASK_DONE (for a task the scheduler really sent, with a random
  * outcome, or for a made-up id), WORKER_FAILED, RECOVER_FAILED -- feeds it, and drains
  * the actions.  Checked after every event (abort() on a violation, so libFuzzer keeps the
- * input): a TASK names two distinct, live workers in range; an END, a RECOVER or a journal
+ * input): a TASK names two live workers in range and two distinct members; an END, a RECOVER or a journal
  * record names a worker in range (RECOVER: a live one) and an END a status dred defines.
  * ASan/UBSan catch memory errors and leaks (sched_free at the end must release all).
  * Build and run: `make fuzz`.
@@ -55,8 +55,10 @@ static void drain(sched_t *s, uint32_t nw, pending_t *tasks, size_t *ntasks) {
         if (a.u.task.executor < 1 || a.u.task.executor > nw || a.u.task.provider < 1 ||
             a.u.task.provider > nw)
           fail("task names a worker out of range", a.u.task.executor, a.u.task.provider);
-        if (a.u.task.executor == a.u.task.provider)
-          fail("task pairs a worker with itself", a.u.task.executor, a.u.task.provider);
+        /* One worker may hold both operands (a recovered copy next to its own): it
+         * combines them locally.  The two must still be different members' data. */
+        if (a.u.task.exec_member == a.u.task.prov_member)
+          fail("task pairs a member's data with itself", a.u.task.exec_member, a.u.task.prov_member);
         if (!sched_worker_alive(s, a.u.task.executor) || !sched_worker_alive(s, a.u.task.provider))
           fail("task names a dead worker", a.u.task.executor, a.u.task.provider);
         if (*ntasks < MAX_TASKS) {
