@@ -82,7 +82,7 @@ $(LAUNCH): tools/dred-launch.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $<
 
-$(DREDSTAT): tools/dredstat.c $(BUILD)/obj/common/config.o $(BUILD)/obj/common/log.o $(BUILD)/obj/common/status.o
+$(DREDSTAT): tools/dredstat.c $(BUILD)/obj/common/config.o $(BUILD)/obj/common/log.o $(BUILD)/obj/common/status.o $(BUILD)/obj/common/sockpath.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 

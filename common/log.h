@@ -3,7 +3,9 @@
  *
  * Every error a caller gets back as a status code is also logged here with the reason,
  * so a user can see *what* was wrong.  The level comes from DRED_LOG_LEVEL
- * (error, warn, info, debug; default warn).  Thread-safe: each line is one fprintf.
+ * (error, warn, info, debug; default warn).  DRED_LOG_TIME=1 starts each line with the
+ * wall-clock time it was made (seconds.microseconds since the epoch), for correlating the
+ * logs of many processes.  Thread-safe: each line is one fprintf.
  */
 #ifndef DRED_LOG_H
 #define DRED_LOG_H

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../common/sockpath.h"
 
 typedef struct status_client {
   uv_pipe_t pipe;
@@ -52,7 +53,7 @@ struct master_status {
   master_t *m;
   status_client_t *clients;
   uint64_t connections;
-  char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+  char path[4096];
 };
 
 /* ---- the snapshot ------------------------------------------------------------------ */
@@ -223,14 +224,20 @@ static void on_connection(uv_stream_t *server, int status) {
 /* An existing socket at `path`: 1 if a live process accepts on it, 0 if stale, -1 on error. */
 static int socket_is_live(const char *path) {
   struct sockaddr_un sa;
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), rc, err;
-  if (fd < 0) return -1;
+  dred_sockpath_t sp;
+  int fd, rc, err;
+  if (dred_sockpath_init(&sp, path) != 0) return -1;
+  if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
+    dred_sockpath_close(&sp);
+    return -1;
+  }
   memset(&sa, 0, sizeof sa);
   sa.sun_family = AF_UNIX;
-  snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+  memcpy(sa.sun_path, sp.addr, sizeof sp.addr);
   rc = connect(fd, (struct sockaddr *)&sa, sizeof sa);
   err = errno;
   close(fd);
+  dred_sockpath_close(&sp);
   if (rc == 0) return 1;
   return (err == ECONNREFUSED || err == ENOENT) ? 0 : -1;
 }
@@ -260,9 +267,8 @@ int master_status_start(master_t *m) {
   }
   n = snprintf(st->path, sizeof st->path, "%s/%s", m->jobdir, MASTER_STATUS_SOCKET);
   if (n < 0 || (size_t)n >= sizeof st->path) {
-    DRED_ERROR("status socket: path %s/%s is longer than a Unix socket allows (%zu bytes): "
-               "use a shorter DRED_STORAGE_DIR; running without dredstat status",
-               m->jobdir, MASTER_STATUS_SOCKET, sizeof st->path - 1);
+    DRED_ERROR("status socket: path %s/%s is too long; running without dredstat status",
+               m->jobdir, MASTER_STATUS_SOCKET);
     free(st);
     return DRED_ERR_ARG;
   }
@@ -293,7 +299,15 @@ int master_status_start(master_t *m) {
   uv_pipe_init(&m->loop, &st->server, 0);
   st->server.data = st;
   old_mask = umask(077); /* the socket never exists with a wider mode */
-  rc = uv_pipe_bind(&st->server, st->path);
+  {
+    dred_sockpath_t sp; /* a deep DRED_STORAGE_DIR: bound through the directory */
+    if (dred_sockpath_init(&sp, st->path) != 0) {
+      rc = uv_translate_sys_error(errno);
+    } else {
+      rc = uv_pipe_bind(&st->server, sp.addr);
+      dred_sockpath_close(&sp);
+    }
+  }
   umask(old_mask);
   bound = rc == 0; /* only then is the file ours to remove */
   if (rc == 0 && chmod(st->path, 0600) != 0) rc = uv_translate_sys_error(errno);

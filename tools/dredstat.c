@@ -42,6 +42,7 @@
 #include <uv.h>
 
 #include "../common/config.h"
+#include "../common/sockpath.h"
 #include "../common/status.h" /* dred_status_str() */
 
 #define EXIT_RUNTIME 1
@@ -811,6 +812,7 @@ static void st_timeout(uv_timer_t *t) {
 static int cmd_status(const char *sock) {
   status_ctx_t c;
   uv_loop_t loop;
+  dred_sockpath_t sp;
   char def[600];
   size_t max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
 
@@ -841,8 +843,9 @@ static int cmd_status(const char *sock) {
     globfree(&g);
     sock = def;
   }
-  if (strlen(sock) > max)
-    return fail("%s: path longer than a Unix socket allows (%zu bytes)", sock, max);
+  if (dred_sockpath_init(&sp, sock) != 0)
+    return fail("%s: path longer than a Unix socket allows (%zu bytes) and its directory "
+                "cannot be opened: %s", sock, max, strerror(errno));
   memset(&c, 0, sizeof c);
   c.path = sock;
   c.rc = -1;
@@ -850,7 +853,8 @@ static int cmd_status(const char *sock) {
   uv_pipe_init(&loop, &c.pipe, 0);
   uv_timer_init(&loop, &c.timer);
   c.pipe.data = c.timer.data = c.conn.data = &c;
-  uv_pipe_connect(&c.conn, &c.pipe, sock, st_connected);
+  uv_pipe_connect(&c.conn, &c.pipe, sp.addr, st_connected); /* connect(2) happens here */
+  dred_sockpath_close(&sp);
   uv_timer_start(&c.timer, st_timeout, STATUS_TIMEOUT_MS, 0);
   /* After EOF the read callback leaves the handles open; close them here. */
   while (uv_run(&loop, UV_RUN_ONCE) != 0)

@@ -505,11 +505,14 @@ static void on_mpi_poll(uv_timer_t *t) { (void)t; } /* the turn after it polls *
 static void on_turn(uv_check_t *h) {
   dred_rt_t *rt = h->data;
   int busy, mpi_wait, stop;
-  uint64_t t0 = uv_hrtime(), turn;
+  uint64_t t0 = uv_hrtime(), t1, t2, t3, t4, turn;
   drain_submissions(rt);
   recv_messages(rt);
+  t1 = uv_hrtime();
   run_tasks(rt);
+  t2 = uv_hrtime();
   dred_repl_progress(rt);
+  t3 = uv_hrtime();
   finalize_deadline(rt);
   maybe_bye(rt);
   if (rt->nserving > 0) { /* drive MPI's progress for the readers (on_serve) */
@@ -517,13 +520,20 @@ static void on_turn(uv_check_t *h) {
     MPI_Iprobe(MPI_ANY_SOURCE, DRED_MPI_REPLICA_TAG, rt->priv, &flag, MPI_STATUS_IGNORE);
   }
   /* A turn is how long PINGs may wait: say so when one is longer than a heartbeat (only
-   * for a new longest turn, so an overloaded node does not flood the log). */
-  turn = uv_hrtime() - t0;
+   * for a new longest turn, so an overloaded node does not flood the log), with where the
+   * time went, since a long turn is what makes a live process look silent. */
+  t4 = uv_hrtime();
+  turn = t4 - t0;
   if (turn > rt->max_turn_ns) {
     rt->max_turn_ns = turn;
     if (turn > rt->cfg.heartbeat_ms * 1000000ull)
-      DRED_WARN("runtime loop turn took %llu ms (heartbeat %llu ms): PINGs waited that long",
-                (unsigned long long)(turn / 1000000ull), (unsigned long long)rt->cfg.heartbeat_ms);
+      DRED_WARN("runtime loop turn took %llu ms (heartbeat %llu ms): PINGs waited that long "
+                "(messages %llu ms, tasks %llu ms, replicas %llu ms, rest %llu ms)",
+                (unsigned long long)(turn / 1000000ull), (unsigned long long)rt->cfg.heartbeat_ms,
+                (unsigned long long)((t1 - t0) / 1000000ull),
+                (unsigned long long)((t2 - t1) / 1000000ull),
+                (unsigned long long)((t3 - t2) / 1000000ull),
+                (unsigned long long)((t4 - t3) / 1000000ull));
   }
   uv_mutex_lock(&rt->lock);
   stop = (rt->shutdown && rt->net.writes == 0) || (rt->dead && rt->bye_requested);

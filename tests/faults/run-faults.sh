@@ -57,6 +57,14 @@
 set -u
 set +m # no job control: background jobs stay in our process group, so setsid does not fork
 
+# The time a log line was made: dred's own stamp (DRED_LOG_TIME=1, the field before
+# "[dred ...]"), else the stamp the reader of the pipe put first.  The reader's stamp is
+# late by however long it waited for the CPU, which on a loaded machine is most of a
+# detection time.
+log_stamp() {
+  awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^\[dred/) { print $(i - 1); exit } print $1; exit }'
+}
+
 print_table() { # CSV rows (no header) on stdin
   awk -F, '
   { m = $2; seen[m] = 1; n[m]++; o = $14; c[m, o]++
@@ -315,7 +323,7 @@ EOF
 
   t0=$(now_s)
   env DRED_FAULT_TRIAL_ID="$marker" DRED_MASTER="$dir/master.sh" DRED_STORAGE_DIR="$dir/store" \
-    ${ucx_tls:+UCX_TLS="$ucx_tls"} \
+    DRED_LOG_TIME=1 ${ucx_tls:+UCX_TLS="$ucx_tls"} \
     setsid "$DREDRUN" ${layout:+--sim-nodes "$layout"} -n "$workers" "$APP" --outdir "$dir" --bytes "$b" --concurrent "$c" \
     --root "$root" --calib "$calib" --reductions "$reductions" --kill-index 1 \
     --victim-mode "$m" --kill-rank "$killrank" --kill-frac "$frac" ${kill_at_abs:+--kill-at "$kill_at_abs"} \
@@ -419,7 +427,7 @@ EOF
     local w1=0 pat ts all=""
     if [ "$m" = master ] || [ "$m" = masternode ]; then pat="master lost"; else w1=$(( ${vlist%%;*} + 1 )); pat="dred-master reports worker $w1 failed"; fi
     for r in "${survivors[@]}"; do
-      ts=$(grep -m1 -F "$pat" "$dir/stderr.$r" 2>/dev/null | cut -d' ' -f1)
+      ts=$(grep -m1 -F "$pat" "$dir/stderr.$r" 2>/dev/null | log_stamp)
       [ -n "$ts" ] && all="$all $ts"
     done
     if [ -n "$all" ]; then
@@ -427,7 +435,7 @@ EOF
       told_max=$(echo "$all" | tr ' ' '\n' | grep . | awk -v k="$kill_ns" 'NR == 1 || $1 > m { m = $1 } END { printf "%.1f", (m - k / 1e9) * 1000 }')
     fi
     if [ "$m" != master ] && [ "$m" != masternode ]; then
-      ts=$(grep -m1 -F "worker $w1 declared failed" "$dir/master.err" 2>/dev/null | cut -d' ' -f1)
+      ts=$(grep -m1 -F "worker $w1 declared failed" "$dir/master.err" 2>/dev/null | log_stamp)
       [ -n "$ts" ] && det=$(awk -v a="$ts" -v k="$kill_ns" 'BEGIN { printf "%.1f", (a - k / 1e9) * 1000 }')
     fi
   fi

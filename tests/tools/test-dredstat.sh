@@ -157,7 +157,10 @@ chmod 700 "$rodir"
 
 # status against a live master
 echo "test-dredstat: job 2 (app sleeps 12 s inside; dredstat status during it)"
-st2="$tmp/st2"
+# 80 bytes: the job's socket, $st2/job-<id>/dred-master.sock, is then longer than a Unix
+# socket address holds (107), as under a deep scratch directory, and must still answer.
+st2="$tmp/st2-"
+while [ "${#st2}" -lt 80 ]; do st2="${st2}x"; done
 mkdir -m 700 "$st2"
 # A stale socket (bound, never unlinked) from a "dead master": dredstat must say so.
 python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.close()' "$st2/dred-master.sock"
