@@ -21,7 +21,9 @@
  *      written by rank 0 to DIR/t.txt (seconds).
  *   4. N main steps, same shape.  Steps before --kill-index are preceded by a barrier; the
  *      kill step too (it is the last collective call of the job: once a process is dead,
- *      MPI collectives hang).  In the kill step each victim rank starts a thread that, at
+ *      MPI collectives hang), followed there by a barrier through files (DIR/passed.<r>,
+ *      no MPI) so that no process is still finishing MPI's barrier when the fault comes.
+ *      In the kill step each victim rank starts a thread that, at
  *      kill-at seconds (or kill-frac * t) after the rank's own start of that step, writes
  *      DIR/kill.<r> (wall-clock ns) and raise(SIGKILL)s its process.  In mode "master" the
  *      killer is app rank --kill-rank (a survivor) and it SIGKILLs dred-master's pid (from
@@ -106,6 +108,30 @@ static __attribute__((format(printf, 1, 2))) void out(const char *fmt, ...) {
 }
 
 static void write_file(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static double mono_s(void);
+
+/* MPI's barrier completes at each process only once the messages of its last round
+ * arrive, which can be after a faster process has left it: a process killed then leaves
+ * the slow one inside MPI_Ibarrier for ever (seen: a node-loss trial "hung" with a
+ * survivor in the barrier before the kill step, the reduction waiting for its call).  So
+ * before the kill step every process also says so in a file, and waits, without MPI, until
+ * all have: nobody is in an MPI call of the application when the fault comes. */
+static void all_passed_barrier(void) {
+  char name[64], path[3200];
+  double t_end = mono_s() + 120.0;
+  int r, missing;
+  snprintf(name, sizeof name, "passed.%d", g_rank);
+  write_file(name, "1\n");
+  do {
+    for (missing = 0, r = 0; r < g_size && !missing; r++) {
+      snprintf(path, sizeof path, "%s/passed.%d", g_outdir, r);
+      missing = access(path, F_OK) != 0;
+    }
+    if (missing) usleep(1000);
+  } while (missing && mono_s() < t_end);
+  if (missing) out("error not every process passed the barrier before the kill step in 120 s");
+}
 static void write_file(const char *name, const char *fmt, ...) {
   char path[4096], tmp[4200];
   FILE *f;
@@ -573,6 +599,7 @@ int main(int argc, char **argv) {
     step_res_t r;
     fill_step(&b, "main", s);
     if (s <= kill_index) sleepy_barrier(dred_comm()); /* never after a possible kill */
+    if (s == kill_index) all_passed_barrier(); /* nobody is still inside it when one dies */
     t0 = mono_s();
     if (s == kill_index && node_mode && (victim || killer)) {
       if (victim) g_victim_step = 1; /* killed by the root, not by itself */
