@@ -472,7 +472,7 @@ void dred_net_set_addr(dred_net_t *n, int peer, const char *addr) {
 }
 
 int dred_net_connected(const dred_net_t *n, int peer) {
-  return n != NULL && peer >= 0 && peer < n->nranks &&
+  return n != NULL && n->out != NULL && n->in != NULL && peer >= 0 && peer < n->nranks &&
          ((n->out[peer] != NULL && !n->out[peer]->closing) ||
           (n->in[peer] != NULL && !n->in[peer]->closing));
 }

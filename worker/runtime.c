@@ -340,6 +340,9 @@ static int recv_messages(dred_rt_t *rt) {
          * ends the reductions other members still wait on instead of leaving them
          * hanging. */
         if (rt->shutdown || rt->dead) break;
+        /* A link already closing: its LOST is next in the inbox and says what happened;
+         * a failed PONG would only add noise before it. */
+        if (!dred_net_connected(&rt->net, 0)) break;
         memset(&r, 0, sizeof r);
         r.type = PROTO_PONG;
         r.u.ping.seq = m.u.ping.seq;
