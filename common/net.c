@@ -12,6 +12,14 @@
  * header is checked before the payload is awaited, so an announced length above
  * PROTO_MAX_SIZE closes the link without a byte of it being stored.
  *
+ * Bulk: a REPLICA header whose copy is not in shared memory (pool_off -1) is followed on
+ * the same stream by its u.replica.len raw bytes (dred_net_send_bulk).  The reader reads
+ * them straight into a buffer of their own and queues the message only when the last
+ * byte is in, so the owner sees a whole copy or, if the peer dies first, only its LOST.
+ * Replica bytes thus travel like every other byte of the control plane: in libuv's epoll
+ * loop, never inside an MPI call (MPICH serialises those behind one lock, and UCX's TCP
+ * transport was seen to abort a survivor whose peer died mid-transfer).
+ *
  * Closing: a link that reads EOF or an error is closed; if it was admitted, an inbox entry
  * tells the owner which peer is gone, behind what the peer sent before -- that is how the
  * master sees a killed worker within milliseconds, and a worker its master.
@@ -48,22 +56,39 @@ struct dred_net_link {
   int closing;
   uint8_t *rbuf;
   size_t rlen, rcap;
+  struct inbox_entry *bulk; /* a message whose payload is still being read, or NULL */
+  size_t bulk_got;          /* payload bytes in so far */
 };
 
-typedef struct {
+typedef struct inbox_entry {
   dred_queue_t link; /* n->inbox */
   int src;
   int lost;          /* not a message: the link to src closed */
   proto_msg_t msg;
+  uint8_t *payload;  /* bulk bytes that followed the message (NULL: none, or discarded) */
+  size_t payload_len;
   size_t len;
   uint8_t bytes[];
 } inbox_entry_t;
 
 typedef struct {
   uv_write_t req;
-  uv_buf_t buf;
+  uv_buf_t buf[2];
+  dred_net_sent_cb cb; /* bulk sends: told when the payload is no longer needed */
+  void *arg;
   uint8_t data[];
 } wreq_t;
+
+/* How many raw bytes follow message m on the stream (see "Bulk" above). */
+static size_t bulk_len(const proto_msg_t *m) {
+  return m->type == PROTO_REPLICA && m->u.replica.pool_off == -1 ? (size_t)m->u.replica.len : 0;
+}
+
+static void entry_free(inbox_entry_t *e) {
+  if (e == NULL) return;
+  free(e->payload);
+  free(e);
+}
 
 static uint32_t le32(const uint8_t *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -86,6 +111,7 @@ static int token_equal(const uint8_t *a, const uint8_t *b) {
 
 static void link_free_cb(uv_handle_t *h) {
   dred_net_link_t *l = h->data;
+  entry_free(l->bulk); /* a copy cut short is never delivered */
   free(l->rbuf);
   free(l);
 }
@@ -129,21 +155,29 @@ static dred_net_link_t *link_new(dred_net_t *n, int tcp) {
 }
 
 static void write_cb(uv_write_t *req, int status) {
+  wreq_t *w = (wreq_t *)req;
   dred_net_t *n = req->data;
-  (void)status; /* a failed write shows up as EOF/reset on the read side */
+  /* A failed write shows up as EOF/reset on the read side too; a bulk sender is told. */
   n->writes--;
+  if (w->cb != NULL) w->cb(w->arg, status == 0 ? DRED_OK : DRED_ERR_PROC_FAILED);
   free(req);
 }
 
-static int link_write(dred_net_link_t *l, const uint8_t *bytes, size_t len) {
+/* Queue `len` bytes (copied) and, for a bulk send, `plen` payload bytes (not copied: they
+ * must stay valid until cb). */
+static int link_write(dred_net_link_t *l, const uint8_t *bytes, size_t len, const void *payload,
+                      size_t plen, dred_net_sent_cb cb, void *arg) {
   wreq_t *w = malloc(sizeof *w + len);
   int rc;
   if (w == NULL) return DRED_ERR_NOMEM;
   memcpy(w->data, bytes, len);
-  w->buf = uv_buf_init((char *)w->data, (unsigned)len);
+  w->buf[0] = uv_buf_init((char *)w->data, (unsigned)len);
+  w->buf[1] = uv_buf_init((char *)payload, (unsigned)plen);
+  w->cb = cb;
+  w->arg = arg;
   w->req.data = l->net;
   l->net->writes++;
-  if ((rc = uv_write(&w->req, &l->h.stream, &w->buf, 1, write_cb)) != 0) {
+  if ((rc = uv_write(&w->req, &l->h.stream, w->buf, plen > 0 ? 2 : 1, write_cb)) != 0) {
     l->net->writes--;
     free(w);
     DRED_ERROR("control link to rank %d: write failed: %s", l->peer, uv_strerror(rc));
@@ -158,6 +192,11 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
   dred_net_link_t *l = h->data;
   size_t want = l->rlen + READ_CHUNK, cap_max = PROTO_MAX_SIZE + READ_CHUNK;
   (void)suggested;
+  if (l->bulk != NULL && l->bulk->payload != NULL) { /* straight into the copy's buffer */
+    buf->base = (char *)l->bulk->payload + l->bulk_got;
+    buf->len = l->bulk->payload_len - l->bulk_got;
+    return;
+  }
   if (want > cap_max) want = cap_max;
   if (l->rcap < want) {
     uint8_t *nb = realloc(l->rbuf, want);
@@ -246,6 +285,29 @@ static int parse(dred_net_link_t *l) {
       continue;
     }
     e->lost = 0;
+    e->payload = NULL;
+    e->payload_len = bulk_len(&e->msg);
+    if (e->payload_len > 0) {
+      size_t take;
+      if (e->payload_len > (size_t)INT32_MAX) {
+        DRED_ERROR("control link from rank %d: %zu bytes announced after a REPLICA header: "
+                   "closed without reading them", l->peer, e->payload_len);
+        free(e);
+        rc = -1;
+        break;
+      }
+      /* Without memory the bytes are still read (and dropped): the stream stays in step
+       * and the owner sees the header with no payload. */
+      e->payload = malloc(e->payload_len);
+      take = avail - frame < e->payload_len ? avail - frame : e->payload_len;
+      if (e->payload != NULL) memcpy(e->payload, p + frame, take);
+      off += take;
+      if (take < e->payload_len) { /* the rest is read by alloc_cb/read_cb */
+        l->bulk = e;
+        l->bulk_got = take;
+        break;
+      }
+    }
     n->received++;
     dred_queue_insert_tail(&n->inbox, &e->link);
   }
@@ -262,6 +324,22 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
       DRED_DEBUG("control link to rank %d: %s", l->peer, uv_strerror((int)nread));
     link_close(l, 1);
     return;
+  }
+  if (l->bulk != NULL) {
+    inbox_entry_t *e = l->bulk;
+    if (e->payload != NULL) { /* read in place */
+      l->bulk_got += (size_t)nread;
+    } else { /* being dropped: these bytes landed in rbuf at rlen */
+      size_t need = e->payload_len - l->bulk_got, n = (size_t)nread < need ? (size_t)nread : need;
+      l->bulk_got += n;
+      if (n < (size_t)nread) memmove(l->rbuf + l->rlen, l->rbuf + l->rlen + n, (size_t)nread - n);
+      nread -= (ssize_t)n;
+    }
+    if (l->bulk_got < e->payload_len) return;
+    l->bulk = NULL;
+    l->net->received++;
+    dred_queue_insert_tail(&l->net->inbox, &e->link);
+    if (e->payload != NULL) return; /* the buffer held exactly the rest of the payload */
   }
   l->rlen += (size_t)nread;
   if (parse(l) != 0) link_close(l, 1);
@@ -421,7 +499,7 @@ int dred_net_connect(dred_net_t *n, int peer, const char *addr) {
   put_le32(hello, HELLO_MAGIC);
   put_le32(hello + 4, (uint32_t)n->self);
   memcpy(hello + 8, n->token, DRED_NET_TOKEN_BYTES);
-  return link_write(l, hello, sizeof hello) == DRED_OK ? 0 : UV_EIO;
+  return link_write(l, hello, sizeof hello, NULL, 0, NULL, NULL) == DRED_OK ? 0 : UV_EIO;
 }
 
 /* ---- messages ------------------------------------------------------------------------ */
@@ -444,17 +522,49 @@ int dred_net_send(dred_net_t *n, int dest, const proto_msg_t *m, const uint32_t 
     if ((buf = malloc(cap)) == NULL) return DRED_ERR_NOMEM;
   }
   len = proto_encode(m, group_workers, buf, cap);
-  rc = len == 0 ? DRED_ERR_ARG : link_write(l, buf, len);
+  rc = len == 0 ? DRED_ERR_ARG : link_write(l, buf, len, NULL, 0, NULL, NULL);
   if (len == 0) DRED_ERROR("%s to rank %d could not be encoded", proto_type_name(m->type), dest);
   if (buf != small) free(buf);
   if (rc == DRED_OK) n->sent++;
   return rc;
 }
 
+int dred_net_send_bulk(dred_net_t *n, int dest, const proto_msg_t *m, const void *payload,
+                       size_t len, dred_net_sent_cb cb, void *arg) {
+  uint8_t buf[512];
+  size_t flen;
+  dred_net_link_t *l;
+  if (n == NULL || m == NULL || dest < 0 || payload == NULL || cb == NULL || bulk_len(m) != len ||
+      len == 0 || len > (size_t)INT32_MAX)
+    return DRED_ERR_ARG;
+  if (n->out == NULL) return DRED_ERR_SHUTDOWN;
+  if (dest >= n->nranks) return DRED_ERR_ARG;
+  if (n->out[dest] == NULL && n->in[dest] == NULL && n->book[dest][0] != '\0' &&
+      dred_net_connect(n, dest, n->book[dest]) != 0)
+    return DRED_ERR_PROC_FAILED;
+  l = n->out[dest] != NULL ? n->out[dest] : n->in[dest];
+  if (l == NULL || l->closing) return DRED_ERR_PROC_FAILED;
+  if ((flen = proto_encode(m, NULL, buf, sizeof buf)) == 0) return DRED_ERR_ARG;
+  if (link_write(l, buf, flen, payload, len, cb, arg) != DRED_OK) return DRED_ERR_INTERNAL;
+  n->sent++;
+  return DRED_OK;
+}
+
+void *dred_net_take_payload(dred_net_t *n, size_t *len) {
+  inbox_entry_t *e = n != NULL ? n->last : NULL;
+  void *p;
+  if (len != NULL) *len = 0;
+  if (e == NULL || e->payload == NULL) return NULL;
+  p = e->payload;
+  if (len != NULL) *len = e->payload_len;
+  e->payload = NULL;
+  return p;
+}
+
 int dred_net_recv(dred_net_t *n, int *src, proto_msg_t *m) {
   dred_queue_t *q;
   inbox_entry_t *e;
-  free(n->last);
+  entry_free(n->last);
   n->last = NULL;
   if (n->out == NULL || (q = dred_queue_head(&n->inbox)) == NULL) return 0;
   dred_queue_remove(q);
@@ -504,9 +614,9 @@ void dred_net_close(dred_net_t *n) {
   n->unix_open = n->tcp_open = 0;
   while ((q = dred_queue_head(&n->inbox)) != NULL) {
     dred_queue_remove(q);
-    free(DRED_QUEUE_DATA(q, inbox_entry_t, link));
+    entry_free(DRED_QUEUE_DATA(q, inbox_entry_t, link));
   }
-  free(n->last);
+  entry_free(n->last);
   n->last = NULL;
   free(n->out);
   free(n->in);

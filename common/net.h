@@ -88,6 +88,18 @@ void dred_net_set_addr(dred_net_t *n, int peer, const char *addr);
  * reached or the message cannot be encoded. */
 int dred_net_send(dred_net_t *n, int dest, const proto_msg_t *m, const uint32_t *group_workers);
 
+/* Bulk send: `m` (a PROTO_REPLICA whose copy is not in shared memory: pool_off -1) followed
+ * on the same stream by its u.replica.len bytes at `payload`, which are not copied: they
+ * must stay valid until `cb(arg, status)` (DRED_OK once written, else the link broke).
+ * cb is not called if this returns an error. */
+typedef void (*dred_net_sent_cb)(void *arg, int status);
+int dred_net_send_bulk(dred_net_t *n, int dest, const proto_msg_t *m, const void *payload,
+                       size_t len, dred_net_sent_cb cb, void *arg);
+
+/* After dred_net_recv returned such a message: its payload, now the caller's (free()), with
+ * its length; NULL when it had none or it could not be held (no memory). */
+void *dred_net_take_payload(dred_net_t *n, size_t *len);
+
 /* Take what came in next: DRED_NET_MSG (src and m filled; a GROUP's member list is
  * valid until the next call), DRED_NET_LOST (the link to src closed: EOF, reset, a refused
  * frame), or 0 if nothing is waiting. */

@@ -34,8 +34,8 @@ typedef enum {
                             dred_finalize ran out of DRED_FINALIZE_WAIT_S): end it
                             for every member with `error`                            */
   /* worker -> worker */
-  PROTO_REPLICA = 7,     /* a replica of my operand: in my pool at pool_off, or it
-                            follows by MPI on DRED_MPI_REPLICA_TAG (pool_off -1)      */
+  PROTO_REPLICA = 7,     /* a replica of my operand: in my pool at pool_off, or its
+                            len bytes follow this frame on the link (pool_off -1)     */
   PROTO_REPLICA_ACK = 8, /* your shared-memory replica is stored: release it         */
   PROTO_SERVE = 10,      /* I read your buffer by MPI_Rget for task task_id from now
                             on (on 1) / no more (on 0): drive MPI's progress meanwhile

@@ -864,7 +864,8 @@ static int on_recover_failed(sched_t *s, const sched_event_t *ev) {
   inst_t *in = inst_find(s, ev->u.recover_failed.key);
   uint32_t k = ev->u.recover_failed.member;
   member_t *mb;
-  if (in == NULL || k >= in->g->n) return DRED_ERR_ARG;
+  if (in == NULL) return 0; /* it ended meanwhile (failed for everyone): a late answer */
+  if (k >= in->g->n) return DRED_ERR_ARG;
   if (in->status != DRED_OK) return 0;
   mb = &in->m[k];
   if (mb->state != M_RECOVERING || mb->asked != ev->u.recover_failed.worker) return DRED_ERR_ARG;

@@ -16,9 +16,11 @@
  * executor writes its result elsewhere and then drops its hold on the snapshot.
  * A neighbour on the same node reads the snapshot straight from the member's segment
  * (a REPLICA header on the control channel says where) and answers REPLICA_ACK when its
- * copy is written; a neighbour elsewhere gets the bytes on DRED_MPI_REPLICA_TAG.  Keeping
- * large worker-to-worker transfers in shared memory matters: UCX's CMA transport aborts a
- * process whose peer dies in the middle of a transfer.  The snapshot is freed once every
+ * copy is written; a neighbour elsewhere gets the bytes behind the header on the link
+ * between the two (common/net.c, "Bulk": libuv's event loop, no MPI call).  No copy goes
+ * through MPI: UCX's CMA transport aborts a process whose peer dies in the middle of a
+ * transfer, its TCP transport was seen to abort a survivor the same way after a node
+ * loss, and a long MPI call holds MPICH's lock while PINGs wait.  The snapshot is freed once every
  * copy is taken, so the member's future never waits for replica I/O.  A member that dies
  * before its neighbour heard of the snapshot is still recoverable: a node peer asked for
  * its operand reads it from the dead member's snapshot directory.  The root does not
@@ -60,8 +62,6 @@
 #include "../storage/storedir.h"
 #include "runtime.h"
 
-typedef enum { OP_SEND = 1, OP_RECV } repl_kind_t;
-
 #define PLACE_SPARE 2 /* candidates beyond DRED_REPLICAS-1, for copies that cannot be sent */
 
 /* A member's own copy of its operand, the source of every replica of it. */
@@ -96,36 +96,11 @@ static dred_queue_t snapshots = {&snapshots, &snapshots};
 static dred_queue_t snap_index[SNAP_BUCKETS];
 static dred_queue_t deferred_q = {&deferred_q, &deferred_q}; /* deferred, in due order */
 
-#define REPL_TEST_BATCH 64 /* replica transfers tested per turn */
 
 static unsigned snap_bucket(uint64_t group, int64_t tag) {
   uint64_t h = (group ^ ((uint64_t)tag * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
   return (unsigned)((h ^ (h >> 31)) % SNAP_BUCKETS);
 }
-
-/* Make `first` the head of the circular list `h` (round robin over a long list). */
-static void queue_rotate_to(dred_queue_t *h, dred_queue_t *first) {
-  if (first == h || h->next == first) return;
-  dred_queue_remove(h);
-  h->next = first;
-  h->prev = first->prev;
-  first->prev->next = h;
-  first->prev = h;
-}
-
-typedef struct {
-  dred_queue_t link; /* rt->repl_ops */
-  repl_kind_t kind;
-  MPI_Request req;
-  int peer;
-  int cancelled;
-  uint64_t group;
-  int64_t tag;
-  uint32_t member;
-  char *buf; /* OP_RECV: the landing buffer */
-  size_t len;
-  snapshot_t *snap; /* OP_SEND: what is being sent */
-} repl_op_t;
 
 /* An async store operation in flight (put or get). */
 typedef struct {
@@ -226,10 +201,16 @@ static void local_put_done(void *arg, int status) {
   free(io);
 }
 
-/* Send the snapshot to worker w: through shared memory when w can map our pool. */
+/* A copy's bytes are written (or the link broke): the snapshot may go. */
+static void copy_sent(void *arg, int status) {
+  (void)status; /* a copy that did not arrive is the receiver's loss, seen at recovery */
+  snapshot_unref(arg);
+}
+
+/* Send the snapshot to worker w: through shared memory when w can map our pool, else its
+ * bytes behind the header on our link to w (common/net.c, "Bulk"). */
 static int send_copy(dred_rt_t *rt, snapshot_t *sn, uint32_t w) {
   proto_msg_t h;
-  repl_op_t *op;
   int shm = sn->pool_off >= 0 && rt->peer_base[w] != NULL;
 
   if (!shm && sn->len > (size_t)INT32_MAX) {
@@ -243,24 +224,17 @@ static int send_copy(dred_rt_t *rt, snapshot_t *sn, uint32_t w) {
   h.u.replica.member = sn->member;
   h.u.replica.len = sn->len;
   h.u.replica.pool_off = shm ? sn->pool_off : -1;
-  if (dred_net_send(&rt->net, (int)w, &h, NULL) != 0) return -1;
   if (shm) {
+    if (dred_net_send(&rt->net, (int)w, &h, NULL) != 0) return -1;
     sn->waiting[sn->nwaiting++] = w;
     sn->refs++;
     return 0;
   }
-  if ((op = calloc(1, sizeof *op)) == NULL ||
-      MPI_Isend(sn->p, (int)sn->len, MPI_BYTE, (int)w, DRED_MPI_REPLICA_TAG, rt->priv, &op->req) !=
-          MPI_SUCCESS) {
+  if (dred_net_send_bulk(&rt->net, (int)w, &h, sn->p, sn->len, copy_sent, sn) != DRED_OK) {
     DRED_WARN("cannot send a replica to worker %u", w);
-    free(op);
     return -1;
   }
-  op->kind = OP_SEND;
-  op->peer = (int)w;
-  op->snap = sn;
   sn->refs++;
-  dred_queue_insert_tail(&rt->repl_ops, &op->link);
   return 0;
 }
 
@@ -399,49 +373,28 @@ void dred_repl_on_ack(dred_rt_t *rt, int src, const proto_msg_t *m) {
 }
 
 static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m);
+static void store_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
+                           char *buf, size_t len);
 
 void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m) {
-  repl_op_t *op = NULL;
-  size_t len = (size_t)m->u.replica.len;
+  size_t len = (size_t)m->u.replica.len, got = 0;
+  char *bytes;
 
   if (m->u.replica.pool_off >= 0) {
     store_shared(rt, src, m);
     return;
   }
-  /* A conforming sender never announces these (send_copy refuses them), so no payload
-   * follows: refuse without waiting for one -- a blocking probe here hung the runtime. */
-  if (src <= 0 || src >= rt->world_size || rt->failed[src] || len == 0 ||
-      len > (size_t)INT32_MAX) {
-    DRED_ERROR("replica header from rank %d (member %u, tag %lld, %zu bytes) refused: not a "
-               "live worker or not a possible length", src, m->u.replica.member,
-               (long long)m->u.replica.tag, len);
+  /* The bytes came behind the header and net.c queued the header only once the last of
+   * them was in: a copy cut short by its sender's death never gets here. */
+  bytes = dred_net_take_payload(&rt->net, &got);
+  if (src <= 0 || src >= rt->world_size || rt->failed[src] || len == 0 || got != len) {
+    DRED_ERROR("replica from rank %d (member %u, tag %lld, %zu bytes) refused: %s", src,
+               m->u.replica.member, (long long)m->u.replica.tag, len,
+               bytes == NULL ? "no memory to hold it" : "not from a live worker");
+    free(bytes);
     return;
   }
-  if ((op = calloc(1, sizeof *op)) == NULL) {
-    DRED_ERROR("no memory to take a %zu-byte replica from worker %d", len, src);
-    return; /* its payload stays unmatched: a leak of one message, not a hang */
-  }
-  if ((op->buf = malloc(len)) == NULL) {
-    /* Keep the data tag in step without blocking: a zero-byte receive takes the payload
-     * (it completes with a truncation error) and the op is dropped when it does. */
-    DRED_ERROR("no memory for a %zu-byte replica from worker %d: discarding it", len, src);
-    op->cancelled = 1;
-    len = 0;
-  }
-  op->kind = OP_RECV;
-  op->peer = src;
-  op->group = m->u.replica.group;
-  op->tag = m->u.replica.tag;
-  op->member = m->u.replica.member;
-  op->len = len;
-  if (MPI_Irecv(op->buf, (int)len, MPI_BYTE, src, DRED_MPI_REPLICA_TAG, rt->priv, &op->req) !=
-      MPI_SUCCESS) {
-    DRED_ERROR("MPI_Irecv of a replica from worker %d failed", src);
-    free(op->buf);
-    free(op);
-    return;
-  }
-  dred_queue_insert_tail(&rt->repl_ops, &op->link);
+  store_received(rt, m->u.replica.group, m->u.replica.tag, m->u.replica.member, bytes, len);
 }
 
 static void neighbour_put_done(void *arg, int status) {
@@ -504,22 +457,24 @@ static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m) {
   if (rc != DRED_OK) neighbour_put_done(io, rc); /* still ACK: the member frees its snapshot */
 }
 
-static void store_received(dred_rt_t *rt, repl_op_t *op) {
+/* A neighbour's copy that came over the network: into our store (takes `buf`). */
+static void store_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
+                           char *buf, size_t len) {
   repl_io_t *io = calloc(1, sizeof *io);
   if (io == NULL || rt->store == NULL) {
     free(io);
-    free(op->buf);
+    free(buf);
     return;
   }
   io->rt = rt;
-  io->group = op->group;
-  io->tag = op->tag;
-  io->member = op->member;
-  io->buf = op->buf;
+  io->group = group;
+  io->tag = tag;
+  io->member = member;
+  io->buf = buf;
   io->ack_to = -1;
   dred_queue_insert_tail(&writes_in_flight, &io->link);
-  if (dred_replica_put_async(&rt->loop, rt->store, op->group, op->tag, op->member, op->buf,
-                             op->len, neighbour_put_done, io) != DRED_OK) {
+  if (dred_replica_put_async(&rt->loop, rt->store, group, tag, member, buf, len,
+                             neighbour_put_done, io) != DRED_OK) {
     dred_queue_remove(&io->link);
     free(io->buf);
     free(io);
@@ -645,16 +600,6 @@ static int write_pending(uint64_t group, int64_t tag, uint32_t member) {
   return 0;
 }
 
-static int recv_pending(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member) {
-  dred_queue_t *q;
-  DRED_QUEUE_FOREACH(q, &rt->repl_ops) {
-    repl_op_t *op = DRED_QUEUE_DATA(q, repl_op_t, link);
-    if (op->kind == OP_RECV && op->group == group && op->tag == tag && op->member == member)
-      return 1;
-  }
-  return 0;
-}
-
 /* Returns 1 when handled (or dropped), 0 when it must wait (park it). */
 static int try_recover(dred_rt_t *rt, const proto_msg_t *m) {
   dred_inst_t *in;
@@ -671,8 +616,7 @@ static int try_recover(dred_rt_t *rt, const proto_msg_t *m) {
     send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_INTERNAL);
     return 1;
   }
-  if (write_pending(in->group_id, in->tag, member) || recv_pending(rt, in->group_id, in->tag, member))
-    return 0;
+  if (write_pending(in->group_id, in->tag, member)) return 0;
   if ((io = calloc(1, sizeof *io)) == NULL) {
     send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_NOMEM);
     return 1;
@@ -751,26 +695,8 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
   rt->nfailed++;
   DRED_WARN("dred-master reports worker %u failed", w);
   dred_net_drop(&rt->net, (int)w);
-  DRED_QUEUE_FOREACH_SAFE(q, n, &rt->repl_ops) {
-    repl_op_t *op = DRED_QUEUE_DATA(q, repl_op_t, link);
-    if (op->peer != (int)w) continue;
-    if (op->kind == OP_SEND) {
-      /* The copy will never be taken.  MPI may still touch the buffer: keep it (leak the
-       * snapshot) rather than free it under a pending request. */
-      MPI_Request_free(&op->req);
-      dred_queue_remove(q);
-      free(op);
-    } else {
-      /* MPICH/UCX never completes a cancelled rendezvous receive from a dead peer:
-       * cancel, free the request, abandon the landing buffer, and let a parked RECOVER
-       * go on (it will find no copy and the master tries the next holder). */
-      MPI_Cancel(&op->req);
-      MPI_Request_free(&op->req);
-      dred_queue_remove(q);
-      free(op);
-      rt->parked_retry = 1;
-    }
-  }
+  /* Copies on their way to or from w need nothing here: net.c never delivers a copy cut
+   * short, and our sends to w end with its link (copy_sent). */
   /* Snapshots waiting for w's REPLICA_ACK will not get it. */
   DRED_QUEUE_FOREACH_SAFE(q, n, &snapshots) {
     snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, link);
@@ -836,10 +762,8 @@ void dred_repl_on_shutdown(dred_rt_t *rt) {
 
 int dred_repl_progress(dred_rt_t *rt) {
   dred_queue_t *q, *n;
-  int work = 0, flag;
+  int work = 0;
   uint64_t now = 0;
-
-  int tested = 0;
 
   /* Due order is arrival order: look at the head only. */
   while ((q = dred_queue_head(&deferred_q)) != NULL) {
@@ -850,50 +774,6 @@ int dred_repl_progress(dred_rt_t *rt) {
     work++;
   }
 
-  /* A bounded number of transfers per turn, round robin: the next turn starts where
-   * this one stopped. */
-  DRED_QUEUE_FOREACH_SAFE(q, n, &rt->repl_ops) {
-    repl_op_t *op = DRED_QUEUE_DATA(q, repl_op_t, link);
-    MPI_Status st;
-    int trc;
-    if (tested++ == REPL_TEST_BATCH) {
-      queue_rotate_to(&rt->repl_ops, q);
-      break;
-    }
-    flag = 0;
-    memset(&st, 0, sizeof st);
-    /* An error completes the request too (MPI_ERRORS_RETURN on priv): over TCP a peer that
-     * dies mid-transfer ends its receive with an error, not with the bytes. */
-    trc = MPI_Test(&op->req, &flag, &st);
-    if (!flag && trc == MPI_SUCCESS) continue;
-    work++;
-    dred_queue_remove(q);
-    if (op->kind == OP_SEND) {
-      snapshot_unref(op->snap);
-    } else {
-      int cancelled = 0, got = -1;
-      if (trc == MPI_SUCCESS) {
-        MPI_Test_cancelled(&st, &cancelled);
-        MPI_Get_count(&st, MPI_BYTE, &got);
-      }
-      if (op->cancelled || cancelled) {
-        free(op->buf);
-      } else if (trc != MPI_SUCCESS || got < 0 || (size_t)got != op->len) {
-        /* Never store what did not fully arrive: the store's checksum is computed here,
-         * over these bytes, so a partial copy would later be "recovered" as the operand
-         * (measured: DRED_OK with every element wrong after a node loss).  Without it
-         * the master asks the next holder, or fails the reduction explicitly. */
-        DRED_ERROR("replica of member %u (tag %lld) from worker %d incomplete (%d of %zu bytes%s): "
-                   "discarded", op->member, (long long)op->tag, op->peer, got, op->len,
-                   trc != MPI_SUCCESS ? ", receive failed" : "");
-        free(op->buf);
-        rt->parked_retry = 1; /* a RECOVER may be waiting for this copy */
-      } else {
-        store_received(rt, op); /* takes op->buf */
-      }
-    }
-    free(op);
-  }
   if (rt->parked_retry && !dred_queue_empty(&rt->parked)) {
     rt->parked_retry = 0;
     DRED_QUEUE_FOREACH_SAFE(q, n, &rt->parked) {

@@ -547,7 +547,7 @@ static void on_turn(uv_check_t *h) {
     return;
   }
   busy = busy || !dred_queue_empty(&rt->net.inbox) || rt->parked_retry || rt->nserving > 0;
-  mpi_wait = !dred_queue_empty(&rt->repl_ops) || !dred_queue_empty(&rt->parked);
+  mpi_wait = !dred_queue_empty(&rt->parked);
   if (busy) uv_idle_start(&rt->spin, noop_idle);
   else uv_idle_stop(&rt->spin);
   if (!busy && mpi_wait) {
@@ -571,7 +571,6 @@ int dred_rt_start(dred_rt_t *rt) {
   dred_queue_init(&rt->submitq);
   dred_queue_init(&rt->groups);
   dred_queue_init(&rt->tasks);
-  dred_queue_init(&rt->repl_ops);
   dred_queue_init(&rt->parked);
   if ((rt->failed = calloc((size_t)rt->world_size, 1)) == NULL ||
       (rt->serving = calloc((size_t)rt->world_size, sizeof *rt->serving)) == NULL)

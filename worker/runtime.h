@@ -273,7 +273,6 @@ typedef struct dred_rt {
   struct dred_replica *store;
   char job_id[64];              /* from dred-master at init (common/mpi/jobinit.h) */
   char jobdir[600];             /* <storage>/job-<id> on this node; "" without replicas */
-  dred_queue_t repl_ops;  /* replica sends/receives in flight */
   dred_queue_t parked;    /* RECOVER requests waiting for the local call or a write */
   int parked_retry;
   int shutdown;        /* SHUTDOWN received */

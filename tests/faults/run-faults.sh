@@ -334,7 +334,7 @@ EOF
   # Phase 1: calibration (t.txt), bounded; phase 2: every survivor's final line, bounded.
   tfile="$dir/t.txt"
   start_deadline=$(awk -v a="$t0" -v w="$workers" -v b="$b" -v c="$c" \
-    'BEGIN { printf "%.3f", a + 30 + (4 + 2 * '"$calib"') * w * b * c / 5e7 }')
+    'BEGIN { printf "%.3f", a + 90 + (4 + 2 * '"$calib"') * w * b * c / 5e7 }')
   while [ ! -s "$tfile" ]; do
     now=$(now_s)
     if awk -v a="$now" -v d="$start_deadline" 'BEGIN { exit !(a > d) }'; then break; fi

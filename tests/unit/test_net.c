@@ -6,7 +6,9 @@
  * pump() turns the loop until a condition holds or a bound runs out.  Covered: messages
  * both ways over both transports, a member list of 60 000 workers, a wrong token and a
  * duplicate rank refused without a message getting through, an oversize frame closing
- * the link unread, a peer's close reported as lost -- after the messages it sent first.
+ * the link unread, a peer's close reported as lost -- after the messages it sent first;
+ * a replica's bytes behind its header (bulk) intact over both transports, and a copy cut
+ * short by its sender's death never delivered.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -270,6 +272,128 @@ static void peer_close_is_reported(void **st) {
   close_all(&srv, NULL);
 }
 
+
+/* ---- bulk: a replica's bytes behind its header ------------------------------------------ */
+
+static int sent_status = 99;
+static void on_sent(void *arg, int status) {
+  (void)arg;
+  sent_status = status;
+}
+
+static proto_msg_t replica_header(size_t len) {
+  proto_msg_t m;
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_REPLICA;
+  m.u.replica.group = 42;
+  m.u.replica.tag = 3;
+  m.u.replica.member = 1;
+  m.u.replica.len = len;
+  m.u.replica.pool_off = -1;
+  return m;
+}
+
+/* 3 MiB behind a header, then an ordinary message: both arrive, in order, bytes intact;
+ * the sender hears when its buffer may go; wrong calls are refused. */
+static void bulk_roundtrip(const char *tcp_host) {
+  dred_net_t srv, w;
+  char ua[DRED_NET_ADDR_MAX], ta[DRED_NET_ADDR_MAX];
+  size_t len = 3u << 20, got = 0, i;
+  uint8_t *data = malloc(len), *in;
+  proto_msg_t m = replica_header(len), r, e = ready(0);
+  int src = -1;
+  assert_non_null(data);
+  for (i = 0; i < len; i++) data[i] = (uint8_t)(i * 7 + 1);
+  sent_status = 99;
+  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
+  assert_int_equal(dred_net_listen(&srv, sock_path, tcp_host, ua, ta), 0);
+  assert_int_equal(dred_net_init(&w, &loop, 1, 4, token), 0);
+  assert_int_equal(dred_net_connect(&w, 0, tcp_host ? ta : ua), 0);
+  /* refused: length disagreeing with the header, no callback, not a bulk message */
+  assert_int_not_equal(dred_net_send_bulk(&w, 0, &m, data, len - 1, on_sent, NULL), 0);
+  assert_int_not_equal(dred_net_send_bulk(&w, 0, &m, data, len, NULL, NULL), 0);
+  assert_int_not_equal(dred_net_send_bulk(&w, 0, &e, data, len, on_sent, NULL), 0);
+  assert_int_equal(dred_net_send_bulk(&w, 0, &m, data, len, on_sent, NULL), 0);
+  assert_int_equal(dred_net_send(&w, 0, &e, NULL), 0);
+  for (i = 0; i < 4000 && dred_queue_len(&srv.inbox) < 2; i++) {
+    uv_run(&loop, UV_RUN_NOWAIT);
+    usleep(1000);
+  }
+  assert_int_equal(sent_status, 0); /* DRED_OK */
+  assert_int_equal(dred_net_recv(&srv, &src, &r), DRED_NET_MSG);
+  assert_int_equal(r.type, PROTO_REPLICA);
+  in = dred_net_take_payload(&srv, &got);
+  assert_non_null(in);
+  assert_int_equal(got, len);
+  assert_memory_equal(in, data, len);
+  assert_null(dred_net_take_payload(&srv, &got)); /* taken once */
+  free(in);
+  assert_int_equal(dred_net_recv(&srv, &src, &r), DRED_NET_MSG);
+  assert_int_equal(r.type, PROTO_READY);
+  assert_null(dred_net_take_payload(&srv, &got));
+  assert_int_equal(got, 0);
+  close_all(&srv, &w);
+  free(data);
+}
+
+static void bulk_unix(void **st) {
+  (void)st;
+  bulk_roundtrip(NULL);
+}
+
+static void bulk_tcp(void **st) {
+  (void)st;
+  bulk_roundtrip("127.0.0.1");
+}
+
+/* A sender that dies halfway through a copy: the receiver gets LOST and never the header,
+ * so a partial copy can never be stored (and later "recovered" as the operand). */
+static void bulk_cut_short_is_never_delivered(void **st) {
+  dred_net_t srv;
+  char ua[DRED_NET_ADDR_MAX];
+  uv_pipe_t raw;
+  uv_connect_t creq;
+  uv_write_t wreq;
+  uv_buf_t b[2];
+  uint8_t hello[8 + DRED_NET_TOKEN_BYTES], frame[512], *half;
+  proto_msg_t m = replica_header(1u << 20);
+  size_t flen;
+  int one = 1;
+  (void)st;
+  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
+  watched = &srv;
+  assert_int_equal(dred_net_listen(&srv, sock_path, NULL, ua, NULL), 0);
+  hello[0] = 0x44; hello[1] = 0x52; hello[2] = 0x48; hello[3] = 0x4c; /* "DRHL" */
+  hello[4] = 1; hello[5] = hello[6] = hello[7] = 0;                     /* rank 1 */
+  memcpy(hello + 8, token, DRED_NET_TOKEN_BYTES);
+  flen = proto_encode(&m, NULL, frame, sizeof frame);
+  assert_true(flen > 0);
+  half = calloc(1, 1u << 19); /* half of the announced bytes */
+  uv_pipe_init(&loop, &raw, 0);
+  raw_connected = 0;
+  uv_pipe_connect(&creq, &raw, sock_path, raw_connect_cb);
+  pump_until(raw_is_connected, NULL);
+  assert_int_equal(raw_connected, 1);
+  b[0] = uv_buf_init((char *)hello, sizeof hello);
+  assert_int_equal(uv_write(&wreq, (uv_stream_t *)&raw, b, 1, NULL), 0);
+  {
+    uv_write_t w2;
+    b[0] = uv_buf_init((char *)frame, (unsigned)flen);
+    b[1] = uv_buf_init((char *)half, 1u << 19);
+    assert_int_equal(uv_write(&w2, (uv_stream_t *)&raw, b, 2, NULL), 0);
+    for (int i = 0; i < 200; i++) {
+      uv_run(&loop, UV_RUN_NOWAIT);
+      usleep(1000);
+    }
+  }
+  assert_true(dred_queue_empty(&srv.inbox)); /* the header waits for its bytes */
+  uv_close((uv_handle_t *)&raw, raw_close_cb); /* the sender dies */
+  pump_until(is_lost, &one);
+  assert_int_equal(lost_peer, 1);
+  close_all(&srv, NULL);
+  free(half);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(unix_roundtrip, setup, teardown),
@@ -278,6 +402,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(wrong_token_and_duplicate_rank_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(oversize_frame_closes_the_link, setup, teardown),
       cmocka_unit_test_setup_teardown(peer_close_is_reported, setup, teardown),
+      cmocka_unit_test_setup_teardown(bulk_unix, setup, teardown),
+      cmocka_unit_test_setup_teardown(bulk_tcp, setup, teardown),
+      cmocka_unit_test_setup_teardown(bulk_cut_short_is_never_delivered, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
