@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 
-#include "../worker/dred_status.h"
+#include "../common/dred_status.h"
 
 #ifdef __cplusplus
 extern "C" {

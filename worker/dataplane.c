@@ -45,7 +45,6 @@
 #include <unistd.h>
 
 #include "../common/log.h"
-#include "../master/sched.h" /* sched_task_status_t values for task outcomes */
 #include "kernel.h"
 #include "runtime.h"
 
@@ -645,7 +644,7 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
     if ((rc = task_check(rt, t)) != DRED_OK) {
       t->started = 1; /* nothing posted, nothing to undo */
       *finished = 1;
-      *status = SCHED_TASK_ERROR;
+      *status = PROTO_TASK_ERROR;
       *error = rc;
       return 1;
     }
@@ -668,7 +667,7 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
   }
   if (rc != 0) {
     *finished = 1;
-    *status = SCHED_TASK_ERROR;
+    *status = PROTO_TASK_ERROR;
     *error = rc;
     dred_dp_task_abort(rt, t);
     return 1;
@@ -677,7 +676,7 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
     if (t->oop && t->out != NULL) oop_commit(rt, t);
     if (t->dst_pool_off >= 0) MPI_Win_sync(rt->swin); /* publish the result to node peers */
     *finished = 1;
-    *status = SCHED_TASK_OK;
+    *status = PROTO_TASK_OK;
     *error = 0;
     task_end(rt, t);
   }
@@ -694,5 +693,5 @@ int dred_dp_task_abort(dred_rt_t *rt, dred_task_t *t) {
     dred_dp_buf_free(rt, t->inst->bytes, t->out, t->out_pool_off, t->out_malloced);
   t->out = NULL;
   task_end(rt, t);
-  return SCHED_TASK_PROVIDER_LOST;
+  return PROTO_TASK_PROVIDER_LOST;
 }

@@ -354,7 +354,7 @@ void dred_dp_finalize(dred_rt_t *rt, int collective);
 int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in); /* allocate + fill the accumulator */
 void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in);
 /* Advance the head task within a time budget.  Returns 1 if it did work; when the task
- * finishes, *finished is set and *status holds its outcome (a sched_task_status_t). */
+ * finishes, *finished is set and *status holds its outcome (a proto_task_status_t). */
 int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status, int *error);
 /* The provider of `t` died: stop it.  Returns PROVIDER_LOST if the executor's buffer is
  * untouched, EXEC_CORRUPT if some chunks were already combined into it. */

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../worker/dred_status.h"
+#include "../dred_status.h"
 #include "../log.h"
 
 #define JOB_ID_BYTES 8

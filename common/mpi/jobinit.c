@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../worker/dred_status.h"
+#include "../dred_status.h"
 
 void dred_jobinit_new_id(char *out, size_t cap) {
   uint32_t r = 0;

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "../log.h"
-#include "../../worker/dred_status.h"
+#include "../dred_status.h"
 
 static int my_node(MPI_Comm priv, uint32_t *id) {
   MPI_Comm node;
