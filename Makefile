@@ -86,7 +86,11 @@ $(LAUNCH): tools/dred-launch.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $<
 
-$(DREDSTAT): tools/dredstat.c $(BUILD)/obj/common/config.o $(BUILD)/obj/common/log.o $(BUILD)/obj/common/status.o
+# dredstat takes the journal's schema from storage/journal.c and the task outcome names
+# from common/proto.c, so it links those (and what they need) rather than copy them.
+DREDSTAT_OBJ := $(addprefix $(BUILD)/obj/,common/config.o common/log.o common/status.o \
+  common/proto.o storage/journal.o storage/sqlite_util.o storage/storedir.o)
+$(DREDSTAT): tools/dredstat.c $(DREDSTAT_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 

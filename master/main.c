@@ -262,7 +262,7 @@ int main(int argc, char **argv) {
     DRED_WARN("storage directory %s refused (see above): no journal unless --journal says "
               "where, no status socket", m.cfg.storage_dir);
   if (!no_journal && m.cfg.journal[0] == '\0' && m.jobdir[0] != '\0')
-    snprintf(m.cfg.journal, sizeof m.cfg.journal, "%.490s/journal.db", m.jobdir);
+    snprintf(m.cfg.journal, sizeof m.cfg.journal, "%.490s/" DRED_STOREDIR_JOURNAL, m.jobdir);
   if (!no_journal && m.cfg.journal[0] != '\0') {
     if (dred_journal_open(m.cfg.journal, &m.journal) != DRED_OK) {
       DRED_WARN("journal %s unavailable: running without a journal", m.cfg.journal);

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../storage/storedir.h" /* DRED_STOREDIR_STATUS_SOCKET */
 
 typedef struct status_client {
   uv_pipe_t pipe;
@@ -258,11 +259,11 @@ int master_status_start(master_t *m) {
     free(st);
     return DRED_ERR_STORAGE;
   }
-  n = snprintf(st->path, sizeof st->path, "%s/%s", m->jobdir, MASTER_STATUS_SOCKET);
+  n = snprintf(st->path, sizeof st->path, "%s/%s", m->jobdir, DRED_STOREDIR_STATUS_SOCKET);
   if (n < 0 || (size_t)n >= sizeof st->path) {
     DRED_ERROR("status socket: path %s/%s is longer than a Unix socket allows (%zu bytes): "
                "use a shorter DRED_STORAGE_DIR; running without dredstat status",
-               m->jobdir, MASTER_STATUS_SOCKET, sizeof st->path - 1);
+               m->jobdir, DRED_STOREDIR_STATUS_SOCKET, sizeof st->path - 1);
     free(st);
     return DRED_ERR_ARG;
   }

@@ -32,6 +32,12 @@ extern "C" {
 /* Longest job id (characters [A-Za-z0-9_.-], not starting with '.'). */
 #define DRED_JOB_ID_MAX 48
 
+/* What dred-master keeps in <base>/job-<id>: its journal (storage/journal.h, unless
+ * --journal says otherwise) and its status socket (master/status.h).  dredstat finds both
+ * by these names. */
+#define DRED_STOREDIR_JOURNAL "journal.db"
+#define DRED_STOREDIR_STATUS_SOCKET "dred-master.sock"
+
 /* Make sure `dir` is a private directory of ours, creating it (mode 0700, and any missing
  * parents 0700) if absent.  Refused (DRED_ERR_STORAGE, logged): a path that is empty or
  * longer than DRED_STOREDIR_MAX, a symbolic link, not a directory, owned by
