@@ -12,7 +12,7 @@
  * another directory, possibly the parent).
  *
  * Each job gets <base>/job-<id>, the id chosen by dred-master and sent to every process
- * at dred_init (common/mpi/jobinit.h), so two jobs of one user on one node never share a
+ * at dred_init (common/mpi/boot.h), so two jobs of one user on one node never share a
  * store.  No MPI in here.
  */
 #ifndef DRED_STOREDIR_H

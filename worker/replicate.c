@@ -333,7 +333,7 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   /* Where: common/placement.h, the rule dred-master also walks when it recovers (the next
    * live member on another node first).  A few spare candidates stand in for a copy that
    * cannot be sent. */
-  ncand = dred_place_replicas(n, in->group->workers, rt->node_of, rt->failed, in->member,
+  ncand = dred_place_replicas(n, in->group->workers, rt->boot.node_of, rt->failed, in->member,
                               want + PLACE_SPARE, cand);
   for (k = 0; k < ncand && ready->u.ready.nreplicas < want; k++) {
     uint32_t w = cand[k];

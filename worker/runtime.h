@@ -25,7 +25,6 @@
 
 #include "../common/config.h"
 #include "../common/mpi/boot.h"
-#include "../common/mpi/nodes.h"
 #include "../common/net.h"
 #include "../common/pool.h"
 #include "../common/queue.h"
@@ -230,8 +229,6 @@ typedef struct dred_rt {
   uint64_t handover_waits, handover_wait_ns; /* replica writes that stepped aside (atomic) */
   char **peer_base;    /* by private rank: a node peer's pool, else NULL   */
   dred_seg_t *segs;    /* by private rank: every worker's pool segment (segment.h) */
-  uint32_t *node_of;   /* by private rank: node id (common/mpi/nodes.h)   */
-  int nnodes;
   size_t chunk_bytes;
   char *scratch;       /* one chunk, for non-commutative left combines     */
   size_t scratch_size;
@@ -271,7 +268,7 @@ typedef struct dred_rt {
   int nfailed;
   /* replication (replicate.c) */
   struct dred_replica *store;
-  char job_id[64];              /* from dred-master at init (common/mpi/jobinit.h) */
+  char job_id[64];              /* from dred-master at init (common/mpi/boot.h) */
   char jobdir[600];             /* <storage>/job-<id> on this node; "" without replicas */
   dred_queue_t repl_ops;  /* replica sends/receives in flight */
   dred_queue_t parked;    /* RECOVER requests waiting for the local call or a write */
