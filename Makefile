@@ -9,7 +9,7 @@
 # Objects are split in two: CORE (common/, storage/, master/sched.c) has no MPI in it and
 # links into the CMocka unit tests with plain cc; everything else is built with mpicc.
 # libdred is common/ + storage/ (without the master's journal) + worker/: never the
-# master's scheduler.  Everything is compiled with -fvisibility=hidden; the public API is
+# master's scheduler.  Its objects are compiled with -fvisibility=hidden; the public API is
 # marked DRED_EXTERN (worker/dred.h) and `make symbols-check` holds libdred.so to it.
 
 BUILD   ?= build
@@ -19,7 +19,12 @@ MPICC   ?= mpicc
 OPT     ?= -O2 -g
 SAN     ?=
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
-CFLAGS  := -std=gnu11 $(OPT) $(WARN) -fPIC -fvisibility=hidden -pthread $(SAN) -Iworker -iquote common
+CFLAGS  := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread $(SAN) -Iworker -iquote common
+# Objects (build/obj/) are what the libraries are made of: hidden unless marked DRED_EXTERN.
+# Programs built straight from their source keep default visibility, so hooks the
+# sanitizer runtime looks up dynamically (__lsan_default_suppressions in test_kernel)
+# are still found.
+OBJ_CFLAGS := $(CFLAGS) -fvisibility=hidden
 LDLIBS  := -luv -lsqlite3 -lm -pthread
 MPIRUN  ?= mpiexec
 
@@ -64,7 +69,7 @@ $(CORE_OBJ): CC_USE := $(CC)
 $(BUILD)/obj/%.o: %.c $(wildcard */*.h */*/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(if $(CC_USE),$(CC_USE),$(MPICC)) $(CFLAGS) -c $< -o $@
+	@$(if $(CC_USE),$(CC_USE),$(MPICC)) $(OBJ_CFLAGS) -c $< -o $@
 
 $(LIB_A): $(WORKER_OBJ) $(LIB_CORE_OBJ)
 	@mkdir -p $(dir $@)
@@ -109,7 +114,7 @@ KERNEL_TEST_OBJ := $(BUILD)/obj/worker/kernel.o $(BUILD)/obj/worker/kernel_basel
 $(BUILD)/obj/worker/kernel_baseline.o: worker/kernel.c worker/kernel.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (baseline)"
-	@$(MPICC) $(CFLAGS) -DDRED_KERNEL_BASELINE -c $< -o $@
+	@$(MPICC) $(OBJ_CFLAGS) -DDRED_KERNEL_BASELINE -c $< -o $@
 $(BUILD)/tests/test_kernel: tests/unit/test_kernel.c $(KERNEL_TEST_OBJ) $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(KERNEL_TEST_OBJ) $(CORE_OBJ) -lcmocka $(LDLIBS)
