@@ -8,6 +8,9 @@
 #
 # Objects are split in two: CORE (common/, storage/, master/sched.c) has no MPI in it and
 # links into the CMocka unit tests with plain cc; everything else is built with mpicc.
+# libdred is common/ + storage/ (without the master's journal) + worker/: never the
+# master's scheduler.  Its objects are compiled with -fvisibility=hidden; the public API is
+# marked DRED_EXTERN (worker/dred.h) and `make symbols-check` holds libdred.so to it.
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -16,7 +19,12 @@ MPICC   ?= mpicc
 OPT     ?= -O2 -g
 SAN     ?=
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
-CFLAGS  := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread $(SAN) -Iworker
+CFLAGS  := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread $(SAN) -Iworker -iquote common
+# Objects (build/obj/) are what the libraries are made of: hidden unless marked DRED_EXTERN.
+# Programs built straight from their source keep default visibility, so hooks the
+# sanitizer runtime looks up dynamically (__lsan_default_suppressions in test_kernel)
+# are still found.
+OBJ_CFLAGS := $(CFLAGS) -fvisibility=hidden
 LDLIBS  := -luv -lsqlite3 -lm -pthread
 MPIRUN  ?= mpiexec
 
@@ -28,6 +36,7 @@ UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 MPI_TEST_SRC := $(filter-out tests/mpi/mpitest.c,$(wildcard tests/mpi/*.c))
 
 CORE_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC))
+LIB_CORE_OBJ := $(filter-out $(BUILD)/obj/master/% $(BUILD)/obj/storage/journal.o,$(CORE_OBJ))
 WORKER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(WORKER_SRC))
 MASTER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(MASTER_SRC))
 
@@ -44,7 +53,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi_%,$(MPI_TEST_SRC))
 MPITEST_OBJ := $(BUILD)/obj/tests/mpi/mpitest.o
 
-.PHONY: fuzz fuzz-build all deps run test unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench kernel-bench asan install clean
+.PHONY: fuzz fuzz-build all deps run test symbols-check unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench kernel-bench asan install clean
 FAULT_APP := $(BUILD)/tests/fault_app
 TRIALS  ?= 100
 WORKERS ?= 8
@@ -60,13 +69,13 @@ $(CORE_OBJ): CC_USE := $(CC)
 $(BUILD)/obj/%.o: %.c $(wildcard */*.h */*/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(if $(CC_USE),$(CC_USE),$(MPICC)) $(CFLAGS) -c $< -o $@
+	@$(if $(CC_USE),$(CC_USE),$(MPICC)) $(OBJ_CFLAGS) -c $< -o $@
 
-$(LIB_A): $(WORKER_OBJ) $(CORE_OBJ)
+$(LIB_A): $(WORKER_OBJ) $(LIB_CORE_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(LIB_SO): $(WORKER_OBJ) $(CORE_OBJ)
+$(LIB_SO): $(WORKER_OBJ) $(LIB_CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(MPICC) -shared $(SAN) -o $@ $^ $(LDLIBS)
 
@@ -82,7 +91,11 @@ $(LAUNCH): tools/dred-launch.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $<
 
-$(DREDSTAT): tools/dredstat.c $(BUILD)/obj/common/config.o $(BUILD)/obj/common/log.o $(BUILD)/obj/common/status.o $(BUILD)/obj/common/sockpath.o
+# dredstat takes the journal's schema from storage/journal.c and the task outcome names
+# from common/proto.c, so it links those (and what they need) rather than copy them.
+DREDSTAT_OBJ := $(addprefix $(BUILD)/obj/,common/config.o common/log.o common/status.o common/sockpath.o \
+  common/proto.o storage/journal.o storage/sqlite_util.o storage/storedir.o)
+$(DREDSTAT): tools/dredstat.c $(DREDSTAT_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -101,7 +114,7 @@ KERNEL_TEST_OBJ := $(BUILD)/obj/worker/kernel.o $(BUILD)/obj/worker/kernel_basel
 $(BUILD)/obj/worker/kernel_baseline.o: worker/kernel.c worker/kernel.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (baseline)"
-	@$(MPICC) $(CFLAGS) -DDRED_KERNEL_BASELINE -c $< -o $@
+	@$(MPICC) $(OBJ_CFLAGS) -DDRED_KERNEL_BASELINE -c $< -o $@
 $(BUILD)/tests/test_kernel: tests/unit/test_kernel.c $(KERNEL_TEST_OBJ) $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(KERNEL_TEST_OBJ) $(CORE_OBJ) -lcmocka $(LDLIBS)
@@ -119,13 +132,32 @@ $(BUILD)/tests/mpi_%: tests/mpi/%.c tests/mpi/mpitest.h $(MPITEST_OBJ) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(MPITEST_OBJ) $(LIB_A) $(LDLIBS)
 
-# The same lifetimes test linked with libdred.so instead of libdred.a: libdred's
-# MPI_Op_free/MPI_Type_free wrappers (worker/lifetime.c) must take effect either way.
+# The same lifetimes test linked with a shared libdred instead of libdred.a: libdred's
+# MPI_Op_free/MPI_Type_free wrappers (worker/lifetime.c) must take effect either way.  The
+# test also reads libdred's internal counters (dred_lifetime_stats), which the real
+# libdred.so does not export; so it links a test copy of libdred.so, made of the same
+# objects except worker/lifetime.c compiled with default visibility.  That the real one
+# exports the wrappers is symbols-check's part.
 LIFETIMES_SO := $(BUILD)/tests/mpi_lifetimes_so
-$(LIFETIMES_SO): tests/mpi/lifetimes.c tests/mpi/mpitest.h $(MPITEST_OBJ) $(LIB_SO)
+LIB_SO_TEST := $(BUILD)/tests/lib/libdred.so
+LIFETIME_EXPORTED_OBJ := $(BUILD)/obj/tests/lifetime_exported.o
+$(LIFETIME_EXPORTED_OBJ): worker/lifetime.c $(wildcard */*.h */*/*.h)
 	@mkdir -p $(dir $@)
-	$(MPICC) $(CFLAGS) -o $@ $< $(MPITEST_OBJ) -L$(BUILD)/lib -Wl,-rpath,$(abspath $(BUILD)/lib) \
-	  -ldred $(LDLIBS)
+	@echo "  CC      $< (default visibility)"
+	@$(MPICC) $(CFLAGS) -fvisibility=default -c $< -o $@
+$(LIB_SO_TEST): $(filter-out $(BUILD)/obj/worker/lifetime.o,$(WORKER_OBJ)) $(LIB_CORE_OBJ) \
+  $(LIFETIME_EXPORTED_OBJ)
+	@mkdir -p $(dir $@)
+	$(MPICC) -shared $(SAN) -o $@ $^ $(LDLIBS)
+$(LIFETIMES_SO): tests/mpi/lifetimes.c tests/mpi/mpitest.h $(MPITEST_OBJ) $(LIB_SO_TEST)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -o $@ $< $(MPITEST_OBJ) -L$(dir $(LIB_SO_TEST)) \
+	  -Wl,-rpath,$(abspath $(dir $(LIB_SO_TEST))) -ldred $(LDLIBS)
+
+# libdred.so's dynamic symbols must be exactly the functions declared DRED_EXTERN in
+# worker/dred.h plus the MPI_Op_free/MPI_Type_free wrappers (tests/check-symbols.sh).
+symbols-check: $(LIB_SO)
+	@bash tests/check-symbols.sh $(LIB_SO)
 
 run: deps all
 	$(DREDRUN) -n 8 $(DEMO)
@@ -186,7 +218,7 @@ faults: all $(FAULT_APP)
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-unused-parameter \
-  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iworker
+  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iworker -iquote common
 FUZZ_BIN     := $(BUILD)/fuzz/fuzz_proto $(BUILD)/fuzz/fuzz_sched
 $(BUILD)/fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c tests/fuzz/proto_roundtrip.h common/proto.c common/proto.h
 	@mkdir -p $(dir $@)
@@ -223,6 +255,7 @@ man-check:
 
 test: deps
 	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory symbols-check
 	@$(MAKE) --no-print-directory unit-test
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10
 	@$(MAKE) --no-print-directory mpi-test
@@ -243,7 +276,7 @@ asan: deps
 
 install: all
 	install -d $(PREFIX)/include $(PREFIX)/lib/pkgconfig $(PREFIX)/bin
-	install -m 644 worker/dred.h worker/dred_status.h $(PREFIX)/include/
+	install -m 644 worker/dred.h common/dred_status.h $(PREFIX)/include/
 	install -m 644 $(LIB_A) $(LIB_SO) $(PREFIX)/lib/
 	install -m 755 $(MASTER) $(PREFIX)/bin/
 	install -m 755 deploy/dredrun $(PREFIX)/bin/dredrun

@@ -11,7 +11,7 @@
 
 #include "log.h"
 #include "../storage/storedir.h"
-#include "../worker/dred_status.h"
+#include "dred_status.h"
 
 static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi) {
   const char *s = getenv(name);

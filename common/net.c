@@ -32,7 +32,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "../worker/dred_status.h"
+#include "dred_status.h"
 #include "log.h"
 #include "net.h"
 

@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "../worker/dred_status.h"
+#include "dred_status.h"
 
 typedef struct {
   uint8_t *p;
@@ -300,5 +300,15 @@ const char *proto_type_name(int type) {
     case PROTO_RECOVER: return "RECOVER";
     case PROTO_SHUTDOWN: return "SHUTDOWN";
     default: return "UNKNOWN";
+  }
+}
+
+const char *proto_task_status_name(int status) {
+  switch (status) {
+    case PROTO_TASK_OK: return "ok";
+    case PROTO_TASK_PROVIDER_LOST: return "provider lost";
+    case PROTO_TASK_EXEC_CORRUPT: return "executor corrupt";
+    case PROTO_TASK_ERROR: return "error";
+    default: return "unknown";
   }
 }

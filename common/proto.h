@@ -59,6 +59,17 @@ typedef struct {
   uint32_t owner;    /* private-communicator rank of the process whose memory it is  */
 } proto_buf_t;
 
+/* How a task ended, as its executor reports it in DONE (`status`) and as the master's
+ * journal records it (tasks.status; dredstat prints the names). */
+typedef enum {
+  PROTO_TASK_OK = 0,
+  PROTO_TASK_PROVIDER_LOST, /* the provider's data could not be read; the executor's own
+                               buffer is intact                                          */
+  PROTO_TASK_EXEC_CORRUPT,  /* the provider could not be read and the executor's buffer
+                               was partly combined: both sides must be recovered         */
+  PROTO_TASK_ERROR          /* a local error (e.g. the op failed): ends the instance     */
+} proto_task_status_t;
+
 typedef struct {
   proto_type_t type;
   union {
@@ -145,5 +156,8 @@ uint32_t proto_group_worker(const proto_msg_t *m, uint32_t k);
 uint64_t proto_group_id(uint32_t n, const uint32_t *workers);
 
 const char *proto_type_name(int type);
+
+/* A proto_task_status_t in words ("ok", "provider lost", ...); "unknown" otherwise. */
+const char *proto_task_status_name(int status);
 
 #endif /* DRED_PROTO_H */

@@ -34,7 +34,7 @@ typedef struct {
   uint64_t base;  /* the segment's address in its owner's address space (0: no pool)    */
   uint64_t size;  /* bytes of the segment, its head included (0: no pool)               */
   uint64_t head;  /* bytes at the head that never hold a buffer (snapshot directory)    */
-  int32_t node;   /* the node, as the lowest private rank on it; -1: not a worker       */
+  int32_t node;   /* the node (common/mpi/boot.h's node_of); -1: not a worker           */
 } dred_seg_t;
 
 /* May `b` be read as `bytes` bytes of `provider`'s memory?  `segs` has `nseg` entries,

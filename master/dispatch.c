@@ -32,7 +32,7 @@ static void on_group(master_t *m, int src, const proto_msg_t *msg) {
     /* Said once per group: its replicas cannot survive the loss of that node. */
     DRED_INFO("group %016llx: all %u members on one node (node %u): replicas survive a "
               "process loss, not the loss of that node",
-              (unsigned long long)msg->u.group.id, n, m->node_of[workers[0]]);
+              (unsigned long long)msg->u.group.id, n, m->boot.node_of[workers[0]]);
   }
   free(workers);
 }

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
-#include "../common/mpi/jobinit.h"
+#include "../common/mpi/boot.h"
 #include "../common/status.h"
 #include "../storage/storedir.h"
 #include "master.h"
@@ -190,7 +190,7 @@ int main(int argc, char **argv) {
   }
   /* A setting this master cannot run with must still fail the whole job, not just this
    * process: the workers are already waiting in dred_init's collectives.  So the verdict
-   * is kept until MPI is up and sent to them (common/mpi/jobinit.h). */
+   * is kept until MPI is up and sent to them (common/mpi/boot.h). */
   memset(&ji, 0, sizeof ji);
   ji.status = DRED_OK;
   if (rc < 0) {
@@ -221,7 +221,6 @@ int main(int argc, char **argv) {
   }
   m.priv = m.boot.priv;
   m.net.data = &m;
-  if (dred_nodes_exchange(m.priv, &m.node_of, &m.nnodes) != DRED_OK) MPI_Abort(MPI_COMM_WORLD, 3);
   if (ji.status == DRED_OK) {
     dred_jobinit_new_id(ji.job_id, sizeof ji.job_id);
     snprintf(m.job_id, sizeof m.job_id, "%s", ji.job_id);
@@ -254,7 +253,7 @@ int main(int argc, char **argv) {
   }
   for (rc = 1; rc <= m.nworkers; rc++) {
     m.last_heard[rc] = m.t_start;
-    sched_set_node(m.sched, (uint32_t)rc, m.node_of[rc]);
+    sched_set_node(m.sched, (uint32_t)rc, m.boot.node_of[rc]);
   }
   /* This job's directory (journal, status socket), private and not shared with any other
    * job (storage/storedir.h).  Without it the job still runs, only unobserved. */
@@ -262,7 +261,7 @@ int main(int argc, char **argv) {
     DRED_WARN("storage directory %s refused (see above): no journal unless --journal says "
               "where, no status socket", m.cfg.storage_dir);
   if (!no_journal && m.cfg.journal[0] == '\0' && m.jobdir[0] != '\0')
-    snprintf(m.cfg.journal, sizeof m.cfg.journal, "%.490s/journal.db", m.jobdir);
+    snprintf(m.cfg.journal, sizeof m.cfg.journal, "%.490s/" DRED_STOREDIR_JOURNAL, m.jobdir);
   if (!no_journal && m.cfg.journal[0] != '\0') {
     if (dred_journal_open(m.cfg.journal, &m.journal) != DRED_OK) {
       DRED_WARN("journal %s unavailable: running without a journal", m.cfg.journal);
@@ -281,7 +280,7 @@ int main(int argc, char **argv) {
   m.flush_timer.data = &m;
   uv_timer_start(&m.flush_timer, flush_cb, 1000, 1000);
   DRED_INFO("dred-master up: %d workers on %d node(s), policy %s, journal %s", m.nworkers,
-            m.nnodes, m.cfg.policy, m.journal ? m.cfg.journal : "(none)");
+            m.boot.nnodes, m.cfg.policy, m.journal ? m.cfg.journal : "(none)");
 
   uv_check_init(&m.loop, &m.turn);
   m.turn.data = &m;
@@ -306,7 +305,6 @@ int main(int argc, char **argv) {
   /* Gone once empty: the workers remove their stores at finalize, the journal keeps it. */
   if (!m.cfg.keep_storage) dred_storedir_release(m.jobdir);
   sched_free(m.sched);
-  free(m.node_of);
   free(m.last_heard);
   free(m.bye);
   if (m.nfailed > 0) {

@@ -16,7 +16,6 @@
 
 #include "../common/config.h"
 #include "../common/mpi/boot.h"
-#include "../common/mpi/nodes.h"
 #include "../common/net.h"
 #include "../storage/journal.h"
 #include "sched.h"
@@ -27,8 +26,6 @@ typedef struct {
   MPI_Comm priv;
   MPI_Win dwin;
   sched_t *sched;
-  uint32_t *node_of;        /* by priv rank: node id (common/mpi/nodes.h); 0 is ours */
-  int nnodes;
   dred_journal_t *journal;  /* NULL with --no-journal */
   dred_boot_t boot;         /* the shared start-up (common/mpi/boot.h) */
   dred_net_t net;           /* control links to the workers (common/net.h) */
@@ -49,7 +46,7 @@ typedef struct {
   /* statistics */
   uint64_t t_start, events, actions, tasks_sent;
   struct master_status *status; /* status.c's socket server; NULL when not running */
-  char job_id[64];          /* chosen here, sent to every worker (common/mpi/jobinit.h) */
+  char job_id[64];          /* chosen here, sent to every worker (common/mpi/boot.h) */
   char jobdir[600];         /* <storage>/job-<id>: journal and status socket; "" if refused */
 } master_t;
 

@@ -25,7 +25,7 @@
 
 #include "../common/proto.h"
 #include "../common/queue.h"
-#include "../worker/dred_status.h"
+#include "../common/dred_status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,7 +33,8 @@ extern "C" {
 
 typedef struct sched sched_t;
 
-#define SCHED_MAX_REPLICAS 4
+/* Replica holders a READY may name: the wire's limit, so a decoded READY always fits. */
+#define SCHED_MAX_REPLICAS PROTO_MAX_REPLICAS
 
 /* How the executor of a non-root task is chosen. */
 typedef enum {
@@ -75,15 +76,13 @@ typedef enum {
                              could wait no longer): the instance ends with `error` for all */
 } sched_ev_type_t;
 
-/* Task outcome reported by an executor. */
-typedef enum {
-  SCHED_TASK_OK = 0,
-  SCHED_TASK_PROVIDER_LOST, /* the provider's data could not be read; the executor's own
-                               buffer is intact                                          */
-  SCHED_TASK_EXEC_CORRUPT,  /* the provider could not be read and the executor's buffer
-                               was partly combined: both sides must be recovered         */
-  SCHED_TASK_ERROR          /* a local error (e.g. the op failed): ends the instance     */
-} sched_task_status_t;
+/* Task outcome reported by an executor: the wire's own codes (common/proto.h), which the
+ * workers send and the journal records. */
+typedef proto_task_status_t sched_task_status_t;
+#define SCHED_TASK_OK PROTO_TASK_OK
+#define SCHED_TASK_PROVIDER_LOST PROTO_TASK_PROVIDER_LOST
+#define SCHED_TASK_EXEC_CORRUPT PROTO_TASK_EXEC_CORRUPT
+#define SCHED_TASK_ERROR PROTO_TASK_ERROR
 
 typedef struct {
   sched_ev_type_t type;

@@ -39,6 +39,7 @@
 
 #include "../common/log.h"
 #include "../common/sockpath.h"
+#include "../storage/storedir.h" /* DRED_STOREDIR_STATUS_SOCKET */
 
 typedef struct status_client {
   uv_pipe_t pipe;
@@ -265,10 +266,10 @@ int master_status_start(master_t *m) {
     free(st);
     return DRED_ERR_STORAGE;
   }
-  n = snprintf(st->path, sizeof st->path, "%s/%s", m->jobdir, MASTER_STATUS_SOCKET);
+  n = snprintf(st->path, sizeof st->path, "%s/%s", m->jobdir, DRED_STOREDIR_STATUS_SOCKET);
   if (n < 0 || (size_t)n >= sizeof st->path) {
     DRED_ERROR("status socket: path %s/%s is too long; running without dredstat status",
-               m->jobdir, MASTER_STATUS_SOCKET);
+               m->jobdir, DRED_STOREDIR_STATUS_SOCKET);
     free(st);
     return DRED_ERR_ARG;
   }

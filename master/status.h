@@ -1,7 +1,8 @@
 /*
  * status.h -- dred-master's live status socket, read by `dredstat status`.
  *
- * A libuv pipe server on <storage_dir>/job-<id>/dred-master.sock (a Unix domain socket, mode 0600,
+ * A libuv pipe server on <storage_dir>/job-<id>/dred-master.sock (DRED_STOREDIR_STATUS_SOCKET
+ * in storage/storedir.h, where dredstat finds it too; a Unix domain socket, mode 0600,
  * so only the job's user can read it; nothing listens on a network port).  Every
  * connection gets one plain-text snapshot of the master (workers alive/failed/said bye,
  * reductions and tasks in flight, message counters, tasks per second, uptime) and is
@@ -15,9 +16,6 @@
 #define DRED_MASTER_STATUS_H
 
 #include "master.h"
-
-/* The socket file name inside the storage directory (dredstat uses the same name). */
-#define MASTER_STATUS_SOCKET "dred-master.sock"
 
 /* Start listening.  Call after uv_loop_init(&m->loop).  A stale socket left by a dead
  * master is removed; a live one (another master using the same storage directory) or a

@@ -64,12 +64,8 @@ struct dred_journal {
 };
 
 /* The tables and their columns, in order, exactly as journal.h documents them.  Used both
- * to create a new journal and to recognise an existing one. */
-static const struct {
-  const char *name;
-  const char *create;
-  const char *columns[12];
-} journal_tables[] = {
+ * to create a new journal and to recognise an existing one (here and in dredstat). */
+const dred_journal_table_t dred_journal_tables[DRED_JOURNAL_NTABLES] = {
     {"reductions",
      "CREATE TABLE reductions(id INTEGER PRIMARY KEY, grp TEXT, tag INTEGER, "
      "members INTEGER, bytes INTEGER, start_ns INTEGER, end_ns INTEGER, tasks INTEGER, "
@@ -86,7 +82,6 @@ static const struct {
      {"worker", "failed_ns", NULL}},
     {"meta", "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)", {"key", "value", NULL}},
 };
-#define JOURNAL_NTABLES (sizeof journal_tables / sizeof journal_tables[0])
 
 /* Does table `t` exist with exactly the documented columns, in order? */
 static int journal_table_matches(sqlite3 *db, const char *path, size_t t) {
@@ -97,18 +92,18 @@ static int journal_table_matches(sqlite3 *db, const char *path, size_t t) {
   rc = sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1) ORDER BY cid", -1,
                           &st, NULL);
   if (rc != SQLITE_OK) {
-    DRED_ERROR("journal %s: cannot inspect table %s: %s", path, journal_tables[t].name,
+    DRED_ERROR("journal %s: cannot inspect table %s: %s", path, dred_journal_tables[t].name,
                sqlite3_errmsg(db));
     return DRED_ERR_STORAGE;
   }
-  sqlite3_bind_text(st, 1, journal_tables[t].name, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 1, dred_journal_tables[t].name, -1, SQLITE_STATIC);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     const char *name = (const char *)sqlite3_column_text(st, 0);
-    const char *want = journal_tables[t].columns[col];
+    const char *want = dred_journal_tables[t].columns[col];
     if (want == NULL || name == NULL || strcmp(name, want) != 0) {
       DRED_ERROR("journal %s: not a dred journal: table %s has column %s where %s was "
                  "expected",
-                 path, journal_tables[t].name, name ? name : "(null)",
+                 path, dred_journal_tables[t].name, name ? name : "(null)",
                  want ? want : "(none)");
       sqlite3_finalize(st);
       return DRED_ERR_STORAGE;
@@ -116,15 +111,15 @@ static int journal_table_matches(sqlite3 *db, const char *path, size_t t) {
     col++;
   }
   if (rc != SQLITE_DONE) {
-    DRED_ERROR("journal %s: cannot inspect table %s: %s", path, journal_tables[t].name,
+    DRED_ERROR("journal %s: cannot inspect table %s: %s", path, dred_journal_tables[t].name,
                sqlite3_errmsg(db));
     sqlite3_finalize(st);
     return DRED_ERR_STORAGE;
   }
   sqlite3_finalize(st);
-  if (journal_tables[t].columns[col] != NULL) {
+  if (dred_journal_tables[t].columns[col] != NULL) {
     DRED_ERROR("journal %s: not a dred journal: table %s is %s", path,
-               journal_tables[t].name, col == 0 ? "missing" : "missing columns");
+               dred_journal_tables[t].name, col == 0 ? "missing" : "missing columns");
     return DRED_ERR_STORAGE;
   }
   return DRED_OK;
@@ -150,8 +145,8 @@ static int journal_prepare_schema(sqlite3 *db, const char *path) {
     goto fail;
 
   if (objects == 0 && version == 0 && (app_id == 0 || app_id == JOURNAL_APP_ID)) {
-    for (t = 0; t < JOURNAL_NTABLES; t++)
-      if ((st = dred_sqlite_exec(db, WHAT, path, journal_tables[t].create)) != DRED_OK)
+    for (t = 0; t < DRED_JOURNAL_NTABLES; t++)
+      if ((st = dred_sqlite_exec(db, WHAT, path, dred_journal_tables[t].create)) != DRED_OK)
         goto fail;
     if ((st = dred_sqlite_stamp(db, WHAT, path, JOURNAL_VERSION, JOURNAL_APP_ID)) != DRED_OK)
       goto fail;
@@ -171,7 +166,7 @@ static int journal_prepare_schema(sqlite3 *db, const char *path) {
       st = DRED_ERR_STORAGE;
       goto fail;
     }
-    for (t = 0; t < JOURNAL_NTABLES; t++)
+    for (t = 0; t < DRED_JOURNAL_NTABLES; t++)
       if ((st = journal_table_matches(db, path, t)) != DRED_OK) goto fail;
   }
   return dred_sqlite_exec(db, WHAT, path, "COMMIT");

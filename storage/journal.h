@@ -22,13 +22,24 @@
 
 #include <stdint.h>
 
-#include "../worker/dred_status.h"
+#include "../common/dred_status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct dred_journal dred_journal_t;
+
+/* The schema above as data: each table, the statement that creates it and its columns in
+ * order (NULL-terminated).  journal.c creates and recognises journals by it; dredstat
+ * checks a file against it before it reads one, so the two never disagree. */
+#define DRED_JOURNAL_NTABLES 4
+typedef struct {
+  const char *name;
+  const char *create;
+  const char *columns[12];
+} dred_journal_table_t;
+extern const dred_journal_table_t dred_journal_tables[DRED_JOURNAL_NTABLES];
 
 /* Open or create the journal at `path` (parent directory must exist).  An existing file
  * with another schema version or that is not a dred journal is refused.

@@ -42,7 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../worker/dred_status.h"
+#include "../common/dred_status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -12,7 +12,7 @@
  * another directory, possibly the parent).
  *
  * Each job gets <base>/job-<id>, the id chosen by dred-master and sent to every process
- * at dred_init (common/mpi/jobinit.h), so two jobs of one user on one node never share a
+ * at dred_init (common/mpi/boot.h), so two jobs of one user on one node never share a
  * store.  No MPI in here.
  */
 #ifndef DRED_STOREDIR_H
@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 
-#include "../worker/dred_status.h"
+#include "../common/dred_status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,6 +31,12 @@ extern "C" {
 #define DRED_STOREDIR_MAX 400
 /* Longest job id (characters [A-Za-z0-9_.-], not starting with '.'). */
 #define DRED_JOB_ID_MAX 48
+
+/* What dred-master keeps in <base>/job-<id>: its journal (storage/journal.h, unless
+ * --journal says otherwise) and its status socket (master/status.h).  dredstat finds both
+ * by these names. */
+#define DRED_STOREDIR_JOURNAL "journal.db"
+#define DRED_STOREDIR_STATUS_SOCKET "dred-master.sock"
 
 /* Make sure `dir` is a private directory of ours, creating it (mode 0700, and any missing
  * parents 0700) if absent.  Refused (DRED_ERR_STORAGE, logged): a path that is empty or

@@ -7,7 +7,8 @@
  *   dredstat status  [SOCKET]             ask a running dred-master (Unix socket)
  *
  * How it works.  The journal is the SQLite file dred-master writes (schema in
- * storage/journal.h).  It is opened read-only (SQLITE_OPEN_READONLY) so dredstat can never
+ * storage/journal.h, whose table dred_journal_tables this checks against; the file and
+ * socket names are storage/storedir.h's, the task outcome names common/proto.h's).  It is opened read-only (SQLITE_OPEN_READONLY) so dredstat can never
  * change or create a journal, and it may read one the master is still writing: the journal
  * is in WAL mode, so a reader sees the last committed batch and never blocks the master.
  * Before any query the file is checked to be a dred journal (its four tables with the
@@ -43,11 +44,13 @@
 
 #include "../common/config.h"
 #include "../common/sockpath.h"
+#include "../common/proto.h"  /* proto_task_status_name() */
 #include "../common/status.h" /* dred_status_str() */
+#include "../storage/journal.h"
+#include "../storage/storedir.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
-#define STATUS_SOCKET_NAME "dred-master.sock" /* master/status.h MASTER_STATUS_SOCKET */
 #define STATUS_TIMEOUT_MS 5000
 
 static void usage(FILE *out) {
@@ -60,10 +63,10 @@ static void usage(FILE *out) {
           "                             (default tasks.png)\n"
           "  status [SOCKET]            live status of a running dred-master\n"
           "                             (default: the one running job's socket,\n"
-          "                             $DRED_STORAGE_DIR/job-<id>/dred-master.sock)\n"
+          "                             $DRED_STORAGE_DIR/job-<id>/" DRED_STOREDIR_STATUS_SOCKET ")\n"
           "  -h, --help                 this text\n"
           "JOURNAL is the master's SQLite journal, by default\n"
-          "$DRED_STORAGE_DIR/job-<id>/journal.db (one directory per job).\n"
+          "$DRED_STORAGE_DIR/job-<id>/" DRED_STOREDIR_JOURNAL " (one directory per job).\n"
           "Exit status: 0 ok, 1 error (bad journal, no master, gnuplot failed), 2 usage.\n");
 }
 
@@ -92,15 +95,17 @@ static int fail(const char *fmt, ...) {
 
 /* ---- the journal ----------------------------------------------------------------------- */
 
-static const struct {
-  const char *table;
-  const char *columns; /* comma-separated, in order, as storage/journal.h documents them */
-} journal_schema[] = {
-    {"reductions", "id,grp,tag,members,bytes,start_ns,end_ns,tasks,recovered,status"},
-    {"tasks", "id,task_id,grp,tag,executor,provider,bytes,start_ns,end_ns,exec_ns,status"},
-    {"workers", "worker,failed_ns"},
-    {"meta", "key,value"},
-};
+/* Table t's documented columns as "a,b,c" (how they are compared and reported). */
+static void schema_columns(size_t t, char *out, size_t cap) {
+  const char *const *c;
+  size_t len = 0;
+  out[0] = '\0';
+  for (c = dred_journal_tables[t].columns; *c != NULL; c++) {
+    int n = snprintf(out + len, cap - len, "%s%s", len ? "," : "", *c);
+    if (n < 0 || (size_t)n >= cap - len) break;
+    len += (size_t)n;
+  }
+}
 
 /* Check that `db` holds the four tables with the documented columns.  Returns SQLITE_OK,
  * SQLITE_READONLY / SQLITE_CANTOPEN when the file cannot be read in place (the caller may
@@ -110,14 +115,15 @@ static int journal_check(sqlite3 *db, const char *path) {
   size_t t;
   int rc;
 
-  for (t = 0; t < sizeof journal_schema / sizeof journal_schema[0]; t++) {
-    char cols[256];
+  for (t = 0; t < DRED_JOURNAL_NTABLES; t++) {
+    char cols[256], want[256];
     size_t len = 0;
     cols[0] = '\0';
+    schema_columns(t, want, sizeof want);
     rc = sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1) ORDER BY cid", -1, &st,
                             NULL);
     if (rc == SQLITE_OK) {
-      sqlite3_bind_text(st, 1, journal_schema[t].table, -1, SQLITE_STATIC);
+      sqlite3_bind_text(st, 1, dred_journal_tables[t].name, -1, SQLITE_STATIC);
       while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(st, 0);
         int n = snprintf(cols + len, sizeof cols - len, "%s%s", len ? "," : "",
@@ -139,12 +145,12 @@ static int journal_check(sqlite3 *db, const char *path) {
       return -1;
     }
     if (len == 0) {
-      fail("%s: not a dred journal: it has no '%s' table", path, journal_schema[t].table);
+      fail("%s: not a dred journal: it has no '%s' table", path, dred_journal_tables[t].name);
       return -1;
     }
-    if (strcmp(cols, journal_schema[t].columns) != 0) {
+    if (strcmp(cols, want) != 0) {
       fail("%s: not a dred journal (or another schema version): table '%s' has columns (%s), "
-           "expected (%s)", path, journal_schema[t].table, cols, journal_schema[t].columns);
+           "expected (%s)", path, dred_journal_tables[t].name, cols, want);
       return -1;
     }
   }
@@ -309,16 +315,6 @@ static void table_free(table_t *t) {
   size_t i;
   for (i = 0; i < t->nrows * (size_t)t->ncols; i++) free(t->cell[i]);
   free(t->cell);
-}
-
-static const char *task_status_str(int64_t s) {
-  switch (s) { /* sched_task_status_t (master/sched.h) */
-    case 0: return "ok";
-    case 1: return "provider lost";
-    case 2: return "executor corrupt";
-    case 3: return "error";
-    default: return "unknown";
-  }
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -551,7 +547,10 @@ static int cmd_trace(const char *path, const char *outpath) {
     json_str(out, (const char *)sqlite3_column_text(st, 1));
     fprintf(out, ",\"tag\":%" PRId64 ",\"exec_us\":%.3f,\"status\":", col(st, 2),
             (double)col(st, 8) / 1e3);
-    json_str(out, task_status_str(col(st, 9)));
+    {
+      int64_t ts = col(st, 9); /* an int32 as written; anything else is "unknown" too */
+      json_str(out, proto_task_status_name(ts >= INT32_MIN && ts <= INT32_MAX ? (int)ts : -1));
+    }
     fputs("}}", out);
     n++;
   }
@@ -824,12 +823,12 @@ static int cmd_status(const char *sock) {
     char pat[600];
     int grc;
     dred_config_load(&cfg); /* the same default storage dir as dred-master */
-    snprintf(pat, sizeof pat, "%s/job-*/%s", cfg.storage_dir, STATUS_SOCKET_NAME);
+    snprintf(pat, sizeof pat, "%s/job-*/%s", cfg.storage_dir, DRED_STOREDIR_STATUS_SOCKET);
     grc = glob(pat, 0, NULL, &g);
     if (grc == GLOB_NOMATCH || (grc == 0 && g.gl_pathc == 0)) {
       if (grc == 0) globfree(&g);
       return fail("%s/job-*/%s: no status socket: is dred-master running with this "
-                  "DRED_STORAGE_DIR?", cfg.storage_dir, STATUS_SOCKET_NAME);
+                  "DRED_STORAGE_DIR?", cfg.storage_dir, DRED_STOREDIR_STATUS_SOCKET);
     }
     if (grc != 0) return fail("%s: cannot list job directories", cfg.storage_dir);
     if (g.gl_pathc > 1) {

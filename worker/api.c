@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "../common/log.h"
-#include "../common/mpi/jobinit.h"
+#include "../common/mpi/boot.h"
 #include "../common/status.h"
 #include "runtime.h"
 
@@ -108,8 +108,7 @@ int dred_init(int *argc, char ***argv) {
   if ((rc = dred_boot_start(&rt->boot, 0, &rt->net, &rt->loop)) != DRED_OK) return rc;
   rt->priv = rt->boot.priv;
   rt->comm = rt->boot.comm;
-  if ((rc = dred_nodes_exchange(rt->priv, &rt->node_of, &rt->nnodes)) != DRED_OK) return rc;
-  /* The start-of-job handshake (common/mpi/jobinit.h): the master's verdict on its own
+  /* The start-of-job handshake (common/mpi/boot.h): the master's verdict on its own
    * settings and the job id, then every process's verdict on its own.  Nobody goes on
    * unless all agree, so a refusal anywhere is a status here, never a hang. */
   {
@@ -233,7 +232,6 @@ int dred_finalize(void) {
     uv_mutex_destroy(&g_watch.mu);
   }
   rc = rt->cut_short > 0 ? DRED_ERR_TIMEOUT : DRED_OK;
-  free(rt->node_of);
   free(rt);
   g_rt = NULL;
   return rc;

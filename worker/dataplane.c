@@ -45,7 +45,6 @@
 #include <unistd.h>
 
 #include "../common/log.h"
-#include "../master/sched.h" /* sched_task_status_t values for task outcomes */
 #include "kernel.h"
 #include "runtime.h"
 
@@ -66,14 +65,15 @@ static void populate(dred_rt_t *rt) {
   DRED_DEBUG("pool of %zu MiB mapped in %.1f ms", rt->pool_size >> 20, (uv_hrtime() - t0) / 1e6);
 }
 
-/* Every worker's pool segment -- where it is in its owner's address space, how large, on
- * which node -- gathered over dred_comm() (the master takes no part), so a reader checks a
- * buffer reference against what it learnt itself (common/segment.h). */
+/* Every worker's pool segment -- where it is in its owner's address space, how large --
+ * gathered over dred_comm() (the master takes no part), so a reader checks a buffer
+ * reference against what it learnt itself (common/segment.h).  The node of each comes
+ * from the job's node record made at start-up (common/mpi/boot.h). */
 static int segs_init(dred_rt_t *rt) {
-  uint64_t mine[4], *all;
-  int ncomm = 0, i, zero = 0, leader = -1;
+  uint64_t mine[2], *all;
+  int ncomm = 0, i;
   MPI_Aint a = 0;
-  MPI_Group ng, pg, cg;
+  MPI_Group pg, cg;
 
   MPI_Comm_size(rt->comm, &ncomm);
   rt->segs = calloc((size_t)rt->world_size, sizeof *rt->segs);
@@ -83,26 +83,21 @@ static int segs_init(dred_rt_t *rt) {
     return DRED_ERR_NOMEM;
   }
   for (i = 0; i < rt->world_size; i++) rt->segs[i].node = -1;
-  MPI_Comm_group(rt->node, &ng);
   MPI_Comm_group(rt->priv, &pg);
   MPI_Comm_group(rt->comm, &cg);
-  MPI_Group_translate_ranks(ng, 1, &zero, pg, &leader); /* the node's first process */
   if (rt->pool_size > 0) MPI_Get_address(rt->pool_base, &a);
   mine[0] = (uint64_t)a;
   mine[1] = rt->pool_size;
-  mine[2] = (uint64_t)leader;
-  mine[3] = 0;
-  MPI_Allgather(mine, 4, MPI_UINT64_T, all, 4, MPI_UINT64_T, rt->comm);
+  MPI_Allgather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, rt->comm);
   for (i = 0; i < ncomm; i++) {
     int prank = MPI_UNDEFINED;
     MPI_Group_translate_ranks(cg, 1, &i, pg, &prank);
     if (prank == MPI_UNDEFINED || prank >= rt->world_size) continue;
-    rt->segs[prank].base = all[4 * i];
-    rt->segs[prank].size = all[4 * i + 1];
+    rt->segs[prank].base = all[2 * i];
+    rt->segs[prank].size = all[2 * i + 1];
     rt->segs[prank].head = DRED_SNAPDIR_BYTES;
-    rt->segs[prank].node = (int32_t)all[4 * i + 2];
+    rt->segs[prank].node = (int32_t)rt->boot.node_of[prank];
   }
-  MPI_Group_free(&ng);
   MPI_Group_free(&pg);
   MPI_Group_free(&cg);
   free(all);
@@ -645,7 +640,7 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
     if ((rc = task_check(rt, t)) != DRED_OK) {
       t->started = 1; /* nothing posted, nothing to undo */
       *finished = 1;
-      *status = SCHED_TASK_ERROR;
+      *status = PROTO_TASK_ERROR;
       *error = rc;
       return 1;
     }
@@ -668,7 +663,7 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
   }
   if (rc != 0) {
     *finished = 1;
-    *status = SCHED_TASK_ERROR;
+    *status = PROTO_TASK_ERROR;
     *error = rc;
     dred_dp_task_abort(rt, t);
     return 1;
@@ -677,7 +672,7 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
     if (t->oop && t->out != NULL) oop_commit(rt, t);
     if (t->dst_pool_off >= 0) MPI_Win_sync(rt->swin); /* publish the result to node peers */
     *finished = 1;
-    *status = SCHED_TASK_OK;
+    *status = PROTO_TASK_OK;
     *error = 0;
     task_end(rt, t);
   }
@@ -694,5 +689,5 @@ int dred_dp_task_abort(dred_rt_t *rt, dred_task_t *t) {
     dred_dp_buf_free(rt, t->inst->bytes, t->out, t->out_pool_off, t->out_malloced);
   t->out = NULL;
   task_end(rt, t);
-  return SCHED_TASK_PROVIDER_LOST;
+  return PROTO_TASK_PROVIDER_LOST;
 }

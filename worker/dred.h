@@ -28,6 +28,15 @@ extern "C" {
 
 #include "dred_status.h" /* DRED_OK and the DRED_ERR_* codes */
 
+/* Marks what libdred exports.  It is built with -fvisibility=hidden, so these functions
+ * (and the MPI_Op_free / MPI_Type_free wrappers, worker/lifetime.c) are its whole dynamic
+ * interface; `make symbols-check` holds libdred.so to exactly that list. */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define DRED_EXTERN __attribute__((visibility("default")))
+#else
+#define DRED_EXTERN
+#endif
+
 /* Pass as `tag` to match reductions by call order: the k-th DRED_TAG_AUTO call on a
  * group matches the k-th such call of every other member of that group.  A group is the
  * ordered member list of a communicator; two communicators with the same members in the
@@ -37,7 +46,7 @@ extern "C" {
 /* Initialise libdred.  Initialises MPI (MPI_THREAD_MULTIPLE) if the application has not;
  * if it has, MPI must have been initialised with MPI_THREAD_MULTIPLE.  Collective over
  * MPI_COMM_WORLD (dred-master takes part).  Returns DRED_OK or an error status. */
-int dred_init(int *argc, char ***argv);
+DRED_EXTERN int dred_init(int *argc, char ***argv);
 
 /* Shut libdred down: waits for every reduction this process started (at most
  * DRED_FINALIZE_WAIT_S seconds, default 60; those still pending then end with
@@ -47,15 +56,15 @@ int dred_init(int *argc, char ***argv);
  * if dred_init() initialised it.  Collective over the application processes.  After a
  * process failure it returns without collective MPI calls and reports
  * DRED_ERR_PROC_FAILED; the application should then exit without MPI_Finalize. */
-int dred_finalize(void);
+DRED_EXTERN int dred_finalize(void);
 
 /* The communicator of the P application processes (dred-master excluded).  Use it, or
  * communicators derived from it, instead of MPI_COMM_WORLD.  MPI_COMM_NULL before
  * dred_init() and after dred_finalize(). */
-MPI_Comm dred_comm(void);
+DRED_EXTERN MPI_Comm dred_comm(void);
 
 /* A static English description of a status code; never NULL. */
-const char *dred_strerror(int status);
+DRED_EXTERN const char *dred_strerror(int status);
 
 /* A pending or completed reduction, returned by dred_ireduce(). */
 typedef struct dred_future dred_future;
@@ -73,24 +82,25 @@ typedef struct dred_future dred_future;
  * physical memory DRED_ERR_NOMEM; more than DRED_MAX_INFLIGHT (default 65536) reductions
  * in flight in this process is DRED_ERR_NOMEM.  A member that cannot allocate its copy of
  * the operand still joins, and the reduction ends DRED_ERR_NOMEM on every member. */
-int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                 MPI_Op op, int root, MPI_Comm comm, int tag, dred_future **future);
+DRED_EXTERN int dred_ireduce(const void *sendbuf, void *recvbuf, int count,
+                             MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                             int tag, dred_future **future);
 
 /* Blocking form: dred_ireduce with DRED_TAG_AUTO, then dred_future_get. */
-int dred_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                MPI_Op op, int root, MPI_Comm comm);
+DRED_EXTERN int dred_reduce(const void *sendbuf, void *recvbuf, int count,
+                            MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm);
 
 /* Block until the reduction is done and return its status.  May be called again. */
-int dred_future_get(dred_future *f);
+DRED_EXTERN int dred_future_get(dred_future *f);
 
 /* 1 if the reduction is done, 0 if not yet.  Never blocks.  (-1 for a NULL future.) */
-int dred_future_is_done(dred_future *f);
+DRED_EXTERN int dred_future_is_done(dred_future *f);
 
 /* Wait at most `timeout_ms` milliseconds for the reduction: its status when it is done,
  * DRED_ERR_TIMEOUT if the wait ran out (the reduction goes on; wait again, or free the
  * future to abandon it).  timeout_ms < 0 waits as long as it takes (dred_future_get),
  * 0 only polls.  DRED_ERR_ARG for a NULL future. */
-int dred_future_wait(dred_future *f, int timeout_ms);
+DRED_EXTERN int dred_future_wait(dred_future *f, int timeout_ms);
 
 /* Release a future.  NULL is ignored.  On a pending future this abandons the reduction
  * locally: its status is never reported, and from the moment this returns libdred no
@@ -101,7 +111,7 @@ int dred_future_wait(dred_future *f, int timeout_ms);
  * At the root, `recvbuf` is where the result is built: it is written until the
  * reduction ends, at the latest when dred_finalize() returns, so keep it allocated until
  * then.  dred_finalize() waits for abandoned reductions like for the others. */
-void dred_future_free(dred_future *f);
+DRED_EXTERN void dred_future_free(dred_future *f);
 
 #ifdef __cplusplus
 }

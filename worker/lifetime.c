@@ -166,7 +166,9 @@ void dred_lifetime_stats(uint64_t *handles_held, uint64_t *deferred, uint64_t *d
 
 /* ---- the profiling-interface wrappers ------------------------------------------------- */
 
-int MPI_Op_free(MPI_Op *op) {
+/* Exported from libdred.so like the API (DRED_EXTERN, despite -fvisibility=hidden): the
+ * dynamic linker must find them before libmpi's, or frees would not be deferred. */
+DRED_EXTERN int MPI_Op_free(MPI_Op *op) {
   held_t *h;
   if (op != NULL && *op != MPI_OP_NULL) {
     pthread_mutex_lock(&held_mu);
@@ -183,7 +185,7 @@ int MPI_Op_free(MPI_Op *op) {
   return PMPI_Op_free(op);
 }
 
-int MPI_Type_free(MPI_Datatype *type) {
+DRED_EXTERN int MPI_Type_free(MPI_Datatype *type) {
   held_t *h;
   if (type != NULL && *type != MPI_DATATYPE_NULL) {
     pthread_mutex_lock(&held_mu);

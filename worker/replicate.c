@@ -56,7 +56,6 @@
 #include "../common/log.h"
 #include "../common/placement.h"
 #include "../common/status.h"
-#include "../master/sched.h"
 #include "../storage/replica.h"
 #include "../storage/replica_async.h"
 #include "../storage/storedir.h"
@@ -308,7 +307,7 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   /* Where: common/placement.h, the rule dred-master also walks when it recovers (the next
    * live member on another node first).  A few spare candidates stand in for a copy that
    * cannot be sent. */
-  ncand = dred_place_replicas(n, in->group->workers, rt->node_of, rt->failed, in->member,
+  ncand = dred_place_replicas(n, in->group->workers, rt->boot.node_of, rt->failed, in->member,
                               want + PLACE_SPARE, cand);
   for (k = 0; k < ncand && ready->u.ready.nreplicas < want; k++) {
     uint32_t w = cand[k];
@@ -715,7 +714,7 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
     int st;
     if (t->provider != w || (t->started && t->src != NULL)) continue;
     if (!t->started && t->buf.pool_off >= 0 && rt->peer_base[w] != NULL) continue; /* shm */
-    st = t->started ? dred_dp_task_abort(rt, t) : SCHED_TASK_PROVIDER_LOST;
+    st = t->started ? dred_dp_task_abort(rt, t) : PROTO_TASK_PROVIDER_LOST;
     memset(&d, 0, sizeof d);
     d.type = PROTO_DONE;
     d.u.done.task_id = t->task_id;
@@ -723,7 +722,7 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
     d.u.done.buf = dred_rt_bufref(rt, t->dst, t->dst_pool_off, t->inst->bytes);
     dred_rt_send_master(rt, &d);
     DRED_WARN("task %llu stopped: provider %u failed (%s)", (unsigned long long)t->task_id, w,
-              st == SCHED_TASK_EXEC_CORRUPT ? "partly combined" : "nothing combined yet");
+              st == PROTO_TASK_EXEC_CORRUPT ? "partly combined" : "nothing combined yet");
     dred_queue_remove(q);
     t->inst->tasks_pending--;
     dred_rt_inst_maybe_finish(rt, t->inst);

@@ -31,7 +31,6 @@
 
 #include "../common/log.h"
 #include "../common/status.h"
-#include "../master/sched.h"
 #include "runtime.h"
 
 #define RECV_BATCH 64
@@ -232,7 +231,7 @@ static void on_task(dred_rt_t *rt, const proto_msg_t *m) {
     memset(&r, 0, sizeof r);
     r.type = PROTO_DONE;
     r.u.done.task_id = m->u.task.task_id;
-    r.u.done.status = SCHED_TASK_ERROR;
+    r.u.done.status = PROTO_TASK_ERROR;
     r.u.done.error = DRED_ERR_INTERNAL;
     r.u.done.buf.pool_off = -1;
     send_to_master(rt, &r, NULL);
@@ -397,7 +396,7 @@ static int run_tasks(dred_rt_t *rt) {
   m.u.done.exec_ns = uv_hrtime() - t->t0;
   m.u.done.buf = dred_rt_bufref(rt, t->dst, t->dst_pool_off, t->inst->bytes);
   send_to_master(rt, &m, NULL);
-  if (status == SCHED_TASK_OK) {
+  if (status == PROTO_TASK_OK) {
     rt->tasks_run++;
     rt->bytes_combined += in->bytes;
   } else {

@@ -25,7 +25,6 @@
 
 #include "../common/config.h"
 #include "../common/mpi/boot.h"
-#include "../common/mpi/nodes.h"
 #include "../common/net.h"
 #include "../common/pool.h"
 #include "../common/queue.h"
@@ -230,8 +229,6 @@ typedef struct dred_rt {
   uint64_t handover_waits, handover_wait_ns; /* replica writes that stepped aside (atomic) */
   char **peer_base;    /* by private rank: a node peer's pool, else NULL   */
   dred_seg_t *segs;    /* by private rank: every worker's pool segment (segment.h) */
-  uint32_t *node_of;   /* by private rank: node id (common/mpi/nodes.h)   */
-  int nnodes;
   size_t chunk_bytes;
   char *scratch;       /* one chunk, for non-commutative left combines     */
   size_t scratch_size;
@@ -271,7 +268,7 @@ typedef struct dred_rt {
   int nfailed;
   /* replication (replicate.c) */
   struct dred_replica *store;
-  char job_id[64];              /* from dred-master at init (common/mpi/jobinit.h) */
+  char job_id[64];              /* from dred-master at init (common/mpi/boot.h) */
   char jobdir[600];             /* <storage>/job-<id> on this node; "" without replicas */
   dred_queue_t parked;    /* RECOVER requests waiting for the local call or a write */
   int parked_retry;
@@ -353,7 +350,7 @@ void dred_dp_finalize(dred_rt_t *rt, int collective);
 int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in); /* allocate + fill the accumulator */
 void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in);
 /* Advance the head task within a time budget.  Returns 1 if it did work; when the task
- * finishes, *finished is set and *status holds its outcome (a sched_task_status_t). */
+ * finishes, *finished is set and *status holds its outcome (a proto_task_status_t). */
 int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status, int *error);
 /* The provider of `t` died: stop it.  Returns PROVIDER_LOST if the executor's buffer is
  * untouched, EXEC_CORRUPT if some chunks were already combined into it. */

@@ -1,5 +1,7 @@
 /*
- * boot.c -- the collective start-up of boot.h, shared by dred-master and libdred.
+ * boot.c -- the collective start-up of boot.h and the start-of-job handshake, shared by
+ * dred-master and libdred: every MPI collective the two programs must run in step at start
+ * is here, in the order they run it.
  */
 #include "boot.h"
 
@@ -7,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "../../worker/dred_status.h"
+#include "../dred_status.h"
 #include "../log.h"
 
 #define JOB_ID_BYTES 8
@@ -105,13 +109,16 @@ int dred_boot_start(dred_boot_t *b, int is_master, dred_net_t *net, uv_loop_t *l
     }
   }
   MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, b->priv);
-  if ((b->node = calloc((size_t)b->size, sizeof *b->node)) == NULL) {
+  if ((b->node_of = calloc((size_t)b->size, sizeof *b->node_of)) == NULL) {
+    DRED_ERROR("no memory for the node table (%d processes)", b->size);
     free(all);
     return DRED_ERR_NOMEM;
   }
   for (i = 0; i < b->size; i++) {
     all[i].unix_addr[DRED_NET_ADDR_MAX - 1] = all[i].tcp_addr[DRED_NET_ADDR_MAX - 1] = '\0';
-    b->node[i] = all[i].node;
+    b->node_of[i] = (uint32_t)all[i].node;
+    /* a node is named by its lowest rank, so it is new exactly where it names itself */
+    b->nnodes += all[i].node == i;
     if (i == b->rank) continue;
     dred_net_set_addr(net, i, all[i].node == leader ? all[i].unix_addr : all[i].tcp_addr);
   }
@@ -129,6 +136,36 @@ int dred_boot_start(dred_boot_t *b, int is_master, dred_net_t *net, uv_loop_t *l
 void dred_boot_finish(dred_boot_t *b) {
   if (b->sock[0] != '\0') (void)unlink(b->sock);
   if (b->dir[0] != '\0') (void)rmdir(b->dir); /* fails until the last process left: fine */
-  free(b->node);
-  b->node = NULL;
+  free(b->node_of);
+  b->node_of = NULL;
+}
+
+/* ---- the start-of-job handshake (boot.h) ---- */
+
+void dred_jobinit_new_id(char *out, size_t cap) {
+  uint32_t r = 0;
+  /* The pid alone repeats across nodes and reboots; 32 random bits make a clash of two
+   * live jobs of one user practically impossible. */
+  if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
+    r = (uint32_t)clock() ^ (uint32_t)(uintptr_t)&r;
+  snprintf(out, cap, "%ld-%ld-%08x", (long)time(NULL), (long)getpid(), (unsigned)r);
+}
+
+int dred_jobinit_exchange(MPI_Comm priv, dred_jobinit_t *ji) {
+  int rc = MPI_Bcast(ji, (int)sizeof *ji, MPI_BYTE, 0, priv);
+  ji->job_id[sizeof ji->job_id - 1] = '\0';
+  ji->reason[sizeof ji->reason - 1] = '\0';
+  return rc;
+}
+
+int dred_jobinit_agree(MPI_Comm priv, int mine, int *who) {
+  int in[2], out[2];
+  MPI_Comm_rank(priv, &in[1]);
+  in[0] = mine;
+  if (MPI_Allreduce(in, out, 1, MPI_2INT, MPI_MAXLOC, priv) != MPI_SUCCESS) {
+    *who = in[1];
+    return DRED_ERR_INTERNAL;
+  }
+  *who = out[1];
+  return out[0];
 }

@@ -1,12 +1,15 @@
 /*
  * boot.h -- how dred-master and libdred meet: the collective start-up both programs run,
- * in the same order, over MPI, and the control links it leaves them with.
+ * in the same order, over MPI, and the control links it leaves them with; then the
+ * start-of-job handshake (below) in which they agree that the job can run.
  *
  * MPI is the bootstrap (DESIGN.md): every process of the job is in MPI_COMM_WORLD, rank 0
  * is dred-master.  dred_boot_start() makes dred's private communicator (a duplicate of
  * the world, so dred never matches the application's messages), splits off dred_comm()
  * (the application processes; the master passes MPI_UNDEFINED), learns which processes
- * share a node, and sets up the control plane (common/net.h): rank 0 draws the job's
+ * share a node (the job's one node record: the master's scheduler, the workers' replica
+ * placement, common/placement.h, and their segment table, common/segment.h, all read it),
+ * and sets up the control plane (common/net.h): rank 0 draws the job's
  * random token and job id and broadcasts them; every process listens on a Unix domain
  * socket in a private per-job directory (and on TCP when the job spans nodes) and the
  * addresses are gathered everywhere; a worker then opens its link to the master.  After
@@ -19,6 +22,8 @@
 #define DRED_MPI_BOOT_H
 
 #include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <uv.h>
 
 #include "../net.h"
@@ -31,7 +36,10 @@ typedef struct {
   MPI_Comm priv;     /* dred's traffic: a duplicate of MPI_COMM_WORLD            */
   MPI_Comm comm;     /* dred_comm() at a worker; MPI_COMM_NULL at the master      */
   int rank, size;    /* in priv (= MPI_COMM_WORLD)                                */
-  int *node;         /* by rank: the node, as the lowest world rank on it         */
+  uint32_t *node_of; /* by rank: the node, named by its lowest rank (the master's:
+                        0).  MPI_COMM_TYPE_SHARED decides: one node per host name,
+                        simulated nodes included                                  */
+  int nnodes;        /* distinct nodes of the job                                 */
   int multinode;     /* some process lives on another node than rank 0            */
   char dir[128];     /* this job's control-socket directory                      */
   char sock[160];    /* our socket in it                                          */
@@ -42,7 +50,44 @@ typedef struct {
  * with a log line; on error the job cannot run (the caller aborts or returns it). */
 int dred_boot_start(dred_boot_t *b, int is_master, dred_net_t *net, uv_loop_t *loop);
 
-/* Remove our socket (and the directory, if we are the last to leave); free the table. */
+/* Remove our socket (and the directory, if we are the last to leave); free node_of. */
 void dred_boot_finish(dred_boot_t *b);
+
+/* ---- the start-of-job handshake ---------------------------------------------------------
+ *
+ * Right after dred_boot_start, two more collectives on dred's private communicator, in
+ * dred-master (master/main.c) and in dred_init (worker/api.c) alike:
+ *   1. MPI_Bcast from the master (rank 0) of a dred_jobinit_t: whether the master accepts
+ *      its settings (and if not, the sentence saying which setting is wrong), its
+ *      heartbeat interval (workers check their master timeout against it) and the job id
+ *      that names the job's storage directory (<DRED_STORAGE_DIR>/job-<id>) on every node.
+ *   2. MPI_Allreduce(MPI_MAXLOC) of (status, rank): each process adds its own verdict
+ *      (a worker's settings, its replica store), so all of them learn whether the job can
+ *      run and who refused first.
+ * Why: a master that refused a setting used to exit before MPI_Init, leaving every worker
+ * in dred_init forever; a worker that could not open its store ran without replicas and
+ * its application never knew.  Now the master still joins MPI_Init and these two
+ * collectives, so every dred_init returns the refusal as a status (DRED_ERR_ARG for a
+ * setting, DRED_ERR_STORAGE for a store), and the master then ends the job (MPI_Abort).
+ */
+
+typedef struct {
+  int32_t status;        /* DRED_OK, or the status the master refuses the job with  */
+  uint32_t heartbeat_ms; /* the master's ping interval                               */
+  char job_id[64];       /* names <storage>/job-<id>; NUL-terminated                 */
+  char reason[256];      /* why status != DRED_OK: names the setting                 */
+} dred_jobinit_t;
+
+/* A job id unique on this node and very likely everywhere: time, pid, 32 random bits. */
+void dred_jobinit_new_id(char *out, size_t cap);
+
+/* Step 1: the master sends `ji`; a worker receives it into `ji` (terminated strings
+ * guaranteed).  Returns MPI's status. */
+int dred_jobinit_exchange(MPI_Comm priv, dred_jobinit_t *ji);
+
+/* Step 2: everyone's verdict.  `mine` is this process's status.  Returns DRED_OK when all
+ * are, else the largest status code given (MPI_MAXLOC) and sets *who to the lowest rank
+ * that gave it.  An MPI failure counts as DRED_ERR_INTERNAL. */
+int dred_jobinit_agree(MPI_Comm priv, int mine, int *who);
 
 #endif /* DRED_MPI_BOOT_H */
