@@ -35,6 +35,15 @@
  * way it answers with a READY flagged recovered.  A RECOVER for a reduction this process
  * has not called yet, or whose copy is still being written, is parked and retried.
  *
+ * Nothing left unreceived at exit.  A copy's bytes go by MPI_Issend, which completes only
+ * once the receiver has matched it with its receive, and a worker says BYE only when all
+ * its sends completed (rt->repl_sends == 0, runtime.c).  SHUTDOWN comes after every BYE,
+ * so by then every payload was matched; a receiver then finishes its matched receives
+ * before it leaves its loop.  (With MPI_Isend a small payload completed at the sender at
+ * once and could still sit unmatched in the receiver's queue when the receiver, told
+ * SHUTDOWN before it had read the header from the peer's link, went to MPI_Finalize: UCX
+ * then reports "unexpected tag-receive descriptor ... was not matched".)
+ *
  * Failures.  FAILED(w) abandons replica traffic with w and stops tasks reading w over RMA
  * (a read from a dead process never completes); tasks reading w's shared-memory segment
  * go on, since the segment outlives the process.
@@ -249,14 +258,17 @@ static int send_copy(dred_rt_t *rt, snapshot_t *sn, uint32_t w) {
     sn->refs++;
     return 0;
   }
+  /* Issend: complete only once the receiver matched it (see the top: nothing may be left
+   * unreceived when the job ends). */
   if ((op = calloc(1, sizeof *op)) == NULL ||
-      MPI_Isend(sn->p, (int)sn->len, MPI_BYTE, (int)w, DRED_MPI_REPLICA_TAG, rt->priv, &op->req) !=
+      MPI_Issend(sn->p, (int)sn->len, MPI_BYTE, (int)w, DRED_MPI_REPLICA_TAG, rt->priv, &op->req) !=
           MPI_SUCCESS) {
     DRED_WARN("cannot send a replica to worker %u", w);
     free(op);
     return -1;
   }
   op->kind = OP_SEND;
+  rt->repl_sends++;
   op->peer = (int)w;
   op->snap = sn;
   sn->refs++;
@@ -418,8 +430,13 @@ void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m) {
     return;
   }
   if ((op = calloc(1, sizeof *op)) == NULL) {
-    DRED_ERROR("no memory to take a %zu-byte replica from worker %d", len, src);
-    return; /* its payload stays unmatched: a leak of one message, not a hang */
+    /* The sender's Issend waits for a match: take the payload with a zero-byte receive
+     * (it completes with a truncation error nobody reads), so neither side waits. */
+    MPI_Request r;
+    DRED_ERROR("no memory to take a %zu-byte replica from worker %d: discarding it", len, src);
+    if (MPI_Irecv(NULL, 0, MPI_BYTE, src, DRED_MPI_REPLICA_TAG, rt->priv, &r) == MPI_SUCCESS)
+      MPI_Request_free(&r);
+    return;
   }
   if ((op->buf = malloc(len)) == NULL) {
     /* Keep the data tag in step without blocking: a zero-byte receive takes the payload
@@ -759,6 +776,7 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
     repl_op_t *op = DRED_QUEUE_DATA(q, repl_op_t, link);
     if (op->peer != (int)w) continue;
     if (op->kind == OP_SEND) {
+      rt->repl_sends--;
       /* The copy will never be taken.  MPI may still touch the buffer: keep it (leak the
        * snapshot) rather than free it under a pending request. */
       MPI_Request_free(&op->req);
@@ -873,6 +891,7 @@ int dred_repl_progress(dred_rt_t *rt) {
     work++;
     dred_queue_remove(q);
     if (op->kind == OP_SEND) {
+      rt->repl_sends--;
       snapshot_unref(op->snap);
     } else {
       int cancelled = 0, got = -1;

@@ -36,6 +36,8 @@
 
 #define RECV_BATCH 64
 #define SUBMIT_BATCH 64 /* announcements per turn: an application may queue thousands */
+#define REPL_DRAIN_NS 5000000000ull /* after SHUTDOWN: how long matched replica receives
+                                       may take to finish (they are already matched) */
 
 static unsigned inst_bucket(uint64_t group_id, int64_t tag) {
   uint64_t h = group_id ^ ((uint64_t)tag * 0x9e3779b97f4a7c15ull);
@@ -419,6 +421,7 @@ static int recv_messages(dred_rt_t *rt) {
           break;
         }
         rt->shutdown = 1;
+        rt->shutdown_ns = uv_hrtime();
         dred_repl_on_shutdown(rt);
         break;
       case PROTO_FAILED:
@@ -557,6 +560,9 @@ static void maybe_bye(dred_rt_t *rt) {
   uv_mutex_lock(&rt->lock);
   ready = rt->bye_requested && rt->ninst == 0 && dred_queue_empty(&rt->submitq);
   uv_mutex_unlock(&rt->lock);
+  /* Our copies' bytes to other nodes must have been received (matched) first: SHUTDOWN,
+   * which follows every BYE, then means nothing of ours is left unreceived anywhere. */
+  ready = ready && rt->repl_sends == 0;
   if (!ready) return;
   memset(&m, 0, sizeof m);
   m.type = PROTO_BYE;
@@ -594,7 +600,11 @@ static void on_turn(uv_check_t *h) {
                 (unsigned long long)(turn / 1000000ull), (unsigned long long)rt->cfg.heartbeat_ms);
   }
   uv_mutex_lock(&rt->lock);
-  stop = (rt->shutdown && rt->net.writes == 0) || (rt->dead && rt->bye_requested);
+  /* After SHUTDOWN every copy sent to us was matched by a receive we posted (replicate.c):
+   * finish those receives (at most REPL_DRAIN_NS) so none is left at MPI_Finalize. */
+  stop = (rt->shutdown && rt->net.writes == 0 &&
+          (dred_queue_empty(&rt->repl_ops) || uv_hrtime() - rt->shutdown_ns > REPL_DRAIN_NS)) ||
+         (rt->dead && rt->bye_requested);
   busy = !dred_queue_empty(&rt->tasks) || !dred_queue_empty(&rt->submitq);
   uv_mutex_unlock(&rt->lock);
   if (stop) {

@@ -282,6 +282,9 @@ typedef struct dred_rt {
   char job_id[64];              /* from dred-master at init (common/mpi/jobinit.h) */
   char jobdir[600];             /* <storage>/job-<id> on this node; "" without replicas */
   dred_queue_t repl_ops;  /* replica sends/receives in flight */
+  uint64_t repl_sends;    /* of which MPI_Issends of copies to other nodes: BYE waits for
+                             them (nothing is left unreceived at exit, replicate.c) */
+  uint64_t shutdown_ns;   /* when SHUTDOWN came: matched receives get a bounded wait */
   dred_queue_t parked;    /* RECOVER requests waiting for the local call or a write */
   int parked_retry;
   int shutdown;        /* SHUTDOWN received */

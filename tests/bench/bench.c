@@ -67,8 +67,9 @@
  *  loop        the shape of the issue's application (issue 11, point 4): --loop-iters N
  *              (3000) iterations of { ireduce 1 double to root 0; MPI_Allreduce of one int
  *              and MPI_Bcast of one double (blocking, MPI's own); wait for the reduction }.
- *              Total time of the loop, max over ranks, dred vs MPI_Ireduce + MPI_Wait;
- *              --reps alternating runs; every result checked at the root.
+ *              Total time of the loop (sum over chunks of --loop-chunk iterations, dred and
+ *              MPI alternating chunk by chunk; max over ranks per chunk), dred vs
+ *              MPI_Ireduce + MPI_Wait; --reps repetitions; every result checked at the root.
  *  bound       memory bandwidth of this machine: a[i] += b[i] over two 32 MiB double arrays
  *              (reads 2n, writes n bytes, counted as 3n), best of 50 one-pass trials (a pass
  *              is shorter than a time slice, so the best trial is one nobody preempted),
@@ -136,7 +137,7 @@ static struct {
   int nsmall_sizes;
   int kin[MAXLIST];
   int nkin;
-  int rounds, loop_iters;
+  int rounds, loop_iters, loop_chunk;
 } opt;
 
 /* ---- process state ---------------------------------------------------------------------- */
@@ -781,53 +782,66 @@ static void measure_small(size_t bytes, int K) {
 }
 
 /* The issue's application shape: small ireduce calls mixed with the application's own
- * blocking collectives, back to back. */
-static void measure_loop(void) {
-  int N = opt.loop_iters, reps = opt.reps, wrong = 0, nrec = 0;
-  double d[reps], m[reps], z[reps], tot[3];
-  memset(z, 0, sizeof z);
-  for (int rep = -opt.warmup; rep < reps; rep++) {
-    int dred_first = ((rep + opt.warmup) & 1) == 0;
-    double el[2] = {0, 0}, errs[2] = {0, 0};
-    for (int c = 0; c < 2; c++) {
-      int who_dred = (c == 0) == dred_first;
-      if ((who_dred && !opt.run_dred) || (!who_dred && !opt.run_mpi)) continue;
-      idle_barrier();
-      double t0 = now_s();
-      for (int it = 0; it < N; it++) {
-        double in = val(0, rank, it, 3), out = NAN, b = rank == 0 ? (double)it : -1.0;
-        int one = 1, sum = 0;
-        dred_future *fu = NULL;
-        MPI_Request r;
-        if (who_dred) {
-          int st = dred_ireduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, 0, comm, DRED_TAG_AUTO, &fu);
-          if (st != DRED_OK) errs[0]++, fu = NULL;
-        } else {
-          MPI_Ireduce(&in, rank == 0 ? &out : NULL, 1, MPI_DOUBLE, MPI_SUM, 0, comm, &r);
-        }
-        MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm);
-        MPI_Bcast(&b, 1, MPI_DOUBLE, 0, comm);
-        if (sum != P || b != (double)it) errs[!who_dred]++;
-        if (who_dred) {
-          if (fu != NULL) {
-            if (dred_future_get(fu) != DRED_OK) errs[0]++;
-            dred_future_free(fu);
-          }
-        } else {
-          MPI_Wait(&r, MPI_STATUS_IGNORE);
-        }
-        if (rank == 0) {
-          double e = 0;
-          for (int q = 0; q < P; q++) e += val(0, q, it, 3);
-          if (out != e) {
-            if (errs[!who_dred] == 0)
-              printf("WRONG loop %s iteration %d: %.17g, expected %.17g\n",
-                     who_dred ? "dred" : "mpi", it, out, e);
-            errs[!who_dred]++;
-          }
-        }
+ * blocking collectives, back to back.  The N iterations run in chunks of --loop-chunk,
+ * dred and MPI alternating chunk by chunk (order flipping every pair), so a machine whose
+ * load drifts during the minutes this takes charges both alike; each contender's total is
+ * the sum of its chunks (max over ranks per chunk).  One repetition per --reps. */
+static void loop_chunk(int who_dred, int it0, int n, double errs[2]) {
+  for (int it = it0; it < it0 + n; it++) {
+    double in = val(0, rank, it, 3), out = NAN, b = rank == 0 ? (double)it : -1.0;
+    int one = 1, sum = 0;
+    dred_future *fu = NULL;
+    MPI_Request r;
+    if (who_dred) {
+      int st = dred_ireduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, 0, comm, DRED_TAG_AUTO, &fu);
+      if (st != DRED_OK) errs[0]++, fu = NULL;
+    } else {
+      MPI_Ireduce(&in, rank == 0 ? &out : NULL, 1, MPI_DOUBLE, MPI_SUM, 0, comm, &r);
+    }
+    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm);
+    MPI_Bcast(&b, 1, MPI_DOUBLE, 0, comm);
+    if (sum != P || b != (double)it) errs[!who_dred]++;
+    if (who_dred) {
+      if (fu != NULL) {
+        if (dred_future_get(fu) != DRED_OK) errs[0]++;
+        dred_future_free(fu);
       }
-      el[!who_dred] = now_s() - t0;
+    } else {
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+    if (rank == 0) {
+      double e = 0;
+      for (int q = 0; q < P; q++) e += val(0, q, it, 3);
+      if (out != e) {
+        if (errs[!who_dred] == 0)
+          printf("WRONG loop %s iteration %d: %.17g, expected %.17g\n", who_dred ? "dred" : "mpi",
+                 it, out, e);
+        errs[!who_dred]++;
+      }
+    }
+  }
+}
+
+static void measure_loop(void) {
+  int N = opt.loop_iters, reps = opt.reps, wrong = 0, nrec = 0, C = opt.loop_chunk;
+  double d[reps], m[reps], z[reps];
+  memset(z, 0, sizeof z);
+  if (C < 1 || C > N) C = N;
+  for (int rep = -opt.warmup; rep < reps; rep++) {
+    double el[2] = {0, 0}, errs[2] = {0, 0}, tot[3];
+    for (int it0 = 0, pair = 0; it0 < N; it0 += C, pair++) {
+      int n = N - it0 < C ? N - it0 : C, dred_first = ((pair + rep) & 1) == 0;
+      for (int c = 0; c < 2; c++) {
+        int who_dred = (c == 0) == dred_first;
+        double e, emax = 0;
+        if ((who_dred && !opt.run_dred) || (!who_dred && !opt.run_mpi)) continue;
+        idle_barrier();
+        e = now_s();
+        loop_chunk(who_dred, it0, n, errs);
+        e = now_s() - e;
+        MPI_Allreduce(&e, &emax, 1, MPI_DOUBLE, MPI_MAX, comm); /* outside the chunk */
+        el[!who_dred] += emax;
+      }
     }
     tot[0] = el[0]; tot[1] = el[1]; tot[2] = errs[0] + errs[1];
     max_to_root(tot, 3);
@@ -927,6 +941,7 @@ static void usage(void) {
       "  --kin LIST        small: reductions in flight per round (default 1,4,16,64)\n"
       "  --rounds N        small: timed rounds per point (default 60; quick 30)\n"
       "  --loop-iters N    loop: iterations (default 3000)\n"
+      "  --loop-chunk N    loop: dred and MPI alternate every N iterations (default 100)\n"
       "  --csv FILE        per-call rows (appended)\n"
       "  --summary FILE    per-point medians (default: CSV name with -summary.csv)\n"
       "  --root R          root of the single reductions (default 0)\n"
@@ -951,7 +966,7 @@ static void parse(int argc, char **argv) {
       {"margin-ms", 1, 0, 'M'}, {"seed", 1, 0, 'e'},   {"help", 0, 0, 'h'},
       {"keep-going", 0, 0, 'K'}, {"settle-max", 1, 0, 'Q'},
       {"small-sizes", 1, 0, 'Z'}, {"kin", 1, 0, 'I'}, {"rounds", 1, 0, 'N'},
-      {"loop-iters", 1, 0, 'L'},
+      {"loop-iters", 1, 0, 'L'}, {"loop-chunk", 1, 0, 'J'},
       {0, 0, 0, 0}};
   char *items[MAXLIST];
   opt.reps = 7;
@@ -1044,6 +1059,7 @@ static void parse(int argc, char **argv) {
     }
     case 'N': opt.rounds = atoi(optarg); break;
     case 'L': opt.loop_iters = atoi(optarg); break;
+    case 'J': opt.loop_chunk = atoi(optarg); break;
     case 'h': usage(); exit(0);
     default: usage(); die("bad option '%s'", argv[optind - 1]);
     }
@@ -1055,6 +1071,7 @@ static void parse(int argc, char **argv) {
   if (!opt.nkin) { opt.kin[0] = 1; opt.kin[1] = 4; opt.kin[2] = 16; opt.kin[3] = 64; opt.nkin = 4; }
   if (opt.rounds <= 0) opt.rounds = opt.quick ? 30 : 60;
   if (opt.loop_iters <= 0) opt.loop_iters = 3000;
+  if (opt.loop_chunk <= 0) opt.loop_chunk = 100;
   if (!opt.nconc) { opt.conc[0] = 4; opt.conc[1] = 8; opt.conc[2] = 16; opt.conc[3] = 28; opt.nconc = 4; }
 }
 
