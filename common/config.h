@@ -29,6 +29,9 @@ typedef struct {
                                 DRED_ERR_SHUTDOWN (60; 0 = no bound)                   */
   uint64_t max_inflight;     /* DRED_MAX_INFLIGHT     reductions in flight per process;
                                 dred_ireduce beyond it returns DRED_ERR_NOMEM (65536)  */
+  uint64_t inline_max;       /* DRED_INLINE_MAX       reductions of at most this many bytes per
+                                operand travel inside the control messages: no pool
+                                buffer, no snapshot, no replicas, no tasks (1024; 0 off) */
   int shm;                   /* DRED_SHM              0 forces RMA even on one node (1)    */
   char policy[16];           /* DRED_POLICY           predict | last | first (predict)     */
   char storage_dir[512];     /* DRED_STORAGE_DIR      base directory (/tmp/dred-<uid>); each job

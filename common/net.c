@@ -517,10 +517,14 @@ int dred_net_send(dred_net_t *n, int dest, const proto_msg_t *m, const uint32_t 
     return DRED_ERR_PROC_FAILED;
   l = n->out[dest] != NULL ? n->out[dest] : n->in[dest];
   if (l == NULL || l->closing) return DRED_ERR_PROC_FAILED;
-  if (m->type == PROTO_GROUP) { /* the only message that can outgrow a small buffer */
+  /* the messages that can outgrow a small buffer: a group's member list, inline operands */
+  if (m->type == PROTO_GROUP)
     cap = PROTO_HEADER + 16u + 4u * (size_t)m->u.group.n;
-    if ((buf = malloc(cap)) == NULL) return DRED_ERR_NOMEM;
-  }
+  else if (m->type == PROTO_INLINE && m->u.inl.n > 0 && m->u.inl.bytes <= PROTO_INLINE_TOTAL)
+    cap = PROTO_HEADER + PROTO_INLINE_FIXED + (size_t)m->u.inl.n * (size_t)m->u.inl.bytes;
+  else if (m->type == PROTO_READY)
+    cap = PROTO_HEADER + 128u + (size_t)m->u.ready.data_len;
+  if (cap > sizeof small && (buf = malloc(cap)) == NULL) return DRED_ERR_NOMEM;
   len = proto_encode(m, group_workers, buf, cap);
   rc = len == 0 ? DRED_ERR_ARG : link_write(l, buf, len, NULL, 0, NULL, NULL);
   if (len == 0) DRED_ERROR("%s to rank %d could not be encoded", proto_type_name(m->type), dest);

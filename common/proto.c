@@ -44,6 +44,27 @@ static int proto_ready_error_ok(int32_t e) {
   return e == 0 || e == DRED_ERR_NOMEM || e == DRED_ERR_INTERNAL;
 }
 
+static void put_bytes(cursor_t *c, const uint8_t *p, size_t n) {
+  if (c->bad || c->pos + n > c->len) {
+    c->bad = 1;
+    return;
+  }
+  if (n > 0) memcpy(c->p + c->pos, p, n);
+  c->pos += n;
+}
+
+/* The next n bytes, in place (NULL when n is 0 or past the end: then bad is set). */
+static const uint8_t *get_bytes(cursor_t *c, size_t n) {
+  const uint8_t *p;
+  if (c->bad || c->pos + n > c->len) {
+    c->bad = 1;
+    return NULL;
+  }
+  p = n > 0 ? c->rp + c->pos : NULL;
+  c->pos += n;
+  return p;
+}
+
 static void put_buf(cursor_t *c, const proto_buf_t *b) {
   put(c, b->addr, 8);
   put(c, (uint64_t)b->pool_off, 8);
@@ -90,6 +111,26 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       for (i = 0; i < m->u.ready.nreplicas; i++) put(&c, m->u.ready.replicas[i], 4);
       put_buf(&c, &m->u.ready.buf);
       put(&c, (uint32_t)m->u.ready.error, 4);
+      if (m->u.ready.inl > 1 || m->u.ready.data_len > PROTO_INLINE_TOTAL ||
+          (m->u.ready.data_len > 0 && (!m->u.ready.inl || m->u.ready.data == NULL)))
+        return 0;
+      put(&c, m->u.ready.inl, 1);
+      put(&c, m->u.ready.data_len, 4);
+      put_bytes(&c, m->u.ready.data, m->u.ready.data_len);
+      break;
+    case PROTO_INLINE:
+      if (m->u.inl.n == 0 || m->u.inl.n > PROTO_MAX_GROUP || m->u.inl.root >= m->u.inl.n ||
+          m->u.inl.bytes > PROTO_INLINE_TOTAL ||
+          (uint64_t)m->u.inl.n * m->u.inl.bytes > PROTO_INLINE_TOTAL ||
+          (m->u.inl.bytes > 0 && m->u.inl.data == NULL))
+        return 0;
+      put(&c, m->u.inl.group, 8);
+      put(&c, (uint64_t)m->u.inl.tag, 8);
+      put(&c, m->u.inl.n, 4);
+      put(&c, m->u.inl.root, 4);
+      put(&c, m->u.inl.bytes, 8);
+      put(&c, 0, 4); /* reserved (PROTO_INLINE_FIXED counts it) */
+      put_bytes(&c, m->u.inl.data, (size_t)m->u.inl.n * (size_t)m->u.inl.bytes);
       break;
     case PROTO_DONE:
       put(&c, m->u.done.task_id, 8);
@@ -201,6 +242,25 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
       if (m->u.ready.op_is_user > 1 || m->u.ready.commutative > 1 || m->u.ready.recovered > 1)
         return DRED_ERR_ARG;
       if (!proto_ready_error_ok(m->u.ready.error)) return DRED_ERR_ARG;
+      m->u.ready.inl = (uint8_t)get(&c, 1);
+      m->u.ready.data_len = (uint32_t)get(&c, 4);
+      if (m->u.ready.inl > 1 || m->u.ready.data_len > PROTO_INLINE_TOTAL ||
+          (m->u.ready.data_len > 0 && !m->u.ready.inl))
+        return DRED_ERR_ARG;
+      m->u.ready.data = get_bytes(&c, m->u.ready.data_len);
+      break;
+    case PROTO_INLINE:
+      m->u.inl.group = get(&c, 8);
+      m->u.inl.tag = (int64_t)get(&c, 8);
+      m->u.inl.n = (uint32_t)get(&c, 4);
+      m->u.inl.root = (uint32_t)get(&c, 4);
+      m->u.inl.bytes = get(&c, 8);
+      if (get(&c, 4) != 0) return DRED_ERR_ARG;
+      if (m->u.inl.n == 0 || m->u.inl.n > PROTO_MAX_GROUP || m->u.inl.root >= m->u.inl.n ||
+          m->u.inl.bytes > PROTO_INLINE_TOTAL ||
+          (uint64_t)m->u.inl.n * m->u.inl.bytes > PROTO_INLINE_TOTAL)
+        return DRED_ERR_ARG;
+      m->u.inl.data = get_bytes(&c, (size_t)m->u.inl.n * (size_t)m->u.inl.bytes);
       break;
     case PROTO_DONE:
       m->u.done.task_id = get(&c, 8);
@@ -299,6 +359,7 @@ const char *proto_type_name(int type) {
     case PROTO_FAILED: return "FAILED";
     case PROTO_RECOVER: return "RECOVER";
     case PROTO_SHUTDOWN: return "SHUTDOWN";
+    case PROTO_INLINE: return "INLINE";
     default: return "UNKNOWN";
   }
 }

@@ -16,11 +16,20 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC 0x5244u /* "DR" little-endian */
-#define PROTO_VERSION 2u /* 2: READY carries an explicit error; ABANDON */
+#define PROTO_VERSION 3u /* 2: READY carries an explicit error; ABANDON.
+                            3: inline operands (READY's inl/data, INLINE) */
 #define PROTO_HEADER 8u
 #define PROTO_MAX_GROUP 65536u /* members per group the wire format accepts */
 #define PROTO_MAX_REPLICAS 4u
-#define PROTO_MAX_SIZE (PROTO_HEADER + 16u + 4u * PROTO_MAX_GROUP)
+/* Inline reductions (DRED_INLINE_MAX): the operands of all members of one reduction travel
+ * in one INLINE message, so members x bytes per operand is bounded by this; a member's own
+ * READY carries at most this much too. */
+#define PROTO_INLINE_TOTAL (256u * 1024u)
+#define PROTO_INLINE_FIXED 36u /* INLINE's payload before the operands */
+#define PROTO_MAX_GROUP_SIZE (PROTO_HEADER + 16u + 4u * PROTO_MAX_GROUP)
+#define PROTO_MAX_INLINE_SIZE (PROTO_HEADER + PROTO_INLINE_FIXED + PROTO_INLINE_TOTAL)
+#define PROTO_MAX_SIZE \
+  (PROTO_MAX_GROUP_SIZE > PROTO_MAX_INLINE_SIZE ? PROTO_MAX_GROUP_SIZE : PROTO_MAX_INLINE_SIZE)
 
 typedef enum {
   /* worker -> master */
@@ -46,7 +55,9 @@ typedef enum {
   PROTO_PING = 22,       /* heartbeat                                               */
   PROTO_FAILED = 23,     /* a worker was declared failed                            */
   PROTO_RECOVER = 24,    /* load a member's operand from a replica                  */
-  PROTO_SHUTDOWN = 25    /* every worker said BYE: leave                            */
+  PROTO_SHUTDOWN = 25,   /* every worker said BYE: leave                            */
+  PROTO_INLINE = 26      /* to the root of an inline reduction: every member's operand,
+                            in member order (the root's own slot is zeros): fold them  */
 } proto_type_t;
 
 /* A reference to a buffer in another process's memory, as its owner announced it.  It
@@ -93,7 +104,21 @@ typedef struct {
        * then ends with this status for every member.  An explicit field, so a member
        * that cannot allocate is never mistaken for one that disagrees (MISMATCH). */
       int32_t error;
+      /* 1: an inline reduction (small operands, DRED_INLINE_MAX): no buffer, no replicas;
+       * a non-root member's operand (count x extent bytes, dred's layout) is `data`, the
+       * root sends none (data_len 0).  `data` points into the decoded buffer. */
+      uint8_t inl;
+      uint32_t data_len;
+      const uint8_t *data;
     } ready;
+    struct {
+      uint64_t group;
+      int64_t tag;
+      uint32_t n;        /* members                                                  */
+      uint32_t root;     /* the root's member rank: its slot carries nothing (zeros) */
+      uint64_t bytes;    /* per member; n x bytes <= PROTO_INLINE_TOTAL               */
+      const uint8_t *data; /* n x bytes, member k at k x bytes; into the decoded buffer */
+    } inl;
     struct {
       uint64_t task_id;
       uint32_t status;

@@ -68,6 +68,9 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
       ev.u.ready.nreplicas = msg->u.ready.nreplicas;
       memcpy(ev.u.ready.replicas, msg->u.ready.replicas, sizeof ev.u.ready.replicas);
       ev.u.ready.error = msg->u.ready.error;
+      ev.u.ready.params.inl = msg->u.ready.inl;
+      ev.u.ready.data = msg->u.ready.data;
+      ev.u.ready.data_len = msg->u.ready.data_len;
       break;
     case PROTO_DONE:
       ev.type = SCHED_EV_TASK_DONE;
@@ -153,6 +156,17 @@ int master_drain_actions(master_t *m) {
         msg.u.end.tag = a.key.tag;
         msg.u.end.status = a.u.end.status;
         send_or_log(m, (int)a.u.end.worker, &msg);
+        break;
+      case SCHED_ACT_INLINE: /* the operands are ours to free once encoded */
+        msg.type = PROTO_INLINE;
+        msg.u.inl.group = a.key.group;
+        msg.u.inl.tag = a.key.tag;
+        msg.u.inl.n = a.u.inl.n;
+        msg.u.inl.root = a.u.inl.root;
+        msg.u.inl.bytes = a.u.inl.bytes;
+        msg.u.inl.data = a.u.inl.data;
+        send_or_log(m, (int)a.u.inl.worker, &msg);
+        free(a.u.inl.data);
         break;
       case SCHED_ACT_RECOVER:
         msg.type = PROTO_RECOVER;

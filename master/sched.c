@@ -203,6 +203,8 @@ typedef struct inst {
   uint32_t nowed;         /* members alive and not told yet */
   int32_t status;         /* DRED_OK while running, else why it failed */
   uint8_t drained;        /* failed and its in-flight tasks are all back */
+  uint8_t *inl_data;      /* inline: n x bytes, the arrived operands (NULL until needed) */
+  uint32_t ninl;          /* inline: members arrived */
   member_t m[];
 } inst_t;
 
@@ -386,6 +388,7 @@ static void inst_free(sched_t *s, inst_t *in) {
   dred_queue_remove(&in->link);
   free(in->by_lo);
   free(in->by_hi);
+  free(in->inl_data);
   free(in);
 }
 
@@ -438,12 +441,33 @@ static void inst_try_finish(sched_t *s, inst_t *in) {
 
 static void inst_pair(sched_t *s, inst_t *in);
 
+/* Every member of an inline instance arrived: the root gets all operands in one message
+ * (it folds them in rank order), then everyone alive is told OK.  The operands go to the
+ * action, which the adapter frees once sent. */
+static void inst_inline_complete(sched_t *s, inst_t *in) {
+  uint32_t root = in->params.root;
+  if (worker_alive(s, in->g->workers[root])) {
+    sched_action_t *a = act_push(s, SCHED_ACT_INLINE, in->key);
+    a->u.inl.worker = in->g->workers[root];
+    a->u.inl.root = root;
+    a->u.inl.n = in->g->n;
+    a->u.inl.bytes = in->bytes;
+    a->u.inl.data = in->inl_data;
+    in->inl_data = NULL;
+  }
+  inst_complete(s, in);
+}
+
 /* Bring an instance to rest after an event.  A running one ends if a message covers all
  * members (it is then the only message), else pairs what it can; a failed one goes on
  * toward its ENDs.  May free `in`: callers must not touch it afterwards. */
 static void inst_settle(sched_t *s, inst_t *in) {
   if (in->status != DRED_OK) {
     inst_try_finish(s, in);
+    return;
+  }
+  if (in->params.inl) { /* no tasks: complete once every member's operand is here */
+    if (in->ninl == in->g->n) inst_inline_complete(s, in);
     return;
   }
   if (!dred_queue_empty(&in->queue)) {
@@ -638,7 +662,8 @@ static int32_t known_error(int32_t error, int32_t otherwise) {
 static int params_agree(const sched_params_t *a, const sched_params_t *b) {
   if (a->count != b->count || a->type_size != b->type_size || a->extent != b->extent ||
       a->type_sig != b->type_sig ||
-      a->root != b->root || a->commutative != b->commutative || a->op_is_user != b->op_is_user)
+      a->root != b->root || a->commutative != b->commutative || a->op_is_user != b->op_is_user ||
+      a->inl != b->inl)
     return 0;
   return a->op_is_user || a->op == b->op; /* user ops: commutativity is all we can compare */
 }
@@ -665,6 +690,29 @@ static int on_recovered_ready(sched_t *s, inst_t *in, const sched_event_t *ev) {
   }
   inst_settle(s, in);
   return 0;
+}
+
+/* An inline READY whose parameters agree: keep member k's operand, or fail the instance
+ * when the operand has the wrong length or the instance could not be inline at all (n x
+ * bytes beyond PROTO_INLINE_TOTAL): members computed the same count and extent, so this
+ * is a peer that does not follow the protocol, and everyone is told MISMATCH rather than
+ * left waiting. */
+static void inline_take(inst_t *in, uint32_t k, const sched_event_t *ev) {
+  uint64_t want = k == in->params.root ? 0 : in->bytes;
+  if (in->bytes > PROTO_INLINE_TOTAL || (uint64_t)in->g->n * in->bytes > PROTO_INLINE_TOTAL ||
+      ev->u.ready.data_len != want || (want > 0 && ev->u.ready.data == NULL)) {
+    inst_fail(in, DRED_ERR_MISMATCH);
+    return;
+  }
+  if (in->inl_data == NULL) {
+    /* zeros, so the root's slot (and any slot of a zero-byte operand) is defined */
+    in->inl_data = calloc(in->g->n, in->bytes > 0 ? (size_t)in->bytes : 1);
+    if (in->inl_data == NULL) {
+      inst_fail(in, DRED_ERR_NOMEM);
+      return;
+    }
+  }
+  if (want > 0) memcpy(in->inl_data + (size_t)k * (size_t)in->bytes, ev->u.ready.data, (size_t)want);
 }
 
 static int on_ready(sched_t *s, const sched_event_t *ev) {
@@ -705,9 +753,15 @@ static int on_ready(sched_t *s, const sched_event_t *ev) {
   if (created && p->root >= g->n) inst_fail(in, DRED_ERR_MISMATCH);
   if (in->status == DRED_OK && !params_agree(&in->params, p)) inst_fail(in, DRED_ERR_MISMATCH);
 
+  if (in->status == DRED_OK && p->inl) inline_take(in, k, ev);
+
   if (in->status != DRED_OK) {
     free(m);
     if (in->drained) inst_tell(s, in, k, in->status); /* late arrival: told at once */
+  } else if (p->inl) {
+    free(m); /* the operand is in inl_data: no message, no task */
+    in->m[k].state = M_LIVE;
+    in->ninl++;
   } else {
     in->m[k].state = M_LIVE;
     msg_enqueue(in, m, 0);
@@ -841,6 +895,8 @@ static void inst_worker_failed(sched_t *s, inst_t *in, uint32_t w) {
     if (in->status != DRED_OK) continue;
     if (mb->state == M_RECOVERING && mb->asked == w) /* asked of the dead: next holder */
       member_recover(s, in, k, mb->try_idx + 1, DRED_ERR_PROC_FAILED);
+    else if (g->workers[k] == w && !mb->arrived && mb->state == M_WAITING && in->params.inl)
+      inst_fail(in, DRED_ERR_PROC_FAILED); /* inline: no replica to recover its operand from */
     else if (g->workers[k] == w && !mb->arrived && mb->state == M_WAITING)
       member_recover(s, in, k, 1, DRED_ERR_PROC_FAILED); /* its READY may never come */
   }
@@ -913,6 +969,8 @@ sched_t *sched_new(uint32_t nworkers, sched_policy_t policy) {
 void sched_free(sched_t *s) {
   size_t i;
   if (s == NULL) return;
+  for (i = s->act_head; i < s->act_len; i++) /* untaken actions own their operands */
+    if (s->act[i].type == SCHED_ACT_INLINE) free(s->act[i].u.inl.data);
   while (!dred_queue_empty(&s->inst_list))
     inst_free(s, DRED_QUEUE_DATA(dred_queue_head(&s->inst_list), inst_t, link));
   if (s->groups.slot != NULL) {

@@ -16,6 +16,17 @@
  *
  * Workers are named by their rank in the master's private communicator (1..P); members of
  * a group by their rank in the group (0..n-1).
+ *
+ * Inline reductions (params.inl, small operands: DRED_INLINE_MAX) take no tasks at all:
+ * each non-root member's READY carries its operand (count x extent bytes), the root's
+ * carries none; the scheduler keeps every arrived operand, and when all n members have
+ * arrived it emits one SCHED_ACT_INLINE to the root (all operands in member order) and
+ * END(OK) to every live member.  The master holds each arrived operand, so a member dying
+ * after its READY loses nothing; one dying before it fails the instance with
+ * DRED_ERR_PROC_FAILED (there are no replicas to recover from); the root dying fails it
+ * with DRED_ERR_ROOT_FAILED.  Inline and ordinary READYs for one instance disagree on
+ * `inl` and end it with DRED_ERR_MISMATCH, as does an operand of the wrong length or an
+ * instance whose n x bytes exceeds PROTO_INLINE_TOTAL.
  */
 #ifndef DRED_SCHED_H
 #define DRED_SCHED_H
@@ -63,6 +74,7 @@ typedef struct {
   uint8_t op_is_user; /* user ops compare only by commutativity          */
   uint8_t commutative;
   uint32_t root;      /* group rank of the root                          */
+  uint8_t inl;        /* an inline reduction: operands travel in READY    */
 } sched_params_t;
 
 /* ---- events in ------------------------------------------------------------------- */
@@ -102,6 +114,8 @@ typedef struct {
       int32_t error;        /* 0, or DRED_ERR_NOMEM: the member joined but could not
                                allocate its buffer.  The instance ends with this status
                                for every member (unless it already failed otherwise).   */
+      const uint8_t *data;  /* params.inl: the operand (copied; NULL when data_len 0)    */
+      uint32_t data_len;
     } ready;
     struct {
       sched_key_t key;
@@ -137,7 +151,9 @@ typedef enum {
   SCHED_ACT_RECOVER,    /* ask `worker` to load `member`'s operand from a replica and
                            report it with a READY flagged recovered                    */
   SCHED_ACT_JOURNAL_TASK,      /* a task finished: record it                           */
-  SCHED_ACT_JOURNAL_REDUCTION  /* an instance ended: record it                         */
+  SCHED_ACT_JOURNAL_REDUCTION, /* an instance ended: record it                         */
+  SCHED_ACT_INLINE      /* an inline instance is complete: send its operands to the root.
+                           The taker owns u.inl.data and must free() it                */
 } sched_act_type_t;
 
 typedef struct {
@@ -169,6 +185,13 @@ typedef struct {
       uint64_t exec_ns;          /* executor-measured run time     */
       int32_t status;            /* sched_task_status_t            */
     } jtask;
+    struct {
+      uint32_t worker;  /* the root's worker                                     */
+      uint32_t root;    /* the root's member rank: its slot is zeros             */
+      uint32_t n;       /* members                                                */
+      uint64_t bytes;   /* per member                                             */
+      uint8_t *data;    /* n x bytes, member k at k x bytes (malloc'd; NULL if 0) */
+    } inl;
     struct {
       uint32_t members;
       uint64_t bytes; /* per member */

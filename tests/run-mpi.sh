@@ -85,6 +85,18 @@ CASES=(
   "limits-neverjoin limits      3   45  +DRED_FINALIZE_WAIT_S=2 neverjoin -d 5"
   "limits-sizes     limits      3   60  +DRED_REPLICAS=1 sizes"
   "lifetimes-p4@abc lifetimes   4  120  @a:2,b:2,c:1"
+  # Inline reductions (operands inside the control messages, DRED_INLINE_MAX): raised so
+  # that every count below travels inline (1000 doubles x 8 members = 64 KB, under
+  # PROTO_INLINE_TOTAL), on one node and across simulated nodes; and switched off, so
+  # the small counts take the task path too.
+  "inline-ops-p5    ops         5  150  +DRED_INLINE_MAX=65536 --no-derived -s 51 -c 1,7,100,1000 -e 8"
+  "inline-derived-p3 ops        3   60  +DRED_INLINE_MAX=65536 --derived-only"
+  "inline-types-p3  types       3  120  +DRED_INLINE_MAX=65536"
+  "inline-noncomm-p5 noncomm    5   90  +DRED_INLINE_MAX=65536 -s 5"
+  "inline-inplace-p4 inplace    4   60  +DRED_INLINE_MAX=65536"
+  "inline-ops@abc   ops         8  200  @a:3,b:3,c:3 +DRED_INLINE_MAX=65536 --no-derived -s 83 -c 1,7,1000 -e 32"
+  "inline-noncomm@abc noncomm   8  120  @a:3,b:3,c:3 +DRED_INLINE_MAX=65536 -s 9"
+  "inline-off-ops-p3 ops        3  120  +DRED_INLINE_MAX=0 --no-derived -s 52 -c 1,7"
 )
 
 logdir="$BUILD/test-logs"

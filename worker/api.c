@@ -243,7 +243,8 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   dred_group_t *g;
   dred_typeinfo_t ti;
   dred_inst_t *in;
-  int rc, member, is_root;
+  int rc, member, is_root, inl;
+  size_t extra;
   int64_t itag;
 
   if (future == NULL) {
@@ -298,7 +299,14 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     }
   }
 
-  if ((in = calloc(1, sizeof *in)) == NULL || (in->fut = dred_future_new()) == NULL) {
+  /* Small enough to travel inside the control messages (DRED_INLINE_MAX), with all the
+   * group's operands fitting one INLINE message: no pool block, no snapshot, no replica,
+   * no task.  Every member decides alike from count, extent and group size, given the
+   * same setting; members whose settings differ disagree and end with MISMATCH. */
+  inl = rt->cfg.inline_max > 0 && (uint64_t)count * ti.extent <= rt->cfg.inline_max &&
+        (uint64_t)count * ti.extent * g->n <= PROTO_INLINE_TOTAL;
+  extra = inl && !is_root ? (size_t)count * ti.extent : 0;
+  if ((in = calloc(1, sizeof *in + extra)) == NULL || (in->fut = dred_future_new()) == NULL) {
     free(in);
     DRED_ERROR("dred_ireduce: out of memory");
     return DRED_ERR_NOMEM;
@@ -335,9 +343,21 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     free(in);
     return DRED_ERR_INTERNAL;
   }
-  /* The operand goes into shared memory now, on this thread, rather than when the runtime
-   * thread gets round to it: until a copy exists outside this process, a crash loses it. */
-  dred_dp_acc_early(rt, in);
+  in->inl = inl;
+  if (inl && !is_root) {
+    /* The operand, in dred's layout, goes with the READY; the master holds it from then
+     * on (a crash before the READY is sent loses it: DRED_ERR_PROC_FAILED, as a crash
+     * during the copy into the pool does on the ordinary path). */
+    in->dir_slot = -1;
+    in->inl_data = (uint8_t *)(in + 1);
+    if (extra > 0 && (rc = dred_dp_load(rt, in, (char *)in->inl_data)) != DRED_OK)
+      in->join_error = rc; /* joins saying so: every member ends with it (announce) */
+  } else {
+    /* The operand goes into shared memory now, on this thread, rather than when the
+     * runtime thread gets round to it: until a copy exists outside this process, a crash
+     * loses it.  (An inline root combines in acc too: recvbuf, or a buffer of its own.) */
+    dred_dp_acc_early(rt, in);
+  }
 
   uv_mutex_lock(&rt->lock);
   if (rt->dead) {

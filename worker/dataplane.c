@@ -394,6 +394,55 @@ void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in) {
   in->acc_malloced = 0;
 }
 
+int dred_dp_inline_fold(dred_rt_t *rt, dred_inst_t *in, const uint8_t *data, uint32_t n) {
+  const dred_typeinfo_t *ti = &in->ti;
+  size_t b = in->bytes;
+  /* an image starts at the type's true lower bound: MPI wants the buffer's origin */
+  MPI_Aint sh = ti->layout == DRED_LAYOUT_IMAGE ? ti->true_lb : 0;
+  const dred_kernel_t *kern;
+  _Alignas(64) char local[4096];
+  char *w, *acc_t;
+  uint32_t k;
+  int rc = MPI_SUCCESS, cnt;
+  (void)rt;
+  if (n != in->group->n || in->acc == NULL || !in->is_root) return DRED_ERR_INTERNAL;
+  if (b == 0 || n == 1) return DRED_OK;
+  cnt = (int)(in->count * ti->mult); /* inline sizes are far below INT_MAX elements */
+  /* A working copy, aligned: the operands sit at arbitrary offsets of the received frame,
+   * and the kernels (and user functions) expect aligned elements.  The root's own operand
+   * takes its slot, so the fold below runs over one array in member order. */
+  w = (size_t)n * b <= sizeof local ? local : malloc((size_t)n * b);
+  if (w == NULL) {
+    DRED_ERROR("no memory to fold an inline reduction of %u x %zu bytes", n, b);
+    return DRED_ERR_NOMEM;
+  }
+  memcpy(w, data, (size_t)n * b);
+  memcpy(w + (size_t)in->member * b, in->acc, b);
+  kern = ti->op_is_user ? NULL : dred_kernel_find(ti->exec_type, in->op);
+  /* A right fold in rank order: acc_t = x[n-1], then acc_t = x[k] op acc_t for k = n-2..0.
+   * MPI_Reduce_local(in, inout) computes inout = in op inout, so every step keeps the
+   * left operand left: the result is x[0] op (x[1] op (... op x[n-1])), the rank-order
+   * result MPI defines for non-commutative ops (ops are associative).  Predefined ops
+   * use the vectorised kernels (bit-equal to MPI_Reduce_local, and no MPI call, so no
+   * wait for MPICH's lock while the application sits in a blocking call). */
+  acc_t = w + (size_t)(n - 1) * b;
+  for (k = n - 1; k-- > 0 && rc == MPI_SUCCESS;) {
+    char *x = w + (size_t)k * b;
+    if (kern != NULL)
+      kern->inplace(x, acc_t, (size_t)cnt);
+    else
+      rc = MPI_Reduce_local(x - sh, acc_t - sh, cnt, ti->exec_type, in->op);
+  }
+  if (rc == MPI_SUCCESS) memcpy(in->acc, acc_t, b);
+  if (w != local) free(w);
+  if (rc != MPI_SUCCESS) {
+    DRED_ERROR("MPI_Reduce_local failed while folding an inline reduction (tag %lld)",
+               (long long)in->tag);
+    return DRED_ERR_INTERNAL;
+  }
+  return DRED_OK;
+}
+
 /* inout = in op inout over `n` elements -- or inout = inout op in when `swap` (a
  * non-commutative op whose left operand is inout), computed in the scratch chunk since
  * MPI_Reduce_local only writes its second argument.  Predefined ops are commutative, so

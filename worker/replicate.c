@@ -615,6 +615,10 @@ static int try_recover(dred_rt_t *rt, const proto_msg_t *m) {
     send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_INTERNAL);
     return 1;
   }
+  if (in->inl) { /* an inline reduction keeps no copies (the master holds its operands) */
+    send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_PROC_FAILED);
+    return 1;
+  }
   if (write_pending(in->group_id, in->tag, member)) return 0;
   if ((io = calloc(1, sizeof *io)) == NULL) {
     send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_NOMEM);

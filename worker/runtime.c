@@ -119,6 +119,46 @@ static void send_abandon(dred_rt_t *rt, dred_inst_t *in) {
   in->abandon_sent = 1;
 }
 
+/* The parameters every member's READY carries (the master checks that they agree). */
+static void ready_params(const dred_inst_t *in, proto_msg_t *m) {
+  m->type = PROTO_READY;
+  m->u.ready.group = in->group_id;
+  m->u.ready.tag = in->tag;
+  m->u.ready.member = in->member;
+  m->u.ready.root = in->root;
+  m->u.ready.count = in->count;
+  m->u.ready.type_size = in->ti.size;
+  m->u.ready.extent = in->ti.extent;
+  m->u.ready.type_sig = in->ti.sig;
+  m->u.ready.op = (int32_t)MPI_Op_c2f(in->op);
+  m->u.ready.op_is_user = (uint8_t)in->ti.op_is_user;
+  m->u.ready.commutative = (uint8_t)in->ti.commutative;
+}
+
+/* An inline reduction: one READY carrying the operand (none from the root, whose operand
+ * stays in its acc), no replicas, no buffer reference; the master answers the root with
+ * INLINE and everyone with END. */
+static void announce_inline(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *m) {
+  int rc = in->join_error;
+  ready_params(in, m);
+  m->u.ready.inl = 1;
+  m->u.ready.buf.pool_off = -1;
+  m->u.ready.buf.len = in->bytes;
+  m->u.ready.buf.owner = (uint32_t)rt->world_rank;
+  if (in->is_root) rc = dred_dp_acc_prepare(rt, in);
+  if (rc != DRED_OK) {
+    DRED_ERROR("reduction (tag %lld) cannot start here: %s", (long long)in->tag,
+               dred_status_str(rc));
+    m->u.ready.error = rc == DRED_ERR_INTERNAL ? DRED_ERR_INTERNAL : DRED_ERR_NOMEM;
+  } else if (!in->is_root) {
+    m->u.ready.data = in->inl_data;
+    m->u.ready.data_len = (uint32_t)in->bytes;
+  }
+  send_to_master(rt, m, NULL);
+  in->state = INST_ANNOUNCED;
+  if (rt->abandon_pass) send_abandon(rt, in);
+}
+
 static void announce(dred_rt_t *rt, dred_inst_t *in) {
   proto_msg_t m;
   int rc;
@@ -132,6 +172,10 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
     in->group->defined = 1;
   }
   memset(&m, 0, sizeof m);
+  if (in->inl) {
+    announce_inline(rt, in, &m);
+    return;
+  }
   /* Replicas first: until the neighbour has our header, a crash here loses the operand
    * for good, so that window is kept as short as one copy of it. */
   dred_repl_on_announce(rt, in, &m);
@@ -142,18 +186,7 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
                dred_status_str(rc));
     in->acc = NULL;
   }
-  m.type = PROTO_READY;
-  m.u.ready.group = in->group_id;
-  m.u.ready.tag = in->tag;
-  m.u.ready.member = in->member;
-  m.u.ready.root = in->root;
-  m.u.ready.count = in->count;
-  m.u.ready.type_size = in->ti.size;
-  m.u.ready.extent = in->ti.extent;
-  m.u.ready.type_sig = in->ti.sig;
-  m.u.ready.op = (int32_t)MPI_Op_c2f(in->op);
-  m.u.ready.op_is_user = (uint8_t)in->ti.op_is_user;
-  m.u.ready.commutative = (uint8_t)in->ti.commutative;
+  ready_params(in, &m);
   if (in->acc != NULL) {
     m.u.ready.buf = dred_rt_bufref(rt, in->acc, in->pool_off, in->bytes);
   } else {
@@ -204,7 +237,7 @@ static void on_task(dred_rt_t *rt, const proto_msg_t *m) {
   uv_mutex_lock(&rt->lock);
   in = dred_rt_find(rt, m->u.task.group, m->u.task.tag);
   uv_mutex_unlock(&rt->lock);
-  if (in != NULL && in->state == INST_ANNOUNCED) {
+  if (in != NULL && in->state == INST_ANNOUNCED && !in->inl) { /* inline: never a task */
     if (m->u.task.exec_member == in->member) {
       dst = in->acc;
       dst_off = in->pool_off;
@@ -268,8 +301,40 @@ static void on_end(dred_rt_t *rt, const proto_msg_t *m) {
   /* Buffers stay until our own tasks and replica I/O that read them are over. */
   in->state = INST_ENDED;
   in->end_status = m->u.end.status;
-  dred_repl_on_end(rt, in);
+  /* an inline root whose fold failed: its result is not in recvbuf, whatever the master says */
+  if (in->end_status == DRED_OK && in->inl_status != DRED_OK) in->end_status = in->inl_status;
+  /* an inline root that never got its operands cannot report success */
+  if (in->end_status == DRED_OK && in->inl && in->is_root && !in->inl_folded) {
+    DRED_ERROR("inline reduction (tag %lld) ended OK without its operands", (long long)in->tag);
+    in->end_status = DRED_ERR_INTERNAL;
+  }
+  if (!in->inl) dred_repl_on_end(rt, in); /* inline: nothing was replicated */
   dred_rt_inst_maybe_finish(rt, in);
+}
+
+/* The root of an inline reduction gets every member's operand; END follows on the same
+ * link.  A message that does not fit the reduction we called (not inline, not ours, other
+ * sizes) is refused and logged: the END then reports the error. */
+static void on_inline(dred_rt_t *rt, const proto_msg_t *m) {
+  dred_inst_t *in;
+  int rc;
+  uv_mutex_lock(&rt->lock);
+  in = dred_rt_find(rt, m->u.inl.group, m->u.inl.tag);
+  uv_mutex_unlock(&rt->lock);
+  if (in == NULL || in->state != INST_ANNOUNCED || !in->inl || !in->is_root || in->inl_folded) {
+    DRED_WARN("INLINE for an unknown or finished reduction (tag %lld) ignored",
+              (long long)m->u.inl.tag);
+    return;
+  }
+  in->inl_folded = 1;
+  if (m->u.inl.n != in->group->n || m->u.inl.bytes != in->bytes || m->u.inl.root != in->member) {
+    DRED_ERROR("INLINE for reduction (tag %lld) does not match it (%u x %llu bytes)",
+               (long long)in->tag, m->u.inl.n, (unsigned long long)m->u.inl.bytes);
+    in->inl_status = DRED_ERR_INTERNAL;
+    return;
+  }
+  if ((rc = dred_dp_inline_fold(rt, in, m->u.inl.data, m->u.inl.n)) != DRED_OK)
+    in->inl_status = rc;
 }
 
 void dred_rt_send_peer(dred_rt_t *rt, uint32_t peer, const proto_msg_t *m) {
@@ -328,6 +393,9 @@ static int recv_messages(dred_rt_t *rt) {
         break;
       case PROTO_END:
         on_end(rt, &m);
+        break;
+      case PROTO_INLINE:
+        on_inline(rt, &m);
         break;
       case PROTO_PING:
         /* Answered after our BYE too, until SHUTDOWN: a process that finalized early

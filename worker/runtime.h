@@ -150,6 +150,14 @@ typedef struct dred_inst {
   int acc_early;       /* acc filled by dred_ireduce on the caller's thread */
   int join_error;      /* dred_ireduce could not allocate acc: joins with this error */
   int abandon_sent;    /* ABANDON sent: dred_finalize could wait no longer for it */
+  /* An inline reduction (bytes <= DRED_INLINE_MAX): a non-root member's operand, in dred's
+   * layout, is inl_data (inside this allocation) and travels in its READY; it has no acc,
+   * no snapshot, no replicas and runs no task.  The root keeps acc as usual and folds the
+   * master's INLINE message into it (dred_dp_inline_fold). */
+  int inl;
+  uint8_t *inl_data;
+  int inl_status;      /* the root's fold failed: its future ends with this */
+  int inl_folded;      /* the root took its INLINE message */
   int dir_slot;        /* snapshot directory slot of acc (snapdir.c), or -1 */
   /* Non-NULL while acc is also the operand's replica snapshot (replicate.c): acc is then
    * read-only -- copies are being taken from it -- so the first combine this member
@@ -348,6 +356,10 @@ void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, in
 int dred_dp_init(dred_rt_t *rt);      /* collective over priv (and node) */
 void dred_dp_finalize(dred_rt_t *rt, int collective);
 int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in); /* allocate + fill the accumulator */
+/* The root of an inline reduction: fold the n operands of `data` (member k at k x bytes;
+ * the root's own slot is ignored, its operand is acc) into acc in rank order.  DRED_OK or
+ * an error (logged). */
+int dred_dp_inline_fold(dred_rt_t *rt, dred_inst_t *in, const uint8_t *data, uint32_t n);
 void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in);
 /* Advance the head task within a time budget.  Returns 1 if it did work; when the task
  * finishes, *finished is set and *status holds its outcome (a proto_task_status_t). */

@@ -55,6 +55,21 @@
  *              only labels the param column.
  *  concurrent  C in --conc reductions of 8 MiB in flight (dred_ireduce with tags 0..C-1,
  *              roots j % p) vs C MPI_Ireduce + MPI_Waitall.
+ *  small       many small nonblocking reductions back to back (issue 11, point 4): sizes 8 B
+ *              and 1 KiB (--small-sizes), K = 1, 4, 16, 64 in flight (--kin).  A round: every
+ *              rank leaves a barrier (MPI's blocking wait with DRED_WAIT=mpi, as applications
+ *              wait), starts K reductions with tags 0..K-1 and roots j % p (dred_ireduce, or
+ *              MPI_Ireduce), then waits for all K (dred_future_get each, or MPI_Waitall).  The
+ *              round time is the max over ranks of (own barrier exit -> own K done); the
+ *              figure is the median over --rounds rounds of round time / K: the time one
+ *              reduction costs at that depth.  dred and MPI alternate round by round (order
+ *              flips every round); every root checks each result against the closed form.
+ *  loop        the shape of the issue's application (issue 11, point 4): --loop-iters N
+ *              (3000) iterations of { ireduce 1 double to root 0; MPI_Allreduce of one int
+ *              and MPI_Bcast of one double (blocking, MPI's own); wait for the reduction }.
+ *              Total time of the loop (sum over chunks of --loop-chunk iterations, dred and
+ *              MPI alternating chunk by chunk; max over ranks per chunk), dred vs
+ *              MPI_Ireduce + MPI_Wait; --reps repetitions; every result checked at the root.
  *  bound       memory bandwidth of this machine: a[i] += b[i] over two 32 MiB double arrays
  *              (reads 2n, writes n bytes, counted as 3n), best of 50 one-pass trials (a pass
  *              is shorter than a time slice, so the best trial is one nobody preempted),
@@ -101,7 +116,7 @@
 #define MIB (1024ull * 1024ull)
 
 /* ---- options --------------------------------------------------------------------------- */
-enum { S_IDEAL = 1, S_UNBAL = 2, S_SLOW = 4, S_CONC = 8, S_BOUND = 16 };
+enum { S_IDEAL = 1, S_UNBAL = 2, S_SLOW = 4, S_CONC = 8, S_BOUND = 16, S_SMALL = 32, S_LOOP = 64 };
 static struct {
   unsigned scen;
   size_t sizes[MAXLIST];
@@ -118,6 +133,11 @@ static struct {
   int run_dred, run_mpi, keep_going;
   double settle_max_s; /* quiesce after each call: wait up to this long (0: do not) */
   uint64_t seed;
+  size_t small_sizes[MAXLIST];
+  int nsmall_sizes;
+  int kin[MAXLIST];
+  int nkin;
+  int rounds, loop_iters, loop_chunk;
 } opt;
 
 /* ---- process state ---------------------------------------------------------------------- */
@@ -659,6 +679,183 @@ static void measure_conc(int C) {
   free(snd); free(dr); free(mr); free(f); free(req); free(sts); free(fst);
 }
 
+
+/* ---- small: many small reductions in flight ---------------------------------------------- */
+/* Collective: elementwise max over ranks of v[0..n-1], result at rank 0 (in place there). */
+static void max_to_root(double *v, int n) {
+  MPI_Request r;
+  if (rank == 0)
+    MPI_Ireduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, 0, comm, &r);
+  else
+    MPI_Ireduce(v, NULL, n, MPI_DOUBLE, MPI_MAX, 0, comm, &r);
+  sleepy_wait(&r);
+}
+
+/* Exact check of reduction j's result at its root against the closed form. */
+static int check_small(const char *who, const double *d, size_t count, int round, int j, int K) {
+  for (size_t i = 0; i < count; i++) {
+    double e = 0;
+    for (int r = 0; r < P; r++) e += val(i, r, round, j);
+    if (d[i] != e) {
+      printf("WRONG small %s %zu B K=%d round %d #%d: element %zu = %.17g, expected %.17g\n", who,
+             count * sizeof(double), K, round, j, i, d[i], e);
+      fflush(stdout);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static void measure_small(size_t bytes, int K) {
+  size_t count = bytes / sizeof(double);
+  int R = opt.rounds, wrong = 0, n = 0;
+  double *snd = malloc((size_t)K * bytes), *rcv = malloc((size_t)K * bytes);
+  dred_future **f = calloc((size_t)K, sizeof *f);
+  MPI_Request *req = calloc((size_t)K, sizeof *req);
+  MPI_Status *sts = calloc((size_t)K, sizeof *sts);
+  double *t[2], *z = calloc((size_t)R, sizeof(double));
+  int errs[2] = {0, 0};
+  t[0] = calloc((size_t)(R + 1), sizeof(double));
+  t[1] = calloc((size_t)(R + 1), sizeof(double));
+  if (!snd || !rcv || !f || !req || !sts || !t[0] || !t[1] || !z) die("out of memory (small)");
+  for (int round = -opt.warmup; round < R; round++) {
+    int rr = round < 0 ? 1000 + round : round;
+    int dred_first = (rr & 1) == 0;
+    for (int c = 0; c < 2; c++) {
+      int who_dred = (c == 0) == dred_first;
+      if ((who_dred && !opt.run_dred) || (!who_dred && !opt.run_mpi)) continue;
+      for (int j = 0; j < K; j++) fill(snd + (size_t)j * count, count, rr, j);
+      memset(rcv, 0xff, (size_t)K * bytes);
+      idle_barrier(); /* DRED_WAIT=mpi: MPI's own blocking wait, as applications do */
+      double t0 = now_s();
+      if (who_dred) {
+        for (int j = 0; j < K; j++) {
+          int st = dred_ireduce(snd + (size_t)j * count, rcv + (size_t)j * count, (int)count,
+                                MPI_DOUBLE, MPI_SUM, j % P, comm, j, &f[j]);
+          if (st != DRED_OK) {
+            printf("WRONG small dred_ireduce #%d round %d rank %d: %s\n", j, rr, rank,
+                   dred_strerror(st));
+            f[j] = NULL;
+            errs[0]++;
+          }
+        }
+        for (int j = 0; j < K; j++) {
+          if (!f[j]) continue;
+          int st = dred_future_get(f[j]);
+          if (st != DRED_OK) {
+            printf("WRONG small dred #%d round %d rank %d: %s\n", j, rr, rank, dred_strerror(st));
+            errs[0]++;
+          }
+          dred_future_free(f[j]);
+        }
+      } else {
+        for (int j = 0; j < K; j++)
+          MPI_Ireduce(snd + (size_t)j * count, j % P == rank ? rcv + (size_t)j * count : NULL,
+                      (int)count, MPI_DOUBLE, MPI_SUM, j % P, comm, &req[j]);
+        if (MPI_Waitall(K, req, sts) != MPI_SUCCESS) errs[1]++;
+      }
+      double el = now_s() - t0;
+      for (int j = 0; j < K; j++)
+        if (j % P == rank)
+          errs[!who_dred] += check_small(who_dred ? "dred" : "mpi", rcv + (size_t)j * count,
+                                         count, rr, j, K);
+      if (round >= 0) t[!who_dred][round] = el;
+    }
+  }
+  t[0][R] = errs[0];
+  t[1][R] = errs[1];
+  max_to_root(t[0], R + 1);
+  max_to_root(t[1], R + 1);
+  if (rank == 0) {
+    wrong = t[0][R] > 0 || t[1][R] > 0;
+    if (wrong) any_wrong = 1;
+    for (int i = 0; i < R; i++) {
+      t[0][i] /= K;
+      t[1][i] /= K;
+      if (opt.run_dred) csv_row("small", bytes, K, "dred", i, t[0][i], 0, 0);
+      if (opt.run_mpi) csv_row("small", bytes, K, "mpi", i, t[1][i], 0, 0);
+    }
+    n = R;
+    record("small", bytes, K, t[0], z, z, t[1], z, z, n, wrong);
+  }
+  free(snd); free(rcv); free(f); free(req); free(sts); free(t[0]); free(t[1]); free(z);
+}
+
+/* The issue's application shape: small ireduce calls mixed with the application's own
+ * blocking collectives, back to back.  The N iterations run in chunks of --loop-chunk,
+ * dred and MPI alternating chunk by chunk (order flipping every pair), so a machine whose
+ * load drifts during the minutes this takes charges both alike; each contender's total is
+ * the sum of its chunks (max over ranks per chunk).  One repetition per --reps. */
+static void loop_chunk(int who_dred, int it0, int n, double errs[2]) {
+  for (int it = it0; it < it0 + n; it++) {
+    double in = val(0, rank, it, 3), out = NAN, b = rank == 0 ? (double)it : -1.0;
+    int one = 1, sum = 0;
+    dred_future *fu = NULL;
+    MPI_Request r;
+    if (who_dred) {
+      int st = dred_ireduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, 0, comm, DRED_TAG_AUTO, &fu);
+      if (st != DRED_OK) errs[0]++, fu = NULL;
+    } else {
+      MPI_Ireduce(&in, rank == 0 ? &out : NULL, 1, MPI_DOUBLE, MPI_SUM, 0, comm, &r);
+    }
+    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm);
+    MPI_Bcast(&b, 1, MPI_DOUBLE, 0, comm);
+    if (sum != P || b != (double)it) errs[!who_dred]++;
+    if (who_dred) {
+      if (fu != NULL) {
+        if (dred_future_get(fu) != DRED_OK) errs[0]++;
+        dred_future_free(fu);
+      }
+    } else {
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+    if (rank == 0) {
+      double e = 0;
+      for (int q = 0; q < P; q++) e += val(0, q, it, 3);
+      if (out != e) {
+        if (errs[!who_dred] == 0)
+          printf("WRONG loop %s iteration %d: %.17g, expected %.17g\n", who_dred ? "dred" : "mpi",
+                 it, out, e);
+        errs[!who_dred]++;
+      }
+    }
+  }
+}
+
+static void measure_loop(void) {
+  int N = opt.loop_iters, reps = opt.reps, wrong = 0, nrec = 0, C = opt.loop_chunk;
+  double d[reps], m[reps], z[reps];
+  memset(z, 0, sizeof z);
+  if (C < 1 || C > N) C = N;
+  for (int rep = -opt.warmup; rep < reps; rep++) {
+    double el[2] = {0, 0}, errs[2] = {0, 0}, tot[3];
+    for (int it0 = 0, pair = 0; it0 < N; it0 += C, pair++) {
+      int n = N - it0 < C ? N - it0 : C, dred_first = ((pair + rep) & 1) == 0;
+      for (int c = 0; c < 2; c++) {
+        int who_dred = (c == 0) == dred_first;
+        double e, emax = 0;
+        if ((who_dred && !opt.run_dred) || (!who_dred && !opt.run_mpi)) continue;
+        idle_barrier();
+        e = now_s();
+        loop_chunk(who_dred, it0, n, errs);
+        e = now_s() - e;
+        MPI_Allreduce(&e, &emax, 1, MPI_DOUBLE, MPI_MAX, comm); /* outside the chunk */
+        el[!who_dred] += emax;
+      }
+    }
+    tot[0] = el[0]; tot[1] = el[1]; tot[2] = errs[0] + errs[1];
+    max_to_root(tot, 3);
+    if (rank == 0 && tot[2] > 0) wrong = any_wrong = 1;
+    if (rep < 0 || rank != 0) continue;
+    d[nrec] = tot[0];
+    m[nrec] = tot[1];
+    if (opt.run_dred) csv_row("loop", 8, N, "dred", rep, tot[0], 0, 0);
+    if (opt.run_mpi) csv_row("loop", 8, N, "mpi", rep, tot[1], 0, 0);
+    nrec++;
+  }
+  if (rank == 0) record("loop", 8, N, d, z, z, m, z, z, nrec, wrong);
+}
+
 /* ---- memory bandwidth bound -------------------------------------------------------------- */
 static void add_kernel(double *__restrict a, const double *__restrict b, size_t n) {
   for (size_t i = 0; i < n; i++) a[i] += b[i];
@@ -731,7 +928,8 @@ static int split(char *s, char **out) {
 
 static void usage(void) {
   say("usage: dredrun -n P dred-bench [options]\n"
-      "  --scenario LIST   ideal,unbalanced,slow,concurrent,bound or all (default all)\n"
+      "  --scenario LIST   ideal,unbalanced,slow,concurrent,bound,small,loop or all (default all\n"
+      "                    = ideal,unbalanced,concurrent,bound)\n"
       "  --sizes LIST      message sizes, e.g. 128K,1M,8M,32M,128M (default per scenario)\n"
       "  --reps R          timed repetitions per point (default 7)\n"
       "  --warmup W        untimed repetitions per point (default 1)\n"
@@ -739,6 +937,11 @@ static void usage(void) {
       "  --k LIST          unbalanced delay multipliers of the ideal MPI time (default 0,1,10)\n"
       "  --conc LIST       concurrent reductions in flight (default 4,8,16,28)\n"
       "  --conc-size S     size of each concurrent reduction (default 8M)\n"
+      "  --small-sizes L   sizes of the small scenario (default 8,1K)\n"
+      "  --kin LIST        small: reductions in flight per round (default 1,4,16,64)\n"
+      "  --rounds N        small: timed rounds per point (default 60; quick 30)\n"
+      "  --loop-iters N    loop: iterations (default 3000)\n"
+      "  --loop-chunk N    loop: dred and MPI alternate every N iterations (default 100)\n"
       "  --csv FILE        per-call rows (appended)\n"
       "  --summary FILE    per-point medians (default: CSV name with -summary.csv)\n"
       "  --root R          root of the single reductions (default 0)\n"
@@ -762,6 +965,8 @@ static void parse(int argc, char **argv) {
       {"hogs", 1, 0, 'H'},     {"delay", 1, 0, 'd'},   {"only", 1, 0, 'O'},
       {"margin-ms", 1, 0, 'M'}, {"seed", 1, 0, 'e'},   {"help", 0, 0, 'h'},
       {"keep-going", 0, 0, 'K'}, {"settle-max", 1, 0, 'Q'},
+      {"small-sizes", 1, 0, 'Z'}, {"kin", 1, 0, 'I'}, {"rounds", 1, 0, 'N'},
+      {"loop-iters", 1, 0, 'L'}, {"loop-chunk", 1, 0, 'J'},
       {0, 0, 0, 0}};
   char *items[MAXLIST];
   opt.reps = 7;
@@ -784,6 +989,8 @@ static void parse(int argc, char **argv) {
         else if (!strcmp(items[i], "slow")) opt.scen |= S_SLOW;
         else if (!strcmp(items[i], "concurrent")) opt.scen |= S_CONC;
         else if (!strcmp(items[i], "bound")) opt.scen |= S_BOUND;
+        else if (!strcmp(items[i], "small")) opt.scen |= S_SMALL;
+        else if (!strcmp(items[i], "loop")) opt.scen |= S_LOOP;
         else if (!strcmp(items[i], "all")) opt.scen |= S_IDEAL | S_UNBAL | S_CONC | S_BOUND;
         else die("unknown scenario '%s'", items[i]);
       }
@@ -834,6 +1041,25 @@ static void parse(int argc, char **argv) {
     case 'e': opt.seed = strtoull(optarg, NULL, 10); break;
     case 'K': opt.keep_going = 1; break;
     case 'Q': opt.settle_max_s = atof(optarg); break;
+    case 'Z': {
+      char *s = strdup(optarg);
+      int n = split(s, items);
+      for (int i = 0; i < n; i++) opt.small_sizes[i] = parse_size(items[i]);
+      opt.nsmall_sizes = n;
+      free(s);
+      break;
+    }
+    case 'I': {
+      char *s = strdup(optarg);
+      opt.nkin = split(s, items);
+      for (int i = 0; i < opt.nkin; i++)
+        if ((opt.kin[i] = atoi(items[i])) < 1) die("--kin: counts >= 1");
+      free(s);
+      break;
+    }
+    case 'N': opt.rounds = atoi(optarg); break;
+    case 'L': opt.loop_iters = atoi(optarg); break;
+    case 'J': opt.loop_chunk = atoi(optarg); break;
     case 'h': usage(); exit(0);
     default: usage(); die("bad option '%s'", argv[optind - 1]);
     }
@@ -841,6 +1067,11 @@ static void parse(int argc, char **argv) {
   if (!opt.scen) opt.scen = S_IDEAL | S_UNBAL | S_CONC | S_BOUND;
   if (opt.reps < 1 || opt.warmup < 0) die("--reps >= 1, --warmup >= 0");
   if (!opt.nk) { opt.k[0] = 0; opt.k[1] = 1; opt.k[2] = 10; opt.nk = 3; }
+  if (!opt.nsmall_sizes) { opt.small_sizes[0] = 8; opt.small_sizes[1] = KIB; opt.nsmall_sizes = 2; }
+  if (!opt.nkin) { opt.kin[0] = 1; opt.kin[1] = 4; opt.kin[2] = 16; opt.kin[3] = 64; opt.nkin = 4; }
+  if (opt.rounds <= 0) opt.rounds = opt.quick ? 30 : 60;
+  if (opt.loop_iters <= 0) opt.loop_iters = 3000;
+  if (opt.loop_chunk <= 0) opt.loop_chunk = 100;
   if (!opt.nconc) { opt.conc[0] = 4; opt.conc[1] = 8; opt.conc[2] = 16; opt.conc[3] = 28; opt.nconc = 4; }
 }
 
@@ -987,6 +1218,17 @@ int main(int argc, char **argv) {
   if (opt.scen & S_CONC) {
     say("== concurrent (max over ranks of T0 -> all C complete)\n");
     for (int i = 0; i < opt.nconc && !stop_all; i++) measure_conc(opt.conc[i]);
+  }
+  if (opt.scen & S_SMALL) {
+    say("== small (per reduction: median over %d rounds of (max over ranks of the round) / K)\n",
+        opt.rounds);
+    for (int i = 0; i < opt.nsmall_sizes && !stop_all; i++)
+      for (int j = 0; j < opt.nkin && !stop_all; j++) measure_small(opt.small_sizes[i], opt.kin[j]);
+  }
+  if ((opt.scen & S_LOOP) && !stop_all) {
+    say("== loop (%d x {ireduce 8 B, MPI_Allreduce, MPI_Bcast, wait}: total, max over ranks)\n",
+        opt.loop_iters);
+    measure_loop();
   }
   if ((opt.scen & S_BOUND) && !stop_all) {
     say("== bound (memory bandwidth: a[i] += b[i] over 2 x 32 MiB)\n");

@@ -9,8 +9,8 @@
 #   --ps "LIST"      override the process counts, e.g. --ps "8 16"
 #   --reps R         timed repetitions per point (default 7)
 #   --hogs N         stress-ng CPU hogs for the slow scenario (default 2), pinned to the last CPU
-#   --only LIST      run only these parts: ideal,unbalanced,concurrent,slow,master,policy,replicas,nodes
-#                    (default all)
+#   --only LIST      run only these parts: ideal,unbalanced,concurrent,slow,master,policy,replicas,nodes,
+#                    small (default all)
 #   --quiet-wait S   before each job wait up to S seconds for the machine to be idle
 #                    (default 30 quick, 300 full; 0 = do not wait)
 #   --no-plots       skip gnuplot
@@ -55,6 +55,13 @@
 #      Rows go to nodes-<layout>.csv / -summary.csv, the table to nodes.txt.  Quick mode: 4
 #      jobs of 5 repetitions; measured 5 min with 7 on a machine loaded by other MPI jobs
 #      (load average 14 on 2 CPUs), about a third of that expected on a quiet one.
+#   8. small (largest p, then p = 7): many small nonblocking reductions (issue 11, point 4), with
+#      DRED_WAIT=mpi (members wait in MPI's blocking calls between rounds, as applications do):
+#      dred-bench --scenario small (8 B and 1 KiB, K = 1, 4, 16, 64 in flight, per-reduction time
+#      = median over rounds of round time / K), then at p = 7 --scenario loop (the issue's
+#      application shape: ireduce of 8 B + MPI_Allreduce + MPI_Bcast + wait, 3000 iterations in
+#      full mode, 600 in quick mode, dred and MPI alternating in chunks of 100).  Rows go to
+#      small.csv / small-summary.csv, the table to small.txt.
 # Every job runs in a session of its own with a marker variable in its environment, under a hard
 # timeout; its processes are found by session id / marker and killed by pid, never by name.
 # A job whose results are complete but which does not exit within 60 s (a hang in
@@ -74,7 +81,7 @@ mode=quick
 ps_list=""
 reps=7
 hogs=1
-only="ideal,unbalanced,concurrent,slow,master,policy,replicas,nodes"
+only="ideal,unbalanced,concurrent,slow,master,policy,replicas,nodes,small"
 quiet_wait=""
 plots=1
 OUT=""
@@ -115,7 +122,7 @@ for f in "$bench" "$dredrun" "$BUILD/bin/dred-master"; do
   [ -x "$f" ] || { echo "run-bench.sh: $f missing (build first: make bench)" >&2; exit 2; }
 done
 mkdir -p "$OUT/logs"
-rm -f "$OUT"/*.csv "$OUT"/*.png "$OUT"/*.dat "$OUT"/ratios.txt "$OUT"/master-load.txt "$OUT"/policy.txt "$OUT"/replicas.txt \
+rm -f "$OUT"/*.csv "$OUT"/*.png "$OUT"/*.dat "$OUT"/ratios.txt "$OUT"/master-load.txt "$OUT"/policy.txt "$OUT"/replicas.txt "$OUT"/small.txt \
   "$OUT"/logs/*.log
 raw="$OUT/raw.csv"
 summary="$OUT/summary.csv"
@@ -421,6 +428,16 @@ for p in $ps_list; do
   fi
 done
 
+# ---- small reductions (issue 11, point 4) ---------------------------------------------------------
+if want small; then
+  scommon=(--reps "$reps" --csv "$OUT/small.csv" --summary "$OUT/small-summary.csv")
+  if [ "$mode" = quick ]; then srounds=30 liters=600; else srounds=60 liters=3000; fi
+  DRED_WAIT=mpi run_job "small-p$maxp" "$limit_main" -n "$maxp" "$bench" --scenario small \
+    --rounds "$srounds" "${scommon[@]}"
+  DRED_WAIT=mpi run_job "loop-p7" "$limit_main" -n 7 "$bench" --scenario loop \
+    --loop-iters "$liters" --reps 1 --warmup 0 --csv "$OUT/small.csv" --summary "$OUT/small-summary.csv"
+fi
+
 # ---- simulated nodes ------------------------------------------------------------------------------
 # layout N P: N simulated nodes for the master + P workers, filled in order (a:3,b:3,c:3 for 3, 8)
 layout() {
@@ -632,6 +649,19 @@ if [ -s "$r0" ] && [ -s "$r2" ] && [ -s "$rl" ]; then
   [ -f "$OUT/ratios.txt" ] && cat "$OUT/replicas.txt" >>"$OUT/ratios.txt"
 elif want replicas; then
   echo "!! replicas: no results (see $OUT/logs/replicas-*.log)"
+fi
+if want small && [ -s "$OUT/small-summary.csv" ]; then
+  {
+    echo
+    echo "small reductions (DRED_WAIT=mpi): per reduction, median over rounds of (max over ranks of"
+    echo "a round) / K, K reductions in flight; loop: total seconds of the P=7 loop (param = iterations)"
+    printf '%-6s %4s %6s %6s %12s %12s %8s\n' scen p bytes K "dred ms" "MPI ms" dred/MPI
+    awk -F, 'FNR > 1 { printf "%-6s %4d %6d %6g %12.3f %12.3f %8.3f\n", $1, $2, $3, $4, $6 * 1e3, $9 * 1e3, ($9 > 0 ? $6 / $9 : 0) }' \
+      "$OUT/small-summary.csv"
+  } | tee "$OUT/small.txt"
+  [ -f "$OUT/ratios.txt" ] && cat "$OUT/small.txt" >>"$OUT/ratios.txt"
+elif want small; then
+  echo "!! small: no results (see $OUT/logs/small-*.log)"
 fi
 if want nodes && [ -s "$OUT/nodes-n1-summary.csv" ]; then
   {

@@ -10,7 +10,10 @@
  * outcome, or for a made-up id), WORKER_FAILED, RECOVER_FAILED -- feeds it, and drains
  * the actions.  Checked after every event (abort() on a violation, so libFuzzer keeps the
  * input): a TASK names two live workers in range and two distinct members; an END, a RECOVER or a journal
- * record names a worker in range (RECOVER: a live one) and an END a status dred defines.
+ * record names a worker in range (RECOVER: a live one) and an END a status dred defines;
+ * an INLINE (inline READYs: the operand is bytes member + 1, sometimes of a wrong length)
+ * goes to a live worker in range, within PROTO_INLINE_TOTAL, with every non-root slot
+ * holding exactly its member's operand and the root's slot zeros; the target frees it.
  * ASan/UBSan catch memory errors and leaks (sched_free at the end must release all).
  * Build and run: `make fuzz`.
  */
@@ -82,11 +85,28 @@ static void drain(sched_t *s, uint32_t nw, pending_t *tasks, size_t *ntasks) {
         break;
       case SCHED_ACT_JOURNAL_REDUCTION:
         break;
+      case SCHED_ACT_INLINE: {
+        uint64_t k2, i;
+        if (a.u.inl.worker < 1 || a.u.inl.worker > nw || !sched_worker_alive(s, a.u.inl.worker))
+          fail("INLINE to a dead or unknown worker", a.u.inl.worker, 0);
+        if (a.u.inl.n == 0 || a.u.inl.root >= a.u.inl.n ||
+            (uint64_t)a.u.inl.n * a.u.inl.bytes > PROTO_INLINE_TOTAL ||
+            (a.u.inl.bytes > 0 && a.u.inl.data == NULL))
+          fail("INLINE with a bad shape", a.u.inl.n, a.u.inl.bytes);
+        for (k2 = 0; k2 < a.u.inl.n; k2++)
+          for (i = 0; i < a.u.inl.bytes; i++)
+            if (a.u.inl.data[k2 * a.u.inl.bytes + i] != (k2 == a.u.inl.root ? 0 : (uint8_t)(k2 + 1)))
+              fail("INLINE slot holds another member's bytes", k2, i);
+        free(a.u.inl.data);
+        break;
+      }
       default:
         fail("unknown action type", (uint64_t)a.type, 0);
     }
   }
 }
+
+static uint8_t opbuf[64]; /* an inline operand: bytes member + 1 */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   input_t in = {data, size, 0};
@@ -138,6 +158,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         ev.u.ready.recovered = (flags >> 4) & 1;
         ev.u.ready.nreplicas = (uint8_t)(take(&in, 1) % (SCHED_MAX_REPLICAS + 2));
         for (k = 0; k < SCHED_MAX_REPLICAS; k++) ev.u.ready.replicas[k] = (uint32_t)(take(&in, 1) % (nw + 2));
+        { /* inline: the right length mostly, sometimes another; now and then a huge count */
+          uint8_t f2 = (uint8_t)take(&in, 1);
+          ev.u.ready.params.inl = f2 & 1;
+          if (f2 & 0x40) ev.u.ready.params.count = PROTO_INLINE_TOTAL / 4;
+          if (ev.u.ready.params.inl) {
+            uint64_t want = ev.u.ready.member == ev.u.ready.params.root
+                                ? 0 : ev.u.ready.params.count * ev.u.ready.params.extent;
+            ev.u.ready.data_len = (f2 & 6) == 6 ? (uint32_t)(take(&in, 1) % 40) : (uint32_t)want;
+            if (ev.u.ready.data_len > sizeof opbuf) ev.u.ready.data_len = sizeof opbuf;
+            memset(opbuf, (int)(uint8_t)(ev.u.ready.member + 1), sizeof opbuf);
+            ev.u.ready.data = (f2 & 8) && ev.u.ready.data_len > 0 ? NULL : opbuf;
+            if (ev.u.ready.data_len == 0) ev.u.ready.data = NULL;
+          }
+        }
         break;
       }
       case 4: case 5: { /* TASK_DONE for a dispatched task, or a made-up one */

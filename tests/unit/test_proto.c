@@ -91,9 +91,10 @@ static void test_ready_error_field(void **state) {
   assert_int_equal(enc(&m, NULL, buf), 0);
   m.u.ready.error = DRED_ERR_NOMEM;
   n = enc(&m, NULL, buf);
-  buf[n - 4] = DRED_ERR_ROOT_FAILED; /* the error is the last field */
+  /* the error is the last field before the inline flag (1 byte) and length (4 bytes) */
+  buf[n - 9] = DRED_ERR_ROOT_FAILED;
   assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
-  buf[n - 4] = DRED_ERR_NOMEM;
+  buf[n - 9] = DRED_ERR_NOMEM;
   assert_int_equal(proto_decode(buf, n, &d), 0);
 }
 
@@ -222,6 +223,8 @@ static uint64_t rnd(uint64_t *s) {
 }
 
 /* A random but well-formed message of type `t` (fields in the ranges encode accepts). */
+static uint8_t g_data[PROTO_INLINE_TOTAL]; /* inline operands of random messages */
+
 static void random_msg(uint64_t *s, proto_type_t t, proto_msg_t *m, uint32_t *workers) {
   uint32_t k;
   memset(m, 0, sizeof *m);
@@ -248,6 +251,21 @@ static void random_msg(uint64_t *s, proto_type_t t, proto_msg_t *m, uint32_t *wo
       for (k = 0; k < m->u.ready.nreplicas; k++) m->u.ready.replicas[k] = (uint32_t)rnd(s);
       m->u.ready.buf.addr = rnd(s);
       m->u.ready.buf.pool_off = (int64_t)rnd(s);
+      if (rnd(s) & 1) { /* an inline operand (or the root's inline READY: none) */
+        m->u.ready.inl = 1;
+        m->u.ready.data_len = (uint32_t)(rnd(s) % 3 == 0 ? 0 : rnd(s) % 1025);
+        for (k = 0; k < m->u.ready.data_len; k++) g_data[k] = (uint8_t)rnd(s);
+        m->u.ready.data = m->u.ready.data_len > 0 ? g_data : NULL;
+      }
+      break;
+    case PROTO_INLINE: /* totals below 64 KiB: the damage below rewrites 2 length bytes */
+      m->u.inl.group = rnd(s);
+      m->u.inl.tag = (int64_t)rnd(s);
+      m->u.inl.n = 1 + (uint32_t)(rnd(s) % 64);
+      m->u.inl.root = (uint32_t)(rnd(s) % m->u.inl.n);
+      m->u.inl.bytes = rnd(s) % 5 == 0 ? 0 : rnd(s) % (60000 / m->u.inl.n + 1);
+      for (k = 0; k < m->u.inl.n * m->u.inl.bytes; k++) g_data[k] = (uint8_t)rnd(s);
+      m->u.inl.data = m->u.inl.bytes > 0 ? g_data : NULL;
       break;
     case PROTO_DONE:
       m->u.done.task_id = rnd(s);
@@ -315,7 +333,7 @@ static void test_fuzz_roundtrip(void **state) {
   static const proto_type_t types[] = {
       PROTO_GROUP, PROTO_READY, PROTO_DONE, PROTO_PONG, PROTO_BYE, PROTO_RECOVER_FAILED,
       PROTO_REPLICA, PROTO_REPLICA_ACK, PROTO_TASK, PROTO_END, PROTO_PING, PROTO_FAILED,
-      PROTO_RECOVER, PROTO_SHUTDOWN, PROTO_ABANDON, PROTO_SERVE};
+      PROTO_RECOVER, PROTO_SHUTDOWN, PROTO_ABANDON, PROTO_SERVE, PROTO_INLINE};
   static uint8_t buf[PROTO_MAX_SIZE + 8], again[PROTO_MAX_SIZE], bad[PROTO_MAX_SIZE + 8];
   static uint32_t workers[64];
   uint64_t s = 0x9e3779b97f4a7c15ull;
@@ -365,12 +383,80 @@ static void test_fuzz_roundtrip(void **state) {
   assert_true(refused_damaged > 10000);
 }
 
+
+/* Inline operands: a READY carries its operand, INLINE every member's; both round-trip
+ * byte for byte, and the decoder refuses what no dred process sends: data without the
+ * inline flag, an operand or a total beyond PROTO_INLINE_TOTAL, a root out of range, a
+ * payload whose length disagrees with n x bytes. */
+static void test_inline_roundtrip_and_limits(void **state) {
+  static uint8_t buf[PROTO_MAX_SIZE + 64], ops[PROTO_INLINE_TOTAL];
+  proto_msg_t m, d;
+  size_t n, i;
+  (void)state;
+  for (i = 0; i < sizeof ops; i++) ops[i] = (uint8_t)(i * 7 + 1);
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_READY;
+  m.u.ready.count = 3;
+  m.u.ready.extent = 8;
+  m.u.ready.inl = 1;
+  m.u.ready.data_len = 24;
+  m.u.ready.data = ops;
+  n = enc(&m, NULL, buf);
+  assert_true(n > PROTO_HEADER);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.u.ready.inl, 1);
+  assert_int_equal(d.u.ready.data_len, 24);
+  assert_memory_equal(d.u.ready.data, ops, 24);
+  m.u.ready.inl = 0; /* data without the flag */
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.ready.inl = 1;
+  m.u.ready.data_len = PROTO_INLINE_TOTAL + 1;
+  assert_int_equal(enc(&m, NULL, buf), 0);
+
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_INLINE;
+  m.u.inl.group = 9;
+  m.u.inl.tag = -3;
+  m.u.inl.n = 4;
+  m.u.inl.root = 2;
+  m.u.inl.bytes = PROTO_INLINE_TOTAL / 4; /* the largest total */
+  m.u.inl.data = ops;
+  n = enc(&m, NULL, buf);
+  assert_int_equal(n, PROTO_MAX_INLINE_SIZE);
+  assert_true(n <= PROTO_MAX_SIZE);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.u.inl.n, 4);
+  assert_int_equal(d.u.inl.root, 2);
+  assert_true(d.u.inl.tag == -3);
+  assert_int_equal(d.u.inl.bytes, PROTO_INLINE_TOTAL / 4);
+  assert_memory_equal(d.u.inl.data, ops, PROTO_INLINE_TOTAL);
+  assert_int_equal(proto_decode(buf, n - 1, &d), DRED_ERR_ARG); /* short */
+  m.u.inl.bytes++; /* total beyond the limit */
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.inl.bytes = 8;
+  m.u.inl.root = 4; /* root out of range */
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.inl.root = 0;
+  n = enc(&m, NULL, buf);
+  assert_int_equal(n, PROTO_HEADER + PROTO_INLINE_FIXED + 32);
+  buf[PROTO_HEADER + 20] = 5; /* the header says root 5 of 4 */
+  assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
+  buf[PROTO_HEADER + 20] = 0;
+  buf[PROTO_HEADER + 24] = 9; /* 4 x 9 bytes announced, 4 x 8 present */
+  assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
+  buf[PROTO_HEADER + 24] = 8;
+  buf[PROTO_HEADER + 32] = 1; /* the reserved word */
+  assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
+  buf[PROTO_HEADER + 32] = 0;
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ready_roundtrip), cmocka_unit_test(test_ready_error_field),
       cmocka_unit_test(test_abandon_roundtrip), cmocka_unit_test(test_every_type_roundtrips),
       cmocka_unit_test(test_group_roundtrip_and_id), cmocka_unit_test(test_malformed),
-      cmocka_unit_test(test_fuzz_roundtrip),
+      cmocka_unit_test(test_fuzz_roundtrip), cmocka_unit_test(test_inline_roundtrip_and_limits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1625,6 +1625,10 @@ static void sim_drain(sim_t *m) {
         break;
       case SCHED_ACT_JOURNAL_TASK:
         break;
+      case SCHED_ACT_INLINE: /* the simulator never starts an inline instance */
+        free(a.u.inl.data);
+        fail_msg("INLINE for an instance that is not inline");
+        break;
       case SCHED_ACT_JOURNAL_REDUCTION:
         in->journaled++;
         in->status = a.u.jred.status;
@@ -1898,8 +1902,246 @@ static void test_random_with_failures(void **state) {
   assert_true(recovered > 0);
 }
 
+
+/* ---- inline reductions (small operands inside READY) -------------------------------- */
+
+static uint8_t g_op[8][400]; /* member k's operand: bytes k + 1 */
+
+static sched_params_t prm_inl(uint32_t root) {
+  sched_params_t p = prm(root, 0); /* non-commutative: the root folds in rank order anyway */
+  p.inl = 1;
+  return p;
+}
+
+/* An inline READY: a non-root member sends its 400-byte operand, the root none; `len`
+ * overrides the length (a hostile or broken peer), -1 keeps it right. */
+static int ready_inl(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, sched_params_t p,
+                     long len) {
+  sched_event_t ev;
+  uint32_t i;
+  for (i = 0; i < 8; i++) memset(g_op[i], (int)(i + 1), sizeof g_op[i]);
+  memset(&ev, 0, sizeof ev);
+  ev.type = SCHED_EV_READY;
+  ev.now_ns = g_now;
+  ev.u.ready.key = k;
+  ev.u.ready.member = m;
+  ev.u.ready.worker = w;
+  ev.u.ready.params = p;
+  ev.u.ready.buf.pool_off = -1;
+  ev.u.ready.data_len = len >= 0 ? (uint32_t)len : m == p.root ? 0 : 400;
+  ev.u.ready.data = ev.u.ready.data_len > 0 ? g_op[m % 8] : NULL;
+  return sched_feed(s, &ev);
+}
+
+/* The INLINE action of an n-member instance rooted at `root` (worker w): member k's slot
+ * holds its own operand, the root's slot is zeros; member `missing` (or n) sent nothing. */
+static void is_inline(sched_action_t *a, uint32_t w, uint32_t root, uint32_t n) {
+  uint32_t k, i;
+  assert_int_equal(a->type, SCHED_ACT_INLINE);
+  assert_int_equal(a->u.inl.worker, w);
+  assert_int_equal(a->u.inl.root, root);
+  assert_int_equal(a->u.inl.n, n);
+  assert_int_equal(a->u.inl.bytes, 400);
+  assert_non_null(a->u.inl.data);
+  for (k = 0; k < n; k++)
+    for (i = 0; i < 400; i++)
+      assert_int_equal(a->u.inl.data[k * 400 + i], k == root ? 0 : k + 1);
+  free(a->u.inl.data);
+  a->u.inl.data = NULL;
+}
+
+/* Every member arrives (root in the middle, any order): nothing happens before the last;
+ * then one INLINE to the root with every operand in member order, END OK to all, the
+ * journal record with no task.  No TASK at any point. */
+static void test_inline_completes(void **state) {
+  sched_t *s = sched_new(4, SCHED_POLICY_PREDICT);
+  sched_key_t k = K(1, 5);
+  sched_params_t p = prm_inl(2);
+  (void)state;
+  group_seq(s, 1, 4);
+  assert_int_equal(ready_inl(s, k, 3, 4, p, -1), 0);
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(ready_inl(s, k, 2, 3, p, -1), 0); /* the root: no data */
+  assert_int_equal(ready_inl(s, k, 0, 1, p, -1), 0);
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(sched_queue_len(s, k), 0); /* no messages to pair */
+  assert_int_equal(ready_inl(s, k, 1, 2, p, -1), 0);
+  assert_int_equal(drain(s), 6);
+  is_inline(&A[0], 3, 2, 4);
+  is_end(&A[1], 1, DRED_OK);
+  is_end(&A[2], 2, DRED_OK);
+  is_end(&A[3], 3, DRED_OK);
+  is_end(&A[4], 4, DRED_OK);
+  is_jred(&A[5], 4, 0, 0, DRED_OK);
+  assert_int_equal(sched_instances(s), 0);
+  /* the tag is free again, and a group of one completes at once */
+  group_seq(s, 2, 1);
+  assert_int_equal(ready_inl(s, K(2, 0), 0, 1, prm_inl(0), -1), 0);
+  assert_int_equal(drain(s), 3);
+  assert_int_equal(A[0].type, SCHED_ACT_INLINE);
+  assert_int_equal(A[0].u.inl.n, 1);
+  free(A[0].u.inl.data);
+  is_end(&A[1], 1, DRED_OK);
+  sched_free(s);
+}
+
+/* A member dies before its READY: there is no replica of an inline operand, so the
+ * instance fails at once with PROC_FAILED (no RECOVER is sent); arrived members are told,
+ * a later arrival is told at once. */
+static void test_inline_member_dies_before_ready(void **state) {
+  sched_t *s = sched_new(4, SCHED_POLICY_PREDICT);
+  sched_key_t k = K(1, 1);
+  sched_params_t p = prm_inl(0);
+  (void)state;
+  group_seq(s, 1, 4);
+  assert_int_equal(ready_inl(s, k, 0, 1, p, -1), 0);
+  assert_int_equal(ready_inl(s, k, 2, 3, p, -1), 0);
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(wfail(s, 2), 0);
+  assert_int_equal(drain(s), 2);
+  is_end(&A[0], 1, DRED_ERR_PROC_FAILED);
+  is_end(&A[1], 3, DRED_ERR_PROC_FAILED);
+  assert_int_equal(ready_inl(s, k, 3, 4, p, -1), 0);
+  assert_int_equal(drain(s), 2);
+  is_end(&A[0], 4, DRED_ERR_PROC_FAILED);
+  assert_int_equal(A[1].type, SCHED_ACT_JOURNAL_REDUCTION);
+  assert_int_equal(A[1].u.jred.status, DRED_ERR_PROC_FAILED);
+  assert_int_equal(sched_instances(s), 0);
+  sched_free(s);
+}
+
+/* A member dies after its READY: the master holds its operand, so nothing is lost: the
+ * root still gets it, the survivors get OK, the dead member no END.  The root dying fails
+ * the instance with ROOT_FAILED. */
+static void test_inline_member_dies_after_ready(void **state) {
+  sched_t *s = sched_new(4, SCHED_POLICY_PREDICT);
+  sched_key_t k = K(1, 2);
+  sched_params_t p = prm_inl(0);
+  (void)state;
+  group_seq(s, 1, 4);
+  assert_int_equal(ready_inl(s, k, 1, 2, p, -1), 0);
+  assert_int_equal(ready_inl(s, k, 0, 1, p, -1), 0);
+  assert_int_equal(wfail(s, 2), 0);
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(ready_inl(s, k, 3, 4, p, -1), 0);
+  assert_int_equal(ready_inl(s, k, 2, 3, p, -1), 0);
+  assert_int_equal(drain(s), 5);
+  is_inline(&A[0], 1, 0, 4); /* member 1's operand is there */
+  is_end(&A[1], 1, DRED_OK);
+  is_end(&A[2], 3, DRED_OK);
+  is_end(&A[3], 4, DRED_OK);
+  is_jred(&A[4], 4, 0, 0, DRED_OK);
+
+  sched_free(s);
+
+  /* the root dies: ROOT_FAILED to the members that arrived (a new job: one started after
+   * a death fails at once) */
+  s = sched_new(4, SCHED_POLICY_PREDICT);
+  group_seq(s, 1, 4);
+  assert_int_equal(ready_inl(s, K(1, 3), 0, 1, p, -1), 0);
+  assert_int_equal(ready_inl(s, K(1, 3), 3, 4, p, -1), 0);
+  assert_int_equal(wfail(s, 1), 0);
+  assert_int_equal(drain(s), 1);
+  is_end(&A[0], 4, DRED_ERR_ROOT_FAILED);
+  assert_int_equal(ready_inl(s, K(1, 3), 2, 3, p, -1), 0);
+  assert_int_equal(drain(s), 1);
+  is_end(&A[0], 3, DRED_ERR_ROOT_FAILED);
+  assert_int_equal(ready_inl(s, K(1, 3), 1, 2, p, -1), 0);
+  assert_int_equal(drain(s), 2);
+  is_end(&A[0], 2, DRED_ERR_ROOT_FAILED);
+  assert_int_equal(A[1].type, SCHED_ACT_JOURNAL_REDUCTION);
+  sched_free(s);
+}
+
+/* Inline and ordinary READYs for one instance, in either order, and inline READYs that
+ * disagree on a parameter, all end it with MISMATCH for every member: never an INLINE,
+ * never a TASK. */
+static void test_inline_mismatch(void **state) {
+  sched_t *s = sched_new(3, SCHED_POLICY_PREDICT);
+  sched_params_t p = prm_inl(0), q = prm(0, 0), r = prm_inl(0);
+  size_t i;
+  (void)state;
+  group_seq(s, 1, 3);
+  r.count = 50;
+  /* inline first, then ordinary */
+  assert_int_equal(ready_inl(s, K(1, 0), 0, 1, p, -1), 0);
+  assert_int_equal(ready(s, K(1, 0), 1, 2, q), 0);
+  assert_int_equal(ready_inl(s, K(1, 0), 2, 3, p, -1), 0);
+  /* ordinary first, then inline */
+  assert_int_equal(ready(s, K(1, 1), 1, 2, q), 0);
+  assert_int_equal(ready_inl(s, K(1, 1), 0, 1, p, -1), 0);
+  assert_int_equal(ready(s, K(1, 1), 2, 3, q), 0);
+  /* inline both, another count */
+  assert_int_equal(ready_inl(s, K(1, 2), 0, 1, p, -1), 0);
+  assert_int_equal(ready_inl(s, K(1, 2), 1, 2, r, 200), 0);
+  assert_int_equal(ready_inl(s, K(1, 2), 2, 3, p, -1), 0);
+  drain(s);
+  for (i = 0; i < NA; i++) {
+    assert_int_not_equal(A[i].type, SCHED_ACT_TASK);
+    assert_int_not_equal(A[i].type, SCHED_ACT_INLINE);
+    if (A[i].type == SCHED_ACT_END) assert_int_equal(A[i].u.end.status, DRED_ERR_MISMATCH);
+  }
+  assert_int_equal(NA, 3 * 3 + 3); /* 3 ENDs and a journal record each */
+  assert_int_equal(sched_instances(s), 0);
+  sched_free(s);
+}
+
+/* Sizes a hostile or broken peer may send: an operand shorter or longer than count x
+ * extent, data from the root, a length with no data, an instance too large to be inline
+ * (n x bytes beyond PROTO_INLINE_TOTAL: refused before anything is allocated for it).
+ * Each ends the instance with MISMATCH for everyone instead of leaving it waiting. */
+static void test_inline_bad_sizes(void **state) {
+  sched_t *s = sched_new(3, SCHED_POLICY_PREDICT);
+  sched_params_t p = prm_inl(0), big = prm_inl(0);
+  sched_event_t ev;
+  int64_t t;
+  (void)state;
+  group_seq(s, 1, 3);
+  big.count = PROTO_INLINE_TOTAL; /* x 4 bytes x 3 members */
+  for (t = 0; t < 5; t++) {
+    sched_key_t k = K(1, t);
+    size_t i, ends = 0;
+    switch (t) {
+      case 0: assert_int_equal(ready_inl(s, k, 1, 2, p, 399), 0); break; /* short */
+      case 1: assert_int_equal(ready_inl(s, k, 1, 2, p, 401), 0); break; /* long  */
+      case 2: assert_int_equal(ready_inl(s, k, 0, 1, p, 400), 0); break; /* from the root */
+      case 3: /* a length but no bytes */
+        memset(&ev, 0, sizeof ev);
+        ev.type = SCHED_EV_READY;
+        ev.u.ready.key = k;
+        ev.u.ready.member = 1;
+        ev.u.ready.worker = 2;
+        ev.u.ready.params = p;
+        ev.u.ready.data_len = 400;
+        assert_int_equal(sched_feed(s, &ev), 0);
+        break;
+      default: assert_int_equal(ready_inl(s, k, 1, 2, big, 0), 0); break; /* too large */
+    }
+    /* the others arrive as they should */
+    if (t != 2) assert_int_equal(ready_inl(s, k, 0, 1, t == 4 ? big : p, -1), 0);
+    if (t == 2) assert_int_equal(ready_inl(s, k, 1, 2, p, -1), 0);
+    assert_int_equal(ready_inl(s, k, 2, 3, t == 4 ? big : p, t == 4 ? 0 : -1), 0);
+    drain(s);
+    for (i = 0; i < NA; i++) {
+      assert_int_not_equal(A[i].type, SCHED_ACT_INLINE);
+      if (A[i].type == SCHED_ACT_END) {
+        assert_int_equal(A[i].u.end.status, DRED_ERR_MISMATCH);
+        ends++;
+      }
+    }
+    assert_int_equal(ends, 3);
+  }
+  assert_int_equal(sched_instances(s), 0);
+  sched_free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_inline_completes),
+      cmocka_unit_test(test_inline_member_dies_before_ready),
+      cmocka_unit_test(test_inline_member_dies_after_ready),
+      cmocka_unit_test(test_inline_mismatch),
+      cmocka_unit_test(test_inline_bad_sizes),
       cmocka_unit_test(test_fig4_arrival_order_pairing),
       cmocka_unit_test(test_root_always_executes),
       cmocka_unit_test(test_predict_policy),
