@@ -367,19 +367,22 @@ static int run_sizes(void)
 
     /* One member cannot allocate: no pool (DRED_POOL_MB=0, set before dred_init in main)
      * and an address-space limit.  Every member must learn DRED_ERR_NOMEM. */
-    enum { BIGN = 16 << 20 }; /* 128 MiB of doubles */
+    enum { BIGN = 16 << 20, WARMN = 16 << 10 }; /* 128 MiB of doubles; 128 KiB */
     double *bx = malloc(sizeof(double) * BIGN), *by = g_rank == 0 ? malloc(sizeof(double) * BIGN) : NULL;
     if (bx == NULL || (g_rank == 0 && by == NULL)) {
         fail("sizes: no memory for the test's own buffers");
         return finish_expect(DRED_OK);
     }
     for (size_t i = 0; i < BIGN; i++) bx[i] = 1.0;
-    /* A small reduction first: its replica I/O starts libuv's thread pool, whose start
-     * aborts the process when it cannot create its threads -- under the address-space
-     * limit below it could not, which is libuv's limit, not the one tested here. */
-    for (int i = 0; i < 16; i++) x[i] = g_rank - i;
-    st = dred_reduce(x, y, 16, MPI_DOUBLE, MPI_SUM, 0, g_comm);
+    /* A reduction first whose replica I/O starts libuv's thread pool, whose start aborts
+     * the process when it cannot create its threads -- under the address-space limit below
+     * it could not, which is libuv's limit, not the one tested here.  128 KiB: above any
+     * DRED_INLINE_MAX (at most 64 KiB), since an inline reduction keeps no replicas and
+     * would leave the pool unstarted. */
+    for (size_t i = 0; i < WARMN; i++) bx[i] = (double)g_rank - (double)(i % 16);
+    st = dred_reduce(bx, by, WARMN, MPI_DOUBLE, MPI_SUM, 0, g_comm);
     if (st != DRED_OK) fail("sizes: warm-up reduction: %s", dred_strerror(st));
+    for (size_t i = 0; i < WARMN; i++) bx[i] = 1.0;
     /* Only the soft limit, and only for this reduction: lifted again below, so the rest of
      * the job (thread stacks, replica I/O) is not starved by the test itself. */
     struct rlimit old_rl;
