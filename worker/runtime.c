@@ -587,7 +587,7 @@ static void on_turn(uv_check_t *h) {
   maybe_bye(rt);
   if (rt->nserving > 0) { /* drive MPI's progress for the readers (on_serve) */
     int flag = 0;
-    MPI_Iprobe(MPI_ANY_SOURCE, DRED_MPI_REPLICA_TAG, rt->priv, &flag, MPI_STATUS_IGNORE);
+    MPI_Iprobe(MPI_ANY_SOURCE, DRED_MPI_PROBE_TAG, rt->priv, &flag, MPI_STATUS_IGNORE);
   }
   /* A turn is how long PINGs may wait: say so when one is longer than a heartbeat (only
    * for a new longest turn, so an overloaded node does not flood the log), with where the

@@ -28,9 +28,11 @@
 
 #include "../net.h"
 
-/* The one MPI tag dred still sends on its private communicator: replica copies going to a
- * member on another node (worker/replicate.c).  Everything else travels on the links. */
-#define DRED_MPI_REPLICA_TAG 8
+/* dred sends no MPI message (every message and replica copy travels on the links,
+ * common/net.c).  This tag is only probed, never sent on: an MPI_Iprobe on the private
+ * communicator drives MPICH's progress for peers reading our memory by MPI_Rget
+ * (worker/runtime.c, on_serve). */
+#define DRED_MPI_PROBE_TAG 8
 
 typedef struct {
   MPI_Comm priv;     /* dred's traffic: a duplicate of MPI_COMM_WORLD            */
