@@ -268,6 +268,14 @@ static void test_derived(void **state) {
   for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) MPI_Type_free(&all[k]);
 }
 
+#ifdef __SANITIZE_ADDRESS__
+/* This test runs MPI, and MPICH/UCX leave allocations of modules they unload at
+ * MPI_Finalize ("<unknown module>" frames, which no suppression by library name matches):
+ * like the MPI tests under make asan, it runs without leak checking. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "detect_leaks=0"; }
+#endif
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_named_against_mpi),
                                      cmocka_unit_test(test_derived)};
