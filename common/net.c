@@ -504,12 +504,9 @@ int dred_net_connect(dred_net_t *n, int peer, const char *addr) {
 
 /* ---- messages ------------------------------------------------------------------------ */
 
-int dred_net_send(dred_net_t *n, int dest, const proto_msg_t *m, const uint32_t *group_workers) {
-  uint8_t small[512], *buf = small;
-  size_t cap = sizeof small, len;
-  int rc;
+/* The link a message to `dest` goes on, dialled from the address book if there is none. */
+static int link_to(dred_net_t *n, int dest, dred_net_link_t **out) {
   dred_net_link_t *l;
-  if (n == NULL || m == NULL || dest < 0) return DRED_ERR_ARG;
   if (n->out == NULL) return DRED_ERR_SHUTDOWN; /* closed: a late callback's reply */
   if (dest >= n->nranks) return DRED_ERR_ARG;
   if (n->out[dest] == NULL && n->in[dest] == NULL && n->book[dest][0] != '\0' &&
@@ -517,6 +514,17 @@ int dred_net_send(dred_net_t *n, int dest, const proto_msg_t *m, const uint32_t 
     return DRED_ERR_PROC_FAILED;
   l = n->out[dest] != NULL ? n->out[dest] : n->in[dest];
   if (l == NULL || l->closing) return DRED_ERR_PROC_FAILED;
+  *out = l;
+  return DRED_OK;
+}
+
+int dred_net_send(dred_net_t *n, int dest, const proto_msg_t *m, const uint32_t *group_workers) {
+  uint8_t small[512], *buf = small;
+  size_t cap = sizeof small, len;
+  int rc;
+  dred_net_link_t *l;
+  if (n == NULL || m == NULL || dest < 0) return DRED_ERR_ARG;
+  if ((rc = link_to(n, dest, &l)) != DRED_OK) return rc;
   /* the messages that can outgrow a small buffer: a group's member list, inline operands */
   if (m->type == PROTO_GROUP)
     cap = PROTO_HEADER + 16u + 4u * (size_t)m->u.group.n;
@@ -537,17 +545,12 @@ int dred_net_send_bulk(dred_net_t *n, int dest, const proto_msg_t *m, const void
                        size_t len, dred_net_sent_cb cb, void *arg) {
   uint8_t buf[512];
   size_t flen;
+  int rc;
   dred_net_link_t *l;
   if (n == NULL || m == NULL || dest < 0 || payload == NULL || cb == NULL || bulk_len(m) != len ||
       len == 0 || len > (size_t)INT32_MAX)
     return DRED_ERR_ARG;
-  if (n->out == NULL) return DRED_ERR_SHUTDOWN;
-  if (dest >= n->nranks) return DRED_ERR_ARG;
-  if (n->out[dest] == NULL && n->in[dest] == NULL && n->book[dest][0] != '\0' &&
-      dred_net_connect(n, dest, n->book[dest]) != 0)
-    return DRED_ERR_PROC_FAILED;
-  l = n->out[dest] != NULL ? n->out[dest] : n->in[dest];
-  if (l == NULL || l->closing) return DRED_ERR_PROC_FAILED;
+  if ((rc = link_to(n, dest, &l)) != DRED_OK) return rc;
   if ((flen = proto_encode(m, NULL, buf, sizeof buf)) == 0) return DRED_ERR_ARG;
   if (link_write(l, buf, flen, payload, len, cb, arg) != DRED_OK) return DRED_ERR_INTERNAL;
   n->sent++;

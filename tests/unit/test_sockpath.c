@@ -23,6 +23,7 @@ static char base[64];
 
 static int setup(void **state) {
   (void)state;
+  /* a mkdtemp(3) template: the X's are replaced by the call below */
   snprintf(base, sizeof base, "/tmp/dred-sockpath.XXXXXX");
   return mkdtemp(base) == NULL ? -1 : 0;
 }
