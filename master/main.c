@@ -5,7 +5,8 @@
  * the split that leaves the master out of dred_comm(), the control links), joins the
  * dynamic RMA window, then lives in one libuv loop that sleeps in epoll until something
  * happens: a control message (the `turn` check handle feeds every message to the
- * scheduler and sends its actions), a worker's link closing (declared failed at once),
+ * scheduler and sends its actions), a worker's link closing or, on this node, its death
+ * watch firing (declared failed at once; common/deathwatch.h),
  * a heartbeat or journal timer, a status-socket client.  No MPI call is made in the loop.
  * It ends when every live worker said BYE: it answers SHUTDOWN, waits for those writes,
  * frees the window collectively (only if nobody died: collectives hang after a failure)
@@ -20,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/deathwatch.h"
 #include "../common/log.h"
 #include "../common/mpi/boot.h"
 #include "../common/status.h"
@@ -104,6 +106,44 @@ static void flush_cb(uv_timer_t *t) {
 }
 
 static void maybe_shutdown(master_t *m);
+
+/* ---- the death watch (common/deathwatch.h) ----
+ * Workers on the master's node each hold a robust mutex in <control dir>/watch; the kernel
+ * releases it as their thread dies, before it tears down their memory (which is when their
+ * control link would close).  Workers on other nodes are seen by their links and pings. */
+static void watch_create(master_t *m) {
+  int w, here = 0;
+  for (w = 1; w <= m->nworkers; w++) here += m->boot.node_of[w] == m->boot.node_of[0];
+  if (here == 0) return;
+  snprintf(m->watch_path, sizeof m->watch_path, "%.150s/watch", m->boot.dir);
+  if (dred_watch_create(m->watch_path, m->nworkers + 1, &m->watch) != DRED_OK) {
+    DRED_WARN("no death watch (see above): workers on this node are seen dead when their "
+              "control link closes");
+    m->watch = NULL;
+    m->watch_path[0] = '\0';
+  }
+}
+
+static void on_watched_death(dred_watch_t *w, int worker, void *arg) {
+  master_t *m = arg;
+  (void)w;
+  /* After SHUTDOWN workers leave; a death then is nobody's concern (as for links). */
+  if (!m->shutdown_sent) master_declare_failed(m, worker, "its process died (death watch)");
+}
+
+static void watch_start(master_t *m) {
+  int *slots, w, n = 0;
+  if (m->watch == NULL) return;
+  if ((slots = calloc((size_t)m->nworkers, sizeof *slots)) == NULL) return;
+  for (w = 1; w <= m->nworkers; w++)
+    if (m->boot.node_of[w] == m->boot.node_of[0]) slots[n++] = w;
+  if (dred_watch_start(m->watch, &m->loop, slots, n, on_watched_death, m) != DRED_OK)
+    DRED_WARN("death watch not started: workers on this node are seen dead when their "
+              "control link closes");
+  else
+    DRED_INFO("death watch on %d worker(s) of this node", n);
+  free(slots);
+}
 static void noop_timer(uv_timer_t *t) { (void)t; }
 
 /* After every wake-up of the loop: take what came in, act on it.  Bounded per turn so the
@@ -227,8 +267,12 @@ int main(int argc, char **argv) {
   } else {
     DRED_ERROR("refusing to start the job: %s", ji.reason);
   }
+  /* The death watch of the workers on this node (common/deathwatch.h): made before the
+   * exchange, so the workers here can map it right after it; unlinked once all agreed. */
+  if (ji.status == DRED_OK) watch_create(&m);
   dred_jobinit_exchange(m.priv, &ji);
   rc = dred_jobinit_agree(m.priv, ji.status, &who);
+  if (m.watch_path[0] != '\0') (void)unlink(m.watch_path);
   if (rc != DRED_OK) {
     if (who != 0)
       DRED_ERROR("worker %d could not start (%s; its log says why): ending the job", who,
@@ -275,6 +319,7 @@ int main(int argc, char **argv) {
     }
   }
   master_detector_start(&m);
+  watch_start(&m);
   master_status_start(&m); /* optional: on failure it logs why and the job runs without it */
   uv_timer_init(&m.loop, &m.flush_timer);
   m.flush_timer.data = &m;
@@ -293,6 +338,7 @@ int main(int argc, char **argv) {
             (unsigned long long)m.events, (unsigned long long)m.tasks_sent,
             (unsigned long long)m.net.received, (unsigned long long)m.net.sent);
   master_status_stop(&m);
+  dred_watch_stop(m.watch);
   uv_close((uv_handle_t *)&m.heartbeat_timer, close_cb);
   uv_close((uv_handle_t *)&m.flush_timer, close_cb);
   uv_close((uv_handle_t *)&m.kick_timer, close_cb);
@@ -300,6 +346,7 @@ int main(int argc, char **argv) {
   dred_net_close(&m.net);
   uv_run(&m.loop, UV_RUN_DEFAULT);
   uv_loop_close(&m.loop);
+  dred_watch_close(m.watch);
   dred_boot_finish(&m.boot);
   if (m.journal) dred_journal_close(m.journal);
   /* Gone once empty: the workers remove their stores at finalize, the journal keeps it. */

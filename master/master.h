@@ -47,6 +47,8 @@ typedef struct {
   uint64_t t_start, events, actions, tasks_sent;
   struct master_status *status; /* status.c's socket server; NULL when not running */
   char job_id[64];          /* chosen here, sent to every worker (common/mpi/boot.h) */
+  struct dred_watch *watch;  /* robust mutexes of the workers on this node (deathwatch.h) */
+  char watch_path[176];     /* its file until every worker mapped it; "" without one  */
   char jobdir[600];         /* <storage>/job-<id>: journal and status socket; "" if refused */
 } master_t;
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/deathwatch.h"
 #include "../common/log.h"
 #include "../common/mpi/boot.h"
 #include "../common/status.h"
@@ -48,6 +49,16 @@ static uint64_t phys_bytes(void) {
 }
 
 MPI_Comm dred_comm(void) { return g_state == API_RUNNING ? g_rt->comm : MPI_COMM_NULL; }
+
+/* On dred-master's node, map its death-watch file (common/deathwatch.h; made before the
+ * start-up exchange, unlinked after the agreement that follows it).  Without it the master
+ * still learns of our death, only later: by our control link closing. */
+static void watch_attach(dred_rt_t *rt) {
+  char path[176];
+  if (rt->boot.node_of[rt->world_rank] != rt->boot.node_of[0]) return;
+  snprintf(path, sizeof path, "%.150s/watch", rt->boot.dir);
+  if (dred_watch_attach(path, &rt->watch) != DRED_OK) rt->watch = NULL;
+}
 
 int dred_init(int *argc, char ***argv) {
   int inited = 0, provided = 0, rc, flag = 0, *appnum = NULL;
@@ -130,6 +141,7 @@ int dred_init(int *argc, char ***argv) {
     } else {
       snprintf(rt->job_id, sizeof rt->job_id, "%s", ji.job_id);
       mine = dred_repl_open(rt);
+      watch_attach(rt);
     }
     agreed = dred_jobinit_agree(rt->priv, mine, &who);
     if (agreed != DRED_OK) {
@@ -137,6 +149,7 @@ int dred_init(int *argc, char ***argv) {
         DRED_ERROR("dred_init: %s could not start (%s; its log says why): the job cannot run",
                    who == 0 ? "dred-master" : "another process", dred_strerror(agreed));
       if (rt->store != NULL) dred_repl_close(rt);
+      dred_watch_close(rt->watch);
       dred_net_close(&rt->net);
       uv_run(&rt->loop, UV_RUN_NOWAIT); /* the close callbacks free the links */
       dred_boot_finish(&rt->boot);

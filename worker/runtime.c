@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/deathwatch.h"
 #include "../common/log.h"
 #include "../common/status.h"
 #include "runtime.h"
@@ -628,7 +629,12 @@ static void on_turn(uv_check_t *h) {
 static void rt_main(void *arg) {
   dred_rt_t *rt = arg;
   pthread_setname_np(pthread_self(), "dred-runtime"); /* for top -H, perf, gdb */
+  /* Held for as long as this thread runs: if the process is killed, the master on this
+   * node learns it from the kernel at once (common/deathwatch.h). */
+  if (rt->watch != NULL && dred_watch_hold(rt->watch, rt->world_rank) != DRED_OK)
+    DRED_WARN("death watch slot not held: dred-master sees this process die by its link");
   uv_run(&rt->loop, UV_RUN_DEFAULT);
+  dred_watch_release(rt->watch, rt->world_rank);
 }
 
 int dred_rt_start(dred_rt_t *rt) {
@@ -674,6 +680,8 @@ void dred_rt_stop(dred_rt_t *rt) {
   dred_net_close(&rt->net);
   uv_run(&rt->loop, UV_RUN_DEFAULT);
   uv_loop_close(&rt->loop);
+  dred_watch_close(rt->watch);
+  rt->watch = NULL;
   dred_boot_finish(&rt->boot);
   free(rt->serving);
   rt->serving = NULL;

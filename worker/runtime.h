@@ -257,6 +257,8 @@ typedef struct dred_rt {
   uv_thread_t thread;
   uv_loop_t loop;      /* initialised in dred_init, run by the runtime thread */
   uv_timer_t watch_timer;
+  struct dred_watch *watch; /* this node's death-watch file, when the master is on our node
+                               (common/deathwatch.h): the runtime thread holds our slot */
   dred_boot_t boot;    /* the shared start-up (common/mpi/boot.h)             */
   dred_net_t net;      /* control links: the master, node and job peers       */
   uv_async_t wake;     /* application threads: "look at the submission queue" */
