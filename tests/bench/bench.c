@@ -26,9 +26,12 @@
  *  - concurrent: max over ranks of (T0 -> that rank's last request complete), i.e. until all
  *    C reductions are complete everywhere.
  *
- * Outside the timed region every rank waits with a sleeping poll (MPI_Test + nanosleep that
- * doubles from 1 us to 500 us): a rank that finished early must not steal the oversubscribed
- * cores from ranks still inside the timed region (MPICH's blocking calls busy-poll).
+ * Outside the timed region every rank waits in MPI's own blocking calls (MPI_Wait on a
+ * barrier), as applications do between reductions: MPICH's blocking calls busy-poll, so a
+ * rank that finished early takes an oversubscribed core from the ranks still inside the
+ * timed region -- from dred's runtime threads and dred-master too, which is the habit dred
+ * must not lose to.  DRED_WAIT=sleep makes those waits sleeping polls instead (MPI_Test +
+ * nanosleep doubling from 1 us to 500 us): the second case, where nobody spins.
  *
  * Fairness: dred and MPI alternate every repetition and the order flips every repetition
  * (even reps dred first, odd reps MPI first); one untimed warm-up repetition per point
@@ -726,7 +729,7 @@ static void measure_small(size_t bytes, int K) {
       if ((who_dred && !opt.run_dred) || (!who_dred && !opt.run_mpi)) continue;
       for (int j = 0; j < K; j++) fill(snd + (size_t)j * count, count, rr, j);
       memset(rcv, 0xff, (size_t)K * bytes);
-      idle_barrier(); /* DRED_WAIT=mpi: MPI's own blocking wait, as applications do */
+      idle_barrier(); /* by default MPI's own blocking wait, as applications do */
       double t0 = now_s();
       if (who_dred) {
         for (int j = 0; j < K; j++) {
@@ -1140,6 +1143,7 @@ static FILE *open_append(const char *path, const char *header) {
 }
 
 int main(int argc, char **argv) {
+  sleepy_default_mpi = 1; /* applications wait in MPI's blocking calls (DRED_WAIT=sleep: naps) */
   for (int i = 1; i < argc; i++)
     if (!strcmp(argv[i], "--pin")) pin_self();
   int st = dred_init(&argc, &argv);
@@ -1180,10 +1184,13 @@ int main(int argc, char **argv) {
   MPI_Get_library_version(lib, &ll);
   char *nl = strchr(lib, '\n');
   if (nl) *nl = 0;
-  say("dred-bench: p=%d (%s), reps=%d (+%d warm-up), %s, root %d, margin %.0f ms%s%s\n", P,
+  say("dred-bench: p=%d (%s), reps=%d (+%d warm-up), %s, root %d, margin %.0f ms%s%s, "
+      "waits between calls: %s\n", P,
       one_node ? "one node: common start on CLOCK_MONOTONIC" : "several nodes: barrier start",
       opt.reps, opt.warmup, opt.quick ? "quick" : "full", opt.root, opt.margin_ms,
-      opt.pin ? ", pinned" : "", opt.busy_delay ? ", busy delays" : "");
+      opt.pin ? ", pinned" : "", opt.busy_delay ? ", busy delays" : "",
+      sleepy_wait_is_mpi() ? "MPI's blocking MPI_Wait (DRED_WAIT=mpi)"
+                           : "sleeping polls (DRED_WAIT=sleep)");
   say("dred-bench: %s\n", lib);
 
   size_t sz[MAXLIST];

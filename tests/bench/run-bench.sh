@@ -9,15 +9,19 @@
 #   --ps "LIST"      override the process counts, e.g. --ps "8 16"
 #   --reps R         timed repetitions per point (default 7)
 #   --hogs N         stress-ng CPU hogs for the slow scenario (default 2), pinned to the last CPU
-#   --only LIST      run only these parts: ideal,unbalanced,concurrent,slow,master,policy,replicas,nodes,
-#                    small (default all)
+#   --only LIST      run only these parts: ideal,unbalanced,sleepwait,concurrent,slow,master,policy,
+#                    replicas,nodes,small (default all)
 #   --quiet-wait S   before each job wait up to S seconds for the machine to be idle
 #                    (default 30 quick, 300 full; 0 = do not wait)
 #   --no-plots       skip gnuplot
 #   --out DIR        output directory (default $BUILD/bench)
 #
+# Every job's members wait in MPI's own blocking calls between reductions (dred-bench's
+# default, as applications do), except part 1b.
 # Jobs (for each p):
 #   1. ideal + unbalanced + bound:  dred-bench --scenario ideal,unbalanced,bound
+#   1b. sleepwait: the ideal points again with DRED_WAIT=sleep (sleeping polls between calls:
+#      nobody spins, so dred's threads never wait for a core); sleepwait.csv, table in ratios.txt
 #   2. concurrent:                  dred-bench --scenario concurrent
 #   3. slow: dred-bench --scenario slow --pin --hogs 0 (pinned baseline, no hogs), then the same
 #      with N `stress-ng --cpu N --taskset <last CPU>` hogs running for the whole job, started in
@@ -81,7 +85,7 @@ mode=quick
 ps_list=""
 reps=7
 hogs=1
-only="ideal,unbalanced,concurrent,slow,master,policy,replicas,nodes,small"
+only="ideal,unbalanced,sleepwait,concurrent,slow,master,policy,replicas,nodes,small"
 quiet_wait=""
 plots=1
 OUT=""
@@ -345,6 +349,11 @@ for p in $ps_list; do
     want ideal && sc="ideal,$sc"
     want unbalanced && sc="$sc,unbalanced"
     run_job "main-p$p" "$limit_main" -n "$p" "$bench" --scenario "$sc" $qflag "${common[@]}"
+  fi
+  if want sleepwait; then
+    # the second case of issue 13: the same ideal points with nobody spinning between calls
+    DRED_WAIT=sleep run_job "sleepwait-p$p" "$limit_main" -n "$p" "$bench" --scenario ideal $qflag \
+      --reps "$reps" --csv "$OUT/sleepwait.csv" --summary "$OUT/sleepwait-summary.csv"
   fi
   if want concurrent; then
     run_job "concurrent-p$p" "$limit_conc" -n "$p" "$bench" --scenario concurrent \
@@ -649,6 +658,16 @@ if [ -s "$r0" ] && [ -s "$r2" ] && [ -s "$rl" ]; then
   [ -f "$OUT/ratios.txt" ] && cat "$OUT/replicas.txt" >>"$OUT/ratios.txt"
 elif want replicas; then
   echo "!! replicas: no results (see $OUT/logs/replicas-*.log)"
+fi
+if want sleepwait && [ -s "$OUT/sleepwait-summary.csv" ]; then
+  {
+    echo
+    echo "ideal with sleeping waits between calls (DRED_WAIT=sleep; the main table waits in MPI_Wait)"
+    printf '%-6s %4s %10s %12s %12s %8s\n' scen p bytes "dred ms" "MPI ms" dred/MPI
+    awk -F, 'FNR > 1 && $1 == "ideal" { printf "%-6s %4d %10d %12.3f %12.3f %8.3f\n", $1, $2, $3, $6 * 1e3, $9 * 1e3, ($9 > 0 ? $6 / $9 : 0) }' \
+      "$OUT/sleepwait-summary.csv"
+  } | tee "$OUT/sleepwait.txt"
+  [ -f "$OUT/ratios.txt" ] && cat "$OUT/sleepwait.txt" >>"$OUT/ratios.txt"
 fi
 if want small && [ -s "$OUT/small-summary.csv" ]; then
   {

@@ -7,7 +7,10 @@
  * dred-demo, fault_app) therefore start the nonblocking form and wait here: MPI_Test, then
  * a nap that doubles from 1 us to 500 us.  Header-only: each program is one source file.
  * DRED_WAIT=mpi makes them wait in MPI's own blocking MPI_Wait instead, as most
- * applications do between reductions (the scenario dred's control plane must not lose in).
+ * applications do between reductions (the scenario dred's control plane must not lose in);
+ * DRED_WAIT=sleep asks for the naps.  Unset, a program gets its own default:
+ * sleepy_default_mpi, 0 (naps) unless the program sets it -- dred-bench waits in MPI by
+ * default, as applications do, and measures the naps as the second case.
  */
 #ifndef DRED_TESTS_SLEEPY_WAIT_H
 #define DRED_TESTS_SLEEPY_WAIT_H
@@ -17,11 +20,20 @@
 #include <string.h>
 #include <time.h>
 
+static int sleepy_default_mpi = 0;
+
+/* 1: wait in MPI's blocking call; 0: MPI_Test and naps. */
+static inline int sleepy_wait_is_mpi(void) {
+  const char *how = getenv("DRED_WAIT");
+  if (how != NULL && strcmp(how, "mpi") == 0) return 1;
+  if (how != NULL && strcmp(how, "sleep") == 0) return 0;
+  return sleepy_default_mpi;
+}
+
 static inline void sleepy_wait(MPI_Request *r) {
   int done = 0;
   long us = 1;
-  const char *how = getenv("DRED_WAIT");
-  if (how != NULL && strcmp(how, "mpi") == 0) {
+  if (sleepy_wait_is_mpi()) {
     MPI_Wait(r, MPI_STATUS_IGNORE);
     return;
   }
