@@ -33,7 +33,7 @@ void master_declare_failed(master_t *m, int worker, const char *why) {
   memset(&ev, 0, sizeof ev);
   ev.type = SCHED_EV_WORKER_FAILED;
   ev.now_ns = uv_hrtime();
-  ev.u.failed.worker = (uint32_t)worker;
+  ev.worker = (uint32_t)worker;
   sched_feed(m->sched, &ev);
   memset(&msg, 0, sizeof msg);
   msg.type = PROTO_FAILED;
