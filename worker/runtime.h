@@ -298,6 +298,11 @@ void dred_rt_send_master(dred_rt_t *rt, const proto_msg_t *m);
 void dred_rt_fail_everything(dred_rt_t *rt, int status);
 /* A reference to our buffer p (pool offset or -1) of len bytes, for a READY or DONE. */
 proto_buf_t dred_rt_bufref(const dred_rt_t *rt, const char *p, int64_t pool_off, uint64_t len);
+/* The one READY builder: *m becomes a READY for member `member`'s operand of `in`, with
+ * every parameter the master checks members agree on; the caller adds the buffer (and
+ * replicas, inline operand, error or the recovered flag).  A member's own READY
+ * (runtime.c) and a recovered copy's (replicate.c) both start here. */
+void dred_rt_ready(const dred_inst_t *in, uint32_t member, proto_msg_t *m);
 
 /* replicate.c -- the robust layer: replicas, recovery, reactions to failures */
 /* Open this worker's replica store in the job's directory (DRED_REPLICAS > 0): DRED_OK,
