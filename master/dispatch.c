@@ -63,7 +63,7 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
     case PROTO_BYE:
       /* A worker declared failed is already counted in nfailed: counting its BYE too
        * would end the job while live workers still have reductions in flight. */
-      if (!m->bye[src] && !m->failed[src]) {
+      if (!m->bye[src] && !master_worker_failed(m, src)) {
         m->bye[src] = 1;
         m->nbye++;
       }
@@ -87,7 +87,7 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
 }
 
 static void send_or_log(master_t *m, int dest, const proto_msg_t *msg) {
-  if (m->failed[dest]) return;
+  if (master_worker_failed(m, dest)) return;
   if (dred_net_send(&m->net, dest, msg, NULL) != 0)
     DRED_ERROR("cannot send %s to worker %d", proto_type_name(msg->type), dest);
 }

@@ -257,6 +257,7 @@ typedef struct inst {
 
 struct sched {
   uint32_t nworkers;
+  uint32_t nfailed; /* workers with alive == 0 */
   sched_policy_t policy;
   worker_t *w; /* [1..nworkers] */
   uint32_t *node_of; /* [0..nworkers]: each worker's node (sched_set_node), 0 by default */
@@ -980,6 +981,7 @@ static int on_worker_failed(sched_t *s, uint32_t w) {
   dred_queue_t *q, *next;
   if (!worker_alive(s, w)) return 0;
   s->w[w].alive = 0;
+  s->nfailed++;
   if (s->w[w].measured) { /* the "unknown speed" mean is over live workers */
     s->speed_sum -= s->w[w].speed;
     if (--s->nmeasured == 0) s->speed_sum = 0.0;
@@ -1154,6 +1156,8 @@ size_t sched_queue_stats(const sched_t *s, size_t *longest) {
 }
 
 int sched_worker_alive(const sched_t *s, uint32_t worker) { return worker_alive(s, worker); }
+
+uint32_t sched_workers_failed(const sched_t *s) { return s->nfailed; }
 
 double sched_worker_speed(const sched_t *s, uint32_t worker) {
   if (worker < 1 || worker > s->nworkers || !s->w[worker].measured) return 0.0;

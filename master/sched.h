@@ -174,6 +174,7 @@ size_t sched_tasks_in_flight(const sched_t *s);
 /* Messages waiting in all instance queues; *longest gets the longest queue (may be NULL). */
 size_t sched_queue_stats(const sched_t *s, size_t *longest);
 int sched_worker_alive(const sched_t *s, uint32_t worker);
+uint32_t sched_workers_failed(const sched_t *s);             /* WORKER_FAILED taken */
 double sched_worker_speed(const sched_t *s, uint32_t worker); /* bytes/ns, 0 unknown */
 
 #ifdef __cplusplus

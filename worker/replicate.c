@@ -678,6 +678,7 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
      * counts on us, so nothing we hold will complete.  End everything explicitly. */
     DRED_ERROR("dred-master declared this process failed (it was silent too long; raise "
                "DRED_FAIL_TIMEOUT_MS?): ending every reduction");
+    rt->failed[w] = 1; /* recorded like any other death: nfailed counts failed[] */
     rt->nfailed++;
     dred_rt_fail_everything(rt, DRED_ERR_PROC_FAILED);
     return;

@@ -270,10 +270,16 @@ typedef struct dred_rt {
   /* cut_short is written under `lock` */
   int cut_short;       /* reductions ended DRED_ERR_SHUTDOWN while dred_finalize waited (by
                           our deadline or another member's): it returns DRED_ERR_TIMEOUT */
-  uint8_t *failed;     /* by private rank: declared failed by the master */
+  /* Who is dead, this process's only record: by private rank, declared failed by the
+   * master (PROTO_FAILED; this process itself too, after a false detection).  Written
+   * only by dred_repl_on_failed() (replicate.c), with nfailed its count; everything else
+   * (replica placement, peer sends, snapshot lookups, dred_finalize's verdict) reads it.
+   * net.c forgetting a dropped peer's address is link state, not a second record: it
+   * only stops redialling.  `dead` above is about this process, not about others. */
+  uint8_t *failed;
   uint32_t *serving;   /* by private rank: its RMA tasks reading our memory (SERVE) */
   uint64_t nserving;   /* their sum: while > 0 the loop drives MPI's progress     */
-  int nfailed;
+  int nfailed;          /* entries set in failed[] */
   /* replication (replicate.c) */
   struct dred_replica *store;
   char job_id[64];              /* from dred-master at init (common/mpi/boot.h) */

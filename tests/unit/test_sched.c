@@ -716,6 +716,7 @@ static void test_bad_events_rejected(void **state) {
   assert_int_equal(wfail(s, 4), 0);
   assert_int_equal(wfail(s, 0), 0);
   assert_int_equal(wfail(s, 99), 0);
+  assert_int_equal(sched_workers_failed(s), 1); /* the master's count of the dead */
   assert_int_equal(ready(s, K(51, 0), 0, 4, prm(0, 1)), DRED_ERR_ARG);
   assert_unchanged(s, 1, 0, 1);
 
