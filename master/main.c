@@ -314,8 +314,7 @@ int main(int argc, char **argv) {
   }
   signal(SIGALRM, shutdown_timeout);
   alarm((unsigned)m.cfg.finalize_timeout_s);
-  MPI_Win_free(&m.dwin);
-  MPI_Comm_free(&m.priv);
-  MPI_Finalize();
+  dred_boot_teardown(&m.boot, &m.dwin, 1); /* in step with every dred_finalize */
+  m.priv = MPI_COMM_NULL;
   return 0;
 }

@@ -365,6 +365,8 @@ int dred_dp_unpack_result(dred_rt_t *rt, dred_inst_t *in);
 int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, int *malloced);
 void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, int malloced);
 int dred_dp_init(dred_rt_t *rt);      /* collective over priv (and node) */
+/* Release the data plane; collective = 1 (nobody died): also the node's shared window and
+ * node communicator and our lock on dwin.  dwin itself goes in dred_boot_teardown(). */
 void dred_dp_finalize(dred_rt_t *rt, int collective);
 int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in); /* allocate + fill the accumulator */
 /* The root of an inline reduction: fold the n operands of `data` (member k at k x bytes;
