@@ -24,22 +24,21 @@ void master_declare_failed(master_t *m, int worker, const char *why) {
   proto_msg_t msg;
   int w;
 
-  if (worker < 1 || worker > m->nworkers || m->failed[worker]) return;
-  m->failed[worker] = 1;
-  m->nfailed++;
-  DRED_ERROR("worker %d declared failed: %s", worker, why);
-  dred_net_drop(&m->net, worker);
-  if (m->journal) dred_journal_worker_failed(m->journal, (uint32_t)worker, uv_hrtime() - m->t_start);
+  if (worker < 1 || worker > m->nworkers || master_worker_failed(m, worker)) return;
+  /* First, because it is the record (master.h): from here on the worker counts as dead. */
   memset(&ev, 0, sizeof ev);
   ev.type = SCHED_EV_WORKER_FAILED;
   ev.now_ns = uv_hrtime();
-  ev.u.failed.worker = (uint32_t)worker;
+  ev.worker = (uint32_t)worker;
   sched_feed(m->sched, &ev);
+  DRED_ERROR("worker %d declared failed: %s", worker, why);
+  dred_net_drop(&m->net, worker);
+  if (m->journal) dred_journal_worker_failed(m->journal, (uint32_t)worker, uv_hrtime() - m->t_start);
   memset(&msg, 0, sizeof msg);
   msg.type = PROTO_FAILED;
   msg.u.failed.worker = (uint32_t)worker;
   for (w = 1; w <= m->nworkers; w++)
-    if (!m->failed[w]) dred_net_send(&m->net, w, &msg, NULL);
+    if (!master_worker_failed(m, w)) dred_net_send(&m->net, w, &msg, NULL);
 }
 
 static void on_heartbeat(uv_timer_t *t) {
@@ -62,7 +61,7 @@ static void on_heartbeat(uv_timer_t *t) {
   msg.type = PROTO_PING;
   msg.u.ping.seq = ++m->ping_seq;
   for (w = 1; w <= m->nworkers; w++) {
-    if (m->failed[w]) continue;
+    if (master_worker_failed(m, w)) continue;
     if (now - m->last_heard[w] > limit) {
       char why[96];
       snprintf(why, sizeof why, "silent for %llu ms", (unsigned long long)((now - m->last_heard[w]) / 1000000ull));

@@ -1,9 +1,11 @@
 /*
  * dispatch.c -- the master's adapter between the wire and the scheduler.
  *
- * Inbound: each control message becomes one scheduler event stamped with uv_hrtime().
- * Outbound: every action the scheduler emits becomes a message to a worker or a journal
- * record.  All policy lives in sched.c; this file only translates.
+ * Inbound: each control message the scheduler takes is handed to it as decoded, with the
+ * sender and a uv_hrtime() stamp; GROUP, PONG and BYE are the adapter's own business.
+ * Outbound: a SEND action is already a proto_msg_t and only goes on the wire; journal
+ * records go to the journal.  All policy lives in sched.c; nothing here copies a message
+ * from one shape into another.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,59 +45,15 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
 
   if (src < 1 || src > m->nworkers) return;
   m->last_heard[src] = uv_hrtime();
-  memset(&ev, 0, sizeof ev);
-  ev.now_ns = m->last_heard[src];
   switch (msg->type) {
     case PROTO_GROUP:
       on_group(m, src, msg);
       return;
     case PROTO_READY:
-      ev.type = SCHED_EV_READY;
-      ev.u.ready.key.group = msg->u.ready.group;
-      ev.u.ready.key.tag = msg->u.ready.tag;
-      ev.u.ready.member = msg->u.ready.member;
-      ev.u.ready.worker = (uint32_t)src;
-      ev.u.ready.params.count = msg->u.ready.count;
-      ev.u.ready.params.type_size = msg->u.ready.type_size;
-      ev.u.ready.params.extent = msg->u.ready.extent;
-      ev.u.ready.params.type_sig = msg->u.ready.type_sig;
-      ev.u.ready.params.op = msg->u.ready.op;
-      ev.u.ready.params.op_is_user = msg->u.ready.op_is_user;
-      ev.u.ready.params.commutative = msg->u.ready.commutative;
-      ev.u.ready.params.root = msg->u.ready.root;
-      ev.u.ready.buf = msg->u.ready.buf;
-      ev.u.ready.recovered = msg->u.ready.recovered;
-      ev.u.ready.nreplicas = msg->u.ready.nreplicas;
-      memcpy(ev.u.ready.replicas, msg->u.ready.replicas, sizeof ev.u.ready.replicas);
-      ev.u.ready.error = msg->u.ready.error;
-      ev.u.ready.params.inl = msg->u.ready.inl;
-      ev.u.ready.data = msg->u.ready.data;
-      ev.u.ready.data_len = msg->u.ready.data_len;
-      break;
     case PROTO_DONE:
-      ev.type = SCHED_EV_TASK_DONE;
-      ev.u.done.task_id = msg->u.done.task_id;
-      ev.u.done.worker = (uint32_t)src;
-      ev.u.done.status = (sched_task_status_t)msg->u.done.status;
-      ev.u.done.error = msg->u.done.error;
-      ev.u.done.exec_ns = msg->u.done.exec_ns;
-      ev.u.done.buf = msg->u.done.buf;
-      break;
     case PROTO_RECOVER_FAILED:
-      ev.type = SCHED_EV_RECOVER_FAILED;
-      ev.u.recover_failed.key.group = msg->u.recover.group;
-      ev.u.recover_failed.key.tag = msg->u.recover.tag;
-      ev.u.recover_failed.member = msg->u.recover.member;
-      ev.u.recover_failed.worker = (uint32_t)src;
-      ev.u.recover_failed.error = msg->u.recover.error;
       break;
     case PROTO_ABANDON:
-      ev.type = SCHED_EV_ABANDON;
-      ev.u.abandon.key.group = msg->u.recover.group;
-      ev.u.abandon.key.tag = msg->u.recover.tag;
-      ev.u.abandon.member = msg->u.recover.member;
-      ev.u.abandon.worker = (uint32_t)src;
-      ev.u.abandon.error = msg->u.recover.error;
       DRED_WARN("worker %d abandons reduction group %016llx tag %lld (%s)", src,
                 (unsigned long long)msg->u.recover.group, (long long)msg->u.recover.tag,
                 dred_status_str(msg->u.recover.error));
@@ -105,7 +63,7 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
     case PROTO_BYE:
       /* A worker declared failed is already counted in nfailed: counting its BYE too
        * would end the job while live workers still have reductions in flight. */
-      if (!m->bye[src] && !m->failed[src]) {
+      if (!m->bye[src] && !master_worker_failed(m, src)) {
         m->bye[src] = 1;
         m->nbye++;
       }
@@ -114,6 +72,14 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
       DRED_WARN("unexpected %s from worker %d ignored", proto_type_name(msg->type), src);
       return;
   }
+  /* The scheduler takes the decoded message as it is (master/sched.h).  READY's inline
+   * operand points into the received frame, valid until the next dred_net_recv(): longer
+   * than sched_feed(), which copies it. */
+  memset(&ev, 0, sizeof ev);
+  ev.type = SCHED_EV_MESSAGE;
+  ev.now_ns = m->last_heard[src];
+  ev.worker = (uint32_t)src;
+  ev.msg = *msg;
   m->events++;
   if ((rc = sched_feed(m->sched, &ev)) != 0)
     DRED_ERROR("%s from worker %d refused by the scheduler: %s", proto_type_name(msg->type), src,
@@ -121,59 +87,23 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
 }
 
 static void send_or_log(master_t *m, int dest, const proto_msg_t *msg) {
-  if (m->failed[dest]) return;
+  if (master_worker_failed(m, dest)) return;
   if (dred_net_send(&m->net, dest, msg, NULL) != 0)
     DRED_ERROR("cannot send %s to worker %d", proto_type_name(msg->type), dest);
 }
 
 int master_drain_actions(master_t *m) {
   sched_action_t a;
-  proto_msg_t msg;
   int n = 0;
 
   while (sched_next_action(m->sched, &a)) {
     n++;
     m->actions++;
-    memset(&msg, 0, sizeof msg);
     switch (a.type) {
-      case SCHED_ACT_TASK:
-        msg.type = PROTO_TASK;
-        msg.u.task.task_id = a.u.task.task_id;
-        msg.u.task.group = a.key.group;
-        msg.u.task.tag = a.key.tag;
-        msg.u.task.provider = a.u.task.provider;
-        msg.u.task.prov_member = a.u.task.prov_member;
-        msg.u.task.exec_member = a.u.task.exec_member;
-        msg.u.task.count = a.u.task.count;
-        msg.u.task.exec_is_left = a.u.task.exec_is_left;
-        msg.u.task.buf = a.u.task.prov_buf;
-        send_or_log(m, (int)a.u.task.executor, &msg);
-        m->tasks_sent++;
-        break;
-      case SCHED_ACT_END:
-        msg.type = PROTO_END;
-        msg.u.end.group = a.key.group;
-        msg.u.end.tag = a.key.tag;
-        msg.u.end.status = a.u.end.status;
-        send_or_log(m, (int)a.u.end.worker, &msg);
-        break;
-      case SCHED_ACT_INLINE: /* the operands are ours to free once encoded */
-        msg.type = PROTO_INLINE;
-        msg.u.inl.group = a.key.group;
-        msg.u.inl.tag = a.key.tag;
-        msg.u.inl.n = a.u.inl.n;
-        msg.u.inl.root = a.u.inl.root;
-        msg.u.inl.bytes = a.u.inl.bytes;
-        msg.u.inl.data = a.u.inl.data;
-        send_or_log(m, (int)a.u.inl.worker, &msg);
-        free(a.u.inl.data);
-        break;
-      case SCHED_ACT_RECOVER:
-        msg.type = PROTO_RECOVER;
-        msg.u.recover.group = a.key.group;
-        msg.u.recover.tag = a.key.tag;
-        msg.u.recover.member = a.u.recover.member;
-        send_or_log(m, (int)a.u.recover.worker, &msg);
+      case SCHED_ACT_SEND: /* a message already in the wire's shape */
+        send_or_log(m, (int)a.worker, &a.msg);
+        if (a.msg.type == PROTO_TASK) m->tasks_sent++;
+        free(a.owned); /* INLINE's operands: encoded (or dropped) by now */
         break;
       case SCHED_ACT_JOURNAL_TASK:
         if (m->journal)

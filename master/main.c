@@ -165,7 +165,7 @@ static void on_turn(uv_check_t *h) {
   maybe_shutdown(m);
   if (!dred_queue_empty(&m->net.inbox)) uv_timer_start(&m->kick_timer, noop_timer, 0, 0);
   if (m->shutdown_sent && m->net.writes == 0) uv_stop(&m->loop);
-  if (m->nfailed == m->nworkers) {
+  if (master_nfailed(m) == m->nworkers) {
     DRED_ERROR("every worker failed: stopping");
     uv_stop(&m->loop);
   }
@@ -177,12 +177,12 @@ static void maybe_shutdown(master_t *m) {
   proto_msg_t msg;
   int w, live_bye = 0;
   if (m->shutdown_sent) return;
-  for (w = 1; w <= m->nworkers; w++) live_bye += m->bye[w] && !m->failed[w];
-  if (live_bye == 0 || live_bye + m->nfailed < m->nworkers) return;
+  for (w = 1; w <= m->nworkers; w++) live_bye += m->bye[w] && !master_worker_failed(m, w);
+  if (live_bye == 0 || live_bye + master_nfailed(m) < m->nworkers) return;
   memset(&msg, 0, sizeof msg);
   msg.type = PROTO_SHUTDOWN;
   for (w = 1; w <= m->nworkers; w++)
-    if (!m->failed[w]) dred_net_send(&m->net, w, &msg, NULL);
+    if (!master_worker_failed(m, w)) dred_net_send(&m->net, w, &msg, NULL);
   m->shutdown_sent = 1;
 }
 
@@ -208,7 +208,7 @@ static void fatal_signal(int sig) {
 
 int main(int argc, char **argv) {
   master_t m;
-  int provided, rank, size, no_journal = 0, rc, flag = 0, *appnum = NULL, who = 0;
+  int provided, rank, size, no_journal = 0, rc, flag = 0, *appnum = NULL, who = 0, nfailed;
   sched_policy_t policy = SCHED_POLICY_PREDICT;
   dred_jobinit_t ji;
 
@@ -289,9 +289,8 @@ int main(int argc, char **argv) {
 
   m.sched = sched_new((uint32_t)m.nworkers, policy);
   m.last_heard = calloc((size_t)size, sizeof *m.last_heard);
-  m.failed = calloc((size_t)size, 1);
   m.bye = calloc((size_t)size, 1);
-  if (m.sched == NULL || m.last_heard == NULL || m.failed == NULL || m.bye == NULL) {
+  if (m.sched == NULL || m.last_heard == NULL || m.bye == NULL) {
     DRED_ERROR("out of memory at start");
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
@@ -351,20 +350,18 @@ int main(int argc, char **argv) {
   if (m.journal) dred_journal_close(m.journal);
   /* Gone once empty: the workers remove their stores at finalize, the journal keeps it. */
   if (!m.cfg.keep_storage) dred_storedir_release(m.jobdir);
+  nfailed = master_nfailed(&m); /* the record goes with the scheduler */
   sched_free(m.sched);
   free(m.last_heard);
   free(m.bye);
-  if (m.nfailed > 0) {
+  if (nfailed > 0) {
     /* Collective frees and MPI_Finalize hang once a process died (DESIGN.md). */
-    DRED_WARN("%d worker(s) failed during the job: exiting without MPI_Finalize", m.nfailed);
-    free(m.failed);
+    DRED_WARN("%d worker(s) failed during the job: exiting without MPI_Finalize", nfailed);
     return 0;
   }
-  free(m.failed);
   signal(SIGALRM, shutdown_timeout);
   alarm((unsigned)m.cfg.finalize_timeout_s);
-  MPI_Win_free(&m.dwin);
-  MPI_Comm_free(&m.priv);
-  MPI_Finalize();
+  dred_boot_teardown(&m.boot, &m.dwin, 1); /* in step with every dred_finalize */
+  m.priv = MPI_COMM_NULL;
   return 0;
 }

@@ -34,12 +34,12 @@ typedef struct {
   uv_timer_t kick_timer;    /* a zero timeout: one more turn when messages are left */
   uv_timer_t heartbeat_timer, flush_timer;
   uint64_t *last_heard;     /* by worker rank, uv_hrtime() */
-  uint8_t *failed, *bye;
+  uint8_t *bye;             /* by worker rank: it said BYE */
   /* PINGs sent and PONGs received per worker.  Workers answer every PING that reaches
    * them before SHUTDOWN, even after their BYE (a process that finalized early is still
    * watched, and still watches us); so after SHUTDOWN the master knows exactly how many
    * answers are still on the way and takes them in before MPI_Finalize. */
-  int nfailed, nbye;
+  int nbye;
   uint64_t ping_seq;
   uint64_t last_tick;       /* when the heartbeat timer last ran */
   int shutdown_sent;
@@ -51,6 +51,15 @@ typedef struct {
   char watch_path[176];     /* its file until every worker mapped it; "" without one  */
   char jobdir[600];         /* <storage>/job-<id>: journal and status socket; "" if refused */
 } master_t;
+
+/* Who is dead: the scheduler's record is the master's only one.  The scheduler must know
+ * (it recovers a dead worker's operands) and, being pure, keeps its own state fed by
+ * events; so the adapter keeps no array beside it.  master_declare_failed() (detector.c)
+ * is the one writer: it feeds WORKER_FAILED, and everything else in master/ asks here. */
+static inline int master_worker_failed(const master_t *m, int w) {
+  return !sched_worker_alive(m->sched, (uint32_t)w);
+}
+static inline int master_nfailed(const master_t *m) { return (int)sched_workers_failed(m->sched); }
 
 /* dispatch.c */
 void master_on_message(master_t *m, int src, const proto_msg_t *msg);

@@ -127,6 +127,53 @@ static void htab_remove(htab_t *h, hlink_t *e) {
 
 static hlink_t *htab_chain(const htab_t *h, uint64_t hash) { return h->slot[hash & h->mask]; }
 
+/* ---- what the members of an instance must agree on ---------------------------------- */
+
+/* The scheduler's own record of the agreement fields of a READY: the first READY of an
+ * instance fixes them, every later one is compared against them (params_agree).  Kept
+ * here, not on the wire, because it outlives the message it came from; params_of() is
+ * the one place it is derived. */
+typedef struct {
+  uint64_t count;
+  uint32_t type_size; /* MPI_Type_size of the datatype                   */
+  uint32_t extent;    /* bytes per element in the workers' buffers        */
+  uint32_t type_sig;  /* type-signature fingerprint (worker/typecheck.c)  */
+  int32_t op;         /* the op handle (predefined ops compare exactly)  */
+  uint8_t op_is_user; /* user ops compare only by commutativity          */
+  uint8_t commutative;
+  uint32_t root;      /* group rank of the root                          */
+  uint8_t inl;        /* an inline reduction: operands travel in READY    */
+} sched_params_t;
+
+static sched_params_t params_of(const proto_msg_t *ready) {
+  sched_params_t p;
+  memset(&p, 0, sizeof p);
+  p.count = ready->u.ready.count;
+  p.type_size = ready->u.ready.type_size;
+  p.extent = ready->u.ready.extent;
+  p.type_sig = ready->u.ready.type_sig;
+  p.op = ready->u.ready.op;
+  p.op_is_user = ready->u.ready.op_is_user;
+  p.commutative = ready->u.ready.commutative;
+  p.root = ready->u.ready.root;
+  p.inl = ready->u.ready.inl;
+  return p;
+}
+
+/* The instance an inbound message is about.  READY names it in its own fields;
+ * RECOVER_FAILED and ABANDON share RECOVER's layout (common/proto.h). */
+static sched_key_t key_of(const proto_msg_t *m) {
+  sched_key_t k;
+  if (m->type == PROTO_READY) {
+    k.group = m->u.ready.group;
+    k.tag = m->u.ready.tag;
+  } else {
+    k.group = m->u.recover.group;
+    k.tag = m->u.recover.tag;
+  }
+  return k;
+}
+
 /* ---- state ------------------------------------------------------------------------ */
 
 typedef struct {
@@ -155,7 +202,7 @@ typedef struct {
   uint8_t arrived;  /* its own READY came: it is owed an END           */
   uint8_t told;     /* its END went out                                */
   uint8_t nreplicas;
-  uint32_t replicas[SCHED_MAX_REPLICAS];
+  uint32_t replicas[PROTO_MAX_REPLICAS];
   uint32_t try_idx; /* position of `asked` in its holder list (holder_at) */
   uint32_t asked;   /* worker of the outstanding RECOVER               */
 } member_t;
@@ -165,7 +212,7 @@ typedef struct {
   int64_t seq;       /* arrival order: tail inserts count up, head inserts count down */
   uint32_t worker;   /* holder */
   uint32_t member;   /* holder member: the member whose message started this buffer */
-  sched_bufref_t buf;
+  proto_buf_t buf;
   uint32_t lo, hi;   /* lowest and highest member in set (an interval if non-commutative) */
   uint32_t nset;     /* members in set */
   uint64_t set[];    /* bitset over the n members */
@@ -210,6 +257,7 @@ typedef struct inst {
 
 struct sched {
   uint32_t nworkers;
+  uint32_t nfailed; /* workers with alive == 0 */
   sched_policy_t policy;
   worker_t *w; /* [1..nworkers] */
   uint32_t *node_of; /* [0..nworkers]: each worker's node (sched_set_node), 0 by default */
@@ -249,6 +297,33 @@ static sched_action_t *act_push(sched_t *s, sched_act_type_t type, sched_key_t k
   memset(a, 0, sizeof *a);
   a->type = type;
   a->key = key;
+  return a;
+}
+
+/* A message to `worker` about instance `key`: the one place the instance's group and tag
+ * go into an outbound message (each type keeps them in its own fields). */
+static sched_action_t *act_send(sched_t *s, sched_key_t key, proto_type_t type, uint32_t worker) {
+  sched_action_t *a = act_push(s, SCHED_ACT_SEND, key);
+  a->worker = worker;
+  a->msg.type = type;
+  switch (type) {
+    case PROTO_TASK:
+      a->msg.u.task.group = key.group;
+      a->msg.u.task.tag = key.tag;
+      break;
+    case PROTO_END:
+      a->msg.u.end.group = key.group;
+      a->msg.u.end.tag = key.tag;
+      break;
+    case PROTO_INLINE:
+      a->msg.u.inl.group = key.group;
+      a->msg.u.inl.tag = key.tag;
+      break;
+    default: /* PROTO_RECOVER */
+      a->msg.u.recover.group = key.group;
+      a->msg.u.recover.tag = key.tag;
+      break;
+  }
   return a;
 }
 
@@ -293,7 +368,7 @@ static size_t set_words(uint32_t n) { return ((size_t)n + 63) / 64; }
 static int set_has(const uint64_t *set, uint32_t k) { return (set[k / 64] >> (k % 64)) & 1; }
 
 /* A message holding member `member`'s operand alone.  NULL when out of memory. */
-static msg_t *msg_new(uint32_t n, uint32_t worker, uint32_t member, sched_bufref_t buf) {
+static msg_t *msg_new(uint32_t n, uint32_t worker, uint32_t member, proto_buf_t buf) {
   msg_t *m = calloc(1, sizeof *m + set_words(n) * sizeof(uint64_t));
   if (m == NULL) return NULL;
   dred_queue_init(&m->q);
@@ -393,9 +468,7 @@ static void inst_free(sched_t *s, inst_t *in) {
 }
 
 static void inst_tell(sched_t *s, inst_t *in, uint32_t k, int32_t status) {
-  sched_action_t *a = act_push(s, SCHED_ACT_END, in->key);
-  a->u.end.worker = in->g->workers[k];
-  a->u.end.status = status;
+  act_send(s, in->key, PROTO_END, in->g->workers[k])->msg.u.end.status = status;
   in->m[k].told = 1;
   in->nowed--;
 }
@@ -447,12 +520,12 @@ static void inst_pair(sched_t *s, inst_t *in);
 static void inst_inline_complete(sched_t *s, inst_t *in) {
   uint32_t root = in->params.root;
   if (worker_alive(s, in->g->workers[root])) {
-    sched_action_t *a = act_push(s, SCHED_ACT_INLINE, in->key);
-    a->u.inl.worker = in->g->workers[root];
-    a->u.inl.root = root;
-    a->u.inl.n = in->g->n;
-    a->u.inl.bytes = in->bytes;
-    a->u.inl.data = in->inl_data;
+    sched_action_t *a = act_send(s, in->key, PROTO_INLINE, in->g->workers[root]);
+    a->msg.u.inl.root = root;
+    a->msg.u.inl.n = in->g->n;
+    a->msg.u.inl.bytes = in->bytes;
+    a->msg.u.inl.data = in->inl_data;
+    a->owned = in->inl_data;
     in->inl_data = NULL;
   }
   inst_complete(s, in);
@@ -510,7 +583,7 @@ static int exec_is_a(const sched_t *s, const inst_t *in, const msg_t *a, const m
 
 static void task_dispatch(sched_t *s, inst_t *in, msg_t *a, msg_t *b) {
   task_t *t = xcalloc(1, sizeof *t);
-  sched_action_t *act;
+  proto_msg_t *msg;
   int a_exec = exec_is_a(s, in, a, b);
   msg_dequeue(in, a);
   msg_dequeue(in, b);
@@ -525,15 +598,14 @@ static void task_dispatch(sched_t *s, inst_t *in, msg_t *a, msg_t *b) {
   in->ntasks++;
   s->w[t->exec->worker].queued_bytes += t->bytes;
 
-  act = act_push(s, SCHED_ACT_TASK, in->key);
-  act->u.task.task_id = t->id;
-  act->u.task.executor = t->exec->worker;
-  act->u.task.provider = t->prov->worker;
-  act->u.task.exec_member = t->exec->member;
-  act->u.task.prov_member = t->prov->member;
-  act->u.task.prov_buf = t->prov->buf;
-  act->u.task.count = in->params.count;
-  act->u.task.exec_is_left = !in->params.commutative && t->exec->hi < t->prov->lo;
+  msg = &act_send(s, in->key, PROTO_TASK, t->exec->worker)->msg;
+  msg->u.task.task_id = t->id;
+  msg->u.task.provider = t->prov->worker;
+  msg->u.task.exec_member = t->exec->member;
+  msg->u.task.prov_member = t->prov->member;
+  msg->u.task.buf = t->prov->buf;
+  msg->u.task.count = in->params.count;
+  msg->u.task.exec_is_left = !in->params.commutative && t->exec->hi < t->prov->lo;
 }
 
 /* ---- pairing ---------------------------------------------------------------------------- */
@@ -630,9 +702,7 @@ static void member_recover(sched_t *s, inst_t *in, uint32_t k, uint32_t from, in
   if (in->status != DRED_OK) return; /* a failed instance recovers nothing */
   for (i = from; (w = holder_at(s, in, k, i)) != 0; i++) {
     if (worker_alive(s, w)) {
-      sched_action_t *a = act_push(s, SCHED_ACT_RECOVER, in->key);
-      a->u.recover.worker = w;
-      a->u.recover.member = k;
+      act_send(s, in->key, PROTO_RECOVER, w)->msg.u.recover.member = k;
       mb->state = M_RECOVERING;
       mb->asked = w;
       mb->try_idx = i;
@@ -670,17 +740,18 @@ static int params_agree(const sched_params_t *a, const sched_params_t *b) {
 
 /* A READY answering a RECOVER: `worker` now holds a copy of `member`'s operand. */
 static int on_recovered_ready(sched_t *s, inst_t *in, const sched_event_t *ev) {
-  uint32_t k = ev->u.ready.member;
+  const sched_params_t p = params_of(&ev->msg);
+  uint32_t k = ev->msg.u.ready.member;
   member_t *mb;
   msg_t *m;
   if (in == NULL) return DRED_ERR_ARG; /* never creates an instance */
   mb = &in->m[k];
   if (in->status != DRED_OK) return 0; /* too late to matter, and harmless */
   if (mb->state == M_LIVE) return 0;   /* already covered: taking it would count it twice */
-  if (mb->state != M_RECOVERING || mb->asked != ev->u.ready.worker) return DRED_ERR_ARG;
-  m = msg_new(in->g->n, ev->u.ready.worker, k, ev->u.ready.buf);
+  if (mb->state != M_RECOVERING || mb->asked != ev->worker) return DRED_ERR_ARG;
+  m = msg_new(in->g->n, ev->worker, k, ev->msg.u.ready.buf);
   if (m == NULL) return DRED_ERR_NOMEM;
-  if (!params_agree(&in->params, &ev->u.ready.params)) {
+  if (!params_agree(&in->params, &p)) {
     free(m);
     inst_fail(in, DRED_ERR_MISMATCH);
   } else {
@@ -697,10 +768,10 @@ static int on_recovered_ready(sched_t *s, inst_t *in, const sched_event_t *ev) {
  * bytes beyond PROTO_INLINE_TOTAL): members computed the same count and extent, so this
  * is a peer that does not follow the protocol, and everyone is told MISMATCH rather than
  * left waiting. */
-static void inline_take(inst_t *in, uint32_t k, const sched_event_t *ev) {
+static void inline_take(inst_t *in, uint32_t k, const proto_msg_t *ready) {
   uint64_t want = k == in->params.root ? 0 : in->bytes;
   if (in->bytes > PROTO_INLINE_TOTAL || (uint64_t)in->g->n * in->bytes > PROTO_INLINE_TOTAL ||
-      ev->u.ready.data_len != want || (want > 0 && ev->u.ready.data == NULL)) {
+      ready->u.ready.data_len != want || (want > 0 && ready->u.ready.data == NULL)) {
     inst_fail(in, DRED_ERR_MISMATCH);
     return;
   }
@@ -712,29 +783,31 @@ static void inline_take(inst_t *in, uint32_t k, const sched_event_t *ev) {
       return;
     }
   }
-  if (want > 0) memcpy(in->inl_data + (size_t)k * (size_t)in->bytes, ev->u.ready.data, (size_t)want);
+  if (want > 0) memcpy(in->inl_data + (size_t)k * (size_t)in->bytes, ready->u.ready.data, (size_t)want);
 }
 
 static int on_ready(sched_t *s, const sched_event_t *ev) {
-  const sched_params_t *p = &ev->u.ready.params;
-  uint32_t k = ev->u.ready.member, w = ev->u.ready.worker;
-  const group_t *g = group_find(s, ev->u.ready.key.group);
+  const proto_msg_t *r = &ev->msg;
+  const sched_params_t params = params_of(r), *p = &params;
+  const sched_key_t key = key_of(r);
+  uint32_t k = r->u.ready.member, w = ev->worker;
+  const group_t *g = group_find(s, key.group);
   inst_t *in;
   msg_t *m;
   int created = 0;
 
-  if (g == NULL || k >= g->n || !worker_alive(s, w) || ev->u.ready.nreplicas > SCHED_MAX_REPLICAS)
+  if (g == NULL || k >= g->n || !worker_alive(s, w) || r->u.ready.nreplicas > PROTO_MAX_REPLICAS)
     return DRED_ERR_ARG;
-  in = inst_find(s, ev->u.ready.key);
-  if (ev->u.ready.recovered) return on_recovered_ready(s, in, ev);
+  in = inst_find(s, key);
+  if (r->u.ready.recovered) return on_recovered_ready(s, in, ev);
   if (g->workers[k] != w) return DRED_ERR_ARG;
   if (in != NULL && (in->m[k].arrived || in->m[k].state != M_WAITING)) return DRED_ERR_ARG;
 
   /* Allocate before changing anything, so running out of memory leaves no trace. */
-  m = msg_new(g->n, w, k, ev->u.ready.buf);
+  m = msg_new(g->n, w, k, r->u.ready.buf);
   if (m == NULL) return DRED_ERR_NOMEM;
   if (in == NULL) {
-    in = inst_new(s, g, ev->u.ready.key, p);
+    in = inst_new(s, g, key, p);
     if (in == NULL) {
       free(m);
       return DRED_ERR_NOMEM;
@@ -743,17 +816,17 @@ static int on_ready(sched_t *s, const sched_event_t *ev) {
   }
 
   in->m[k].arrived = 1;
-  in->m[k].nreplicas = ev->u.ready.nreplicas;
-  memcpy(in->m[k].replicas, ev->u.ready.replicas, ev->u.ready.nreplicas * sizeof(uint32_t));
+  in->m[k].nreplicas = r->u.ready.nreplicas;
+  memcpy(in->m[k].replicas, r->u.ready.replicas, r->u.ready.nreplicas * sizeof(uint32_t));
 
   if (created && in->nowed < g->n) inst_fail(in, DRED_ERR_PROC_FAILED); /* started after a death */
   /* A member that could not allocate says so explicitly; its buffer is not usable, and
    * what it reports is what every member is told (if nothing failed the instance first). */
-  if (ev->u.ready.error != 0) inst_fail(in, ev->u.ready.error);
+  if (r->u.ready.error != 0) inst_fail(in, r->u.ready.error);
   if (created && p->root >= g->n) inst_fail(in, DRED_ERR_MISMATCH);
   if (in->status == DRED_OK && !params_agree(&in->params, p)) inst_fail(in, DRED_ERR_MISMATCH);
 
-  if (in->status == DRED_OK && p->inl) inline_take(in, k, ev);
+  if (in->status == DRED_OK && p->inl) inline_take(in, k, r);
 
   if (in->status != DRED_OK) {
     free(m);
@@ -782,15 +855,16 @@ static void worker_measure(sched_t *s, uint32_t w, uint64_t bytes, uint64_t exec
 }
 
 static int on_task_done(sched_t *s, const sched_event_t *ev) {
-  task_t *t = task_find(s, ev->u.done.task_id);
+  const proto_msg_t *d = &ev->msg;
+  task_t *t = task_find(s, d->u.done.task_id);
   inst_t *in;
   msg_t *exec, *prov;
   sched_action_t *a;
-  sched_task_status_t st = ev->u.done.status;
+  uint32_t st = d->u.done.status; /* proto_task_status_t, unchecked off the wire */
 
-  if (t == NULL || t->exec->worker != ev->u.done.worker) return DRED_ERR_ARG;
-  if (st != SCHED_TASK_OK && st != SCHED_TASK_PROVIDER_LOST && st != SCHED_TASK_EXEC_CORRUPT &&
-      st != SCHED_TASK_ERROR)
+  if (t == NULL || t->exec->worker != ev->worker) return DRED_ERR_ARG;
+  if (st != PROTO_TASK_OK && st != PROTO_TASK_PROVIDER_LOST && st != PROTO_TASK_EXEC_CORRUPT &&
+      st != PROTO_TASK_ERROR)
     return DRED_ERR_ARG;
 
   in = t->inst;
@@ -799,7 +873,7 @@ static int on_task_done(sched_t *s, const sched_event_t *ev) {
   t->exec = t->prov = NULL; /* the messages now belong to this function */
   s->w[exec->worker].queued_bytes -=
       t->bytes < s->w[exec->worker].queued_bytes ? t->bytes : s->w[exec->worker].queued_bytes;
-  if (st == SCHED_TASK_OK) worker_measure(s, exec->worker, t->bytes, ev->u.done.exec_ns);
+  if (st == PROTO_TASK_OK) worker_measure(s, exec->worker, t->bytes, d->u.done.exec_ns);
 
   a = act_push(s, SCHED_ACT_JOURNAL_TASK, in->key);
   a->u.jtask.task_id = t->id;
@@ -808,7 +882,7 @@ static int on_task_done(sched_t *s, const sched_event_t *ev) {
   a->u.jtask.bytes = t->bytes;
   a->u.jtask.start_ns = t->start_ns;
   a->u.jtask.end_ns = s->now;
-  a->u.jtask.exec_ns = ev->u.done.exec_ns;
+  a->u.jtask.exec_ns = d->u.done.exec_ns;
   a->u.jtask.status = (int32_t)st;
   task_free(s, t);
 
@@ -819,24 +893,24 @@ static int on_task_done(sched_t *s, const sched_event_t *ev) {
     return 0;
   }
   switch (st) {
-    case SCHED_TASK_OK: /* exec's buffer now covers both sets: a fresh arrival */
+    case PROTO_TASK_OK: /* exec's buffer now covers both sets: a fresh arrival */
       msg_union(in, exec, prov);
-      exec->buf = ev->u.done.buf;
+      exec->buf = d->u.done.buf;
       msg_enqueue(in, exec, 0);
       exec = NULL;
       break;
-    case SCHED_TASK_PROVIDER_LOST: /* exec kept its data: it was ready earliest */
-      exec->buf = ev->u.done.buf;
+    case PROTO_TASK_PROVIDER_LOST: /* exec kept its data: it was ready earliest */
+      exec->buf = d->u.done.buf;
       msg_enqueue(in, exec, 1);
       lose_set(s, in, prov);
       exec = NULL;
       break;
-    case SCHED_TASK_EXEC_CORRUPT:
+    case PROTO_TASK_EXEC_CORRUPT:
       lose_set(s, in, exec);
       lose_set(s, in, prov);
       break;
-    case SCHED_TASK_ERROR:
-      inst_fail(in, known_error(ev->u.done.error, DRED_ERR_INTERNAL));
+    case PROTO_TASK_ERROR:
+      inst_fail(in, known_error(d->u.done.error, DRED_ERR_INTERNAL));
       break;
   }
   free(exec);
@@ -907,6 +981,7 @@ static int on_worker_failed(sched_t *s, uint32_t w) {
   dred_queue_t *q, *next;
   if (!worker_alive(s, w)) return 0;
   s->w[w].alive = 0;
+  s->nfailed++;
   if (s->w[w].measured) { /* the "unknown speed" mean is over live workers */
     s->speed_sum -= s->w[w].speed;
     if (--s->nmeasured == 0) s->speed_sum = 0.0;
@@ -917,16 +992,16 @@ static int on_worker_failed(sched_t *s, uint32_t w) {
 }
 
 static int on_recover_failed(sched_t *s, const sched_event_t *ev) {
-  inst_t *in = inst_find(s, ev->u.recover_failed.key);
-  uint32_t k = ev->u.recover_failed.member;
+  inst_t *in = inst_find(s, key_of(&ev->msg));
+  uint32_t k = ev->msg.u.recover.member;
   member_t *mb;
   if (in == NULL) return 0; /* it ended meanwhile (failed for everyone): a late answer */
   if (k >= in->g->n) return DRED_ERR_ARG;
   if (in->status != DRED_OK) return 0;
   mb = &in->m[k];
-  if (mb->state != M_RECOVERING || mb->asked != ev->u.recover_failed.worker) return DRED_ERR_ARG;
+  if (mb->state != M_RECOVERING || mb->asked != ev->worker) return DRED_ERR_ARG;
   member_recover(s, in, k, mb->try_idx + 1,
-                 known_error(ev->u.recover_failed.error, DRED_ERR_PROC_FAILED));
+                 known_error(ev->msg.u.recover.error, DRED_ERR_PROC_FAILED));
   inst_settle(s, in);
   return 0;
 }
@@ -936,12 +1011,13 @@ static int on_recover_failed(sched_t *s, const sched_event_t *ev) {
  * buffers the abandoning member keeps until its END), as for any failure.  An instance
  * that is already gone ended meanwhile: its END is on the way, nothing to do. */
 static int on_abandon(sched_t *s, const sched_event_t *ev) {
-  inst_t *in = inst_find(s, ev->u.abandon.key);
-  uint32_t k = ev->u.abandon.member;
+  inst_t *in = inst_find(s, key_of(&ev->msg));
+  uint32_t k = ev->msg.u.recover.member;
+  int32_t error = ev->msg.u.recover.error;
   if (in == NULL) return 0;
-  if (k >= in->g->n || in->g->workers[k] != ev->u.abandon.worker || !in->m[k].arrived)
+  if (k >= in->g->n || in->g->workers[k] != ev->worker || !in->m[k].arrived)
     return DRED_ERR_ARG;
-  inst_fail(in, ev->u.abandon.error ? ev->u.abandon.error : DRED_ERR_SHUTDOWN);
+  inst_fail(in, error ? error : DRED_ERR_SHUTDOWN);
   inst_settle(s, in);
   return 0;
 }
@@ -970,7 +1046,7 @@ void sched_free(sched_t *s) {
   size_t i;
   if (s == NULL) return;
   for (i = s->act_head; i < s->act_len; i++) /* untaken actions own their operands */
-    if (s->act[i].type == SCHED_ACT_INLINE) free(s->act[i].u.inl.data);
+    free(s->act[i].owned);
   while (!dred_queue_empty(&s->inst_list))
     inst_free(s, DRED_QUEUE_DATA(dred_queue_head(&s->inst_list), inst_t, link));
   if (s->groups.slot != NULL) {
@@ -1035,19 +1111,20 @@ int sched_group_one_node(const sched_t *s, uint64_t id, int *one_node) {
 int sched_feed(sched_t *s, const sched_event_t *ev) {
   if (s == NULL || ev == NULL) return DRED_ERR_ARG;
   s->now = ev->now_ns;
-  switch (ev->type) {
-    case SCHED_EV_READY:
+  if (ev->type == SCHED_EV_WORKER_FAILED) return on_worker_failed(s, ev->worker);
+  if (ev->type != SCHED_EV_MESSAGE) return DRED_ERR_ARG;
+  switch (ev->msg.type) {
+    case PROTO_READY:
       return on_ready(s, ev);
-    case SCHED_EV_TASK_DONE:
+    case PROTO_DONE:
       return on_task_done(s, ev);
-    case SCHED_EV_WORKER_FAILED:
-      return on_worker_failed(s, ev->u.failed.worker);
-    case SCHED_EV_RECOVER_FAILED:
+    case PROTO_RECOVER_FAILED:
       return on_recover_failed(s, ev);
-    case SCHED_EV_ABANDON:
+    case PROTO_ABANDON:
       return on_abandon(s, ev);
+    default: /* not a message the scheduler takes: the adapter should not have passed it */
+      return DRED_ERR_ARG;
   }
-  return DRED_ERR_ARG;
 }
 
 int sched_next_action(sched_t *s, sched_action_t *out) {
@@ -1079,6 +1156,8 @@ size_t sched_queue_stats(const sched_t *s, size_t *longest) {
 }
 
 int sched_worker_alive(const sched_t *s, uint32_t worker) { return worker_alive(s, worker); }
+
+uint32_t sched_workers_failed(const sched_t *s) { return s->nfailed; }
 
 double sched_worker_speed(const sched_t *s, uint32_t worker) {
   if (worker < 1 || worker > s->nworkers || !s->w[worker].measured) return 0.0;

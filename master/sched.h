@@ -17,10 +17,10 @@
  * Workers are named by their rank in the master's private communicator (1..P); members of
  * a group by their rank in the group (0..n-1).
  *
- * Inline reductions (params.inl, small operands: DRED_INLINE_MAX) take no tasks at all:
+ * Inline reductions (READY's inl, small operands: DRED_INLINE_MAX) take no tasks at all:
  * each non-root member's READY carries its operand (count x extent bytes), the root's
  * carries none; the scheduler keeps every arrived operand, and when all n members have
- * arrived it emits one SCHED_ACT_INLINE to the root (all operands in member order) and
+ * arrived it sends one PROTO_INLINE to the root (all operands in member order) and
  * END(OK) to every live member.  The master holds each arrived operand, so a member dying
  * after its READY loses nothing; one dying before it fails the instance with
  * DRED_ERR_PROC_FAILED (there are no replicas to recover from); the root dying fails it
@@ -44,9 +44,6 @@ extern "C" {
 
 typedef struct sched sched_t;
 
-/* Replica holders a READY may name: the wire's limit, so a decoded READY always fits. */
-#define SCHED_MAX_REPLICAS PROTO_MAX_REPLICAS
-
 /* How the executor of a non-root task is chosen. */
 typedef enum {
   SCHED_POLICY_PREDICT = 0, /* earliest predicted finish: queued bytes + this task's bytes,
@@ -55,143 +52,81 @@ typedef enum {
   SCHED_POLICY_FIRST        /* always the holder of the earlier message (a baseline)     */
 } sched_policy_t;
 
-/* Where a holder's buffer is, as the holder announced it (the wire's own type); opaque to
- * the scheduler, which passes it from the holder's READY/DONE to the executor's TASK. */
-typedef proto_buf_t sched_bufref_t;
-
+/* A reduction instance: the group and tag every message about it carries. */
 typedef struct {
   uint64_t group; /* group id (hash of the member list; see common/proto.h) */
   int64_t tag;    /* user tag >= 0, or an auto tag < 0                       */
 } sched_key_t;
 
-/* What every member must agree on; a disagreement ends the instance with MISMATCH. */
-typedef struct {
-  uint64_t count;
-  uint32_t type_size; /* MPI_Type_size of the datatype                   */
-  uint32_t extent;    /* bytes per element in the workers' buffers        */
-  uint32_t type_sig;  /* type-signature fingerprint (worker/typecheck.c)  */
-  int32_t op;         /* the op handle (predefined ops compare exactly)  */
-  uint8_t op_is_user; /* user ops compare only by commutativity          */
-  uint8_t commutative;
-  uint32_t root;      /* group rank of the root                          */
-  uint8_t inl;        /* an inline reduction: operands travel in READY    */
-} sched_params_t;
-
 /* ---- events in ------------------------------------------------------------------- */
 
+/* The messages the scheduler takes are the wire's own (common/proto.h): the adapter hands
+ * over what proto_decode() produced, untouched, with the sender's rank beside it.  So a
+ * field means the same thing on the wire, in the scheduler and in the tests, and no layer
+ * copies one shape into another.
+ *
+ *   PROTO_READY           a member's operand is ready (recovered = 1: `worker` answers a
+ *                         RECOVER and holds a copy of `member`'s operand, which may not
+ *                         be its own); ready.error != 0: the member joined without a
+ *                         buffer and the instance ends with that status for everyone
+ *   PROTO_DONE            an executor finished a task (done.status: proto_task_status_t)
+ *   PROTO_RECOVER_FAILED  the worker asked to RECOVER `member` has no usable copy
+ *   PROTO_ABANDON         a member gives up on a reduction it announced: the instance ends
+ *                         with recover.error (0: DRED_ERR_SHUTDOWN) for every member
+ *
+ * Any other message type is refused with DRED_ERR_ARG.
+ *
+ * Lifetime: `msg` is a copy of the decoded message, but the pointers inside it (READY's
+ * `data`, GROUP's `workers_le`) point into the received frame.  They need only live until
+ * sched_feed() returns: the scheduler copies what it keeps (an inline operand). */
 typedef enum {
-  SCHED_EV_READY = 1, /* a member called reduce: its operand is ready in its buffer      */
-  SCHED_EV_TASK_DONE, /* an executor finished a task (or failed it, see status)          */
-  SCHED_EV_WORKER_FAILED, /* the failure detector declared a worker dead                 */
-  SCHED_EV_RECOVER_FAILED, /* a worker asked to RECOVER an operand has no usable copy     */
-  SCHED_EV_ABANDON        /* a member gives up on a reduction it announced (its shutdown
-                             could wait no longer): the instance ends with `error` for all */
+  SCHED_EV_MESSAGE = 1,  /* `msg` arrived from worker `worker`                         */
+  SCHED_EV_WORKER_FAILED /* the failure detector declared worker `worker` dead         */
 } sched_ev_type_t;
-
-/* Task outcome reported by an executor: the wire's own codes (common/proto.h), which the
- * workers send and the journal records. */
-typedef proto_task_status_t sched_task_status_t;
-#define SCHED_TASK_OK PROTO_TASK_OK
-#define SCHED_TASK_PROVIDER_LOST PROTO_TASK_PROVIDER_LOST
-#define SCHED_TASK_EXEC_CORRUPT PROTO_TASK_EXEC_CORRUPT
-#define SCHED_TASK_ERROR PROTO_TASK_ERROR
 
 typedef struct {
   sched_ev_type_t type;
   uint64_t now_ns; /* the adapter's clock; the scheduler never reads one itself */
-  union {
-    struct {
-      sched_key_t key;
-      uint32_t member;      /* group rank of the caller                              */
-      uint32_t worker;      /* its worker rank                                       */
-      sched_params_t params;
-      sched_bufref_t buf;
-      uint8_t recovered;    /* 1: this READY answers a RECOVER action: `worker` holds a
-                               copy of `member`'s operand (it may not be `member`'s own
-                               worker)                                                */
-      uint8_t nreplicas;    /* workers holding a replica of the operand, besides the */
-      uint32_t replicas[SCHED_MAX_REPLICAS]; /* member's own worker, in try order    */
-      int32_t error;        /* 0, or DRED_ERR_NOMEM: the member joined but could not
-                               allocate its buffer.  The instance ends with this status
-                               for every member (unless it already failed otherwise).   */
-      const uint8_t *data;  /* params.inl: the operand (copied; NULL when data_len 0)    */
-      uint32_t data_len;
-    } ready;
-    struct {
-      sched_key_t key;
-      uint32_t member;  /* whose operand could not be recovered         */
-      uint32_t worker;  /* who was asked                                */
-      int32_t error;    /* DRED_ERR_PROC_FAILED (no copy) or DRED_ERR_STORAGE */
-    } recover_failed;
-    struct {
-      sched_key_t key;
-      uint32_t member;  /* who gives up: must have arrived             */
-      uint32_t worker;  /* its worker (only a member abandons its own) */
-      int32_t error;    /* the status every member gets (0: DRED_ERR_SHUTDOWN) */
-    } abandon;
-    struct {
-      uint64_t task_id;
-      uint32_t worker;       /* who reports (must be the task's executor) */
-      sched_task_status_t status;
-      int32_t error;         /* DRED_ERR_* when status == SCHED_TASK_ERROR */
-      uint64_t exec_ns;      /* time the executor spent running the task */
-      sched_bufref_t buf;    /* the executor's buffer after the task     */
-    } done;
-    struct {
-      uint32_t worker;
-    } failed;
-  } u;
+  uint32_t worker; /* MESSAGE: the sender's worker rank; WORKER_FAILED: the dead one */
+  proto_msg_t msg; /* MESSAGE only */
 } sched_event_t;
 
 /* ---- actions out ------------------------------------------------------------------ */
 
+/* Messages go out in the wire's shape too: a SEND action is a proto_msg_t ready for
+ * dred_net_send() and the worker it goes to.
+ *
+ *   PROTO_TASK     to the executor: combine task.provider's buffer task.buf into yours
+ *   PROTO_END      to a member: the instance ended with end.status
+ *   PROTO_RECOVER  to a holder: load recover.member's operand from a replica and report
+ *                  it with a READY flagged recovered
+ *   PROTO_INLINE   to the root of an inline instance: every member's operand.  inl.data
+ *                  points into `owned`, which the taker must free() once it has encoded
+ *                  (or dropped) the message
+ *
+ * Journal records are not messages: they keep the scheduler's own shapes below. */
 typedef enum {
-  SCHED_ACT_TASK = 1,   /* send a task to `executor`                                  */
-  SCHED_ACT_END,        /* tell `worker` (a member) that the instance ended: `status` */
-  SCHED_ACT_RECOVER,    /* ask `worker` to load `member`'s operand from a replica and
-                           report it with a READY flagged recovered                    */
+  SCHED_ACT_SEND = 1,          /* send `msg` to worker `worker`                        */
   SCHED_ACT_JOURNAL_TASK,      /* a task finished: record it                           */
-  SCHED_ACT_JOURNAL_REDUCTION, /* an instance ended: record it                         */
-  SCHED_ACT_INLINE      /* an inline instance is complete: send its operands to the root.
-                           The taker owns u.inl.data and must free() it                */
+  SCHED_ACT_JOURNAL_REDUCTION  /* an instance ended: record it                         */
 } sched_act_type_t;
 
 typedef struct {
   sched_act_type_t type;
-  sched_key_t key;
+  sched_key_t key;  /* the instance every action concerns (a SEND's msg carries the same
+                       group and tag: the scheduler fills both from the instance)       */
+  uint32_t worker;  /* SEND: the destination worker rank */
+  proto_msg_t msg;  /* SEND: the message */
+  void *owned;      /* SEND: heap memory msg points into (INLINE's operands), or NULL */
   union {
-    struct {
-      uint64_t task_id;
-      uint32_t executor, provider;       /* worker ranks */
-      uint32_t exec_member, prov_member; /* group ranks of the holders */
-      sched_bufref_t prov_buf;
-      uint64_t count;
-      uint8_t exec_is_left; /* non-commutative: the executor's interval is left of the
-                               provider's, so the result is exec op prov               */
-    } task;
-    struct {
-      uint32_t worker;
-      int32_t status; /* DRED_OK or DRED_ERR_* */
-    } end;
-    struct {
-      uint32_t worker; /* who loads the replica  */
-      uint32_t member; /* whose operand it is    */
-    } recover;
     struct {
       uint64_t task_id;
       uint32_t executor, provider;
       uint64_t bytes;
       uint64_t start_ns, end_ns; /* dispatch to done, master clock */
       uint64_t exec_ns;          /* executor-measured run time     */
-      int32_t status;            /* sched_task_status_t            */
+      int32_t status;            /* proto_task_status_t            */
     } jtask;
-    struct {
-      uint32_t worker;  /* the root's worker                                     */
-      uint32_t root;    /* the root's member rank: its slot is zeros             */
-      uint32_t n;       /* members                                                */
-      uint64_t bytes;   /* per member                                             */
-      uint8_t *data;    /* n x bytes, member k at k x bytes (malloc'd; NULL if 0) */
-    } inl;
     struct {
       uint32_t members;
       uint64_t bytes; /* per member */
@@ -239,6 +174,7 @@ size_t sched_tasks_in_flight(const sched_t *s);
 /* Messages waiting in all instance queues; *longest gets the longest queue (may be NULL). */
 size_t sched_queue_stats(const sched_t *s, size_t *longest);
 int sched_worker_alive(const sched_t *s, uint32_t worker);
+uint32_t sched_workers_failed(const sched_t *s);             /* WORKER_FAILED taken */
 double sched_worker_speed(const sched_t *s, uint32_t worker); /* bytes/ns, 0 unknown */
 
 #ifdef __cplusplus

@@ -103,14 +103,14 @@ static char *status_text(const master_t *m, size_t *len) {
   int w, alive = 0;
 
   for (w = 1; w <= m->nworkers; w++)
-    if (!m->failed[w] && !m->bye[w]) alive++;
+    if (!master_worker_failed(m, w) && !m->bye[w]) alive++;
   sb_printf(&b, "dred-master status\n");
   sb_printf(&b, "pid: %ld\n", (long)getpid());
   sb_printf(&b, "uptime_s: %.3f\n", up_s);
   sb_printf(&b, "policy: %s\n", m->cfg.policy);
   sb_printf(&b, "journal: %s\n", m->journal ? m->cfg.journal : "(none)");
   sb_printf(&b, "workers: %d total, %d alive, %d failed, %d said bye\n", m->nworkers, alive,
-            m->nfailed, m->nbye);
+            master_nfailed(m), m->nbye);
   sb_printf(&b, "reductions_in_flight: %zu\n", sched_instances(m->sched));
   sb_printf(&b, "tasks_in_flight: %zu\n", sched_tasks_in_flight(m->sched));
   {
@@ -129,7 +129,7 @@ static char *status_text(const master_t *m, size_t *len) {
   sb_printf(&b, "%8s  %-6s  %13s  %10s  %4s\n", "worker", "state", "last_heard_ms",
             "speed_GB/s", "link");
   for (w = 1; w <= m->nworkers; w++) {
-    const char *state = m->failed[w] ? "failed" : m->bye[w] ? "bye" : "alive";
+    const char *state = master_worker_failed(m, w) ? "failed" : m->bye[w] ? "bye" : "alive";
     double speed = sched_worker_speed(m->sched, (uint32_t)w); /* bytes/ns == GB/s */
     char sp[32];
     if (speed > 0) snprintf(sp, sizeof sp, "%.3f", speed);

@@ -229,13 +229,14 @@ int dred_finalize(void) {
     g_watch.done = 0;
     g_watch.timeout_ns = rt->cfg.finalize_timeout_s * 1000000000ull;
     have_watchdog = uv_thread_create(&watchdog, finalize_watchdog, NULL) == 0;
-    dred_dp_finalize(rt, 1);
+    dred_dp_finalize(rt, 1); /* node-local: the pool's shared window, the node comm */
     MPI_Comm_free_keyval(&rt->comm_keyval);
-    MPI_Comm_free(&rt->comm);
-    MPI_Comm_free(&rt->priv);
     dred_groups_free(rt);
     uv_mutex_destroy(&rt->lock);
-    if (rt->mpi_inited_by_us) MPI_Finalize();
+    /* In step with dred-master (common/mpi/boot.c): dwin, dred_comm, priv, MPI_Finalize
+     * (only if dred_init started MPI: otherwise the application finalizes). */
+    dred_boot_teardown(&rt->boot, &rt->dwin, rt->mpi_inited_by_us);
+    rt->comm = rt->priv = MPI_COMM_NULL;
     uv_mutex_lock(&g_watch.mu);
     g_watch.done = 1;
     uv_cond_signal(&g_watch.cv);

@@ -485,19 +485,7 @@ static void store_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t 
 static void send_recovered(dred_rt_t *rt, dred_inst_t *in, uint32_t member, const char *p,
                            int64_t pool_off) {
   proto_msg_t m;
-  memset(&m, 0, sizeof m);
-  m.type = PROTO_READY;
-  m.u.ready.group = in->group_id;
-  m.u.ready.tag = in->tag;
-  m.u.ready.member = member;
-  m.u.ready.root = in->root;
-  m.u.ready.count = in->count;
-  m.u.ready.type_size = in->ti.size;
-  m.u.ready.extent = in->ti.extent;
-  m.u.ready.type_sig = in->ti.sig;
-  m.u.ready.op = (int32_t)MPI_Op_c2f(in->op);
-  m.u.ready.op_is_user = (uint8_t)in->ti.op_is_user;
-  m.u.ready.commutative = (uint8_t)in->ti.commutative;
+  dred_rt_ready(in, member, &m);
   m.u.ready.recovered = 1;
   m.u.ready.buf = dred_rt_bufref(rt, p, pool_off, in->bytes);
   if (pool_off >= 0) MPI_Win_sync(rt->swin);
@@ -690,6 +678,7 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
      * counts on us, so nothing we hold will complete.  End everything explicitly. */
     DRED_ERROR("dred-master declared this process failed (it was silent too long; raise "
                "DRED_FAIL_TIMEOUT_MS?): ending every reduction");
+    rt->failed[w] = 1; /* recorded like any other death: nfailed counts failed[] */
     rt->nfailed++;
     dred_rt_fail_everything(rt, DRED_ERR_PROC_FAILED);
     return;

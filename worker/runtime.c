@@ -120,12 +120,17 @@ static void send_abandon(dred_rt_t *rt, dred_inst_t *in) {
   in->abandon_sent = 1;
 }
 
-/* The parameters every member's READY carries (the master checks that they agree). */
-static void ready_params(const dred_inst_t *in, proto_msg_t *m) {
+/* One builder for every READY this process sends, whether it announces its own operand
+ * or a recovered copy of another member's: the master compares the parameters of all
+ * READYs of an instance (a disagreement is DRED_ERR_MISMATCH), so they must come from one
+ * place.  `inl` is the instance's own flag: recovered READYs are never inline (an inline
+ * operand has no replicas), so it is 0 there. */
+void dred_rt_ready(const dred_inst_t *in, uint32_t member, proto_msg_t *m) {
+  memset(m, 0, sizeof *m);
   m->type = PROTO_READY;
   m->u.ready.group = in->group_id;
   m->u.ready.tag = in->tag;
-  m->u.ready.member = in->member;
+  m->u.ready.member = member;
   m->u.ready.root = in->root;
   m->u.ready.count = in->count;
   m->u.ready.type_size = in->ti.size;
@@ -134,6 +139,7 @@ static void ready_params(const dred_inst_t *in, proto_msg_t *m) {
   m->u.ready.op = (int32_t)MPI_Op_c2f(in->op);
   m->u.ready.op_is_user = (uint8_t)in->ti.op_is_user;
   m->u.ready.commutative = (uint8_t)in->ti.commutative;
+  m->u.ready.inl = (uint8_t)(in->inl != 0);
 }
 
 /* An inline reduction: one READY carrying the operand (none from the root, whose operand
@@ -141,8 +147,7 @@ static void ready_params(const dred_inst_t *in, proto_msg_t *m) {
  * INLINE and everyone with END. */
 static void announce_inline(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *m) {
   int rc = in->join_error;
-  ready_params(in, m);
-  m->u.ready.inl = 1;
+  dred_rt_ready(in, in->member, m);
   m->u.ready.buf.pool_off = -1;
   m->u.ready.buf.len = in->bytes;
   m->u.ready.buf.owner = (uint32_t)rt->world_rank;
@@ -172,11 +177,11 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
     send_to_master(rt, &m, in->group->workers);
     in->group->defined = 1;
   }
-  memset(&m, 0, sizeof m);
   if (in->inl) {
     announce_inline(rt, in, &m);
     return;
   }
+  dred_rt_ready(in, in->member, &m); /* before the replicas: they add their holders to it */
   /* Replicas first: until the neighbour has our header, a crash here loses the operand
    * for good, so that window is kept as short as one copy of it. */
   dred_repl_on_announce(rt, in, &m);
@@ -187,7 +192,6 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
                dred_status_str(rc));
     in->acc = NULL;
   }
-  ready_params(in, &m);
   if (in->acc != NULL) {
     m.u.ready.buf = dred_rt_bufref(rt, in->acc, in->pool_off, in->bytes);
   } else {

@@ -272,10 +272,16 @@ typedef struct dred_rt {
   /* cut_short is written under `lock` */
   int cut_short;       /* reductions ended DRED_ERR_SHUTDOWN while dred_finalize waited (by
                           our deadline or another member's): it returns DRED_ERR_TIMEOUT */
-  uint8_t *failed;     /* by private rank: declared failed by the master */
+  /* Who is dead, this process's only record: by private rank, declared failed by the
+   * master (PROTO_FAILED; this process itself too, after a false detection).  Written
+   * only by dred_repl_on_failed() (replicate.c), with nfailed its count; everything else
+   * (replica placement, peer sends, snapshot lookups, dred_finalize's verdict) reads it.
+   * net.c forgetting a dropped peer's address is link state, not a second record: it
+   * only stops redialling.  `dead` above is about this process, not about others. */
+  uint8_t *failed;
   uint32_t *serving;   /* by private rank: its RMA tasks reading our memory (SERVE) */
   uint64_t nserving;   /* their sum: while > 0 the loop drives MPI's progress     */
-  int nfailed;
+  int nfailed;          /* entries set in failed[] */
   /* replication (replicate.c) */
   struct dred_replica *store;
   char job_id[64];              /* from dred-master at init (common/mpi/boot.h) */
@@ -300,6 +306,11 @@ void dred_rt_send_master(dred_rt_t *rt, const proto_msg_t *m);
 void dred_rt_fail_everything(dred_rt_t *rt, int status);
 /* A reference to our buffer p (pool offset or -1) of len bytes, for a READY or DONE. */
 proto_buf_t dred_rt_bufref(const dred_rt_t *rt, const char *p, int64_t pool_off, uint64_t len);
+/* The one READY builder: *m becomes a READY for member `member`'s operand of `in`, with
+ * every parameter the master checks members agree on; the caller adds the buffer (and
+ * replicas, inline operand, error or the recovered flag).  A member's own READY
+ * (runtime.c) and a recovered copy's (replicate.c) both start here. */
+void dred_rt_ready(const dred_inst_t *in, uint32_t member, proto_msg_t *m);
 
 /* replicate.c -- the robust layer: replicas, recovery, reactions to failures */
 /* Open this worker's replica store in the job's directory (DRED_REPLICAS > 0): DRED_OK,
@@ -356,6 +367,8 @@ int dred_dp_unpack_result(dred_rt_t *rt, dred_inst_t *in);
 int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, int *malloced);
 void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, int malloced);
 int dred_dp_init(dred_rt_t *rt);      /* collective over priv (and node) */
+/* Release the data plane; collective = 1 (nobody died): also the node's shared window and
+ * node communicator and our lock on dwin.  dwin itself goes in dred_boot_teardown(). */
 void dred_dp_finalize(dred_rt_t *rt, int collective);
 int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in); /* allocate + fill the accumulator */
 /* The root of an inline reduction: fold the n operands of `data` (member k at k x bytes;

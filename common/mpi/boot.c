@@ -1,7 +1,24 @@
 /*
- * boot.c -- the collective start-up of boot.h and the start-of-job handshake, shared by
- * dred-master and libdred: every MPI collective the two programs must run in step at start
- * is here, in the order they run it.
+ * boot.c -- the collective start-up of boot.h, the start-of-job handshake and the
+ * collective teardown, shared by dred-master and libdred: every MPI collective the two
+ * programs must run in step, at start and at the end, is here, in the order they run it.
+ *
+ * Start (dred_boot_start, then dred_jobinit_exchange and dred_jobinit_agree):
+ *   MPI_Comm_dup(world) -> priv; MPI_Comm_split(priv) -> dred_comm (the master passes
+ *   MPI_UNDEFINED); the node table (MPI_COMM_TYPE_SHARED); token and job id broadcast;
+ *   control-socket addresses gathered; then the job-init broadcast and the verdict
+ *   allreduce.  After that each program creates its dynamic window over priv (the worker
+ *   after its node's shared pool window, worker/dataplane.c; the master in main.c).
+ * End (dred_boot_teardown), only when no process died:
+ *   a worker first releases its node-local part (dred_dp_finalize: its lock on dwin, the
+ *   shared pool window, the node communicator: the master is in none of them); then both
+ *   free dwin (collective over priv), dred_comm (workers), priv, and call MPI_Finalize.
+ *   Why this order: each free is collective over the communicator it was made on, so
+ *   every process must reach the same one in the same position; a window is freed before
+ *   the communicator it lives on; and the last collective, MPI_Finalize, follows
+ *   everything dred made.  After a death none of it runs (MPI collectives hang once a
+ *   process died): both programs exit without MPI_Finalize, and only dred_boot_finish
+ *   (local: our socket, node_of) is called.
  */
 #include "boot.h"
 
@@ -138,6 +155,13 @@ void dred_boot_finish(dred_boot_t *b) {
   if (b->dir[0] != '\0') (void)rmdir(b->dir); /* fails until the last process left: fine */
   free(b->node_of);
   b->node_of = NULL;
+}
+
+void dred_boot_teardown(dred_boot_t *b, MPI_Win *dwin, int finalize) {
+  if (dwin != NULL && *dwin != MPI_WIN_NULL) MPI_Win_free(dwin);
+  if (b->comm != MPI_COMM_NULL) MPI_Comm_free(&b->comm);
+  if (b->priv != MPI_COMM_NULL) MPI_Comm_free(&b->priv);
+  if (finalize) MPI_Finalize();
 }
 
 /* ---- the start-of-job handshake (boot.h) ---- */

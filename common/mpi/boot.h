@@ -52,8 +52,29 @@ typedef struct {
  * with a log line; on error the job cannot run (the caller aborts or returns it). */
 int dred_boot_start(dred_boot_t *b, int is_master, dred_net_t *net, uv_loop_t *loop);
 
-/* Remove our socket (and the directory, if we are the last to leave); free node_of. */
+/* Remove our socket (and the directory, if we are the last to leave); free node_of.
+ * Local only: called at every exit, also after a failure. */
 void dred_boot_finish(dred_boot_t *b);
+
+/* ---- teardown: the collective end both programs run, in the same order ----------------
+ *
+ * Once the master sent SHUTDOWN and the loops ended, and only if no process of the job
+ * died (collective frees and MPI_Finalize hang once one did: DESIGN.md; then neither
+ * program calls this and both exit without MPI_Finalize), each process calls
+ * dred_boot_teardown(), which runs:
+ *   1. MPI_Win_free(dwin): the dynamic RMA window every process created over priv after
+ *      the handshake (master/main.c; worker/dataplane.c, which attaches its buffers to
+ *      it).  Collective over priv, so it comes first, in both programs.  A worker has
+ *      already released what only it and its node peers share (dred_dp_finalize: its
+ *      lock on dwin, the pool's shared window and the node communicator; the master is in
+ *      none of them).
+ *   2. MPI_Comm_free of dred_comm() (workers; MPI_COMM_NULL at the master), then of priv:
+ *      the reverse of the order dred_boot_start made them.
+ *   3. MPI_Finalize if `finalize` (always at the master; at a worker only if dred_init
+ *      initialised MPI, otherwise the application does).
+ * The caller bounds the wait (the master's alarm, dred_finalize's watchdog): a process
+ * that vanished after SHUTDOWN would otherwise leave the others in step 1 for ever. */
+void dred_boot_teardown(dred_boot_t *b, MPI_Win *dwin, int finalize);
 
 /* ---- the start-of-job handshake ---------------------------------------------------------
  *

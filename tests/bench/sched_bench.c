@@ -89,29 +89,29 @@ static int drain(sched_t *s, pending_t *pool, size_t *npool, inst_check_t *chk, 
     if (a.key.group != GROUP_ID || slot < 0 || slot >= (int64_t)nslots)
       return fail(r, "action for an unknown instance", (long long)a.key.tag, (long long)a.type);
     c = &chk[slot];
-    switch (a.type) {
-      case SCHED_ACT_TASK: {
+    /* a SEND by its message type (positive), a journal record by its own (negative) */
+    switch (a.type == SCHED_ACT_SEND ? (int)a.msg.type : -(int)a.type) {
+      case PROTO_TASK: {
         pending_t *p = &pool[(*npool)++];
         p->is_done = 1;
-        p->task_id = a.u.task.task_id;
-        p->worker = a.u.task.executor;
+        p->task_id = a.msg.u.task.task_id;
+        p->worker = a.worker;
         c->tasks++;
         break;
       }
-      case SCHED_ACT_END:
+      case PROTO_END:
         c->ends++;
-        if (a.u.end.status != DRED_OK) c->end_status = a.u.end.status;
+        if (a.msg.u.end.status != DRED_OK) c->end_status = a.msg.u.end.status;
         break;
-      case SCHED_ACT_JOURNAL_TASK:
+      case -SCHED_ACT_JOURNAL_TASK:
         c->jtasks++;
         break;
-      case SCHED_ACT_JOURNAL_REDUCTION:
+      case -SCHED_ACT_JOURNAL_REDUCTION:
         c->jreds++;
         c->jred_status = a.u.jred.status;
         c->jred_tasks = a.u.jred.tasks;
         break;
-      case SCHED_ACT_RECOVER:
-      default:
+      default: /* RECOVER, INLINE: nothing here fails or is inline */
         return fail(r, "unexpected action type", (long long)a.key.tag, (long long)a.type);
     }
   }
@@ -162,35 +162,36 @@ static result_t run(uint32_t P, uint32_t C, uint64_t N, sched_policy_t policy) {
       pool[pick] = pool[--npool];
       memset(&ev, 0, sizeof ev);
       ev.now_ns = (now += 1000);
+      ev.type = SCHED_EV_MESSAGE; /* the decoded message, as the master passes it */
       if (p.is_done) {
-        ev.type = SCHED_EV_TASK_DONE;
-        ev.u.done.task_id = p.task_id;
-        ev.u.done.worker = p.worker;
-        ev.u.done.status = SCHED_TASK_OK;
-        ev.u.done.exec_ns = exec_ns_of(p.worker);
-        ev.u.done.buf.addr = 0x10000u * p.worker;
-        ev.u.done.buf.pool_off = -1;
+        ev.worker = p.worker;
+        ev.msg.type = PROTO_DONE;
+        ev.msg.u.done.task_id = p.task_id;
+        ev.msg.u.done.status = PROTO_TASK_OK;
+        ev.msg.u.done.exec_ns = exec_ns_of(p.worker);
+        ev.msg.u.done.buf.addr = 0x10000u * p.worker;
+        ev.msg.u.done.buf.pool_off = -1;
       } else {
         int64_t tag = base + p.slot;
-        ev.type = SCHED_EV_READY;
-        ev.u.ready.key.group = GROUP_ID;
-        ev.u.ready.key.tag = tag;
-        ev.u.ready.member = p.member;
-        ev.u.ready.worker = p.member + 1;
-        ev.u.ready.params.count = COUNT;
-        ev.u.ready.params.type_size = ELEM_BYTES;
-        ev.u.ready.params.extent = ELEM_BYTES;
-        ev.u.ready.params.op = 3;
-        ev.u.ready.params.commutative = 1;
-        ev.u.ready.params.root = (uint32_t)(tag % P);
-        ev.u.ready.buf.addr = 0x10000u * (p.member + 1);
-        ev.u.ready.buf.pool_off = (int64_t)p.member * COUNT * ELEM_BYTES;
-        ev.u.ready.nreplicas = 1;
-        ev.u.ready.replicas[0] = (p.member + 1) % P + 1;
+        ev.worker = p.member + 1;
+        ev.msg.type = PROTO_READY;
+        ev.msg.u.ready.group = GROUP_ID;
+        ev.msg.u.ready.tag = tag;
+        ev.msg.u.ready.member = p.member;
+        ev.msg.u.ready.count = COUNT;
+        ev.msg.u.ready.type_size = ELEM_BYTES;
+        ev.msg.u.ready.extent = ELEM_BYTES;
+        ev.msg.u.ready.op = 3;
+        ev.msg.u.ready.commutative = 1;
+        ev.msg.u.ready.root = (uint32_t)(tag % P);
+        ev.msg.u.ready.buf.addr = 0x10000u * (p.member + 1);
+        ev.msg.u.ready.buf.pool_off = (int64_t)p.member * COUNT * ELEM_BYTES;
+        ev.msg.u.ready.nreplicas = 1;
+        ev.msg.u.ready.replicas[0] = (p.member + 1) % P + 1;
       }
       r.events++;
       if ((rc = sched_feed(s, &ev)) != 0) {
-        fail(&r, "sched_feed refused an event", (long long)ev.type, rc);
+        fail(&r, "sched_feed refused an event", (long long)ev.msg.type, rc);
         break;
       }
       if (drain(s, pool, &npool, chk, base, C, &r) != 0) break;

@@ -3,7 +3,9 @@
  *
  * The scheduler is a pure state machine, so every rule is driven here directly: feed an
  * event, drain the actions, and compare them one by one (type, executor, provider, holder
- * members, exec_is_left, END status per worker, journal fields).  Worker w runs member
+ * members, exec_is_left, END status per worker, journal fields).  Events are the wire's
+ * own messages (common/proto.h) with their sender, built by the helpers below as a worker
+ * would send them, and messages come out the same way.  Worker w runs member
  * w-1 in most groups below, so "member k" and "worker k+1" are the same process.
  *
  * The last two tests use a small simulator that plays every worker: it answers each TASK
@@ -42,71 +44,92 @@ static sched_key_t K(uint64_t group, int64_t tag) {
   return k;
 }
 
-static sched_params_t prm(uint32_t root, int commutative) {
-  sched_params_t p;
+/* The READY every member of an instance sends, as far as they must agree on it (the wire's
+ * own message, common/proto.h); ready_full() adds who sends it and where its buffer is. */
+static proto_msg_t prm(uint32_t root, int commutative) {
+  proto_msg_t p;
   memset(&p, 0, sizeof p);
-  p.count = 100;
-  p.type_size = 4;
-  p.extent = 4;
-  p.op = 3; /* a predefined op handle */
-  p.op_is_user = 0;
-  p.commutative = (uint8_t)commutative;
-  p.root = root;
+  p.type = PROTO_READY;
+  p.u.ready.count = 100;
+  p.u.ready.type_size = 4;
+  p.u.ready.extent = 4;
+  p.u.ready.op = 3; /* a predefined op handle */
+  p.u.ready.op_is_user = 0;
+  p.u.ready.commutative = (uint8_t)commutative;
+  p.u.ready.root = root;
   return p;
+}
+
+/* Feed `msg` as the master's adapter does: the decoded message and its sender. */
+static int feed(sched_t *s, uint32_t worker, const proto_msg_t *msg) {
+  sched_event_t ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = SCHED_EV_MESSAGE;
+  ev.now_ns = g_now;
+  ev.worker = worker;
+  ev.msg = *msg;
+  return sched_feed(s, &ev);
 }
 
 static uint64_t bufaddr(uint32_t worker, uint32_t member) { return 1000u * worker + member; }
 
-static int ready_full(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, sched_params_t p,
-                      int recovered, uint8_t nrep, const uint32_t *rep) {
-  sched_event_t ev;
-  memset(&ev, 0, sizeof ev);
-  ev.type = SCHED_EV_READY;
-  ev.now_ns = g_now;
-  ev.u.ready.key = k;
-  ev.u.ready.member = m;
-  ev.u.ready.worker = w;
-  ev.u.ready.params = p;
-  ev.u.ready.buf.addr = bufaddr(w, m) + (recovered ? 500 : 0);
-  ev.u.ready.buf.pool_off = -1;
-  ev.u.ready.recovered = (uint8_t)recovered;
-  ev.u.ready.nreplicas = nrep;
-  if (nrep > 0) /* more than fit is a bad event, but only the ones that fit are copied */
-    memcpy(ev.u.ready.replicas, rep,
-           (nrep < SCHED_MAX_REPLICAS ? nrep : SCHED_MAX_REPLICAS) * sizeof *rep);
-  return sched_feed(s, &ev);
+/* Member m's READY for instance k from worker w, built on the template p. */
+static proto_msg_t ready_msg(sched_key_t k, uint32_t m, proto_msg_t p) {
+  p.type = PROTO_READY;
+  p.u.ready.group = k.group;
+  p.u.ready.tag = k.tag;
+  p.u.ready.member = m;
+  p.u.ready.buf.pool_off = -1;
+  return p;
 }
 
-static int ready(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, sched_params_t p) {
+static int ready_full(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, proto_msg_t p,
+                      int recovered, uint8_t nrep, const uint32_t *rep) {
+  proto_msg_t r = ready_msg(k, m, p);
+  r.u.ready.buf.addr = bufaddr(w, m) + (recovered ? 500 : 0);
+  r.u.ready.recovered = (uint8_t)recovered;
+  r.u.ready.nreplicas = nrep;
+  if (nrep > 0) /* more than fit is a bad event, but only the ones that fit are copied */
+    memcpy(r.u.ready.replicas, rep,
+           (nrep < PROTO_MAX_REPLICAS ? nrep : PROTO_MAX_REPLICAS) * sizeof *rep);
+  return feed(s, w, &r);
+}
+
+static int ready(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, proto_msg_t p) {
   return ready_full(s, k, m, w, p, 0, 0, NULL);
 }
 
-static int ready_rep(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, sched_params_t p,
+static int ready_rep(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, proto_msg_t p,
                      uint32_t replica) {
   return ready_full(s, k, m, w, p, 0, 1, &replica);
 }
 
-static int rec_ready(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, sched_params_t p) {
+static int rec_ready(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, proto_msg_t p) {
   return ready_full(s, k, m, w, p, 1, 0, NULL);
 }
 
-static int done(sched_t *s, uint64_t id, uint32_t w, sched_task_status_t st, uint64_t exec_ns,
+/* A DONE from worker w; `error` goes with PROTO_TASK_ERROR. */
+static int done_err(sched_t *s, uint64_t id, uint32_t w, uint32_t st, int32_t error,
+                    uint64_t exec_ns, uint64_t addr) {
+  proto_msg_t d;
+  memset(&d, 0, sizeof d);
+  d.type = PROTO_DONE;
+  d.u.done.task_id = id;
+  d.u.done.status = st;
+  d.u.done.error = error;
+  d.u.done.exec_ns = exec_ns;
+  d.u.done.buf.addr = addr;
+  d.u.done.buf.pool_off = -1;
+  return feed(s, w, &d);
+}
+
+static int done(sched_t *s, uint64_t id, uint32_t w, uint32_t st, uint64_t exec_ns,
                 uint64_t addr) {
-  sched_event_t ev;
-  memset(&ev, 0, sizeof ev);
-  ev.type = SCHED_EV_TASK_DONE;
-  ev.now_ns = g_now;
-  ev.u.done.task_id = id;
-  ev.u.done.worker = w;
-  ev.u.done.status = st;
-  ev.u.done.exec_ns = exec_ns;
-  ev.u.done.buf.addr = addr;
-  ev.u.done.buf.pool_off = -1;
-  return sched_feed(s, &ev);
+  return done_err(s, id, w, st, 0, exec_ns, addr);
 }
 
 static int ok(sched_t *s, uint64_t id, uint32_t w) {
-  return done(s, id, w, SCHED_TASK_OK, 10, 90000 + id);
+  return done(s, id, w, PROTO_TASK_OK, 10, 90000 + id);
 }
 
 static int wfail(sched_t *s, uint32_t w) {
@@ -114,20 +137,30 @@ static int wfail(sched_t *s, uint32_t w) {
   memset(&ev, 0, sizeof ev);
   ev.type = SCHED_EV_WORKER_FAILED;
   ev.now_ns = g_now;
-  ev.u.failed.worker = w;
+  ev.worker = w;
   return sched_feed(s, &ev);
 }
 
+/* RECOVER_FAILED and ABANDON: RECOVER's layout, from worker w. */
+static int recover_like(sched_t *s, proto_type_t type, sched_key_t k, uint32_t m, uint32_t w,
+                        int32_t err) {
+  proto_msg_t r;
+  memset(&r, 0, sizeof r);
+  r.type = type;
+  r.u.recover.group = k.group;
+  r.u.recover.tag = k.tag;
+  r.u.recover.member = m;
+  r.u.recover.error = err;
+  return feed(s, w, &r);
+}
+
 static int recfail(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, int32_t err) {
-  sched_event_t ev;
-  memset(&ev, 0, sizeof ev);
-  ev.type = SCHED_EV_RECOVER_FAILED;
-  ev.now_ns = g_now;
-  ev.u.recover_failed.key = k;
-  ev.u.recover_failed.member = m;
-  ev.u.recover_failed.worker = w;
-  ev.u.recover_failed.error = err;
-  return sched_feed(s, &ev);
+  return recover_like(s, PROTO_RECOVER_FAILED, k, m, w, err);
+}
+
+/* Whether action a sends a message of `type`. */
+static int is_send(const sched_action_t *a, proto_type_t type) {
+  return a->type == SCHED_ACT_SEND && a->msg.type == type;
 }
 
 /* Group `id` of n members; member k runs on workers[k]. */
@@ -142,27 +175,36 @@ static void group_seq(sched_t *s, uint64_t id, uint32_t n) {
   group(s, id, n, w);
 }
 
+/* Every message action names its instance in the message itself, as the key says. */
+static void same_key(const sched_action_t *a, uint64_t group, int64_t tag) {
+  assert_int_equal(group, a->key.group);
+  assert_int_equal(tag, a->key.tag);
+}
+
 static void is_task(const sched_action_t *a, uint64_t id, uint32_t exec, uint32_t prov,
                     uint32_t em, uint32_t pm) {
-  assert_int_equal(a->type, SCHED_ACT_TASK);
-  assert_int_equal(a->u.task.task_id, id);
-  assert_int_equal(a->u.task.executor, exec);
-  assert_int_equal(a->u.task.provider, prov);
-  assert_int_equal(a->u.task.exec_member, em);
-  assert_int_equal(a->u.task.prov_member, pm);
-  assert_int_equal(a->u.task.count, 100);
+  assert_true(is_send(a, PROTO_TASK));
+  assert_int_equal(a->msg.u.task.task_id, id);
+  assert_int_equal(a->worker, exec);
+  assert_int_equal(a->msg.u.task.provider, prov);
+  assert_int_equal(a->msg.u.task.exec_member, em);
+  assert_int_equal(a->msg.u.task.prov_member, pm);
+  assert_int_equal(a->msg.u.task.count, 100);
+  same_key(a, a->msg.u.task.group, a->msg.u.task.tag);
 }
 
 static void is_end(const sched_action_t *a, uint32_t w, int32_t status) {
-  assert_int_equal(a->type, SCHED_ACT_END);
-  assert_int_equal(a->u.end.worker, w);
-  assert_int_equal(a->u.end.status, status);
+  assert_true(is_send(a, PROTO_END));
+  assert_int_equal(a->worker, w);
+  assert_int_equal(a->msg.u.end.status, status);
+  same_key(a, a->msg.u.end.group, a->msg.u.end.tag);
 }
 
 static void is_recover(const sched_action_t *a, uint32_t w, uint32_t m) {
-  assert_int_equal(a->type, SCHED_ACT_RECOVER);
-  assert_int_equal(a->u.recover.worker, w);
-  assert_int_equal(a->u.recover.member, m);
+  assert_true(is_send(a, PROTO_RECOVER));
+  assert_int_equal(a->worker, w);
+  assert_int_equal(a->msg.u.recover.member, m);
+  same_key(a, a->msg.u.recover.group, a->msg.u.recover.tag);
 }
 
 static void is_jtask(const sched_action_t *a, uint64_t id, int32_t status) {
@@ -189,7 +231,7 @@ static void test_fig4_arrival_order_pairing(void **state) {
   sched_t *s = sched_new(4, SCHED_POLICY_LAST_TIME);
   uint32_t warm[2] = {1, 4};
   sched_key_t k = K(1, 7);
-  sched_params_t p = prm(1, 1);
+  proto_msg_t p = prm(1, 1);
   group(s, 100, 2, warm);
   group_seq(s, 1, 4);
 
@@ -198,7 +240,7 @@ static void test_fig4_arrival_order_pairing(void **state) {
   assert_int_equal(ready(s, K(100, 0), 1, 4, prm(0, 1)), 0);
   assert_int_equal(drain(s), 1);
   is_task(&A[0], 1, 1, 4, 0, 1);
-  assert_int_equal(done(s, 1, 1, SCHED_TASK_OK, 1000, 1), 0);
+  assert_int_equal(done(s, 1, 1, PROTO_TASK_OK, 1000, 1), 0);
   assert_int_equal(drain(s), 4);
 
   assert_int_equal(ready(s, k, 0, 1, p), 0);
@@ -206,8 +248,8 @@ static void test_fig4_arrival_order_pairing(void **state) {
   assert_int_equal(ready(s, k, 3, 4, p), 0);
   assert_int_equal(drain(s), 1); /* task 1: (0,3), to 3 by performance */
   is_task(&A[0], 2, 4, 1, 3, 0);
-  assert_int_equal(A[0].u.task.prov_buf.addr, bufaddr(1, 0));
-  assert_int_equal(A[0].u.task.exec_is_left, 0);
+  assert_int_equal(A[0].msg.u.task.buf.addr, bufaddr(1, 0));
+  assert_int_equal(A[0].msg.u.task.exec_is_left, 0);
   assert_int_equal(ready(s, k, 1, 2, p), 0);
   assert_int_equal(drain(s), 0);
   assert_int_equal(sched_queue_len(s, k), 1);
@@ -216,18 +258,18 @@ static void test_fig4_arrival_order_pairing(void **state) {
   is_task(&A[0], 3, 2, 3, 1, 2);
   assert_int_equal(sched_tasks_in_flight(s), 2);
 
-  assert_int_equal(done(s, 2, 4, SCHED_TASK_OK, 10, 4444), 0);
+  assert_int_equal(done(s, 2, 4, PROTO_TASK_OK, 10, 4444), 0);
   assert_int_equal(drain(s), 1);
-  is_jtask(&A[0], 2, SCHED_TASK_OK);
-  assert_int_equal(done(s, 3, 2, SCHED_TASK_OK, 10, 2222), 0);
+  is_jtask(&A[0], 2, PROTO_TASK_OK);
+  assert_int_equal(done(s, 3, 2, PROTO_TASK_OK, 10, 2222), 0);
   assert_int_equal(drain(s), 2); /* task 3: (3's result, 1's result), to the root 1 */
-  is_jtask(&A[0], 3, SCHED_TASK_OK);
+  is_jtask(&A[0], 3, PROTO_TASK_OK);
   is_task(&A[1], 4, 2, 4, 1, 3);
-  assert_int_equal(A[1].u.task.prov_buf.addr, 4444);
+  assert_int_equal(A[1].msg.u.task.buf.addr, 4444);
 
   assert_int_equal(ok(s, 4, 2), 0);
   assert_int_equal(drain(s), 6);
-  is_jtask(&A[0], 4, SCHED_TASK_OK);
+  is_jtask(&A[0], 4, PROTO_TASK_OK);
   is_end(&A[1], 1, DRED_OK);
   is_end(&A[2], 2, DRED_OK);
   is_end(&A[3], 3, DRED_OK);
@@ -292,8 +334,8 @@ static void test_predict_policy(void **state) {
   is_task(&A[0], 2, 2, 1, 1, 0);
 
   assert_true(sched_worker_speed(s, 1) == 0.0);
-  assert_int_equal(done(s, 1, 1, SCHED_TASK_OK, 400, 1), 0); /* 1 byte/ns */
-  assert_int_equal(done(s, 2, 2, SCHED_TASK_OK, 100, 2), 0); /* 4 bytes/ns */
+  assert_int_equal(done(s, 1, 1, PROTO_TASK_OK, 400, 1), 0); /* 1 byte/ns */
+  assert_int_equal(done(s, 2, 2, PROTO_TASK_OK, 100, 2), 0); /* 4 bytes/ns */
   drain(s);
   assert_true(sched_worker_speed(s, 1) == 1.0);
   assert_true(sched_worker_speed(s, 2) == 4.0);
@@ -311,7 +353,7 @@ static void test_predict_policy(void **state) {
   is_task(&A[0], 4, 3, 1, 0, 1);
 
   /* EWMA, alpha 0.5: 4.0 then a 1.0 sample -> 2.5 */
-  assert_int_equal(done(s, 3, 2, SCHED_TASK_OK, 400, 3), 0);
+  assert_int_equal(done(s, 3, 2, PROTO_TASK_OK, 400, 3), 0);
   assert_true(sched_worker_speed(s, 2) == 2.5);
   assert_true(sched_worker_speed(s, 4) == 0.0);
   sched_free(s);
@@ -336,10 +378,10 @@ static void test_last_time_policy(void **state) {
   group(s, 23, 3, t);
   assert_int_equal(ready(s, K(20, 0), 0, 1, prm(0, 1)), 0);
   assert_int_equal(ready(s, K(20, 0), 1, 3, prm(0, 1)), 0);
-  assert_int_equal(done(s, 1, 1, SCHED_TASK_OK, 500, 1), 0);
+  assert_int_equal(done(s, 1, 1, PROTO_TASK_OK, 500, 1), 0);
   assert_int_equal(ready(s, K(21, 0), 0, 2, prm(0, 1)), 0);
   assert_int_equal(ready(s, K(21, 0), 1, 3, prm(0, 1)), 0);
-  assert_int_equal(done(s, 2, 2, SCHED_TASK_OK, 100, 2), 0);
+  assert_int_equal(done(s, 2, 2, PROTO_TASK_OK, 100, 2), 0);
   drain(s);
 
   assert_int_equal(ready(s, K(22, 0), 0, 1, prm(2, 1)), 0); /* last 500 */
@@ -379,7 +421,7 @@ static void test_first_policy(void **state) {
 /* sched_queue_stats sums the queues of every instance (dredstat status shows it). */
 static void test_queue_stats(void **state) {
   sched_t *s = sched_new(5, SCHED_POLICY_FIRST);
-  sched_params_t p = prm(2, 0);
+  proto_msg_t p = prm(2, 0);
   size_t longest = 99;
   (void)state;
   group_seq(s, 1, 5);
@@ -400,7 +442,7 @@ static void test_queue_stats(void **state) {
 static void test_noncommutative_adjacency(void **state) {
   sched_t *s = sched_new(5, SCHED_POLICY_FIRST);
   sched_key_t k = K(1, 0);
-  sched_params_t p = prm(2, 0);
+  proto_msg_t p = prm(2, 0);
   group_seq(s, 1, 5);
 
   assert_int_equal(ready(s, k, 4, 5, p), 0);
@@ -412,26 +454,26 @@ static void test_noncommutative_adjacency(void **state) {
   assert_int_equal(ready(s, k, 1, 2, p), 0); /* {0}+{1} */
   assert_int_equal(drain(s), 1);
   is_task(&A[0], 1, 1, 2, 0, 1);
-  assert_int_equal(A[0].u.task.exec_is_left, 1);
+  assert_int_equal(A[0].msg.u.task.exec_is_left, 1);
 
   assert_int_equal(ready(s, k, 3, 4, p), 0); /* {4} is earliest with a neighbour: {4}+{3} */
   assert_int_equal(drain(s), 1);
   is_task(&A[0], 2, 5, 4, 4, 3);
-  assert_int_equal(A[0].u.task.exec_is_left, 0);
+  assert_int_equal(A[0].msg.u.task.exec_is_left, 0);
   assert_int_equal(sched_queue_len(s, k), 1);
 
   assert_int_equal(ok(s, 1, 1), 0); /* [0,1] meets {2}: the root executes, on the right */
   assert_int_equal(drain(s), 2);
-  is_jtask(&A[0], 1, SCHED_TASK_OK);
+  is_jtask(&A[0], 1, PROTO_TASK_OK);
   is_task(&A[1], 3, 3, 1, 2, 0);
-  assert_int_equal(A[1].u.task.exec_is_left, 0);
+  assert_int_equal(A[1].msg.u.task.exec_is_left, 0);
 
   assert_int_equal(ok(s, 2, 5), 0); /* [3,4] alone in the queue */
   assert_int_equal(drain(s), 1);
   assert_int_equal(ok(s, 3, 3), 0); /* [3,4] + [0,2]: the root's side is on the left */
   assert_int_equal(drain(s), 2);
   is_task(&A[1], 4, 3, 5, 2, 4);
-  assert_int_equal(A[1].u.task.exec_is_left, 1);
+  assert_int_equal(A[1].msg.u.task.exec_is_left, 1);
 
   assert_int_equal(ok(s, 4, 3), 0);
   assert_int_equal(drain(s), 7);
@@ -457,9 +499,9 @@ static void test_completion_end_and_journal(void **state) {
   assert_int_equal(ready(s, k, 0, 1, prm(0, 1)), 0);
   assert_int_equal(drain(s), 0);
   g_now = 45;
-  assert_int_equal(done(s, 1, 3, SCHED_TASK_OK, 7, 333), 0);
+  assert_int_equal(done(s, 1, 3, PROTO_TASK_OK, 7, 333), 0);
   assert_int_equal(drain(s), 2);
-  is_jtask(&A[0], 1, SCHED_TASK_OK);
+  is_jtask(&A[0], 1, PROTO_TASK_OK);
   assert_int_equal(A[0].u.jtask.executor, 3);
   assert_int_equal(A[0].u.jtask.provider, 2);
   assert_int_equal(A[0].u.jtask.bytes, 400);
@@ -467,11 +509,11 @@ static void test_completion_end_and_journal(void **state) {
   assert_int_equal(A[0].u.jtask.end_ns, 45);
   assert_int_equal(A[0].u.jtask.exec_ns, 7);
   is_task(&A[1], 2, 1, 3, 0, 2);
-  assert_int_equal(A[1].u.task.prov_buf.addr, 333);
+  assert_int_equal(A[1].msg.u.task.buf.addr, 333);
   g_now = 60;
-  assert_int_equal(done(s, 2, 1, SCHED_TASK_OK, 9, 111), 0);
+  assert_int_equal(done(s, 2, 1, PROTO_TASK_OK, 9, 111), 0);
   assert_int_equal(drain(s), 5);
-  is_jtask(&A[0], 2, SCHED_TASK_OK);
+  is_jtask(&A[0], 2, PROTO_TASK_OK);
   assert_int_equal(A[0].u.jtask.start_ns, 45);
   assert_int_equal(A[0].u.jtask.end_ns, 60);
   is_end(&A[1], 1, DRED_OK);
@@ -509,22 +551,22 @@ static void test_single_member(void **state) {
 
 /* ---- disagreement ------------------------------------------------------------------- */
 
-static void mut_count(sched_params_t *p) { p->count++; }
-static void mut_type_size(sched_params_t *p) { p->type_size = 8; }
-static void mut_extent(sched_params_t *p) { p->extent = 8; }
+static void mut_count(proto_msg_t *p) { p->u.ready.count++; }
+static void mut_type_size(proto_msg_t *p) { p->u.ready.type_size = 8; }
+static void mut_extent(proto_msg_t *p) { p->u.ready.extent = 8; }
 /* same sizes, another type signature (MPI_INT against MPI_FLOAT; worker/typecheck.c) */
-static void mut_type_sig(sched_params_t *p) { p->type_sig ^= 0x5a5a5a5au; }
-static void mut_op(sched_params_t *p) { p->op = 4; }
-static void mut_root(sched_params_t *p) { p->root = 1; }
-static void mut_commutative(sched_params_t *p) { p->commutative = 0; }
-static void mut_op_is_user(sched_params_t *p) { p->op_is_user = 1; }
+static void mut_type_sig(proto_msg_t *p) { p->u.ready.type_sig ^= 0x5a5a5a5au; }
+static void mut_op(proto_msg_t *p) { p->u.ready.op = 4; }
+static void mut_root(proto_msg_t *p) { p->u.ready.root = 1; }
+static void mut_commutative(proto_msg_t *p) { p->u.ready.commutative = 0; }
+static void mut_op_is_user(proto_msg_t *p) { p->u.ready.op_is_user = 1; }
 
 /* Member 2 disagrees while task 1 is in flight: nothing more is dispatched, the ENDs wait
  * for task 1, member 3 arriving afterwards is told at once, then the instance goes. */
-static void mismatch_case(void (*mutate)(sched_params_t *)) {
+static void mismatch_case(void (*mutate)(proto_msg_t *)) {
   sched_t *s = sched_new(4, SCHED_POLICY_FIRST);
   sched_key_t k = K(1, 0);
-  sched_params_t good = prm(0, 1), bad = prm(0, 1);
+  proto_msg_t good = prm(0, 1), bad = prm(0, 1);
   mutate(&bad);
   group_seq(s, 1, 4);
   assert_int_equal(ready(s, k, 0, 1, good), 0);
@@ -535,7 +577,7 @@ static void mismatch_case(void (*mutate)(sched_params_t *)) {
   assert_int_equal(drain(s), 0); /* task 1 still in flight */
   assert_int_equal(ok(s, 1, 1), 0);
   assert_int_equal(drain(s), 4);
-  is_jtask(&A[0], 1, SCHED_TASK_OK);
+  is_jtask(&A[0], 1, PROTO_TASK_OK);
   is_end(&A[1], 1, DRED_ERR_MISMATCH);
   is_end(&A[2], 2, DRED_ERR_MISMATCH);
   is_end(&A[3], 3, DRED_ERR_MISMATCH);
@@ -581,12 +623,12 @@ static void test_mismatch_root_out_of_range(void **state) {
 /* User ops: the handles differ from process to process, only commutativity compares. */
 static void test_user_ops_compare_commutativity_only(void **state) {
   sched_t *s = sched_new(3, SCHED_POLICY_FIRST);
-  sched_params_t p = prm(0, 1);
+  proto_msg_t p = prm(0, 1);
   uint32_t k;
   group_seq(s, 1, 3);
-  p.op_is_user = 1;
+  p.u.ready.op_is_user = 1;
   for (k = 0; k < 3; k++) {
-    p.op = 100 + (int32_t)k;
+    p.u.ready.op = 100 + (int32_t)k;
     assert_int_equal(ready(s, K(1, 0), k, k + 1, p), 0);
   }
   assert_int_equal(drain(s), 1);
@@ -599,9 +641,9 @@ static void test_user_ops_compare_commutativity_only(void **state) {
   is_jred(&A[4], 3, 2, 0, DRED_OK);
 
   /* a user op that is commutative on one member and not on another: mismatch */
-  p.op = 7;
+  p.u.ready.op = 7;
   assert_int_equal(ready(s, K(1, 1), 0, 1, p), 0);
-  p.commutative = 0;
+  p.u.ready.commutative = 0;
   assert_int_equal(ready(s, K(1, 1), 1, 2, p), 0);
   assert_int_equal(drain(s), 2);
   is_end(&A[0], 1, DRED_ERR_MISMATCH);
@@ -622,7 +664,7 @@ static void test_bad_events_rejected(void **state) {
   sched_t *s = sched_new(4, SCHED_POLICY_FIRST);
   sched_key_t k = K(50, 0);
   uint32_t g[3] = {1, 2, 3}, other[3] = {1, 3, 2}, out[2] = {1, 5}, zero[2] = {0, 1},
-           twice[2] = {2, 2}, g51[2] = {4, 1}, many[SCHED_MAX_REPLICAS + 1] = {2, 3, 4, 2, 3};
+           twice[2] = {2, 2}, g51[2] = {4, 1}, many[PROTO_MAX_REPLICAS + 1] = {2, 3, 4, 2, 3};
   sched_event_t ev;
 
   group(s, 50, 3, g);
@@ -640,7 +682,7 @@ static void test_bad_events_rejected(void **state) {
   assert_int_equal(ready(s, k, 3, 1, prm(0, 1)), DRED_ERR_ARG);        /* member >= n   */
   assert_int_equal(ready(s, k, 0, 2, prm(0, 1)), DRED_ERR_ARG);        /* wrong worker  */
   assert_int_equal(ready(s, k, 0, 9, prm(0, 1)), DRED_ERR_ARG);        /* no such worker */
-  assert_int_equal(ready_full(s, k, 0, 1, prm(0, 1), 0, SCHED_MAX_REPLICAS + 1, many),
+  assert_int_equal(ready_full(s, k, 0, 1, prm(0, 1), 0, PROTO_MAX_REPLICAS + 1, many),
                    DRED_ERR_ARG);
   assert_unchanged(s, 0, 0, 0);
 
@@ -655,7 +697,7 @@ static void test_bad_events_rejected(void **state) {
   is_task(&A[0], 1, 1, 2, 0, 1);
   assert_int_equal(ok(s, 99, 1), DRED_ERR_ARG);                        /* unknown task  */
   assert_int_equal(ok(s, 1, 2), DRED_ERR_ARG);                         /* the provider  */
-  assert_int_equal(done(s, 1, 1, (sched_task_status_t)42, 1, 1), DRED_ERR_ARG);
+  assert_int_equal(done(s, 1, 1, 42, 1, 1), DRED_ERR_ARG);
   assert_unchanged(s, 1, 0, 1);
 
   assert_int_equal(rec_ready(s, k, 2, 3, prm(0, 1)), DRED_ERR_ARG);   /* never asked   */
@@ -674,11 +716,15 @@ static void test_bad_events_rejected(void **state) {
   assert_int_equal(wfail(s, 4), 0);
   assert_int_equal(wfail(s, 0), 0);
   assert_int_equal(wfail(s, 99), 0);
+  assert_int_equal(sched_workers_failed(s), 1); /* the master's count of the dead */
   assert_int_equal(ready(s, K(51, 0), 0, 4, prm(0, 1)), DRED_ERR_ARG);
   assert_unchanged(s, 1, 0, 1);
 
   memset(&ev, 0, sizeof ev);
   ev.type = (sched_ev_type_t)77;
+  assert_int_equal(sched_feed(s, &ev), DRED_ERR_ARG);
+  ev.type = SCHED_EV_MESSAGE; /* a message the scheduler does not take */
+  ev.msg.type = PROTO_PING;
   assert_int_equal(sched_feed(s, &ev), DRED_ERR_ARG);
   assert_int_equal(sched_feed(s, NULL), DRED_ERR_ARG);
   assert_unchanged(s, 1, 0, 1);
@@ -698,7 +744,7 @@ static void test_bad_events_rejected(void **state) {
 static void test_fault_executor_dead_before_dispatch(void **state) {
   sched_t *s = sched_new(4, SCHED_POLICY_FIRST);
   sched_key_t k = K(60, 0);
-  sched_params_t p = prm(0, 1);
+  proto_msg_t p = prm(0, 1);
   group_seq(s, 60, 4);
   assert_int_equal(ready_rep(s, k, 1, 2, p, 3), 0);
   assert_int_equal(wfail(s, 2), 0);
@@ -712,7 +758,7 @@ static void test_fault_executor_dead_before_dispatch(void **state) {
   assert_int_equal(rec_ready(s, k, 1, 3, p), 0);
   assert_int_equal(drain(s), 1);
   is_task(&A[0], 1, 1, 3, 0, 1);
-  assert_int_equal(A[0].u.task.prov_buf.addr, bufaddr(3, 1) + 500);
+  assert_int_equal(A[0].msg.u.task.buf.addr, bufaddr(3, 1) + 500);
 
   assert_int_equal(ready(s, k, 2, 3, p), 0);
   assert_int_equal(ready(s, k, 3, 4, p), 0);
@@ -738,7 +784,7 @@ static void test_fault_executor_dead_before_dispatch(void **state) {
 static void test_fault_executor_dies_during_task(void **state) {
   sched_t *s = sched_new(6, SCHED_POLICY_FIRST);
   sched_key_t k = K(61, 0);
-  sched_params_t p = prm(5, 1);
+  proto_msg_t p = prm(5, 1);
   group_seq(s, 61, 6);
   assert_int_equal(ready_rep(s, k, 0, 1, p, 3), 0);
   assert_int_equal(ready_rep(s, k, 1, 2, p, 3), 0);
@@ -794,7 +840,7 @@ static void test_fault_executor_dies_during_task(void **state) {
 static void test_fault_provider_lost(void **state) {
   sched_t *s = sched_new(4, SCHED_POLICY_FIRST);
   sched_key_t k = K(62, 0);
-  sched_params_t p = prm(2, 1);
+  proto_msg_t p = prm(2, 1);
   group_seq(s, 62, 3);
   assert_int_equal(ready_rep(s, k, 0, 1, p, 2), 0);
   assert_int_equal(ready_rep(s, k, 1, 2, p, 4), 0);
@@ -804,16 +850,16 @@ static void test_fault_provider_lost(void **state) {
   assert_int_equal(drain(s), 0); /* nothing yet: the executor will report */
   assert_int_equal(sched_tasks_in_flight(s), 1);
 
-  assert_int_equal(done(s, 1, 1, SCHED_TASK_PROVIDER_LOST, 5, 111), 0);
+  assert_int_equal(done(s, 1, 1, PROTO_TASK_PROVIDER_LOST, 5, 111), 0);
   assert_int_equal(drain(s), 2);
-  is_jtask(&A[0], 1, SCHED_TASK_PROVIDER_LOST);
+  is_jtask(&A[0], 1, PROTO_TASK_PROVIDER_LOST);
   is_recover(&A[1], 4, 1);
   assert_int_equal(sched_queue_len(s, k), 1);
 
   assert_int_equal(ready(s, k, 2, 3, p), 0);
   assert_int_equal(drain(s), 1);
   is_task(&A[0], 2, 3, 1, 2, 0);
-  assert_int_equal(A[0].u.task.prov_buf.addr, 111);
+  assert_int_equal(A[0].msg.u.task.buf.addr, 111);
   assert_int_equal(rec_ready(s, k, 1, 4, p), 0);
   assert_int_equal(drain(s), 0);
   assert_int_equal(ok(s, 2, 3), 0);
@@ -831,16 +877,16 @@ static void test_fault_provider_lost(void **state) {
 static void test_fault_exec_corrupt(void **state) {
   sched_t *s = sched_new(4, SCHED_POLICY_FIRST);
   sched_key_t k = K(63, 0);
-  sched_params_t p = prm(2, 1);
+  proto_msg_t p = prm(2, 1);
   group_seq(s, 63, 3);
   assert_int_equal(ready_rep(s, k, 0, 1, p, 2), 0);
   assert_int_equal(ready_rep(s, k, 1, 2, p, 4), 0);
   assert_int_equal(drain(s), 1);
   assert_int_equal(wfail(s, 2), 0);
   assert_int_equal(drain(s), 0);
-  assert_int_equal(done(s, 1, 1, SCHED_TASK_EXEC_CORRUPT, 5, 111), 0);
+  assert_int_equal(done(s, 1, 1, PROTO_TASK_EXEC_CORRUPT, 5, 111), 0);
   assert_int_equal(drain(s), 3);
-  is_jtask(&A[0], 1, SCHED_TASK_EXEC_CORRUPT);
+  is_jtask(&A[0], 1, PROTO_TASK_EXEC_CORRUPT);
   is_recover(&A[1], 1, 0);
   is_recover(&A[2], 4, 1);
   assert_int_equal(sched_queue_len(s, k), 0);
@@ -886,7 +932,7 @@ static void test_fault_provider_dies_after_read(void **state) {
 static void test_fault_provider_then_executor_die(void **state) {
   sched_t *s = sched_new(4, SCHED_POLICY_FIRST);
   sched_key_t k = K(72, 0);
-  sched_params_t p = prm(3, 1);
+  proto_msg_t p = prm(3, 1);
   group_seq(s, 72, 4);
   assert_int_equal(ready_rep(s, k, 0, 1, p, 3), 0);
   assert_int_equal(ready_rep(s, k, 1, 2, p, 3), 0);
@@ -912,7 +958,7 @@ static void test_fault_provider_then_executor_die(void **state) {
 static void test_fault_executor_with_two_tasks(void **state) {
   sched_t *s = sched_new(5, SCHED_POLICY_FIRST);
   sched_key_t k = K(73, 0);
-  sched_params_t p = prm(4, 1);
+  proto_msg_t p = prm(4, 1);
   uint32_t reps0[2] = {3, 5};
   group_seq(s, 73, 5);
   assert_int_equal(ready_full(s, k, 0, 1, p, 0, 2, reps0), 0);
@@ -979,7 +1025,7 @@ static void test_fault_member_dies_before_arriving(void **state) {
 static void test_fault_root_dies(void **state) {
   sched_t *s = sched_new(4, SCHED_POLICY_FIRST);
   sched_key_t k = K(67, 0);
-  sched_params_t p = prm(3, 1);
+  proto_msg_t p = prm(3, 1);
   group_seq(s, 67, 4);
   assert_int_equal(ready(s, k, 0, 1, p), 0);
   assert_int_equal(ready(s, k, 1, 2, p), 0);
@@ -992,7 +1038,7 @@ static void test_fault_root_dies(void **state) {
   assert_int_equal(drain(s), 0); /* nothing dispatched, nobody told yet */
   assert_int_equal(ok(s, 1, 1), 0);
   assert_int_equal(drain(s), 5);
-  is_jtask(&A[0], 1, SCHED_TASK_OK);
+  is_jtask(&A[0], 1, PROTO_TASK_OK);
   is_end(&A[1], 1, DRED_ERR_ROOT_FAILED);
   is_end(&A[2], 2, DRED_ERR_ROOT_FAILED);
   is_end(&A[3], 3, DRED_ERR_ROOT_FAILED);
@@ -1260,9 +1306,9 @@ static void test_fault_several_instances(void **state) {
   assert_int_equal(ok(s, 5, 1), 0); /* A's last task */
   assert_int_equal(ok(s, 6, 4), 0); /* B's last task */
   while (sched_next_action(s, &act)) {
-    if (act.type == SCHED_ACT_END) {
-      assert_int_equal(act.u.end.status, DRED_OK);
-      assert_int_not_equal(act.u.end.worker, 2);
+    if (is_send(&act, PROTO_END)) {
+      assert_int_equal(act.msg.u.end.status, DRED_OK);
+      assert_int_not_equal(act.worker, 2);
       ends++;
     }
     if (act.type == SCHED_ACT_JOURNAL_REDUCTION) {
@@ -1306,9 +1352,9 @@ static void test_task_error_fails_instance(void **state) {
   assert_int_equal(ready(s, k, 2, 3, prm(0, 1)), 0);
   assert_int_equal(ready(s, k, 3, 4, prm(0, 1)), 0);
   assert_int_equal(drain(s), 2);
-  assert_int_equal(done(s, 2, 3, SCHED_TASK_ERROR, 1, 0), 0);
+  assert_int_equal(done(s, 2, 3, PROTO_TASK_ERROR, 1, 0), 0);
   assert_int_equal(drain(s), 1);
-  is_jtask(&A[0], 2, SCHED_TASK_ERROR);
+  is_jtask(&A[0], 2, PROTO_TASK_ERROR);
   assert_int_equal(ok(s, 1, 1), 0);
   assert_int_equal(drain(s), 6);
   is_end(&A[1], 1, DRED_ERR_INTERNAL);
@@ -1323,21 +1369,13 @@ static void test_task_error_fails_instance(void **state) {
 static void task_error_case(int32_t error, int32_t want) {
   sched_t *s = sched_new(2, SCHED_POLICY_FIRST);
   sched_key_t k = K(72, 0);
-  sched_event_t ev;
   group_seq(s, 72, 2);
   assert_int_equal(ready(s, k, 0, 1, prm(0, 1)), 0);
   assert_int_equal(ready(s, k, 1, 2, prm(0, 1)), 0);
   assert_int_equal(drain(s), 1);
-  assert_int_equal(A[0].type, SCHED_ACT_TASK);
-  memset(&ev, 0, sizeof ev);
-  ev.type = SCHED_EV_TASK_DONE;
-  ev.now_ns = g_now;
-  ev.u.done.task_id = A[0].u.task.task_id;
-  ev.u.done.worker = A[0].u.task.executor;
-  ev.u.done.status = SCHED_TASK_ERROR;
-  ev.u.done.error = error;
-  ev.u.done.buf.pool_off = -1;
-  assert_int_equal(sched_feed(s, &ev), 0);
+  assert_true(is_send(&A[0], PROTO_TASK));
+  assert_int_equal(done_err(s, A[0].msg.u.task.task_id, A[0].worker, PROTO_TASK_ERROR, error, 0, 0),
+                   0);
   assert_int_equal(drain(s), 4);
   is_end(&A[1], 1, want);
   is_end(&A[2], 2, want);
@@ -1354,31 +1392,15 @@ static void test_task_error_unknown_code(void **state) {
 
 /* ---- a member that cannot allocate; a member that gives up -------------------------- */
 
-static int ready_err(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, sched_params_t p,
+static int ready_err(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, proto_msg_t p,
                      int32_t error) {
-  sched_event_t ev;
-  memset(&ev, 0, sizeof ev);
-  ev.type = SCHED_EV_READY;
-  ev.now_ns = g_now;
-  ev.u.ready.key = k;
-  ev.u.ready.member = m;
-  ev.u.ready.worker = w;
-  ev.u.ready.params = p;
-  ev.u.ready.buf.pool_off = -1;
-  ev.u.ready.error = error;
-  return sched_feed(s, &ev);
+  proto_msg_t r = ready_msg(k, m, p);
+  r.u.ready.error = error;
+  return feed(s, w, &r);
 }
 
 static int abandon(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, int32_t error) {
-  sched_event_t ev;
-  memset(&ev, 0, sizeof ev);
-  ev.type = SCHED_EV_ABANDON;
-  ev.now_ns = g_now;
-  ev.u.abandon.key = k;
-  ev.u.abandon.member = m;
-  ev.u.abandon.worker = w;
-  ev.u.abandon.error = error;
-  return sched_feed(s, &ev);
+  return recover_like(s, PROTO_ABANDON, k, m, w, error);
 }
 
 /* Member 2 joins without a buffer (READY error = NOMEM) while task 1 runs: nothing more is
@@ -1396,7 +1418,7 @@ static void test_nomem_is_explicit(void **state) {
   assert_int_equal(drain(s), 0); /* task 1 still in flight */
   assert_int_equal(ok(s, 1, 1), 0);
   assert_int_equal(drain(s), 4);
-  is_jtask(&A[0], 1, SCHED_TASK_OK);
+  is_jtask(&A[0], 1, PROTO_TASK_OK);
   is_end(&A[1], 1, DRED_ERR_NOMEM);
   is_end(&A[2], 2, DRED_ERR_NOMEM);
   is_end(&A[3], 3, DRED_ERR_NOMEM);
@@ -1458,7 +1480,7 @@ static void test_abandon_ends_for_everyone(void **state) {
   assert_int_equal(drain(s), 0);               /* task 1 reads member 1's buffer: wait */
   assert_int_equal(ok(s, 1, 1), 0);
   assert_int_equal(drain(s), 3);
-  is_jtask(&A[0], 1, SCHED_TASK_OK);
+  is_jtask(&A[0], 1, PROTO_TASK_OK);
   is_end(&A[1], 1, DRED_ERR_SHUTDOWN);
   is_end(&A[2], 2, DRED_ERR_SHUTDOWN);
   assert_int_equal(sched_instances(s), 1); /* member 2 is still owed its END */
@@ -1490,7 +1512,7 @@ typedef struct {
   sched_key_t key;
   uint32_t n, workers[SIM_MAXN];
   uint32_t bogus[SIM_MAXN]; /* a replica holder that answers RECOVER_FAILED, or 0 */
-  sched_params_t p;
+  proto_msg_t p;
   int created;
   int ends[SIM_MAXN];
   uint32_t end_order[SIM_MAXN];
@@ -1579,57 +1601,56 @@ static void sim_drain(sim_t *m) {
     pend_t pe;
     memset(&pe, 0, sizeof pe);
     pe.inst = i;
-    switch (a.type) {
-      case SCHED_ACT_TASK: {
-        uint64_t eb = in->cur_buf[a.u.task.exec_member], pb = a.u.task.prov_buf.addr;
-        assert_false(m->dead[a.u.task.executor]);
-        assert_false(m->dead[a.u.task.provider]);
+    switch (a.type == SCHED_ACT_SEND ? (int)a.msg.type : -(int)a.type) {
+      case PROTO_TASK: {
+        uint64_t eb = in->cur_buf[a.msg.u.task.exec_member], pb = a.msg.u.task.buf.addr;
+        assert_false(m->dead[a.worker]);
+        assert_false(m->dead[a.msg.u.task.provider]);
         assert_int_not_equal(eb, 0);
-        assert_int_equal(in->cur_buf[a.u.task.prov_member], pb);
+        assert_int_equal(in->cur_buf[a.msg.u.task.prov_member], pb);
         for (k = 0; k < in->n; k++) /* the two sides never share an operand */
           assert_true(m->vec[eb - 1][k] + m->vec[pb - 1][k] <= 1);
-        if (!in->p.commutative) { /* adjacent intervals, exec_is_left as they lie */
+        if (!in->p.u.ready.commutative) { /* adjacent intervals, exec_is_left as they lie */
           uint32_t elo = in->n, ehi = 0, plo = in->n, phi = 0;
           for (k = 0; k < in->n; k++) {
             if (m->vec[eb - 1][k]) { if (k < elo) elo = k; ehi = k; }
             if (m->vec[pb - 1][k]) { if (k < plo) plo = k; phi = k; }
           }
           assert_true(ehi + 1 == plo || phi + 1 == elo);
-          assert_int_equal(a.u.task.exec_is_left, ehi < plo);
+          assert_int_equal(a.msg.u.task.exec_is_left, ehi < plo);
         }
         pe.kind = P_DONE;
-        pe.worker = a.u.task.executor;
-        pe.task_id = a.u.task.task_id;
-        pe.prov = a.u.task.provider;
-        pe.em = a.u.task.exec_member;
-        pe.pm = a.u.task.prov_member;
+        pe.worker = a.worker;
+        pe.task_id = a.msg.u.task.task_id;
+        pe.prov = a.msg.u.task.provider;
+        pe.em = a.msg.u.task.exec_member;
+        pe.pm = a.msg.u.task.prov_member;
         pe.pbuf = pb;
         sim_push(m, pe);
         m->tasks_seen++;
         break;
       }
-      case SCHED_ACT_RECOVER:
-        assert_false(m->dead[a.u.recover.worker]);
-        pe.kind = sim_has_copy(in, a.u.recover.member, a.u.recover.worker) ? P_REC_READY
-                                                                           : P_RECFAIL;
-        pe.worker = a.u.recover.worker;
-        pe.member = a.u.recover.member;
+      case PROTO_RECOVER:
+        assert_false(m->dead[a.worker]);
+        pe.kind = sim_has_copy(in, a.msg.u.recover.member, a.worker) ? P_REC_READY : P_RECFAIL;
+        pe.worker = a.worker;
+        pe.member = a.msg.u.recover.member;
         sim_push(m, pe);
         break;
-      case SCHED_ACT_END:
-        k = sim_member_of(in, a.u.end.worker);
-        assert_int_equal(a.u.end.status, DRED_OK);
-        assert_false(m->dead[a.u.end.worker]);
+      case PROTO_END:
+        k = sim_member_of(in, a.worker);
+        assert_int_equal(a.msg.u.end.status, DRED_OK);
+        assert_false(m->dead[a.worker]);
         in->ends[k]++;
-        in->end_order[in->nend++] = a.u.end.worker;
+        in->end_order[in->nend++] = a.worker;
         break;
-      case SCHED_ACT_JOURNAL_TASK:
+      case -SCHED_ACT_JOURNAL_TASK:
         break;
-      case SCHED_ACT_INLINE: /* the simulator never starts an inline instance */
-        free(a.u.inl.data);
+      case PROTO_INLINE: /* the simulator never starts an inline instance */
+        free(a.owned);
         fail_msg("INLINE for an instance that is not inline");
         break;
-      case SCHED_ACT_JOURNAL_REDUCTION:
+      case -SCHED_ACT_JOURNAL_REDUCTION:
         in->journaled++;
         in->status = a.u.jred.status;
         in->jtasks = a.u.jred.tasks;
@@ -1637,11 +1658,13 @@ static void sim_drain(sim_t *m) {
         assert_int_equal(a.u.jred.members, in->n);
         /* the buffer fed last is the result: every operand exactly once */
         assert_int_equal(m->last_inst, i);
-        assert_int_equal(m->last_worker, in->workers[in->p.root]); /* the result is at the root */
+        assert_int_equal(m->last_worker, in->workers[in->p.u.ready.root]); /* the result is at the root */
         for (k = 0; k < in->n; k++) assert_int_equal(m->vec[m->last_buf - 1][k], 1);
         /* every member alive at the end told exactly once, the dead never */
         for (k = 0; k < in->n; k++) assert_int_equal(in->ends[k], m->dead[in->workers[k]] ? 0 : 1);
         break;
+      default:
+        fail_msg("unknown action");
     }
   }
 }
@@ -1650,36 +1673,28 @@ static void sim_feed_ready(sim_t *m, const pend_t *pe, int recovered) {
   sim_inst_t *in = &m->in[pe->inst];
   uint32_t k = pe->member, reps[2];
   uint8_t nrep = 0;
-  sched_event_t ev;
-  memset(&ev, 0, sizeof ev);
+  proto_msg_t r = ready_msg(in->key, k, in->p);
   if (!recovered && in->n > 1) {
     if (in->bogus[k]) reps[nrep++] = in->bogus[k];
     reps[nrep++] = in->workers[(k + 1) % in->n];
   }
-  ev.type = SCHED_EV_READY;
-  ev.u.ready.key = in->key;
-  ev.u.ready.member = k;
-  ev.u.ready.worker = pe->worker;
-  ev.u.ready.params = in->p;
-  ev.u.ready.buf.addr = sim_buf(m, pe->inst, (int)k);
-  ev.u.ready.recovered = (uint8_t)recovered;
-  ev.u.ready.nreplicas = nrep;
-  memcpy(ev.u.ready.replicas, reps, nrep * sizeof *reps);
-  in->cur_buf[k] = ev.u.ready.buf.addr;
+  r.u.ready.buf.addr = sim_buf(m, pe->inst, (int)k);
+  r.u.ready.recovered = (uint8_t)recovered;
+  r.u.ready.nreplicas = nrep;
+  memcpy(r.u.ready.replicas, reps, nrep * sizeof *reps);
+  in->cur_buf[k] = r.u.ready.buf.addr;
   m->last_inst = pe->inst;
-  m->last_buf = ev.u.ready.buf.addr;
+  m->last_buf = r.u.ready.buf.addr;
   m->last_worker = pe->worker;
   if (recovered) in->recovered_fed++;
-  assert_int_equal(sched_feed(m->s, &ev), 0);
+  assert_int_equal(feed(m->s, pe->worker, &r), 0);
   in->created = 1;
 }
 
 static void sim_deliver(sim_t *m, pend_t pe) {
   sim_inst_t *in = &m->in[pe.inst];
-  sched_event_t ev;
   uint32_t k;
   if (m->dead[pe.worker]) return; /* a dead worker's message never arrives */
-  memset(&ev, 0, sizeof ev);
   switch (pe.kind) {
     case P_READY:
       sim_feed_ready(m, &pe, 0);
@@ -1688,40 +1703,32 @@ static void sim_deliver(sim_t *m, pend_t pe) {
       sim_feed_ready(m, &pe, 1);
       break;
     case P_RECFAIL:
-      ev.type = SCHED_EV_RECOVER_FAILED;
-      ev.u.recover_failed.key = in->key;
-      ev.u.recover_failed.member = pe.member;
-      ev.u.recover_failed.worker = pe.worker;
-      ev.u.recover_failed.error = DRED_ERR_STORAGE;
-      assert_int_equal(sched_feed(m->s, &ev), 0);
+      assert_int_equal(recfail(m->s, in->key, pe.member, pe.worker, DRED_ERR_STORAGE), 0);
       break;
     case P_DONE: {
       uint64_t eb = in->cur_buf[pe.em];
       uint32_t r = rndn(m, 100);
-      sched_task_status_t st = SCHED_TASK_OK;
-      if (m->dead[pe.prov]) st = (sched_task_status_t)rndn(m, 3); /* read before it died, or not */
-      else if (m->flaky && r < 5) st = SCHED_TASK_PROVIDER_LOST;
-      else if (m->flaky && r < 8) st = SCHED_TASK_EXEC_CORRUPT;
-      ev.type = SCHED_EV_TASK_DONE;
-      ev.u.done.task_id = pe.task_id;
-      ev.u.done.worker = pe.worker;
-      ev.u.done.status = st;
-      ev.u.done.exec_ns = 1 + rndn(m, 1000);
-      if (st == SCHED_TASK_OK) {
-        ev.u.done.buf.addr = sim_buf(m, pe.inst, -1);
+      uint64_t addr;
+      uint32_t st = PROTO_TASK_OK;
+      if (m->dead[pe.prov]) st = rndn(m, 3); /* read before it died, or not */
+      else if (m->flaky && r < 5) st = PROTO_TASK_PROVIDER_LOST;
+      else if (m->flaky && r < 8) st = PROTO_TASK_EXEC_CORRUPT;
+      uint64_t exec_ns = 1 + rndn(m, 1000);
+      if (st == PROTO_TASK_OK) {
+        addr = sim_buf(m, pe.inst, -1);
         for (k = 0; k < in->n; k++)
-          m->vec[ev.u.done.buf.addr - 1][k] = (int16_t)(m->vec[eb - 1][k] + m->vec[pe.pbuf - 1][k]);
-      } else if (st == SCHED_TASK_PROVIDER_LOST) {
-        ev.u.done.buf.addr = eb; /* untouched */
+          m->vec[addr - 1][k] = (int16_t)(m->vec[eb - 1][k] + m->vec[pe.pbuf - 1][k]);
+      } else if (st == PROTO_TASK_PROVIDER_LOST) {
+        addr = eb; /* untouched */
       } else { /* half-combined garbage: must never be used again */
-        ev.u.done.buf.addr = sim_buf(m, pe.inst, -1);
-        for (k = 0; k < in->n; k++) m->vec[ev.u.done.buf.addr - 1][k] = 100;
+        addr = sim_buf(m, pe.inst, -1);
+        for (k = 0; k < in->n; k++) m->vec[addr - 1][k] = 100;
       }
-      in->cur_buf[pe.em] = ev.u.done.buf.addr;
+      in->cur_buf[pe.em] = addr;
       m->last_inst = pe.inst;
-      m->last_buf = ev.u.done.buf.addr;
+      m->last_buf = addr;
       m->last_worker = pe.worker;
-      assert_int_equal(sched_feed(m->s, &ev), 0);
+      assert_int_equal(done(m->s, pe.task_id, pe.worker, st, exec_ns, addr), 0);
       break;
     }
   }
@@ -1736,7 +1743,7 @@ static int sim_can_kill(const sim_t *m, uint32_t w) {
   for (i = 0; i < m->ninst; i++) {
     const sim_inst_t *in = &m->in[i];
     if (in->journaled) continue;
-    if (!in->created || in->workers[in->p.root] == w) return 0;
+    if (!in->created || in->workers[in->p.u.ready.root] == w) return 0;
     for (k = 0; k < in->n; k++) {
       uint32_t own = in->workers[k], rep = in->workers[(k + 1) % in->n];
       if (own == w && (m->dead[rep] || rep == w)) return 0;
@@ -1756,7 +1763,7 @@ static void sim_kill(sim_t *m) {
     m->kills++;
     memset(&ev, 0, sizeof ev);
     ev.type = SCHED_EV_WORKER_FAILED;
-    ev.u.failed.worker = w;
+    ev.worker = w;
     assert_int_equal(sched_feed(m->s, &ev), 0);
     assert_int_equal(sched_worker_alive(m->s, w), 0);
     return;
@@ -1774,9 +1781,9 @@ static void sim_add_inst(sim_t *m, uint64_t gid, int64_t tag, uint32_t n, const 
   in->n = n;
   memcpy(in->workers, workers, n * sizeof *workers);
   in->p = prm(rndn(m, n), (int)rndn(m, 2));
-  in->p.count = 1 + rndn(m, 1000);
-  in->p.extent = in->p.type_size = rndn(m, 2) ? 4 : 8;
-  in->p.op = 1 + (int32_t)rndn(m, 5);
+  in->p.u.ready.count = 1 + rndn(m, 1000);
+  in->p.u.ready.extent = in->p.u.ready.type_size = rndn(m, 2) ? 4 : 8;
+  in->p.u.ready.op = 1 + (int32_t)rndn(m, 5);
   for (k = 0; k < n; k++) {
     uint32_t b = 1 + rndn(m, m->nw);
     in->bogus[k] = sim_has_copy(in, k, b) ? 0 : b;
@@ -1907,47 +1914,42 @@ static void test_random_with_failures(void **state) {
 
 static uint8_t g_op[8][400]; /* member k's operand: bytes k + 1 */
 
-static sched_params_t prm_inl(uint32_t root) {
-  sched_params_t p = prm(root, 0); /* non-commutative: the root folds in rank order anyway */
-  p.inl = 1;
+static proto_msg_t prm_inl(uint32_t root) {
+  proto_msg_t p = prm(root, 0); /* non-commutative: the root folds in rank order anyway */
+  p.u.ready.inl = 1;
   return p;
 }
 
 /* An inline READY: a non-root member sends its 400-byte operand, the root none; `len`
  * overrides the length (a hostile or broken peer), -1 keeps it right. */
-static int ready_inl(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, sched_params_t p,
+static int ready_inl(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, proto_msg_t p,
                      long len) {
-  sched_event_t ev;
+  proto_msg_t r = ready_msg(k, m, p);
   uint32_t i;
   for (i = 0; i < 8; i++) memset(g_op[i], (int)(i + 1), sizeof g_op[i]);
-  memset(&ev, 0, sizeof ev);
-  ev.type = SCHED_EV_READY;
-  ev.now_ns = g_now;
-  ev.u.ready.key = k;
-  ev.u.ready.member = m;
-  ev.u.ready.worker = w;
-  ev.u.ready.params = p;
-  ev.u.ready.buf.pool_off = -1;
-  ev.u.ready.data_len = len >= 0 ? (uint32_t)len : m == p.root ? 0 : 400;
-  ev.u.ready.data = ev.u.ready.data_len > 0 ? g_op[m % 8] : NULL;
-  return sched_feed(s, &ev);
+  r.u.ready.data_len = len >= 0 ? (uint32_t)len : m == p.u.ready.root ? 0 : 400;
+  r.u.ready.data = r.u.ready.data_len > 0 ? g_op[m % 8] : NULL;
+  return feed(s, w, &r);
 }
 
 /* The INLINE action of an n-member instance rooted at `root` (worker w): member k's slot
  * holds its own operand, the root's slot is zeros; member `missing` (or n) sent nothing. */
 static void is_inline(sched_action_t *a, uint32_t w, uint32_t root, uint32_t n) {
   uint32_t k, i;
-  assert_int_equal(a->type, SCHED_ACT_INLINE);
-  assert_int_equal(a->u.inl.worker, w);
-  assert_int_equal(a->u.inl.root, root);
-  assert_int_equal(a->u.inl.n, n);
-  assert_int_equal(a->u.inl.bytes, 400);
-  assert_non_null(a->u.inl.data);
+  assert_true(is_send(a, PROTO_INLINE));
+  assert_int_equal(a->worker, w);
+  assert_int_equal(a->msg.u.inl.root, root);
+  assert_int_equal(a->msg.u.inl.n, n);
+  assert_int_equal(a->msg.u.inl.bytes, 400);
+  assert_non_null(a->msg.u.inl.data);
+  assert_ptr_equal(a->msg.u.inl.data, a->owned); /* the taker frees what it sends */
+  same_key(a, a->msg.u.inl.group, a->msg.u.inl.tag);
   for (k = 0; k < n; k++)
     for (i = 0; i < 400; i++)
-      assert_int_equal(a->u.inl.data[k * 400 + i], k == root ? 0 : k + 1);
-  free(a->u.inl.data);
-  a->u.inl.data = NULL;
+      assert_int_equal(a->msg.u.inl.data[k * 400 + i], k == root ? 0 : k + 1);
+  free(a->owned);
+  a->owned = NULL;
+  a->msg.u.inl.data = NULL;
 }
 
 /* Every member arrives (root in the middle, any order): nothing happens before the last;
@@ -1956,7 +1958,7 @@ static void is_inline(sched_action_t *a, uint32_t w, uint32_t root, uint32_t n) 
 static void test_inline_completes(void **state) {
   sched_t *s = sched_new(4, SCHED_POLICY_PREDICT);
   sched_key_t k = K(1, 5);
-  sched_params_t p = prm_inl(2);
+  proto_msg_t p = prm_inl(2);
   (void)state;
   group_seq(s, 1, 4);
   assert_int_equal(ready_inl(s, k, 3, 4, p, -1), 0);
@@ -1978,9 +1980,9 @@ static void test_inline_completes(void **state) {
   group_seq(s, 2, 1);
   assert_int_equal(ready_inl(s, K(2, 0), 0, 1, prm_inl(0), -1), 0);
   assert_int_equal(drain(s), 3);
-  assert_int_equal(A[0].type, SCHED_ACT_INLINE);
-  assert_int_equal(A[0].u.inl.n, 1);
-  free(A[0].u.inl.data);
+  assert_true(is_send(&A[0], PROTO_INLINE));
+  assert_int_equal(A[0].msg.u.inl.n, 1);
+  free(A[0].owned);
   is_end(&A[1], 1, DRED_OK);
   sched_free(s);
 }
@@ -1991,7 +1993,7 @@ static void test_inline_completes(void **state) {
 static void test_inline_member_dies_before_ready(void **state) {
   sched_t *s = sched_new(4, SCHED_POLICY_PREDICT);
   sched_key_t k = K(1, 1);
-  sched_params_t p = prm_inl(0);
+  proto_msg_t p = prm_inl(0);
   (void)state;
   group_seq(s, 1, 4);
   assert_int_equal(ready_inl(s, k, 0, 1, p, -1), 0);
@@ -2016,7 +2018,7 @@ static void test_inline_member_dies_before_ready(void **state) {
 static void test_inline_member_dies_after_ready(void **state) {
   sched_t *s = sched_new(4, SCHED_POLICY_PREDICT);
   sched_key_t k = K(1, 2);
-  sched_params_t p = prm_inl(0);
+  proto_msg_t p = prm_inl(0);
   (void)state;
   group_seq(s, 1, 4);
   assert_int_equal(ready_inl(s, k, 1, 2, p, -1), 0);
@@ -2058,11 +2060,11 @@ static void test_inline_member_dies_after_ready(void **state) {
  * never a TASK. */
 static void test_inline_mismatch(void **state) {
   sched_t *s = sched_new(3, SCHED_POLICY_PREDICT);
-  sched_params_t p = prm_inl(0), q = prm(0, 0), r = prm_inl(0);
+  proto_msg_t p = prm_inl(0), q = prm(0, 0), r = prm_inl(0);
   size_t i;
   (void)state;
   group_seq(s, 1, 3);
-  r.count = 50;
+  r.u.ready.count = 50;
   /* inline first, then ordinary */
   assert_int_equal(ready_inl(s, K(1, 0), 0, 1, p, -1), 0);
   assert_int_equal(ready(s, K(1, 0), 1, 2, q), 0);
@@ -2077,9 +2079,9 @@ static void test_inline_mismatch(void **state) {
   assert_int_equal(ready_inl(s, K(1, 2), 2, 3, p, -1), 0);
   drain(s);
   for (i = 0; i < NA; i++) {
-    assert_int_not_equal(A[i].type, SCHED_ACT_TASK);
-    assert_int_not_equal(A[i].type, SCHED_ACT_INLINE);
-    if (A[i].type == SCHED_ACT_END) assert_int_equal(A[i].u.end.status, DRED_ERR_MISMATCH);
+    assert_false(is_send(&A[i], PROTO_TASK));
+    assert_false(is_send(&A[i], PROTO_INLINE));
+    if (is_send(&A[i], PROTO_END)) assert_int_equal(A[i].msg.u.end.status, DRED_ERR_MISMATCH);
   }
   assert_int_equal(NA, 3 * 3 + 3); /* 3 ENDs and a journal record each */
   assert_int_equal(sched_instances(s), 0);
@@ -2092,12 +2094,11 @@ static void test_inline_mismatch(void **state) {
  * Each ends the instance with MISMATCH for everyone instead of leaving it waiting. */
 static void test_inline_bad_sizes(void **state) {
   sched_t *s = sched_new(3, SCHED_POLICY_PREDICT);
-  sched_params_t p = prm_inl(0), big = prm_inl(0);
-  sched_event_t ev;
+  proto_msg_t p = prm_inl(0), big = prm_inl(0), ev;
   int64_t t;
   (void)state;
   group_seq(s, 1, 3);
-  big.count = PROTO_INLINE_TOTAL; /* x 4 bytes x 3 members */
+  big.u.ready.count = PROTO_INLINE_TOTAL; /* x 4 bytes x 3 members */
   for (t = 0; t < 5; t++) {
     sched_key_t k = K(1, t);
     size_t i, ends = 0;
@@ -2106,14 +2107,10 @@ static void test_inline_bad_sizes(void **state) {
       case 1: assert_int_equal(ready_inl(s, k, 1, 2, p, 401), 0); break; /* long  */
       case 2: assert_int_equal(ready_inl(s, k, 0, 1, p, 400), 0); break; /* from the root */
       case 3: /* a length but no bytes */
-        memset(&ev, 0, sizeof ev);
-        ev.type = SCHED_EV_READY;
-        ev.u.ready.key = k;
-        ev.u.ready.member = 1;
-        ev.u.ready.worker = 2;
-        ev.u.ready.params = p;
+        ev = ready_msg(k, 1, p);
+        ev.u.ready.buf.pool_off = 0; /* as before: all zeros but the length */
         ev.u.ready.data_len = 400;
-        assert_int_equal(sched_feed(s, &ev), 0);
+        assert_int_equal(feed(s, 2, &ev), 0);
         break;
       default: assert_int_equal(ready_inl(s, k, 1, 2, big, 0), 0); break; /* too large */
     }
@@ -2123,9 +2120,9 @@ static void test_inline_bad_sizes(void **state) {
     assert_int_equal(ready_inl(s, k, 2, 3, t == 4 ? big : p, t == 4 ? 0 : -1), 0);
     drain(s);
     for (i = 0; i < NA; i++) {
-      assert_int_not_equal(A[i].type, SCHED_ACT_INLINE);
-      if (A[i].type == SCHED_ACT_END) {
-        assert_int_equal(A[i].u.end.status, DRED_ERR_MISMATCH);
+      assert_false(is_send(&A[i], PROTO_INLINE));
+      if (is_send(&A[i], PROTO_END)) {
+        assert_int_equal(A[i].msg.u.end.status, DRED_ERR_MISMATCH);
         ends++;
       }
     }
