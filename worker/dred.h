@@ -20,6 +20,7 @@
 #ifndef DRED_H
 #define DRED_H
 
+#include <stddef.h> /* size_t */
 #include <mpi.h>
 
 #ifdef __cplusplus
@@ -112,6 +113,24 @@ DRED_EXTERN int dred_future_wait(dred_future *f, int timeout_ms);
  * reduction ends, at the latest when dred_finalize() returns, so keep it allocated until
  * then.  dred_finalize() waits for abandoned reductions like for the others. */
 DRED_EXTERN void dred_future_free(dred_future *f);
+
+/* Memory in this process's share of the node's shared-memory pool (the shape of
+ * MPI_Alloc_mem).  A dred_ireduce whose sendbuf lies wholly inside such a block (a
+ * non-root member, a contiguous datatype, an operand above DRED_INLINE_MAX) makes no copy:
+ * the block is the operand, recoverable by node peers from the moment the call starts,
+ * so a kill inside or right after the call loses nothing while the node lives.  While a
+ * reduction that reads a block is pending, do not write to the bytes it reads (reading is
+ * fine); dred never writes them.  `*ptr` is aligned to 64 bytes and valid until
+ * dred_free_mem or dred_finalize.  DRED_ERR_ARG: NULL ptr, size 0, or called outside
+ * dred_init..dred_finalize; DRED_ERR_NOMEM: the pool (DRED_POOL_MB) cannot hold it. */
+DRED_EXTERN int dred_alloc_mem(size_t size, void **ptr);
+
+/* Return a block from dred_alloc_mem.  DRED_ERR_ARG (logged) for NULL, a pointer that is
+ * not the start of a live block (foreign, inside a block, or freed already).  Freeing a
+ * block that pending reductions (or their replica copies) still read is allowed: the call
+ * returns DRED_OK, the block is the application's no longer, and dred returns it to the
+ * pool once they are done with it. */
+DRED_EXTERN int dred_free_mem(void *ptr);
 
 #ifdef __cplusplus
 }
