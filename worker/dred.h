@@ -15,7 +15,8 @@
  * Buffer lifetimes: `sendbuf` and `recvbuf` belong to the reduction until its future is
  * done (dred_future_is_done() returns 1 or dred_future_get()/dred_future_wait() returned
  * its status).  Do not modify `sendbuf` or read `recvbuf` before then.  Freeing a future
- * that is not done abandons the reduction locally (see dred_future_free).
+ * that is not done abandons the reduction locally (see dred_future_free).  A `sendbuf`
+ * in a dred_alloc_mem block is read in place (no copy; see dred_alloc_mem).
  */
 #ifndef DRED_H
 #define DRED_H
@@ -106,7 +107,8 @@ DRED_EXTERN int dred_future_wait(dred_future *f, int timeout_ms);
 /* Release a future.  NULL is ignored.  On a pending future this abandons the reduction
  * locally: its status is never reported, and from the moment this returns libdred no
  * longer reads `sendbuf` (the operand was copied at the call; only a recovery would have
- * read it again).  The reduction itself goes on for the other members: what they may
+ * read it again) -- except a `sendbuf` read in place from a dred_alloc_mem block, which
+ * stays the operand until the reduction ends: do not write it; dred_free_mem defers.  The reduction itself goes on for the other members: what they may
  * still read (this member's copy of its operand, its partial results, replicas) stays
  * alive inside libdred until the reduction ends or fails, then everything is released.
  * At the root, `recvbuf` is where the result is built: it is written until the
