@@ -85,6 +85,10 @@ CASES=(
   "limits-neverjoin limits      3   45  +DRED_FINALIZE_WAIT_S=2 neverjoin -d 5"
   "limits-sizes     limits      3   60  +DRED_REPLICAS=1 sizes"
   "lifetimes-p4@abc lifetimes   4  120  @a:2,b:2,c:1"
+  # Operands in dred_alloc_mem blocks (zero copy), on one node and across simulated nodes
+  "allocmem-p1      allocmem    1   90  --quick"
+  "allocmem-p4      allocmem    4  240"
+  "allocmem-p8@abc  allocmem    8  400  @a:3,b:3,c:3 -s 77"
   # Inline reductions (operands inside the control messages, DRED_INLINE_MAX): raised so
   # that every count below travels inline (1000 doubles x 8 members = 64 KB, under
   # PROTO_INLINE_TOTAL), on one node and across simulated nodes; and switched off, so

@@ -48,6 +48,11 @@ static uint64_t phys_bytes(void) {
   return cached;
 }
 
+dred_rt_t *dred_api_rt(const char *fn, int *rc) {
+  if ((*rc = api_check(fn)) != DRED_OK) return NULL;
+  return g_rt;
+}
+
 MPI_Comm dred_comm(void) { return g_state == API_RUNNING ? g_rt->comm : MPI_COMM_NULL; }
 
 /* On dred-master's node, map its death-watch file (common/deathwatch.h; made before the
@@ -417,8 +422,9 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 
 fail:
   dred_lifetime_release(in->op, in->type, in->held);
-  if (in->acc != NULL && in->acc != in->recvbuf)
+  if (in->acc != NULL && !in->acc_is_app && !(in->is_root && in->acc == in->recvbuf))
     dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
+  dred_mem_unref(rt, in->app_blk); /* the application's block: never ours to free */
   if (in->type_hold != MPI_DATATYPE_NULL) PMPI_Type_free(&in->type_hold); /* our own dup */
   dred_future_free(in->fut);
   dred_future_free(in->fut); /* both references: nobody else saw it */

@@ -6,7 +6,9 @@
  * snapshot directory (snapdir.c).  A non-root member copies its operand into a pool block
  * (its accumulator, "acc") inside dred_ireduce, on the caller's thread: that single copy
  * puts the operand in shared memory, where node peers combine from it and its replicas
- * are taken from it.  The root's accumulator is its recvbuf -- unless the datatype has
+ * are taken from it.  An operand already in the pool -- a contiguous sendbuf inside a
+ * dred_alloc_mem block (mem.c) -- is not copied at all: that block is the accumulator,
+ * read-only.  The root's accumulator is its recvbuf -- unless the datatype has
  * holes or a lower bound (a PACKED or IMAGE layout, worker/typecheck.c): then every
  * member's operand is loaded into dred's layout (dred_dp_load: MPI_Pack, or a byte image
  * from the true lower bound), the root combines in a buffer of its own, and the result
@@ -25,8 +27,10 @@
  * In place or out of place.  A task normally combines in place into the executor's acc.
  * It builds its result in a new buffer instead (then swaps it in) when the executor's
  * buffer must stay intact: on the RMA path, so a provider dying mid-read leaves the
- * executor's data whole; and when acc is still the replica snapshot that copies are being
- * taken from (the member's first task as executor).  The out-of-place direct combine works
+ * executor's data whole; when acc is still the replica snapshot that copies are being
+ * taken from (the member's first task as executor); and when acc is the application's
+ * own send buffer, a dred_alloc_mem block read in place (mem.c), which dred never writes
+ * (MPI's rule for send buffers) and never frees.  The out-of-place direct combine works
  * in small sub-chunks -- copy the provider's piece, combine the executor's into it -- so
  * the second pass runs in cache and costs about what a fused kernel would.
  *
@@ -134,6 +138,7 @@ int dred_dp_init(dred_rt_t *rt) {
   MPI_Win_set_errhandler(rt->swin, MPI_ERRORS_RETURN);
   MPI_Win_lock_all(MPI_MODE_NOCHECK, rt->swin);
   if (uv_mutex_init(&rt->pool_mu) != 0) return DRED_ERR_INTERNAL;
+  dred_mem_init(rt);
   /* The directory at the head of the segment starts out empty (MPICH zeroes the pages,
    * but say so rather than rely on it). */
   if (dred_snapdir_usable(rt)) memset(rt->pool_base, 0, DRED_SNAPDIR_BYTES);
@@ -180,6 +185,7 @@ void dred_dp_finalize(dred_rt_t *rt, int collective) {
     MPI_Win_unlock_all(rt->dwin);
     MPI_Comm_free(&rt->node);
   }
+  dred_mem_finalize(rt);
   dred_pool_destroy(&rt->pool);
   uv_mutex_destroy(&rt->pool_mu);
   free(rt->peer_base);
@@ -331,6 +337,20 @@ void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
     in->acc_early = 1;
     return;
   }
+  /* Zero copy: the operand already lies in our shared segment, in a block the application
+   * took with dred_alloc_mem (mem.c).  It is the accumulator as it is -- read-only: the
+   * first combine here writes its result elsewhere (task_begin), and nothing frees it --
+   * and dred_ireduce lists it in the snapshot directory before returning, so a kill from
+   * now on loses nothing while the node lives.  Only the DIRECT layout is bytes as they
+   * are; packed and image layouts still go through dred_dp_load below. */
+  if (!in->is_root && in->ti.layout == DRED_LAYOUT_DIRECT && in->bytes > 0 &&
+      dred_mem_borrow(rt, in->sendbuf, in->bytes, &in->app_blk, &in->pool_off) == 0) {
+    in->acc = (char *)(uintptr_t)in->sendbuf;
+    in->acc_is_app = 1;
+    in->acc_malloced = 0;
+    in->acc_early = 1;
+    return;
+  }
   /* Pool first (node peers read it without RMA); when the pool is full, a private buffer.
    * Either way the operand is copied here, on the caller's thread, so the runtime never
    * reads sendbuf after dred_ireduce returned (except to reload the operand in recovery,
@@ -383,16 +403,22 @@ void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in) {
     dred_dp_buf_free(rt, in->bytes, b->p, b->pool_off, b->malloced);
     free(b);
   }
-  if (in->acc == NULL || in->acc == in->recvbuf) return; /* a direct root combines in recvbuf */
-  dred_snapdir_retire(rt, in->dir_slot); /* published but never handed to a snapshot */
-  in->dir_slot = -1;
-  if (in->snap != NULL)
-    dred_repl_snapshot_drop(rt, in); /* the snapshot frees it once its copies are taken */
-  else
-    dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
-  in->acc = NULL;
-  in->pool_off = -1;
-  in->acc_malloced = 0;
+  if (in->acc != NULL && !(in->is_root && in->acc == in->recvbuf)) { /* a direct root combines in recvbuf */
+    dred_snapdir_retire(rt, in->dir_slot); /* published but never handed to a snapshot */
+    in->dir_slot = -1;
+    if (in->snap != NULL)
+      dred_repl_snapshot_drop(rt, in); /* the snapshot frees it once its copies are taken */
+    else if (!in->acc_is_app) /* the application's block is never ours to free */
+      dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
+    in->acc = NULL;
+    in->pool_off = -1;
+    in->acc_malloced = 0;
+    in->acc_is_app = 0;
+  }
+  /* This reduction stops reading the application's block (a snapshot taken from it holds
+   * its own reference). */
+  dred_mem_unref(rt, in->app_blk);
+  in->app_blk = NULL;
 }
 
 int dred_dp_inline_fold(dred_rt_t *rt, dred_inst_t *in, const uint8_t *data, uint32_t n) {
@@ -516,7 +542,8 @@ static void task_begin(dred_rt_t *rt, dred_task_t *t) {
   t->started = 1;
   t->t0 = uv_hrtime();
   t->kern = in->ti.op_is_user ? NULL : dred_kernel_find(in->ti.exec_type, in->op);
-  t->own_ro = t->own_p == &in->acc && in->snap != NULL; /* acc is the replica snapshot */
+  /* acc is the replica snapshot, or the application's own block (zero copy): read-only */
+  t->own_ro = t->own_p == &in->acc && (in->snap != NULL || in->acc_is_app);
   t->next_elem = t->done_elems = 0;
   t->src = NULL;
   if (t->provider == (uint32_t)rt->world_rank && t->buf.pool_off < 0) {
@@ -661,16 +688,17 @@ static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) 
 /* An out-of-place result is complete: it becomes the executor's buffer (the root's stays
  * its recvbuf, so the result is copied there).  The buffer it replaces is freed -- or, if
  * it is the replica snapshot, handed back to replicate.c, which frees it once its copies
- * are taken. */
+ * are taken; or, if it is the application's dred_alloc_mem block, left alone. */
 static void oop_commit(dred_rt_t *rt, dred_task_t *t) {
   dred_inst_t *in = t->inst;
   if (in->is_root && t->dst == in->recvbuf) {
     if (in->bytes > 0) memcpy(t->dst, t->out, in->bytes);
     dred_dp_buf_free(rt, in->bytes, t->out, t->out_pool_off, t->out_malloced);
   } else {
-    if (t->own_ro)
-      dred_repl_snapshot_drop(rt, in);
-    else
+    if (t->own_ro) {
+      if (in->snap != NULL) dred_repl_snapshot_drop(rt, in);
+      in->acc_is_app = 0; /* the application's block, if it was, stays untouched */
+    } else
       dred_dp_buf_free(rt, in->bytes, *t->own_p, *t->own_pool_off, *t->own_malloced);
     *t->own_p = t->out;
     *t->own_pool_off = t->out_pool_off;

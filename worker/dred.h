@@ -15,11 +15,13 @@
  * Buffer lifetimes: `sendbuf` and `recvbuf` belong to the reduction until its future is
  * done (dred_future_is_done() returns 1 or dred_future_get()/dred_future_wait() returned
  * its status).  Do not modify `sendbuf` or read `recvbuf` before then.  Freeing a future
- * that is not done abandons the reduction locally (see dred_future_free).
+ * that is not done abandons the reduction locally (see dred_future_free).  A `sendbuf`
+ * in a dred_alloc_mem block is read in place (no copy; see dred_alloc_mem).
  */
 #ifndef DRED_H
 #define DRED_H
 
+#include <stddef.h> /* size_t */
 #include <mpi.h>
 
 #ifdef __cplusplus
@@ -105,13 +107,32 @@ DRED_EXTERN int dred_future_wait(dred_future *f, int timeout_ms);
 /* Release a future.  NULL is ignored.  On a pending future this abandons the reduction
  * locally: its status is never reported, and from the moment this returns libdred no
  * longer reads `sendbuf` (the operand was copied at the call; only a recovery would have
- * read it again).  The reduction itself goes on for the other members: what they may
+ * read it again) -- except a `sendbuf` read in place from a dred_alloc_mem block, which
+ * stays the operand until the reduction ends: do not write it; dred_free_mem defers.  The reduction itself goes on for the other members: what they may
  * still read (this member's copy of its operand, its partial results, replicas) stays
  * alive inside libdred until the reduction ends or fails, then everything is released.
  * At the root, `recvbuf` is where the result is built: it is written until the
  * reduction ends, at the latest when dred_finalize() returns, so keep it allocated until
  * then.  dred_finalize() waits for abandoned reductions like for the others. */
 DRED_EXTERN void dred_future_free(dred_future *f);
+
+/* Memory in this process's share of the node's shared-memory pool (the shape of
+ * MPI_Alloc_mem).  A dred_ireduce whose sendbuf lies wholly inside such a block (a
+ * non-root member, a contiguous datatype, an operand above DRED_INLINE_MAX) makes no copy:
+ * the block is the operand, recoverable by node peers from the moment the call starts,
+ * so a kill inside or right after the call loses nothing while the node lives.  While a
+ * reduction that reads a block is pending, do not write to the bytes it reads (reading is
+ * fine); dred never writes them.  `*ptr` is aligned to 64 bytes and valid until
+ * dred_free_mem or dred_finalize.  DRED_ERR_ARG: NULL ptr, size 0, or called outside
+ * dred_init..dred_finalize; DRED_ERR_NOMEM: the pool (DRED_POOL_MB) cannot hold it. */
+DRED_EXTERN int dred_alloc_mem(size_t size, void **ptr);
+
+/* Return a block from dred_alloc_mem.  DRED_ERR_ARG (logged) for NULL, a pointer that is
+ * not the start of a live block (foreign, inside a block, or freed already).  Freeing a
+ * block that pending reductions (or their replica copies) still read is allowed: the call
+ * returns DRED_OK, the block is the application's no longer, and dred returns it to the
+ * pool once they are done with it. */
+DRED_EXTERN int dred_free_mem(void *ptr);
 
 #ifdef __cplusplus
 }

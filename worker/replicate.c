@@ -69,6 +69,7 @@ typedef struct {
   char *p;
   int64_t pool_off; /* >= 0: in our pool, readable by node peers */
   int malloced;
+  dred_memblk_t *borrowed; /* p is the application's dred_alloc_mem block: never freed here */
   size_t len;
   int refs;         /* copies still being taken */
   dred_queue_t link; /* rt-wide list of snapshots (so FAILED can release them) */
@@ -187,7 +188,10 @@ static void snapshot_unref(snapshot_t *sn) {
   dred_queue_remove(&sn->hlink);
   dred_queue_remove(&sn->dlink); /* no-op unless still deferred */
   dred_snapdir_retire(sn->rt, sn->dir_slot); /* before the block can be reused */
-  dred_dp_buf_free(sn->rt, sn->len, sn->p, sn->pool_off, sn->malloced);
+  if (sn->borrowed != NULL)
+    dred_mem_unref(sn->rt, sn->borrowed); /* the application's block: ours no longer */
+  else
+    dred_dp_buf_free(sn->rt, sn->len, sn->p, sn->pool_off, sn->malloced);
   free(sn);
 }
 
@@ -273,6 +277,10 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
      * the engine holds it (read-only) until its first combine moves on. */
     sn->p = in->acc;
     sn->pool_off = in->pool_off;
+    if (in->acc_is_app) { /* zero copy: the snapshot is the application's block itself */
+      sn->borrowed = in->app_blk;
+      dred_mem_ref(rt, sn->borrowed);
+    }
     sn->dir_slot = in->dir_slot;
     in->dir_slot = -1;
     in->snap = sn;
@@ -631,8 +639,9 @@ static int try_recover(dred_rt_t *rt, const proto_msg_t *m) {
       }
       return 1;
     }
-    if (in->snap != NULL) {
-      /* acc is still the untouched snapshot of our operand: nothing to reload. */
+    if (in->snap != NULL || in->acc_is_app) {
+      /* acc is still the untouched snapshot of our operand (or the application's block it
+       * is read from in place): nothing to reload. */
       free(io);
       send_recovered(rt, in, member, in->acc, in->pool_off);
       return 1;
@@ -730,10 +739,17 @@ static void drop_done(void *arg, int status) {
 
 void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
   dred_queue_t *q, *n;
-  /* Copies not started yet are not needed any more. */
+  /* Copies not started yet are not needed any more.  Nor is the snapshot's directory
+   * entry: copies still being taken may outlive the reduction, and a later reduction
+   * with the same tag must not find this operand listed under its key -- least of all
+   * when it is the application's block, which it may rewrite as soon as its future is
+   * done. */
   DRED_QUEUE_FOREACH_SAFE(q, n, &snap_index[snap_bucket(in->group_id, in->tag)]) {
     snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, hlink);
-    if (sn->deferred && sn->group == in->group_id && sn->tag == in->tag) deferred_run(rt, sn, 1);
+    if (sn->group != in->group_id || sn->tag != in->tag) continue;
+    dred_snapdir_retire(rt, sn->dir_slot);
+    sn->dir_slot = -1;
+    if (sn->deferred) deferred_run(rt, sn, 1);
   }
   if (rt->store != NULL)
     dred_replica_drop_async(&rt->loop, rt->store, in->group_id, in->tag, drop_done, NULL);

@@ -14,6 +14,7 @@
  *   snapdir.c    the table of operand snapshots at the head of each pool segment
  *   handover.c   the node's hand-over beacon: replica writes wait for operand copies
  *   lifetime.c   MPI_Op_free/MPI_Type_free wrappers: what a pending reduction uses stays
+ *   mem.c        dred_alloc_mem/dred_free_mem: application blocks in the shared pool
  *   runtime.c    the runtime thread: messages from the master, instances, shutdown
  */
 #ifndef DRED_RUNTIME_H
@@ -121,6 +122,9 @@ typedef struct dred_rbuf {
   int malloced;
 } dred_rbuf_t;
 
+/* ---- application blocks in the shared pool (mem.c) ---- */
+typedef struct dred_memblk dred_memblk_t;
+
 /* ---- instances ---- */
 typedef enum { INST_SUBMITTED = 0, INST_ANNOUNCED, INST_ENDED } inst_state_t;
 
@@ -148,6 +152,12 @@ typedef struct dred_inst {
   int64_t pool_off;    /* -1 unless acc is in the shared pool */
   int acc_malloced;
   int acc_early;       /* acc filled by dred_ireduce on the caller's thread */
+  /* Zero copy (mem.c): a non-root DIRECT sendbuf inside a dred_alloc_mem block is read in
+   * place.  app_blk: the block, one of whose users this reduction is until it is released.
+   * acc_is_app: acc is still that sendbuf -- the application's memory, read-only to dred
+   * and never freed by it: the first combine here writes its result to a new buffer. */
+  dred_memblk_t *app_blk;
+  int acc_is_app;
   int join_error;      /* dred_ireduce could not allocate acc: joins with this error */
   int abandon_sent;    /* ABANDON sent: dred_finalize could wait no longer for it */
   /* An inline reduction (bytes <= DRED_INLINE_MAX): a non-root member's operand, in dred's
@@ -233,6 +243,9 @@ typedef struct dred_rt {
   dred_pool_t pool;
   uv_mutex_t pool_mu;  /* pool and snapshot directory: application threads allocate too */
   uint8_t snapdir_used[DRED_SNAPDIR_SLOTS];
+  dred_queue_t memblks; /* dred_alloc_mem blocks (mem.c), under pool_mu */
+  size_t nmemblks;
+  uint64_t mem_borrows; /* operands read in place from those blocks (zero copy) */
   unsigned handover_active; /* dred_ireduce calls copying an operand in (pool_mu) */
   uint64_t handover_waits, handover_wait_ns; /* replica writes that stepped aside (atomic) */
   char **peer_base;    /* by private rank: a node peer's pool, else NULL   */
@@ -349,6 +362,20 @@ void dred_handover_end(dred_rt_t *rt);
 /* A replica put's pause hook (arg: the runtime): waits, briefly, while a node peer is
  * copying an operand in. */
 void dred_handover_yield(void *arg);
+
+/* api.c: the runtime for a public entry point, or NULL with *rc the status to return
+ * (called before dred_init or after dred_finalize; logged). */
+dred_rt_t *dred_api_rt(const char *fn, int *rc);
+
+/* mem.c -- application blocks in the shared pool (dred_alloc_mem) */
+void dred_mem_init(dred_rt_t *rt);     /* dred_dp_init, once the pool exists */
+void dred_mem_finalize(dred_rt_t *rt); /* forget every block (the pool goes) */
+/* If [p, p+len) lies wholly inside a live block: count a user on it, set *blk and
+ * *pool_off (our segment's offset of p) and return 0; else -1. */
+int dred_mem_borrow(dred_rt_t *rt, const void *p, size_t len, dred_memblk_t **blk,
+                    int64_t *pool_off);
+void dred_mem_ref(dred_rt_t *rt, dred_memblk_t *b);   /* one more user; NULL: nothing */
+void dred_mem_unref(dred_rt_t *rt, dred_memblk_t *b); /* last user of a freed block: freed */
 
 /* runtime.c: a message to another worker over the control links */
 void dred_rt_send_peer(dred_rt_t *rt, uint32_t peer, const proto_msg_t *m);

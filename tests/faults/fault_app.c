@@ -5,7 +5,11 @@
  *           [--root R] [--calib K]
  *           [--victim-mode none|worker|root|master|two|concurrent|node|masternode]
  *           [--kill-rank K[,K2]] [--kill-at SEC|call | --kill-frac F] [--kill-index I]
- *           [--master-pid-file FILE]
+ *           [--master-pid-file FILE] [--pool-buffers]
+ *
+ * --pool-buffers: every operand buffer comes from dred_alloc_mem (the node's shared pool),
+ * so a non-root member's dred_ireduce reads it in place instead of copying it out of
+ * private memory: a kill inside or right after the call must then lose nothing.
  *
  * What one job does:
  *   1. dred_init; every rank writes DIR/pid.<r> ("<pid> <ppid>": the program and its
@@ -470,8 +474,8 @@ int main(int argc, char **argv) {
       {"kill-rank", required_argument, 0, 'k'},  {"kill-at", required_argument, 0, 'a'},
       {"kill-frac", required_argument, 0, 'F'},  {"kill-index", required_argument, 0, 'i'},
       {"outdir", required_argument, 0, 'o'},     {"master-pid-file", required_argument, 0, 'M'},
-      {0, 0, 0, 0}};
-  int c, rc, s, j, victim = 0, killer = 0, node_mode;
+      {"pool-buffers", no_argument, 0, 'P'},     {0, 0, 0, 0}};
+  int c, rc, s, j, victim = 0, killer = 0, node_mode, pool_buffers = 0;
   bufs_t b;
   double t = 0.0, t0, tk0 = 0.0;
   char path[4096];
@@ -519,6 +523,7 @@ int main(int argc, char **argv) {
     case 'i': kill_index = atoi(optarg); break;
     case 'o': snprintf(g_outdir, sizeof g_outdir, "%s", optarg); break;
     case 'M': snprintf(master_pid_file, sizeof master_pid_file, "%s", optarg); break;
+    case 'P': pool_buffers = 1; break;
     default: fprintf(stderr, "fault_app: bad option\n"); return 2;
     }
   }
@@ -537,8 +542,8 @@ int main(int argc, char **argv) {
     write_file(name, "%ld %ld\n", (long)getpid(), (long)getppid());
   }
   out("start rank=%d size=%d pid=%ld bytes=%zu reductions=%d concurrent=%d root=%d mode=%s "
-      "kill_index=%d",
-      g_rank, g_size, (long)getpid(), bytes, nred, conc, root, mode, kill_index);
+      "kill_index=%d pool_buffers=%d",
+      g_rank, g_size, (long)getpid(), bytes, nred, conc, root, mode, kill_index, pool_buffers);
 
   b.count = bytes / sizeof(double);
   if (b.count < 1) b.count = 1;
@@ -547,7 +552,16 @@ int main(int argc, char **argv) {
   b.send = calloc((size_t)conc, sizeof *b.send);
   b.recv = calloc((size_t)conc, sizeof *b.recv);
   for (j = 0; j < conc; j++) {
-    b.send[j] = malloc(b.count * sizeof(double));
+    if (pool_buffers) {
+      void *p = NULL;
+      if ((rc = dred_alloc_mem(b.count * sizeof(double), &p)) != DRED_OK) {
+        out("error dred_alloc_mem of %zu bytes: %s", b.count * sizeof(double), dred_strerror(rc));
+        MPI_Abort(MPI_COMM_WORLD, 3);
+      }
+      b.send[j] = p;
+    } else {
+      b.send[j] = malloc(b.count * sizeof(double));
+    }
     b.recv[j] = g_rank == root ? malloc(b.count * sizeof(double)) : NULL;
     if (b.send[j] == NULL || (g_rank == root && b.recv[j] == NULL)) {
       out("error no memory");
@@ -673,6 +687,10 @@ int main(int argc, char **argv) {
   out("final outcome=%s kill_step_status=%d kill_step_name=%s kill_step_sec=%.6f wrong=%d",
       wrong_total ? "WRONG" : sname(kill_res.worst), kill_res.worst, sname(kill_res.worst),
       kill_res.seconds, wrong_total);
+  if (pool_buffers) /* every reduction is done here: the blocks are ours again */
+    for (j = 0; j < conc; j++)
+      if ((rc = dred_free_mem(b.send[j])) != DRED_OK)
+        out("error dred_free_mem: %s", dred_strerror(rc));
   t0 = mono_s();
   rc = dred_finalize();
   out("finalize status=%d name=%s ms=%.3f", rc, sname(rc), (mono_s() - t0) * 1e3);

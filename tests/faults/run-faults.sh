@@ -5,6 +5,8 @@
 #        [--seed S] [--csv FILE] [--expect STATUS] [--frac-min F] [--frac-max F]
 #        [--reductions N] [--calib K] [--conc C] [--kill-at SEC|call] [--default-timeouts] [--keep]
 #        (--kill-at call: the victim dies right after its dred_ireduce call returns)
+#        [--pool-buffers] (operands in dred_alloc_mem blocks: read in place, no copy in the
+#                         call; the default label gets "-pool")
 #        [--table-only]   (the table of every row already in --csv)
 #        [--nodes N | --sim-nodes LIST]  (node modes: N simulated nodes, default 3, filled
 #                         in order with master + workers; or an explicit a:3,b:3,c:3)
@@ -113,6 +115,7 @@ label=""
 table_only=0 # --table-only: print the table of every row of --csv and exit
 nnodes=3     # node modes: simulated nodes
 sim_nodes="" # or an explicit layout
+pool_buffers=0 # --pool-buffers: fault_app takes its operands from dred_alloc_mem
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -135,6 +138,7 @@ while [ $# -gt 0 ]; do
     --table-only) table_only=1; shift ;;
     --nodes) nnodes=$2; shift 2 ;;
     --sim-nodes) sim_nodes=$2; shift 2 ;;
+    --pool-buffers) pool_buffers=1; shift ;;
     -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     *) echo "run-faults.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -202,7 +206,9 @@ else
   hb=${DRED_HEARTBEAT_MS:-100}; fto=${DRED_FAIL_TIMEOUT_MS:-1000}; mto=${DRED_MASTER_TIMEOUT_MS:-2000}
   export DRED_HEARTBEAT_MS=$hb DRED_FAIL_TIMEOUT_MS=$fto DRED_MASTER_TIMEOUT_MS=$mto
 fi
-[ -n "$label" ] || label="hb${hb}-ft${fto}-mt${mto}"
+pool_flag=""
+[ "$pool_buffers" = 1 ] && pool_flag=--pool-buffers
+[ -n "$label" ] || { label="hb${hb}-ft${fto}-mt${mto}"; [ -n "$pool_flag" ] && label="$label-pool"; }
 
 outbase="$BUILD/faults"
 runs="$outbase/runs"
@@ -327,7 +333,8 @@ EOF
     setsid "$DREDRUN" ${layout:+--sim-nodes "$layout"} -n "$workers" "$APP" --outdir "$dir" --bytes "$b" --concurrent "$c" \
     --root "$root" --calib "$calib" --reductions "$reductions" --kill-index 1 \
     --victim-mode "$m" --kill-rank "$killrank" --kill-frac "$frac" ${kill_at_abs:+--kill-at "$kill_at_abs"} \
-    --master-pid-file "$dir/master.pid" >"$dir/dredrun.out" 2>&1 </dev/null &
+    --master-pid-file "$dir/master.pid" ${pool_flag:+"$pool_flag"} \
+    >"$dir/dredrun.out" 2>&1 </dev/null &
   mpid=$!
   echo "$mpid" >"$dir/mpiexec.pid"
 
