@@ -78,6 +78,7 @@ CASES=(
   "hostile-addr@abc hostile     4   90  @a:2,b:2,c:1 -m addr"
   "hostile-off@abc  hostile     4   90  @a:2,b:2,c:1 -m offset"
   "hostile-replica  hostile     3   60  -m replica"
+  "hostile-repl-member hostile  4   60  -m replica-member -r 6"
   "limits-flood     limits      3  150  +DRED_HEARTBEAT_MS=100 +DRED_FAIL_TIMEOUT_MS=1500 +DRED_MASTER_TIMEOUT_MS=3000 flood -n 10000"
   "limits-cap       limits      3   40  cap"
   "limits-early     limits      3   45  +DRED_HEARTBEAT_MS=100 +DRED_FAIL_TIMEOUT_MS=1000 +DRED_MASTER_TIMEOUT_MS=1500 early -d 3"

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../common/log.h"
+#include "../common/placement.h"
 #include "runtime.h"
 
 static dred_group_t *group_find_or_add(dred_rt_t *rt, uint64_t id, uint32_t n,
@@ -95,6 +96,34 @@ int dred_group_of(dred_rt_t *rt, MPI_Comm comm, dred_group_t **out, int *member)
   MPI_Comm_set_attr(comm, rt->comm_keyval, g);
   *out = g;
   return DRED_OK;
+}
+
+const char *dred_group_copy_refused(dred_rt_t *rt, uint64_t id, uint32_t member, int src) {
+  const char *why = NULL;
+  dred_queue_t *q;
+  uv_mutex_lock(&rt->lock);
+  DRED_QUEUE_FOREACH(q, &rt->groups) {
+    dred_group_t *g = DRED_QUEUE_DATA(q, dred_group_t, link);
+    uint32_t i, c;
+    if (g->id != id) continue;
+    if (member >= g->n) {
+      why = "no such member in the group";
+    } else if (g->workers[member] != (uint32_t)src) {
+      why = "the sender is not that member's process";
+    } else {
+      why = "this process is not one of that member's replica holders";
+      for (i = 0; i + 1 < g->n; i++) {
+        c = dred_place_nth(g->n, g->workers, rt->boot.node_of, member, i);
+        if (c < g->n && g->workers[c] == (uint32_t)rt->world_rank) {
+          why = NULL;
+          break;
+        }
+      }
+    }
+    break;
+  }
+  uv_mutex_unlock(&rt->lock);
+  return why;
 }
 
 void dred_groups_free(dred_rt_t *rt) {

@@ -381,7 +381,16 @@ static int recv_messages(dred_rt_t *rt) {
       continue;
     }
     if (src != 0) {
-      if (m.type == PROTO_REPLICA)
+      const char *why = m.type == PROTO_REPLICA
+                            ? dred_group_copy_refused(rt, m.u.replica.group, m.u.replica.member, src)
+                            : NULL;
+      if (why != NULL) {
+        /* Not a copy a conforming worker sends us: dropped, bytes and all (no ACK: the
+         * sender of a shared-memory copy is not one we keep anything for). */
+        DRED_ERROR("replica header from rank %d (member %u, tag %lld) refused: %s", src,
+                   m.u.replica.member, (long long)m.u.replica.tag, why);
+        free(dred_net_take_payload(&rt->net, NULL));
+      } else if (m.type == PROTO_REPLICA)
         dred_repl_on_header(rt, src, &m);
       else if (m.type == PROTO_REPLICA_ACK)
         dred_repl_on_ack(rt, src, &m);

@@ -73,6 +73,12 @@ struct dred_rt;
  * when comm is not derived from dred_comm(). */
 int dred_group_of(struct dred_rt *rt, MPI_Comm comm, dred_group_t **g, int *member);
 void dred_groups_free(struct dred_rt *rt);
+/* May worker `src` send this process a copy of `member`'s operand in group `id`?  NULL
+ * when it may, or when this process does not know the group yet (its application has not
+ * reduced on it: nothing to judge by, so the header's own checks must do); else why not
+ * (only a member's own process sends its copies, and only to the holders common/placement.h
+ * names for it). */
+const char *dred_group_copy_refused(struct dred_rt *rt, uint64_t id, uint32_t member, int src);
 
 /* ---- op/type checks (typecheck.c) ---- */
 /* How an operand sits in dred's buffers (typecheck.c explains each). */

@@ -1,7 +1,7 @@
 /*
  * hostile.c -- a member whose buffer references lie: the readers must refuse them.
  *
- *   dredrun -n P mpi_hostile [-m offset|len|owner|addr] [-r ROUNDS]
+ *   dredrun -n P mpi_hostile [-m offset|len|owner|addr|replica|replica-member] [-r ROUNDS]
  *
  * Member 1 (of dred_comm()) rewrites the READY and DONE messages its own libdred sends to
  * dred-master: this program defines uv_write, which the statically linked libdred's
@@ -18,6 +18,12 @@
  *   replica the REPLICA headers member 1 sends its neighbour point one pool size ahead
  *           (the review's second attack: it crashed the neighbour's replica thread); the
  *           neighbour must refuse to store that copy and every reduction stays exact.
+ *   replica-member  member 1's REPLICA headers (shared-memory and link copies alike) claim
+ *           to be copies of member 2's operand: a receiver that knows the group refuses
+ *           them ("the sender is not that member's process", in its log); every reduction
+ *           stays exact.  (What this cannot show from inside the job: that a copy taken
+ *           would later restore the wrong operand -- that needs a kill; the refusal is in
+ *           the log of the case.)
  * Every member then reduces ROUNDS times (1000 doubles, SUM, root 0, and a root != 0
  * variant).  The rule under test: a reduction may fail -- with DRED_ERR_INTERNAL from the
  * reader's refusal -- but it never returns DRED_OK with a wrong value, and nothing crashes
@@ -70,7 +76,8 @@ int uv_write(uv_write_t *req, uv_stream_t *handle, const uv_buf_t bufs[], unsign
              uv_write_cb cb) {
   static uv_write_fn real;
   proto_msg_t m;
-  int replica_mode = !strcmp(g_mode, "replica");
+  int replica_mode = !strcmp(g_mode, "replica") || !strcmp(g_mode, "replica-member");
+  int member_mode = !strcmp(g_mode, "replica-member");
   if (real == NULL) real = (uv_write_fn)dlsym(RTLD_NEXT, "uv_write");
   if (g_world_rank >= 0 && g_world_rank == g_hostile_world && nbufs == 1 &&
       proto_decode((const uint8_t *)bufs[0].base, bufs[0].len, &m) == 0) {
@@ -83,7 +90,10 @@ int uv_write(uv_write_t *req, uv_stream_t *handle, const uv_buf_t bufs[], unsign
     } else if (!replica_mode && m.type == PROTO_DONE) {
       corrupt(&m.u.done.buf);
       touched = 1;
-    } else if (replica_mode && m.type == PROTO_REPLICA && m.u.replica.pool_off >= 0) {
+    } else if (member_mode && m.type == PROTO_REPLICA) {
+      m.u.replica.member = 2;
+      touched = 1;
+    } else if (replica_mode && !member_mode && m.type == PROTO_REPLICA && m.u.replica.pool_off >= 0) {
       m.u.replica.pool_off += (int64_t)g_pool_bytes;
       touched = 1;
     }
@@ -155,7 +165,7 @@ int main(int argc, char **argv) {
   int corrupted = 0;
   MPI_Allreduce(&g_corrupted, &corrupted, 1, MPI_INT, MPI_SUM, g_comm);
   if (corrupted == 0) fail("hostile/%s: member 1 rewrote no message: nothing was tested", g_mode);
-  if (!strcmp(g_mode, "replica")) {
+  if (!strcmp(g_mode, "replica") || !strcmp(g_mode, "replica-member")) {
     /* a bad replica header costs a copy, never a reduction */
     if (all_refusals > 0) fail("hostile/replica: %d reductions failed", all_refusals);
   } else if (all_refusals == 0) {
