@@ -6,7 +6,7 @@
 #   make asan       the same tests under AddressSanitizer/UBSan (build-asan/)
 #   make install PREFIX=dir
 #
-# Objects are split in two: CORE (common/, storage/, master/sched.c) has no MPI in it and
+# Objects are split in two: CORE (common/, storage/, master/sched*.c) has no MPI in it and
 # links into the CMocka unit tests with plain cc; everything else is built with mpicc.
 # libdred is common/ + storage/ (without the master's journal) + worker/: never the
 # master's scheduler.  Its objects are compiled with -fvisibility=hidden; the public API is
@@ -28,10 +28,13 @@ OBJ_CFLAGS := $(CFLAGS) -fvisibility=hidden
 LDLIBS  := -luv -lsqlite3 -lm -pthread
 MPIRUN  ?= mpiexec
 
-CORE_SRC   := $(wildcard common/*.c) $(wildcard storage/*.c) master/sched.c
+# The scheduler (master/sched.c + its recovery rules, master/sched_recover.c): no MPI, so
+# it is CORE, linked into dred-master, the unit tests, the fuzzer and sched_bench.
+SCHED_SRC  := master/sched.c master/sched_recover.c
+CORE_SRC   := $(wildcard common/*.c) $(wildcard storage/*.c) $(SCHED_SRC)
 COMMON_MPI_SRC := $(wildcard common/mpi/*.c)
 WORKER_SRC := $(wildcard worker/*.c) $(COMMON_MPI_SRC)
-MASTER_SRC := $(filter-out master/sched.c,$(wildcard master/*.c)) $(COMMON_MPI_SRC)
+MASTER_SRC := $(filter-out $(SCHED_SRC),$(wildcard master/*.c)) $(COMMON_MPI_SRC)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 MPI_TEST_SRC := $(filter-out tests/mpi/mpitest.c,$(wildcard tests/mpi/*.c))
 
@@ -177,7 +180,7 @@ $(BENCH): tests/bench/bench.c tests/mpi/sleepy_wait.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
-# The scheduler alone (no MPI): events/s through master/sched.c; SCHED_BENCH_ARGS=--quick etc.
+# The scheduler alone (no MPI): events/s through master/sched*.c; SCHED_BENCH_ARGS=--quick etc.
 SCHED_BENCH := $(BUILD)/bin/dred-sched-bench
 $(SCHED_BENCH): tests/bench/sched_bench.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
@@ -223,8 +226,8 @@ FUZZ_BIN     := $(BUILD)/fuzz/fuzz_proto $(BUILD)/fuzz/fuzz_sched
 $(BUILD)/fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c tests/fuzz/proto_roundtrip.h common/proto.c common/proto.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_proto.c common/proto.c
-FUZZ_SCHED_SRC := tests/fuzz/fuzz_sched.c master/sched.c common/placement.c
-$(BUILD)/fuzz/fuzz_sched: $(FUZZ_SCHED_SRC) master/sched.h common/placement.h
+FUZZ_SCHED_SRC := tests/fuzz/fuzz_sched.c $(SCHED_SRC) common/placement.c
+$(BUILD)/fuzz/fuzz_sched: $(FUZZ_SCHED_SRC) master/sched.h master/sched_internal.h common/placement.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Icommon -o $@ $(FUZZ_SCHED_SRC)
 fuzz-build: $(FUZZ_BIN)

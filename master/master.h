@@ -5,6 +5,7 @@
  *   dispatch.c  control messages -> scheduler events; scheduler actions -> messages/journal
  *   detector.c  heartbeats: ping every worker, declare the silent ones failed
  *   sched.c     the scheduler state machine (no MPI; see sched.h)
+ *   sched_recover.c  its recovery rules: a worker failed, RECOVER, RECOVER_FAILED
  *   status.c    the live status socket read by `dredstat status` (see status.h)
  */
 #ifndef DRED_MASTER_H

@@ -1,9 +1,10 @@
 /*
  * sched.c -- the reduction scheduler of seed 002 (sections 2 and 3) as a pure state machine.
  *
- * What it is for.  dred-master turns every reduction into pairwise tasks.  This file
- * decides which two ready buffers are combined next, on which worker, what happens when
- * a worker dies, and when every member may be told the reduction ended.  It never talks
+ * What it is for.  dred-master turns every reduction into pairwise tasks.  This file (with
+ * sched_recover.c) decides which two ready buffers are combined next, on which worker,
+ * what happens when a worker dies, and when every member may be told the reduction
+ * ended.  It never talks
  * to MPI, never reads a clock and never logs: events come in through sched_feed() (each
  * stamped with the adapter's time), actions go out through sched_next_action(), and the
  * return code says whether an event made sense.  That keeps every rule unit-testable.
@@ -25,14 +26,19 @@
  *     arrived is told the status, later arrivals are told at once, and when nobody alive
  *     is owed an END it is journaled and removed.  `nowed` counts members that are alive
  *     and not told, so that test is O(1).
- *   - Fault tolerance: a set whose buffer died with a worker is "lost".  It is split
- *     into single members, and each is reloaded by a RECOVER sent to the first live
- *     worker that may hold its operand: its own worker, then the replica holders its
- *     READY announced (or, when its READY never came, the next members in cyclic group
- *     order: seed 002 eq. 4 puts the copy on the next live member).  The answer is an
- *     ordinary READY flagged recovered.
+ *   - Fault tolerance (sched_recover.c): a set whose buffer died with a worker is
+ *     "lost".  It is split into single members, and each is reloaded by a RECOVER sent to
+ *     the first live worker that may hold its operand: its own worker, then the replica
+ *     holders its READY announced (or, when its READY never came, the next members in
+ *     cyclic group order: seed 002 eq. 4 puts the copy on the next live member).  The
+ *     answer is an ordinary READY flagged recovered.
  *   - Lookups: instances by (group, tag), tasks by id and groups by id go through one
  *     small chained hash with intrusive links, so thousands of instances stay O(1).
+ *
+ * Files.  The machine is split by concern: this file keeps the failure-free rules above
+ * (instances, pairing, executor choice, tasks, ends), the event dispatch and the public
+ * API; sched_recover.c keeps the recovery rules (a worker failed, RECOVER and
+ * RECOVER_FAILED, a recovered READY); sched_internal.h holds the state both share.
  *
  * Invariants worth knowing while reading:
  *   - in a running instance every queued message's holder is alive (a dying worker's
@@ -46,7 +52,7 @@
  * action list) abort, as Redis's zmalloc does: a half-applied event would leave members
  * waiting forever, which is worse than a crash the launcher reports.
  */
-#include "sched.h"
+#include "sched_internal.h"
 
 #include <stdlib.h>
 #include "../common/placement.h"
@@ -65,17 +71,6 @@ static void *xcalloc(size_t n, size_t size) {
 }
 
 /* ---- an intrusive chained hash ------------------------------------------------------ */
-
-typedef struct hlink {
-  struct hlink *next;
-  uint64_t hash;
-} hlink_t;
-
-typedef struct {
-  hlink_t **slot;
-  size_t mask; /* slots - 1, a power of two minus one */
-  size_t count;
-} htab_t;
 
 static uint64_t mix64(uint64_t x) { /* splitmix64's finaliser */
   x ^= x >> 30;
@@ -129,23 +124,7 @@ static hlink_t *htab_chain(const htab_t *h, uint64_t hash) { return h->slot[hash
 
 /* ---- what the members of an instance must agree on ---------------------------------- */
 
-/* The scheduler's own record of the agreement fields of a READY: the first READY of an
- * instance fixes them, every later one is compared against them (params_agree).  Kept
- * here, not on the wire, because it outlives the message it came from; params_of() is
- * the one place it is derived. */
-typedef struct {
-  uint64_t count;
-  uint32_t type_size; /* MPI_Type_size of the datatype                   */
-  uint32_t extent;    /* bytes per element in the workers' buffers        */
-  uint32_t type_sig;  /* type-signature fingerprint (worker/typecheck.c)  */
-  int32_t op;         /* the op handle (predefined ops compare exactly)  */
-  uint8_t op_is_user; /* user ops compare only by commutativity          */
-  uint8_t commutative;
-  uint32_t root;      /* group rank of the root                          */
-  uint8_t inl;        /* an inline reduction: operands travel in READY    */
-} sched_params_t;
-
-static sched_params_t params_of(const proto_msg_t *ready) {
+sched_params_t params_of(const proto_msg_t *ready) {
   sched_params_t p;
   memset(&p, 0, sizeof p);
   p.count = ready->u.ready.count;
@@ -162,7 +141,7 @@ static sched_params_t params_of(const proto_msg_t *ready) {
 
 /* The instance an inbound message is about.  READY names it in its own fields;
  * RECOVER_FAILED and ABANDON share RECOVER's layout (common/proto.h). */
-static sched_key_t key_of(const proto_msg_t *m) {
+sched_key_t key_of(const proto_msg_t *m) {
   sched_key_t k;
   if (m->type == PROTO_READY) {
     k.group = m->u.ready.group;
@@ -174,104 +153,9 @@ static sched_key_t key_of(const proto_msg_t *m) {
   return k;
 }
 
-/* ---- state ------------------------------------------------------------------------ */
+/* ---- state (the types are in sched_internal.h) ------------------------------------- */
 
-typedef struct {
-  hlink_t hlink;
-  uint64_t id;
-  uint32_t n;
-  uint32_t workers[]; /* member k runs on workers[k] */
-} group_t;
-
-typedef struct {
-  uint8_t alive;
-  uint8_t measured;      /* speed holds at least one sample            */
-  uint64_t queued_bytes; /* bytes of tasks dispatched to it, not done */
-  uint64_t last_exec_ns; /* its last task's run time (LAST_TIME)     */
-  double speed;          /* bytes/ns, EWMA with alpha 0.5 (PREDICT)  */
-} worker_t;
-
-typedef enum {
-  M_WAITING = 0, /* no operand of it is in any message yet           */
-  M_LIVE,        /* its operand is inside exactly one live message   */
-  M_RECOVERING   /* lost; a RECOVER is outstanding at `asked`        */
-} member_state_t;
-
-typedef struct {
-  uint8_t state;    /* member_state_t                                  */
-  uint8_t arrived;  /* its own READY came: it is owed an END           */
-  uint8_t told;     /* its END went out                                */
-  uint8_t nreplicas;
-  uint32_t replicas[PROTO_MAX_REPLICAS];
-  uint32_t try_idx; /* position of `asked` in its holder list (holder_at) */
-  uint32_t asked;   /* worker of the outstanding RECOVER               */
-} member_t;
-
-typedef struct {
-  dred_queue_t q;    /* in inst->queue while queued; unlinked while a task holds it */
-  int64_t seq;       /* arrival order: tail inserts count up, head inserts count down */
-  uint32_t worker;   /* holder */
-  uint32_t member;   /* holder member: the member whose message started this buffer */
-  proto_buf_t buf;
-  uint32_t lo, hi;   /* lowest and highest member in set (an interval if non-commutative) */
-  uint32_t nset;     /* members in set */
-  uint64_t set[];    /* bitset over the n members */
-} msg_t;
-
-struct inst;
-
-typedef struct {
-  hlink_t hlink;    /* s->tasks, by id   */
-  dred_queue_t q;   /* inst->tasks, dispatch order */
-  uint64_t id;
-  struct inst *inst;
-  msg_t *exec, *prov;
-  uint64_t bytes;
-  uint64_t start_ns;
-} task_t;
-
-typedef struct inst {
-  hlink_t hlink;      /* s->insts, by (group, tag) */
-  dred_queue_t link;  /* s->inst_list              */
-  sched_key_t key;
-  const group_t *g;
-  sched_params_t params; /* fixed by the first READY */
-  uint64_t bytes;        /* per member               */
-  uint64_t start_ns;
-  dred_queue_t queue;    /* msg_t, arrival order     */
-  dred_queue_t tasks;    /* task_t, dispatch order   */
-  int64_t seq_head, seq_tail;
-  msg_t **by_lo, **by_hi; /* non-commutative: queued message starting / ending at rank k */
-  msg_t *fresh;           /* non-commutative: the message enqueued since the last pairing
-                             pass, if it is the only one (nfresh == 1) and still queued */
-  uint32_t nfresh;        /* messages enqueued since the last pairing pass */
-  uint32_t ntasks;        /* tasks dispatched        */
-  uint32_t nrecovered;    /* recovered READYs taken  */
-  uint32_t nowed;         /* members alive and not told yet */
-  int32_t status;         /* DRED_OK while running, else why it failed */
-  uint8_t drained;        /* failed and its in-flight tasks are all back */
-  uint8_t *inl_data;      /* inline: n x bytes, the arrived operands (NULL until needed) */
-  uint32_t ninl;          /* inline: members arrived */
-  member_t m[];
-} inst_t;
-
-struct sched {
-  uint32_t nworkers;
-  uint32_t nfailed; /* workers with alive == 0 */
-  sched_policy_t policy;
-  worker_t *w; /* [1..nworkers] */
-  uint32_t *node_of; /* [0..nworkers]: each worker's node (sched_set_node), 0 by default */
-  double speed_sum; /* over live measured workers, for the "unknown speed" mean */
-  uint32_t nmeasured;
-  htab_t groups, insts, tasks;
-  dred_queue_t inst_list;
-  uint64_t next_task_id;
-  uint64_t now; /* the current event's time */
-  sched_action_t *act;
-  size_t act_head, act_len, act_cap;
-};
-
-static int worker_alive(const sched_t *s, uint32_t w) {
+int worker_alive(const sched_t *s, uint32_t w) {
   return w >= 1 && w <= s->nworkers && s->w[w].alive;
 }
 
@@ -302,7 +186,7 @@ static sched_action_t *act_push(sched_t *s, sched_act_type_t type, sched_key_t k
 
 /* A message to `worker` about instance `key`: the one place the instance's group and tag
  * go into an outbound message (each type keeps them in its own fields). */
-static sched_action_t *act_send(sched_t *s, sched_key_t key, proto_type_t type, uint32_t worker) {
+sched_action_t *act_send(sched_t *s, sched_key_t key, proto_type_t type, uint32_t worker) {
   sched_action_t *a = act_push(s, SCHED_ACT_SEND, key);
   a->worker = worker;
   a->msg.type = type;
@@ -341,7 +225,7 @@ static group_t *group_find(const sched_t *s, uint64_t id) {
   return NULL;
 }
 
-static inst_t *inst_find(const sched_t *s, sched_key_t key) {
+inst_t *inst_find(const sched_t *s, sched_key_t key) {
   uint64_t h = key_hash(key);
   hlink_t *e;
   for (e = htab_chain(&s->insts, h); e != NULL; e = e->next) {
@@ -365,10 +249,8 @@ static task_t *task_find(const sched_t *s, uint64_t id) {
 
 static size_t set_words(uint32_t n) { return ((size_t)n + 63) / 64; }
 
-static int set_has(const uint64_t *set, uint32_t k) { return (set[k / 64] >> (k % 64)) & 1; }
-
 /* A message holding member `member`'s operand alone.  NULL when out of memory. */
-static msg_t *msg_new(uint32_t n, uint32_t worker, uint32_t member, proto_buf_t buf) {
+msg_t *msg_new(uint32_t n, uint32_t worker, uint32_t member, proto_buf_t buf) {
   msg_t *m = calloc(1, sizeof *m + set_words(n) * sizeof(uint64_t));
   if (m == NULL) return NULL;
   dred_queue_init(&m->q);
@@ -389,7 +271,7 @@ static void msg_union(const inst_t *in, msg_t *into, const msg_t *from) {
   if (from->hi > into->hi) into->hi = from->hi;
 }
 
-static void msg_enqueue(inst_t *in, msg_t *m, int at_head) {
+void msg_enqueue(inst_t *in, msg_t *m, int at_head) {
   if (at_head) {
     m->seq = --in->seq_head;
     dred_queue_insert_head(&in->queue, &m->q);
@@ -405,7 +287,7 @@ static void msg_enqueue(inst_t *in, msg_t *m, int at_head) {
   in->nfresh++;
 }
 
-static void msg_dequeue(inst_t *in, msg_t *m) {
+void msg_dequeue(inst_t *in, msg_t *m) {
   dred_queue_remove(&m->q);
   if (in->by_lo != NULL) {
     in->by_lo[m->lo] = NULL;
@@ -444,7 +326,7 @@ static inst_t *inst_new(sched_t *s, const group_t *g, sched_key_t key, const sch
   return in;
 }
 
-static void task_free(sched_t *s, task_t *t) {
+void task_free(sched_t *s, task_t *t) {
   htab_remove(&s->tasks, &t->hlink);
   dred_queue_remove(&t->q);
   free(t->exec);
@@ -494,7 +376,7 @@ static void inst_complete(sched_t *s, inst_t *in) {
 }
 
 /* Mark the instance failed; the first reason wins.  Never frees: inst_settle does. */
-static void inst_fail(inst_t *in, int32_t status) {
+void inst_fail(inst_t *in, int32_t status) {
   if (in->status == DRED_OK) in->status = status ? status : DRED_ERR_INTERNAL;
 }
 
@@ -534,7 +416,7 @@ static void inst_inline_complete(sched_t *s, inst_t *in) {
 /* Bring an instance to rest after an event.  A running one ends if a message covers all
  * members (it is then the only message), else pairs what it can; a failed one goes on
  * toward its ENDs.  May free `in`: callers must not touch it afterwards. */
-static void inst_settle(sched_t *s, inst_t *in) {
+void inst_settle(sched_t *s, inst_t *in) {
   if (in->status != DRED_OK) {
     inst_try_finish(s, in);
     return;
@@ -659,108 +541,22 @@ static void inst_pair(sched_t *s, inst_t *in) {
   }
 }
 
-/* ---- loss and recovery ------------------------------------------------------------------ */
-
-/* The i-th worker that may hold member k's operand: its own worker, then the replica
- * holders its READY announced, then every other member in the placement order of
- * common/placement.c (other nodes first, each in cyclic group order).  If its READY never
- * came the list is unknown; the member placed its copies on the first live candidates of
- * that same order (the next live member on another node first), so the walk is that
- * order.  The members past the listed holders matter when those died too: a node peer of
- * the dead member may still find its operand's snapshot in the member's shared memory
- * (worker/snapdir.c), and a worker that has nothing answers RECOVER_FAILED at once.
- * 0 past the end. */
-static int listed_holder(const member_t *mb, uint32_t w) {
-  uint32_t j;
-  for (j = 0; j < mb->nreplicas; j++)
-    if (mb->replicas[j] == w) return 1;
-  return 0;
-}
-
-static uint32_t holder_at(const sched_t *s, const inst_t *in, uint32_t k, uint32_t i) {
-  const member_t *mb = &in->m[k];
-  uint32_t n = in->g->n, j, r, c;
-  if (i == 0) return in->g->workers[k];
-  if (!mb->arrived) {
-    c = dred_place_nth(n, in->g->workers, s->node_of, k, i - 1);
-    return c < n ? in->g->workers[c] : 0;
-  }
-  if (i <= mb->nreplicas) return mb->replicas[i - 1];
-  r = i - mb->nreplicas;
-  for (j = 0; (c = dred_place_nth(n, in->g->workers, s->node_of, k, j)) < n; j++) {
-    uint32_t w = in->g->workers[c];
-    if (!listed_holder(mb, w) && --r == 0) return w;
-  }
-  return 0;
-}
-
-/* Ask the first live holder at position >= from to reload member k; none left fails the
- * instance with `err`. */
-static void member_recover(sched_t *s, inst_t *in, uint32_t k, uint32_t from, int32_t err) {
-  member_t *mb = &in->m[k];
-  uint32_t i, w;
-  if (in->status != DRED_OK) return; /* a failed instance recovers nothing */
-  for (i = from; (w = holder_at(s, in, k, i)) != 0; i++) {
-    if (worker_alive(s, w)) {
-      act_send(s, in->key, PROTO_RECOVER, w)->msg.u.recover.member = k;
-      mb->state = M_RECOVERING;
-      mb->asked = w;
-      mb->try_idx = i;
-      return;
-    }
-  }
-  mb->state = M_WAITING;
-  inst_fail(in, err);
-}
-
-/* A buffer is gone: split its set into single members, each recovered on its own. */
-static void lose_set(sched_t *s, inst_t *in, const msg_t *m) {
-  uint32_t k;
-  for (k = m->lo; k <= m->hi && in->status == DRED_OK; k++)
-    if (set_has(m->set, k)) member_recover(s, in, k, 0, DRED_ERR_PROC_FAILED);
-}
-
 /* ---- events ------------------------------------------------------------------------------ */
 
 /* A worker's error code becomes every member's status: one dred does not define (0, a
  * negative number, garbage from a hostile peer; found by tests/fuzz/fuzz_sched.c) must not
  * reach a future, where dred_strerror could not name it.  It becomes `otherwise`. */
-static int32_t known_error(int32_t error, int32_t otherwise) {
+int32_t known_error(int32_t error, int32_t otherwise) {
   return error > DRED_OK && error <= DRED_ERR_INTERNAL ? error : otherwise;
 }
 
-static int params_agree(const sched_params_t *a, const sched_params_t *b) {
+int params_agree(const sched_params_t *a, const sched_params_t *b) {
   if (a->count != b->count || a->type_size != b->type_size || a->extent != b->extent ||
       a->type_sig != b->type_sig ||
       a->root != b->root || a->commutative != b->commutative || a->op_is_user != b->op_is_user ||
       a->inl != b->inl)
     return 0;
   return a->op_is_user || a->op == b->op; /* user ops: commutativity is all we can compare */
-}
-
-/* A READY answering a RECOVER: `worker` now holds a copy of `member`'s operand. */
-static int on_recovered_ready(sched_t *s, inst_t *in, const sched_event_t *ev) {
-  const sched_params_t p = params_of(&ev->msg);
-  uint32_t k = ev->msg.u.ready.member;
-  member_t *mb;
-  msg_t *m;
-  if (in == NULL) return DRED_ERR_ARG; /* never creates an instance */
-  mb = &in->m[k];
-  if (in->status != DRED_OK) return 0; /* too late to matter, and harmless */
-  if (mb->state == M_LIVE) return 0;   /* already covered: taking it would count it twice */
-  if (mb->state != M_RECOVERING || mb->asked != ev->worker) return DRED_ERR_ARG;
-  m = msg_new(in->g->n, ev->worker, k, ev->msg.u.ready.buf);
-  if (m == NULL) return DRED_ERR_NOMEM;
-  if (!params_agree(&in->params, &p)) {
-    free(m);
-    inst_fail(in, DRED_ERR_MISMATCH);
-  } else {
-    mb->state = M_LIVE;
-    in->nrecovered++;
-    msg_enqueue(in, m, 0);
-  }
-  inst_settle(s, in);
-  return 0;
 }
 
 /* An inline READY whose parameters agree: keep member k's operand, or fail the instance
@@ -915,93 +711,6 @@ static int on_task_done(sched_t *s, const sched_event_t *ev) {
   }
   free(exec);
   free(prov);
-  inst_settle(s, in);
-  return 0;
-}
-
-/* The executor died with the task: the provider's message was ready earliest and goes
- * back to the head (unless its holder is dead too); the executor's set is lost. */
-static void task_drop(sched_t *s, inst_t *in, task_t *t) {
-  msg_t *exec = t->exec, *prov = t->prov;
-  t->exec = t->prov = NULL;
-  task_free(s, t);
-  if (in->status == DRED_OK) {
-    if (worker_alive(s, prov->worker)) {
-      msg_enqueue(in, prov, 1);
-      prov = NULL;
-    } else {
-      lose_set(s, in, prov);
-    }
-    lose_set(s, in, exec);
-  }
-  free(exec);
-  free(prov);
-}
-
-static void inst_worker_failed(sched_t *s, inst_t *in, uint32_t w) {
-  const group_t *g = in->g;
-  dred_queue_t *q, *prev, *next;
-  uint32_t k;
-
-  if (in->status == DRED_OK && g->workers[in->params.root] == w)
-    inst_fail(in, DRED_ERR_ROOT_FAILED); /* the result has nowhere to go */
-
-  /* Tasks it was executing will never report.  Walk backwards so that, of several
-   * providers put back at the head, the earliest-dispatched ends up first. */
-  for (q = in->tasks.prev; q != &in->tasks; q = prev) {
-    task_t *t = DRED_QUEUE_DATA(q, task_t, q);
-    prev = q->prev;
-    if (t->exec->worker == w) task_drop(s, in, t);
-  }
-
-  /* Its queued messages are gone with it. */
-  DRED_QUEUE_FOREACH_SAFE(q, next, &in->queue) {
-    msg_t *m = DRED_QUEUE_DATA(q, msg_t, q);
-    if (m->worker != w) continue;
-    msg_dequeue(in, m);
-    lose_set(s, in, m);
-    free(m);
-  }
-
-  for (k = 0; k < g->n; k++) {
-    member_t *mb = &in->m[k];
-    if (g->workers[k] == w && !mb->told) in->nowed--; /* nobody to tell any more */
-    if (in->status != DRED_OK) continue;
-    if (mb->state == M_RECOVERING && mb->asked == w) /* asked of the dead: next holder */
-      member_recover(s, in, k, mb->try_idx + 1, DRED_ERR_PROC_FAILED);
-    else if (g->workers[k] == w && !mb->arrived && mb->state == M_WAITING && in->params.inl)
-      inst_fail(in, DRED_ERR_PROC_FAILED); /* inline: no replica to recover its operand from */
-    else if (g->workers[k] == w && !mb->arrived && mb->state == M_WAITING)
-      member_recover(s, in, k, 1, DRED_ERR_PROC_FAILED); /* its READY may never come */
-  }
-  inst_settle(s, in);
-}
-
-static int on_worker_failed(sched_t *s, uint32_t w) {
-  dred_queue_t *q, *next;
-  if (!worker_alive(s, w)) return 0;
-  s->w[w].alive = 0;
-  s->nfailed++;
-  if (s->w[w].measured) { /* the "unknown speed" mean is over live workers */
-    s->speed_sum -= s->w[w].speed;
-    if (--s->nmeasured == 0) s->speed_sum = 0.0;
-  }
-  DRED_QUEUE_FOREACH_SAFE(q, next, &s->inst_list) /* settle frees only the current one */
-    inst_worker_failed(s, DRED_QUEUE_DATA(q, inst_t, link), w);
-  return 0;
-}
-
-static int on_recover_failed(sched_t *s, const sched_event_t *ev) {
-  inst_t *in = inst_find(s, key_of(&ev->msg));
-  uint32_t k = ev->msg.u.recover.member;
-  member_t *mb;
-  if (in == NULL) return 0; /* it ended meanwhile (failed for everyone): a late answer */
-  if (k >= in->g->n) return DRED_ERR_ARG;
-  if (in->status != DRED_OK) return 0;
-  mb = &in->m[k];
-  if (mb->state != M_RECOVERING || mb->asked != ev->worker) return DRED_ERR_ARG;
-  member_recover(s, in, k, mb->try_idx + 1,
-                 known_error(ev->msg.u.recover.error, DRED_ERR_PROC_FAILED));
   inst_settle(s, in);
   return 0;
 }

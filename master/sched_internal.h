@@ -1,0 +1,169 @@
+/*
+ * sched_internal.h -- what master/sched.c and master/sched_recover.c share: the
+ * scheduler's state and the helpers both halves call.  Private to master/sched*.c: not
+ * installed, not included anywhere else; the scheduler's API is sched.h.
+ *
+ * The scheduler is one state machine in two files.  sched.c keeps the failure-free rules
+ * (instances, pairing, executor choice, tasks, ends) and the public API; sched_recover.c
+ * keeps the recovery rules (a worker failed, RECOVER, RECOVER_FAILED, a recovered READY).
+ * The vocabulary and the invariants are in sched.c's opening comment.
+ */
+#ifndef DRED_SCHED_INTERNAL_H
+#define DRED_SCHED_INTERNAL_H
+
+#include "sched.h"
+
+/* ---- an intrusive chained hash (sched.c) ---------------------------------------------- */
+
+typedef struct hlink {
+  struct hlink *next;
+  uint64_t hash;
+} hlink_t;
+
+typedef struct {
+  hlink_t **slot;
+  size_t mask; /* slots - 1, a power of two minus one */
+  size_t count;
+} htab_t;
+
+/* ---- what the members of an instance must agree on ----------------------------------- */
+
+/* The scheduler's own record of the agreement fields of a READY: the first READY of an
+ * instance fixes them, every later one is compared against them (params_agree).  Kept
+ * here, not on the wire, because it outlives the message it came from; params_of() is
+ * the one place it is derived. */
+typedef struct {
+  uint64_t count;
+  uint32_t type_size; /* MPI_Type_size of the datatype                   */
+  uint32_t extent;    /* bytes per element in the workers' buffers        */
+  uint32_t type_sig;  /* type-signature fingerprint (worker/typecheck.c)  */
+  int32_t op;         /* the op handle (predefined ops compare exactly)  */
+  uint8_t op_is_user; /* user ops compare only by commutativity          */
+  uint8_t commutative;
+  uint32_t root;      /* group rank of the root                          */
+  uint8_t inl;        /* an inline reduction: operands travel in READY    */
+} sched_params_t;
+
+/* ---- state -------------------------------------------------------------------------------- */
+
+typedef struct {
+  hlink_t hlink;
+  uint64_t id;
+  uint32_t n;
+  uint32_t workers[]; /* member k runs on workers[k] */
+} group_t;
+
+typedef struct {
+  uint8_t alive;
+  uint8_t measured;      /* speed holds at least one sample            */
+  uint64_t queued_bytes; /* bytes of tasks dispatched to it, not done */
+  uint64_t last_exec_ns; /* its last task's run time (LAST_TIME)     */
+  double speed;          /* bytes/ns, EWMA with alpha 0.5 (PREDICT)  */
+} worker_t;
+
+typedef enum {
+  M_WAITING = 0, /* no operand of it is in any message yet           */
+  M_LIVE,        /* its operand is inside exactly one live message   */
+  M_RECOVERING   /* lost; a RECOVER is outstanding at `asked`        */
+} member_state_t;
+
+typedef struct {
+  uint8_t state;    /* member_state_t                                  */
+  uint8_t arrived;  /* its own READY came: it is owed an END           */
+  uint8_t told;     /* its END went out                                */
+  uint8_t nreplicas;
+  uint32_t replicas[PROTO_MAX_REPLICAS];
+  uint32_t try_idx; /* position of `asked` in its holder list (holder_at) */
+  uint32_t asked;   /* worker of the outstanding RECOVER               */
+} member_t;
+
+typedef struct {
+  dred_queue_t q;    /* in inst->queue while queued; unlinked while a task holds it */
+  int64_t seq;       /* arrival order: tail inserts count up, head inserts count down */
+  uint32_t worker;   /* holder */
+  uint32_t member;   /* holder member: the member whose message started this buffer */
+  proto_buf_t buf;
+  uint32_t lo, hi;   /* lowest and highest member in set (an interval if non-commutative) */
+  uint32_t nset;     /* members in set */
+  uint64_t set[];    /* bitset over the n members */
+} msg_t;
+
+struct inst;
+
+typedef struct {
+  hlink_t hlink;    /* s->tasks, by id   */
+  dred_queue_t q;   /* inst->tasks, dispatch order */
+  uint64_t id;
+  struct inst *inst;
+  msg_t *exec, *prov;
+  uint64_t bytes;
+  uint64_t start_ns;
+} task_t;
+
+typedef struct inst {
+  hlink_t hlink;      /* s->insts, by (group, tag) */
+  dred_queue_t link;  /* s->inst_list              */
+  sched_key_t key;
+  const group_t *g;
+  sched_params_t params; /* fixed by the first READY */
+  uint64_t bytes;        /* per member               */
+  uint64_t start_ns;
+  dred_queue_t queue;    /* msg_t, arrival order     */
+  dred_queue_t tasks;    /* task_t, dispatch order   */
+  int64_t seq_head, seq_tail;
+  msg_t **by_lo, **by_hi; /* non-commutative: queued message starting / ending at rank k */
+  msg_t *fresh;           /* non-commutative: the message enqueued since the last pairing
+                             pass, if it is the only one (nfresh == 1) and still queued */
+  uint32_t nfresh;        /* messages enqueued since the last pairing pass */
+  uint32_t ntasks;        /* tasks dispatched        */
+  uint32_t nrecovered;    /* recovered READYs taken  */
+  uint32_t nowed;         /* members alive and not told yet */
+  int32_t status;         /* DRED_OK while running, else why it failed */
+  uint8_t drained;        /* failed and its in-flight tasks are all back */
+  uint8_t *inl_data;      /* inline: n x bytes, the arrived operands (NULL until needed) */
+  uint32_t ninl;          /* inline: members arrived */
+  member_t m[];
+} inst_t;
+
+struct sched {
+  uint32_t nworkers;
+  uint32_t nfailed; /* workers with alive == 0 */
+  sched_policy_t policy;
+  worker_t *w; /* [1..nworkers] */
+  uint32_t *node_of; /* [0..nworkers]: each worker's node (sched_set_node), 0 by default */
+  double speed_sum; /* over live measured workers, for the "unknown speed" mean */
+  uint32_t nmeasured;
+  htab_t groups, insts, tasks;
+  dred_queue_t inst_list;
+  uint64_t next_task_id;
+  uint64_t now; /* the current event's time */
+  sched_action_t *act;
+  size_t act_head, act_len, act_cap;
+};
+
+/* ---- sched.c: helpers the recovery rules call ------------------------------------------- */
+
+int worker_alive(const sched_t *s, uint32_t w);
+sched_params_t params_of(const proto_msg_t *ready);
+sched_key_t key_of(const proto_msg_t *m);
+sched_action_t *act_send(sched_t *s, sched_key_t key, proto_type_t type, uint32_t worker);
+inst_t *inst_find(const sched_t *s, sched_key_t key);
+msg_t *msg_new(uint32_t n, uint32_t worker, uint32_t member, proto_buf_t buf);
+void msg_enqueue(inst_t *in, msg_t *m, int at_head);
+void msg_dequeue(inst_t *in, msg_t *m);
+void task_free(sched_t *s, task_t *t);
+void inst_fail(inst_t *in, int32_t status);
+void inst_settle(sched_t *s, inst_t *in);
+int32_t known_error(int32_t error, int32_t otherwise);
+int params_agree(const sched_params_t *a, const sched_params_t *b);
+
+/* ---- sched_recover.c: the recovery rules -------------------------------------------------- */
+
+/* A buffer is gone: RECOVER each member of its set on its own. */
+void lose_set(sched_t *s, inst_t *in, const msg_t *m);
+/* A READY flagged recovered (on_ready hands it over; `in` may be NULL). */
+int on_recovered_ready(sched_t *s, inst_t *in, const sched_event_t *ev);
+int on_worker_failed(sched_t *s, uint32_t w);              /* SCHED_EV_WORKER_FAILED */
+int on_recover_failed(sched_t *s, const sched_event_t *ev); /* PROTO_RECOVER_FAILED   */
+
+#endif /* DRED_SCHED_INTERNAL_H */

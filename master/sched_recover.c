@@ -1,0 +1,215 @@
+/*
+ * sched_recover.c -- the scheduler's recovery rules (seed 002, section 3): what happens
+ * to a reduction when a worker dies, and how a lost operand is brought back.
+ *
+ * What it is for.  sched.c pairs ready buffers into tasks as if nobody died; this file is
+ * the other half of the same state machine (shared state: sched_internal.h).  Like the
+ * rest it reads no clock, does no I/O and never logs: it changes instances and pushes
+ * actions (RECOVER messages above all), and sched.c's inst_settle() brings each instance
+ * to rest afterwards.
+ *
+ * How it works.
+ *   - A worker fails (on_worker_failed): it is marked dead and every instance in flight
+ *     is visited (inst_worker_failed).  The root's worker dying fails the instance with
+ *     DRED_ERR_ROOT_FAILED: the result has nowhere to go.  Tasks the dead worker was
+ *     executing will never report: the provider's message goes back to the head of the
+ *     queue (it was ready earliest), the executor's set is lost (task_drop).  The dead
+ *     worker's queued messages are lost too.
+ *   - A lost set is split into single members (lose_set): a combined buffer is gone, but
+ *     each member's own operand may still exist somewhere, so each is recovered on its
+ *     own and the partial sums are simply computed again.
+ *   - Recovering member k (member_recover) sends a RECOVER to the first live worker in
+ *     k's holder list (holder_at): k's own worker, then the replica holders its READY
+ *     announced, then the other members in common/placement.c's order (other nodes
+ *     first, cyclic group order) -- which is also where k put its copies when its READY
+ *     never arrived.  No live holder left fails the instance (DRED_ERR_PROC_FAILED).
+ *   - A member whose worker died before its READY came is recovered from position 1 (its
+ *     copies; a node peer may still read its snapshot in shared memory) -- unless the
+ *     instance is inline: inline operands have no replicas, so the instance fails.
+ *   - A RECOVER_FAILED (the asked worker has no usable copy) or the death of the asked
+ *     worker moves on to the next holder in the list (on_recover_failed).
+ *   - The answer is an ordinary READY flagged recovered (on_recovered_ready): it becomes
+ *     a one-member message at the tail of the queue and pairing goes on.  An answer for
+ *     a member already covered, or for an instance that failed meanwhile, is ignored.
+ */
+#include <stdlib.h>
+
+#include "../common/placement.h"
+#include "sched_internal.h"
+
+/* ---- loss and recovery ------------------------------------------------------------------ */
+
+static int set_has(const uint64_t *set, uint32_t k) { return (set[k / 64] >> (k % 64)) & 1; }
+
+/* The i-th worker that may hold member k's operand: its own worker, then the replica
+ * holders its READY announced, then every other member in the placement order of
+ * common/placement.c (other nodes first, each in cyclic group order).  If its READY never
+ * came the list is unknown; the member placed its copies on the first live candidates of
+ * that same order (the next live member on another node first), so the walk is that
+ * order.  The members past the listed holders matter when those died too: a node peer of
+ * the dead member may still find its operand's snapshot in the member's shared memory
+ * (worker/snapdir.c), and a worker that has nothing answers RECOVER_FAILED at once.
+ * 0 past the end. */
+static int listed_holder(const member_t *mb, uint32_t w) {
+  uint32_t j;
+  for (j = 0; j < mb->nreplicas; j++)
+    if (mb->replicas[j] == w) return 1;
+  return 0;
+}
+
+static uint32_t holder_at(const sched_t *s, const inst_t *in, uint32_t k, uint32_t i) {
+  const member_t *mb = &in->m[k];
+  uint32_t n = in->g->n, j, r, c;
+  if (i == 0) return in->g->workers[k];
+  if (!mb->arrived) {
+    c = dred_place_nth(n, in->g->workers, s->node_of, k, i - 1);
+    return c < n ? in->g->workers[c] : 0;
+  }
+  if (i <= mb->nreplicas) return mb->replicas[i - 1];
+  r = i - mb->nreplicas;
+  for (j = 0; (c = dred_place_nth(n, in->g->workers, s->node_of, k, j)) < n; j++) {
+    uint32_t w = in->g->workers[c];
+    if (!listed_holder(mb, w) && --r == 0) return w;
+  }
+  return 0;
+}
+
+/* Ask the first live holder at position >= from to reload member k; none left fails the
+ * instance with `err`. */
+static void member_recover(sched_t *s, inst_t *in, uint32_t k, uint32_t from, int32_t err) {
+  member_t *mb = &in->m[k];
+  uint32_t i, w;
+  if (in->status != DRED_OK) return; /* a failed instance recovers nothing */
+  for (i = from; (w = holder_at(s, in, k, i)) != 0; i++) {
+    if (worker_alive(s, w)) {
+      act_send(s, in->key, PROTO_RECOVER, w)->msg.u.recover.member = k;
+      mb->state = M_RECOVERING;
+      mb->asked = w;
+      mb->try_idx = i;
+      return;
+    }
+  }
+  mb->state = M_WAITING;
+  inst_fail(in, err);
+}
+
+/* A buffer is gone: split its set into single members, each recovered on its own. */
+void lose_set(sched_t *s, inst_t *in, const msg_t *m) {
+  uint32_t k;
+  for (k = m->lo; k <= m->hi && in->status == DRED_OK; k++)
+    if (set_has(m->set, k)) member_recover(s, in, k, 0, DRED_ERR_PROC_FAILED);
+}
+
+/* ---- events ------------------------------------------------------------------------------ */
+
+/* A READY answering a RECOVER: `worker` now holds a copy of `member`'s operand. */
+int on_recovered_ready(sched_t *s, inst_t *in, const sched_event_t *ev) {
+  const sched_params_t p = params_of(&ev->msg);
+  uint32_t k = ev->msg.u.ready.member;
+  member_t *mb;
+  msg_t *m;
+  if (in == NULL) return DRED_ERR_ARG; /* never creates an instance */
+  mb = &in->m[k];
+  if (in->status != DRED_OK) return 0; /* too late to matter, and harmless */
+  if (mb->state == M_LIVE) return 0;   /* already covered: taking it would count it twice */
+  if (mb->state != M_RECOVERING || mb->asked != ev->worker) return DRED_ERR_ARG;
+  m = msg_new(in->g->n, ev->worker, k, ev->msg.u.ready.buf);
+  if (m == NULL) return DRED_ERR_NOMEM;
+  if (!params_agree(&in->params, &p)) {
+    free(m);
+    inst_fail(in, DRED_ERR_MISMATCH);
+  } else {
+    mb->state = M_LIVE;
+    in->nrecovered++;
+    msg_enqueue(in, m, 0);
+  }
+  inst_settle(s, in);
+  return 0;
+}
+
+/* The executor died with the task: the provider's message was ready earliest and goes
+ * back to the head (unless its holder is dead too); the executor's set is lost. */
+static void task_drop(sched_t *s, inst_t *in, task_t *t) {
+  msg_t *exec = t->exec, *prov = t->prov;
+  t->exec = t->prov = NULL;
+  task_free(s, t);
+  if (in->status == DRED_OK) {
+    if (worker_alive(s, prov->worker)) {
+      msg_enqueue(in, prov, 1);
+      prov = NULL;
+    } else {
+      lose_set(s, in, prov);
+    }
+    lose_set(s, in, exec);
+  }
+  free(exec);
+  free(prov);
+}
+
+static void inst_worker_failed(sched_t *s, inst_t *in, uint32_t w) {
+  const group_t *g = in->g;
+  dred_queue_t *q, *prev, *next;
+  uint32_t k;
+
+  if (in->status == DRED_OK && g->workers[in->params.root] == w)
+    inst_fail(in, DRED_ERR_ROOT_FAILED); /* the result has nowhere to go */
+
+  /* Tasks it was executing will never report.  Walk backwards so that, of several
+   * providers put back at the head, the earliest-dispatched ends up first. */
+  for (q = in->tasks.prev; q != &in->tasks; q = prev) {
+    task_t *t = DRED_QUEUE_DATA(q, task_t, q);
+    prev = q->prev;
+    if (t->exec->worker == w) task_drop(s, in, t);
+  }
+
+  /* Its queued messages are gone with it. */
+  DRED_QUEUE_FOREACH_SAFE(q, next, &in->queue) {
+    msg_t *m = DRED_QUEUE_DATA(q, msg_t, q);
+    if (m->worker != w) continue;
+    msg_dequeue(in, m);
+    lose_set(s, in, m);
+    free(m);
+  }
+
+  for (k = 0; k < g->n; k++) {
+    member_t *mb = &in->m[k];
+    if (g->workers[k] == w && !mb->told) in->nowed--; /* nobody to tell any more */
+    if (in->status != DRED_OK) continue;
+    if (mb->state == M_RECOVERING && mb->asked == w) /* asked of the dead: next holder */
+      member_recover(s, in, k, mb->try_idx + 1, DRED_ERR_PROC_FAILED);
+    else if (g->workers[k] == w && !mb->arrived && mb->state == M_WAITING && in->params.inl)
+      inst_fail(in, DRED_ERR_PROC_FAILED); /* inline: no replica to recover its operand from */
+    else if (g->workers[k] == w && !mb->arrived && mb->state == M_WAITING)
+      member_recover(s, in, k, 1, DRED_ERR_PROC_FAILED); /* its READY may never come */
+  }
+  inst_settle(s, in);
+}
+
+int on_worker_failed(sched_t *s, uint32_t w) {
+  dred_queue_t *q, *next;
+  if (!worker_alive(s, w)) return 0;
+  s->w[w].alive = 0;
+  s->nfailed++;
+  if (s->w[w].measured) { /* the "unknown speed" mean is over live workers */
+    s->speed_sum -= s->w[w].speed;
+    if (--s->nmeasured == 0) s->speed_sum = 0.0;
+  }
+  DRED_QUEUE_FOREACH_SAFE(q, next, &s->inst_list) /* settle frees only the current one */
+    inst_worker_failed(s, DRED_QUEUE_DATA(q, inst_t, link), w);
+  return 0;
+}
+
+int on_recover_failed(sched_t *s, const sched_event_t *ev) {
+  inst_t *in = inst_find(s, key_of(&ev->msg));
+  uint32_t k = ev->msg.u.recover.member;
+  member_t *mb;
+  if (in == NULL) return 0; /* it ended meanwhile (failed for everyone): a late answer */
+  if (k >= in->g->n) return DRED_ERR_ARG;
+  if (in->status != DRED_OK) return 0;
+  mb = &in->m[k];
+  if (mb->state != M_RECOVERING || mb->asked != ev->worker) return DRED_ERR_ARG;
+  member_recover(s, in, k, mb->try_idx + 1,
+                 known_error(ev->msg.u.recover.error, DRED_ERR_PROC_FAILED));
+  inst_settle(s, in);
+  return 0;
+}
