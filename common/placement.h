@@ -1,7 +1,7 @@
 /*
  * placement.h -- where the copies of an operand go: one rule, used by libdred (which
- * writes the copies, worker/replicate.c) and by dred-master (which must know where to
- * look for them when the member's READY never arrived, master/sched.c).
+ * writes the copies, worker/replica_send.c) and by dred-master (which must know where to
+ * look for them when the member's READY never arrived, master/sched_recover.c).
  *
  * Why one function: the two sides used to write the rule twice ("the next live member in
  * cyclic order"), so a change to one would have sent the master asking the wrong holders.

@@ -687,7 +687,7 @@ static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) 
 
 /* An out-of-place result is complete: it becomes the executor's buffer (the root's stays
  * its recvbuf, so the result is copied there).  The buffer it replaces is freed -- or, if
- * it is the replica snapshot, handed back to replicate.c, which frees it once its copies
+ * it is the replica snapshot, handed back to replica_send.c, which frees it once its copies
  * are taken; or, if it is the application's dred_alloc_mem block, left alone. */
 static void oop_commit(dred_rt_t *rt, dred_task_t *t) {
   dred_inst_t *in = t->inst;

@@ -16,6 +16,10 @@
  *   lifetime.c   MPI_Op_free/MPI_Type_free wrappers: what a pending reduction uses stays
  *   mem.c        dred_alloc_mem/dred_free_mem: application blocks in the shared pool
  *   runtime.c    the runtime thread: messages from the master, instances, shutdown
+ *   replicate.c  the robust layer's entry points: replica store, FAILED, END, progress
+ *   replica_send.c   snapshots and the copies sent to neighbours (placement, shm, bulk, ACK)
+ *   replica_recv.c   copies received from neighbours: checked, written to the store
+ *   recover.c    answering RECOVER: an operand back from a copy, sendbuf or a snapshot
  */
 #ifndef DRED_RUNTIME_H
 #define DRED_RUNTIME_H
@@ -119,7 +123,7 @@ void dred_lifetime_release(MPI_Op op, MPI_Datatype type, int held_flags);
 /* Distinct handles held now; frees deferred and frees performed late, since the start. */
 void dred_lifetime_stats(uint64_t *handles_held, uint64_t *deferred, uint64_t *done_late);
 
-/* ---- a buffer holding a recovered copy of another member's operand (replicate.c) ---- */
+/* ---- a buffer holding a recovered copy of another member's operand (recover.c) ---- */
 typedef struct dred_rbuf {
   dred_queue_t link; /* inst->rbufs */
   uint32_t member;
@@ -175,7 +179,7 @@ typedef struct dred_inst {
   int inl_status;      /* the root's fold failed: its future ends with this */
   int inl_folded;      /* the root took its INLINE message */
   int dir_slot;        /* snapshot directory slot of acc (snapdir.c), or -1 */
-  /* Non-NULL while acc is also the operand's replica snapshot (replicate.c): acc is then
+  /* Non-NULL while acc is also the operand's replica snapshot (replica_send.c): acc is then
    * read-only -- copies are being taken from it -- so the first combine this member
    * executes writes its result to a new buffer and drops the snapshot with
    * dred_repl_snapshot_drop. */
@@ -183,7 +187,7 @@ typedef struct dred_inst {
   inst_state_t state;
   int end_status;      /* set when END arrives while tasks are still running */
   int tasks_pending;
-  int io_pending;      /* replica writes/sends reading sendbuf, recover reads (replicate.c) */
+  int io_pending;      /* replica writes/sends reading sendbuf, recover reads (recover.c) */
   dred_queue_t rbufs;  /* recovered copies of other members' operands held here */   /* tasks queued or running for this instance */
 } dred_inst_t;
 
@@ -328,10 +332,12 @@ proto_buf_t dred_rt_bufref(const dred_rt_t *rt, const char *p, int64_t pool_off,
 /* The one READY builder: *m becomes a READY for member `member`'s operand of `in`, with
  * every parameter the master checks members agree on; the caller adds the buffer (and
  * replicas, inline operand, error or the recovered flag).  A member's own READY
- * (runtime.c) and a recovered copy's (replicate.c) both start here. */
+ * (runtime.c) and a recovered copy's (recover.c) both start here. */
 void dred_rt_ready(const dred_inst_t *in, uint32_t member, proto_msg_t *m);
 
-/* replicate.c -- the robust layer: replicas, recovery, reactions to failures */
+/* The robust layer: replicas, recovery, reactions to failures.  replicate.c: open, init,
+ * close, on_failed, on_end, progress, on_shutdown; replica_send.c: on_announce, on_ack,
+ * snapshot_drop; replica_recv.c: on_header; recover.c: on_recover. */
 /* Open this worker's replica store in the job's directory (DRED_REPLICAS > 0): DRED_OK,
  * or DRED_ERR_STORAGE (logged) -- dred_init then fails (a job that asked for replicas
  * must not run without them unknowingly). */

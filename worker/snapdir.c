@@ -4,7 +4,7 @@
  * A member's operand is safe only once a copy of it exists outside its process.  The
  * member copies it into its shared-memory pool inside dred_ireduce (on the caller's
  * thread, before anything else happens), and the neighbour then stores it from there
- * (replicate.c).  Between that copy and the moment the neighbour hears of it there is a
+ * (replica_recv.c).  Between that copy and the moment the neighbour hears of it there is a
  * gap -- the runtime thread must wake up and send the header -- and a crash in that gap
  * used to lose the operand for good, although its bytes still lay in shared memory.
  *

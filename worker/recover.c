@@ -1,0 +1,223 @@
+/*
+ * recover.c -- answering the master's RECOVER: bringing a lost operand back.
+ *
+ * What it is for.  When a buffer dies with a worker, dred-master splits it into single
+ * operands and asks, for each, a worker that may hold it to RECOVER it
+ * (master/sched_recover.c).  This file answers: it loads the operand into a buffer of
+ * ours and reports it with a READY flagged recovered, or says RECOVER_FAILED so the
+ * master asks the next holder.
+ *
+ * How it works.
+ *   - Our own operand: a non-root member whose accumulator is still the untouched
+ *     snapshot (or the application's block) has nothing to reload.  Otherwise the
+ *     primary buffer is reloaded from our local copy, falling back to sendbuf (which the
+ *     API keeps valid and unchanged) if that copy is missing or corrupt -- unless the
+ *     application abandoned the reduction, then sendbuf is no longer ours.  The root
+ *     reloads from sendbuf (a partly combined accumulator cannot be trusted), or fails
+ *     when it reduced in place into its only copy.
+ *   - Another member's operand: read from the copy it sent us (replica_recv.c) into a new
+ *     buffer kept with the instance; with no usable copy, a dead node peer's snapshot
+ *     may still be listed in its pool's directory (snapdir.c): it died before its
+ *     neighbour heard of it, and its segment outlives it.
+ *   - A RECOVER for a reduction this process has not called yet, or whose copy is still
+ *     being written, is parked and retried by dred_repl_progress (replicate.c); one for a
+ *     reduction that ended is dropped; an inline reduction keeps no copies and answers
+ *     RECOVER_FAILED at once.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "../common/status.h"
+#include "../storage/replica.h"
+#include "../storage/replica_async.h"
+#include "replicate_internal.h"
+
+/* ---- recovery ------------------------------------------------------------------------ */
+
+static void send_recovered(dred_rt_t *rt, dred_inst_t *in, uint32_t member, const char *p,
+                           int64_t pool_off) {
+  proto_msg_t m;
+  dred_rt_ready(in, member, &m);
+  m.u.ready.recovered = 1;
+  m.u.ready.buf = dred_rt_bufref(rt, p, pool_off, in->bytes);
+  if (pool_off >= 0) MPI_Win_sync(rt->swin);
+  dred_rt_send_master(rt, &m);
+}
+
+static void send_recover_failed(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
+                                int error) {
+  proto_msg_t m;
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_RECOVER_FAILED;
+  m.u.recover.group = group;
+  m.u.recover.tag = tag;
+  m.u.recover.member = member;
+  m.u.recover.error = error;
+  dred_rt_send_master(rt, &m);
+}
+
+/* No stored copy of a dead member's operand here.  If the member shared our node, its
+ * snapshot may still be listed in its pool's directory (it died before its neighbour
+ * heard of it): copy it from there into io->buf.  Returns 1 when found. */
+static int snapdir_found(dred_rt_t *rt, dred_inst_t *in, repl_io_t *io) {
+  uint32_t w = in->group->workers[io->member];
+  return rt->failed[w] && rt->peer_base[w] != NULL &&
+         dred_snapdir_read(rt, w, in->group_id, in->tag, io->member, io->buf, in->bytes) ==
+             DRED_OK;
+}
+
+/* io->buf holds another member's operand: keep it with the instance and announce it. */
+static int keep_recovered(dred_rt_t *rt, dred_inst_t *in, repl_io_t *io, const char *from) {
+  dred_rbuf_t *b = calloc(1, sizeof *b);
+  if (b == NULL) return DRED_ERR_NOMEM;
+  b->member = io->member;
+  b->p = io->buf;
+  b->pool_off = io->pool_off;
+  b->malloced = io->malloced;
+  dred_queue_insert_tail(&in->rbufs, &b->link);
+  DRED_INFO("recovered member %u's operand from %s (tag %lld)", io->member, from,
+            (long long)in->tag);
+  send_recovered(rt, in, io->member, b->p, b->pool_off);
+  return DRED_OK;
+}
+
+/* Copy the caller's operand back into acc from sendbuf, which the API keeps valid and
+ * unchanged -- unless the application abandoned the reduction (freed its pending
+ * future): then sendbuf may be gone, and DRED_ERR_PROC_FAILED says so.  The future's lock
+ * is held across the copy, so a dred_future_free that returned never races with it. */
+static int reload_from_sendbuf(dred_rt_t *rt, dred_inst_t *in) {
+  int rc;
+  if (dred_future_abandoned_lock(in->fut)) return DRED_ERR_PROC_FAILED;
+  rc = dred_dp_load(rt, in, in->acc); /* packed or image layouts as at the call */
+  dred_future_unlock(in->fut);
+  return rc;
+}
+
+static void recover_get_done(void *arg, int status) {
+  repl_io_t *io = arg;
+  dred_rt_t *rt = io->rt;
+  dred_inst_t *in = io->inst;
+
+  in->io_pending--;
+  if (in->state != INST_ANNOUNCED) { /* ended meanwhile */
+    if (!io->is_self) dred_dp_buf_free(rt, in->bytes, io->buf, io->pool_off, io->malloced);
+  } else if (io->is_self) {
+    if (status != DRED_OK && reload_from_sendbuf(rt, in) != DRED_OK) {
+      DRED_ERROR("local replica of my operand (tag %lld) unusable (%s) and the reduction was "
+                 "abandoned (its sendbuf is no longer ours): cannot recover it",
+                 (long long)in->tag, dred_status_str(status));
+      send_recover_failed(rt, in->group_id, in->tag, in->member, DRED_ERR_PROC_FAILED);
+    } else {
+      if (status != DRED_OK)
+        DRED_WARN("local replica of my operand (tag %lld) unusable (%s): reloaded from sendbuf",
+                  (long long)in->tag, dred_status_str(status));
+      DRED_INFO("recovered my operand (tag %lld)", (long long)in->tag);
+      send_recovered(rt, in, in->member, in->acc, in->pool_off);
+    }
+  } else {
+    const char *from = "my replica store";
+    if (status != DRED_OK && snapdir_found(rt, in, io)) {
+      status = DRED_OK;
+      from = "its snapshot in shared memory";
+    }
+    if (status == DRED_OK) status = keep_recovered(rt, in, io, from);
+    if (status != DRED_OK) {
+      dred_dp_buf_free(rt, in->bytes, io->buf, io->pool_off, io->malloced);
+      send_recover_failed(rt, in->group_id, in->tag, io->member, status);
+    }
+  }
+  dred_rt_inst_maybe_finish(rt, in);
+  free(io);
+}
+
+static int write_pending(uint64_t group, int64_t tag, uint32_t member) {
+  dred_queue_t *q;
+  DRED_QUEUE_FOREACH(q, &writes_in_flight) {
+    repl_io_t *io = DRED_QUEUE_DATA(q, repl_io_t, link);
+    if (io->group == group && io->tag == tag && io->member == member) return 1;
+  }
+  return 0;
+}
+
+/* Returns 1 when handled (or dropped), 0 when it must wait (park it). */
+int try_recover(dred_rt_t *rt, const proto_msg_t *m) {
+  dred_inst_t *in;
+  repl_io_t *io;
+  uint32_t member = m->u.recover.member;
+  int rc;
+
+  uv_mutex_lock(&rt->lock);
+  in = dred_rt_find(rt, m->u.recover.group, m->u.recover.tag);
+  uv_mutex_unlock(&rt->lock);
+  if (in == NULL || in->state == INST_SUBMITTED) return 0; /* we have not called it yet */
+  if (in->state == INST_ENDED) return 1;
+  if (member >= in->group->n) {
+    send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_INTERNAL);
+    return 1;
+  }
+  if (in->inl) { /* an inline reduction keeps no copies (the master holds its operands) */
+    send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_PROC_FAILED);
+    return 1;
+  }
+  if (write_pending(in->group_id, in->tag, member)) return 0;
+  if ((io = calloc(1, sizeof *io)) == NULL) {
+    send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_NOMEM);
+    return 1;
+  }
+  io->rt = rt;
+  io->inst = in;
+  io->member = member;
+  io->is_self = member == in->member;
+  if (io->is_self) {
+    if (in->is_root) {
+      /* A partly combined accumulator cannot be trusted.  The root's operand is still in
+       * sendbuf -- or, in place, in recvbuf when the root combines in a buffer of its own
+       * (a packed or image layout leaves recvbuf alone until the end); a direct root
+       * reducing in place combined into its only copy. */
+      free(io);
+      if ((in->sendbuf == MPI_IN_PLACE && in->ti.layout == DRED_LAYOUT_DIRECT) ||
+          reload_from_sendbuf(rt, in) != DRED_OK) {
+        send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_PROC_FAILED);
+      } else {
+        send_recovered(rt, in, member, in->acc, in->pool_off);
+      }
+      return 1;
+    }
+    if (in->snap != NULL || in->acc_is_app) {
+      /* acc is still the untouched snapshot of our operand (or the application's block it
+       * is read from in place): nothing to reload. */
+      free(io);
+      send_recovered(rt, in, member, in->acc, in->pool_off);
+      return 1;
+    }
+    io->buf = in->acc;
+    io->pool_off = in->pool_off;
+  } else if (dred_dp_buf_alloc(rt, in->bytes, &io->buf, &io->pool_off, &io->malloced) != DRED_OK) {
+    free(io);
+    send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_NOMEM);
+    return 1;
+  }
+  if (rt->store == NULL) {
+    in->io_pending++;
+    recover_get_done(io, DRED_ERR_PROC_FAILED);
+    return 1;
+  }
+  rc = dred_replica_get_async(&rt->loop, rt->store, in->group_id, in->tag, member, io->buf,
+                              in->bytes, recover_get_done, io);
+  in->io_pending++;
+  if (rc != DRED_OK) recover_get_done(io, rc);
+  return 1;
+}
+
+void dred_repl_on_recover(dred_rt_t *rt, const proto_msg_t *m) {
+  parked_t *p;
+  if (try_recover(rt, m)) return;
+  if ((p = malloc(sizeof *p)) == NULL) {
+    send_recover_failed(rt, m->u.recover.group, m->u.recover.tag, m->u.recover.member,
+                        DRED_ERR_NOMEM);
+    return;
+  }
+  p->msg = *m;
+  dred_queue_insert_tail(&rt->parked, &p->link);
+}

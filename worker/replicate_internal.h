@@ -1,0 +1,88 @@
+/*
+ * replicate_internal.h -- what the robust layer's files share (worker/replicate.c,
+ * replica_send.c, replica_recv.c, recover.c): the snapshot a member's copies are taken
+ * from, the store operation in flight, a parked RECOVER, and the few lists and functions
+ * more than one of them touches.  Private to those files; the rest of libdred calls the
+ * dred_repl_* functions of runtime.h.
+ */
+#ifndef DRED_REPLICATE_INTERNAL_H
+#define DRED_REPLICATE_INTERNAL_H
+
+#include "runtime.h"
+
+/* A member's own copy of its operand, the source of every replica of it. */
+typedef struct {
+  dred_rt_t *rt;
+  char *p;
+  int64_t pool_off; /* >= 0: in our pool, readable by node peers */
+  int malloced;
+  dred_memblk_t *borrowed; /* p is the application's dred_alloc_mem block: never freed here */
+  size_t len;
+  int refs;         /* copies still being taken */
+  dred_queue_t link; /* rt-wide list of snapshots (so FAILED can release them) */
+  uint64_t group;
+  int64_t tag;
+  uint32_t waiting[PROTO_MAX_REPLICAS]; /* shared-memory neighbours yet to ACK */
+  int nwaiting;
+  int dir_slot;      /* snapshot directory slot (snapdir.c), or -1 */
+  uint32_t member;
+  dred_queue_t hlink; /* snap_index bucket of (group, tag) */
+  dred_queue_t dlink; /* deferred_q while deferred */
+  /* Deferred copies (DRED_REPLICA_DELAY_MS): the local copy and the shared-memory
+   * neighbours, started at due_ns by dred_repl_progress unless the reduction ended first. */
+  int deferred;
+  uint64_t due_ns;
+  uint32_t later[PROTO_MAX_REPLICAS];
+  int nlater;
+} snapshot_t;
+
+/* Every snapshot, for FAILED (replica_send.c). */
+extern dred_queue_t snapshots;
+
+/* Snapshots by (group, tag): a fixed table (chains stay short for tens of thousands). */
+#define SNAP_BUCKETS 4096u
+extern dred_queue_t snap_index[SNAP_BUCKETS];   /* replica_send.c */
+extern dred_queue_t deferred_q; /* deferred, in due order (replica_send.c) */
+
+static inline unsigned snap_bucket(uint64_t group, int64_t tag) {
+  uint64_t h = (group ^ ((uint64_t)tag * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
+  return (unsigned)((h ^ (h >> 31)) % SNAP_BUCKETS);
+}
+
+/* An async store operation in flight (put or get). */
+typedef struct {
+  dred_rt_t *rt;
+  dred_inst_t *inst; /* NULL for a neighbour's copy being written */
+  uint64_t group;
+  int64_t tag;
+  uint32_t member;
+  char *buf;         /* put: a received copy to free after; get: target */
+  int64_t pool_off;
+  int malloced;
+  int is_self;       /* get: reloading our own operand into the primary buffer */
+  dred_queue_t link; /* writes: rt-wide list, so RECOVER can wait for them */
+  snapshot_t *snap;  /* local put: the snapshot it reads */
+  int ack_to;        /* neighbour put from shared memory: who gets REPLICA_ACK (-1 none) */
+  int64_t ack_off;
+} repl_io_t;
+
+/* Neighbour copies being written (one runtime thread per process, so one list). */
+extern dred_queue_t writes_in_flight; /* replica_recv.c */
+
+/* A RECOVER that must wait (recover.c parks it, dred_repl_progress retries it). */
+typedef struct {
+  dred_queue_t link; /* rt->parked */
+  proto_msg_t msg;
+} parked_t;
+
+/* replica_send.c */
+/* One copy fewer is being taken from `sn`: the last one frees it (and its slot). */
+void snapshot_unref(snapshot_t *sn);
+/* The deferred copies of `sn` are due (or its reduction ended: cancel them). */
+void deferred_run(dred_rt_t *rt, snapshot_t *sn, int cancel);
+
+/* recover.c */
+/* Answer a RECOVER: returns 1 when handled (or dropped), 0 when it must wait (park it). */
+int try_recover(dred_rt_t *rt, const proto_msg_t *m);
+
+#endif /* DRED_REPLICATE_INTERNAL_H */
