@@ -133,7 +133,7 @@ static void recover_get_done(void *arg, int status) {
 
 static int write_pending(uint64_t group, int64_t tag, uint32_t member) {
   dred_queue_t *q;
-  DRED_QUEUE_FOREACH(q, &writes_in_flight) {
+  DRED_QUEUE_FOREACH(q, &dred_repl_writes_in_flight) {
     repl_io_t *io = DRED_QUEUE_DATA(q, repl_io_t, link);
     if (io->group == group && io->tag == tag && io->member == member) return 1;
   }
@@ -141,7 +141,7 @@ static int write_pending(uint64_t group, int64_t tag, uint32_t member) {
 }
 
 /* Returns 1 when handled (or dropped), 0 when it must wait (park it). */
-int try_recover(dred_rt_t *rt, const proto_msg_t *m) {
+int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
   dred_inst_t *in;
   repl_io_t *io;
   uint32_t member = m->u.recover.member;
@@ -212,7 +212,7 @@ int try_recover(dred_rt_t *rt, const proto_msg_t *m) {
 
 void dred_repl_on_recover(dred_rt_t *rt, const proto_msg_t *m) {
   parked_t *p;
-  if (try_recover(rt, m)) return;
+  if (dred_repl_try_recover(rt, m)) return;
   if ((p = malloc(sizeof *p)) == NULL) {
     send_recover_failed(rt, m->u.recover.group, m->u.recover.tag, m->u.recover.member,
                         DRED_ERR_NOMEM);

@@ -17,7 +17,7 @@
  *     queues the header only once the last byte is in, so a copy cut short by its
  *     sender's death never gets here); it is refused unless it comes from a live worker
  *     with exactly the announced length.
- *   - Writes in flight are listed (writes_in_flight) so that a RECOVER for a copy still
+ *   - Writes in flight are listed (dred_repl_writes_in_flight) so that a RECOVER for a copy still
  *     being written waits for it (recover.c); each finished write wakes the parked
  *     RECOVERs.
  */
@@ -31,7 +31,7 @@
 #include "replicate_internal.h"
 
 /* Neighbour copies being written (one runtime thread per process, so one list). */
-dred_queue_t writes_in_flight = {&writes_in_flight, &writes_in_flight};
+dred_queue_t dred_repl_writes_in_flight = {&dred_repl_writes_in_flight, &dred_repl_writes_in_flight};
 
 static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m);
 static void store_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
@@ -111,7 +111,7 @@ static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m) {
   io->member = m->u.replica.member;
   io->ack_to = src;
   io->ack_off = m->u.replica.pool_off;
-  dred_queue_insert_tail(&writes_in_flight, &io->link);
+  dred_queue_insert_tail(&dred_repl_writes_in_flight, &io->link);
   rc = dred_replica_put_async(&rt->loop, rt->store, io->group, io->tag, io->member,
                               base + m->u.replica.pool_off, (size_t)m->u.replica.len,
                               neighbour_put_done, io);
@@ -133,7 +133,7 @@ static void store_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t 
   io->member = member;
   io->buf = buf;
   io->ack_to = -1;
-  dred_queue_insert_tail(&writes_in_flight, &io->link);
+  dred_queue_insert_tail(&dred_repl_writes_in_flight, &io->link);
   if (dred_replica_put_async(&rt->loop, rt->store, group, tag, member, buf, len,
                              neighbour_put_done, io) != DRED_OK) {
     dred_queue_remove(&io->link);

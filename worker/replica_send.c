@@ -40,13 +40,13 @@
 
 #define PLACE_SPARE 2 /* candidates beyond DRED_REPLICAS-1, for copies that cannot be sent */
 
-dred_queue_t snapshots = {&snapshots, &snapshots};
-dred_queue_t snap_index[SNAP_BUCKETS];
-dred_queue_t deferred_q = {&deferred_q, &deferred_q}; /* deferred, in due order */
+dred_queue_t dred_repl_snapshots = {&dred_repl_snapshots, &dred_repl_snapshots};
+dred_queue_t dred_repl_snap_index[SNAP_BUCKETS];
+dred_queue_t dred_repl_deferred_q = {&dred_repl_deferred_q, &dred_repl_deferred_q}; /* deferred, in due order */
 
 /* ---- taking copies ------------------------------------------------------------------- */
 
-void snapshot_unref(snapshot_t *sn) {
+void dred_repl_snapshot_unref(snapshot_t *sn) {
   if (--sn->refs > 0) return;
   dred_queue_remove(&sn->link);
   dred_queue_remove(&sn->hlink);
@@ -64,14 +64,14 @@ static void local_put_done(void *arg, int status) {
   if (status != DRED_OK && status != DRED_ERR_SHUTDOWN) /* SHUTDOWN: skipped, moot */
     DRED_WARN("local replica of tag %lld not stored: %s", (long long)io->tag,
               dred_status_str(status));
-  snapshot_unref(io->snap);
+  dred_repl_snapshot_unref(io->snap);
   free(io);
 }
 
 /* A copy's bytes are written (or the link broke): the snapshot may go. */
 static void copy_sent(void *arg, int status) {
   (void)status; /* a copy that did not arrive is the receiver's loss, seen at recovery */
-  snapshot_unref(arg);
+  dred_repl_snapshot_unref(arg);
 }
 
 /* Send the snapshot to worker w: through shared memory when w can map our pool, else its
@@ -166,8 +166,8 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   sn->tag = in->tag;
   sn->member = in->member;
   sn->refs++; /* held while copies are being started */
-  dred_queue_insert_tail(&snapshots, &sn->link);
-  dred_queue_insert_tail(&snap_index[snap_bucket(sn->group, sn->tag)], &sn->hlink);
+  dred_queue_insert_tail(&dred_repl_snapshots, &sn->link);
+  dred_queue_insert_tail(&dred_repl_snap_index[snap_bucket(sn->group, sn->tag)], &sn->hlink);
   dred_queue_init(&sn->dlink);
 
   /* Copies at other members.  Those reading our shared memory may wait: until
@@ -193,16 +193,16 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   if (defer) {
     sn->deferred = 1;
     sn->due_ns = uv_hrtime() + rt->cfg.replica_delay_ms * 1000000ull;
-    dred_queue_insert_tail(&deferred_q, &sn->dlink);
+    dred_queue_insert_tail(&dred_repl_deferred_q, &sn->dlink);
     sn->refs++; /* the deferred copies' hold */
   } else {
     start_local_copy(rt, sn);
   }
-  snapshot_unref(sn);
+  dred_repl_snapshot_unref(sn);
 }
 
 /* The deferred copies of `sn` are due (or its reduction ended: cancel them). */
-void deferred_run(dred_rt_t *rt, snapshot_t *sn, int cancel) {
+void dred_repl_deferred_run(dred_rt_t *rt, snapshot_t *sn, int cancel) {
   int i;
   sn->deferred = 0;
   dred_queue_remove(&sn->dlink);
@@ -212,7 +212,7 @@ void deferred_run(dred_rt_t *rt, snapshot_t *sn, int cancel) {
       if (!rt->failed[sn->later[i]]) (void)send_copy(rt, sn, sn->later[i]);
   }
   sn->nlater = 0;
-  snapshot_unref(sn); /* the deferred copies' hold */
+  dred_repl_snapshot_unref(sn); /* the deferred copies' hold */
 }
 
 void dred_repl_snapshot_drop(dred_rt_t *rt, dred_inst_t *in) {
@@ -220,14 +220,14 @@ void dred_repl_snapshot_drop(dred_rt_t *rt, dred_inst_t *in) {
   (void)rt;
   if (sn == NULL) return;
   in->snap = NULL;
-  snapshot_unref(sn);
+  dred_repl_snapshot_unref(sn);
 }
 
 /* A neighbour wrote the copy it read from our shared memory. */
 void dred_repl_on_ack(dred_rt_t *rt, int src, const proto_msg_t *m) {
   dred_queue_t *q;
   (void)rt;
-  DRED_QUEUE_FOREACH(q, &snap_index[snap_bucket(m->u.replica.group, m->u.replica.tag)]) {
+  DRED_QUEUE_FOREACH(q, &dred_repl_snap_index[snap_bucket(m->u.replica.group, m->u.replica.tag)]) {
     snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, hlink);
     int i;
     if (sn->pool_off != m->u.replica.pool_off || sn->group != m->u.replica.group ||
@@ -236,7 +236,7 @@ void dred_repl_on_ack(dred_rt_t *rt, int src, const proto_msg_t *m) {
     for (i = 0; i < sn->nwaiting; i++) {
       if (sn->waiting[i] != (uint32_t)src) continue;
       sn->waiting[i] = sn->waiting[--sn->nwaiting];
-      snapshot_unref(sn);
+      dred_repl_snapshot_unref(sn);
       return;
     }
   }

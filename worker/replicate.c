@@ -74,7 +74,7 @@
 int dred_repl_open(dred_rt_t *rt) {
   int rc;
   unsigned b;
-  for (b = 0; b < SNAP_BUCKETS; b++) dred_queue_init(&snap_index[b]);
+  for (b = 0; b < SNAP_BUCKETS; b++) dred_queue_init(&dred_repl_snap_index[b]);
   if (rt->cfg.replicas == 0) return DRED_OK;
   /* The job's own directory: another job of this user on this node has another one, so
    * stores are never shared (before, the second job ran without replicas, silently). */
@@ -146,13 +146,13 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
   /* Copies on their way to or from w need nothing here: net.c never delivers a copy cut
    * short, and our sends to w end with its link (copy_sent). */
   /* Snapshots waiting for w's REPLICA_ACK will not get it. */
-  DRED_QUEUE_FOREACH_SAFE(q, n, &snapshots) {
+  DRED_QUEUE_FOREACH_SAFE(q, n, &dred_repl_snapshots) {
     snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, link);
     int i;
     for (i = 0; i < sn->nwaiting; i++) {
       if (sn->waiting[i] != w) continue;
       sn->waiting[i] = sn->waiting[--sn->nwaiting];
-      snapshot_unref(sn);
+      dred_repl_snapshot_unref(sn);
       break;
     }
   }
@@ -191,12 +191,12 @@ void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
    * with the same tag must not find this operand listed under its key -- least of all
    * when it is the application's block, which it may rewrite as soon as its future is
    * done. */
-  DRED_QUEUE_FOREACH_SAFE(q, n, &snap_index[snap_bucket(in->group_id, in->tag)]) {
+  DRED_QUEUE_FOREACH_SAFE(q, n, &dred_repl_snap_index[snap_bucket(in->group_id, in->tag)]) {
     snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, hlink);
     if (sn->group != in->group_id || sn->tag != in->tag) continue;
     dred_snapdir_retire(rt, sn->dir_slot);
     sn->dir_slot = -1;
-    if (sn->deferred) deferred_run(rt, sn, 1);
+    if (sn->deferred) dred_repl_deferred_run(rt, sn, 1);
   }
   if (rt->store != NULL)
     dred_replica_drop_async(&rt->loop, rt->store, in->group_id, in->tag, drop_done, NULL);
@@ -221,11 +221,11 @@ int dred_repl_progress(dred_rt_t *rt) {
   uint64_t now = 0;
 
   /* Due order is arrival order: look at the head only. */
-  while ((q = dred_queue_head(&deferred_q)) != NULL) {
+  while ((q = dred_queue_head(&dred_repl_deferred_q)) != NULL) {
     snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, dlink);
     if (now == 0) now = uv_hrtime();
     if (now < sn->due_ns) break;
-    deferred_run(rt, sn, 0);
+    dred_repl_deferred_run(rt, sn, 0);
     work++;
   }
 
@@ -233,7 +233,7 @@ int dred_repl_progress(dred_rt_t *rt) {
     rt->parked_retry = 0;
     DRED_QUEUE_FOREACH_SAFE(q, n, &rt->parked) {
       parked_t *p = DRED_QUEUE_DATA(q, parked_t, link);
-      if (try_recover(rt, &p->msg)) {
+      if (dred_repl_try_recover(rt, &p->msg)) {
         dred_queue_remove(q);
         free(p);
         work++;

@@ -26,8 +26,8 @@ typedef struct {
   int nwaiting;
   int dir_slot;      /* snapshot directory slot (snapdir.c), or -1 */
   uint32_t member;
-  dred_queue_t hlink; /* snap_index bucket of (group, tag) */
-  dred_queue_t dlink; /* deferred_q while deferred */
+  dred_queue_t hlink; /* dred_repl_snap_index bucket of (group, tag) */
+  dred_queue_t dlink; /* dred_repl_deferred_q while deferred */
   /* Deferred copies (DRED_REPLICA_DELAY_MS): the local copy and the shared-memory
    * neighbours, started at due_ns by dred_repl_progress unless the reduction ended first. */
   int deferred;
@@ -37,12 +37,12 @@ typedef struct {
 } snapshot_t;
 
 /* Every snapshot, for FAILED (replica_send.c). */
-extern dred_queue_t snapshots;
+extern dred_queue_t dred_repl_snapshots;
 
 /* Snapshots by (group, tag): a fixed table (chains stay short for tens of thousands). */
 #define SNAP_BUCKETS 4096u
-extern dred_queue_t snap_index[SNAP_BUCKETS];   /* replica_send.c */
-extern dred_queue_t deferred_q; /* deferred, in due order (replica_send.c) */
+extern dred_queue_t dred_repl_snap_index[SNAP_BUCKETS];   /* replica_send.c */
+extern dred_queue_t dred_repl_deferred_q; /* deferred, in due order (replica_send.c) */
 
 static inline unsigned snap_bucket(uint64_t group, int64_t tag) {
   uint64_t h = (group ^ ((uint64_t)tag * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
@@ -67,7 +67,7 @@ typedef struct {
 } repl_io_t;
 
 /* Neighbour copies being written (one runtime thread per process, so one list). */
-extern dred_queue_t writes_in_flight; /* replica_recv.c */
+extern dred_queue_t dred_repl_writes_in_flight; /* replica_recv.c */
 
 /* A RECOVER that must wait (recover.c parks it, dred_repl_progress retries it). */
 typedef struct {
@@ -77,12 +77,12 @@ typedef struct {
 
 /* replica_send.c */
 /* One copy fewer is being taken from `sn`: the last one frees it (and its slot). */
-void snapshot_unref(snapshot_t *sn);
+void dred_repl_snapshot_unref(snapshot_t *sn);
 /* The deferred copies of `sn` are due (or its reduction ended: cancel them). */
-void deferred_run(dred_rt_t *rt, snapshot_t *sn, int cancel);
+void dred_repl_deferred_run(dred_rt_t *rt, snapshot_t *sn, int cancel);
 
 /* recover.c */
 /* Answer a RECOVER: returns 1 when handled (or dropped), 0 when it must wait (park it). */
-int try_recover(dred_rt_t *rt, const proto_msg_t *m);
+int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m);
 
 #endif /* DRED_REPLICATE_INTERNAL_H */
