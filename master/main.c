@@ -124,17 +124,47 @@ static void watch_create(master_t *m) {
   }
 }
 
+/* The watch fires as the worker's thread dies, which can be before this loop has read
+ * what the worker wrote just before (a READY sent right after its dred_ireduce returned):
+ * declared now, the master would drop the link with that READY unread, and a reduction
+ * whose first READY comes after the death is failed outright (sched.c, "started after a
+ * death") although the operand sat in shared memory.  So the declaration waits one
+ * millisecond -- at least one more poll of the link -- and until the inbox is empty: the
+ * worker's last messages are taken first, exactly as when its link closes. */
+static void on_watch_timer(uv_timer_t *t) {
+  master_t *m = t->data;
+  int w;
+  if (!dred_queue_empty(&m->net.inbox)) {
+    uv_timer_start(&m->watch_timer, on_watch_timer, 1, 0);
+    return;
+  }
+  for (w = 1; w <= m->nworkers; w++) {
+    if (!m->watch_dead[w]) continue;
+    m->watch_dead[w] = 0;
+    /* After SHUTDOWN workers leave; a death then is nobody's concern (as for links). */
+    if (!m->shutdown_sent) master_declare_failed(m, w, "its process died (death watch)");
+  }
+}
+
 static void on_watched_death(dred_watch_t *w, int worker, void *arg) {
   master_t *m = arg;
   (void)w;
-  /* After SHUTDOWN workers leave; a death then is nobody's concern (as for links). */
-  if (!m->shutdown_sent) master_declare_failed(m, worker, "its process died (death watch)");
+  if (worker < 1 || worker > m->nworkers || m->shutdown_sent) return;
+  m->watch_dead[worker] = 1;
+  uv_timer_start(&m->watch_timer, on_watch_timer, 1, 0);
 }
 
 static void watch_start(master_t *m) {
   int *slots, w, n = 0;
   if (m->watch == NULL) return;
-  if ((slots = calloc((size_t)m->nworkers, sizeof *slots)) == NULL) return;
+  if ((slots = calloc((size_t)m->nworkers, sizeof *slots)) == NULL ||
+      (m->watch_dead = calloc((size_t)m->nworkers + 1, 1)) == NULL) {
+    DRED_WARN("death watch not started: out of memory");
+    free(slots);
+    return;
+  }
+  uv_timer_init(&m->loop, &m->watch_timer);
+  m->watch_timer.data = m;
   for (w = 1; w <= m->nworkers; w++)
     if (m->boot.node_of[w] == m->boot.node_of[0]) slots[n++] = w;
   if (dred_watch_start(m->watch, &m->loop, slots, n, on_watched_death, m) != DRED_OK)
@@ -338,6 +368,7 @@ int main(int argc, char **argv) {
             (unsigned long long)m.net.received, (unsigned long long)m.net.sent);
   master_status_stop(&m);
   dred_watch_stop(m.watch);
+  if (m.watch_dead != NULL) uv_close((uv_handle_t *)&m.watch_timer, close_cb);
   uv_close((uv_handle_t *)&m.heartbeat_timer, close_cb);
   uv_close((uv_handle_t *)&m.flush_timer, close_cb);
   uv_close((uv_handle_t *)&m.kick_timer, close_cb);
@@ -346,6 +377,7 @@ int main(int argc, char **argv) {
   uv_run(&m.loop, UV_RUN_DEFAULT);
   uv_loop_close(&m.loop);
   dred_watch_close(m.watch);
+  free(m.watch_dead);
   dred_boot_finish(&m.boot);
   if (m.journal) dred_journal_close(m.journal);
   /* Gone once empty: the workers remove their stores at finalize, the journal keeps it. */

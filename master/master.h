@@ -49,6 +49,8 @@ typedef struct {
   struct master_status *status; /* status.c's socket server; NULL when not running */
   char job_id[64];          /* chosen here, sent to every worker (common/mpi/boot.h) */
   struct dred_watch *watch;  /* robust mutexes of the workers on this node (deathwatch.h) */
+  uv_timer_t watch_timer;   /* declares the deaths the watch reported (main.c says why) */
+  uint8_t *watch_dead;      /* by worker: its watch fired, not declared yet            */
   char watch_path[176];     /* its file until every worker mapped it; "" without one  */
   char jobdir[600];         /* <storage>/job-<id>: journal and status socket; "" if refused */
 } master_t;
