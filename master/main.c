@@ -113,6 +113,7 @@ static void maybe_shutdown(master_t *m);
  * control link would close).  Workers on other nodes are seen by their links and pings. */
 static void watch_create(master_t *m) {
   int w, here = 0;
+  if (!m->cfg.death_watch) return; /* off by default: README says why */
   for (w = 1; w <= m->nworkers; w++) here += m->boot.node_of[w] == m->boot.node_of[0];
   if (here == 0) return;
   snprintf(m->watch_path, sizeof m->watch_path, "%.150s/watch", m->boot.dir);

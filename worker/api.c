@@ -60,7 +60,7 @@ MPI_Comm dred_comm(void) { return g_state == API_RUNNING ? g_rt->comm : MPI_COMM
  * still learns of our death, only later: by our control link closing. */
 static void watch_attach(dred_rt_t *rt) {
   char path[176];
-  if (rt->boot.node_of[rt->world_rank] != rt->boot.node_of[0]) return;
+  if (!rt->cfg.death_watch || rt->boot.node_of[rt->world_rank] != rt->boot.node_of[0]) return;
   snprintf(path, sizeof path, "%.150s/watch", rt->boot.dir);
   if (dred_watch_attach(path, &rt->watch) != DRED_OK) rt->watch = NULL;
 }
