@@ -179,6 +179,8 @@ for _ in $(seq 1 100); do   # up to ~30 s for MPI start-up on a loaded machine
   kill -0 "$bgpid" 2>/dev/null || break
   sleep 0.3
 done
+# dredstat found the socket by itself; our own ls may have run a moment before it existed
+[ -n "$sock2" ] || sock2="$(ls -d "$st2"/job-*/dred-master.sock 2>/dev/null | head -1)"
 if [ "$answered" = 1 ]; then ok "status answers from a live master (default socket path)"; else
   bad "status answers from a live master (default socket path)" "$(cat "$tmp/status.err" "$tmp/status.txt" 2>/dev/null | head -5)"; fi
 check "status reports workers, reductions, tasks/s, uptime" sh -c \
