@@ -33,8 +33,8 @@ typedef struct {
                                 operand travel inside the control messages: no pool
                                 buffer, no snapshot, no replicas, no tasks (1024; 0 off) */
   int shm;                   /* DRED_SHM              0 forces RMA even on one node (1)    */
-  int death_watch;           /* DRED_DEATH_WATCH      1: the master sees deaths on its node by
-                                robust mutexes (common/deathwatch.h) (0: off, see README) */
+  int death_watch;           /* DRED_DEATH_WATCH      0: the master sees deaths on its node only
+                                by their links, not by robust mutexes (common/deathwatch.h) (1) */
   char policy[16];           /* DRED_POLICY           predict | last | first (predict)     */
   char storage_dir[512];     /* DRED_STORAGE_DIR      base directory (/tmp/dred-<uid>); each job
                                 uses <storage_dir>/job-<id> (storage/storedir.h)      */

@@ -16,8 +16,9 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC 0x5244u /* "DR" little-endian */
-#define PROTO_VERSION 3u /* 2: READY carries an explicit error; ABANDON.
-                            3: inline operands (READY's inl/data, INLINE) */
+/* 2: READY carries an explicit error; ABANDON.  3: inline operands (READY's inl/data,
+ * INLINE).  4: an explicit tag's key carries its use count (proto_key_explicit). */
+#define PROTO_VERSION 4u
 #define PROTO_HEADER 8u
 #define PROTO_MAX_GROUP 65536u /* members per group the wire format accepts */
 #define PROTO_MAX_REPLICAS 4u
@@ -30,6 +31,34 @@
 #define PROTO_MAX_INLINE_SIZE (PROTO_HEADER + PROTO_INLINE_FIXED + PROTO_INLINE_TOTAL)
 #define PROTO_MAX_SIZE \
   (PROTO_MAX_GROUP_SIZE > PROTO_MAX_INLINE_SIZE ? PROTO_MAX_GROUP_SIZE : PROTO_MAX_INLINE_SIZE)
+
+/* The key of a reduction: the `tag` field of every message below, of the master's
+ * instances, of snapshot directory entries and of stored replicas.  The k-th
+ * DRED_TAG_AUTO call on a group (k from 0) is -1 - k.  An explicit tag t (>= 0) used for
+ * the u-th time on its group (u from 0; every member counts its own calls, which agree
+ * because members call a tag's reductions in the same order) is (u << 31) | t.
+ *
+ * Why the use count: a tag may be reused once its reduction ended, but what the earlier
+ * use left behind may outlive it -- a copy that reached a holder's store after the END
+ * that dropped the others, a snapshot entry of a member killed before it handled its END.
+ * Under the bare tag, recovering the later use's operand for a dead member could read
+ * the earlier one's and end DRED_OK with a wrong value; under distinct keys it finds
+ * nothing and moves on.  (u wraps after 2^32 uses of one tag.) */
+#define PROTO_KEY_USE_SHIFT 31
+static inline int64_t proto_key_explicit(int32_t tag, uint32_t use) {
+  return (int64_t)(((uint64_t)use << PROTO_KEY_USE_SHIFT) | (uint32_t)tag);
+}
+static inline int64_t proto_key_auto(int64_t seq) { return -1 - seq; }
+/* The application's tag of a key (DRED_TAG_AUTO keys: the key itself, < 0). */
+static inline int64_t proto_key_tag(int64_t key) {
+  return key < 0 ? key : (int64_t)((uint64_t)key & 0x7fffffffu);
+}
+static inline uint32_t proto_key_use(int64_t key) {
+  return key < 0 ? 0u : (uint32_t)((uint64_t)key >> PROTO_KEY_USE_SHIFT);
+}
+/* For logs: "tag 5#2" is the third reduction with tag 5 on its group. */
+#define PROTO_KEY_FMT "%lld#%u"
+#define PROTO_KEY_ARG(key) (long long)proto_key_tag(key), (unsigned)proto_key_use(key)
 
 typedef enum {
   /* worker -> master */

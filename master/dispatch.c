@@ -54,8 +54,8 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
     case PROTO_RECOVER_FAILED:
       break;
     case PROTO_ABANDON:
-      DRED_WARN("worker %d abandons reduction group %016llx tag %lld (%s)", src,
-                (unsigned long long)msg->u.recover.group, (long long)msg->u.recover.tag,
+      DRED_WARN("worker %d abandons reduction group %016llx tag " PROTO_KEY_FMT " (%s)", src,
+                (unsigned long long)msg->u.recover.group, PROTO_KEY_ARG(msg->u.recover.tag),
                 dred_status_str(msg->u.recover.error));
       break;
     case PROTO_PONG:
@@ -107,21 +107,21 @@ int master_drain_actions(master_t *m) {
         break;
       case SCHED_ACT_JOURNAL_TASK:
         if (m->journal)
-          dred_journal_task(m->journal, a.u.jtask.task_id, a.key.group, a.key.tag,
+          dred_journal_task(m->journal, a.u.jtask.task_id, a.key.group, proto_key_tag(a.key.tag),
                             a.u.jtask.executor, a.u.jtask.provider, a.u.jtask.bytes,
                             a.u.jtask.start_ns - m->t_start, a.u.jtask.end_ns - m->t_start,
                             a.u.jtask.exec_ns, a.u.jtask.status);
         break;
       case SCHED_ACT_JOURNAL_REDUCTION:
         if (a.u.jred.status != DRED_OK)
-          DRED_INFO("reduction group %016llx tag %lld ended: %s",
-                    (unsigned long long)a.key.group, (long long)a.key.tag,
+          DRED_INFO("reduction group %016llx tag " PROTO_KEY_FMT " ended: %s",
+                    (unsigned long long)a.key.group, PROTO_KEY_ARG(a.key.tag),
                     dred_status_str(a.u.jred.status));
         if (m->journal)
-          dred_journal_reduction(m->journal, a.key.group, a.key.tag, a.u.jred.members,
-                                 a.u.jred.bytes, a.u.jred.start_ns - m->t_start,
-                                 a.u.jred.end_ns - m->t_start, a.u.jred.tasks,
-                                 a.u.jred.recovered, a.u.jred.status);
+          dred_journal_reduction(m->journal, a.key.group, proto_key_tag(a.key.tag),
+                                 a.u.jred.members, a.u.jred.bytes, a.u.jred.start_ns - m->t_start,
+                                 a.u.jred.end_ns - m->t_start, a.u.jred.tasks, a.u.jred.recovered,
+                                 a.u.jred.status);
         break;
     }
   }

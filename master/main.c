@@ -113,7 +113,7 @@ static void maybe_shutdown(master_t *m);
  * control link would close).  Workers on other nodes are seen by their links and pings. */
 static void watch_create(master_t *m) {
   int w, here = 0;
-  if (!m->cfg.death_watch) return; /* off by default: README says why */
+  if (!m->cfg.death_watch) return; /* DRED_DEATH_WATCH=0 */
   for (w = 1; w <= m->nworkers; w++) here += m->boot.node_of[w] == m->boot.node_of[0];
   if (here == 0) return;
   snprintf(m->watch_path, sizeof m->watch_path, "%.150s/watch", m->boot.dir);
@@ -127,11 +127,11 @@ static void watch_create(master_t *m) {
 
 /* The watch fires as the worker's thread dies, which can be before this loop has read
  * what the worker wrote just before (a READY sent right after its dred_ireduce returned):
- * declared now, the master would drop the link with that READY unread, and a reduction
- * whose first READY comes after the death is failed outright (sched.c, "started after a
- * death") although the operand sat in shared memory.  So the declaration waits one
- * millisecond -- at least one more poll of the link -- and until the inbox is empty: the
- * worker's last messages are taken first, exactly as when its link closes. */
+ * declared now, the master would drop the link with that READY unread and have to ask the
+ * worker's replica holders for an operand whose whereabouts the READY named (a RECOVER
+ * round trip or more, sched_recover.c).  So the declaration waits one millisecond -- at
+ * least one more poll of the link -- and until the inbox is empty: the worker's last
+ * messages are taken first, exactly as when its link closes. */
 static void on_watch_timer(uv_timer_t *t) {
   master_t *m = t->data;
   int w;

@@ -25,7 +25,13 @@
  *     never arrived.  No live holder left fails the instance (DRED_ERR_PROC_FAILED).
  *   - A member whose worker died before its READY came is recovered from position 1 (its
  *     copies; a node peer may still read its snapshot in shared memory) -- unless the
- *     instance is inline: inline operands have no replicas, so the instance fails.
+ *     instance is inline: inline operands have no replicas, so the instance fails.  That
+ *     includes a worker already dead when the instance is created (member_lost_before_ready
+ *     from sched.c's on_ready): a member killed right after its call may be declared dead
+ *     before any READY of that reduction reaches the master, yet its operand is safe.  If
+ *     it never made the call, every holder answers RECOVER_FAILED once its own application
+ *     has made it, and the instance fails.  A stale copy of an earlier reduction can never
+ *     answer for it: keys carry each explicit tag's use count (common/proto.h).
  *   - A RECOVER_FAILED (the asked worker has no usable copy) or the death of the asked
  *     worker moves on to the next holder in the list (on_recover_failed).
  *   - The answer is an ordinary READY flagged recovered (on_recovered_ready): it becomes
@@ -98,6 +104,13 @@ void lose_set(sched_t *s, inst_t *in, const msg_t *m) {
   uint32_t k;
   for (k = m->lo; k <= m->hi && in->status == DRED_OK; k++)
     if (set_has(m->set, k)) member_recover(s, in, k, 0, DRED_ERR_PROC_FAILED);
+}
+
+void member_lost_before_ready(sched_t *s, inst_t *in, uint32_t k) {
+  if (in->params.inl)
+    inst_fail(in, DRED_ERR_PROC_FAILED); /* inline: no replica to recover its operand from */
+  else
+    member_recover(s, in, k, 1, DRED_ERR_PROC_FAILED);
 }
 
 /* ---- events ------------------------------------------------------------------------------ */
@@ -177,10 +190,8 @@ static void inst_worker_failed(sched_t *s, inst_t *in, uint32_t w) {
     if (in->status != DRED_OK) continue;
     if (mb->state == M_RECOVERING && mb->asked == w) /* asked of the dead: next holder */
       member_recover(s, in, k, mb->try_idx + 1, DRED_ERR_PROC_FAILED);
-    else if (g->workers[k] == w && !mb->arrived && mb->state == M_WAITING && in->params.inl)
-      inst_fail(in, DRED_ERR_PROC_FAILED); /* inline: no replica to recover its operand from */
     else if (g->workers[k] == w && !mb->arrived && mb->state == M_WAITING)
-      member_recover(s, in, k, 1, DRED_ERR_PROC_FAILED); /* its READY may never come */
+      member_lost_before_ready(s, in, k); /* its READY may never come */
   }
   inst_settle(s, in);
 }

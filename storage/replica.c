@@ -66,6 +66,7 @@
 #include <uv.h>
 
 #include "../common/log.h"
+#include "../common/proto.h"
 #include "sqlite_util.h"
 #include "storedir.h"
 
@@ -550,15 +551,15 @@ int dred_replica_put(dred_replica_t *r, uint64_t group, int64_t tag, uint32_t me
   rc = replica_step(r->commit);
   if (rc != SQLITE_DONE) goto fail;
   uv_mutex_unlock(&r->db_lock);
-  DRED_DEBUG("replica store %s: stored group %016" PRIx64 " tag %" PRId64 " member %" PRIu32
+  DRED_DEBUG("replica store %s: stored group %016" PRIx64 " tag " PROTO_KEY_FMT " member %" PRIu32
              " (%zu bytes)",
-             r->path, group, tag, member, len);
+             r->path, group, PROTO_KEY_ARG(tag), member, len);
   return DRED_OK;
 
 fail:
-  DRED_ERROR("replica store %s: cannot store group %016" PRIx64 " tag %" PRId64
+  DRED_ERROR("replica store %s: cannot store group %016" PRIx64 " tag " PROTO_KEY_FMT
              " member %" PRIu32 " (%zu bytes): %s",
-             r->path, group, tag, member, len, sqlite3_errmsg(r->db));
+             r->path, group, PROTO_KEY_ARG(tag), member, len, sqlite3_errmsg(r->db));
   replica_rollback(r);
   uv_mutex_unlock(&r->db_lock);
   return DRED_ERR_STORAGE;
@@ -620,8 +621,8 @@ int dred_replica_get(dred_replica_t *r, uint64_t group, int64_t tag, uint32_t me
     DRED_ERROR("dred_replica_get: %s", r == NULL ? "NULL store" : "NULL data with len > 0");
     return DRED_ERR_ARG;
   }
-  snprintf(what, sizeof what, "group %016" PRIx64 " tag %" PRId64 " member %" PRIu32, group,
-           tag, member);
+  snprintf(what, sizeof what, "group %016" PRIx64 " tag " PROTO_KEY_FMT " member %" PRIu32, group,
+           PROTO_KEY_ARG(tag), member);
 
   uv_mutex_lock(&r->db_lock);
   sqlite3_bind_int64(r->find, 1, (sqlite3_int64)group);
@@ -692,15 +693,15 @@ int dred_replica_drop(dred_replica_t *r, uint64_t group, int64_t tag) {
   }
   if (rc == SQLITE_DONE) rc = replica_step(r->commit);
   if (rc != SQLITE_DONE) {
-    DRED_ERROR("replica store %s: cannot drop group %016" PRIx64 " tag %" PRId64 ": %s",
-               r->path, group, tag, sqlite3_errmsg(r->db));
+    DRED_ERROR("replica store %s: cannot drop group %016" PRIx64 " tag " PROTO_KEY_FMT ": %s",
+               r->path, group, PROTO_KEY_ARG(tag), sqlite3_errmsg(r->db));
     replica_rollback(r);
     uv_mutex_unlock(&r->db_lock);
     return DRED_ERR_STORAGE;
   }
   uv_mutex_unlock(&r->db_lock);
-  DRED_DEBUG("replica store %s: dropped %d copies of group %016" PRIx64 " tag %" PRId64,
-             r->path, n, group, tag);
+  DRED_DEBUG("replica store %s: dropped %d copies of group %016" PRIx64 " tag " PROTO_KEY_FMT,
+             r->path, n, group, PROTO_KEY_ARG(tag));
   return DRED_OK;
 }
 

@@ -400,12 +400,25 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     rc = DRED_ERR_NOMEM;
     goto fail;
   }
-  itag = tag == DRED_TAG_AUTO ? -1 - g->auto_seq : tag;
-  if (dred_rt_find(rt, g->id, itag) != NULL) {
-    uv_mutex_unlock(&rt->lock);
-    DRED_ERROR("dred_ireduce: tag %d is already in flight on this communicator", tag);
-    rc = DRED_ERR_ARG;
-    goto fail;
+  if (tag == DRED_TAG_AUTO) {
+    itag = proto_key_auto(g->auto_seq);
+  } else {
+    /* the key names this use of the tag (common/proto.h); the previous use is the one
+     * that may still be in flight */
+    uint32_t uses = dred_tagseq_uses(&g->tags, tag);
+    if (uses > 0 && dred_rt_find(rt, g->id, proto_key_explicit(tag, uses - 1)) != NULL) {
+      uv_mutex_unlock(&rt->lock);
+      DRED_ERROR("dred_ireduce: tag %d is already in flight on this communicator", tag);
+      rc = DRED_ERR_ARG;
+      goto fail;
+    }
+    if (dred_tagseq_bump(&g->tags, tag) != DRED_OK) {
+      uv_mutex_unlock(&rt->lock);
+      DRED_ERROR("dred_ireduce: no memory to count the uses of tag %d", tag);
+      rc = DRED_ERR_NOMEM;
+      goto fail;
+    }
+    itag = proto_key_explicit(tag, uses);
   }
   if (tag == DRED_TAG_AUTO) g->auto_seq++;
   in->tag = itag;

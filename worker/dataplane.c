@@ -463,8 +463,8 @@ int dred_dp_inline_fold(dred_rt_t *rt, dred_inst_t *in, const uint8_t *data, uin
   if (rc == MPI_SUCCESS) memcpy(in->acc, acc_t, b);
   if (w != local) free(w);
   if (rc != MPI_SUCCESS) {
-    DRED_ERROR("MPI_Reduce_local failed while folding an inline reduction (tag %lld)",
-               (long long)in->tag);
+    DRED_ERROR("MPI_Reduce_local failed while folding an inline reduction (tag " PROTO_KEY_FMT ")",
+               PROTO_KEY_ARG(in->tag));
     return DRED_ERR_INTERNAL;
   }
   return DRED_OK;
@@ -516,9 +516,10 @@ static int task_check(dred_rt_t *rt, const dred_task_t *t) {
                          t->inst->bytes, why, sizeof why) == 0)
     return DRED_OK;
   s = t->provider < (uint32_t)rt->world_size ? &rt->segs[t->provider] : NULL;
-  DRED_ERROR("task %llu (tag %lld): refusing to read provider %u's buffer (segment: node %d, "
+  DRED_ERROR("task %llu (tag " PROTO_KEY_FMT
+             "): refusing to read provider %u's buffer (segment: node %d, "
              "owner %u, %llu bytes; reference: offset %lld, %llu bytes): %s",
-             (unsigned long long)t->task_id, (long long)t->tag, t->provider, s ? s->node : -1,
+             (unsigned long long)t->task_id, PROTO_KEY_ARG(t->tag), t->provider, s ? s->node : -1,
              t->provider, s ? (unsigned long long)s->size : 0ull, (long long)t->buf.pool_off,
              (unsigned long long)t->buf.len, why);
   return DRED_ERR_INTERNAL;

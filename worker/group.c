@@ -132,6 +132,7 @@ void dred_groups_free(dred_rt_t *rt) {
     dred_group_t *g = DRED_QUEUE_DATA(q, dred_group_t, link);
     dred_queue_remove(q);
     free(g->workers);
+    dred_tagseq_free(&g->tags);
     free(g);
   }
 }

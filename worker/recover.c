@@ -76,8 +76,8 @@ static int keep_recovered(dred_rt_t *rt, dred_inst_t *in, repl_io_t *io, const c
   b->pool_off = io->pool_off;
   b->malloced = io->malloced;
   dred_queue_insert_tail(&in->rbufs, &b->link);
-  DRED_INFO("recovered member %u's operand from %s (tag %lld)", io->member, from,
-            (long long)in->tag);
+  DRED_INFO("recovered member %u's operand from %s (tag " PROTO_KEY_FMT ")", io->member, from,
+            PROTO_KEY_ARG(in->tag));
   send_recovered(rt, in, io->member, b->p, b->pool_off);
   return DRED_OK;
 }
@@ -104,15 +104,17 @@ static void recover_get_done(void *arg, int status) {
     if (!io->is_self) dred_dp_buf_free(rt, in->bytes, io->buf, io->pool_off, io->malloced);
   } else if (io->is_self) {
     if (status != DRED_OK && reload_from_sendbuf(rt, in) != DRED_OK) {
-      DRED_ERROR("local replica of my operand (tag %lld) unusable (%s) and the reduction was "
+      DRED_ERROR("local replica of my operand (tag " PROTO_KEY_FMT
+                 ") unusable (%s) and the reduction was "
                  "abandoned (its sendbuf is no longer ours): cannot recover it",
-                 (long long)in->tag, dred_status_str(status));
+                 PROTO_KEY_ARG(in->tag), dred_status_str(status));
       send_recover_failed(rt, in->group_id, in->tag, in->member, DRED_ERR_PROC_FAILED);
     } else {
       if (status != DRED_OK)
-        DRED_WARN("local replica of my operand (tag %lld) unusable (%s): reloaded from sendbuf",
-                  (long long)in->tag, dred_status_str(status));
-      DRED_INFO("recovered my operand (tag %lld)", (long long)in->tag);
+        DRED_WARN("local replica of my operand (tag " PROTO_KEY_FMT
+                  ") unusable (%s): reloaded from sendbuf",
+                  PROTO_KEY_ARG(in->tag), dred_status_str(status));
+      DRED_INFO("recovered my operand (tag " PROTO_KEY_FMT ")", PROTO_KEY_ARG(in->tag));
       send_recovered(rt, in, in->member, in->acc, in->pool_off);
     }
   } else {

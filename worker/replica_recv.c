@@ -49,8 +49,8 @@ void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m) {
    * them was in: a copy cut short by its sender's death never gets here. */
   bytes = dred_net_take_payload(&rt->net, &got);
   if (src <= 0 || src >= rt->world_size || rt->failed[src] || len == 0 || got != len) {
-    DRED_ERROR("replica from rank %d (member %u, tag %lld, %zu bytes) refused: %s", src,
-               m->u.replica.member, (long long)m->u.replica.tag, len,
+    DRED_ERROR("replica from rank %d (member %u, tag " PROTO_KEY_FMT ", %zu bytes) refused: %s",
+               src, m->u.replica.member, PROTO_KEY_ARG(m->u.replica.tag), len,
                bytes == NULL ? "no memory to hold it" : "not from a live worker");
     free(bytes);
     return;
@@ -62,8 +62,8 @@ static void neighbour_put_done(void *arg, int status) {
   repl_io_t *io = arg;
   io->rt->parked_retry = 1; /* a RECOVER may be waiting for this copy */
   if (status != DRED_OK && status != DRED_ERR_SHUTDOWN) /* SHUTDOWN: skipped, moot */
-    DRED_WARN("replica of member %u (tag %lld) not stored: %s", io->member, (long long)io->tag,
-              dred_status_str(status));
+    DRED_WARN("replica of member %u (tag " PROTO_KEY_FMT ") not stored: %s", io->member,
+              PROTO_KEY_ARG(io->tag), dred_status_str(status));
   dred_queue_remove(&io->link);
   if (io->ack_to >= 0) {
     proto_msg_t a;
@@ -93,8 +93,8 @@ static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m) {
   if (base != NULL && dred_seg_check_range(&rt->segs[src], m->u.replica.pool_off,
                                            m->u.replica.len, why, sizeof why) != 0) {
     /* never read past the member's own segment, whatever its header says */
-    DRED_ERROR("replica header from worker %d (member %u, tag %lld) refused: %s", src,
-               m->u.replica.member, (long long)m->u.replica.tag, why);
+    DRED_ERROR("replica header from worker %d (member %u, tag " PROTO_KEY_FMT ") refused: %s", src,
+               m->u.replica.member, PROTO_KEY_ARG(m->u.replica.tag), why);
     base = NULL;
   }
   if (base == NULL || rt->store == NULL || (io = calloc(1, sizeof *io)) == NULL) {

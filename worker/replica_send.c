@@ -62,7 +62,7 @@ void dred_repl_snapshot_unref(snapshot_t *sn) {
 static void local_put_done(void *arg, int status) {
   repl_io_t *io = arg;
   if (status != DRED_OK && status != DRED_ERR_SHUTDOWN) /* SHUTDOWN: skipped, moot */
-    DRED_WARN("local replica of tag %lld not stored: %s", (long long)io->tag,
+    DRED_WARN("local replica of tag " PROTO_KEY_FMT " not stored: %s", PROTO_KEY_ARG(io->tag),
               dred_status_str(status));
   dred_repl_snapshot_unref(io->snap);
   free(io);

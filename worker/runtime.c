@@ -82,8 +82,8 @@ static void inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   if (status == DRED_ERR_SHUTDOWN && rt->bye_requested) rt->cut_short++;
   uv_mutex_unlock(&rt->lock);
   if (status != DRED_OK)
-    DRED_INFO("reduction (group %016llx, tag %lld) ended: %s", (unsigned long long)in->group_id,
-              (long long)in->tag, dred_status_str(status));
+    DRED_INFO("reduction (group %016llx, tag " PROTO_KEY_FMT ") ended: %s",
+              (unsigned long long)in->group_id, PROTO_KEY_ARG(in->tag), dred_status_str(status));
   /* Before the future completes, so that an op or datatype freed after dred_future_get
    * returned is freed at once, exactly as without dred. */
   dred_lifetime_release(in->op, in->type, in->held);
@@ -153,7 +153,7 @@ static void announce_inline(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *m) {
   m->u.ready.buf.owner = (uint32_t)rt->world_rank;
   if (in->is_root) rc = dred_dp_acc_prepare(rt, in);
   if (rc != DRED_OK) {
-    DRED_ERROR("reduction (tag %lld) cannot start here: %s", (long long)in->tag,
+    DRED_ERROR("reduction (tag " PROTO_KEY_FMT ") cannot start here: %s", PROTO_KEY_ARG(in->tag),
                dred_status_str(rc));
     m->u.ready.error = rc == DRED_ERR_INTERNAL ? DRED_ERR_INTERNAL : DRED_ERR_NOMEM;
   } else if (!in->is_root) {
@@ -188,7 +188,7 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   if ((rc = dred_dp_acc_prepare(rt, in)) != DRED_OK) {
     /* The other members are already on their way: tell the master this member's
      * reduction failed, so every member's future ends instead of waiting for us. */
-    DRED_ERROR("reduction (tag %lld) cannot start here: %s", (long long)in->tag,
+    DRED_ERROR("reduction (tag " PROTO_KEY_FMT ") cannot start here: %s", PROTO_KEY_ARG(in->tag),
                dred_status_str(rc));
     in->acc = NULL;
   }
@@ -264,8 +264,8 @@ static void on_task(dred_rt_t *rt, const proto_msg_t *m) {
     }
   }
   if (dst == NULL || m->u.task.count != in->count || (t = calloc(1, sizeof *t)) == NULL) {
-    DRED_ERROR("task %llu for an unknown or finished reduction (tag %lld): refused",
-               (unsigned long long)m->u.task.task_id, (long long)m->u.task.tag);
+    DRED_ERROR("task %llu for an unknown or finished reduction (tag " PROTO_KEY_FMT "): refused",
+               (unsigned long long)m->u.task.task_id, PROTO_KEY_ARG(m->u.task.tag));
     memset(&r, 0, sizeof r);
     r.type = PROTO_DONE;
     r.u.done.task_id = m->u.task.task_id;
@@ -300,7 +300,8 @@ static void on_end(dred_rt_t *rt, const proto_msg_t *m) {
   in = dred_rt_find(rt, m->u.end.group, m->u.end.tag);
   uv_mutex_unlock(&rt->lock);
   if (in == NULL) {
-    DRED_WARN("END for an unknown reduction (tag %lld) ignored", (long long)m->u.end.tag);
+    DRED_WARN("END for an unknown reduction (tag " PROTO_KEY_FMT ") ignored",
+              PROTO_KEY_ARG(m->u.end.tag));
     return;
   }
   /* Buffers stay until our own tasks and replica I/O that read them are over. */
@@ -310,7 +311,8 @@ static void on_end(dred_rt_t *rt, const proto_msg_t *m) {
   if (in->end_status == DRED_OK && in->inl_status != DRED_OK) in->end_status = in->inl_status;
   /* an inline root that never got its operands cannot report success */
   if (in->end_status == DRED_OK && in->inl && in->is_root && !in->inl_folded) {
-    DRED_ERROR("inline reduction (tag %lld) ended OK without its operands", (long long)in->tag);
+    DRED_ERROR("inline reduction (tag " PROTO_KEY_FMT ") ended OK without its operands",
+               PROTO_KEY_ARG(in->tag));
     in->end_status = DRED_ERR_INTERNAL;
   }
   if (!in->inl) dred_repl_on_end(rt, in); /* inline: nothing was replicated */
@@ -327,14 +329,14 @@ static void on_inline(dred_rt_t *rt, const proto_msg_t *m) {
   in = dred_rt_find(rt, m->u.inl.group, m->u.inl.tag);
   uv_mutex_unlock(&rt->lock);
   if (in == NULL || in->state != INST_ANNOUNCED || !in->inl || !in->is_root || in->inl_folded) {
-    DRED_WARN("INLINE for an unknown or finished reduction (tag %lld) ignored",
-              (long long)m->u.inl.tag);
+    DRED_WARN("INLINE for an unknown or finished reduction (tag " PROTO_KEY_FMT ") ignored",
+              PROTO_KEY_ARG(m->u.inl.tag));
     return;
   }
   in->inl_folded = 1;
   if (m->u.inl.n != in->group->n || m->u.inl.bytes != in->bytes || m->u.inl.root != in->member) {
-    DRED_ERROR("INLINE for reduction (tag %lld) does not match it (%u x %llu bytes)",
-               (long long)in->tag, m->u.inl.n, (unsigned long long)m->u.inl.bytes);
+    DRED_ERROR("INLINE for reduction (tag " PROTO_KEY_FMT ") does not match it (%u x %llu bytes)",
+               PROTO_KEY_ARG(in->tag), m->u.inl.n, (unsigned long long)m->u.inl.bytes);
     in->inl_status = DRED_ERR_INTERNAL;
     return;
   }
@@ -387,8 +389,8 @@ static int recv_messages(dred_rt_t *rt) {
       if (why != NULL) {
         /* Not a copy a conforming worker sends us: dropped, bytes and all (no ACK: the
          * sender of a shared-memory copy is not one we keep anything for). */
-        DRED_ERROR("replica header from rank %d (member %u, tag %lld) refused: %s", src,
-                   m.u.replica.member, (long long)m.u.replica.tag, why);
+        DRED_ERROR("replica header from rank %d (member %u, tag " PROTO_KEY_FMT ") refused: %s",
+                   src, m.u.replica.member, PROTO_KEY_ARG(m.u.replica.tag), why);
         free(dred_net_take_payload(&rt->net, NULL));
       } else if (m.type == PROTO_REPLICA)
         dred_repl_on_header(rt, src, &m);
@@ -482,8 +484,8 @@ static int run_tasks(dred_rt_t *rt) {
     rt->tasks_run++;
     rt->bytes_combined += in->bytes;
   } else {
-    DRED_ERROR("task %llu (tag %lld) failed: %s", (unsigned long long)t->task_id,
-               (long long)t->tag, dred_status_str(error));
+    DRED_ERROR("task %llu (tag " PROTO_KEY_FMT ") failed: %s", (unsigned long long)t->task_id,
+               PROTO_KEY_ARG(t->tag), dred_status_str(error));
   }
   dred_queue_remove(&t->link);
   free(t);

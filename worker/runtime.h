@@ -34,6 +34,7 @@
 #include "../common/pool.h"
 #include "../common/queue.h"
 #include "../common/segment.h"
+#include "../common/tagseq.h"
 #include "dred.h"
 
 #define DRED_INST_BUCKETS 1024u
@@ -69,6 +70,7 @@ typedef struct dred_group {
   uint32_t n;
   uint32_t *workers;  /* private-communicator ranks of the members, in comm order */
   int64_t auto_seq;   /* next DRED_TAG_AUTO sequence number (under rt->lock)      */
+  dred_tagseq_t tags; /* explicit tags' use counts, for their keys (under rt->lock) */
   int defined;        /* GROUP sent to the master (runtime thread only)           */
 } dred_group_t;
 

@@ -115,8 +115,9 @@ int dred_snapdir_read(dred_rt_t *rt, uint32_t worker, uint64_t group, int64_t ta
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     s2 = __atomic_load_n(&t[i].seq, __ATOMIC_RELAXED);
     if (s1 == s2) return DRED_OK;
-    DRED_WARN("snapshot of member %u (tag %lld) changed while read from worker %u's pool",
-              member, (long long)tag, worker);
+    DRED_WARN("snapshot of member %u (tag " PROTO_KEY_FMT
+              ") changed while read from worker %u's pool",
+              member, PROTO_KEY_ARG(tag), worker);
   }
   return DRED_ERR_PROC_FAILED;
 }

@@ -11,7 +11,8 @@
  * Part 2: 64 DRED_TAG_AUTO reductions issued in the same order everywhere, waited in
  * reverse order.  Part 3: unbalanced arrival: 32 tagged reductions issued in a shuffled
  * order with random 0..10 ms pauses before each call (and a random start), waited in the
- * member's own order.  Each result is compared at its root with MPI_Reduce on dred_comm().
+ * member's own order.  Part 4: tag 7 reused 24 times back to back, members skewed by
+ * 0..3 ms.  Each result is compared at its root with MPI_Reduce on dred_comm().
  */
 #include <limits.h>
 #include <signal.h>
@@ -248,6 +249,34 @@ int main(int argc, char **argv)
     }
     if (g_rank == 0) printf("concurrent: 32 skewed reductions done in %.2f s\n", now_s() - tp);
     for (int t = 0; t < NSKEW; t++) verify(&R[t], "skew", t);
+
+    /* ---- part 4: one tag reused back to back: tag 7 (its first use was part 1's) 24 more
+     * times, each use with its own root, type, op and operands, members arriving 0..3 ms
+     * apart: a member done with one use calls the next while others may still be in the
+     * previous one, and every use must get its own operands ---- */
+    enum { NREUSE = 24 };
+    MPI_Barrier(g_comm);
+    set_step("reusing tag 7");
+    tp = now_s();
+    for (int u = 0; u < NREUSE; u++) {
+        struct red *r = &R[0];
+        char what[64];
+        plan(r, 3000 + u, seed);
+        srng = mix64(srng);
+        struct timespec ts = {0, (long)(srng % 4) * 1000000L};
+        nanosleep(&ts, NULL);
+        r->st = dred_ireduce(r->s, r->rd, r->count, r->dt, r->op, r->root, g_comm, 7, &r->f);
+        if (r->st != DRED_OK) {
+            fail("concurrent/reuse/%d: dred_ireduce returned %d (%s)", u, r->st, dred_strerror(r->st));
+            MPI_Abort(MPI_COMM_WORLD, 4);
+        }
+        snprintf(what, sizeof what, "concurrent/reuse/%d", u);
+        r->st = wait_bounded(r->f, 90, what);
+        dred_future_free(r->f);
+        verify(r, "reuse", u);
+    }
+    if (g_rank == 0)
+        printf("concurrent: tag 7 reused %d times in %.2f s\n", NREUSE, now_s() - tp);
 
     affine_free(&t_affine, &op_affine);
     return test_finish();

@@ -1323,7 +1323,10 @@ static void test_fault_several_instances(void **state) {
   sched_free(s);
 }
 
-/* A reduction started after one of its members is known dead fails at once. */
+/* A reduction started after one of its members is known dead: the member may have made
+ * the call before it died (killed right after it, its READY never sent), so its operand
+ * is asked of its holders like that of one dying now.  When none has it (it never made
+ * the call), the instance fails with PROC_FAILED once the last holder said so. */
 static void test_fault_new_reduction_on_dead_group(void **state) {
   sched_t *s = sched_new(3, SCHED_POLICY_FIRST);
   sched_key_t k = K(70, 0);
@@ -1332,13 +1335,48 @@ static void test_fault_new_reduction_on_dead_group(void **state) {
   assert_int_equal(drain(s), 0);
   assert_int_equal(ready(s, k, 0, 1, prm(0, 1)), 0);
   assert_int_equal(drain(s), 1);
-  is_end(&A[0], 1, DRED_ERR_PROC_FAILED);
-  assert_int_equal(ready(s, k, 1, 2, prm(0, 1)), DRED_ERR_ARG);
+  is_recover(&A[0], 3, 1); /* member 1's next live member in cyclic order */
+  assert_int_equal(ready(s, k, 1, 2, prm(0, 1)), DRED_ERR_ARG); /* from the dead */
+  assert_int_equal(recfail(s, k, 1, 3, DRED_ERR_PROC_FAILED), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover(&A[0], 1, 1); /* then the one after it */
+  assert_int_equal(recfail(s, k, 1, 1, DRED_ERR_PROC_FAILED), 0);
+  assert_int_equal(drain(s), 1);
+  is_end(&A[0], 1, DRED_ERR_PROC_FAILED); /* nobody left to ask */
   assert_int_equal(ready(s, k, 2, 3, prm(0, 1)), 0);
   assert_int_equal(drain(s), 2);
   is_end(&A[0], 3, DRED_ERR_PROC_FAILED);
   is_jred(&A[1], 3, 0, 0, DRED_ERR_PROC_FAILED);
   assert_int_equal(sched_instances(s), 0);
+
+  /* The next reduction: this time the dead member's copy is found, and the result is
+   * whole. */
+  k = K(70, 1);
+  assert_int_equal(ready(s, k, 2, 3, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover(&A[0], 3, 1);
+  assert_int_equal(rec_ready(s, k, 1, 3, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 1);
+  assert_int_equal(A[0].msg.type, PROTO_TASK); /* members 2 and 1 (recovered) combine */
+  assert_int_equal(ok(s, 1, 3), 0);
+  assert_int_equal(ready(s, k, 0, 1, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 2);
+  is_jtask(&A[0], 1, PROTO_TASK_OK);
+  is_task(&A[1], 2, 1, 3, 0, 2); /* into the root */
+  assert_int_equal(ok(s, 2, 1), 0);
+  assert_int_equal(drain(s), 4);
+  is_end(&A[1], 1, DRED_OK);
+  is_end(&A[2], 3, DRED_OK);
+  is_jred(&A[3], 3, 2, 1, DRED_OK);
+  sched_free(s);
+
+  /* The root's worker dead at creation: nowhere for the result to go. */
+  s = sched_new(3, SCHED_POLICY_FIRST);
+  group_seq(s, 70, 3);
+  assert_int_equal(wfail(s, 1), 0);
+  assert_int_equal(ready(s, K(70, 2), 1, 2, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 1);
+  is_end(&A[0], 2, DRED_ERR_ROOT_FAILED);
   sched_free(s);
 }
 
