@@ -352,7 +352,6 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   }
   in->bytes = (size_t)count * ti.extent;
   in->pool_off = -1;
-  dred_queue_init(&in->rbufs);
   /* Packed and image layouts run MPI_Pack/MPI_Unpack with the datatype after this call
    * returns (reloads, the root's unpack); MPI lets the caller free it meanwhile. */
   if (ti.layout != DRED_LAYOUT_DIRECT && MPI_Type_dup(datatype, &in->type_hold) != MPI_SUCCESS) {
@@ -367,7 +366,6 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     /* The operand, in dred's layout, goes with the READY; the master holds it from then
      * on (a crash before the READY is sent loses it: DRED_ERR_PROC_FAILED, as a crash
      * during the copy into the pool does on the ordinary path). */
-    in->dir_slot = -1;
     in->inl_data = (uint8_t *)(in + 1);
     if (extra > 0 && (rc = dred_dp_load(rt, in, (char *)in->inl_data)) != DRED_OK)
       in->join_error = rc; /* joins saying so: every member ends with it (announce) */
@@ -422,8 +420,7 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   }
   if (tag == DRED_TAG_AUTO) g->auto_seq++;
   in->tag = itag;
-  if (in->acc_early && !in->is_root && in->pool_off >= 0 && rt->cfg.replicas > 0)
-    in->dir_slot = dred_snapdir_publish(rt, g->id, itag, in->member, in->pool_off, in->bytes);
+  if (rt->cfg.replicas > 0) dred_repl_publish(rt, in);
   /* Hand the future out before the runtime can see `in`: it may finish and free `in`
    * as soon as the lock is released. */
   *future = in->fut;

@@ -329,7 +329,6 @@ int dred_dp_unpack_result(dred_rt_t *rt, dred_inst_t *in) {
 }
 
 void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
-  in->dir_slot = -1;
   if (in->is_root && in->ti.layout == DRED_LAYOUT_DIRECT) {
     if (in->sendbuf != MPI_IN_PLACE && in->bytes > 0) memcpy(in->recvbuf, in->sendbuf, in->bytes);
     in->acc = in->recvbuf;
@@ -396,19 +395,11 @@ int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in) {
 }
 
 void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in) {
-  dred_queue_t *q;
-  while ((q = dred_queue_head(&in->rbufs)) != NULL) {
-    dred_rbuf_t *b = DRED_QUEUE_DATA(q, dred_rbuf_t, link);
-    dred_queue_remove(q);
-    dred_dp_buf_free(rt, in->bytes, b->p, b->pool_off, b->malloced);
-    free(b);
-  }
+  /* The robust layer's buffers first; if acc is its snapshot, the snapshot frees it once
+   * its copies are taken. */
+  int acc_is_snapshot = in->repl != NULL && dred_repl_inst_release(rt, in);
   if (in->acc != NULL && !(in->is_root && in->acc == in->recvbuf)) { /* a direct root combines in recvbuf */
-    dred_snapdir_retire(rt, in->dir_slot); /* published but never handed to a snapshot */
-    in->dir_slot = -1;
-    if (in->snap != NULL)
-      dred_repl_snapshot_drop(rt, in); /* the snapshot frees it once its copies are taken */
-    else if (!in->acc_is_app) /* the application's block is never ours to free */
+    if (!acc_is_snapshot && !in->acc_is_app) /* the application's block is never ours to free */
       dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
     in->acc = NULL;
     in->pool_off = -1;
@@ -544,7 +535,7 @@ static void task_begin(dred_rt_t *rt, dred_task_t *t) {
   t->t0 = uv_hrtime();
   t->kern = in->ti.op_is_user ? NULL : dred_kernel_find(in->ti.exec_type, in->op);
   /* acc is the replica snapshot, or the application's own block (zero copy): read-only */
-  t->own_ro = t->own_p == &in->acc && (in->snap != NULL || in->acc_is_app);
+  t->own_ro = t->own_p == &in->acc && (dred_repl_acc_is_snapshot(in) || in->acc_is_app);
   t->next_elem = t->done_elems = 0;
   t->src = NULL;
   if (t->provider == (uint32_t)rt->world_rank && t->buf.pool_off < 0) {
@@ -697,7 +688,7 @@ static void oop_commit(dred_rt_t *rt, dred_task_t *t) {
     dred_dp_buf_free(rt, in->bytes, t->out, t->out_pool_off, t->out_malloced);
   } else {
     if (t->own_ro) {
-      if (in->snap != NULL) dred_repl_snapshot_drop(rt, in);
+      dred_repl_snapshot_drop(rt, in); /* if it was the snapshot */
       in->acc_is_app = 0; /* the application's block, if it was, stays untouched */
     } else
       dred_dp_buf_free(rt, in->bytes, *t->own_p, *t->own_pool_off, *t->own_malloced);

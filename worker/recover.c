@@ -75,7 +75,7 @@ static int keep_recovered(dred_rt_t *rt, dred_inst_t *in, repl_io_t *io, const c
   b->p = io->buf;
   b->pool_off = io->pool_off;
   b->malloced = io->malloced;
-  dred_queue_insert_tail(&in->rbufs, &b->link);
+  dred_queue_insert_tail(&in->repl->rbufs, &b->link); /* made by dred_repl_try_recover */
   DRED_INFO("recovered member %u's operand from %s (tag " PROTO_KEY_FMT ")", io->member, from,
             PROTO_KEY_ARG(in->tag));
   send_recovered(rt, in, io->member, b->p, b->pool_off);
@@ -99,7 +99,7 @@ static void recover_get_done(void *arg, int status) {
   dred_rt_t *rt = io->rt;
   dred_inst_t *in = io->inst;
 
-  in->io_pending--;
+  in->repl->io_pending--;
   if (in->state != INST_ANNOUNCED) { /* ended meanwhile */
     if (!io->is_self) dred_dp_buf_free(rt, in->bytes, io->buf, io->pool_off, io->malloced);
   } else if (io->is_self) {
@@ -145,6 +145,7 @@ static int write_pending(uint64_t group, int64_t tag, uint32_t member) {
 /* Returns 1 when handled (or dropped), 0 when it must wait (park it). */
 int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
   dred_inst_t *in;
+  dred_repl_inst_t *r;
   repl_io_t *io;
   uint32_t member = m->u.recover.member;
   int rc;
@@ -163,7 +164,7 @@ int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
     return 1;
   }
   if (write_pending(in->group_id, in->tag, member)) return 0;
-  if ((io = calloc(1, sizeof *io)) == NULL) {
+  if ((r = dred_repl_inst_of(in)) == NULL || (io = calloc(1, sizeof *io)) == NULL) {
     send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_NOMEM);
     return 1;
   }
@@ -186,7 +187,7 @@ int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
       }
       return 1;
     }
-    if (in->snap != NULL || in->acc_is_app) {
+    if (dred_repl_acc_is_snapshot(in) || in->acc_is_app) {
       /* acc is still the untouched snapshot of our operand (or the application's block it
        * is read from in place): nothing to reload. */
       free(io);
@@ -201,13 +202,13 @@ int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
     return 1;
   }
   if (rt->store == NULL) {
-    in->io_pending++;
+    r->io_pending++;
     recover_get_done(io, DRED_ERR_PROC_FAILED);
     return 1;
   }
   rc = dred_replica_get_async(&rt->loop, rt->store, in->group_id, in->tag, member, io->buf,
                               in->bytes, recover_get_done, io);
-  in->io_pending++;
+  r->io_pending++;
   if (rc != DRED_OK) recover_get_done(io, rc);
   return 1;
 }

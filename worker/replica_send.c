@@ -123,6 +123,7 @@ static void start_local_copy(dred_rt_t *rt, snapshot_t *sn) {
 void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   uint32_t k, n = in->group->n, want, ncand, cand[PROTO_MAX_REPLICAS + PLACE_SPARE];
   snapshot_t *sn;
+  dred_repl_inst_t *r;
   int defer, replicate;
 
   /* No accumulator: dred_ireduce could not allocate one, and the reduction ends NOMEM. */
@@ -132,8 +133,15 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
     if (replicate) DRED_WARN("no memory for a replica snapshot: operand not replicated");
     /* No copies will be taken, so acc is an ordinary accumulator that combines in place:
      * it must not stay listed as a snapshot. */
-    dred_snapdir_retire(rt, in->dir_slot);
-    in->dir_slot = -1;
+    if (in->repl != NULL) {
+      dred_snapdir_retire(rt, in->repl->dir_slot);
+      in->repl->dir_slot = -1;
+    }
+    return;
+  }
+  if ((r = dred_repl_inst_of(in)) == NULL) {
+    DRED_WARN("no memory for a replica snapshot: operand not replicated");
+    free(sn);
     return;
   }
   if (in->acc_early && in->pool_off >= 0) {
@@ -145,9 +153,9 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
       sn->borrowed = in->app_blk;
       dred_mem_ref(rt, sn->borrowed);
     }
-    sn->dir_slot = in->dir_slot;
-    in->dir_slot = -1;
-    in->snap = sn;
+    sn->dir_slot = r->dir_slot;
+    r->dir_slot = -1;
+    r->snap = sn;
     sn->refs = 1;
   } else {
     if (dred_dp_buf_alloc(rt, in->bytes, &sn->p, &sn->pool_off, &sn->malloced) != DRED_OK) {
@@ -216,10 +224,10 @@ void dred_repl_deferred_run(dred_rt_t *rt, snapshot_t *sn, int cancel) {
 }
 
 void dred_repl_snapshot_drop(dred_rt_t *rt, dred_inst_t *in) {
-  snapshot_t *sn = in->snap;
+  snapshot_t *sn = in->repl != NULL ? in->repl->snap : NULL;
   (void)rt;
   if (sn == NULL) return;
-  in->snap = NULL;
+  in->repl->snap = NULL;
   dred_repl_snapshot_unref(sn);
 }
 

@@ -1,9 +1,17 @@
 /*
  * replicate.c -- libdred's robust layer: operand replicas, recovery, reactions to failures.
  *
- * Kept apart from the failure-free engine (runtime.c, dataplane.c), rabit-style: the
- * engine calls in here at four points -- a reduction is announced, it ends, the master
- * asks for a RECOVER, the master reports a FAILED worker -- and these files do the rest.
+ * Kept apart from the failure-free engine (api.c, runtime.c, dataplane.c), rabit-style.
+ * The engine's reductions carry no robust state of their own: one opaque pointer
+ * (dred_inst_t.repl, replicate_internal.h) that this layer fills when it first needs to.
+ * The engine calls in at its events -- a reduction's operand is in the pool (publish), it
+ * is announced, it ends, a message for this layer arrives (REPLICA, REPLICA_ACK, RECOVER,
+ * FAILED, SHUTDOWN), a loop turn -- and asks it four questions about a reduction's
+ * buffers (is acc the snapshot, is a store read in flight, which recovered copy is a
+ * task's destination, release them); all are declared together in runtime.h.  This layer
+ * in turn uses the engine's services (buffers, messages to the master, ending a
+ * reduction), never its internals.  With DRED_REPLICAS=0 and no failure the per-reduction
+ * hooks are not called and no robust state is allocated.
  *
  * Files, one concern each (shared internals: replicate_internal.h):
  *   replicate.c      this overview; the replica store's life (open at dred_init, deleted
@@ -182,6 +190,67 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
 static void drop_done(void *arg, int status) {
   (void)arg;
   (void)status;
+}
+
+/* ---- the engine's questions about one reduction ---- */
+
+dred_repl_inst_t *dred_repl_inst_of(dred_inst_t *in) {
+  dred_repl_inst_t *r = in->repl;
+  if (r != NULL) return r;
+  if ((r = calloc(1, sizeof *r)) == NULL) return NULL;
+  r->dir_slot = -1;
+  dred_queue_init(&r->rbufs);
+  in->repl = r;
+  return r;
+}
+
+void dred_repl_publish(dred_rt_t *rt, dred_inst_t *in) {
+  dred_repl_inst_t *r;
+  /* only an operand already in our pool, which node peers can read, and never the root's
+   * (it does not replicate: its death fails the reduction whatever its operand's fate) */
+  if (!in->acc_early || in->is_root || in->pool_off < 0 || !dred_snapdir_usable(rt)) return;
+  if ((r = dred_repl_inst_of(in)) == NULL) {
+    DRED_WARN("no memory to list a snapshot: a node peer cannot recover this operand until "
+              "its copies are taken");
+    return;
+  }
+  r->dir_slot = dred_snapdir_publish(rt, in->group_id, in->tag, in->member, in->pool_off,
+                                     in->bytes);
+}
+
+int dred_repl_acc_is_snapshot(const dred_inst_t *in) {
+  return in->repl != NULL && in->repl->snap != NULL;
+}
+
+int dred_repl_busy(const dred_inst_t *in) { return in->repl != NULL && in->repl->io_pending > 0; }
+
+dred_rbuf_t *dred_repl_rbuf(dred_inst_t *in, uint32_t member) {
+  dred_queue_t *q;
+  if (in->repl == NULL) return NULL;
+  DRED_QUEUE_FOREACH(q, &in->repl->rbufs) {
+    dred_rbuf_t *b = DRED_QUEUE_DATA(q, dred_rbuf_t, link);
+    if (b->member == member) return b;
+  }
+  return NULL;
+}
+
+int dred_repl_inst_release(dred_rt_t *rt, dred_inst_t *in) {
+  dred_repl_inst_t *r = in->repl;
+  dred_queue_t *q;
+  int was_snapshot;
+  if (r == NULL) return 0;
+  while ((q = dred_queue_head(&r->rbufs)) != NULL) {
+    dred_rbuf_t *b = DRED_QUEUE_DATA(q, dred_rbuf_t, link);
+    dred_queue_remove(q);
+    dred_dp_buf_free(rt, in->bytes, b->p, b->pool_off, b->malloced);
+    free(b);
+  }
+  dred_snapdir_retire(rt, r->dir_slot); /* published but never handed to a snapshot */
+  was_snapshot = r->snap != NULL;
+  dred_repl_snapshot_drop(rt, in); /* it frees acc once its copies are taken */
+  in->repl = NULL;
+  free(r);
+  return was_snapshot;
 }
 
 void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {

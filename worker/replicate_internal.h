@@ -36,6 +36,22 @@ typedef struct {
   int nlater;
 } snapshot_t;
 
+/* The robust layer's part of one reduction (dred_inst_t.repl): created on first need by
+ * dred_repl_inst_of, freed by dred_repl_inst_release with the reduction's buffers. */
+struct dred_repl_inst {
+  int dir_slot;       /* snapshot directory slot of acc (snapdir.c), or -1 */
+  /* Non-NULL while acc is also the operand's replica snapshot (replica_send.c): acc is
+   * then read-only -- copies are being taken from it -- so the first combine this member
+   * executes writes its result to a new buffer and drops it (dred_repl_snapshot_drop). */
+  snapshot_t *snap;
+  int io_pending;     /* store reads for a RECOVER in flight (recover.c) */
+  dred_queue_t rbufs; /* recovered copies of other members' operands held here */
+};
+typedef struct dred_repl_inst dred_repl_inst_t;
+
+/* in->repl, created if need be; NULL when out of memory (the caller says what it skips). */
+dred_repl_inst_t *dred_repl_inst_of(dred_inst_t *in);
+
 /* Every snapshot, for FAILED (replica_send.c). */
 extern dred_queue_t dred_repl_snapshots;
 

@@ -92,7 +92,7 @@ static void inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
 }
 
 void dred_rt_inst_maybe_finish(dred_rt_t *rt, dred_inst_t *in) {
-  if (in->state == INST_ENDED && in->tasks_pending == 0 && in->io_pending == 0)
+  if (in->state == INST_ENDED && in->tasks_pending == 0 && !dred_repl_busy(in))
     inst_finish(rt, in, in->end_status);
 }
 
@@ -184,7 +184,7 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   dred_rt_ready(in, in->member, &m); /* before the replicas: they add their holders to it */
   /* Replicas first: until the neighbour has our header, a crash here loses the operand
    * for good, so that window is kept as short as one copy of it. */
-  dred_repl_on_announce(rt, in, &m);
+  if (rt->cfg.replicas > 0) dred_repl_on_announce(rt, in, &m);
   if ((rc = dred_dp_acc_prepare(rt, in)) != DRED_OK) {
     /* The other members are already on their way: tell the master this member's
      * reduction failed, so every member's future ends instead of waiting for us. */
@@ -250,16 +250,13 @@ static void on_task(dred_rt_t *rt, const proto_msg_t *m) {
       own_off = &in->pool_off;
       own_malloced = &in->acc_malloced;
     } else { /* a recovered copy we hold for another member */
-      dred_queue_t *q;
-      DRED_QUEUE_FOREACH(q, &in->rbufs) {
-        dred_rbuf_t *b = DRED_QUEUE_DATA(q, dred_rbuf_t, link);
-        if (b->member == m->u.task.exec_member) {
-          dst = b->p;
-          dst_off = b->pool_off;
-          own_p = &b->p;
-          own_off = &b->pool_off;
-          own_malloced = &b->malloced;
-        }
+      dred_rbuf_t *b = dred_repl_rbuf(in, m->u.task.exec_member);
+      if (b != NULL) {
+        dst = b->p;
+        dst_off = b->pool_off;
+        own_p = &b->p;
+        own_off = &b->pool_off;
+        own_malloced = &b->malloced;
       }
     }
   }

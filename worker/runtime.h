@@ -180,17 +180,14 @@ typedef struct dred_inst {
   uint8_t *inl_data;
   int inl_status;      /* the root's fold failed: its future ends with this */
   int inl_folded;      /* the root took its INLINE message */
-  int dir_slot;        /* snapshot directory slot of acc (snapdir.c), or -1 */
-  /* Non-NULL while acc is also the operand's replica snapshot (replica_send.c): acc is then
-   * read-only -- copies are being taken from it -- so the first combine this member
-   * executes writes its result to a new buffer and drops the snapshot with
-   * dred_repl_snapshot_drop. */
-  void *snap;
   inst_state_t state;
   int end_status;      /* set when END arrives while tasks are still running */
-  int tasks_pending;
-  int io_pending;      /* replica writes/sends reading sendbuf, recover reads (recover.c) */
-  dred_queue_t rbufs;  /* recovered copies of other members' operands held here */   /* tasks queued or running for this instance */
+  int tasks_pending;   /* tasks queued or running for this instance */
+  /* The robust layer's part of this reduction -- its snapshot and directory slot, store
+   * reads in flight, recovered copies of other members' operands (replicate_internal.h).
+   * Opaque here, and NULL until that layer needs it: never with DRED_REPLICAS=0 and no
+   * failure. */
+  struct dred_repl_inst *repl;
 } dred_inst_t;
 
 /* ---- tasks (dataplane.c) ---- */
@@ -353,9 +350,23 @@ void dred_repl_on_ack(dred_rt_t *rt, int src, const proto_msg_t *m);
 void dred_repl_on_recover(dred_rt_t *rt, const proto_msg_t *m);
 void dred_repl_on_failed(dred_rt_t *rt, uint32_t worker);
 void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in);
-/* acc stops being the snapshot (the first combine moved the result elsewhere, or the
- * instance is released): drop the engine's hold on it. */
+/* acc stops being the snapshot (the first combine moved the result elsewhere): drop the
+ * engine's hold on it.  No-op when acc is not a snapshot. */
 void dred_repl_snapshot_drop(dred_rt_t *rt, dred_inst_t *in);
+/* The engine's questions about one reduction (replicate.c).  dred_ireduce, under rt->lock,
+ * once the operand is in our pool: list it in the snapshot directory, so that a node peer
+ * can recover it from the first instant.  Call only with DRED_REPLICAS > 0. */
+void dred_repl_publish(dred_rt_t *rt, dred_inst_t *in);
+/* acc is the replica snapshot: read-only until the first combine moves the result on. */
+int dred_repl_acc_is_snapshot(const dred_inst_t *in);
+/* Store reads for this reduction are in flight: it may not be freed yet. */
+int dred_repl_busy(const dred_inst_t *in);
+/* The recovered copy of member `member`'s operand held here (a task's destination). */
+dred_rbuf_t *dred_repl_rbuf(dred_inst_t *in, uint32_t member);
+/* The reduction's buffers go: recovered copies freed, directory slot retired, the robust
+ * state freed.  Returns 1 when acc was the snapshot (now the snapshot's to free: its
+ * copies may still be in flight), else 0 (acc is the engine's to free). */
+int dred_repl_inst_release(dred_rt_t *rt, dred_inst_t *in);
 int dred_repl_progress(dred_rt_t *rt);
 void dred_repl_on_shutdown(dred_rt_t *rt); /* SHUTDOWN: skip the copies still queued */
 
