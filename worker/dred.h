@@ -75,11 +75,12 @@ typedef struct dred_future dred_future;
  * (dred_comm() or a communicator derived from it), result at `root` (a rank of `comm`).
  * `recvbuf` matters only at the root and may be NULL elsewhere; the root may pass
  * MPI_IN_PLACE as `sendbuf`.  Every predefined op and datatype works, and user ops from
- * MPI_Op_create(); non-commutative ops give MPI's rank-order result.  Datatypes must be
- * predefined (pair types such as MPI_DOUBLE_INT included) or contiguous derived types;
- * other derived types are rejected with DRED_ERR_ARG.  `tag` >= 0 names the reduction
- * (members match on equal tags; a tag may be reused once its reduction is done), or
- * DRED_TAG_AUTO.  On DRED_OK `*future` is set; on an error it is set to NULL and nothing
+ * MPI_Op_create(); non-commutative ops give MPI's rank-order result.  Every datatype MPI
+ * reduces works: predefined (pair types such as MPI_DOUBLE_INT included) and derived,
+ * contiguous or not (dred(3)).  `tag` >= 0 names the reduction (members match on equal
+ * tags; a tag may be reused once its reduction is done: the n-th call with a tag on a
+ * communicator matches every other member's n-th call with it, counting only calls that
+ * returned DRED_OK), or DRED_TAG_AUTO.  On DRED_OK `*future` is set; on an error it is set to NULL and nothing
  * was started.  Limits: count * extent above 1 TiB is DRED_ERR_ARG, above the node's
  * physical memory DRED_ERR_NOMEM; more than DRED_MAX_INFLIGHT (default 65536) reductions
  * in flight in this process is DRED_ERR_NOMEM.  A member that cannot allocate its copy of
