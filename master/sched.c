@@ -586,7 +586,7 @@ static int on_ready(sched_t *s, const sched_event_t *ev) {
   const proto_msg_t *r = &ev->msg;
   const sched_params_t params = params_of(r), *p = &params;
   const sched_key_t key = key_of(r);
-  uint32_t k = r->u.ready.member, w = ev->worker, j;
+  uint32_t k = r->u.ready.member, w = ev->worker;
   const group_t *g = group_find(s, key.group);
   inst_t *in;
   msg_t *m;
@@ -620,13 +620,8 @@ static int on_ready(sched_t *s, const sched_event_t *ev) {
   if (r->u.ready.error != 0) inst_fail(in, r->u.ready.error);
   if (created && p->root >= g->n) inst_fail(in, DRED_ERR_MISMATCH);
   if (in->status == DRED_OK && !params_agree(&in->params, p)) inst_fail(in, DRED_ERR_MISMATCH);
-  /* Started after a member's death: that member may have made the call before it died
-   * (killed right after it, before any READY of this reduction got here), so its operand
-   * is recovered like that of one dying now. */
-  if (created && in->status == DRED_OK && !worker_alive(s, g->workers[in->params.root]))
-    inst_fail(in, DRED_ERR_ROOT_FAILED); /* the result would have nowhere to go */
-  for (j = 0; created && j < g->n && in->status == DRED_OK; j++)
-    if (!worker_alive(s, g->workers[j])) member_lost_before_ready(s, in, j);
+  /* nowed counts the members alive at creation: O(1) on the common path */
+  if (created && in->status == DRED_OK && in->nowed < g->n) inst_started_after_deaths(s, in);
 
   if (in->status == DRED_OK && p->inl) inline_take(in, k, r);
 

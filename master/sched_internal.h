@@ -161,9 +161,10 @@ int params_agree(const sched_params_t *a, const sched_params_t *b);
 
 /* A buffer is gone: RECOVER each member of its set on its own. */
 void lose_set(sched_t *s, inst_t *in, const msg_t *m);
-/* Member k's worker is dead and its READY never came: RECOVER its operand from its copies
- * (an inline instance, which keeps none, fails). */
-void member_lost_before_ready(sched_t *s, inst_t *in, uint32_t k);
+/* A new instance some of whose members' workers are already dead: they may have called
+ * it before dying, so each is recovered like a member dying before its READY (a dead root
+ * fails it with DRED_ERR_ROOT_FAILED). */
+void inst_started_after_deaths(sched_t *s, inst_t *in);
 /* A READY flagged recovered (on_ready hands it over; `in` may be NULL). */
 int on_recovered_ready(sched_t *s, inst_t *in, const sched_event_t *ev);
 int on_worker_failed(sched_t *s, uint32_t w);              /* SCHED_EV_WORKER_FAILED */

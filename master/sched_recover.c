@@ -26,8 +26,8 @@
  *   - A member whose worker died before its READY came is recovered from position 1 (its
  *     copies; a node peer may still read its snapshot in shared memory) -- unless the
  *     instance is inline: inline operands have no replicas, so the instance fails.  That
- *     includes a worker already dead when the instance is created (member_lost_before_ready
- *     from sched.c's on_ready): a member killed right after its call may be declared dead
+ *     includes a worker already dead when the instance is created (inst_started_after_deaths,
+ *     from sched.c's on_ready; a dead root fails it with DRED_ERR_ROOT_FAILED): a member killed right after its call may be declared dead
  *     before any READY of that reduction reaches the master, yet its operand is safe.  If
  *     it never made the call, every holder answers RECOVER_FAILED once its own application
  *     has made it, and the instance fails.  A stale copy of an earlier reduction can never
@@ -106,11 +106,24 @@ void lose_set(sched_t *s, inst_t *in, const msg_t *m) {
     if (set_has(m->set, k)) member_recover(s, in, k, 0, DRED_ERR_PROC_FAILED);
 }
 
-void member_lost_before_ready(sched_t *s, inst_t *in, uint32_t k) {
+/* Member k's worker is dead and its READY never came: RECOVER its operand from its
+ * copies (an inline instance, which keeps none, fails). */
+static void member_lost_before_ready(sched_t *s, inst_t *in, uint32_t k) {
   if (in->params.inl)
     inst_fail(in, DRED_ERR_PROC_FAILED); /* inline: no replica to recover its operand from */
   else
     member_recover(s, in, k, 1, DRED_ERR_PROC_FAILED);
+}
+
+void inst_started_after_deaths(sched_t *s, inst_t *in) {
+  const group_t *g = in->g;
+  uint32_t k;
+  if (!worker_alive(s, g->workers[in->params.root])) {
+    inst_fail(in, DRED_ERR_ROOT_FAILED); /* the result would have nowhere to go */
+    return;
+  }
+  for (k = 0; k < g->n && in->status == DRED_OK; k++)
+    if (!worker_alive(s, g->workers[k])) member_lost_before_ready(s, in, k);
 }
 
 /* ---- events ------------------------------------------------------------------------------ */

@@ -397,7 +397,7 @@ int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in) {
 void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in) {
   /* The robust layer's buffers first; if acc is its snapshot, the snapshot frees it once
    * its copies are taken. */
-  int acc_is_snapshot = in->repl != NULL && dred_repl_inst_release(rt, in);
+  int acc_is_snapshot = dred_repl_inst_release(rt, in);
   if (in->acc != NULL && !(in->is_root && in->acc == in->recvbuf)) { /* a direct root combines in recvbuf */
     if (!acc_is_snapshot && !in->acc_is_app) /* the application's block is never ours to free */
       dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);

@@ -122,26 +122,22 @@ static void start_local_copy(dred_rt_t *rt, snapshot_t *sn) {
 
 void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   uint32_t k, n = in->group->n, want, ncand, cand[PROTO_MAX_REPLICAS + PLACE_SPARE];
-  snapshot_t *sn;
+  snapshot_t *sn = NULL;
   dred_repl_inst_t *r;
   int defer, replicate;
 
   /* No accumulator: dred_ireduce could not allocate one, and the reduction ends NOMEM. */
   replicate = rt->cfg.replicas > 0 && rt->store != NULL && !in->is_root && in->bytes > 0 &&
               in->acc != NULL;
-  if (!replicate || (sn = calloc(1, sizeof *sn)) == NULL) {
+  if (!replicate || (sn = calloc(1, sizeof *sn)) == NULL || (r = dred_repl_inst_of(in)) == NULL) {
     if (replicate) DRED_WARN("no memory for a replica snapshot: operand not replicated");
+    free(sn);
     /* No copies will be taken, so acc is an ordinary accumulator that combines in place:
      * it must not stay listed as a snapshot. */
     if (in->repl != NULL) {
       dred_snapdir_retire(rt, in->repl->dir_slot);
       in->repl->dir_slot = -1;
     }
-    return;
-  }
-  if ((r = dred_repl_inst_of(in)) == NULL) {
-    DRED_WARN("no memory for a replica snapshot: operand not replicated");
-    free(sn);
     return;
   }
   if (in->acc_early && in->pool_off >= 0) {
