@@ -45,6 +45,7 @@ void dred_config_load(dred_config_t *c) {
   c->max_inflight = env_u64("DRED_MAX_INFLIGHT", 65536, 1, 1u << 24);
   c->inline_max = env_u64("DRED_INLINE_MAX", 1024, 0, 64 * 1024);
   c->death_watch = (int)env_u64("DRED_DEATH_WATCH", 1, 0, 1);
+  c->handover_node = (int)env_u64("DRED_HANDOVER_NODE", 1, 0, 1);
   s = getenv("DRED_POLICY");
   snprintf(c->policy, sizeof c->policy, "%s", (s && *s) ? s : "predict");
   c->keep_storage = (int)env_u64("DRED_KEEP_STORAGE", 0, 0, 1);

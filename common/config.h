@@ -32,6 +32,10 @@ typedef struct {
   uint64_t inline_max;       /* DRED_INLINE_MAX       reductions of at most this many bytes per
                                 operand travel inside the control messages: no pool
                                 buffer, no snapshot, no replicas, no tasks (1024; 0 off) */
+  int handover_node;         /* DRED_HANDOVER_NODE    1: in a group spanning nodes, dred_ireduce
+                                returns once a copy of the operand is held on another
+                                node, so losing this node afterwards loses nothing; 0:
+                                once it is in this node's shared memory (1)            */
   int shm;                   /* DRED_SHM              0 forces RMA even on one node (1)    */
   int death_watch;           /* DRED_DEATH_WATCH      0: the master sees deaths on its node only
                                 by their links, not by robust mutexes (common/deathwatch.h) (1) */

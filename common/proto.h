@@ -17,8 +17,9 @@
 
 #define PROTO_MAGIC 0x5244u /* "DR" little-endian */
 /* 2: READY carries an explicit error; ABANDON.  3: inline operands (READY's inl/data,
- * INLINE).  4: an explicit tag's key carries its use count (proto_key_explicit). */
-#define PROTO_VERSION 4u
+ * INLINE).  4: an explicit tag's key carries its use count (proto_key_explicit).
+ * 5: a copy sent on a link is answered with REPLICA_ACK (pool_off -1) once held. */
+#define PROTO_VERSION 5u
 #define PROTO_HEADER 8u
 #define PROTO_MAX_GROUP 65536u /* members per group the wire format accepts */
 #define PROTO_MAX_REPLICAS 4u
@@ -74,7 +75,8 @@ typedef enum {
   /* worker -> worker */
   PROTO_REPLICA = 7,     /* a replica of my operand: in my pool at pool_off, or its
                             len bytes follow this frame on the link (pool_off -1)     */
-  PROTO_REPLICA_ACK = 8, /* your shared-memory replica is stored: release it         */
+  PROTO_REPLICA_ACK = 8, /* your shared-memory replica is stored: release it; pool_off
+                           * -1: the copy you sent on the link is held (len 0: dropped) */
   PROTO_SERVE = 10,      /* I read your buffer by MPI_Rget for task task_id from now
                             on (on 1) / no more (on 0): drive MPI's progress meanwhile
                             (dynamic-window RMA needs the target to poll)             */

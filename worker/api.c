@@ -237,6 +237,7 @@ int dred_finalize(void) {
     dred_dp_finalize(rt, 1); /* node-local: the pool's shared window, the node comm */
     MPI_Comm_free_keyval(&rt->comm_keyval);
     dred_groups_free(rt);
+    uv_cond_destroy(&rt->handover_cv);
     uv_mutex_destroy(&rt->lock);
     /* In step with dred-master (common/mpi/boot.c): dwin, dred_comm, priv, MPI_Finalize
      * (only if dred_init started MPI: otherwise the application finalizes). */
@@ -262,7 +263,8 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   dred_group_t *g;
   dred_typeinfo_t ti;
   dred_inst_t *in;
-  int rc, member, is_root, inl;
+  int rc, member, is_root, inl, offnode;
+  dred_handover_ticket_t ticket;
   size_t extra;
   int64_t itag;
 
@@ -421,6 +423,12 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   if (tag == DRED_TAG_AUTO) g->auto_seq++;
   in->tag = itag;
   if (rt->cfg.replicas > 0) dred_repl_publish(rt, in);
+  /* A copy on another node, not only in this node's memory, before the call returns
+   * (handover.c): registered before the runtime can see `in`, so its answer is not
+   * missed. */
+  offnode = rt->cfg.replicas > 1 && rt->cfg.handover_node && g->spans_nodes && !is_root &&
+            !inl && in->bytes > 0 && in->join_error == DRED_OK;
+  if (offnode) dred_handover_ticket_add(rt, &ticket, g->id, itag);
   /* Hand the future out before the runtime can see `in`: it may finish and free `in`
    * as soon as the lock is released. */
   *future = in->fut;
@@ -428,6 +436,7 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   dred_queue_insert_tail(&rt->submitq, &in->qlink);
   uv_mutex_unlock(&rt->lock);
   uv_async_send(&rt->wake);
+  if (offnode) dred_handover_wait(rt, &ticket);
   return DRED_OK;
 
 fail:

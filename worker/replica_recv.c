@@ -16,7 +16,10 @@
  *   - A header without one came with the bytes behind it on the link (common/net.c
  *     queues the header only once the last byte is in, so a copy cut short by its
  *     sender's death never gets here); it is refused unless it comes from a live worker
- *     with exactly the announced length.
+ *     with exactly the announced length, and answered with REPLICA_ACK (pool offset -1)
+ *     as soon as it is taken: the sender's dred_ireduce may be waiting until a copy is
+ *     held off its node (handover.c), and a copy in our memory, its write listed below,
+ *     is one.
  *   - Writes in flight are listed (dred_repl_writes_in_flight) so that a RECOVER for a copy still
  *     being written waits for it (recover.c); each finished write wakes the parked
  *     RECOVERs.
@@ -34,8 +37,18 @@
 dred_queue_t dred_repl_writes_in_flight = {&dred_repl_writes_in_flight, &dred_repl_writes_in_flight};
 
 static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m);
-static void store_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
-                           char *buf, size_t len);
+static int store_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
+                          char *buf, size_t len);
+
+/* Tell the sender of a copy that came on the link that we hold it whole (len: its size),
+ * or that we could not keep it (len 0): its dred_ireduce may be waiting (handover.c). */
+static void ack_received(dred_rt_t *rt, int src, const proto_msg_t *m, uint64_t len) {
+  proto_msg_t a = *m;
+  a.type = PROTO_REPLICA_ACK;
+  a.u.replica.pool_off = -1;
+  a.u.replica.len = len;
+  dred_net_send(&rt->net, src, &a, NULL);
+}
 
 void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m) {
   size_t len = (size_t)m->u.replica.len, got = 0;
@@ -52,10 +65,14 @@ void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m) {
     DRED_ERROR("replica from rank %d (member %u, tag " PROTO_KEY_FMT ", %zu bytes) refused: %s",
                src, m->u.replica.member, PROTO_KEY_ARG(m->u.replica.tag), len,
                bytes == NULL ? "no memory to hold it" : "not from a live worker");
+    if (bytes == NULL && src > 0 && src < rt->world_size && !rt->failed[src])
+      ack_received(rt, src, m, 0);
     free(bytes);
     return;
   }
-  store_received(rt, m->u.replica.group, m->u.replica.tag, m->u.replica.member, bytes, len);
+  ack_received(rt, src, m,
+               store_received(rt, m->u.replica.group, m->u.replica.tag, m->u.replica.member,
+                              bytes, len) == 0 ? len : 0);
 }
 
 static void neighbour_put_done(void *arg, int status) {
@@ -118,14 +135,15 @@ static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m) {
   if (rc != DRED_OK) neighbour_put_done(io, rc); /* still ACK: the member frees its snapshot */
 }
 
-/* A neighbour's copy that came over the network: into our store (takes `buf`). */
-static void store_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
-                           char *buf, size_t len) {
+/* A neighbour's copy that came over the network: into our store (takes `buf`).  0 when
+ * the write is under way (a RECOVER for it waits for the write), -1 when dropped. */
+static int store_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
+                          char *buf, size_t len) {
   repl_io_t *io = calloc(1, sizeof *io);
   if (io == NULL || rt->store == NULL) {
     free(io);
     free(buf);
-    return;
+    return -1;
   }
   io->rt = rt;
   io->group = group;
@@ -139,5 +157,7 @@ static void store_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t 
     dred_queue_remove(&io->link);
     free(io->buf);
     free(io);
+    return -1;
   }
+  return 0;
 }

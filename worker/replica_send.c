@@ -70,8 +70,11 @@ static void local_put_done(void *arg, int status) {
 
 /* A copy's bytes are written (or the link broke): the snapshot may go. */
 static void copy_sent(void *arg, int status) {
-  (void)status; /* a copy that did not arrive is the receiver's loss, seen at recovery */
-  dred_repl_snapshot_unref(arg);
+  snapshot_t *sn = arg;
+  /* a copy that did not arrive is the receiver's loss, seen at recovery; a call waiting
+   * for it (handover.c) goes on without it */
+  if (status != DRED_OK) dred_handover_held(sn->rt, sn->group, sn->tag, -1);
+  dred_repl_snapshot_unref(sn);
 }
 
 /* Send the snapshot to worker w: through shared memory when w can map our pool, else its
@@ -120,7 +123,10 @@ static void start_local_copy(dred_rt_t *rt, snapshot_t *sn) {
   }
 }
 
-void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
+/* Take the snapshot and start its copies; returns the worker on another node the first
+ * off-node copy went to, or -1. */
+static int start_copies(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
+  int offnode = -1;
   uint32_t k, n = in->group->n, want, ncand, cand[PROTO_MAX_REPLICAS + PLACE_SPARE];
   snapshot_t *sn = NULL;
   dred_repl_inst_t *r;
@@ -138,7 +144,7 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
       dred_snapdir_retire(rt, in->repl->dir_slot);
       in->repl->dir_slot = -1;
     }
-    return;
+    return -1;
   }
   if (in->acc_early && in->pool_off >= 0) {
     /* dred_ireduce already put the operand in our pool: that block is the snapshot, and
@@ -158,7 +164,7 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
       DRED_WARN("no memory for a replica snapshot of %zu bytes: operand not replicated",
                 in->bytes);
       free(sn);
-      return;
+      return -1;
     }
     memcpy(sn->p, in->acc, in->bytes); /* the operand, copied from sendbuf at the call */
     if (sn->pool_off >= 0) MPI_Win_sync(rt->swin); /* node peers read it after our header */
@@ -192,6 +198,7 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
       ready->u.ready.replicas[ready->u.ready.nreplicas++] = w;
     } else if (send_copy(rt, sn, w) == 0) {
       ready->u.ready.replicas[ready->u.ready.nreplicas++] = w;
+      if (offnode < 0 && rt->boot.node_of[w] != rt->boot.node_of[rt->world_rank]) offnode = (int)w;
     }
   }
   if (defer) {
@@ -203,6 +210,15 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
     start_local_copy(rt, sn);
   }
   dred_repl_snapshot_unref(sn);
+  return offnode;
+}
+
+void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
+  int offnode = start_copies(rt, in, ready);
+  /* dred_ireduce may be waiting for the off-node copy (handover.c): name its holder, or
+   * let the call go on when there is none */
+  if (rt->cfg.handover_node && in->group->spans_nodes && !in->is_root)
+    dred_handover_expect(rt, in->group_id, in->tag, offnode);
 }
 
 /* The deferred copies of `sn` are due (or its reduction ended: cancel them). */
@@ -227,10 +243,17 @@ void dred_repl_snapshot_drop(dred_rt_t *rt, dred_inst_t *in) {
   dred_repl_snapshot_unref(sn);
 }
 
-/* A neighbour wrote the copy it read from our shared memory. */
+/* A neighbour wrote the copy it read from our shared memory, or (pool_off -1) has the
+ * whole copy we sent it on its link. */
 void dred_repl_on_ack(dred_rt_t *rt, int src, const proto_msg_t *m) {
   dred_queue_t *q;
-  (void)rt;
+  if (m->u.replica.pool_off < 0) {
+    if (m->u.replica.len == 0)
+      DRED_WARN("worker %d did not keep our copy of tag " PROTO_KEY_FMT, src,
+                PROTO_KEY_ARG(m->u.replica.tag));
+    dred_handover_held(rt, m->u.replica.group, m->u.replica.tag, m->u.replica.len ? src : -1);
+    return;
+  }
   DRED_QUEUE_FOREACH(q, &dred_repl_snap_index[snap_bucket(m->u.replica.group, m->u.replica.tag)]) {
     snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, hlink);
     int i;

@@ -151,6 +151,7 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
   rt->nfailed++;
   DRED_WARN("dred-master reports worker %u failed", w);
   dred_net_drop(&rt->net, (int)w);
+  dred_handover_holder_failed(rt, (int)w); /* calls waiting for w to hold a copy go on */
   /* Copies on their way to or from w need nothing here: net.c never delivers a copy cut
    * short, and our sends to w end with its link (copy_sent). */
   /* Snapshots waiting for w's REPLICA_ACK will not get it. */
@@ -260,6 +261,8 @@ void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
    * with the same tag must not find this operand listed under its key -- least of all
    * when it is the application's block, which it may rewrite as soon as its future is
    * done. */
+  if (rt->cfg.handover_node && in->group->spans_nodes && !in->is_root)
+    dred_handover_held(rt, in->group_id, in->tag, -1); /* nothing left to lose */
   DRED_QUEUE_FOREACH_SAFE(q, n, &dred_repl_snap_index[snap_bucket(in->group_id, in->tag)]) {
     snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, hlink);
     if (sn->group != in->group_id || sn->tag != in->tag) continue;

@@ -501,6 +501,7 @@ void dred_rt_fail_everything(dred_rt_t *rt, int status) {
   rt->dead = 1;
   rt->dead_status = status;
   uv_mutex_unlock(&rt->lock);
+  dred_handover_release_all(rt); /* calls waiting for an off-node copy return */
   while ((q = dred_queue_head(&rt->tasks)) != NULL) {
     dred_task_t *t = DRED_QUEUE_DATA(q, dred_task_t, link);
     dred_queue_remove(q);
@@ -657,10 +658,12 @@ int dred_rt_start(dred_rt_t *rt) {
   dred_queue_init(&rt->groups);
   dred_queue_init(&rt->tasks);
   dred_queue_init(&rt->parked);
+  dred_queue_init(&rt->handover_tickets);
   if ((rt->failed = calloc((size_t)rt->world_size, 1)) == NULL ||
       (rt->serving = calloc((size_t)rt->world_size, sizeof *rt->serving)) == NULL)
     return DRED_ERR_NOMEM;
-  if ((rc = uv_mutex_init(&rt->lock)) != 0) return DRED_ERR_INTERNAL;
+  if ((rc = uv_mutex_init(&rt->lock)) != 0 || (rc = uv_cond_init(&rt->handover_cv)) != 0)
+    return DRED_ERR_INTERNAL;
   rt->net.data = rt;
   if (uv_async_init(&rt->loop, &rt->wake, noop_async) != 0 ||
       uv_check_init(&rt->loop, &rt->turn) != 0 || uv_idle_init(&rt->loop, &rt->spin) != 0 ||

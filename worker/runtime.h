@@ -72,6 +72,7 @@ typedef struct dred_group {
   int64_t auto_seq;   /* next DRED_TAG_AUTO sequence number (under rt->lock)      */
   dred_tagseq_t tags; /* explicit tags' use counts, for their keys (under rt->lock) */
   int defined;        /* GROUP sent to the master (runtime thread only)           */
+  int spans_nodes;    /* its members are on more than one node                     */
 } dred_group_t;
 
 struct dred_rt;
@@ -274,6 +275,8 @@ typedef struct dred_rt {
                                     abandoned after it (0: never; DRED_FINALIZE_WAIT_S) */
   int dead;            /* master lost or fatal error: new calls fail */
   int dead_status;
+  dred_queue_t handover_tickets; /* dred_ireduce calls waiting for an off-node copy (handover.c) */
+  uv_cond_t handover_cv;         /* broadcast when one of them may go on */
 
   /* runtime thread only */
   uv_thread_t thread;
@@ -381,12 +384,37 @@ void dred_snapdir_retire(dred_rt_t *rt, int slot); /* before the block is freed;
 int dred_snapdir_read(dred_rt_t *rt, uint32_t worker, uint64_t group, int64_t tag,
                       uint32_t member, char *dst, uint64_t len);
 
-/* handover.c -- operand copies into the pool go first on the node */
+/* handover.c -- operand copies into the pool go first on the node; in a group spanning
+ * nodes, dred_ireduce returns once a copy is held on another node */
 void dred_handover_begin(dred_rt_t *rt); /* around dred_ireduce's copy into the pool */
 void dred_handover_end(dred_rt_t *rt);
 /* A replica put's pause hook (arg: the runtime): waits, briefly, while a node peer is
  * copying an operand in. */
 void dred_handover_yield(void *arg);
+
+/* A dred_ireduce call waiting until its operand is held on another node (on its stack). */
+typedef struct {
+  dred_queue_t link; /* rt->handover_tickets */
+  uint64_t group;
+  int64_t tag;
+  int holder;        /* the off-node worker whose receipt it waits for; -1: not known yet */
+  int done;
+} dred_handover_ticket_t;
+/* Application thread, under rt->lock, before the reduction is submitted. */
+void dred_handover_ticket_add(dred_rt_t *rt, dred_handover_ticket_t *t, uint64_t group,
+                              int64_t tag);
+/* Application thread, after submitting: wait (bounded) until the ticket is done. */
+void dred_handover_wait(dred_rt_t *rt, dred_handover_ticket_t *t);
+/* Runtime thread.  The reduction's off-node copy is on its way to `holder`, or there is
+ * none (holder -1: the call may return at once). */
+void dred_handover_expect(dred_rt_t *rt, uint64_t group, int64_t tag, int holder);
+/* `holder` has the whole copy of (group, tag) in its memory; holder -1: the reduction
+ * ended, or its off-node copy cannot be taken: either way the call may return. */
+void dred_handover_held(dred_rt_t *rt, uint64_t group, int64_t tag, int holder);
+/* Worker w failed: calls waiting for its receipt return. */
+void dred_handover_holder_failed(dred_rt_t *rt, int w);
+/* The runtime is dead or stopping: every waiting call returns. */
+void dred_handover_release_all(dred_rt_t *rt);
 
 /* api.c: the runtime for a public entry point, or NULL with *rc the status to return
  * (called before dred_init or after dred_finalize; logged). */
