@@ -154,6 +154,21 @@ static dred_net_link_t *link_new(dred_net_t *n, int tcp) {
   return l;
 }
 
+/* Room in the kernel for a whole operand copy in flight.  With the default (208 KiB on
+ * Linux) an 8 MiB copy crosses in ~40 rounds of sender writes and receiver reads, each
+ * waiting for both loops to get a core: measured 150-580 ms per copy on a loaded 2-core
+ * machine, which dred_ireduce waits for in a group spanning nodes (worker/handover.c).
+ * The kernel caps the value at net.core.wmem_max / rmem_max and charges only bytes in
+ * flight; failure only costs speed. */
+#define LINK_SOCKBUF (4 << 20)
+
+static void link_grow_buffers(dred_net_link_t *l) {
+  int v = LINK_SOCKBUF;
+  (void)uv_send_buffer_size(&l->h.handle, &v);
+  v = LINK_SOCKBUF;
+  (void)uv_recv_buffer_size(&l->h.handle, &v);
+}
+
 static void write_cb(uv_write_t *req, int status) {
   wreq_t *w = (wreq_t *)req;
   dred_net_t *n = req->data;
@@ -359,6 +374,7 @@ static void on_connection(uv_stream_t *srv, int status) {
     return;
   }
   if (tcp) uv_tcp_nodelay(&l->h.tcp, 1);
+  link_grow_buffers(l);
 }
 
 int dred_net_token_new(uint8_t token[DRED_NET_TOKEN_BYTES]) {
@@ -454,6 +470,7 @@ static void connect_cb(uv_connect_t *req, int status) {
     link_close(l, 1);
     return;
   }
+  link_grow_buffers(l);
   if (uv_read_start(&l->h.stream, alloc_cb, read_cb) != 0) link_close(l, 1);
 }
 

@@ -9,12 +9,17 @@
  * copy must go to another node when the group spans several (DESIGN.md, fault tolerance).
  *
  * The rule.  Candidates for member k's copies are the other members of the group in this
- * order: first every member on another node than k's, in cyclic group order from k+1;
- * then the members on k's node, in cyclic order from k+1.  A member's copies go to the
- * first `want` candidates that are not known dead.  So the first copy is "the next live
- * member on a different node" whenever the group spans nodes, and plain "the next live
- * member" on one node.  The order does not depend on who is alive, so the master can walk
- * it later without knowing who the member thought was alive when it placed its copies.
+ * order: first every member on another node than k's, in cyclic group order, starting
+ * from the r-th of them after k, where r is k's position among the members of its own
+ * node; then the members on k's node, in cyclic order from k+1.  A member's copies go to
+ * the first `want` candidates that are not known dead.  So the first copy goes to a live
+ * member on a different node whenever the group spans nodes, and to plain "the next live
+ * member" on one node.  The offset r spreads one node's first copies over the next
+ * node's members instead of sending them all to its first one: in a group spanning
+ * nodes dred_ireduce waits until that copy is held (worker/handover.c), and three 8 MiB
+ * copies queued at one holder made the last of them wait ~3x as long.  The order does not
+ * depend on who is alive, so the master can walk it later without knowing who the member
+ * thought was alive when it placed its copies.
  *
  * Nodes are small integers, one per worker (private-communicator rank); `node_of` NULL
  * means every worker is on one node.  No MPI and no allocation in here.

@@ -121,6 +121,9 @@ void dred_handover_wait(dred_rt_t *rt, dred_handover_ticket_t *t) {
     now = uv_hrtime();
   }
   dred_queue_remove(&t->link);
+  rt->offnode_calls++;
+  rt->offnode_ns += now - start;
+  if (now - start > rt->offnode_max_ns) rt->offnode_max_ns = now - start;
   uv_mutex_unlock(&rt->lock);
   if (!t->done && !rt->dead)
     DRED_WARN("dred_ireduce (tag " PROTO_KEY_FMT "): no off-node copy after %llu ms (worker %d "

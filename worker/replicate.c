@@ -110,6 +110,11 @@ void dred_repl_close(dred_rt_t *rt) {
   if (rt->handover_waits > 0)
     DRED_INFO("replica writes stepped aside %llu time(s), %.1f ms in all, for operand copies",
               (unsigned long long)rt->handover_waits, (double)rt->handover_wait_ns / 1e6);
+  if (rt->offnode_calls > 0)
+    DRED_INFO("%llu dred_ireduce call(s) waited for an off-node copy: %.1f ms on average, "
+              "%.1f ms at most (DRED_HANDOVER_NODE)", (unsigned long long)rt->offnode_calls,
+              (double)rt->offnode_ns / 1e6 / (double)rt->offnode_calls,
+              (double)rt->offnode_max_ns / 1e6);
   if (rt->store == NULL) return;
   snprintf(path, sizeof path, "%s", dred_replica_path(rt->store));
   dred_replica_close(rt->store);

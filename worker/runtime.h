@@ -258,6 +258,8 @@ typedef struct dred_rt {
   uint64_t mem_borrows; /* operands read in place from those blocks (zero copy) */
   unsigned handover_active; /* dred_ireduce calls copying an operand in (pool_mu) */
   uint64_t handover_waits, handover_wait_ns; /* replica writes that stepped aside (atomic) */
+  uint64_t offnode_calls, offnode_ns, offnode_max_ns; /* calls that waited for an off-node
+                                                        copy, and how long (under lock) */
   char **peer_base;    /* by private rank: a node peer's pool, else NULL   */
   dred_seg_t *segs;    /* by private rank: every worker's pool segment (segment.h) */
   size_t chunk_bytes;

@@ -42,8 +42,10 @@ static void test_first_copy_crosses_nodes(void **state) {
   assert_int_equal(dred_place_one_node(8, W9, nodes), 0);
   assert_int_equal(dred_place_replicas(8, W9, nodes, NULL, 2, 1, out), 1); /* worker 3, b */
   assert_int_equal(out[0], 6); /* members 3, 4 share b: member 5 (worker 6, c) */
+  assert_int_equal(dred_place_replicas(8, W9, nodes, NULL, 5, 1, out), 1); /* worker 6, c */
+  assert_int_equal(out[0], 1); /* first on c: wraps to member 0 on a */
   assert_int_equal(dred_place_replicas(8, W9, nodes, NULL, 7, 1, out), 1); /* worker 8, c */
-  assert_int_equal(out[0], 1); /* wraps to member 0 on a */
+  assert_int_equal(out[0], 3); /* third on c: the third member on another node, member 2 */
   assert_int_equal(dred_place_replicas(8, W9, nodes, NULL, 0, 1, out), 1); /* worker 1, a */
   assert_int_equal(out[0], 3); /* member 1 is on a too: member 2 on b */
   /* more copies: the other nodes' members first, then the home node's */
@@ -52,6 +54,24 @@ static void test_first_copy_crosses_nodes(void **state) {
   assert_int_equal(out[1], 7);
   assert_int_equal(out[2], 8);
   assert_int_equal(out[3], 1);
+}
+
+/* One node's first copies go to different holders: in a:3,b:3,c:3 (8 members) and in
+ * a:2,b:2,c:2,d:3 (9 members, workers 1..9) no worker holds more than two first copies, and
+ * every first copy is on another node. */
+static void test_first_copies_spread(void **state) {
+  uint32_t abc[10] = {0, 0, 0, 3, 3, 3, 6, 6, 6, 0}, abcd[10] = {0, 0, 2, 2, 4, 4, 6, 6, 6, 6};
+  uint32_t *layouts[2] = {abc, abcd}, sizes[2] = {8, 9}, l, k, out[1];
+  (void)state;
+  for (l = 0; l < 2; l++) {
+    unsigned held[10] = {0};
+    for (k = 0; k < sizes[l]; k++) {
+      assert_int_equal(dred_place_replicas(sizes[l], W9, layouts[l], NULL, k, 1, out), 1);
+      assert_int_not_equal(layouts[l][out[0]], layouts[l][W9[k]]);
+      held[out[0]]++;
+    }
+    for (k = 0; k < 10; k++) assert_true(held[k] <= 2);
+  }
 }
 
 /* Dead workers are skipped; when every other node is dead the copy stays on the node. */
@@ -98,15 +118,17 @@ static void test_group_order(void **state) {
   /* member 0 = worker 7 (node 2); next members: 2 (node 1) -> other node */
   assert_int_equal(dred_place_replicas(4, w, nodes, NULL, 0, 1, out), 1);
   assert_int_equal(out[0], 2);
-  /* member 3 = worker 3 (node 2): member 0 = worker 7 is node 2 too, so member 1 */
+  /* member 3 = worker 3 (node 2), second on its node (member 0 is there too): the second
+   * member elsewhere after it, member 2 */
   assert_int_equal(dred_place_replicas(4, w, nodes, NULL, 3, 1, out), 1);
-  assert_int_equal(out[0], 2);
+  assert_int_equal(out[0], 5);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_one_node_is_cyclic),
       cmocka_unit_test(test_first_copy_crosses_nodes),
+      cmocka_unit_test(test_first_copies_spread),
       cmocka_unit_test(test_dead_are_skipped),
       cmocka_unit_test(test_nth_matches_replicas),
       cmocka_unit_test(test_group_order),
