@@ -56,7 +56,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi_%,$(MPI_TEST_SRC))
 MPITEST_OBJ := $(BUILD)/obj/tests/mpi/mpitest.o
 
-.PHONY: fuzz fuzz-build all deps run test symbols-check unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench kernel-bench asan install clean
+.PHONY: fuzz fuzz-build all deps run test symbols-check layers-check unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench kernel-bench asan install clean
 FAULT_APP := $(BUILD)/tests/fault_app
 TRIALS  ?= 100
 WORKERS ?= 8
@@ -162,6 +162,11 @@ $(LIFETIMES_SO): tests/mpi/lifetimes.c tests/mpi/mpitest.h $(MPITEST_OBJ) $(LIB_
 symbols-check: $(LIB_SO)
 	@bash tests/check-symbols.sh $(LIB_SO)
 
+# common/ and storage/ use nothing above them, libdred and dred-master share only those,
+# and libdred's engine reaches the robust layer only through rt->robust (tests/check-layers.sh).
+layers-check: all
+	@bash tests/check-layers.sh $(BUILD)
+
 run: deps all
 	$(DREDRUN) -n 8 $(DEMO)
 
@@ -259,6 +264,7 @@ man-check:
 test: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory symbols-check
+	@$(MAKE) --no-print-directory layers-check
 	@$(MAKE) --no-print-directory unit-test
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10
 	@$(MAKE) --no-print-directory mpi-test

@@ -87,6 +87,7 @@ int dred_init(int *argc, char ***argv) {
     MPI_Query_thread(&provided);
   }
   if ((rt = calloc(1, sizeof *rt)) == NULL) return DRED_ERR_NOMEM;
+  rt->robust = dred_robust_layer(); /* the one place the engine names the robust layer */
   rt->mpi_inited_by_us = !inited;
   MPI_Comm_rank(MPI_COMM_WORLD, &rt->world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &rt->world_size);
@@ -145,7 +146,7 @@ int dred_init(int *argc, char ***argv) {
       DRED_ERROR("dred_init: %s", why);
     } else {
       snprintf(rt->job_id, sizeof rt->job_id, "%s", ji.job_id);
-      mine = dred_repl_open(rt);
+      mine = rt->robust->open(rt);
       watch_attach(rt);
     }
     agreed = dred_jobinit_agree(rt->priv, mine, &who);
@@ -153,7 +154,7 @@ int dred_init(int *argc, char ***argv) {
       if (mine == DRED_OK)
         DRED_ERROR("dred_init: %s could not start (%s; its log says why): the job cannot run",
                    who == 0 ? "dred-master" : "another process", dred_strerror(agreed));
-      if (rt->store != NULL) dred_repl_close(rt);
+      if (rt->store != NULL) rt->robust->close(rt);
       dred_watch_close(rt->watch);
       dred_net_close(&rt->net);
       uv_run(&rt->loop, UV_RUN_NOWAIT); /* the close callbacks free the links */
@@ -165,7 +166,7 @@ int dred_init(int *argc, char ***argv) {
   }
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &rt->comm_keyval, NULL);
   if ((rc = dred_dp_init(rt)) != DRED_OK) return rc;
-  if ((rc = dred_repl_init(rt)) != DRED_OK) return rc;
+  if ((rc = rt->robust->init(rt)) != DRED_OK) return rc;
   if ((rc = dred_rt_start(rt)) != DRED_OK) return rc;
   g_rt = rt;
   g_state = API_RUNNING;
@@ -217,7 +218,7 @@ int dred_finalize(void) {
   uv_async_send(&rt->wake);
   dred_rt_stop(rt); /* returns after SHUTDOWN, or once the master is declared lost */
   g_state = API_FINALIZED;
-  dred_repl_close(rt);
+  rt->robust->close(rt);
   status = rt->dead ? rt->dead_status : rt->nfailed > 0 ? DRED_ERR_PROC_FAILED : DRED_OK;
   if (status != DRED_OK) {
     /* Collective frees and MPI_Finalize hang once a process died (DESIGN.md). */
@@ -422,7 +423,7 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   }
   if (tag == DRED_TAG_AUTO) g->auto_seq++;
   in->tag = itag;
-  if (rt->cfg.replicas > 0) dred_repl_publish(rt, in);
+  if (rt->cfg.replicas > 0) rt->robust->publish(rt, in);
   /* A copy on another node, not only in this node's memory, before the call returns
    * (handover.c): registered before the runtime can see `in`, so its answer is not
    * missed. */

@@ -8,9 +8,10 @@
  * is announced, it ends, a message for this layer arrives (REPLICA, REPLICA_ACK, RECOVER,
  * FAILED, SHUTDOWN), a loop turn -- and asks it four questions about a reduction's
  * buffers (is acc the snapshot, is a store read in flight, which recovered copy is a
- * task's destination, release them); all are declared together in runtime.h.  This layer
- * in turn uses the engine's services (buffers, messages to the master, ending a
- * reduction), never its internals.  With DRED_REPLICAS=0 and no failure the per-reduction
+ * task's destination, release them): the table dred_robust_t of runtime.h, filled at the
+ * end of this file and called through rt->robust, so no engine object links against this
+ * layer (tests/check-layers.sh checks it).  This layer in turn uses the engine's services
+ * (buffers, messages to the master, ending a reduction), never its internals.  With DRED_REPLICAS=0 and no failure the per-reduction
  * hooks are not called and no robust state is allocated.
  *
  * Files, one concern each (shared internals: replicate_internal.h):
@@ -319,3 +320,27 @@ int dred_repl_progress(dred_rt_t *rt) {
   }
   return work;
 }
+
+/* ---- the table the engine calls through (runtime.h, dred_robust_t) ---- */
+
+static const dred_robust_t robust_layer = {
+    .open = dred_repl_open,
+    .init = dred_repl_init,
+    .close = dred_repl_close,
+    .publish = dred_repl_publish,
+    .on_announce = dred_repl_on_announce,
+    .on_header = dred_repl_on_header,
+    .on_ack = dred_repl_on_ack,
+    .on_recover = dred_repl_on_recover,
+    .on_failed = dred_repl_on_failed,
+    .on_shutdown = dred_repl_on_shutdown,
+    .on_end = dred_repl_on_end,
+    .progress = dred_repl_progress,
+    .snapshot_drop = dred_repl_snapshot_drop,
+    .acc_is_snapshot = dred_repl_acc_is_snapshot,
+    .busy = dred_repl_busy,
+    .rbuf = dred_repl_rbuf,
+    .inst_release = dred_repl_inst_release,
+};
+
+const dred_robust_t *dred_robust_layer(void) { return &robust_layer; }

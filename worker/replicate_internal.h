@@ -91,6 +91,28 @@ typedef struct {
   proto_msg_t msg;
 } parked_t;
 
+/* The hooks of dred_robust_t (runtime.h), by file: replicate.c open, init, close,
+ * publish, on_failed, on_end, progress, on_shutdown, acc_is_snapshot, busy, rbuf,
+ * inst_release; replica_send.c on_announce, on_ack, snapshot_drop; replica_recv.c
+ * on_header; recover.c on_recover.  Each is documented at its slot in dred_robust_t. */
+int dred_repl_open(dred_rt_t *rt);
+int dred_repl_init(dred_rt_t *rt);
+void dred_repl_close(dred_rt_t *rt);
+void dred_repl_publish(dred_rt_t *rt, dred_inst_t *in);
+void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready);
+void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m);
+void dred_repl_on_ack(dred_rt_t *rt, int src, const proto_msg_t *m);
+void dred_repl_on_recover(dred_rt_t *rt, const proto_msg_t *m);
+void dred_repl_on_failed(dred_rt_t *rt, uint32_t worker);
+void dred_repl_on_shutdown(dred_rt_t *rt);
+void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in);
+int dred_repl_progress(dred_rt_t *rt);
+void dred_repl_snapshot_drop(dred_rt_t *rt, dred_inst_t *in);
+int dred_repl_acc_is_snapshot(const dred_inst_t *in);
+int dred_repl_busy(const dred_inst_t *in);
+dred_rbuf_t *dred_repl_rbuf(dred_inst_t *in, uint32_t member);
+int dred_repl_inst_release(dred_rt_t *rt, dred_inst_t *in);
+
 /* replica_send.c */
 /* One copy fewer is being taken from `sn`: the last one frees it (and its slot). */
 void dred_repl_snapshot_unref(snapshot_t *sn);

@@ -92,7 +92,7 @@ static void inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
 }
 
 void dred_rt_inst_maybe_finish(dred_rt_t *rt, dred_inst_t *in) {
-  if (in->state == INST_ENDED && in->tasks_pending == 0 && !dred_repl_busy(in))
+  if (in->state == INST_ENDED && in->tasks_pending == 0 && !rt->robust->busy(in))
     inst_finish(rt, in, in->end_status);
 }
 
@@ -184,7 +184,7 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   dred_rt_ready(in, in->member, &m); /* before the replicas: they add their holders to it */
   /* Replicas first: until the neighbour has our header, a crash here loses the operand
    * for good, so that window is kept as short as one copy of it. */
-  if (rt->cfg.replicas > 0) dred_repl_on_announce(rt, in, &m);
+  if (rt->cfg.replicas > 0) rt->robust->on_announce(rt, in, &m);
   if ((rc = dred_dp_acc_prepare(rt, in)) != DRED_OK) {
     /* The other members are already on their way: tell the master this member's
      * reduction failed, so every member's future ends instead of waiting for us. */
@@ -250,7 +250,7 @@ static void on_task(dred_rt_t *rt, const proto_msg_t *m) {
       own_off = &in->pool_off;
       own_malloced = &in->acc_malloced;
     } else { /* a recovered copy we hold for another member */
-      dred_rbuf_t *b = dred_repl_rbuf(in, m->u.task.exec_member);
+      dred_rbuf_t *b = rt->robust->rbuf(in, m->u.task.exec_member);
       if (b != NULL) {
         dst = b->p;
         dst_off = b->pool_off;
@@ -312,7 +312,7 @@ static void on_end(dred_rt_t *rt, const proto_msg_t *m) {
                PROTO_KEY_ARG(in->tag));
     in->end_status = DRED_ERR_INTERNAL;
   }
-  if (!in->inl) dred_repl_on_end(rt, in); /* inline: nothing was replicated */
+  if (!in->inl) rt->robust->on_end(rt, in); /* inline: nothing was replicated */
   dred_rt_inst_maybe_finish(rt, in);
 }
 
@@ -390,9 +390,9 @@ static int recv_messages(dred_rt_t *rt) {
                    src, m.u.replica.member, PROTO_KEY_ARG(m.u.replica.tag), why);
         free(dred_net_take_payload(&rt->net, NULL));
       } else if (m.type == PROTO_REPLICA)
-        dred_repl_on_header(rt, src, &m);
+        rt->robust->on_header(rt, src, &m);
       else if (m.type == PROTO_REPLICA_ACK)
-        dred_repl_on_ack(rt, src, &m);
+        rt->robust->on_ack(rt, src, &m);
       else if (m.type == PROTO_SERVE)
         on_serve(rt, src, &m);
       else
@@ -434,17 +434,17 @@ static int recv_messages(dred_rt_t *rt) {
           break;
         }
         rt->shutdown = 1;
-        dred_repl_on_shutdown(rt);
+        rt->robust->on_shutdown(rt);
         break;
       case PROTO_FAILED:
         if (m.u.failed.worker < (uint32_t)rt->world_size) { /* its reads are over */
           rt->nserving -= rt->serving[m.u.failed.worker];
           rt->serving[m.u.failed.worker] = 0;
         }
-        dred_repl_on_failed(rt, m.u.failed.worker);
+        rt->robust->on_failed(rt, m.u.failed.worker);
         break;
       case PROTO_RECOVER:
-        dred_repl_on_recover(rt, &m);
+        rt->robust->on_recover(rt, &m);
         break;
       default:
         DRED_WARN("unexpected %s from dred-master ignored", proto_type_name(m.type));
@@ -595,7 +595,7 @@ static void on_turn(uv_check_t *h) {
   t1 = uv_hrtime();
   run_tasks(rt);
   t2 = uv_hrtime();
-  dred_repl_progress(rt);
+  rt->robust->progress(rt);
   t3 = uv_hrtime();
   finalize_deadline(rt);
   maybe_bye(rt);

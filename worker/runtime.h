@@ -236,7 +236,9 @@ typedef struct dred_task {
 } dred_task_t;
 
 /* ---- the runtime ---- */
+struct dred_robust;
 typedef struct dred_rt {
+  const struct dred_robust *robust; /* the robust layer's hooks (dred_robust_layer) */
   dred_config_t cfg;
   int world_rank, world_size;
   int mpi_inited_by_us;
@@ -339,41 +341,51 @@ proto_buf_t dred_rt_bufref(const dred_rt_t *rt, const char *p, int64_t pool_off,
  * (runtime.c) and a recovered copy's (recover.c) both start here. */
 void dred_rt_ready(const dred_inst_t *in, uint32_t member, proto_msg_t *m);
 
-/* The robust layer: replicas, recovery, reactions to failures.  replicate.c: open, init,
- * close, on_failed, on_end, progress, on_shutdown; replica_send.c: on_announce, on_ack,
- * snapshot_drop; replica_recv.c: on_header; recover.c: on_recover. */
-/* Open this worker's replica store in the job's directory (DRED_REPLICAS > 0): DRED_OK,
- * or DRED_ERR_STORAGE (logged) -- dred_init then fails (a job that asked for replicas
- * must not run without them unknowingly). */
-int dred_repl_open(dred_rt_t *rt);
-int dred_repl_init(dred_rt_t *rt);
-void dred_repl_close(dred_rt_t *rt);
-/* At announce: store the operand locally and send copies; fills the READY's replica list. */
-void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready);
-void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m);
-void dred_repl_on_ack(dred_rt_t *rt, int src, const proto_msg_t *m);
-void dred_repl_on_recover(dred_rt_t *rt, const proto_msg_t *m);
-void dred_repl_on_failed(dred_rt_t *rt, uint32_t worker);
-void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in);
-/* acc stops being the snapshot (the first combine moved the result elsewhere): drop the
- * engine's hold on it.  No-op when acc is not a snapshot. */
-void dred_repl_snapshot_drop(dred_rt_t *rt, dred_inst_t *in);
-/* The engine's questions about one reduction (replicate.c).  dred_ireduce, under rt->lock,
- * once the operand is in our pool: list it in the snapshot directory, so that a node peer
- * can recover it from the first instant.  Call only with DRED_REPLICAS > 0. */
-void dred_repl_publish(dred_rt_t *rt, dred_inst_t *in);
-/* acc is the replica snapshot: read-only until the first combine moves the result on. */
-int dred_repl_acc_is_snapshot(const dred_inst_t *in);
-/* Store reads for this reduction are in flight: it may not be freed yet. */
-int dred_repl_busy(const dred_inst_t *in);
-/* The recovered copy of member `member`'s operand held here (a task's destination). */
-dred_rbuf_t *dred_repl_rbuf(dred_inst_t *in, uint32_t member);
-/* The reduction's buffers go: recovered copies freed, directory slot retired, the robust
- * state freed.  Returns 1 when acc was the snapshot (now the snapshot's to free: its
- * copies may still be in flight), else 0 (acc is the engine's to free). */
-int dred_repl_inst_release(dred_rt_t *rt, dred_inst_t *in);
-int dred_repl_progress(dred_rt_t *rt);
-void dred_repl_on_shutdown(dred_rt_t *rt); /* SHUTDOWN: skip the copies still queued */
+/* The robust layer (replicas, recovery, reactions to failures), as the engine sees it:
+ * the hooks it calls at its events and the questions it asks about a reduction's buffers,
+ * rabit's AllreduceBase/AllreduceRobust split in C.  worker/replicate.c fills the table
+ * (dred_robust_layer, called once by dred_init: the only reference from the engine's
+ * files to the robust layer's); the engine calls through rt->robust, so the engine's
+ * objects do not link against the robust layer's and the layer's files call the engine,
+ * never the other way round.  With DRED_REPLICAS=0 and no failure only open, init,
+ * close, on_end and progress run, and they do nothing. */
+typedef struct dred_robust {
+  /* Open this worker's replica store in the job's directory (DRED_REPLICAS > 0): DRED_OK,
+   * or DRED_ERR_STORAGE (logged) -- dred_init then fails (a job that asked for replicas
+   * must not run without them unknowingly). */
+  int (*open)(dred_rt_t *rt);
+  int (*init)(dred_rt_t *rt);
+  void (*close)(dred_rt_t *rt);
+  /* dred_ireduce, under rt->lock, once the operand is in our pool: list it in the
+   * snapshot directory, so that a node peer can recover it from the first instant.  Call
+   * only with DRED_REPLICAS > 0. */
+  void (*publish)(dred_rt_t *rt, dred_inst_t *in);
+  /* At announce: store the operand locally and send copies; fills the READY's replica
+   * list.  Call only with DRED_REPLICAS > 0. */
+  void (*on_announce)(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready);
+  /* Messages for this layer: REPLICA, REPLICA_ACK, RECOVER, FAILED, SHUTDOWN. */
+  void (*on_header)(dred_rt_t *rt, int src, const proto_msg_t *m);
+  void (*on_ack)(dred_rt_t *rt, int src, const proto_msg_t *m);
+  void (*on_recover)(dred_rt_t *rt, const proto_msg_t *m);
+  void (*on_failed)(dred_rt_t *rt, uint32_t worker);
+  void (*on_shutdown)(dred_rt_t *rt); /* skip the copies still queued */
+  void (*on_end)(dred_rt_t *rt, dred_inst_t *in);
+  int (*progress)(dred_rt_t *rt); /* once per loop turn: deferred copies, parked RECOVERs */
+  /* acc stops being the snapshot (the first combine moved the result elsewhere): drop the
+   * engine's hold on it.  No-op when acc is not a snapshot. */
+  void (*snapshot_drop)(dred_rt_t *rt, dred_inst_t *in);
+  /* acc is the replica snapshot: read-only until the first combine moves the result on. */
+  int (*acc_is_snapshot)(const dred_inst_t *in);
+  /* Store reads for this reduction are in flight: it may not be freed yet. */
+  int (*busy)(const dred_inst_t *in);
+  /* The recovered copy of member `member`'s operand held here (a task's destination). */
+  dred_rbuf_t *(*rbuf)(dred_inst_t *in, uint32_t member);
+  /* The reduction's buffers go: recovered copies freed, directory slot retired, the
+   * robust state freed.  Returns 1 when acc was the snapshot (now the snapshot's to free:
+   * its copies may still be in flight), else 0 (acc is the engine's to free). */
+  int (*inst_release)(dred_rt_t *rt, dred_inst_t *in);
+} dred_robust_t;
+const dred_robust_t *dred_robust_layer(void);
 
 /* snapdir.c -- the snapshot directory in each pool segment */
 int dred_snapdir_usable(const dred_rt_t *rt);
