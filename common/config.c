@@ -39,7 +39,7 @@ void dred_config_load(dred_config_t *c) {
   c->master_timeout_ms = env_u64("DRED_MASTER_TIMEOUT_MS", 10000, 50, 86400000);
   c->shm = (int)env_u64("DRED_SHM", 1, 0, 1);
   c->replicas = env_u64("DRED_REPLICAS", 2, 0, 1 + 4);
-  c->replica_delay_ms = env_u64("DRED_REPLICA_DELAY_MS", 0, 0, 86400000);
+  c->replica_delay_ms = env_u64("DRED_REPLICA_DELAY_MS", 1000, 0, 86400000);
   c->finalize_timeout_s = env_u64("DRED_FINALIZE_TIMEOUT_S", 60, 1, 86400);
   c->finalize_wait_s = env_u64("DRED_FINALIZE_WAIT_S", 60, 0, 86400 * 365);
   c->max_inflight = env_u64("DRED_MAX_INFLIGHT", 65536, 1, 1u << 24);

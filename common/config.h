@@ -21,7 +21,7 @@ typedef struct {
                                 2 local + next live member (2)                        */
   uint64_t replica_delay_ms; /* DRED_REPLICA_DELAY_MS copies that shared memory already covers
                                 start this long after the call, and not at all if the
-                                reduction ended by then (0: at once)                   */
+                                reduction ended by then (1000; 0: at once)            */
   uint64_t finalize_timeout_s; /* DRED_FINALIZE_TIMEOUT_S bound on the collective shutdown, the
                                 part of dred_finalize after SHUTDOWN (60)              */
   uint64_t finalize_wait_s;  /* DRED_FINALIZE_WAIT_S  how long dred_finalize waits for this

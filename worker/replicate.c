@@ -293,16 +293,20 @@ void dred_repl_on_shutdown(dred_rt_t *rt) {
   if (rt->store != NULL) dred_replica_set_moot(rt->store);
 }
 
-int dred_repl_progress(dred_rt_t *rt) {
+int dred_repl_progress(dred_rt_t *rt, uint64_t *next_due_ns) {
   dred_queue_t *q, *n;
   int work = 0;
   uint64_t now = 0;
 
   /* Due order is arrival order: look at the head only. */
+  *next_due_ns = 0;
   while ((q = dred_queue_head(&dred_repl_deferred_q)) != NULL) {
     snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, dlink);
     if (now == 0) now = uv_hrtime();
-    if (now < sn->due_ns) break;
+    if (now < sn->due_ns) {
+      *next_due_ns = sn->due_ns; /* an idle loop must still wake for it */
+      break;
+    }
     dred_repl_deferred_run(rt, sn, 0);
     work++;
   }

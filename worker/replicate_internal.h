@@ -106,7 +106,7 @@ void dred_repl_on_recover(dred_rt_t *rt, const proto_msg_t *m);
 void dred_repl_on_failed(dred_rt_t *rt, uint32_t worker);
 void dred_repl_on_shutdown(dred_rt_t *rt);
 void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in);
-int dred_repl_progress(dred_rt_t *rt);
+int dred_repl_progress(dred_rt_t *rt, uint64_t *next_due_ns);
 void dred_repl_snapshot_drop(dred_rt_t *rt, dred_inst_t *in);
 int dred_repl_acc_is_snapshot(const dred_inst_t *in);
 int dred_repl_busy(const dred_inst_t *in);

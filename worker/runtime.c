@@ -595,7 +595,12 @@ static void on_turn(uv_check_t *h) {
   t1 = uv_hrtime();
   run_tasks(rt);
   t2 = uv_hrtime();
-  rt->robust->progress(rt);
+  {
+    uint64_t due = 0, now;
+    rt->robust->progress(rt, &due);
+    if (due != 0 && (now = uv_hrtime()) < due) /* whole ms, rounded up */
+      uv_timer_start(&rt->due, on_mpi_poll, (due - now + 999999) / 1000000, 0);
+  }
   t3 = uv_hrtime();
   finalize_deadline(rt);
   maybe_bye(rt);
@@ -667,7 +672,8 @@ int dred_rt_start(dred_rt_t *rt) {
   rt->net.data = rt;
   if (uv_async_init(&rt->loop, &rt->wake, noop_async) != 0 ||
       uv_check_init(&rt->loop, &rt->turn) != 0 || uv_idle_init(&rt->loop, &rt->spin) != 0 ||
-      uv_timer_init(&rt->loop, &rt->mpi_poll) != 0 || uv_timer_init(&rt->loop, &rt->watch_timer) != 0)
+      uv_timer_init(&rt->loop, &rt->mpi_poll) != 0 || uv_timer_init(&rt->loop, &rt->watch_timer) != 0 ||
+      uv_timer_init(&rt->loop, &rt->due) != 0)
     return DRED_ERR_INTERNAL;
   rt->turn.data = rt;
   uv_check_start(&rt->turn, on_turn);
@@ -692,6 +698,7 @@ void dred_rt_stop(dred_rt_t *rt) {
   uv_close((uv_handle_t *)&rt->turn, close_cb);
   uv_close((uv_handle_t *)&rt->spin, close_cb);
   uv_close((uv_handle_t *)&rt->mpi_poll, close_cb);
+  uv_close((uv_handle_t *)&rt->due, close_cb);
   dred_net_close(&rt->net);
   uv_run(&rt->loop, UV_RUN_DEFAULT);
   uv_loop_close(&rt->loop);

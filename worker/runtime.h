@@ -294,6 +294,7 @@ typedef struct dred_rt {
   uv_check_t turn;     /* after each wake-up: one turn of work (runtime.c)    */
   uv_idle_t spin;      /* active while a task runs: the loop does not sleep   */
   uv_timer_t mpi_poll; /* while only MPI transfers are pending: a 1 ms poll   */
+  uv_timer_t due;      /* the robust layer's next deferred work (progress)     */
   dred_queue_t tasks;  /* FIFO; the head runs */
   uint64_t last_master_ns;
   int bye_sent;
@@ -370,7 +371,9 @@ typedef struct dred_robust {
   void (*on_failed)(dred_rt_t *rt, uint32_t worker);
   void (*on_shutdown)(dred_rt_t *rt); /* skip the copies still queued */
   void (*on_end)(dred_rt_t *rt, dred_inst_t *in);
-  int (*progress)(dred_rt_t *rt); /* once per loop turn: deferred copies, parked RECOVERs */
+  /* Once per loop turn: deferred copies due, parked RECOVERs.  *next_due_ns: when it
+   * wants the next turn at the latest (uv_hrtime), or 0; the engine wakes the loop then. */
+  int (*progress)(dred_rt_t *rt, uint64_t *next_due_ns);
   /* acc stops being the snapshot (the first combine moved the result elsewhere): drop the
    * engine's hold on it.  No-op when acc is not a snapshot. */
   void (*snapshot_drop)(dred_rt_t *rt, dred_inst_t *in);

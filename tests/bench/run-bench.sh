@@ -44,7 +44,7 @@
 #   6. replicas (largest p only): the failure-free cost of fault tolerance.  The ideal scenario
 #      at 8M and 32M with DRED_REPLICAS=0 (off: no copies, no snapshot directory), with the
 #      default DRED_REPLICAS=2 (eager: copies start at the call) and with DRED_REPLICAS=2
-#      DRED_REPLICA_DELAY_MS=50 (lazy); two rounds of off, eager, lazy.  Rows go to
+#      DRED_REPLICA_DELAY_MS=1000 (lazy, dred's default); two rounds of off, eager, lazy.  Rows go to
 #      replicas-<variant>.csv / -summary.csv and replicas.txt gets the tables: dred median
 #      per variant, eager/off and lazy/off, each job's own MPI median (norm as in part 5).
 #   7. nodes (largest p only): 1, 2 and 3 simulated nodes (dredrun --sim-nodes: Hydra's fork
@@ -341,7 +341,7 @@ maxp=0
 for p in $ps_list; do [ "$p" -gt "$maxp" ] && maxp=$p; done
 conc_list="4,8,16,28"
 policy_conc=16
-replica_lazy_ms=50
+replica_lazy_ms=1000 # dred's default
 for p in $ps_list; do
   common=(--reps "$reps" --csv "$raw" --summary "$summary")
   if want ideal || want unbalanced; then
@@ -650,7 +650,7 @@ if [ -s "$r0" ] && [ -s "$r2" ] && [ -s "$rl" ]; then
   {
     echo
     echo "replication overhead, p = $maxp, ideal: dred medians with DRED_REPLICAS=0 (off), =2 with copies"
-    echo "at once (eager, the default) and =2 with DRED_REPLICA_DELAY_MS=$replica_lazy_ms (lazy); two jobs each,"
+    echo "at once (eager, DRED_REPLICA_DELAY_MS=0) and =2 with DRED_REPLICA_DELAY_MS=$replica_lazy_ms (lazy, the default); two jobs each,"
     echo "alternating; MPI ms from the same jobs"
     ab_table "$r0" "$r2" off eager
     ab_table "$r0" "$rl" off lazy

@@ -17,6 +17,9 @@
 #   5. 2 node losses on simulated nodes a:2,b:2,c:2 (5 workers, 4 MiB): every application
 #      process of one node that is neither the master's nor the root's, SIGKILLed at once
 #      at a random moment -- exact or an explicit error, 0 wrong, 0 hung, no survivor dying.
+#   5b. 1 such node loss where each victim dies right after its own dred_ireduce returned:
+#      in a group spanning nodes the call returns once its operand's copy is held on another
+#      node (worker/handover.c), so every survivor must get the exact result.
 #   6. 1 loss of the master's node (dred-master and the worker beside it, 5 ms into a
 #      16 MiB reduction): every survivor must get DRED_ERR_MASTER_LOST.
 #   Parts 5 and 6 run with DRED_FAIL_TIMEOUT_MS=2000 / DRED_MASTER_TIMEOUT_MS=4000: three
@@ -67,6 +70,9 @@ part "worker killed right after its call, 4 workers, 16 MiB (every survivor exac
 DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
   part "node loss on a:2,b:2,c:2, 5 workers, 4 MiB (0 wrong, 0 hung, no survivor dies)" \
   --mode node --trials 2 --workers 5 --nodes 3 --bytes 4M --calib 1
+DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
+  part "node loss right after the victims' calls returned, a:2,b:2,c:2, 5 workers, 4 MiB (every survivor exact)" \
+  --mode node --trials 1 --workers 5 --nodes 3 --bytes 4M --calib 1 --kill-at call --expect exact
 # The master's-node loss (make faults MODE=masternode) is not part of this short run: in one
 # of two clean-clone runs of this revision three survivors that had already ended with
 # DRED_ERR_MASTER_LOST vanished inside dred_finalize without a signal report (the harness
