@@ -154,12 +154,13 @@ static dred_net_link_t *link_new(dred_net_t *n, int tcp) {
   return l;
 }
 
-/* Room in the kernel for a whole operand copy in flight.  With the default (208 KiB on
- * Linux) an 8 MiB copy crosses in ~40 rounds of sender writes and receiver reads, each
- * waiting for both loops to get a core: measured 150-580 ms per copy on a loaded 2-core
- * machine, which dred_ireduce waits for in a group spanning nodes (worker/handover.c).
- * The kernel caps the value at net.core.wmem_max / rmem_max and charges only bytes in
- * flight; failure only costs speed. */
+/* Room in the kernel for most of an operand copy in flight.  With the default (208 KiB
+ * on Linux) an 8 MiB copy crosses in ~40 rounds of sender writes and receiver reads, each
+ * needing both loops to get a core, and dred_ireduce waits for that copy in a group
+ * spanning nodes (worker/handover.c).  Measured on simulated nodes of a loaded 2-core
+ * machine it did not shorten that wait much (the receiver's loop getting a core
+ * dominates), but it costs nothing: the kernel caps the value at net.core.wmem_max /
+ * rmem_max and charges only bytes in flight; failure only costs speed. */
 #define LINK_SOCKBUF (4 << 20)
 
 static void link_grow_buffers(dred_net_link_t *l) {
