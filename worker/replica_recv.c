@@ -129,6 +129,7 @@ static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m) {
   io->ack_to = src;
   io->ack_off = m->u.replica.pool_off;
   dred_queue_insert_tail(&dred_repl_writes_in_flight, &io->link);
+  dred_repl_stored_add(io->group, io->tag);
   rc = dred_replica_put_async(&rt->loop, rt->store, io->group, io->tag, io->member,
                               base + m->u.replica.pool_off, (size_t)m->u.replica.len,
                               neighbour_put_done, io);
@@ -152,6 +153,7 @@ static int store_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t m
   io->buf = buf;
   io->ack_to = -1;
   dred_queue_insert_tail(&dred_repl_writes_in_flight, &io->link);
+  dred_repl_stored_add(group, tag);
   if (dred_replica_put_async(&rt->loop, rt->store, group, tag, member, buf, len,
                              neighbour_put_done, io) != DRED_OK) {
     dred_queue_remove(&io->link);

@@ -116,6 +116,7 @@ static void start_local_copy(dred_rt_t *rt, snapshot_t *sn) {
   io->snap = sn;
   io->tag = sn->tag;
   sn->refs++;
+  dred_repl_stored_add(sn->group, sn->tag);
   if (dred_replica_put_async(&rt->loop, rt->store, sn->group, sn->tag, sn->member, sn->p,
                              sn->len, local_put_done, io) != DRED_OK) {
     sn->refs--;

@@ -116,6 +116,7 @@ void dred_repl_close(dred_rt_t *rt) {
               "%.1f ms at most (DRED_HANDOVER_NODE)", (unsigned long long)rt->offnode_calls,
               (double)rt->offnode_ns / 1e6 / (double)rt->offnode_calls,
               (double)rt->offnode_max_ns / 1e6);
+  dred_repl_stored_clear();
   if (rt->store == NULL) return;
   snprintf(path, sizeof path, "%s", dred_replica_path(rt->store));
   dred_replica_close(rt->store);
@@ -191,6 +192,62 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
     t->inst->tasks_pending--;
     dred_rt_inst_maybe_finish(rt, t->inst);
     free(t);
+  }
+}
+
+/* ---- keys with copies in our store ---- */
+
+typedef struct {
+  dred_queue_t link;
+  uint64_t group;
+  int64_t tag;
+} stored_key_t;
+
+static dred_queue_t stored_keys[SNAP_BUCKETS]; /* zeroed: initialised on first use */
+
+static dred_queue_t *stored_bucket(uint64_t group, int64_t tag) {
+  dred_queue_t *b = &stored_keys[snap_bucket(group, tag)];
+  if (b->next == NULL) dred_queue_init(b);
+  return b;
+}
+
+static stored_key_t *stored_find(dred_queue_t *b, uint64_t group, int64_t tag) {
+  dred_queue_t *q;
+  DRED_QUEUE_FOREACH(q, b) {
+    stored_key_t *k = DRED_QUEUE_DATA(q, stored_key_t, link);
+    if (k->group == group && k->tag == tag) return k;
+  }
+  return NULL;
+}
+
+void dred_repl_stored_add(uint64_t group, int64_t tag) {
+  dred_queue_t *b = stored_bucket(group, tag);
+  stored_key_t *k;
+  if (stored_find(b, group, tag) != NULL) return;
+  if ((k = malloc(sizeof *k)) == NULL) return; /* then END will not drop it: a row left
+                                                  until the store file goes at finalize */
+  k->group = group;
+  k->tag = tag;
+  dred_queue_insert_tail(b, &k->link);
+}
+
+int dred_repl_stored_take(uint64_t group, int64_t tag) {
+  stored_key_t *k = stored_find(stored_bucket(group, tag), group, tag);
+  if (k == NULL) return 0;
+  dred_queue_remove(&k->link);
+  free(k);
+  return 1;
+}
+
+void dred_repl_stored_clear(void) {
+  unsigned b;
+  dred_queue_t *q;
+  for (b = 0; b < SNAP_BUCKETS; b++) {
+    if (stored_keys[b].next == NULL) continue;
+    while ((q = dred_queue_head(&stored_keys[b])) != NULL) {
+      dred_queue_remove(q);
+      free(DRED_QUEUE_DATA(q, stored_key_t, link));
+    }
   }
 }
 
@@ -276,7 +333,7 @@ void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
     sn->dir_slot = -1;
     if (sn->deferred) dred_repl_deferred_run(rt, sn, 1);
   }
-  if (rt->store != NULL)
+  if (rt->store != NULL && dred_repl_stored_take(in->group_id, in->tag))
     dred_replica_drop_async(&rt->loop, rt->store, in->group_id, in->tag, drop_done, NULL);
   /* parked RECOVERs for it are moot now */
   DRED_QUEUE_FOREACH_SAFE(q, n, &rt->parked) {

@@ -65,6 +65,13 @@ static inline unsigned snap_bucket(uint64_t group, int64_t tag) {
   return (unsigned)((h ^ (h >> 31)) % SNAP_BUCKETS);
 }
 
+/* Keys (group, tag) this process has put a copy of into its store (or started to): END
+ * drops only those, so a reduction that wrote nothing here -- every one that ends before
+ * DRED_REPLICA_DELAY_MS on a node -- costs no SQLite transaction at its end. */
+void dred_repl_stored_add(uint64_t group, int64_t tag);
+int dred_repl_stored_take(uint64_t group, int64_t tag); /* 1: it was listed (now removed) */
+void dred_repl_stored_clear(void);
+
 /* An async store operation in flight (put or get). */
 typedef struct {
   dred_rt_t *rt;
