@@ -427,9 +427,7 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   /* A copy on another node, not only in this node's memory, before the call returns
    * (handover.c): registered before the runtime can see `in`, so its answer is not
    * missed. */
-  offnode = rt->cfg.replicas > 1 && rt->cfg.handover_node && g->spans_nodes && !is_root &&
-            !inl && in->bytes > 0 && in->join_error == DRED_OK;
-  if (offnode) dred_handover_ticket_add(rt, &ticket, g->id, itag);
+  if ((offnode = dred_handover_offnode(rt, in))) dred_handover_ticket_add(rt, &ticket, g->id, itag);
   /* Hand the future out before the runtime can see `in`: it may finish and free `in`
    * as soon as the lock is released. */
   *future = in->fut;

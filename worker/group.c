@@ -19,7 +19,6 @@ static dred_group_t *group_find_or_add(dred_rt_t *rt, uint64_t id, uint32_t n,
                                        uint32_t *workers) {
   dred_queue_t *q;
   dred_group_t *g;
-  uint32_t i;
   DRED_QUEUE_FOREACH(q, &rt->groups) {
     g = DRED_QUEUE_DATA(q, dred_group_t, link);
     if (g->id == id && g->n == n && memcmp(g->workers, workers, n * sizeof *workers) == 0) {
@@ -34,8 +33,7 @@ static dred_group_t *group_find_or_add(dred_rt_t *rt, uint64_t id, uint32_t n,
   g->id = id;
   g->n = n;
   g->workers = workers;
-  for (i = 1; i < n && !g->spans_nodes; i++)
-    g->spans_nodes = rt->boot.node_of[workers[i]] != rt->boot.node_of[workers[0]];
+  g->spans_nodes = !dred_place_one_node(n, workers, rt->boot.node_of);
   dred_queue_insert_tail(&rt->groups, &g->link);
   return g;
 }

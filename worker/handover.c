@@ -115,6 +115,7 @@ void dred_handover_ticket_add(dred_rt_t *rt, dred_handover_ticket_t *t, uint64_t
 
 void dred_handover_wait(dred_rt_t *rt, dred_handover_ticket_t *t) {
   uint64_t start = uv_hrtime(), limit = rt->cfg.fail_timeout_ms * 1000000ull, now = start;
+  int dead;
   uv_mutex_lock(&rt->lock);
   while (!t->done && !rt->dead && now - start < limit) {
     (void)uv_cond_timedwait(&rt->handover_cv, &rt->lock, limit - (now - start));
@@ -124,16 +125,17 @@ void dred_handover_wait(dred_rt_t *rt, dred_handover_ticket_t *t) {
   rt->offnode_calls++;
   rt->offnode_ns += now - start;
   if (now - start > rt->offnode_max_ns) rt->offnode_max_ns = now - start;
+  dead = rt->dead;
   uv_mutex_unlock(&rt->lock);
-  if (!t->done && !rt->dead)
+  if (!t->done && !dead)
     DRED_WARN("dred_ireduce (tag " PROTO_KEY_FMT "): no off-node copy after %llu ms (worker %d "
               "holds it): returning anyway; losing this node now may lose the operand",
               PROTO_KEY_ARG(t->tag), (unsigned long long)rt->cfg.fail_timeout_ms, t->holder);
 }
 
-typedef enum { BY_KEY, BY_KEY_AND_HOLDER, BY_HOLDER, EXPECT } match_t;
+typedef enum { BY_KEY, BY_KEY_AND_HOLDER, BY_HOLDER } match_t;
 
-/* Runtime thread: complete the matching tickets (EXPECT: name their holder instead). */
+/* Runtime thread: complete the matching tickets. */
 static void complete(dred_rt_t *rt, match_t how, uint64_t group, int64_t tag, int holder) {
   dred_queue_t *q;
   int woke = 0;
@@ -142,10 +144,6 @@ static void complete(dred_rt_t *rt, match_t how, uint64_t group, int64_t tag, in
     dred_handover_ticket_t *t = DRED_QUEUE_DATA(q, dred_handover_ticket_t, link);
     int key = t->group == group && t->tag == tag;
     if (t->done) continue;
-    if (how == EXPECT) {
-      if (key) t->holder = holder;
-      continue;
-    }
     if ((how != BY_HOLDER && !key) || (how != BY_KEY && t->holder != holder)) continue;
     t->done = 1;
     woke = 1;
@@ -155,7 +153,17 @@ static void complete(dred_rt_t *rt, match_t how, uint64_t group, int64_t tag, in
 }
 
 void dred_handover_expect(dred_rt_t *rt, uint64_t group, int64_t tag, int holder) {
-  complete(rt, holder >= 0 ? EXPECT : BY_KEY, group, tag, holder);
+  dred_queue_t *q;
+  if (holder < 0) { /* no off-node copy to wait for */
+    complete(rt, BY_KEY, group, tag, -1);
+    return;
+  }
+  uv_mutex_lock(&rt->lock);
+  DRED_QUEUE_FOREACH(q, &rt->handover_tickets) {
+    dred_handover_ticket_t *t = DRED_QUEUE_DATA(q, dred_handover_ticket_t, link);
+    if (t->group == group && t->tag == tag) t->holder = holder;
+  }
+  uv_mutex_unlock(&rt->lock);
 }
 
 void dred_handover_held(dred_rt_t *rt, uint64_t group, int64_t tag, int holder) {

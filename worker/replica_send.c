@@ -218,8 +218,7 @@ void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   int offnode = start_copies(rt, in, ready);
   /* dred_ireduce may be waiting for the off-node copy (handover.c): name its holder, or
    * let the call go on when there is none */
-  if (rt->cfg.handover_node && in->group->spans_nodes && !in->is_root)
-    dred_handover_expect(rt, in->group_id, in->tag, offnode);
+  if (dred_handover_offnode(rt, in)) dred_handover_expect(rt, in->group_id, in->tag, offnode);
 }
 
 /* The deferred copies of `sn` are due (or its reduction ended: cancel them). */

@@ -80,10 +80,16 @@
 #include "../storage/storedir.h"
 #include "replicate_internal.h"
 
+/* Keys with copies in our store (dred_repl_stored_*, below), by snap_bucket. */
+static dred_queue_t stored_keys[SNAP_BUCKETS];
+
 int dred_repl_open(dred_rt_t *rt) {
   int rc;
   unsigned b;
-  for (b = 0; b < SNAP_BUCKETS; b++) dred_queue_init(&dred_repl_snap_index[b]);
+  for (b = 0; b < SNAP_BUCKETS; b++) {
+    dred_queue_init(&dred_repl_snap_index[b]);
+    dred_queue_init(&stored_keys[b]);
+  }
   if (rt->cfg.replicas == 0) return DRED_OK;
   /* The job's own directory: another job of this user on this node has another one, so
    * stores are never shared (before, the second job ran without replicas, silently). */
@@ -203,12 +209,9 @@ typedef struct {
   int64_t tag;
 } stored_key_t;
 
-static dred_queue_t stored_keys[SNAP_BUCKETS]; /* zeroed: initialised on first use */
 
 static dred_queue_t *stored_bucket(uint64_t group, int64_t tag) {
-  dred_queue_t *b = &stored_keys[snap_bucket(group, tag)];
-  if (b->next == NULL) dred_queue_init(b);
-  return b;
+  return &stored_keys[snap_bucket(group, tag)];
 }
 
 static stored_key_t *stored_find(dred_queue_t *b, uint64_t group, int64_t tag) {
@@ -243,7 +246,6 @@ void dred_repl_stored_clear(void) {
   unsigned b;
   dred_queue_t *q;
   for (b = 0; b < SNAP_BUCKETS; b++) {
-    if (stored_keys[b].next == NULL) continue;
     while ((q = dred_queue_head(&stored_keys[b])) != NULL) {
       dred_queue_remove(q);
       free(DRED_QUEUE_DATA(q, stored_key_t, link));
@@ -324,8 +326,7 @@ void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
    * with the same tag must not find this operand listed under its key -- least of all
    * when it is the application's block, which it may rewrite as soon as its future is
    * done. */
-  if (rt->cfg.handover_node && in->group->spans_nodes && !in->is_root)
-    dred_handover_held(rt, in->group_id, in->tag, -1); /* nothing left to lose */
+  if (dred_handover_offnode(rt, in)) dred_handover_held(rt, in->group_id, in->tag, -1); /* nothing left to lose */
   DRED_QUEUE_FOREACH_SAFE(q, n, &dred_repl_snap_index[snap_bucket(in->group_id, in->tag)]) {
     snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, hlink);
     if (sn->group != in->group_id || sn->tag != in->tag) continue;

@@ -583,7 +583,7 @@ static void maybe_bye(dred_rt_t *rt) {
 static void noop_idle(uv_idle_t *h) { (void)h; }
 static void noop_async(uv_async_t *h) { (void)h; }
 
-static void on_mpi_poll(uv_timer_t *t) { (void)t; } /* the turn after it polls */
+static void wake_turn(uv_timer_t *t) { (void)t; } /* the turn after it does the work */
 
 /* One turn of work after every wake-up of the loop (see the comment at the top). */
 static void on_turn(uv_check_t *h) {
@@ -598,8 +598,11 @@ static void on_turn(uv_check_t *h) {
   {
     uint64_t due = 0, now;
     rt->robust->progress(rt, &due);
-    if (due != 0 && (now = uv_hrtime()) < due) /* whole ms, rounded up */
-      uv_timer_start(&rt->due, on_mpi_poll, (due - now + 999999) / 1000000, 0);
+    /* armed once per due time, not every turn: turns run back to back while busy */
+    if (due != 0 && due != rt->due_armed_ns && (now = uv_hrtime()) < due) {
+      uv_timer_start(&rt->due, wake_turn, (due - now + 999999) / 1000000, 0); /* ms, up */
+      rt->due_armed_ns = due;
+    }
   }
   t3 = uv_hrtime();
   finalize_deadline(rt);
@@ -637,7 +640,7 @@ static void on_turn(uv_check_t *h) {
   if (busy) uv_idle_start(&rt->spin, noop_idle);
   else uv_idle_stop(&rt->spin);
   if (!busy && mpi_wait) {
-    if (!uv_is_active((uv_handle_t *)&rt->mpi_poll)) uv_timer_start(&rt->mpi_poll, on_mpi_poll, 1, 1);
+    if (!uv_is_active((uv_handle_t *)&rt->mpi_poll)) uv_timer_start(&rt->mpi_poll, wake_turn, 1, 1);
   } else {
     uv_timer_stop(&rt->mpi_poll);
   }

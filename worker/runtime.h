@@ -295,6 +295,7 @@ typedef struct dred_rt {
   uv_idle_t spin;      /* active while a task runs: the loop does not sleep   */
   uv_timer_t mpi_poll; /* while only MPI transfers are pending: a 1 ms poll   */
   uv_timer_t due;      /* the robust layer's next deferred work (progress)     */
+  uint64_t due_armed_ns; /* when `due` is set to fire (0: not armed)          */
   dred_queue_t tasks;  /* FIFO; the head runs */
   uint64_t last_master_ns;
   int bye_sent;
@@ -417,6 +418,12 @@ typedef struct {
   int holder;        /* the off-node worker whose receipt it waits for; -1: not known yet */
   int done;
 } dred_handover_ticket_t;
+/* Does `in`'s call wait for an off-node copy?  The one rule dred_ireduce and the runtime's
+ * hooks both ask (a non-root, replicated, non-inline operand in a group spanning nodes). */
+static inline int dred_handover_offnode(const dred_rt_t *rt, const dred_inst_t *in) {
+  return rt->cfg.handover_node && rt->cfg.replicas > 1 && in->group->spans_nodes &&
+         !in->is_root && !in->inl && in->bytes > 0 && in->join_error == DRED_OK;
+}
 /* Application thread, under rt->lock, before the reduction is submitted. */
 void dred_handover_ticket_add(dred_rt_t *rt, dred_handover_ticket_t *t, uint64_t group,
                               int64_t tag);
