@@ -20,6 +20,18 @@
  * loop, never inside an MPI call (MPICH serialises those behind one lock, and UCX's TCP
  * transport was seen to abort a survivor whose peer died mid-transfer).
  *
+ * Writing from another thread (dred_net_send_now): everything libuv does with a link runs
+ * on the loop's thread, except that an application thread may write one small frame
+ * straight into the link's socket -- the runtime thread then need not be woken only to
+ * forward it.  That is safe only while libuv has nothing of ours to write on that link
+ * (otherwise the frame would overtake queued bytes or cut into them), so every write the
+ * loop queues is counted per link (`queued`, dropped in write_cb) under `wlock`, and the
+ * direct write happens under `wlock` only when the count is 0.  The kernel takes a frame
+ * whole, or none of it, or (a stream socket nearly full) the first part: the rest then
+ * becomes the link's `tail`, which the loop writes (woken by `flush`) before anything
+ * else it writes there.  Links are opened and closed under `wlock` too, so the direct
+ * writer never sees a closed descriptor.
+ *
  * Closing: a link that reads EOF or an error is closed; if it was admitted, an inbox entry
  * tells the owner which peer is gone, behind what the peer sent before -- that is how the
  * master sees a killed worker within milliseconds, and a worker its master.
@@ -28,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -58,6 +71,8 @@ struct dred_net_link {
   size_t rlen, rcap;
   struct inbox_entry *bulk; /* a message whose payload is still being read, or NULL */
   size_t bulk_got;          /* payload bytes in so far */
+  size_t queued;            /* writes handed to libuv, write_cb not yet run (wlock) */
+  struct wreq *tail;        /* the rest of a frame a direct write began (wlock), or NULL */
 };
 
 typedef struct inbox_entry {
@@ -71,8 +86,9 @@ typedef struct inbox_entry {
   uint8_t bytes[];
 } inbox_entry_t;
 
-typedef struct {
+typedef struct wreq {
   uv_write_t req;
+  dred_net_link_t *link;
   uv_buf_t buf[2];
   dred_net_sent_cb cb; /* bulk sends: told when the payload is no longer needed */
   void *arg;
@@ -112,6 +128,7 @@ static int token_equal(const uint8_t *a, const uint8_t *b) {
 static void link_free_cb(uv_handle_t *h) {
   dred_net_link_t *l = h->data;
   entry_free(l->bulk); /* a copy cut short is never delivered */
+  free(l->tail);       /* a frame cut short: the peer is gone anyway */
   free(l->rbuf);
   free(l);
 }
@@ -122,6 +139,7 @@ static void link_close(dred_net_link_t *l, int lost) {
   int peer = l->peer;
   inbox_entry_t *e;
   if (l->closing) return;
+  uv_mutex_lock(&n->wlock); /* a direct writer must not write to a descriptor being closed */
   l->closing = 1;
   if (!l->admitted) dred_queue_remove(&l->qlink);
   if (l->admitted && peer >= 0) {
@@ -129,6 +147,7 @@ static void link_close(dred_net_link_t *l, int lost) {
     if (*slot == l) *slot = NULL;
   }
   uv_close(&l->h.handle, link_free_cb);
+  uv_mutex_unlock(&n->wlock);
   /* A peer whose link broke is never dialled again: its process is gone (or said goodbye),
    * and a reconnect to a dead master's address only produces "connection refused". */
   if (lost && l->admitted && peer >= 0) n->book[peer][0] = '\0';
@@ -175,8 +194,36 @@ static void write_cb(uv_write_t *req, int status) {
   dred_net_t *n = req->data;
   /* A failed write shows up as EOF/reset on the read side too; a bulk sender is told. */
   n->writes--;
+  uv_mutex_lock(&n->wlock);
+  w->link->queued--;
+  uv_mutex_unlock(&n->wlock);
   if (w->cb != NULL) w->cb(w->arg, status == 0 ? DRED_OK : DRED_ERR_PROC_FAILED);
   free(req);
+}
+
+/* Hand a prepared request to libuv (loop thread, wlock held).  Consumes w. */
+static int link_submit(dred_net_link_t *l, wreq_t *w, int nbufs) {
+  int rc;
+  w->req.data = l->net;
+  w->link = l;
+  l->net->writes++;
+  l->queued++;
+  if ((rc = uv_write(&w->req, &l->h.stream, w->buf, (unsigned)nbufs, write_cb)) != 0) {
+    l->net->writes--;
+    l->queued--;
+    free(w);
+    DRED_ERROR("control link to rank %d: write failed: %s", l->peer, uv_strerror(rc));
+    return DRED_ERR_INTERNAL;
+  }
+  return DRED_OK;
+}
+
+/* A direct write's unwritten rest goes first (loop thread, wlock held). */
+static int link_flush_tail(dred_net_link_t *l) {
+  wreq_t *t = l->tail;
+  if (t == NULL) return DRED_OK;
+  l->tail = NULL;
+  return link_submit(l, t, 1);
 }
 
 /* Queue `len` bytes (copied) and, for a bulk send, `plen` payload bytes (not copied: they
@@ -191,15 +238,24 @@ static int link_write(dred_net_link_t *l, const uint8_t *bytes, size_t len, cons
   w->buf[1] = uv_buf_init((char *)payload, (unsigned)plen);
   w->cb = cb;
   w->arg = arg;
-  w->req.data = l->net;
-  l->net->writes++;
-  if ((rc = uv_write(&w->req, &l->h.stream, w->buf, plen > 0 ? 2 : 1, write_cb)) != 0) {
-    l->net->writes--;
-    free(w);
-    DRED_ERROR("control link to rank %d: write failed: %s", l->peer, uv_strerror(rc));
-    return DRED_ERR_INTERNAL;
+  uv_mutex_lock(&l->net->wlock);
+  if ((rc = link_flush_tail(l)) == DRED_OK) rc = link_submit(l, w, plen > 0 ? 2 : 1);
+  else free(w);
+  uv_mutex_unlock(&l->net->wlock);
+  return rc;
+}
+
+/* Woken by a direct write that left a tail: write it (it may be alone on its link). */
+static void flush_cb(uv_async_t *a) {
+  dred_net_t *n = a->data;
+  int i;
+  if (n->out == NULL) return;
+  uv_mutex_lock(&n->wlock);
+  for (i = 0; i < n->nranks; i++) {
+    if (n->out[i] != NULL) (void)link_flush_tail(n->out[i]);
+    if (n->in[i] != NULL) (void)link_flush_tail(n->in[i]);
   }
-  return DRED_OK;
+  uv_mutex_unlock(&n->wlock);
 }
 
 /* ---- reading ------------------------------------------------------------------------- */
@@ -245,7 +301,9 @@ static int admit(dred_net_link_t *l, const uint8_t *p) {
   dred_queue_remove(&l->qlink);
   l->peer = (int)rank;
   l->admitted = 1;
+  uv_mutex_lock(&n->wlock);
   n->in[rank] = l;
+  uv_mutex_unlock(&n->wlock);
   return 0;
 }
 
@@ -394,17 +452,24 @@ int dred_net_init(dred_net_t *n, uv_loop_t *loop, int self, int nranks,
   n->out = calloc((size_t)nranks, sizeof *n->out);
   n->in = calloc((size_t)nranks, sizeof *n->in);
   n->book = calloc((size_t)nranks, sizeof *n->book);
-  if (n->out == NULL || n->in == NULL || n->book == NULL) {
-    free(n->out);
-    free(n->in);
-    free(n->book);
-    n->out = n->in = NULL;
-    n->book = NULL;
-    return DRED_ERR_NOMEM;
+  if (n->out == NULL || n->in == NULL || n->book == NULL) goto fail;
+  if (uv_mutex_init(&n->wlock) != 0) goto fail;
+  if (uv_async_init(loop, &n->flush, flush_cb) != 0) {
+    uv_mutex_destroy(&n->wlock);
+    goto fail;
   }
+  n->flush.data = n;
   dred_queue_init(&n->pending);
   dred_queue_init(&n->inbox);
   return DRED_OK;
+
+fail:
+  free(n->out);
+  free(n->in);
+  free(n->book);
+  n->out = n->in = NULL;
+  n->book = NULL;
+  return DRED_ERR_NOMEM;
 }
 
 int dred_net_listen(dred_net_t *n, const char *unix_path, const char *tcp_host,
@@ -493,7 +558,6 @@ int dred_net_connect(dred_net_t *n, int peer, const char *addr) {
   l->peer = peer;
   l->admitted = 1;
   l->outgoing = 1;
-  n->out[peer] = l;
   if (!tcp) {
     uv_pipe_connect(&l->conn, &l->h.pipe, addr + 5, connect_cb);
   } else {
@@ -517,7 +581,16 @@ int dred_net_connect(dred_net_t *n, int peer, const char *addr) {
   put_le32(hello, HELLO_MAGIC);
   put_le32(hello + 4, (uint32_t)n->self);
   memcpy(hello + 8, n->token, DRED_NET_TOKEN_BYTES);
-  return link_write(l, hello, sizeof hello, NULL, 0, NULL, NULL) == DRED_OK ? 0 : UV_EIO;
+  if (link_write(l, hello, sizeof hello, NULL, 0, NULL, NULL) != DRED_OK) {
+    link_close(l, 0);
+    return UV_EIO;
+  }
+  /* Indexed only with HELLO queued first: a direct writer (dred_net_send_now) finds the
+   * link only then, and waits until that write is through. */
+  uv_mutex_lock(&n->wlock);
+  n->out[peer] = l;
+  uv_mutex_unlock(&n->wlock);
+  return 0;
 }
 
 /* ---- messages ------------------------------------------------------------------------ */
@@ -536,26 +609,80 @@ static int link_to(dred_net_t *n, int dest, dred_net_link_t **out) {
   return DRED_OK;
 }
 
-int dred_net_send(dred_net_t *n, int dest, const proto_msg_t *m, const uint32_t *group_workers) {
-  uint8_t small[512], *buf = small;
-  size_t cap = sizeof small, len;
-  int rc;
-  dred_net_link_t *l;
-  if (n == NULL || m == NULL || dest < 0) return DRED_ERR_ARG;
-  if ((rc = link_to(n, dest, &l)) != DRED_OK) return rc;
-  /* the messages that can outgrow a small buffer: a group's member list, inline operands */
+#define SMALL_FRAME 512
+
+/* Encode `m` into `small` (SMALL_FRAME bytes) or, for the messages that can outgrow it (a
+ * group's member list, inline operands), a malloc'd buffer; *len 0 if it cannot be. */
+static uint8_t *frame_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t *small,
+                             size_t *len) {
+  size_t cap = SMALL_FRAME;
+  uint8_t *buf = small;
   if (m->type == PROTO_GROUP)
     cap = PROTO_HEADER + 16u + 4u * (size_t)m->u.group.n;
   else if (m->type == PROTO_INLINE && m->u.inl.n > 0 && m->u.inl.bytes <= PROTO_INLINE_TOTAL)
     cap = PROTO_HEADER + PROTO_INLINE_FIXED + (size_t)m->u.inl.n * (size_t)m->u.inl.bytes;
   else if (m->type == PROTO_READY)
     cap = PROTO_HEADER + 128u + (size_t)m->u.ready.data_len;
-  if (cap > sizeof small && (buf = malloc(cap)) == NULL) return DRED_ERR_NOMEM;
-  len = proto_encode(m, group_workers, buf, cap);
+  *len = 0;
+  if (cap > SMALL_FRAME && (buf = malloc(cap)) == NULL) return NULL;
+  *len = proto_encode(m, group_workers, buf, cap);
+  if (*len == 0) DRED_ERROR("%s could not be encoded", proto_type_name(m->type));
+  return buf;
+}
+
+int dred_net_send(dred_net_t *n, int dest, const proto_msg_t *m, const uint32_t *group_workers) {
+  uint8_t small[SMALL_FRAME], *buf;
+  size_t len;
+  int rc;
+  dred_net_link_t *l;
+  if (n == NULL || m == NULL || dest < 0) return DRED_ERR_ARG;
+  if ((rc = link_to(n, dest, &l)) != DRED_OK) return rc;
+  if ((buf = frame_encode(m, group_workers, small, &len)) == NULL) return DRED_ERR_NOMEM;
   rc = len == 0 ? DRED_ERR_ARG : link_write(l, buf, len, NULL, 0, NULL, NULL);
-  if (len == 0) DRED_ERROR("%s to rank %d could not be encoded", proto_type_name(m->type), dest);
   if (buf != small) free(buf);
   if (rc == DRED_OK) n->sent++;
+  return rc;
+}
+
+int dred_net_send_now(dred_net_t *n, int dest, const proto_msg_t *m) {
+  uint8_t small[SMALL_FRAME], *buf;
+  size_t len, done = 0;
+  dred_net_link_t *l;
+  int fd, rc = DRED_NET_LATER;
+  if (n == NULL || m == NULL || dest < 0 || dest >= n->nranks) return DRED_ERR_ARG;
+  if (m->type == PROTO_GROUP) return DRED_ERR_ARG; /* needs a member list: the loop's job */
+  if ((buf = frame_encode(m, NULL, small, &len)) == NULL) return DRED_NET_LATER;
+  if (len == 0) return DRED_ERR_ARG;
+  uv_mutex_lock(&n->wlock);
+  l = n->out == NULL ? NULL : n->out[dest] != NULL ? n->out[dest] : n->in[dest];
+  if (l != NULL && !l->closing && l->queued == 0 && l->tail == NULL &&
+      uv_fileno(&l->h.handle, &fd) == 0) {
+    while (done < len) {
+      ssize_t w = send(fd, buf + done, len - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (w > 0) done += (size_t)w;
+      else if (w < 0 && errno == EINTR) continue;
+      else break; /* full (nothing of it went: the loop sends it) or broken (its read says so) */
+    }
+    if (done == len) {
+      rc = DRED_OK;
+    } else if (done > 0) { /* the peer has the frame's start: its rest must follow at once */
+      wreq_t *t = malloc(sizeof *t + (len - done));
+      if (t == NULL) {
+        DRED_ERROR("control link to rank %d: no memory for the rest of a frame: closing it", dest);
+        (void)shutdown(fd, SHUT_RDWR); /* a cut frame must not be taken for the next one */
+      } else {
+        memcpy(t->data, buf + done, len - done);
+        t->buf[0] = uv_buf_init((char *)t->data, (unsigned)(len - done));
+        t->cb = NULL;
+        t->arg = NULL;
+        l->tail = t;
+        uv_async_send(&n->flush);
+      }
+      rc = DRED_OK; /* sent, as far as the caller is concerned: the loop finishes it */
+    }
+  }
+  uv_mutex_unlock(&n->wlock);
+  if (buf != small) free(buf);
   return rc;
 }
 
@@ -637,15 +764,18 @@ void dred_net_close(dred_net_t *n) {
   }
   if (n->tcp_open) uv_close((uv_handle_t *)&n->tcp_srv, srv_close_cb);
   n->unix_open = n->tcp_open = 0;
+  uv_close((uv_handle_t *)&n->flush, srv_close_cb);
   while ((q = dred_queue_head(&n->inbox)) != NULL) {
     dred_queue_remove(q);
     entry_free(DRED_QUEUE_DATA(q, inbox_entry_t, link));
   }
   entry_free(n->last);
   n->last = NULL;
+  uv_mutex_lock(&n->wlock);
   free(n->out);
   free(n->in);
-  free(n->book);
   n->out = n->in = NULL;
+  uv_mutex_unlock(&n->wlock);
+  free(n->book);
   n->book = NULL;
 }

@@ -54,6 +54,8 @@ struct dred_net {
   dred_net_link_t **in;     /* by peer rank: the link it opened (admitted), or NULL */
   char (*book)[DRED_NET_ADDR_MAX]; /* by peer rank: where to connect ("" unknown)  */
   size_t writes;            /* writes queued and not yet completed */
+  uv_mutex_t wlock;         /* links' write state, shared with dred_net_send_now (net.c) */
+  uv_async_t flush;         /* a direct write left a frame's rest for the loop to write */
   dred_queue_t pending;     /* accepted, not yet through HELLO */
   dred_queue_t inbox;       /* decoded messages not yet taken */
   void *last;               /* the entry the last dred_net_recv returned (freed next call) */
@@ -87,6 +89,17 @@ void dred_net_set_addr(dred_net_t *n, int peer, const char *addr);
  * from the address book if there is none.  Returns 0, or DRED_ERR_* when dest cannot be
  * reached or the message cannot be encoded. */
 int dred_net_send(dred_net_t *n, int dest, const proto_msg_t *m, const uint32_t *group_workers);
+
+/* From any thread: write `m` (not a GROUP) to `dest` now, without the loop's help, if
+ * the link to dest exists and has nothing queued: DRED_OK, the frame is the peer's (or its
+ * rest is queued for the loop to write next).  DRED_NET_LATER: nothing was written (no
+ * idle link, or its socket is full or broken); send it with dred_net_send on the loop's
+ * thread.  Order: the frame follows everything already handed to dred_net_send on that
+ * link, and precedes what is handed to it later; what the caller's own loop has not yet
+ * sent may come after it (worker/runtime.c sends only inline READYs of groups already
+ * announced this way). */
+#define DRED_NET_LATER 3
+int dred_net_send_now(dred_net_t *n, int dest, const proto_msg_t *m);
 
 /* Bulk send: `m` (a PROTO_REPLICA whose copy is not in shared memory: pool_off -1) followed
  * on the same stream by its u.replica.len bytes at `payload`, which are not copied: they

@@ -432,6 +432,10 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
    * as soon as the lock is released. */
   *future = in->fut;
   dred_rt_insert(rt, in);
+  if (dred_rt_announce_now(rt, in)) {
+    uv_mutex_unlock(&rt->lock);
+    return DRED_OK; /* inline: no hand-over, nothing for the runtime thread to do */
+  }
   dred_queue_insert_tail(&rt->submitq, &in->qlink);
   uv_mutex_unlock(&rt->lock);
   uv_async_send(&rt->wake);

@@ -145,13 +145,13 @@ void dred_rt_ready(const dred_inst_t *in, uint32_t member, proto_msg_t *m) {
 /* An inline reduction: one READY carrying the operand (none from the root, whose operand
  * stays in its acc), no replicas, no buffer reference; the master answers the root with
  * INLINE and everyone with END. */
-static void announce_inline(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *m) {
+static void inline_ready(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *m) {
   int rc = in->join_error;
   dred_rt_ready(in, in->member, m);
   m->u.ready.buf.pool_off = -1;
   m->u.ready.buf.len = in->bytes;
   m->u.ready.buf.owner = (uint32_t)rt->world_rank;
-  if (in->is_root) rc = dred_dp_acc_prepare(rt, in);
+  if (rc == DRED_OK && in->is_root) rc = dred_dp_acc_prepare(rt, in);
   if (rc != DRED_OK) {
     DRED_ERROR("reduction (tag " PROTO_KEY_FMT ") cannot start here: %s", PROTO_KEY_ARG(in->tag),
                dred_status_str(rc));
@@ -160,9 +160,31 @@ static void announce_inline(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *m) {
     m->u.ready.data = in->inl_data;
     m->u.ready.data_len = (uint32_t)in->bytes;
   }
+}
+
+static void announce_inline(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *m) {
+  inline_ready(rt, in, m);
   send_to_master(rt, m, NULL);
   in->state = INST_ANNOUNCED;
   if (rt->abandon_pass) send_abandon(rt, in);
+}
+
+/* The calling thread announces an inline reduction itself when it can: the READY is all
+ * there is to do, and waking the runtime thread only to forward it costs two context
+ * switches per member and reduction -- on a machine whose cores are busy with the
+ * application's own MPI progress, that is what a small reduction's time is made of
+ * (tests/bench: scenario loop).  Possible when the master already knows the group (its
+ * GROUP went out before; net.c keeps the READY behind it) and the link to the master is
+ * idle; otherwise the runtime announces it as usual.  Under rt->lock, so that nothing the
+ * master answers is handled before `in` is ANNOUNCED. */
+int dred_rt_announce_now(dred_rt_t *rt, dred_inst_t *in) {
+  proto_msg_t m;
+  if (!in->inl || !in->group->defined || in->join_error != DRED_OK || rt->dead) return 0;
+  inline_ready(rt, in, &m);
+  if (m.u.ready.error != DRED_OK || dred_net_send_now(&rt->net, 0, &m) != DRED_OK) return 0;
+  in->state = INST_ANNOUNCED;
+  rt->announced_now++;
+  return 1;
 }
 
 static void announce(dred_rt_t *rt, dred_inst_t *in) {
@@ -175,7 +197,9 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
     m.u.group.id = in->group->id;
     m.u.group.n = in->group->n;
     send_to_master(rt, &m, in->group->workers);
+    uv_mutex_lock(&rt->lock); /* read by application threads (dred_rt_announce_now) */
     in->group->defined = 1;
+    uv_mutex_unlock(&rt->lock);
   }
   if (in->inl) {
     announce_inline(rt, in, &m);
@@ -695,7 +719,8 @@ static void close_cb(uv_handle_t *h) { (void)h; }
 
 void dred_rt_stop(dred_rt_t *rt) {
   uv_thread_join(&rt->thread);
-  DRED_INFO("runtime: longest loop turn %.3f ms", (double)rt->max_turn_ns / 1e6);
+  DRED_INFO("runtime: longest loop turn %.3f ms; %llu inline READY(s) sent by the calling "
+            "thread", (double)rt->max_turn_ns / 1e6, (unsigned long long)rt->announced_now);
   uv_close((uv_handle_t *)&rt->watch_timer, close_cb);
   uv_close((uv_handle_t *)&rt->wake, close_cb);
   uv_close((uv_handle_t *)&rt->turn, close_cb);

@@ -71,7 +71,7 @@ typedef struct dred_group {
   uint32_t *workers;  /* private-communicator ranks of the members, in comm order */
   int64_t auto_seq;   /* next DRED_TAG_AUTO sequence number (under rt->lock)      */
   dred_tagseq_t tags; /* explicit tags' use counts, for their keys (under rt->lock) */
-  int defined;        /* GROUP sent to the master (runtime thread only)           */
+  int defined;        /* GROUP sent to the master (set by the runtime under lock) */
   int spans_nodes;    /* its members are on more than one node                     */
 } dred_group_t;
 
@@ -322,6 +322,7 @@ typedef struct dred_rt {
   int shutdown;        /* SHUTDOWN received */
   uint64_t tasks_run, bytes_combined;
   uint64_t max_turn_ns; /* longest loop turn (PINGs wait at most that long) */
+  uint64_t announced_now; /* inline READYs the calling thread sent itself (under lock) */
 } dred_rt_t;
 
 /* runtime.c */
@@ -342,6 +343,9 @@ proto_buf_t dred_rt_bufref(const dred_rt_t *rt, const char *p, int64_t pool_off,
  * replicas, inline operand, error or the recovered flag).  A member's own READY
  * (runtime.c) and a recovered copy's (recover.c) both start here. */
 void dred_rt_ready(const dred_inst_t *in, uint32_t member, proto_msg_t *m);
+/* Application thread, under rt->lock, `in` inserted: send an inline reduction's READY
+ * from this thread (1), or leave it to the runtime thread (0: submit it as usual). */
+int dred_rt_announce_now(dred_rt_t *rt, dred_inst_t *in);
 
 /* The robust layer (replicas, recovery, reactions to failures), as the engine sees it:
  * the hooks it calls at its events and the questions it asks about a reduction's buffers,

@@ -8,7 +8,9 @@
  * duplicate rank refused without a message getting through, an oversize frame closing
  * the link unread, a peer's close reported as lost -- after the messages it sent first;
  * a replica's bytes behind its header (bulk) intact over both transports, and a copy cut
- * short by its sender's death never delivered.
+ * short by its sender's death never delivered; frames written straight into a link from
+ * another thread (dred_net_send_now): refused while the loop has a write queued there,
+ * in order with the loop's own, and finished by the loop when the kernel took a part.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "../../common/dred_status.h"
 #include "../../common/net.h"
 
 static uv_loop_t loop;
@@ -273,6 +276,135 @@ static void peer_close_is_reported(void **st) {
 }
 
 
+/* ---- direct writes from another thread (dred_net_send_now) ------------------------------ */
+
+typedef struct {
+  dred_net_t *net;
+  proto_msg_t m;
+  int rc;
+} now_arg_t;
+
+static void send_now_thread(void *p) {
+  now_arg_t *a = p;
+  a->rc = dred_net_send_now(a->net, 0, &a->m);
+}
+
+static int nmsgs(void *arg) {
+  dred_net_t *n = arg;
+  int k = 0;
+  dred_queue_t *q;
+  DRED_QUEUE_FOREACH(q, &n->inbox) k++;
+  return k;
+}
+static int want_n = 0;
+static int has_n(void *arg) { return nmsgs(arg) >= want_n; }
+
+/* A direct write is refused while the loop has a write of its own queued on the link (the
+ * HELLO behind the connect, a message just sent), goes through from another thread once
+ * the link is idle, and keeps the order: what the loop took first arrives first. */
+static void send_now_keeps_order(const char *tcp_host) {
+  dred_net_t srv, w;
+  char ua[DRED_NET_ADDR_MAX], ta[DRED_NET_ADDR_MAX];
+  proto_msg_t m = ready(1), r;
+  int src = -1, one = 1, i;
+  void *arg[2] = {&srv, &one};
+  now_arg_t a;
+  uv_thread_t th;
+  const int64_t want[3] = {-8, -9, -10};
+  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
+  assert_int_equal(dred_net_listen(&srv, sock_path, tcp_host, ua, ta), 0);
+  assert_int_equal(dred_net_init(&w, &loop, 1, 4, token), 0);
+  assert_int_equal(dred_net_send_now(&w, 0, &m), DRED_NET_LATER); /* no link yet */
+  assert_int_equal(dred_net_connect(&w, 0, tcp_host ? ta : ua), 0);
+  assert_int_equal(dred_net_send_now(&w, 0, &m), DRED_NET_LATER); /* HELLO still queued */
+  pump_until(admitted, arg);
+  uv_run(&loop, UV_RUN_NOWAIT); /* the HELLO's write callback */
+
+  a.net = &w;
+  a.m = ready(1);
+  a.m.u.ready.tag = -8;
+  a.rc = -1;
+  assert_int_equal(uv_thread_create(&th, send_now_thread, &a), 0);
+  assert_int_equal(uv_thread_join(&th), 0);
+  assert_int_equal(a.rc, DRED_OK);
+
+  m.u.ready.tag = -9;
+  assert_int_equal(dred_net_send(&w, 0, &m, NULL), 0); /* the loop's own, queued */
+  m.u.ready.tag = -99;
+  assert_int_equal(dred_net_send_now(&w, 0, &m), DRED_NET_LATER); /* must not overtake it */
+  uv_run(&loop, UV_RUN_NOWAIT);
+  m.u.ready.tag = -10;
+  assert_int_equal(dred_net_send_now(&w, 0, &m), DRED_OK);
+  want_n = 3;
+  pump_until(has_n, &srv);
+  for (i = 0; i < 3; i++) {
+    assert_int_equal(dred_net_recv(&srv, &src, &r), DRED_NET_MSG);
+    assert_int_equal(src, 1);
+    assert_int_equal(r.type, PROTO_READY);
+    assert_int_equal(r.u.ready.tag, want[i]);
+  }
+  m.type = PROTO_GROUP; /* a member list is the loop's job */
+  assert_int_equal(dred_net_send_now(&w, 0, &m), DRED_ERR_ARG);
+  close_all(&srv, &w);
+}
+
+static void send_now_unix(void **st) {
+  (void)st;
+  send_now_keeps_order(NULL);
+}
+
+static void send_now_tcp(void **st) {
+  (void)st;
+  send_now_keeps_order("127.0.0.1");
+}
+
+/* Direct writes of 100 KB frames into a link nobody reads until its socket is full: a
+ * frame the kernel took only in part is finished by the loop (the tail) before anything
+ * else, so every frame accepted arrives whole and in order, and then the link is usable
+ * both ways again. */
+static void send_now_full_socket_finishes_frames(void **st) {
+  dred_net_t srv, w;
+  char ua[DRED_NET_ADDR_MAX];
+  enum { FRAME = 100000, MAXF = 400 };
+  static uint8_t payload[FRAME];
+  proto_msg_t m = ready(1), r;
+  int src = -1, one = 1, sent = 0, rc = DRED_OK, i;
+  void *arg[2] = {&srv, &one};
+  (void)st;
+  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
+  assert_int_equal(dred_net_listen(&srv, sock_path, NULL, ua, NULL), 0);
+  assert_int_equal(dred_net_init(&w, &loop, 1, 4, token), 0);
+  assert_int_equal(dred_net_connect(&w, 0, ua), 0);
+  pump_until(admitted, arg);
+  uv_run(&loop, UV_RUN_NOWAIT);
+  m.u.ready.inl = 1;
+  m.u.ready.data = payload;
+  m.u.ready.data_len = FRAME;
+  /* the loop does not run: the master reads nothing, the socket fills */
+  while (sent < MAXF) {
+    m.u.ready.tag = -sent;
+    payload[0] = (uint8_t)sent; /* frame k carries k in its first byte */
+    if ((rc = dred_net_send_now(&w, 0, &m)) != DRED_OK) break;
+    sent++;
+  }
+  assert_int_equal(rc, DRED_NET_LATER); /* it did fill */
+  assert_true(sent > 1);
+  m.u.ready.tag = -1000;
+  m.u.ready.data_len = 8;
+  assert_int_equal(dred_net_send(&w, 0, &m, NULL), 0); /* behind every tail */
+  want_n = sent + 1;
+  for (i = 0; i < 20 && nmsgs(&srv) < want_n; i++) pump_until(has_n, &srv);
+  for (i = 0; i < sent; i++) {
+    assert_int_equal(dred_net_recv(&srv, &src, &r), DRED_NET_MSG);
+    assert_int_equal(r.u.ready.tag, -i);
+    assert_int_equal(r.u.ready.data_len, FRAME);
+    assert_int_equal(r.u.ready.data[0], (uint8_t)i);
+  }
+  assert_int_equal(dred_net_recv(&srv, &src, &r), DRED_NET_MSG);
+  assert_int_equal(r.u.ready.tag, -1000);
+  close_all(&srv, &w);
+}
+
 /* ---- bulk: a replica's bytes behind its header ------------------------------------------ */
 
 static int sent_status = 99;
@@ -405,6 +537,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(bulk_unix, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_tcp, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_cut_short_is_never_delivered, setup, teardown),
+      cmocka_unit_test_setup_teardown(send_now_unix, setup, teardown),
+      cmocka_unit_test_setup_teardown(send_now_tcp, setup, teardown),
+      cmocka_unit_test_setup_teardown(send_now_full_socket_finishes_frames, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
