@@ -369,7 +369,10 @@ int dred_repl_progress(dred_rt_t *rt, uint64_t *next_due_ns) {
     work++;
   }
 
-  if (rt->parked_retry && !dred_queue_empty(&rt->parked)) {
+  /* Consumed whether or not anything is parked: the flag keeps the loop turning
+   * (runtime.c), so one left set made every runtime thread spin for the rest of the job
+   * after its first announcement. */
+  if (rt->parked_retry) {
     rt->parked_retry = 0;
     DRED_QUEUE_FOREACH_SAFE(q, n, &rt->parked) {
       parked_t *p = DRED_QUEUE_DATA(q, parked_t, link);

@@ -12,8 +12,13 @@
  *   4. move replica transfers along (replicate.c);
  *   5. at dred_finalize: say BYE once nothing is pending, or abandon what still is once
  *      DRED_FINALIZE_WAIT_S ran out (the watchdog timer wakes the loop to notice).
- * While a task runs the idle handle keeps the loop from sleeping; while only MPI
- * transfers are pending (replica copies to another node) a 1 ms timer polls them.  With
+ * While there is work the CPU can do now (a combine, new reductions, messages taken in)
+ * the idle handle keeps the loop from sleeping.  Work that only waits for MPI -- a task's
+ * MPI_Rget reads from another node, other nodes reading from us (MPICH serves them from
+ * our progress engine), replica copies crossing -- needs MPI polled, not a core: the loop
+ * spins for SPIN_NS after its last progress, then polls from epoll every millisecond
+ * (sockets still wake it at once).  On a node whose cores are all busy, a thread that
+ * spun through a whole transfer took a core from the processes it was waiting for.  With
  * nothing in flight the thread costs no CPU and calls no MPI function, so it never waits
  * for MPICH's lock while the application sits in a blocking MPI call.
  * Futures complete here when the master's END arrives.  The loop ends after SHUTDOWN
@@ -35,6 +40,10 @@
 #include "runtime.h"
 
 #define RECV_BATCH 64
+/* How long a loop waiting only for MPI keeps spinning after its last progress: long
+ * enough for a chunk read between nodes with RDMA (~100 us per MiB), short against a
+ * scheduler's time slice. */
+#define SPIN_NS 200000ull
 #define SUBMIT_BATCH 64 /* announcements per turn: an application may queue thousands */
 
 static unsigned inst_bucket(uint64_t group_id, int64_t tag) {
@@ -612,12 +621,12 @@ static void wake_turn(uv_timer_t *t) { (void)t; } /* the turn after it does the 
 /* One turn of work after every wake-up of the loop (see the comment at the top). */
 static void on_turn(uv_check_t *h) {
   dred_rt_t *rt = h->data;
-  int busy, mpi_wait, stop;
+  int now_work, tasks, mpi_wait, spin, stop;
   uint64_t t0 = uv_hrtime(), t1, t2, t3, t4, turn;
-  drain_submissions(rt);
-  recv_messages(rt);
+  int progress = drain_submissions(rt) > 0;
+  progress |= recv_messages(rt) > 0;
   t1 = uv_hrtime();
-  run_tasks(rt);
+  progress |= run_tasks(rt) > 0;
   t2 = uv_hrtime();
   {
     uint64_t due = 0, now;
@@ -653,17 +662,23 @@ static void on_turn(uv_check_t *h) {
   }
   uv_mutex_lock(&rt->lock);
   stop = (rt->shutdown && rt->net.writes == 0) || (rt->dead && rt->bye_requested);
-  busy = !dred_queue_empty(&rt->tasks) || !dred_queue_empty(&rt->submitq);
+  tasks = !dred_queue_empty(&rt->tasks);
+  now_work = !dred_queue_empty(&rt->submitq);
   uv_mutex_unlock(&rt->lock);
   if (stop) {
     uv_stop(&rt->loop);
     return;
   }
-  busy = busy || !dred_queue_empty(&rt->net.inbox) || rt->parked_retry || rt->nserving > 0;
-  mpi_wait = !dred_queue_empty(&rt->parked);
-  if (busy) uv_idle_start(&rt->spin, noop_idle);
+  /* What the CPU can do at once, against what waits for MPI: the head task (a combine
+   * steps forward every turn and counts as progress; a read from another node may not),
+   * other nodes reading from us, RECOVERs parked for a copy (see the top). */
+  now_work = now_work || !dred_queue_empty(&rt->net.inbox) || rt->parked_retry;
+  mpi_wait = tasks || rt->nserving > 0 || !dred_queue_empty(&rt->parked);
+  if (progress) rt->progress_ns = t4;
+  spin = now_work || (mpi_wait && t4 - rt->progress_ns <= SPIN_NS);
+  if (spin) uv_idle_start(&rt->spin, noop_idle);
   else uv_idle_stop(&rt->spin);
-  if (!busy && mpi_wait) {
+  if (!spin && mpi_wait) {
     if (!uv_is_active((uv_handle_t *)&rt->mpi_poll)) uv_timer_start(&rt->mpi_poll, wake_turn, 1, 1);
   } else {
     uv_timer_stop(&rt->mpi_poll);

@@ -322,6 +322,7 @@ typedef struct dred_rt {
   int shutdown;        /* SHUTDOWN received */
   uint64_t tasks_run, bytes_combined;
   uint64_t max_turn_ns; /* longest loop turn (PINGs wait at most that long) */
+  uint64_t progress_ns; /* when a turn last did something (runtime.c: spin or poll) */
   uint64_t announced_now; /* inline READYs the calling thread sent itself (under lock) */
 } dred_rt_t;
 
