@@ -10,7 +10,14 @@
  * and must see the reduction done before FRACTION (default 0.75) of the busy member's
  * compute time has passed.  The busy member's own future must already be done (within
  * 100 ms) when it finishes computing.  The result is compared with MPI_Reduce.
+ *
+ * Then, with nothing in flight, every member sleeps (no MPI call) while it measures the CPU
+ * time its runtime thread takes over one second (/proc/self/task/<tid>/stat of the thread
+ * named dred-runtime): an idle runtime must sleep in epoll, so it must stay under 10% of
+ * that second.  (A flag left set once kept every runtime thread spinning for the rest of a
+ * job after its first reduction.)
  */
+#include <dirent.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -24,6 +31,40 @@
 
 #include "dred.h"
 #include "mpitest.h"
+
+/* CPU seconds used so far by this process's threads named `name` (/proc/self/task). */
+static double threads_cpu_s(const char *name)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    double ticks = 0;
+    long hz = sysconf(_SC_CLK_TCK);
+    if (d == NULL) return -1;
+    while ((e = readdir(d)) != NULL) {
+        char path[300], comm[64] = "", buf[1024];
+        FILE *f;
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        if ((f = fopen(path, "r")) == NULL) continue;
+        if (fgets(comm, sizeof comm, f) == NULL) comm[0] = '\0';
+        fclose(f);
+        comm[strcspn(comm, "\n")] = '\0';
+        if (strcmp(comm, name) != 0) continue;
+        snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+        if ((f = fopen(path, "r")) == NULL) continue;
+        if (fgets(buf, sizeof buf, f) != NULL) {
+            /* fields after the ")" that closes comm: state is field 3, utime 14, stime 15 */
+            char *p = strrchr(buf, ')');
+            unsigned long ut = 0, st = 0;
+            if (p != NULL &&
+                sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
+                ticks += (double)(ut + st);
+        }
+        fclose(f);
+    }
+    closedir(d);
+    return ticks / (double)(hz > 0 ? hz : 100);
+}
 
 int main(int argc, char **argv)
 {
@@ -127,6 +168,27 @@ int main(int argc, char **argv)
         else
             pass("%s/busy member's future done when its computation ended", check);
     }
+    /* idle: no reduction in flight, nobody in an MPI call */
+    MPI_Barrier(g_comm);
+    {
+        struct timespec settle = {0, 300000000}, ts = {0, 10000000};
+        double c0, c1, w0, w;
+        nanosleep(&settle, NULL); /* ENDs and DONEs of the reduction above are through */
+        c0 = threads_cpu_s("dred-runtime");
+        w0 = now_s();
+        while (now_s() - w0 < 1.0) nanosleep(&ts, NULL);
+        c1 = threads_cpu_s("dred-runtime");
+        w = now_s() - w0;
+        if (c0 < 0 || c1 < 0)
+            fail("progress/idle: /proc/self/task unreadable");
+        else if (c1 - c0 > 0.10 * w)
+            fail("progress/idle: the idle runtime thread used %.0f ms of CPU in %.2f s (more "
+                 "than 10%%: it spins instead of sleeping in epoll)", 1e3 * (c1 - c0), w);
+        else
+            pass("progress/idle/runtime thread used %.0f ms of CPU in %.2f s idle", 1e3 * (c1 - c0),
+                 w);
+    }
+    MPI_Barrier(g_comm);
     free(s); free(rd); free(rm);
     return test_finish();
 }
