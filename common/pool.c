@@ -18,6 +18,7 @@ int dred_pool_init(dred_pool_t *p, size_t size) {
   dred_queue_init(&p->free_blocks);
   p->size = size & ~(size_t)(DRED_POOL_ALIGN - 1);
   p->used = 0;
+  p->peak = 0;
   if (p->size == 0) return 0;
   if ((b = malloc(sizeof *b)) == NULL) return -1;
   b->off = 0;
@@ -49,6 +50,7 @@ int64_t dred_pool_alloc(dred_pool_t *p, size_t len) {
         free(b);
       }
       p->used += len;
+      if (p->used > p->peak) p->peak = p->used;
       return (int64_t)off;
     }
   }

@@ -20,6 +20,7 @@
 typedef struct {
   size_t size;
   size_t used;
+  size_t peak;              /* the most `used` has been */
   dred_queue_t free_blocks; /* sorted by offset */
 } dred_pool_t;
 

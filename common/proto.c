@@ -140,6 +140,12 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       put_buf(&c, &m->u.done.buf);
       break;
     case PROTO_PONG:
+      put(&c, m->u.ping.seq, 8);
+      put(&c, m->u.ping.pool_used, 8);
+      put(&c, m->u.ping.pool_size, 8);
+      put(&c, m->u.ping.pool_peak, 8);
+      put(&c, m->u.ping.pool_fallbacks, 8);
+      break;
     case PROTO_PING:
       put(&c, m->u.ping.seq, 8);
       break;
@@ -270,6 +276,12 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
       get_buf(&c, &m->u.done.buf);
       break;
     case PROTO_PONG:
+      m->u.ping.seq = get(&c, 8);
+      m->u.ping.pool_used = get(&c, 8);
+      m->u.ping.pool_size = get(&c, 8);
+      m->u.ping.pool_peak = get(&c, 8);
+      m->u.ping.pool_fallbacks = get(&c, 8);
+      break;
     case PROTO_PING:
       m->u.ping.seq = get(&c, 8);
       break;

@@ -18,8 +18,9 @@
 #define PROTO_MAGIC 0x5244u /* "DR" little-endian */
 /* 2: READY carries an explicit error; ABANDON.  3: inline operands (READY's inl/data,
  * INLINE).  4: an explicit tag's key carries its use count (proto_key_explicit).
- * 5: a copy sent on a link is answered with REPLICA_ACK (pool_off -1) once held. */
-#define PROTO_VERSION 5u
+ * 5: a copy sent on a link is answered with REPLICA_ACK (pool_off -1) once held.
+ * 6: PONG reports the worker's pool use. */
+#define PROTO_VERSION 6u
 #define PROTO_HEADER 8u
 #define PROTO_MAX_GROUP 65536u /* members per group the wire format accepts */
 #define PROTO_MAX_REPLICAS 4u
@@ -159,6 +160,9 @@ typedef struct {
     } done;
     struct {
       uint64_t seq;
+      /* PONG only: the worker's shared-memory pool, bytes (status socket, dredstat) */
+      uint64_t pool_used, pool_size, pool_peak;
+      uint64_t pool_fallbacks; /* buffers that did not fit and went to private memory */
     } ping; /* PING and PONG */
     struct {
       uint64_t group;

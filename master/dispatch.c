@@ -59,6 +59,7 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
                 dred_status_str(msg->u.recover.error));
       break;
     case PROTO_PONG:
+      m->pong[src] = *msg; /* the pool's use, for the status socket */
       return;
     case PROTO_BYE:
       /* A worker declared failed is already counted in nfailed: counting its BYE too

@@ -321,7 +321,8 @@ int main(int argc, char **argv) {
   m.sched = sched_new((uint32_t)m.nworkers, policy);
   m.last_heard = calloc((size_t)size, sizeof *m.last_heard);
   m.bye = calloc((size_t)size, 1);
-  if (m.sched == NULL || m.last_heard == NULL || m.bye == NULL) {
+  m.pong = calloc((size_t)size, sizeof *m.pong);
+  if (m.sched == NULL || m.last_heard == NULL || m.bye == NULL || m.pong == NULL) {
     DRED_ERROR("out of memory at start");
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
@@ -386,6 +387,7 @@ int main(int argc, char **argv) {
   nfailed = master_nfailed(&m); /* the record goes with the scheduler */
   sched_free(m.sched);
   free(m.last_heard);
+  free(m.pong);
   free(m.bye);
   if (nfailed > 0) {
     /* Collective frees and MPI_Finalize hang once a process died (DESIGN.md). */

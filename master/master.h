@@ -35,6 +35,7 @@ typedef struct {
   uv_timer_t kick_timer;    /* a zero timeout: one more turn when messages are left */
   uv_timer_t heartbeat_timer, flush_timer;
   uint64_t *last_heard;     /* by worker rank, uv_hrtime() */
+  proto_msg_t *pong;        /* by worker rank: its last PONG (pool use; type 0 before) */
   uint8_t *bye;             /* by worker rank: it said BYE */
   /* PINGs sent and PONGs received per worker.  Workers answer every PING that reaches
    * them before SHUTDOWN, even after their BYE (a process that finalized early is still

@@ -2,11 +2,13 @@
  * status.c -- dred-master's live status socket (see status.h).
  *
  * How it works.  master_status_start() binds a libuv pipe server (uv_pipe_t) to
- * <storage_dir>/job-<id>/dred-master.sock in the master's loop.  The loop is driven with
- * uv_run(UV_RUN_NOWAIT) from the master's poll loop, so a connection is accepted within one
- * back-off period (at most DRED_POLL_IDLE_US).  On each connection the master formats one
- * text snapshot, writes it and closes the connection: no request parsing, no per-client
- * state beyond the pending write, so a misbehaving client cannot hold anything up.
+ * <storage_dir>/job-<id>/dred-master.sock in the master's own loop, so a connection is
+ * accepted as soon as epoll reports it.  On each connection the master formats one text
+ * snapshot, writes it and closes the connection: no request parsing, no per-client state
+ * beyond the pending write, so a misbehaving client cannot hold anything up.  Per worker
+ * it shows liveness, measured speed, the link, and the shared-memory pool as the worker's
+ * last PONG reported it (bytes in use / size, peak, buffers that did not fit and went to
+ * private memory -- the slow RMA path).
  *
  * Why a Unix socket with mode 0600: the snapshot tells who failed and how fast each worker
  * is; only the job's user should see it, and nothing should listen on the network.  The
@@ -126,17 +128,25 @@ static char *status_text(const master_t *m, size_t *len) {
   sb_printf(&b, "scheduler: %llu events, %llu actions\n", (unsigned long long)m->events,
             (unsigned long long)m->actions);
   sb_printf(&b, "shutting_down: %s\n", m->shutdown_sent ? "yes" : "no");
-  sb_printf(&b, "%8s  %-6s  %13s  %10s  %4s\n", "worker", "state", "last_heard_ms",
-            "speed_GB/s", "link");
+  sb_printf(&b, "%8s  %-6s  %13s  %10s  %4s  %15s  %8s  %9s\n", "worker", "state",
+            "last_heard_ms", "speed_GB/s", "link", "pool_used_MiB", "peak_MiB", "fallbacks");
   for (w = 1; w <= m->nworkers; w++) {
     const char *state = master_worker_failed(m, w) ? "failed" : m->bye[w] ? "bye" : "alive";
     double speed = sched_worker_speed(m->sched, (uint32_t)w); /* bytes/ns == GB/s */
     char sp[32];
     if (speed > 0) snprintf(sp, sizeof sp, "%.3f", speed);
     else snprintf(sp, sizeof sp, "-");
-    sb_printf(&b, "%8d  %-6s  %13.1f  %10s  %4s\n", w, state,
+    const proto_msg_t *pg = &m->pong[w]; /* "-" until the worker's first PONG */
+    char used[40] = "-", peak[24] = "-", fb[24] = "-";
+    if (pg->type == PROTO_PONG) {
+      snprintf(used, sizeof used, "%.1f/%.0f", (double)pg->u.ping.pool_used / 1048576.0,
+               (double)pg->u.ping.pool_size / 1048576.0);
+      snprintf(peak, sizeof peak, "%.1f", (double)pg->u.ping.pool_peak / 1048576.0);
+      snprintf(fb, sizeof fb, "%llu", (unsigned long long)pg->u.ping.pool_fallbacks);
+    }
+    sb_printf(&b, "%8d  %-6s  %13.1f  %10s  %4s  %15s  %8s  %9s\n", w, state,
               (double)(now - m->last_heard[w]) / 1e6, sp,
-              dred_net_connected(&m->net, w) ? "up" : "down");
+              dred_net_connected(&m->net, w) ? "up" : "down", used, peak, fb);
   }
   if (b.oom) {
     free(b.p);

@@ -214,6 +214,11 @@ int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, 
     return DRED_OK;
   }
   /* Pool full (or empty): a private buffer, reachable by RMA through the dynamic window. */
+  if (bytes > 0) {
+    uv_mutex_lock(&rt->pool_mu);
+    rt->pool_fallbacks++;
+    uv_mutex_unlock(&rt->pool_mu);
+  }
   if ((*p = malloc(bytes > 0 ? bytes : 1)) == NULL) {
     DRED_ERROR("no memory for a %zu-byte reduction buffer", bytes);
     return DRED_ERR_NOMEM;
@@ -227,6 +232,15 @@ int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, 
   }
   DRED_DEBUG("pool full: %zu-byte buffer outside shared memory", bytes);
   return DRED_OK;
+}
+
+void dred_dp_pool_stats(dred_rt_t *rt, proto_msg_t *pong) {
+  uv_mutex_lock(&rt->pool_mu);
+  pong->u.ping.pool_used = rt->pool.used;
+  pong->u.ping.pool_size = rt->pool.size;
+  pong->u.ping.pool_peak = rt->pool.peak;
+  pong->u.ping.pool_fallbacks = rt->pool_fallbacks;
+  uv_mutex_unlock(&rt->pool_mu);
 }
 
 void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, int malloced) {

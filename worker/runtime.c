@@ -459,6 +459,7 @@ static int recv_messages(dred_rt_t *rt) {
         memset(&r, 0, sizeof r);
         r.type = PROTO_PONG;
         r.u.ping.seq = m.u.ping.seq;
+        dred_dp_pool_stats(rt, &r);
         send_to_master(rt, &r, NULL);
         break;
       case PROTO_SHUTDOWN:

@@ -254,6 +254,7 @@ typedef struct dred_rt {
   size_t pool_size;
   dred_pool_t pool;
   uv_mutex_t pool_mu;  /* pool and snapshot directory: application threads allocate too */
+  uint64_t pool_fallbacks; /* buffers that did not fit the pool (under pool_mu) */
   uint8_t snapdir_used[DRED_SNAPDIR_SLOTS];
   dred_queue_t memblks; /* dred_alloc_mem blocks (mem.c), under pool_mu */
   size_t nmemblks;
@@ -475,6 +476,8 @@ int dred_dp_load(dred_rt_t *rt, const dred_inst_t *in, char *dst);
 int dred_dp_unpack_result(dred_rt_t *rt, dred_inst_t *in);
 int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, int *malloced);
 void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, int malloced);
+/* The pool's use, peak and fallbacks into a PONG (status socket, dredstat status). */
+void dred_dp_pool_stats(dred_rt_t *rt, proto_msg_t *pong);
 int dred_dp_init(dred_rt_t *rt);      /* collective over priv (and node) */
 /* Release the data plane; collective = 1 (nobody died): also the node's shared window and
  * node communicator and our lock on dwin.  dwin itself goes in dred_boot_teardown(). */

@@ -136,6 +136,12 @@ static void test_every_type_roundtrips(void **state) {
       m.u.task.exec_is_left = 1;
       m.u.task.buf.pool_off = 4096;
     }
+    if (m.type == PROTO_PONG) {
+      m.u.ping.pool_used = 3u << 20;
+      m.u.ping.pool_size = 256u << 20;
+      m.u.ping.pool_peak = 200u << 20;
+      m.u.ping.pool_fallbacks = 5;
+    }
     n = enc(&m, NULL, buf);
     assert_true(n >= PROTO_HEADER);
     assert_int_equal(proto_decode(buf, n, &d), 0);
@@ -143,6 +149,10 @@ static void test_every_type_roundtrips(void **state) {
     if (m.type == PROTO_TASK) {
       assert_int_equal(d.u.task.exec_is_left, 1);
       assert_true(d.u.task.buf.pool_off == 4096);
+    }
+    if (m.type == PROTO_PONG) {
+      assert_true(d.u.ping.pool_used == 3u << 20 && d.u.ping.pool_size == 256u << 20);
+      assert_true(d.u.ping.pool_peak == 200u << 20 && d.u.ping.pool_fallbacks == 5);
     }
     assert_string_not_equal(proto_type_name(m.type), "UNKNOWN");
   }
@@ -276,8 +286,14 @@ static void random_msg(uint64_t *s, proto_type_t t, proto_msg_t *m, uint32_t *wo
       m->u.done.buf.pool_off = (int64_t)rnd(s);
       break;
     case PROTO_PING:
-    case PROTO_PONG:
       m->u.ping.seq = rnd(s);
+      break;
+    case PROTO_PONG: /* with the pool's use (proto 6) */
+      m->u.ping.seq = rnd(s);
+      m->u.ping.pool_used = rnd(s);
+      m->u.ping.pool_size = rnd(s);
+      m->u.ping.pool_peak = rnd(s);
+      m->u.ping.pool_fallbacks = rnd(s);
       break;
     case PROTO_RECOVER:
     case PROTO_RECOVER_FAILED:
