@@ -491,8 +491,10 @@ void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in);
 /* Advance the head task within a time budget.  Returns 1 if it did work; when the task
  * finishes, *finished is set and *status holds its outcome (a proto_task_status_t). */
 int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status, int *error);
-/* The provider of `t` died: stop it.  Returns PROVIDER_LOST if the executor's buffer is
- * untouched, EXEC_CORRUPT if some chunks were already combined into it. */
+/* The provider of `t` died: stop it.  Returns PROVIDER_LOST: the executor's buffer is
+ * untouched, since the path that reads another process (MPI_Rget) builds its result out
+ * of place.  (The protocol's EXEC_CORRUPT, for an executor combining in place when its
+ * provider died, is never sent by this engine; dred-master still handles it.) */
 int dred_dp_task_abort(dred_rt_t *rt, dred_task_t *t);
 
 #endif /* DRED_RUNTIME_H */
