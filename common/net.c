@@ -652,7 +652,10 @@ int dred_net_send_now(dred_net_t *n, int dest, const proto_msg_t *m) {
   if (n == NULL || m == NULL || dest < 0 || dest >= n->nranks) return DRED_ERR_ARG;
   if (m->type == PROTO_GROUP) return DRED_ERR_ARG; /* needs a member list: the loop's job */
   if ((buf = frame_encode(m, NULL, small, &len)) == NULL) return DRED_NET_LATER;
-  if (len == 0) return DRED_ERR_ARG;
+  if (len == 0) {
+    if (buf != small) free(buf);
+    return DRED_ERR_ARG;
+  }
   uv_mutex_lock(&n->wlock);
   l = n->out == NULL ? NULL : n->out[dest] != NULL ? n->out[dest] : n->in[dest];
   if (l != NULL && !l->closing && l->queued == 0 && l->tail == NULL &&

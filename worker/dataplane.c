@@ -202,6 +202,7 @@ static int64_t pool_take(dred_rt_t *rt, size_t bytes) {
   if (bytes == 0 || !dred_snapdir_usable(rt)) return -1;
   uv_mutex_lock(&rt->pool_mu);
   off = dred_pool_alloc(&rt->pool, bytes);
+  if (off < 0) rt->pool_fallbacks++; /* the caller goes to private memory */
   uv_mutex_unlock(&rt->pool_mu);
   return off < 0 ? -1 : off + (int64_t)DRED_SNAPDIR_BYTES;
 }
@@ -214,11 +215,6 @@ int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, 
     return DRED_OK;
   }
   /* Pool full (or empty): a private buffer, reachable by RMA through the dynamic window. */
-  if (bytes > 0) {
-    uv_mutex_lock(&rt->pool_mu);
-    rt->pool_fallbacks++;
-    uv_mutex_unlock(&rt->pool_mu);
-  }
   if ((*p = malloc(bytes > 0 ? bytes : 1)) == NULL) {
     DRED_ERROR("no memory for a %zu-byte reduction buffer", bytes);
     return DRED_ERR_NOMEM;

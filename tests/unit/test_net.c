@@ -98,16 +98,22 @@ static proto_msg_t ready(uint32_t member) {
   return m;
 }
 
+/* A "master" (rank 0 of 4) listening on the Unix socket (and on TCP at tcp_host, if
+ * given) and a "worker" of rank `rank` connecting to it over that transport. */
+static void connect_pair(dred_net_t *srv, dred_net_t *w, int rank, const char *tcp_host) {
+  char ua[DRED_NET_ADDR_MAX], ta[DRED_NET_ADDR_MAX];
+  assert_int_equal(dred_net_init(srv, &loop, 0, 4, token), 0);
+  assert_int_equal(dred_net_listen(srv, sock_path, tcp_host, ua, ta), 0);
+  assert_int_equal(dred_net_init(w, &loop, rank, 4, token), 0);
+  assert_int_equal(dred_net_connect(w, 0, tcp_host ? ta : ua), 0);
+}
+
 static void roundtrip(const char *tcp_host) {
   dred_net_t srv, w;
-  char ua[DRED_NET_ADDR_MAX], ta[DRED_NET_ADDR_MAX];
   proto_msg_t m = ready(0), r;
   int src = -1, one = 1;
   void *arg[2] = {&srv, &one};
-  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
-  assert_int_equal(dred_net_listen(&srv, sock_path, tcp_host, ua, ta), 0);
-  assert_int_equal(dred_net_init(&w, &loop, 1, 4, token), 0);
-  assert_int_equal(dred_net_connect(&w, 0, tcp_host ? ta : ua), 0);
+  connect_pair(&srv, &w, 1, tcp_host);
   assert_int_equal(dred_net_send(&w, 0, &m, NULL), 0); /* queued behind the connect */
   pump_until(has_message, &srv);
   assert_int_equal(dred_net_recv(&srv, &src, &r), DRED_NET_MSG);
@@ -142,16 +148,12 @@ static void tcp_roundtrip(void **st) {
 
 static void big_group(void **st) {
   dred_net_t srv, w;
-  char ua[DRED_NET_ADDR_MAX];
   uint32_t n = 60000, i, *workers = malloc(n * sizeof *workers);
   proto_msg_t m, r;
   int src;
   (void)st;
   for (i = 0; i < n; i++) workers[i] = i + 1;
-  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
-  assert_int_equal(dred_net_listen(&srv, sock_path, NULL, ua, NULL), 0);
-  assert_int_equal(dred_net_init(&w, &loop, 2, 4, token), 0);
-  assert_int_equal(dred_net_connect(&w, 0, ua), 0);
+  connect_pair(&srv, &w, 2, NULL);
   memset(&m, 0, sizeof m);
   m.type = PROTO_GROUP;
   m.u.group.id = proto_group_id(n, workers);
@@ -247,15 +249,11 @@ static void oversize_frame_closes_the_link(void **st) {
 
 static void peer_close_is_reported(void **st) {
   dred_net_t srv, w;
-  char ua[DRED_NET_ADDR_MAX];
   proto_msg_t m = ready(0), r;
   int src;
   (void)st;
-  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
   watched = &srv;
-  assert_int_equal(dred_net_listen(&srv, sock_path, NULL, ua, NULL), 0);
-  assert_int_equal(dred_net_init(&w, &loop, 1, 4, token), 0);
-  assert_int_equal(dred_net_connect(&w, 0, ua), 0);
+  connect_pair(&srv, &w, 1, NULL);
   dred_net_send(&w, 0, &m, NULL);
   pump_until(has_message, &srv);
   assert_int_equal(dred_net_recv(&srv, &src, &r), DRED_NET_MSG);
@@ -304,19 +302,15 @@ static int has_n(void *arg) { return nmsgs(arg) >= want_n; }
  * the link is idle, and keeps the order: what the loop took first arrives first. */
 static void send_now_keeps_order(const char *tcp_host) {
   dred_net_t srv, w;
-  char ua[DRED_NET_ADDR_MAX], ta[DRED_NET_ADDR_MAX];
   proto_msg_t m = ready(1), r;
   int src = -1, one = 1, i;
   void *arg[2] = {&srv, &one};
   now_arg_t a;
   uv_thread_t th;
   const int64_t want[3] = {-8, -9, -10};
-  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
-  assert_int_equal(dred_net_listen(&srv, sock_path, tcp_host, ua, ta), 0);
-  assert_int_equal(dred_net_init(&w, &loop, 1, 4, token), 0);
-  assert_int_equal(dred_net_send_now(&w, 0, &m), DRED_NET_LATER); /* no link yet */
-  assert_int_equal(dred_net_connect(&w, 0, tcp_host ? ta : ua), 0);
+  connect_pair(&srv, &w, 1, tcp_host);
   assert_int_equal(dred_net_send_now(&w, 0, &m), DRED_NET_LATER); /* HELLO still queued */
+  assert_int_equal(dred_net_send_now(&w, 2, &m), DRED_NET_LATER); /* no link to rank 2 */
   pump_until(admitted, arg);
   uv_run(&loop, UV_RUN_NOWAIT); /* the HELLO's write callback */
 
@@ -364,17 +358,13 @@ static void send_now_tcp(void **st) {
  * both ways again. */
 static void send_now_full_socket_finishes_frames(void **st) {
   dred_net_t srv, w;
-  char ua[DRED_NET_ADDR_MAX];
   enum { FRAME = 100000, MAXF = 400 };
   static uint8_t payload[FRAME];
   proto_msg_t m = ready(1), r;
   int src = -1, one = 1, sent = 0, rc = DRED_OK, i;
   void *arg[2] = {&srv, &one};
   (void)st;
-  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
-  assert_int_equal(dred_net_listen(&srv, sock_path, NULL, ua, NULL), 0);
-  assert_int_equal(dred_net_init(&w, &loop, 1, 4, token), 0);
-  assert_int_equal(dred_net_connect(&w, 0, ua), 0);
+  connect_pair(&srv, &w, 1, NULL);
   pump_until(admitted, arg);
   uv_run(&loop, UV_RUN_NOWAIT);
   m.u.ready.inl = 1;
@@ -429,7 +419,6 @@ static proto_msg_t replica_header(size_t len) {
  * the sender hears when its buffer may go; wrong calls are refused. */
 static void bulk_roundtrip(const char *tcp_host) {
   dred_net_t srv, w;
-  char ua[DRED_NET_ADDR_MAX], ta[DRED_NET_ADDR_MAX];
   size_t len = 3u << 20, got = 0, i;
   uint8_t *data = malloc(len), *in;
   proto_msg_t m = replica_header(len), r, e = ready(0);
@@ -437,10 +426,7 @@ static void bulk_roundtrip(const char *tcp_host) {
   assert_non_null(data);
   for (i = 0; i < len; i++) data[i] = (uint8_t)(i * 7 + 1);
   sent_status = 99;
-  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
-  assert_int_equal(dred_net_listen(&srv, sock_path, tcp_host, ua, ta), 0);
-  assert_int_equal(dred_net_init(&w, &loop, 1, 4, token), 0);
-  assert_int_equal(dred_net_connect(&w, 0, tcp_host ? ta : ua), 0);
+  connect_pair(&srv, &w, 1, tcp_host);
   /* refused: length disagreeing with the header, no callback, not a bulk message */
   assert_int_not_equal(dred_net_send_bulk(&w, 0, &m, data, len - 1, on_sent, NULL), 0);
   assert_int_not_equal(dred_net_send_bulk(&w, 0, &m, data, len, NULL, NULL), 0);
