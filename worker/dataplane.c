@@ -407,7 +407,7 @@ int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in) {
 void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in) {
   /* The robust layer's buffers first; if acc is its snapshot, the snapshot frees it once
    * its copies are taken. */
-  int acc_is_snapshot = rt->robust->inst_release(rt, in);
+  int acc_is_snapshot = in->repl != NULL && rt->robust->inst_release(rt, in);
   if (in->acc != NULL && !(in->is_root && in->acc == in->recvbuf)) { /* a direct root combines in recvbuf */
     if (!acc_is_snapshot && !in->acc_is_app) /* the application's block is never ours to free */
       dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
@@ -545,7 +545,8 @@ static void task_begin(dred_rt_t *rt, dred_task_t *t) {
   t->t0 = uv_hrtime();
   t->kern = in->ti.op_is_user ? NULL : dred_kernel_find(in->ti.exec_type, in->op);
   /* acc is the replica snapshot, or the application's own block (zero copy): read-only */
-  t->own_ro = t->own_p == &in->acc && (rt->robust->acc_is_snapshot(in) || in->acc_is_app);
+  t->own_ro = t->own_p == &in->acc &&
+              ((in->repl != NULL && rt->robust->acc_is_snapshot(in)) || in->acc_is_app);
   t->next_elem = t->done_elems = 0;
   t->src = NULL;
   if (t->provider == (uint32_t)rt->world_rank && t->buf.pool_off < 0) {
@@ -698,7 +699,7 @@ static void oop_commit(dred_rt_t *rt, dred_task_t *t) {
     dred_dp_buf_free(rt, in->bytes, t->out, t->out_pool_off, t->out_malloced);
   } else {
     if (t->own_ro) {
-      rt->robust->snapshot_drop(rt, in); /* if it was the snapshot */
+      if (in->repl != NULL) rt->robust->snapshot_drop(rt, in); /* if it was the snapshot */
       in->acc_is_app = 0; /* the application's block, if it was, stays untouched */
     } else
       dred_dp_buf_free(rt, in->bytes, *t->own_p, *t->own_pool_off, *t->own_malloced);

@@ -101,7 +101,8 @@ static void inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
 }
 
 void dred_rt_inst_maybe_finish(dred_rt_t *rt, dred_inst_t *in) {
-  if (in->state == INST_ENDED && in->tasks_pending == 0 && !rt->robust->busy(in))
+  if (in->state == INST_ENDED && in->tasks_pending == 0 &&
+      (in->repl == NULL || !rt->robust->busy(in)))
     inst_finish(rt, in, in->end_status);
 }
 
@@ -235,7 +236,7 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   }
   send_to_master(rt, &m, NULL);
   in->state = INST_ANNOUNCED;
-  rt->parked_retry = 1; /* a parked RECOVER may have been waiting for this call */
+  if (!dred_queue_empty(&rt->parked)) rt->parked_retry = 1; /* one may have waited for this call */
   if (rt->abandon_pass) send_abandon(rt, in); /* finalize stopped waiting before we got here */
 }
 
@@ -283,7 +284,7 @@ static void on_task(dred_rt_t *rt, const proto_msg_t *m) {
       own_off = &in->pool_off;
       own_malloced = &in->acc_malloced;
     } else { /* a recovered copy we hold for another member */
-      dred_rbuf_t *b = rt->robust->rbuf(in, m->u.task.exec_member);
+      dred_rbuf_t *b = in->repl != NULL ? rt->robust->rbuf(in, m->u.task.exec_member) : NULL;
       if (b != NULL) {
         dst = b->p;
         dst_off = b->pool_off;
@@ -345,7 +346,8 @@ static void on_end(dred_rt_t *rt, const proto_msg_t *m) {
                PROTO_KEY_ARG(in->tag));
     in->end_status = DRED_ERR_INTERNAL;
   }
-  if (!in->inl) rt->robust->on_end(rt, in); /* inline: nothing was replicated */
+  /* inline: nothing was replicated */
+  if (!in->inl && DRED_RT_ROBUST_ON(rt)) rt->robust->on_end(rt, in);
   dred_rt_inst_maybe_finish(rt, in);
 }
 
@@ -468,7 +470,7 @@ static int recv_messages(dred_rt_t *rt) {
           break;
         }
         rt->shutdown = 1;
-        rt->robust->on_shutdown(rt);
+        if (DRED_RT_ROBUST_ON(rt)) rt->robust->on_shutdown(rt);
         break;
       case PROTO_FAILED:
         if (m.u.failed.worker < (uint32_t)rt->world_size) { /* its reads are over */
@@ -631,7 +633,7 @@ static void on_turn(uv_check_t *h) {
   t2 = uv_hrtime();
   {
     uint64_t due = 0, now;
-    rt->robust->progress(rt, &due);
+    if (DRED_RT_ROBUST_ON(rt)) rt->robust->progress(rt, &due);
     /* armed once per due time, not every turn: turns run back to back while busy */
     if (due != 0 && due != rt->due_armed_ns && (now = uv_hrtime()) < due) {
       uv_timer_start(&rt->due, wake_turn, (due - now + 999999) / 1000000, 0); /* ms, up */

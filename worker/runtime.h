@@ -355,8 +355,8 @@ int dred_rt_announce_now(dred_rt_t *rt, dred_inst_t *in);
  * (dred_robust_layer, called once by dred_init: the only reference from the engine's
  * files to the robust layer's); the engine calls through rt->robust, so the engine's
  * objects do not link against the robust layer's and the layer's files call the engine,
- * never the other way round.  With DRED_REPLICAS=0 and no failure only open, init,
- * close, on_end and progress run, and they do nothing. */
+ * never the other way round.  With DRED_REPLICAS=0 and no failure only open, init and
+ * close run (start and end of the job), and they do nothing. */
 typedef struct dred_robust {
   /* Open this worker's replica store in the job's directory (DRED_REPLICAS > 0): DRED_OK,
    * or DRED_ERR_STORAGE (logged) -- dred_init then fails (a job that asked for replicas
@@ -396,6 +396,11 @@ typedef struct dred_robust {
   int (*inst_release)(dred_rt_t *rt, dred_inst_t *in);
 } dred_robust_t;
 const dred_robust_t *dred_robust_layer(void);
+/* The engine calls the robust layer's per-reduction hooks only for a reduction that has
+ * robust state (in->repl), and its per-turn hooks only while the job keeps replicas or a
+ * RECOVER waits: with DRED_REPLICAS=0 and no failure none of the layer's code runs. */
+#define DRED_RT_ROBUST_ON(rt) \
+  ((rt)->cfg.replicas > 0 || (rt)->parked_retry || !dred_queue_empty(&(rt)->parked))
 
 /* snapdir.c -- the snapshot directory in each pool segment */
 int dred_snapdir_usable(const dred_rt_t *rt);
