@@ -107,6 +107,11 @@ CASES=(
   "norepl-ops-p5    ops         5  150  +DRED_REPLICAS=0 --no-derived -s 53 -c 1,7,1000 -e 8"
   "norepl-concurrent@abc concurrent 8 150 @a:3,b:3,c:2 +DRED_REPLICAS=0 -s 90"
   "norepl-allocmem-p4 allocmem  4  240  +DRED_REPLICAS=0"
+  # A pool far too small for 64 reductions in flight (worker/admit.c): reductions wait for
+  # room instead of falling onto the RMA path, and members that issue them in different
+  # orders (part 1: shuffled tags) get past the deadlock that waiting could make
+  "poolq-concurrent concurrent  4  150  +DRED_POOL_MB=1 -s 91"
+  "poolq-concurrent@abc concurrent 8 200 @a:3,b:3,c:2 +DRED_POOL_MB=1 -s 92"
 )
 
 logdir="$BUILD/test-logs"

@@ -444,6 +444,7 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 
 fail:
   dred_lifetime_release(in->op, in->type, in->held);
+  dred_admit_release(rt, in); /* its pool reservation, or the copy waiting for one */
   if (in->acc != NULL && !in->acc_is_app && !(in->is_root && in->acc == in->recvbuf))
     dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
   dred_mem_unref(rt, in->app_blk); /* the application's block: never ours to free */

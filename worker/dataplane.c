@@ -247,6 +247,7 @@ void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, in
   } else if (pool_off >= 0) {
     uv_mutex_lock(&rt->pool_mu);
     dred_pool_free(&rt->pool, pool_off - (int64_t)DRED_SNAPDIR_BYTES, bytes);
+    rt->pool_moved_ns = uv_hrtime(); /* room for reductions waiting to get in (admit.c) */
     uv_mutex_unlock(&rt->pool_mu);
   }
 }
@@ -358,6 +359,24 @@ void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
     in->acc_is_app = 1;
     in->acc_malloced = 0;
     in->acc_early = 1;
+    (void)dred_admit_call(rt, in, 0); /* room for its first result; it is in place already */
+    return;
+  }
+  /* Not enough room in the pool for what this reduction will hold there (admit.c): a
+   * private copy now, so sendbuf is free when the call returns; the pool once room is
+   * back, before the reduction is announced. */
+  if (!in->is_root && !dred_admit_call(rt, in, 1)) {
+    int rc2 = DRED_ERR_NOMEM;
+    in->pool_off = -1;
+    in->acc_malloced = 0;
+    if ((in->acc = malloc(in->bytes)) != NULL &&
+        (rc2 = dred_dp_load(rt, in, in->acc)) == DRED_OK) {
+      in->acc_early = 1;
+      return;
+    }
+    if (rc2 == DRED_ERR_NOMEM) DRED_ERROR("no memory for a %zu-byte operand", in->bytes);
+    dred_admit_release(rt, in); /* frees the copy */
+    in->join_error = rc2; /* the member still joins, saying why (announce) */
     return;
   }
   /* Pool first (node peers read it without RMA); when the pool is full, a private buffer.
@@ -405,6 +424,7 @@ int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in) {
 }
 
 void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in) {
+  dred_admit_release(rt, in); /* its pool reservation, or its private copy if it never got in */
   /* The robust layer's buffers first; if acc is its snapshot, the snapshot frees it once
    * its copies are taken. */
   int acc_is_snapshot = in->repl != NULL && rt->robust->inst_release(rt, in);
@@ -563,6 +583,7 @@ static void task_begin(dred_rt_t *rt, dred_task_t *t) {
     if (t->oop &&
         dred_dp_buf_alloc(rt, in->bytes, &t->out, &t->out_pool_off, &t->out_malloced) != DRED_OK)
       t->out = NULL; /* reported by the first step */
+    if (t->oop && t->own_p == &in->acc) dred_admit_spent(rt, in); /* admitted for this one */
     return;
   }
   t->oop = 1;
@@ -576,6 +597,7 @@ static void task_begin(dred_rt_t *rt, dred_task_t *t) {
   }
   if (dred_dp_buf_alloc(rt, in->bytes, &t->out, &t->out_pool_off, &t->out_malloced) != DRED_OK)
     t->out = NULL; /* reported by the first step */
+  if (t->own_p == &in->acc) dred_admit_spent(rt, in);
 }
 
 static void task_end(dred_rt_t *rt, dred_task_t *t) {

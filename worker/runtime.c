@@ -215,6 +215,7 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
     announce_inline(rt, in, &m);
     return;
   }
+  if (dred_admit_defer(rt, in)) return; /* waits for pool room; admit.c announces it later */
   dred_rt_ready(in, in->member, &m); /* before the replicas: they add their holders to it */
   /* Replicas first: until the neighbour has our header, a crash here loses the operand
    * for good, so that window is kept as short as one copy of it. */
@@ -632,8 +633,13 @@ static void on_turn(uv_check_t *h) {
   progress |= run_tasks(rt) > 0;
   t2 = uv_hrtime();
   {
-    uint64_t due = 0, now;
+    uint64_t due = 0, admit_due = 0, now;
+    /* reductions waiting for pool room: a release above may have made some; all go once
+     * dred_finalize stopped waiting */
+    if (!dred_queue_empty(&rt->poolq))
+      progress |= dred_admit_progress(rt, announce, rt->abandon_pass, &admit_due) > 0;
     if (DRED_RT_ROBUST_ON(rt)) rt->robust->progress(rt, &due);
+    if (admit_due != 0 && (due == 0 || admit_due < due)) due = admit_due;
     /* armed once per due time, not every turn: turns run back to back while busy */
     if (due != 0 && due != rt->due_armed_ns && (now = uv_hrtime()) < due) {
       uv_timer_start(&rt->due, wake_turn, (due - now + 999999) / 1000000, 0); /* ms, up */
@@ -705,6 +711,7 @@ int dred_rt_start(dred_rt_t *rt) {
   int rc;
   for (b = 0; b < DRED_INST_BUCKETS; b++) dred_queue_init(&rt->inst[b]);
   dred_queue_init(&rt->submitq);
+  dred_queue_init(&rt->poolq);
   dred_queue_init(&rt->groups);
   dred_queue_init(&rt->tasks);
   dred_queue_init(&rt->parked);
@@ -739,6 +746,16 @@ void dred_rt_stop(dred_rt_t *rt) {
   uv_thread_join(&rt->thread);
   DRED_INFO("runtime: longest loop turn %.3f ms; %llu inline READY(s) sent by the calling "
             "thread", (double)rt->max_turn_ns / 1e6, (unsigned long long)rt->announced_now);
+  if (rt->pool_waited > 0)
+    DRED_INFO("%llu reduction(s) waited for room in the shared-memory pool (DRED_POOL_MB); "
+              "%llu of them went ahead on private memory after waiting %llu ms for any room",
+              (unsigned long long)rt->pool_waited, (unsigned long long)rt->pool_stalls,
+              (unsigned long long)DRED_ADMIT_STALL_MS);
+  if (rt->pool_fallbacks > 0)
+    DRED_WARN("%llu buffer(s) did not fit this worker's shared-memory pool (peak %.1f of %.1f "
+              "MiB, DRED_POOL_MB) and went to private memory: the slower MPI_Rget path",
+              (unsigned long long)rt->pool_fallbacks, (double)rt->pool.peak / 1048576.0,
+              (double)rt->pool.size / 1048576.0);
   uv_close((uv_handle_t *)&rt->watch_timer, close_cb);
   uv_close((uv_handle_t *)&rt->wake, close_cb);
   uv_close((uv_handle_t *)&rt->turn, close_cb);

@@ -171,6 +171,13 @@ typedef struct dred_inst {
    * and never freed by it: the first combine here writes its result to a new buffer. */
   dred_memblk_t *app_blk;
   int acc_is_app;
+  /* Pool admission (admit.c): the pool bytes reserved for this reduction here, and
+   * whether its operand had to wait for room: pool_queued stays set once it did;
+   * pool_wait while acc is a plain private copy (not attached to any window) and the
+   * reduction sits unannounced in rt->poolq. */
+  size_t pool_future;  /* its first partial result, admitted but not yet allocated */
+  int pool_admitted, pool_queued, pool_wait;
+  uint64_t pool_queued_ns;
   int join_error;      /* dred_ireduce could not allocate acc: joins with this error */
   int abandon_sent;    /* ABANDON sent: dred_finalize could wait no longer for it */
   /* An inline reduction (bytes <= DRED_INLINE_MAX): a non-root member's operand, in dred's
@@ -255,6 +262,16 @@ typedef struct dred_rt {
   dred_pool_t pool;
   uv_mutex_t pool_mu;  /* pool and snapshot directory: application threads allocate too */
   uint64_t pool_fallbacks; /* buffers that did not fit the pool (under pool_mu) */
+  /* admit.c, under pool_mu: admitted reductions holding room, the first results they
+   * have yet to allocate, reductions waiting for room, when pool memory was last freed or
+   * the queue moved; the waiting ones, oldest first (runtime thread only, linked by
+   * qlink); totals for the log */
+  uint32_t pool_nadmitted;
+  size_t pool_future;
+  uint32_t pool_nwaiting;
+  uint64_t pool_moved_ns;
+  dred_queue_t poolq;
+  uint64_t pool_waited, pool_stalls;
   uint8_t snapdir_used[DRED_SNAPDIR_SLOTS];
   dred_queue_t memblks; /* dred_alloc_mem blocks (mem.c), under pool_mu */
   size_t nmemblks;
@@ -402,6 +419,27 @@ const dred_robust_t *dred_robust_layer(void);
 #define DRED_RT_ROBUST_ON(rt) \
   ((rt)->cfg.replicas > 0 || (rt)->parked_retry || !dred_queue_empty(&(rt)->parked))
 
+/* admit.c -- pool admission: reductions wait for room in the pool, not on the slow path */
+#define DRED_ADMIT_STALL_MS 500 /* nothing freed this long: the oldest waiting goes ahead */
+/* Application thread, dred_dp_acc_early, before a non-root operand is copied in: reserve
+ * what the reduction will hold in our pool.  1: go ahead (copy into the pool); 0: room
+ * is short, or others wait already -- copy into private memory and wait (the caller sets
+ * pool_wait).  `wait_ok` 0 reserves whatever the outcome (an operand already in place). */
+int dred_admit_call(dred_rt_t *rt, dred_inst_t *in, int wait_ok);
+/* Runtime thread: `in` allocated its first partial result (task_begin). */
+void dred_admit_spent(dred_rt_t *rt, dred_inst_t *in);
+/* Its reservation, or its place in the queue and its private copy, go (any thread, once
+ * nobody else can see `in`, or the runtime thread). */
+void dred_admit_release(dred_rt_t *rt, dred_inst_t *in);
+/* Runtime thread, at announce: a waiting reduction joins the queue (1) instead. */
+int dred_admit_defer(dred_rt_t *rt, dred_inst_t *in);
+/* Runtime thread, once per turn: admit waiting reductions in order while room allows (or
+ * the oldest after POOL_STALL_MS without a release, or all when `force`), each moved into
+ * the pool and handed to `announce`.  Returns how many; *next_due_ns: when the oldest
+ * would stall (uv_hrtime), or 0. */
+int dred_admit_progress(dred_rt_t *rt, void (*announce)(dred_rt_t *, dred_inst_t *), int force,
+                        uint64_t *next_due_ns);
+
 /* snapdir.c -- the snapshot directory in each pool segment */
 int dred_snapdir_usable(const dred_rt_t *rt);
 /* Record a snapshot at pool offset `off` of our segment; returns its slot or -1. */
@@ -433,7 +471,8 @@ typedef struct {
  * hooks both ask (a non-root, replicated, non-inline operand in a group spanning nodes). */
 static inline int dred_handover_offnode(const dred_rt_t *rt, const dred_inst_t *in) {
   return rt->cfg.handover_node && rt->cfg.replicas > 1 && in->group->spans_nodes &&
-         !in->is_root && !in->inl && in->bytes > 0 && in->join_error == DRED_OK;
+         !in->is_root && !in->inl && in->bytes > 0 && in->join_error == DRED_OK &&
+         !in->pool_queued; /* one that waited for pool room does not wait in its call too */
 }
 /* Application thread, under rt->lock, before the reduction is submitted. */
 void dred_handover_ticket_add(dred_rt_t *rt, dred_handover_ticket_t *t, uint64_t group,

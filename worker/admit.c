@@ -1,0 +1,184 @@
+/*
+ * admit.c -- pool admission: a reduction waits for room in this worker's shared-memory
+ * pool instead of falling onto the slow path.
+ *
+ * Why: a non-root member's operand and its partial results live in its pool, where node
+ * peers combine straight from them.  A buffer that does not fit goes to private memory,
+ * which peers can only read with MPI_Rget through the dynamic window: several times
+ * slower, and slower still while the application waits inside MPI (MPICH 4.0.2 runs every
+ * MPI call of a process behind one lock).  With many large reductions in flight (28 x 8
+ * MiB on the default 256 MiB pool) most buffers went that way and the batch took 4x as
+ * long as with a pool large enough.
+ *
+ * How: at its call a reduction is admitted if the pool can still hold its operand and,
+ * when that cannot be combined in place (the replica snapshot and a dred_alloc_mem block
+ * stay untouched), its first partial result -- counting what the pool holds now
+ * (pool.used: operands, partial results, snapshots whose copies outlive their reduction,
+ * the application's blocks) and the first results admitted reductions have yet to
+ * allocate (pool_future).  A reduction that does not fit, or that would overtake one
+ * already waiting, is copied into private memory (the call still returns at once, and
+ * sendbuf is the application's again) and waits, unannounced, in a FIFO (rt->poolq); the
+ * runtime thread moves it into the pool and announces it once room is back.
+ *   Members that issue their reductions in the same order cannot deadlock this way: the
+ * oldest unfinished reduction is admitted everywhere (whatever a worker admitted before it
+ * has finished, so its room is free).  Members with different orders can (A's pool held
+ * by reductions waiting for B's operands, B's by reductions waiting for A's), so when the
+ * queue has not moved and nothing was freed for DRED_ADMIT_STALL_MS, its head goes ahead on
+ * whatever memory there is -- private memory and the RMA path, as without admission.  A
+ * reduction that would not fit an empty pool is admitted when no other is.
+ *
+ * The price: while it waits, the operand exists only in this process's private memory,
+ * so its process's death ends the reduction DRED_ERR_PROC_FAILED (as a death during the
+ * copy inside dred_ireduce does), and such a call does not wait for an off-node copy
+ * (dred_handover_offnode).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+#define POOL_STALL_NS ((uint64_t)DRED_ADMIT_STALL_MS * 1000000ull)
+/* Each admission copies an operand; a loop turn stops admitting after this long, so PINGs
+ * and the rest of the turn's work are not held up behind a backlog of copies. */
+#define ADMIT_TURN_NS (1000000ull)
+
+static size_t rounded(size_t n) {
+  return (n + DRED_POOL_ALIGN - 1) & ~(size_t)(DRED_POOL_ALIGN - 1);
+}
+
+/* The first partial result `in` will allocate in our pool: none when it combines in place. */
+static size_t future_of(const dred_rt_t *rt, const dred_inst_t *in) {
+  return in->acc_is_app || rt->cfg.replicas > 0 ? rounded(in->bytes) : 0;
+}
+
+/* Under pool_mu: room for `now` bytes at once and `later` bytes at the first combine? */
+static int fits(const dred_rt_t *rt, size_t now, size_t later) {
+  return rt->pool_nadmitted == 0 ||
+         rt->pool.used + rt->pool_future + now + later <= rt->pool.size;
+}
+
+static void admit(dred_rt_t *rt, dred_inst_t *in, size_t later) {
+  rt->pool_nadmitted++;
+  rt->pool_future += later;
+  in->pool_future = later;
+  in->pool_admitted = 1;
+}
+
+int dred_admit_call(dred_rt_t *rt, dred_inst_t *in, int wait_ok) {
+  size_t now, later;
+  int ok;
+  if (rt == NULL || in == NULL) return 1;
+  if (in->is_root || in->inl || in->bytes == 0 || !dred_snapdir_usable(rt)) return 1;
+  now = in->acc_is_app ? 0 : rounded(in->bytes); /* the block is the operand already */
+  later = future_of(rt, in);
+  uv_mutex_lock(&rt->pool_mu);
+  ok = !wait_ok || (rt->pool_nwaiting == 0 && fits(rt, now, later));
+  if (ok) {
+    admit(rt, in, later);
+  } else {
+    rt->pool_nwaiting++;
+    rt->pool_waited++;
+    in->pool_queued = 1;
+    in->pool_wait = 1;
+    in->pool_queued_ns = uv_hrtime();
+  }
+  uv_mutex_unlock(&rt->pool_mu);
+  return ok;
+}
+
+void dred_admit_spent(dred_rt_t *rt, dred_inst_t *in) {
+  if (in->pool_future == 0) return;
+  uv_mutex_lock(&rt->pool_mu);
+  rt->pool_future -= in->pool_future;
+  uv_mutex_unlock(&rt->pool_mu);
+  in->pool_future = 0;
+}
+
+void dred_admit_release(dred_rt_t *rt, dred_inst_t *in) {
+  if (in->pool_wait) { /* never admitted: its private copy goes, and its place in line */
+    uv_mutex_lock(&rt->pool_mu);
+    rt->pool_nwaiting--;
+    uv_mutex_unlock(&rt->pool_mu);
+    in->pool_wait = 0;
+    free(in->acc);
+    in->acc = NULL;
+    in->acc_early = 0;
+    return;
+  }
+  if (!in->pool_admitted) return;
+  uv_mutex_lock(&rt->pool_mu);
+  rt->pool_nadmitted--;
+  rt->pool_future -= in->pool_future;
+  rt->pool_moved_ns = uv_hrtime();
+  uv_mutex_unlock(&rt->pool_mu);
+  in->pool_future = 0;
+  in->pool_admitted = 0;
+}
+int dred_admit_defer(dred_rt_t *rt, dred_inst_t *in) {
+  if (!in->pool_wait) return 0;
+  dred_queue_insert_tail(&rt->poolq, &in->qlink);
+  return 1;
+}
+
+/* Admitted: the private copy moves into the pool (or, the pool being full after a stall,
+ * into a buffer peers reach by RMA), node peers may list it, and it can be announced. */
+static void move_in(dred_rt_t *rt, dred_inst_t *in) {
+  char *priv = in->acc, *p = NULL;
+  int64_t off = -1;
+  int mal = 0;
+  in->pool_wait = 0;
+  if (dred_dp_buf_alloc(rt, in->bytes, &p, &off, &mal) != DRED_OK) {
+    free(priv); /* announce reports the failure to every member (acc_prepare) */
+    in->acc = NULL;
+    in->acc_early = 0;
+    in->join_error = DRED_ERR_NOMEM;
+    return;
+  }
+  memcpy(p, priv, in->bytes);
+  free(priv);
+  in->acc = p;
+  in->pool_off = off;
+  in->acc_malloced = mal;
+  if (rt->cfg.replicas > 0) { /* listed like an operand copied in at the call */
+    uv_mutex_lock(&rt->lock);
+    rt->robust->publish(rt, in);
+    uv_mutex_unlock(&rt->lock);
+  }
+}
+
+int dred_admit_progress(dred_rt_t *rt, void (*announce)(dred_rt_t *, dred_inst_t *), int force,
+                        uint64_t *next_due_ns) {
+  dred_queue_t *q;
+  int n = 0;
+  uint64_t now = 0;
+  *next_due_ns = 0;
+  while ((q = dred_queue_head(&rt->poolq)) != NULL) {
+    dred_inst_t *in = DRED_QUEUE_DATA(q, dred_inst_t, qlink);
+    size_t now_b = rounded(in->bytes), later = future_of(rt, in);
+    uint64_t moved, stall_at;
+    int go, room;
+    if (now == 0) now = uv_hrtime();
+    uv_mutex_lock(&rt->pool_mu);
+    moved = rt->pool_moved_ns > in->pool_queued_ns ? rt->pool_moved_ns : in->pool_queued_ns;
+    stall_at = moved + POOL_STALL_NS;
+    room = fits(rt, now_b, later);
+    go = force || room || now >= stall_at;
+    if (go) {
+      if (!force && !room) rt->pool_stalls++;
+      admit(rt, in, later);
+      rt->pool_nwaiting--;
+      rt->pool_moved_ns = now; /* the queue moved: the next head's stall counts from here */
+    }
+    uv_mutex_unlock(&rt->pool_mu);
+    if (!go) {
+      *next_due_ns = stall_at;
+      break;
+    }
+    dred_queue_remove(q);
+    move_in(rt, in);
+    announce(rt, in);
+    n++;
+    if (uv_hrtime() - now > ADMIT_TURN_NS) break; /* the loop turns again at once (n > 0) */
+  }
+  return n;
+}
