@@ -114,6 +114,7 @@ void dred_admit_release(dred_rt_t *rt, dred_inst_t *in) {
   in->pool_future = 0;
   in->pool_admitted = 0;
 }
+
 int dred_admit_defer(dred_rt_t *rt, dred_inst_t *in) {
   if (!in->pool_wait) return 0;
   dred_queue_insert_tail(&rt->poolq, &in->qlink);
