@@ -15,7 +15,7 @@
  * stay untouched), its first partial result -- counting what the pool holds now
  * (pool.used: operands, partial results, snapshots whose copies outlive their reduction,
  * the application's blocks) and the first results admitted reductions have yet to
- * allocate (pool_future).  A reduction that does not fit, or that would overtake one
+ * allocate.  A reduction that does not fit, or that would overtake one
  * already waiting, is copied into private memory (the call still returns at once, and
  * sendbuf is the application's again) and waits, unannounced, in a FIFO (rt->poolq); the
  * runtime thread moves it into the pool and announces it once room is back.
@@ -23,7 +23,8 @@
  * oldest unfinished reduction is admitted everywhere (whatever a worker admitted before it
  * has finished, so its room is free).  Members with different orders can (A's pool held
  * by reductions waiting for B's operands, B's by reductions waiting for A's), so when the
- * queue has not moved and nothing was freed for DRED_ADMIT_STALL_MS, its head goes ahead on
+ * queue has not moved and nothing was freed for DRED_ADMIT_STALL_MS (the rules are
+ * common/admission.c's), its head goes ahead on
  * whatever memory there is -- private memory and the RMA path, as without admission.  A
  * reduction that would not fit an empty pool is admitted when no other is.
  *
@@ -37,7 +38,6 @@
 
 #include "runtime.h"
 
-#define POOL_STALL_NS ((uint64_t)DRED_ADMIT_STALL_MS * 1000000ull)
 /* Each admission copies an operand; a loop turn stops admitting after this long, so PINGs
  * and the rest of the turn's work are not held up behind a backlog of copies. */
 #define ADMIT_TURN_NS (1000000ull)
@@ -51,17 +51,8 @@ static size_t future_of(const dred_rt_t *rt, const dred_inst_t *in) {
   return in->acc_is_app || rt->cfg.replicas > 0 ? rounded(in->bytes) : 0;
 }
 
-/* Under pool_mu: room for `now` bytes at once and `later` bytes at the first combine? */
-static int fits(const dred_rt_t *rt, size_t now, size_t later) {
-  return rt->pool_nadmitted == 0 ||
-         rt->pool.used + rt->pool_future + now + later <= rt->pool.size;
-}
-
-static void admit(dred_rt_t *rt, dred_inst_t *in, size_t later) {
-  rt->pool_nadmitted++;
-  rt->pool_future += later;
-  in->pool_future = later;
-  in->pool_admitted = 1;
+void dred_admit_init(dred_rt_t *rt) {
+  dred_admission_init(&rt->admission, rt->pool.size, (uint64_t)DRED_ADMIT_STALL_MS * 1000000ull);
 }
 
 int dred_admit_call(dred_rt_t *rt, dred_inst_t *in, int wait_ok) {
@@ -72,11 +63,16 @@ int dred_admit_call(dred_rt_t *rt, dred_inst_t *in, int wait_ok) {
   now = in->acc_is_app ? 0 : rounded(in->bytes); /* the block is the operand already */
   later = future_of(rt, in);
   uv_mutex_lock(&rt->pool_mu);
-  ok = !wait_ok || (rt->pool_nwaiting == 0 && fits(rt, now, later));
-  if (ok) {
-    admit(rt, in, later);
+  if (!wait_ok) { /* in place already: counted, whatever the room */
+    dred_admission_take(&rt->admission, later);
+    ok = 1;
   } else {
-    rt->pool_nwaiting++;
+    ok = dred_admission_call(&rt->admission, rt->pool.used, now, later) == DRED_ADMIT_ROOM;
+  }
+  if (ok) {
+    in->pool_future = later;
+    in->pool_admitted = 1;
+  } else {
     rt->pool_waited++;
     in->pool_queued = 1;
     in->pool_wait = 1;
@@ -89,7 +85,7 @@ int dred_admit_call(dred_rt_t *rt, dred_inst_t *in, int wait_ok) {
 void dred_admit_spent(dred_rt_t *rt, dred_inst_t *in) {
   if (in->pool_future == 0) return;
   uv_mutex_lock(&rt->pool_mu);
-  rt->pool_future -= in->pool_future;
+  dred_admission_spent(&rt->admission, in->pool_future);
   uv_mutex_unlock(&rt->pool_mu);
   in->pool_future = 0;
 }
@@ -97,7 +93,7 @@ void dred_admit_spent(dred_rt_t *rt, dred_inst_t *in) {
 void dred_admit_release(dred_rt_t *rt, dred_inst_t *in) {
   if (in->pool_wait) { /* never admitted: its private copy goes, and its place in line */
     uv_mutex_lock(&rt->pool_mu);
-    rt->pool_nwaiting--;
+    dred_admission_unwait(&rt->admission);
     uv_mutex_unlock(&rt->pool_mu);
     in->pool_wait = 0;
     free(in->acc);
@@ -107,9 +103,7 @@ void dred_admit_release(dred_rt_t *rt, dred_inst_t *in) {
   }
   if (!in->pool_admitted) return;
   uv_mutex_lock(&rt->pool_mu);
-  rt->pool_nadmitted--;
-  rt->pool_future -= in->pool_future;
-  rt->pool_moved_ns = uv_hrtime();
+  dred_admission_release(&rt->admission, in->pool_future, uv_hrtime());
   uv_mutex_unlock(&rt->pool_mu);
   in->pool_future = 0;
   in->pool_admitted = 0;
@@ -155,26 +149,21 @@ int dred_admit_progress(dred_rt_t *rt, void (*announce)(dred_rt_t *, dred_inst_t
   *next_due_ns = 0;
   while ((q = dred_queue_head(&rt->poolq)) != NULL) {
     dred_inst_t *in = DRED_QUEUE_DATA(q, dred_inst_t, qlink);
-    size_t now_b = rounded(in->bytes), later = future_of(rt, in);
-    uint64_t moved, stall_at;
-    int go, room;
+    size_t later = future_of(rt, in);
+    uint64_t due = 0;
+    dred_admit_verdict_t v;
     if (now == 0) now = uv_hrtime();
     uv_mutex_lock(&rt->pool_mu);
-    moved = rt->pool_moved_ns > in->pool_queued_ns ? rt->pool_moved_ns : in->pool_queued_ns;
-    stall_at = moved + POOL_STALL_NS;
-    room = fits(rt, now_b, later);
-    go = force || room || now >= stall_at;
-    if (go) {
-      if (!force && !room) rt->pool_stalls++;
-      admit(rt, in, later);
-      rt->pool_nwaiting--;
-      rt->pool_moved_ns = now; /* the queue moved: the next head's stall counts from here */
-    }
+    v = dred_admission_next(&rt->admission, rt->pool.used, rounded(in->bytes), later,
+                            in->pool_queued_ns, now, force, &due);
+    if (v == DRED_ADMIT_STALL) rt->pool_stalls++;
     uv_mutex_unlock(&rt->pool_mu);
-    if (!go) {
-      *next_due_ns = stall_at;
+    if (v == DRED_ADMIT_WAIT) {
+      *next_due_ns = due;
       break;
     }
+    in->pool_future = later;
+    in->pool_admitted = 1;
     dred_queue_remove(q);
     move_in(rt, in);
     announce(rt, in);

@@ -146,6 +146,7 @@ int dred_dp_init(dred_rt_t *rt) {
   if (dred_pool_init(&rt->pool, dred_snapdir_usable(rt) ? rt->pool_size - DRED_SNAPDIR_BYTES
                                                         : 0) != 0)
     return DRED_ERR_NOMEM;
+  dred_admit_init(rt);
 
   /* The dynamic window comes after the pool: it is collective with dred-master, which
    * starts its failure detector only once this returns -- MPICH touches every page of a
@@ -247,7 +248,7 @@ void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, in
   } else if (pool_off >= 0) {
     uv_mutex_lock(&rt->pool_mu);
     dred_pool_free(&rt->pool, pool_off - (int64_t)DRED_SNAPDIR_BYTES, bytes);
-    rt->pool_moved_ns = uv_hrtime(); /* room for reductions waiting to get in (admit.c) */
+    dred_admission_freed(&rt->admission, uv_hrtime()); /* room for those waiting (admit.c) */
     uv_mutex_unlock(&rt->pool_mu);
   }
 }

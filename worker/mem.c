@@ -47,7 +47,7 @@ void dred_mem_init(dred_rt_t *rt) { dred_queue_init(&rt->memblks); }
 static void blk_release_locked(dred_rt_t *rt, dred_memblk_t *b) {
   dred_queue_remove(&b->link);
   dred_pool_free(&rt->pool, b->off - (int64_t)DRED_SNAPDIR_BYTES, b->alen);
-  rt->pool_moved_ns = uv_hrtime(); /* room for reductions waiting to get in (admit.c) */
+  dred_admission_freed(&rt->admission, uv_hrtime()); /* room for those waiting (admit.c) */
   rt->nmemblks--;
   free(b);
 }
@@ -158,7 +158,7 @@ int dred_free_mem(void *ptr) {
     users = b->users;
     if (users == 0) blk_release_locked(rt, b);
   }
-  waiting = users == 0 && rt->pool_nwaiting > 0;
+  waiting = users == 0 && rt->admission.nwaiting > 0;
   uv_mutex_unlock(&rt->pool_mu);
   if (waiting) uv_async_send(&rt->wake); /* reductions wait for that room (admit.c) */
   if (b == NULL) {

@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "../common/admission.h"
 #include "../common/config.h"
 #include "../common/mpi/boot.h"
 #include "../common/net.h"
@@ -262,14 +263,10 @@ typedef struct dred_rt {
   dred_pool_t pool;
   uv_mutex_t pool_mu;  /* pool and snapshot directory: application threads allocate too */
   uint64_t pool_fallbacks; /* buffers that did not fit the pool (under pool_mu) */
-  /* admit.c, under pool_mu: admitted reductions holding room, the first results they
-   * have yet to allocate, reductions waiting for room, when pool memory was last freed or
-   * the queue moved; the waiting ones, oldest first (runtime thread only, linked by
-   * qlink); totals for the log */
-  uint32_t pool_nadmitted;
-  size_t pool_future;
-  uint32_t pool_nwaiting;
-  uint64_t pool_moved_ns;
+  /* admit.c: the admission rules' state (common/admission.h, under pool_mu); the
+   * reductions waiting for room, oldest first (runtime thread only, linked by qlink);
+   * totals for the log */
+  dred_admission_t admission;
   dred_queue_t poolq;
   uint64_t pool_waited, pool_stalls;
   uint8_t snapdir_used[DRED_SNAPDIR_SLOTS];
@@ -426,6 +423,8 @@ const dred_robust_t *dred_robust_layer(void);
  * is short, or others wait already -- copy into private memory and wait (the caller sets
  * pool_wait).  `wait_ok` 0 reserves whatever the outcome (an operand already in place). */
 int dred_admit_call(dred_rt_t *rt, dred_inst_t *in, int wait_ok);
+/* Once the pool is set up (dred_dp_init). */
+void dred_admit_init(dred_rt_t *rt);
 /* Runtime thread: `in` allocated its first partial result (task_begin). */
 void dred_admit_spent(dred_rt_t *rt, dred_inst_t *in);
 /* Its reservation, or its place in the queue and its private copy, go (any thread, once
