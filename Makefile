@@ -176,7 +176,7 @@ unit-test: $(UNIT_BIN)
 mpi-test: all $(MPI_TEST_BIN) $(LIFETIMES_SO)
 	@BUILD=$(BUILD) bash tests/run-mpi.sh
 
-$(FAULT_APP): tests/faults/fault_app.c tests/mpi/sleepy_wait.h $(LIB_A)
+$(FAULT_APP): tests/faults/fault_app.c tests/mpi/sleepy_wait.h worker/kernel.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 

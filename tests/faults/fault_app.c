@@ -43,6 +43,11 @@
  *      the closed-form sum), then "final", then calls dred_finalize and writes its status,
  *      then "exit".  After a failure dred_finalize returns an error without collective
  *      calls and the program exits without MPI_Finalize, as dred.h says.
+ *      The final line also carries kill_step_done_ns (wall clock, CLOCK_REALTIME as in
+ *      DIR/kill.<r>, when the last of the kill step's futures returned from
+ *      dred_future_get, stamped before the result is checked) and, at the root,
+ *      combine_ms / kernel_ms: one combine of a reduction's operand (MPI_Reduce_local, and
+ *      dred's own loop, worker/kernel.c), timed after calibration (time_combine below).
  *
  * Values are integer-valued doubles, so sums are exact whatever the combine order:
  *   send[r][i] = (r + 1) * (1 + j % 3) + (i + 13 j + 7 s) % 1000   (reduction j of step s)
@@ -65,6 +70,7 @@
 #include <unistd.h>
 
 #include "dred.h"
+#include "../../worker/kernel.h" /* dred_kernel_find: the combine loop dred itself uses, timed beside MPI's */
 #include "../mpi/sleepy_wait.h"
 
 #define MAX_VICTIMS 16
@@ -352,6 +358,9 @@ typedef struct {
   int worst;      /* first non-OK status seen, else DRED_OK */
   int wrong;      /* reductions that returned DRED_OK with a wrong value at the root */
   double seconds; /* until every future of the step is done, on this rank */
+  long long first_done_ns, last_done_ns; /* wall clock (CLOCK_REALTIME, the time base of
+                   DIR/kill.<r>) when the first / last of the step's futures returned from
+                   dred_future_get (a call that failed to start counts at its return) */
 } step_res_t;
 
 /* The operands of step s.  Filled before the step's clock starts: a kill while the
@@ -367,8 +376,10 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
   dred_future **f = calloc((size_t)b->conc, sizeof *f);
   int *done = calloc((size_t)b->conc, sizeof *done);
   double *call_ms = calloc((size_t)b->conc, sizeof *call_ms);
+  int *fresh = calloc((size_t)b->conc, sizeof *fresh), *st = calloc((size_t)b->conc, sizeof *st);
+  long long *got_ns = calloc((size_t)b->conc, sizeof *got_ns);
   int j, left = b->conc;
-  step_res_t res = {DRED_OK, 0, 0.0};
+  step_res_t res = {DRED_OK, 0, 0.0, 0, 0};
 
   for (j = 0; j < b->conc; j++) {
     int tag = tagbase + j;
@@ -407,29 +418,45 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
       if (res.worst == DRED_OK) res.worst = rc;
       done[j] = 1;
       left--;
+      {
+        long long now = wall_ns();
+        if (res.first_done_ns == 0 || now < res.first_done_ns) res.first_done_ns = now;
+        if (now > res.last_done_ns) res.last_done_ns = now;
+      }
     }
   }
   while (left > 0) {
     int progressed = 0;
+    /* First every future that is done now, each stamped as it returns; the checks below
+     * (a pass over the whole result at the root) come after, so that they do not delay the
+     * stamps of the futures found in the same pass (concurrent mode). */
     for (j = 0; j < b->conc; j++) {
-      int st, tag = tagbase + j;
-      const char *chk = "na";
-      size_t bad = 0, first = 0;
       if (done[j] || dred_future_is_done(f[j]) != 1) continue;
-      st = dred_future_get(f[j]);
+      st[j] = dred_future_get(f[j]);
+      got_ns[j] = wall_ns();
+      if (res.first_done_ns == 0 || got_ns[j] < res.first_done_ns) res.first_done_ns = got_ns[j];
+      if (got_ns[j] > res.last_done_ns) res.last_done_ns = got_ns[j];
       done[j] = 1;
+      fresh[j] = 1;
       left--;
       progressed = 1;
-      if (g_rank == b->root && st == DRED_OK) {
+    }
+    for (j = 0; j < b->conc; j++) {
+      int tag = tagbase + j;
+      const char *chk = "na";
+      size_t bad = 0, first = 0;
+      if (!fresh[j]) continue;
+      fresh[j] = 0;
+      if (g_rank == b->root && st[j] == DRED_OK) {
         bad = check(b->recv[j], b->count, g_size, j, s + (phase[0] == 'c' ? 500 : 0), &first);
         chk = bad ? "wrong" : "exact";
         if (bad) res.wrong++;
       }
-      if (st != DRED_OK && res.worst == DRED_OK) res.worst = st;
+      if (st[j] != DRED_OK && res.worst == DRED_OK) res.worst = st[j];
       out("red phase=%s step=%d idx=%d tag=%d status=%d name=%s check=%s bad=%zu first_bad=%zu "
-          "ms=%.3f call_ms=%.3f wall_ns=%lld",
-          phase, s, j, tag, st, sname(st), chk, bad, first, (mono_s() - t0) * 1e3, call_ms[j],
-          wall_ns());
+          "ms=%.3f call_ms=%.3f wall_ns=%lld got_ns=%lld",
+          phase, s, j, tag, st[j], sname(st[j]), chk, bad, first, (mono_s() - t0) * 1e3, call_ms[j],
+          wall_ns(), got_ns[j]);
       if (bad) {
         double a = (double)((1 + j % 3) * g_size * (g_size + 1) / 2);
         double e = a + (double)g_size *
@@ -446,12 +473,53 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
   free(f);
   free(done);
   free(call_ms);
+  free(fresh);
+  free(st);
+  free(got_ns);
   return res;
 }
 
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
+}
+
+/* The time of one combine of a reduction's operand (count doubles, MPI_SUM: the op every
+ * reduction here uses), the work a recovery does at least once for a lost operand: median
+ * of `reps` timed runs after one untimed warm-up, (a) MPI_Reduce_local and (b) the loop dred
+ * itself combines with (worker/kernel.c, dred_kernel_find; -1 if it has none).  In place, on
+ * private buffers. */
+static void time_combine(size_t count, int reps, double *mpi_ms, double *kern_ms) {
+  double *in = malloc(count * sizeof *in), *io = malloc(count * sizeof *io);
+  double *tm = calloc((size_t)reps, sizeof *tm);
+  const dred_kernel_t *k = dred_kernel_find(MPI_DOUBLE, MPI_SUM);
+  int i;
+  *mpi_ms = *kern_ms = -1.0;
+  if (in == NULL || io == NULL || tm == NULL) goto out;
+  fill(in, count, 0, 0, 0);
+  fill(io, count, 1, 0, 0);
+  MPI_Reduce_local(in, io, (int)count, MPI_DOUBLE, MPI_SUM); /* warm: pages, caches */
+  for (i = 0; i < reps; i++) {
+    double c0 = mono_s();
+    MPI_Reduce_local(in, io, (int)count, MPI_DOUBLE, MPI_SUM);
+    tm[i] = (mono_s() - c0) * 1e3;
+  }
+  qsort(tm, (size_t)reps, sizeof *tm, cmp_d);
+  *mpi_ms = tm[reps / 2];
+  if (k != NULL) {
+    k->inplace(in, io, count);
+    for (i = 0; i < reps; i++) {
+      double c0 = mono_s();
+      k->inplace(in, io, count);
+      tm[i] = (mono_s() - c0) * 1e3;
+    }
+    qsort(tm, (size_t)reps, sizeof *tm, cmp_d);
+    *kern_ms = tm[reps / 2];
+  }
+out:
+  free(in);
+  free(io);
+  free(tm);
 }
 
 static int has_rank(const int *v, int n, int r) {
@@ -477,9 +545,9 @@ int main(int argc, char **argv) {
       {"pool-buffers", no_argument, 0, 'P'},     {0, 0, 0, 0}};
   int c, rc, s, j, victim = 0, killer = 0, node_mode, pool_buffers = 0;
   bufs_t b;
-  double t = 0.0, t0, tk0 = 0.0;
+  double t = 0.0, t0, tk0 = 0.0, comb_ms = -1.0, kern_ms = -1.0;
   char path[4096];
-  step_res_t kill_res = {DRED_OK, 0, 0.0};
+  step_res_t kill_res = {DRED_OK, 0, 0.0, 0, 0};
   int wrong_total = 0;
   pthread_t kth;
 
@@ -595,6 +663,13 @@ int main(int argc, char **argv) {
     if (g_rank == 0) write_file("t.txt", "%.6f\n", t);
     free(times);
   }
+  /* One combine of an operand's size, timed at the root while the others wait in the next
+   * barrier (asleep: tests/mpi/sleepy_wait.h), for the harness's recovery-time figure. */
+  if (g_rank == root) {
+    time_combine(b.count, 5, &comb_ms, &kern_ms);
+    out("combine bytes=%zu reps=5 mpi_reduce_local_ms=%.3f dred_kernel_ms=%.3f",
+        b.count * sizeof(double), comb_ms, kern_ms);
+  }
 
   /* Who injects the fault. */
   node_mode = strcmp(mode, "node") == 0 || strcmp(mode, "masternode") == 0;
@@ -684,9 +759,11 @@ int main(int argc, char **argv) {
       }
     }
   }
-  out("final outcome=%s kill_step_status=%d kill_step_name=%s kill_step_sec=%.6f wrong=%d",
+  out("final outcome=%s kill_step_status=%d kill_step_name=%s kill_step_sec=%.6f wrong=%d "
+      "kill_step_first_done_ns=%lld kill_step_done_ns=%lld combine_ms=%.3f kernel_ms=%.3f",
       wrong_total ? "WRONG" : sname(kill_res.worst), kill_res.worst, sname(kill_res.worst),
-      kill_res.seconds, wrong_total);
+      kill_res.seconds, wrong_total, kill_res.first_done_ns, kill_res.last_done_ns, comb_ms,
+      kern_ms);
   if (pool_buffers) /* every reduction is done here: the blocks are ours again */
     for (j = 0; j < conc; j++)
       if ((rc = dred_free_mem(b.send[j])) != DRED_OK)

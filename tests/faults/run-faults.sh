@@ -40,6 +40,14 @@
 # apart.  Detection latency: the victim's kill time (written just before raise(SIGKILL))
 # to the time each survivor logged "dred-master reports worker X failed" (or, master mode,
 # "master lost"); survivors' stderr is time-stamped by the app, the master's by a wrapper.
+# Recovery time (issue 15): the victim's kill time to the moment the root's last kill-step
+# future returned from dred_future_get (fault_app's kill_step_done_ns, the same wall clock),
+# for trials whose kill came before the root's result (hit); set against the detection of
+# the last victim (det_last: kill -> "worker X declared failed" in the master's log) plus one
+# combine of one reduction's operand (fault_app times MPI_Reduce_local -- and dred's own
+# kernel -- of B bytes, B/C in concurrent mode, at the root after calibration, median of 5).
+# CSV columns recov_ms, det_last_ms, combine_ms, kernel_ms; the table's rec_med, rec_p90,
+# comb_ms, and a "recovery <mode>:" line per mode.
 #
 # Exit status: 0 when no trial is wrong, hung, died, failed to set up, left dred_finalize
 # hanging, or (--expect S) ended on some survivor with anything but S.  Output: a table per
@@ -76,19 +84,36 @@ print_table() { # CSV rows (no header) on stdin
     if ($17 ~ /fin_hung/) fh[m]++
     if ($27 != "" && $11 > 0) { win[m] += $27 / ($11 * 1000); nwin[m]++ }
     if ($26 == "1") incall[m]++
-    else if ($26 == "0") { after[m]++; if (o == "exact") afterx[m]++ } }
+    else if ($26 == "0") { after[m]++; if (o == "exact") afterx[m]++ }
+    if ($13 == "1" && $28 != "") { rec[m] = rec[m] " " $28; if (o == "exact") recx[m] = recx[m] " " $28
+      if ($29 != "" && $30 != "") ex[m] = ex[m] " " ($28 - $29 - $30) }
+    if ($13 == "1" && $29 != "") dl[m] = dl[m] " " $29
+    if ($30 != "") { cb[m] = cb[m] " " $30; cbytes[m] = $5 }
+    if ($31 != "") kn[m] = kn[m] " " $31 }
   function median(s,   a, k, i, j, x) {
     k = split(s, a, " "); if (k == 0) return "-"
     for (i = 2; i <= k; i++) { x = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
     return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
+  function pct(s, p,   a, k, i, j, x, r) { # nearest rank
+    k = split(s, a, " "); if (k == 0) return "-"
+    for (i = 2; i <= k; i++) { x = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+    r = int(p * k); if (r < p * k) r++; if (r < 1) r = 1
+    return a[r] }
+  function cnt(s,   a) { return split(s, a, " ") }
+  function f1(x) { return (x == "-") ? x : sprintf("%.1f", x) }
+  function f3(x) { return (x == "-") ? x : sprintf("%.3f", x) }
   END {
-    printf "%-11s %6s %5s %7s %7s %11s %11s %11s %6s %6s %5s %5s %5s %5s %6s %9s %9s %7s %7s %9s\n", "mode", "trials", "hit", "hit_ex", "exact", "PROC_FAILED", "ROOT_FAILED", "MASTER_LOST", "other", "mixed", "wrong", "hung", "died", "setup", "finhng", "det_ms", "told_ms", "in_call", "window", "after_ex"
+    printf "%-11s %6s %5s %7s %7s %11s %11s %11s %6s %6s %5s %5s %5s %5s %6s %9s %9s %7s %7s %9s %8s %8s %8s\n", "mode", "trials", "hit", "hit_ex", "exact", "PROC_FAILED", "ROOT_FAILED", "MASTER_LOST", "other", "mixed", "wrong", "hung", "died", "setup", "finhng", "det_ms", "told_ms", "in_call", "window", "after_ex", "rec_med", "rec_p90", "comb_ms"
     split("worker root master two concurrent node masternode", order, " ")
     for (i = 1; i <= 7; i++) { m = order[i]; if (!(m in seen)) continue
       oth = n[m] - c[m, "exact"] - c[m, "PROC_FAILED"] - c[m, "ROOT_FAILED"] - c[m, "MASTER_LOST"] - c[m, "mixed"] - c[m, "wrong"] - c[m, "hung"] - c[m, "died"] - c[m, "setup"]
-      printf "%-11s %6d %5d %7d %7d %11d %11d %11d %6d %6d %5d %5d %5d %5d %6d %9s %9s %7s %7s %9s\n", m, n[m], hit[m], hitx[m], c[m, "exact"], c[m, "PROC_FAILED"], c[m, "ROOT_FAILED"], c[m, "MASTER_LOST"], oth, c[m, "mixed"], c[m, "wrong"], c[m, "hung"], c[m, "died"], c[m, "setup"], fh[m], median(d[m]), median(tm[m]), (m ~ /master/ ? "-" : incall[m] + 0), (m ~ /master/ || !nwin[m] ? "-" : sprintf("%.1f", n[m] * win[m] / nwin[m])), (m ~ /master/ || !after[m] ? "-" : sprintf("%d/%d", afterx[m], after[m])) }
+      printf "%-11s %6d %5d %7d %7d %11d %11d %11d %6d %6d %5d %5d %5d %5d %6d %9s %9s %7s %7s %9s %8s %8s %8s\n", m, n[m], hit[m], hitx[m], c[m, "exact"], c[m, "PROC_FAILED"], c[m, "ROOT_FAILED"], c[m, "MASTER_LOST"], oth, c[m, "mixed"], c[m, "wrong"], c[m, "hung"], c[m, "died"], c[m, "setup"], fh[m], median(d[m]), median(tm[m]), (m ~ /master/ ? "-" : incall[m] + 0), (m ~ /master/ || !nwin[m] ? "-" : sprintf("%.1f", n[m] * win[m] / nwin[m])), (m ~ /master/ || !after[m] ? "-" : sprintf("%d/%d", afterx[m], after[m])), f1(median(rec[m])), f1(pct(rec[m], 0.9)), f3(median(cb[m])) }
     print "hit: the kill came before the root finished the kill step (hit_ex: of those, exact); det_ms: median kill -> dred-master declares the worker failed; told_ms: median kill -> last survivor told (FAILED, or master lost)"
-    print "in_call: the kill came while the victim was still inside dred_ireduce, its operand only in its own memory (not recoverable by any replica); window: in_call as predicted by seed 002 eq. 5 -- trials x mean(hand-over time in dred_ireduce / t), from the calibration steps; after_ex: exact / trials whose kill came after the victim\x27s calls returned" }'
+    print "in_call: the kill came while the victim was still inside dred_ireduce, its operand only in its own memory (not recoverable by any replica); window: in_call as predicted by seed 002 eq. 5 -- trials x mean(hand-over time in dred_ireduce / t), from the calibration steps; after_ex: exact / trials whose kill came after the victim\x27s calls returned"
+    print "rec_med, rec_p90: kill -> the root\x27s last kill-step future returned (its result or its error), median and p90 over the hit trials; comb_ms: median over trials of one combine of one reduction\x27s operand (MPI_Reduce_local, MPI_SUM of doubles, timed at the root)"
+    for (i = 1; i <= 7; i++) { m = order[i]; if (!(m in seen) || m ~ /master/) continue
+      dc = (median(dl[m]) == "-" || median(cb[m]) == "-") ? "-" : sprintf("%.1f", median(dl[m]) + median(cb[m]))
+      printf "recovery %s: kill -> root result over %d of %d hit trials: median %s ms, p90 %s ms (exact hits only: %d, median %s ms, p90 %s ms); detection over those hits (kill -> last victim declared) median %s ms + one combine of %s bytes %s ms (dred\x27s kernel %s ms) = %s ms; per trial recov - det - combine: median %s ms, p90 %s ms (%d trials)\n", m, cnt(rec[m]), hit[m], f1(median(rec[m])), f1(pct(rec[m], 0.9)), cnt(recx[m]), f1(median(recx[m])), f1(pct(recx[m], 0.9)), f1(median(dl[m])), cbytes[m], f3(median(cb[m])), f3(median(kn[m])), dc, f1(median(ex[m])), f1(pct(ex[m], 0.9)), cnt(ex[m]) } }'
 }
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -217,7 +242,7 @@ mkdir -p "$runs"
 case "$csv" in /*) ;; *) csv="$PWD/$csv" ;; esac
 mkdir -p "$(dirname "$csv")"
 if [ ! -s "$csv" ]; then
-  echo "trial,mode,label,workers,bytes,conc,root,victims,kill_frac,kill_at_s,t_s,kill_step_root_s,kill_before_root_done,outcome,survivors,post_step,finalize,det_master_ms,told_min_ms,told_max_ms,leftover,calib_s,done_s,trial_s,dir,in_call,handover_ms" >"$csv"
+  echo "trial,mode,label,workers,bytes,conc,root,victims,kill_frac,kill_at_s,t_s,kill_step_root_s,kill_before_root_done,outcome,survivors,post_step,finalize,det_master_ms,told_min_ms,told_max_ms,leftover,calib_s,done_s,trial_s,dir,in_call,handover_ms,recov_ms,det_last_ms,combine_ms,kernel_ms" >"$csv"
 fi
 
 RANDOM=$seed
@@ -454,6 +479,26 @@ EOF
     rdone=$(awk '/^red phase=main step=1 / { for (i = 1; i <= NF; i++) if ($i ~ /^wall_ns=/) { sub("wall_ns=", "", $i); if ($i > m) m = $i } } END { if (m) print m }' "$dir/rank.$root.txt" 2>/dev/null)
     if [ -n "$rdone" ]; then before=$(awk -v k="$kill_ns" -v d="$rdone" 'BEGIN { print (k < d) ? 1 : 0 }'); else before=1; fi
   fi
+  # recovery: the kill -> the moment the root's last kill-step future returned (fault_app's
+  # kill_step_done_ns, CLOCK_REALTIME like kill.<r>), for trials whose kill came before the
+  # root's result; against the detection of the last victim (its "declared failed" in the
+  # master's log) and one combine of one reduction's operand (timed by the root's fault_app).
+  local done_ns comb kern recov="" det_last=""
+  done_ns=$(awk '/^final/ { for (i = 1; i <= NF; i++) if ($i ~ /^kill_step_done_ns=/) { sub("kill_step_done_ns=", "", $i); print $i } }' "$dir/rank.$root.txt" 2>/dev/null)
+  comb=$(awk '/^combine / { for (i = 1; i <= NF; i++) if ($i ~ /^mpi_reduce_local_ms=/) { sub("mpi_reduce_local_ms=", "", $i); if ($i + 0 >= 0) print $i } }' "$dir/rank.$root.txt" 2>/dev/null)
+  kern=$(awk '/^combine / { for (i = 1; i <= NF; i++) if ($i ~ /^dred_kernel_ms=/) { sub("dred_kernel_ms=", "", $i); if ($i + 0 >= 0) print $i } }' "$dir/rank.$root.txt" 2>/dev/null)
+  if [ "$before" = 1 ] && [ -n "$done_ns" ] && [ "$done_ns" != 0 ]; then
+    recov=$(awk -v d="$done_ns" -v k="$kill_ns" 'BEGIN { printf "%.1f", (d - k) / 1e6 }')
+  fi
+  if [ -n "$kill_ns" ] && [ "$m" != master ] && [ "$m" != masternode ]; then
+    local v ts dmax=""
+    for v in ${vlist//;/ }; do
+      ts=$(grep -m1 -F "worker $((v + 1)) declared failed" "$dir/master.err" 2>/dev/null | log_stamp)
+      [ -n "$ts" ] || { dmax=""; break; }
+      dmax=$(awk -v a="$ts" -v b="$dmax" 'BEGIN { print (b == "" || a > b) ? a : b }')
+    done
+    [ -n "$dmax" ] && det_last=$(awk -v a="$dmax" -v k="$kill_ns" 'BEGIN { printf "%.1f", (a - k / 1e9) * 1000 }')
+  fi
   # did it land while a victim was still inside dred_ireduce (its operand not yet handed
   # over: only in its own memory)?  fault_app writes called.<r> once its calls returned,
   # kill.<r> just before it dies.  Any victim in its call counts (mode two has two).
@@ -514,7 +559,7 @@ EOF
   else
     kill_at=$(awk -v f="$frac" -v t="${t:-0}" 'BEGIN { printf "%.4f", f * t }')
   fi
-  echo "$n,$m,$label,$workers,$b,$c,$root,$(echo "$vlist" | tr ';' ' '),$frac,$kill_at,${t:-},${kill_step_root:-},${before:-},$worst,$(IFS=' '; echo "${per[*]}"),$(IFS=' '; echo "${posts[*]}"),$(IFS=' '; echo "${fins[*]}"),${det:-},${told_min:-},${told_max:-},$leftover,$calib_s,$done_s,$trial_s,$dir,$in_call,${handover:-}" >>"$csv"
+  echo "$n,$m,$label,$workers,$b,$c,$root,$(echo "$vlist" | tr ';' ' '),$frac,$kill_at,${t:-},${kill_step_root:-},${before:-},$worst,$(IFS=' '; echo "${per[*]}"),$(IFS=' '; echo "${posts[*]}"),$(IFS=' '; echo "${fins[*]}"),${det:-},${told_min:-},${told_max:-},$leftover,$calib_s,$done_s,$trial_s,$dir,$in_call,${handover:-},${recov:-},${det_last:-},${comb:-},${kern:-}" >>"$csv"
 
   # ---- verdict ---------------------------------------------------------------------------
   local ok=1 why=""
@@ -524,9 +569,9 @@ EOF
   fi
   if printf '%s\n' "${fins[@]}" | grep -q ':fin_hung$'; then ok=0; why="${why:+$why; }dred_finalize hung"; fi
   if [ "$ok" = 1 ]; then pass_count=$((pass_count + 1)); else fail_count=$((fail_count + 1)); fi
-  printf '[%s %3d] root=%d victim=%-5s f=%.3f t=%6.3fs hit=%-1s -> %-11s told=%s..%s ms  post=%s  fin=%s  %ss%s\n' \
+  printf '[%s %3d] root=%d victim=%-5s f=%.3f t=%6.3fs hit=%-1s -> %-11s told=%s..%s ms  rec=%s ms  post=%s  fin=%s  %ss%s\n' \
     "$m" "$n" "$root" "$(echo "$vlist" | tr ';' ',')" "$frac" "${t:-0}" "${before:--}" "$worst" \
-    "${told_min:--}" "${told_max:--}" "$(printf '%s\n' "${posts[@]}" | cut -d: -f2 | tr '/' '\n' | sort | uniq -c | awk '{printf "%s%sx%s", (NR>1?",":""), $1, $2}')" \
+    "${told_min:--}" "${told_max:--}" "${recov:--}" "$(printf '%s\n' "${posts[@]}" | cut -d: -f2 | tr '/' '\n' | sort | uniq -c | awk '{printf "%s%sx%s", (NR>1?",":""), $1, $2}')" \
     "$(printf '%s\n' "${fins[@]}" | cut -d: -f2 | sort | uniq -c | awk '{printf "%s%sx%s", (NR>1?",":""), $1, $2}')" \
     "$trial_s" "$([ "$ok" = 1 ] && echo "" || echo "  FAIL: $why ($dir)")"
 }
