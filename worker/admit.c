@@ -55,6 +55,11 @@ void dred_admit_init(dred_rt_t *rt) {
   dred_admission_init(&rt->admission, rt->pool.size, (uint64_t)DRED_ADMIT_STALL_MS * 1000000ull);
 }
 
+static void mark_admitted(dred_inst_t *in, size_t later) {
+  in->pool_future = later;
+  in->pool_admitted = 1;
+}
+
 int dred_admit_call(dred_rt_t *rt, dred_inst_t *in, int wait_ok) {
   size_t now, later;
   int ok;
@@ -70,8 +75,7 @@ int dred_admit_call(dred_rt_t *rt, dred_inst_t *in, int wait_ok) {
     ok = dred_admission_call(&rt->admission, rt->pool.used, now, later) == DRED_ADMIT_ROOM;
   }
   if (ok) {
-    in->pool_future = later;
-    in->pool_admitted = 1;
+    mark_admitted(in, later);
   } else {
     rt->pool_waited++;
     in->pool_queued = 1;
@@ -162,8 +166,7 @@ int dred_admit_progress(dred_rt_t *rt, void (*announce)(dred_rt_t *, dred_inst_t
       *next_due_ns = due;
       break;
     }
-    in->pool_future = later;
-    in->pool_admitted = 1;
+    mark_admitted(in, later);
     dred_queue_remove(q);
     move_in(rt, in);
     announce(rt, in);

@@ -363,53 +363,41 @@ void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
     (void)dred_admit_call(rt, in, 0); /* room for its first result; it is in place already */
     return;
   }
-  /* Not enough room in the pool for what this reduction will hold there (admit.c): a
-   * private copy now, so sendbuf is free when the call returns; the pool once room is
-   * back, before the reduction is announced. */
-  if (!in->is_root && !dred_admit_call(rt, in, 1)) {
-    int rc2 = DRED_ERR_NOMEM;
-    in->pool_off = -1;
-    in->acc_malloced = 0;
-    if ((in->acc = malloc(in->bytes)) != NULL &&
-        (rc2 = dred_dp_load(rt, in, in->acc)) == DRED_OK) {
-      in->acc_early = 1;
-      return;
-    }
-    if (rc2 == DRED_ERR_NOMEM) DRED_ERROR("no memory for a %zu-byte operand", in->bytes);
-    dred_admit_release(rt, in); /* frees the copy */
-    in->join_error = rc2; /* the member still joins, saying why (announce) */
-    return;
-  }
   /* Pool first (node peers read it without RMA); when the pool is full, a private buffer.
    * Either way the operand is copied here, on the caller's thread, so the runtime never
    * reads sendbuf after dred_ireduce returned (except to reload the operand in recovery,
    * and never once the reduction was abandoned: see future.c).  A packed or image root
    * combines in a buffer of its own too, and unpacks the result into recvbuf at the end
    * (dred_dp_unpack_result), so recvbuf's holes stay untouched and, in place, its
-   * operand stays there until then. */
-  int rc = dred_dp_buf_alloc(rt, in->bytes, &in->acc, &in->pool_off, &in->acc_malloced);
+   * operand stays there until then.  When the pool lacks room for what this reduction
+   * will hold there (admit.c), the copy goes to plain private memory and moves into the
+   * pool once room is back, before the reduction is announced. */
+  int waits = !in->is_root && !dred_admit_call(rt, in, 1), rc = DRED_OK;
+  if (!waits) {
+    rc = dred_dp_buf_alloc(rt, in->bytes, &in->acc, &in->pool_off, &in->acc_malloced);
+  } else if ((in->acc = malloc(in->bytes)) == NULL) {
+    DRED_ERROR("no memory for a %zu-byte operand", in->bytes);
+    rc = DRED_ERR_NOMEM;
+  } else {
+    in->pool_off = -1;
+    in->acc_malloced = 0;
+  }
+  if (rc == DRED_OK && in->bytes > 0) {
+    if (!in->is_root && !waits) dred_handover_begin(rt);
+    rc = dred_dp_load(rt, in, in->acc);
+    if (!in->is_root && !waits) dred_handover_end(rt);
+  }
   if (rc != DRED_OK) {
-    /* The member still joins: its READY says it has no buffer, and every member's
-     * reduction ends DRED_ERR_NOMEM (announce in runtime.c). */
+    /* The member still joins: its READY says why, and every member's reduction ends with
+     * that status (announce in runtime.c). */
+    if (waits)
+      dred_admit_release(rt, in); /* the private copy and its place in line */
+    else if (in->acc != NULL)
+      dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
     in->acc = NULL;
     in->pool_off = -1;
     in->acc_malloced = 0;
     in->join_error = rc;
-    return;
-  }
-  if (in->bytes == 0) {
-    in->acc_early = 1;
-    return;
-  }
-  if (!in->is_root) dred_handover_begin(rt);
-  rc = dred_dp_load(rt, in, in->acc);
-  if (!in->is_root) dred_handover_end(rt);
-  if (rc != DRED_OK) {
-    dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
-    in->acc = NULL;
-    in->pool_off = -1;
-    in->acc_malloced = 0;
-    in->join_error = rc; /* announce reports it to every member */
     return;
   }
   in->acc_early = 1;

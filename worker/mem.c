@@ -158,7 +158,7 @@ int dred_free_mem(void *ptr) {
     users = b->users;
     if (users == 0) blk_release_locked(rt, b);
   }
-  waiting = users == 0 && rt->admission.nwaiting > 0;
+  waiting = b != NULL && !was_freed && users == 0 && rt->admission.nwaiting > 0;
   uv_mutex_unlock(&rt->pool_mu);
   if (waiting) uv_async_send(&rt->wake); /* reductions wait for that room (admit.c) */
   if (b == NULL) {
