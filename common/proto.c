@@ -65,6 +65,13 @@ static const uint8_t *get_bytes(cursor_t *c, size_t n) {
   return p;
 }
 
+/* A string in a field of `n` bytes, NUL-padded (the caller checked it fits). */
+static void put_str(cursor_t *c, const char *s, size_t n) {
+  size_t k = strnlen(s, n);
+  put_bytes(c, (const uint8_t *)s, k);
+  while (k++ < n) put(c, 0, 1);
+}
+
 static void put_buf(cursor_t *c, const proto_buf_t *b) {
   put(c, b->addr, 8);
   put(c, (uint64_t)b->pool_off, 8);
@@ -183,6 +190,22 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       break;
     case PROTO_FAILED:
       put(&c, m->u.failed.worker, 4);
+      break;
+    case PROTO_JOIN:
+      if (m->u.join.stage > 1) return 0;
+      put(&c, m->u.join.stage, 4);
+      put(&c, m->u.join.node, 4);
+      put(&c, m->u.join.master_node, 4);
+      break;
+    case PROTO_WELCOME:
+      if (m->u.welcome.job_id == NULL || m->u.welcome.reason == NULL ||
+          strnlen(m->u.welcome.job_id, PROTO_JOB_ID_MAX) == PROTO_JOB_ID_MAX ||
+          strnlen(m->u.welcome.reason, PROTO_REASON_MAX) == PROTO_REASON_MAX)
+        return 0;
+      put(&c, (uint32_t)m->u.welcome.status, 4);
+      put(&c, m->u.welcome.heartbeat_ms, 4);
+      put_str(&c, m->u.welcome.job_id, PROTO_JOB_ID_MAX);
+      put_str(&c, m->u.welcome.reason, PROTO_REASON_MAX);
       break;
     case PROTO_REPLICA:
     case PROTO_REPLICA_ACK:
@@ -321,6 +344,25 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
     case PROTO_FAILED:
       m->u.failed.worker = (uint32_t)get(&c, 4);
       break;
+    case PROTO_JOIN:
+      m->u.join.stage = (uint32_t)get(&c, 4);
+      m->u.join.node = (uint32_t)get(&c, 4);
+      m->u.join.master_node = (uint32_t)get(&c, 4);
+      if (m->u.join.stage > 1) return DRED_ERR_ARG;
+      break;
+    case PROTO_WELCOME: {
+      const uint8_t *id, *why;
+      m->u.welcome.status = (int32_t)(uint32_t)get(&c, 4);
+      m->u.welcome.heartbeat_ms = (uint32_t)get(&c, 4);
+      id = get_bytes(&c, PROTO_JOB_ID_MAX);
+      why = get_bytes(&c, PROTO_REASON_MAX);
+      if (c.bad || memchr(id, 0, PROTO_JOB_ID_MAX) == NULL ||
+          memchr(why, 0, PROTO_REASON_MAX) == NULL)
+        return DRED_ERR_ARG;
+      m->u.welcome.job_id = (const char *)id;
+      m->u.welcome.reason = (const char *)why;
+      break;
+    }
     case PROTO_REPLICA:
     case PROTO_REPLICA_ACK:
       m->u.replica.group = get(&c, 8);
@@ -372,6 +414,8 @@ const char *proto_type_name(int type) {
     case PROTO_RECOVER: return "RECOVER";
     case PROTO_SHUTDOWN: return "SHUTDOWN";
     case PROTO_INLINE: return "INLINE";
+    case PROTO_JOIN: return "JOIN";
+    case PROTO_WELCOME: return "WELCOME";
     default: return "UNKNOWN";
   }
 }

@@ -19,11 +19,14 @@
 /* 2: READY carries an explicit error; ABANDON.  3: inline operands (READY's inl/data,
  * INLINE).  4: an explicit tag's key carries its use count (proto_key_explicit).
  * 5: a copy sent on a link is answered with REPLICA_ACK (pool_off -1) once held.
- * 6: PONG reports the worker's pool use. */
-#define PROTO_VERSION 6u
+ * 6: PONG reports the worker's pool use.  7: JOIN and WELCOME (a master outside the
+ * MPI job, common/mpi/boot.h). */
+#define PROTO_VERSION 7u
 #define PROTO_HEADER 8u
 #define PROTO_MAX_GROUP 65536u /* members per group the wire format accepts */
 #define PROTO_MAX_REPLICAS 4u
+#define PROTO_JOB_ID_MAX 64u  /* WELCOME's job id field, NUL included */
+#define PROTO_REASON_MAX 256u /* WELCOME's reason field, NUL included */
 /* Inline reductions (DRED_INLINE_MAX): the operands of all members of one reduction travel
  * in one INLINE message, so members x bytes per operand is bounded by this; a member's own
  * READY carries at most this much too. */
@@ -73,6 +76,9 @@ typedef enum {
   PROTO_ABANDON = 9,     /* this member gives up on a reduction it announced (its
                             dred_finalize ran out of DRED_FINALIZE_WAIT_S): end it
                             for every member with `error`                            */
+  PROTO_JOIN = 11,       /* a master outside the MPI job only: the worker's node and
+                            the master's node as the workers see it (stage 0), then
+                            "set up, ping me from now on" (stage 1)                  */
   /* worker -> worker */
   PROTO_REPLICA = 7,     /* a replica of my operand: in my pool at pool_off, or its
                             len bytes follow this frame on the link (pool_off -1)     */
@@ -88,8 +94,12 @@ typedef enum {
   PROTO_FAILED = 23,     /* a worker was declared failed                            */
   PROTO_RECOVER = 24,    /* load a member's operand from a replica                  */
   PROTO_SHUTDOWN = 25,   /* every worker said BYE: leave                            */
-  PROTO_INLINE = 26      /* to the root of an inline reduction: every member's operand,
+  PROTO_INLINE = 26,     /* to the root of an inline reduction: every member's operand,
                             in member order (the root's own slot is zeros): fold them  */
+  PROTO_WELCOME = 27     /* a master outside the MPI job only, once every worker
+                            joined: its verdict on the job (status, reason), the job
+                            id and its heartbeat interval (the MPMD start-up
+                            broadcasts the same over MPI, common/mpi/boot.h)        */
 } proto_type_t;
 
 /* A reference to a buffer in another process's memory, as its owner announced it.  It
@@ -187,6 +197,18 @@ typedef struct {
     struct {
       uint32_t worker;
     } failed;
+    struct {
+      uint32_t stage;       /* 0: arrived; 1: set up (answers PINGs from now on)     */
+      uint32_t node;        /* the worker's node (named by its lowest rank)          */
+      uint32_t master_node; /* the node the workers place the master on (0: none)    */
+    } join;
+    struct {
+      int32_t status;       /* DRED_OK, or why the master refuses the job             */
+      uint32_t heartbeat_ms;
+      /* NUL-terminated strings, at most PROTO_JOB_ID_MAX / PROTO_REASON_MAX bytes with
+       * the NUL; decoded, they point into the received frame (valid as a GROUP's list) */
+      const char *job_id, *reason;
+    } welcome;
     struct {
       uint64_t task_id;
       uint8_t on;

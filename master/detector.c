@@ -62,6 +62,15 @@ static void on_heartbeat(uv_timer_t *t) {
   msg.u.ping.seq = ++m->ping_seq;
   for (w = 1; w <= m->nworkers; w++) {
     if (master_worker_failed(m, w)) continue;
+    if (!m->up[w]) { /* still in dred_init (beside.c): not pinged, bounded apart */
+      if (now - m->t_welcome > m->start_timeout_ms * 1000000ull) {
+        char why[96];
+        snprintf(why, sizeof why, "not set up %llu ms after the start (--start-timeout-s)",
+                 (unsigned long long)((now - m->t_welcome) / 1000000ull));
+        master_declare_failed(m, w, why);
+      }
+      continue;
+    }
     if (now - m->last_heard[w] > limit) {
       char why[96];
       snprintf(why, sizeof why, "silent for %llu ms", (unsigned long long)((now - m->last_heard[w]) / 1000000ull));

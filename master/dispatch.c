@@ -61,6 +61,9 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
     case PROTO_PONG:
       m->pong[src] = *msg; /* the pool's use, for the status socket */
       return;
+    case PROTO_JOIN: /* a master outside the job: the worker is set up (beside.c) */
+      if (m->external) master_beside_up(m, src, msg);
+      return;
     case PROTO_BYE:
       /* A worker declared failed is already counted in nfailed: counting its BYE too
        * would end the job while live workers still have reductions in flight. */

@@ -1,5 +1,6 @@
 /*
- * main.c -- dred-master: rank 0 of an MPMD job, the reduction scheduler's home.
+ * main.c -- dred-master: rank 0 of an MPMD job (or, with --addr-file, a process beside
+ * the job: beside.c), the reduction scheduler's home.
  *
  * It runs the start-up libdred runs too (common/mpi/boot.c: dred's private communicator,
  * the split that leaves the master out of dred_comm(), the control links), joins the
@@ -40,6 +41,11 @@ static void usage(FILE *out) {
           "  --no-journal          do not journal\n"
           "  --storage DIR         storage directory (DRED_STORAGE_DIR): private (0700, yours),\n"
           "                        one job-<id> subdirectory per job\n"
+          "Outside the MPI job (dredrun --external-master; no MPI in this process):\n"
+          "  --workers P           the job's application processes\n"
+          "  --addr-file F         write the addresses and the job's token to F (0600)\n"
+          "  --tcp-host H          listen on TCP at H's address too (jobs spanning nodes)\n"
+          "  --start-timeout-s N   bound on the workers' start-up (default 300)\n"
           "  -h, --help            this text\n");
 }
 
@@ -54,15 +60,34 @@ static int parse_u64(const char *s, uint64_t *out) {
 }
 
 /* Returns 0, 1 for --help (exit 0), -1 for a bad flag. */
-static int parse_flags(master_t *m, int argc, char **argv, int *no_journal) {
+typedef struct {
+  const char *addr_file, *tcp_host; /* beside the job (beside.c) */
+  uint64_t workers, start_timeout_s;
+} beside_flags_t;
+
+static int parse_flags(master_t *m, int argc, char **argv, int *no_journal, beside_flags_t *bf) {
   static const struct option opts[] = {
       {"heartbeat-ms", required_argument, 0, 'b'}, {"fail-timeout-ms", required_argument, 0, 't'},
       {"policy", required_argument, 0, 'p'},       {"journal", required_argument, 0, 'j'},
       {"no-journal", no_argument, 0, 'n'},          {"storage", required_argument, 0, 's'},
+      {"workers", required_argument, 0, 'w'},       {"addr-file", required_argument, 0, 'a'},
+      {"tcp-host", required_argument, 0, 'H'},      {"start-timeout-s", required_argument, 0, 'S'},
       {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
   int c;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
+      case 'w':
+        if (parse_u64(optarg, &bf->workers) || bf->workers > PROTO_MAX_GROUP) return -1;
+        break;
+      case 'a':
+        bf->addr_file = optarg;
+        break;
+      case 'H':
+        bf->tcp_host = optarg;
+        break;
+      case 'S':
+        if (parse_u64(optarg, &bf->start_timeout_s)) return -1;
+        break;
       case 'b':
         if (parse_u64(optarg, &m->cfg.heartbeat_ms)) return -1;
         break;
@@ -111,12 +136,14 @@ static void maybe_shutdown(master_t *m);
  * Workers on the master's node each hold a robust mutex in <control dir>/watch; the kernel
  * releases it as their thread dies, before it tears down their memory (which is when their
  * control link would close).  Workers on other nodes are seen by their links and pings. */
-static void watch_create(master_t *m) {
+void master_watch_create(master_t *m) {
   int w, here = 0;
   if (!m->cfg.death_watch) return; /* DRED_DEATH_WATCH=0 */
+  /* Outside the job the master learns where its workers are only as they join: made for
+   * all, started for those beside it (watch_start). */
   for (w = 1; w <= m->nworkers; w++) here += m->boot.node_of[w] == m->boot.node_of[0];
-  if (here == 0) return;
-  snprintf(m->watch_path, sizeof m->watch_path, "%.150s/watch", m->boot.dir);
+  if (here == 0 && !m->external) return;
+  snprintf(m->watch_path, sizeof m->watch_path, "%s", m->boot.watch);
   if (dred_watch_create(m->watch_path, m->nworkers + 1, &m->watch) != DRED_OK) {
     DRED_WARN("no death watch (see above): workers on this node are seen dead when their "
               "control link closes");
@@ -168,6 +195,10 @@ static void watch_start(master_t *m) {
   m->watch_timer.data = m;
   for (w = 1; w <= m->nworkers; w++)
     if (m->boot.node_of[w] == m->boot.node_of[0]) slots[n++] = w;
+  if (n == 0) {
+    free(slots);
+    return;
+  }
   if (dred_watch_start(m->watch, &m->loop, slots, n, on_watched_death, m) != DRED_OK)
     DRED_WARN("death watch not started: workers on this node are seen dead when their "
               "control link closes");
@@ -242,8 +273,10 @@ int main(int argc, char **argv) {
   int provided, rank, size, no_journal = 0, rc, flag = 0, *appnum = NULL, who = 0, nfailed;
   sched_policy_t policy = SCHED_POLICY_PREDICT;
   dred_jobinit_t ji;
+  beside_flags_t bf;
 
   memset(&m, 0, sizeof m);
+  memset(&bf, 0, sizeof bf);
   /* Survive a worker's death: Hydra sends SIGUSR1 to the others, then mpiexec exits and
    * closes our stderr (see dred_init in worker/api.c). */
   signal(SIGUSR1, SIG_IGN);
@@ -254,7 +287,7 @@ int main(int argc, char **argv) {
   signal(SIGTERM, fatal_signal);
   signal(SIGINT, fatal_signal);
   dred_config_load(&m.cfg);
-  rc = parse_flags(&m, argc, argv, &no_journal);
+  rc = parse_flags(&m, argc, argv, &no_journal, &bf);
   if (rc > 0) {
     usage(stdout);
     return 0;
@@ -273,57 +306,89 @@ int main(int argc, char **argv) {
     ji.status = DRED_ERR_ARG;
   }
   ji.heartbeat_ms = (uint32_t)m.cfg.heartbeat_ms;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  dred_log_setup("master", rank);
-  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
-  if (rank != 0 || size < 2 || (flag && *appnum != 0)) {
-    DRED_ERROR("dred-master must be rank 0 of an MPMD job with workers: use dredrun");
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
-  m.nworkers = size - 1;
-
-  /* Collective set-up, the same function dred_init() runs in every worker. */
+  if (ji.status == DRED_OK) dred_jobinit_new_id(ji.job_id, sizeof ji.job_id);
+  snprintf(m.job_id, sizeof m.job_id, "%s", ji.job_id);
   uv_loop_init(&m.loop);
-  if ((rc = dred_boot_start(&m.boot, 1, &m.net, &m.loop)) != DRED_OK) {
-    DRED_ERROR("start-up failed: %s", dred_status_str(rc));
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
-  m.priv = m.boot.priv;
   m.net.data = &m;
-  if (ji.status == DRED_OK) {
-    dred_jobinit_new_id(ji.job_id, sizeof ji.job_id);
-    snprintf(m.job_id, sizeof m.job_id, "%s", ji.job_id);
+  if (bf.addr_file != NULL) {
+    /* Beside the job (beside.c): no MPI in this process. */
+    m.external = 1;
+    m.nworkers = (int)bf.workers;
+    m.start_timeout_ms = (bf.start_timeout_s ? bf.start_timeout_s : 300) * 1000ull;
+    dred_log_setup("master", 0);
+    if (m.nworkers < 1) {
+      DRED_ERROR("--addr-file needs --workers P (the job's application processes)");
+      return 2;
+    }
+    if (ji.status != DRED_OK) DRED_ERROR("refusing to start the job: %s", ji.reason);
+    rc = master_beside_start(&m, bf.addr_file, bf.tcp_host, m.start_timeout_ms, &ji);
+    if (rc != DRED_OK || ji.status != DRED_OK) {
+      /* Workers still waiting for a WELCOME see our links close: their dred_init fails. */
+      if (rc != DRED_OK) DRED_ERROR("start-up failed: %s", dred_status_str(rc));
+      else sleep(1); /* the WELCOME carrying the refusal goes out first */
+      if (m.watch_path[0] != '\0') (void)unlink(m.watch_path);
+      dred_boot_finish(&m.boot);
+      return 2;
+    }
+    if ((m.up = calloc((size_t)m.nworkers + 1, 1)) == NULL) {
+      DRED_ERROR("out of memory at start");
+      return 3;
+    }
   } else {
-    DRED_ERROR("refusing to start the job: %s", ji.reason);
+    if (bf.workers || bf.tcp_host || bf.start_timeout_s) {
+      ji.status = DRED_ERR_ARG;
+      snprintf(ji.reason, sizeof ji.reason,
+               "dred-master: --workers, --tcp-host and --start-timeout-s need --addr-file");
+    }
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    dred_log_setup("master", rank);
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
+    if (rank != 0 || size < 2 || (flag && *appnum != 0)) {
+      DRED_ERROR("dred-master must be rank 0 of an MPMD job with workers: use dredrun");
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    m.nworkers = size - 1;
+
+    /* Collective set-up, the same function dred_init() runs in every worker. */
+    if ((rc = dred_boot_start(&m.boot, 1, &m.net, &m.loop)) != DRED_OK) {
+      DRED_ERROR("start-up failed: %s", dred_status_str(rc));
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    m.priv = m.boot.priv;
+    if (ji.status != DRED_OK) DRED_ERROR("refusing to start the job: %s", ji.reason);
+    /* The death watch of the workers on this node (common/deathwatch.h): made before the
+     * exchange, so the workers here can map it right after it; unlinked once all agreed. */
+    if (ji.status == DRED_OK) master_watch_create(&m);
+    dred_jobinit_exchange(m.priv, &ji);
+    rc = dred_jobinit_agree(m.priv, ji.status, &who);
+    if (m.watch_path[0] != '\0') (void)unlink(m.watch_path);
+    if (rc != DRED_OK) {
+      if (who != 0)
+        DRED_ERROR("worker %d could not start (%s; its log says why): ending the job", who,
+                   dred_status_str(rc));
+      /* Every dred_init has its status now (the collective above completed).  Give their
+       * log lines a moment, then end the job: an application that carried on regardless
+       * would wait for a master that is gone (MPI_Finalize would hang). */
+      sleep(1);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+      return 2;
+    }
+    MPI_Win_create_dynamic(MPI_INFO_NULL, m.priv, &m.dwin); /* returns once workers are set up */
+    if ((m.up = calloc((size_t)m.nworkers + 1, 1)) == NULL) MPI_Abort(MPI_COMM_WORLD, 3);
+    memset(m.up, 1, (size_t)m.nworkers + 1);
+    m.nup = m.nworkers;
   }
-  /* The death watch of the workers on this node (common/deathwatch.h): made before the
-   * exchange, so the workers here can map it right after it; unlinked once all agreed. */
-  if (ji.status == DRED_OK) watch_create(&m);
-  dred_jobinit_exchange(m.priv, &ji);
-  rc = dred_jobinit_agree(m.priv, ji.status, &who);
-  if (m.watch_path[0] != '\0') (void)unlink(m.watch_path);
-  if (rc != DRED_OK) {
-    if (who != 0)
-      DRED_ERROR("worker %d could not start (%s; its log says why): ending the job", who,
-                 dred_status_str(rc));
-    /* Every dred_init has its status now (the collective above completed).  Give their
-     * log lines a moment, then end the job: an application that carried on regardless
-     * would wait for a master that is gone (MPI_Finalize would hang). */
-    sleep(1);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-    return 2;
-  }
-  MPI_Win_create_dynamic(MPI_INFO_NULL, m.priv, &m.dwin); /* returns once workers are set up */
   m.t_start = uv_hrtime();
 
   m.sched = sched_new((uint32_t)m.nworkers, policy);
-  m.last_heard = calloc((size_t)size, sizeof *m.last_heard);
-  m.bye = calloc((size_t)size, 1);
-  m.pong = calloc((size_t)size, sizeof *m.pong);
+  m.last_heard = calloc((size_t)m.nworkers + 1, sizeof *m.last_heard);
+  m.bye = calloc((size_t)m.nworkers + 1, 1);
+  m.pong = calloc((size_t)m.nworkers + 1, sizeof *m.pong);
   if (m.sched == NULL || m.last_heard == NULL || m.bye == NULL || m.pong == NULL) {
     DRED_ERROR("out of memory at start");
+    if (m.external) return 3;
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
   for (rc = 1; rc <= m.nworkers; rc++) {
@@ -389,6 +454,8 @@ int main(int argc, char **argv) {
   free(m.last_heard);
   free(m.pong);
   free(m.bye);
+  free(m.up);
+  if (m.external) return nfailed > 0 ? 1 : 0; /* no MPI here (beside.c) */
   if (nfailed > 0) {
     /* Collective frees and MPI_Finalize hang once a process died (DESIGN.md). */
     DRED_WARN("%d worker(s) failed during the job: exiting without MPI_Finalize", nfailed);

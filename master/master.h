@@ -2,6 +2,7 @@
  * master.h -- dred-master's state, shared by the files of master/.
  *
  *   main.c      flags, MPI setup and teardown, the event loop
+ *   beside.c    the start-up of a master outside the MPI job (no MPI at all)
  *   dispatch.c  control messages -> scheduler events; scheduler actions -> messages/journal
  *   detector.c  heartbeats: ping every worker, declare the silent ones failed
  *   sched.c     the scheduler state machine (no MPI; see sched.h)
@@ -23,7 +24,12 @@
 
 typedef struct {
   dred_config_t cfg;
-  int nworkers;             /* workers are ranks 1..nworkers of priv */
+  int nworkers;             /* workers are job ranks 1..nworkers (common/mpi/boot.h) */
+  int external;             /* started beside the job, not as its rank 0 (beside.c) */
+  uint8_t *up;              /* by worker: set up, so pinged and judged (all 1 in MPMD) */
+  int nup;
+  uint64_t t_welcome;       /* external: when the workers were welcomed */
+  uint64_t start_timeout_ms; /* external: bound on welcome -> every worker up */
   MPI_Comm priv;
   MPI_Win dwin;
   sched_t *sched;
@@ -68,6 +74,14 @@ static inline int master_nfailed(const master_t *m) { return (int)sched_workers_
 /* dispatch.c */
 void master_on_message(master_t *m, int src, const proto_msg_t *msg);
 int master_drain_actions(master_t *m);
+
+/* beside.c */
+int master_beside_start(master_t *m, const char *addr_file, const char *tcp_host,
+                        uint64_t start_timeout_ms, const dred_jobinit_t *ji);
+void master_beside_up(master_t *m, int worker, const proto_msg_t *msg);
+
+/* main.c */
+void master_watch_create(master_t *m);
 
 /* detector.c */
 void master_detector_start(master_t *m);

@@ -28,6 +28,8 @@ export DRED_TEST_TIMEOUT_SCALE=$scale
 # LAYOUT: every process on this machine, one MPI node per name).  Each multi-node layout
 # holds P + 1 processes (the master is the first process of the first name) and is uneven,
 # so communicators cross nodes with different numbers of members on each.
+# ARGS may then start with %ext: the case runs with dred-master beside the job (dredrun
+# --external-master): the application's MPI_COMM_WORLD is its own, P processes in all.
 # ARGS may then start with +VAR=VALUE words: the case runs with those variables set (in every
 # process, dred-master included), e.g. short heartbeat and failure timeouts.
 # name              prog        P  timeout(s)  args
@@ -107,6 +109,18 @@ CASES=(
   "norepl-ops-p5    ops         5  150  +DRED_REPLICAS=0 --no-derived -s 53 -c 1,7,1000 -e 8"
   "norepl-concurrent@abc concurrent 8 150 @a:3,b:3,c:2 +DRED_REPLICAS=0 -s 90"
   "norepl-allocmem-p4 allocmem  4  240  +DRED_REPLICAS=0"
+  # dred-master beside the job (dredrun --external-master, common/mpi/boot.h): no MPI in
+  # the master, the application's MPI_COMM_WORLD its own; on one node and across
+  # simulated nodes (the master on the first name's node: Unix socket and death watch
+  # there, TCP to the others)
+  "ext-ops-p5       ops         5  150  %ext --no-derived -s 54 -c 1,7,1000 -e 24"
+  "ext-ops-p8@abc   ops         8  200  @a:3,b:3,c:2 %ext --no-derived -s 84 -c 7,1000 -e 32"
+  "ext-concurrent@abcd concurrent 8 150 @a:2,b:2,c:2,d:2 %ext -s 91"
+  "ext-groups-p7    groups      7   90  %ext -s 18"
+  "ext-inplace-p4@abc inplace   4   60  @a:2,b:1,c:1 %ext"
+  "ext-allocmem-p4  allocmem    4  240  %ext"
+  "ext-world-p4     lifecycle   4   45  %ext world"
+  "ext-world-mpmd   lifecycle   3   30  world"
   # A pool far too small for 64 reductions in flight (worker/admit.c): reductions wait for
   # room instead of falling onto the RMA path, and members that issue them in different
   # orders (part 1: shuffled tags) get past the deadlock that waiting could make
@@ -211,6 +225,11 @@ for line in "${CASES[@]}"; do
     read -r lay args <<<"$args"
     layout=(--sim-nodes "${lay#@}")
   fi
+  ext=()
+  if [[ "$args" == %ext* ]]; then
+    read -r _ args <<<"$args"
+    ext=(--external-master)
+  fi
   envs=()
   while [[ "$args" == +* ]]; do
     read -r kv args <<<"$args"
@@ -228,14 +247,14 @@ for line in "${CASES[@]}"; do
   start=$(date +%s.%N)
   # shellcheck disable=SC2086  # args is deliberately word-split
   {
-    echo "# case $name: ${envs[*]} $dredrun ${layout[*]} -n $np $bin $args"
+    echo "# case $name: ${envs[*]} $dredrun ${ext[*]} ${layout[*]} -n $np $bin $args"
     echo "# DRED_STORAGE_DIR=$storage timeout=${limit}s started $(date '+%F %T')"
   } >"$log"
   # setsid (not a group leader here, so it does not fork): $! is the session leader's pid
   # shellcheck disable=SC2086
   # env sets the case's +VAR=VALUE words and execs setsid: $! stays the session leader
   DRED_STORAGE_DIR="$storage" DRED_TEST_CASE_ID="$marker" \
-    env "${envs[@]}" setsid "$dredrun" "${layout[@]}" -n "$np" "$bin" $args </dev/null >>"$log" 2>&1 &
+    env "${envs[@]}" setsid "$dredrun" "${ext[@]}" "${layout[@]}" -n "$np" "$bin" $args </dev/null >>"$log" 2>&1 &
   leader=$!
   cur_marker=$marker; cur_leader=$leader; cur_bin=$bin
   timed_out=0

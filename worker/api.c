@@ -59,14 +59,14 @@ MPI_Comm dred_comm(void) { return g_state == API_RUNNING ? g_rt->comm : MPI_COMM
  * start-up exchange, unlinked after the agreement that follows it).  Without it the master
  * still learns of our death, only later: by our control link closing. */
 static void watch_attach(dred_rt_t *rt) {
-  char path[176];
-  if (!rt->cfg.death_watch || rt->boot.node_of[rt->world_rank] != rt->boot.node_of[0]) return;
-  snprintf(path, sizeof path, "%.150s/watch", rt->boot.dir);
-  if (dred_watch_attach(path, &rt->watch) != DRED_OK) rt->watch = NULL;
+  if (!rt->cfg.death_watch || rt->boot.node_of[rt->world_rank] != rt->boot.node_of[0] ||
+      rt->boot.watch[0] == '\0')
+    return;
+  if (dred_watch_attach(rt->boot.watch, &rt->watch) != DRED_OK) rt->watch = NULL;
 }
 
 int dred_init(int *argc, char ***argv) {
-  int inited = 0, provided = 0, rc, flag = 0, *appnum = NULL;
+  int inited = 0, provided = 0, rc, flag = 0, *appnum = NULL, external;
   dred_rt_t *rt;
 
   if (g_state == API_RUNNING) {
@@ -91,16 +91,18 @@ int dred_init(int *argc, char ***argv) {
   rt->mpi_inited_by_us = !inited;
   MPI_Comm_rank(MPI_COMM_WORLD, &rt->world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &rt->world_size);
-  dred_log_setup("worker", rt->world_rank);
+  /* A master outside the job (common/mpi/boot.h): our job rank is our world rank + 1. */
+  external = getenv("DRED_MASTER_ADDR") != NULL;
+  dred_log_setup("worker", rt->world_rank + external);
   if (provided < MPI_THREAD_MULTIPLE) {
     DRED_ERROR("MPI was initialised without MPI_THREAD_MULTIPLE; dred needs it "
                "(call MPI_Init_thread with MPI_THREAD_MULTIPLE, or let dred_init do it)");
     free(rt);
     return DRED_ERR_ARG;
   }
-  /* Rank 0 must be dred-master, launched as the first MPMD program (appnum 0). */
+  /* Otherwise rank 0 must be dred-master, launched as the first MPMD program (appnum 0). */
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
-  if (rt->world_rank == 0 || rt->world_size < 2 || (flag && *appnum == 0)) {
+  if (!external && (rt->world_rank == 0 || rt->world_size < 2 || (flag && *appnum == 0))) {
     DRED_ERROR("no dred-master at rank 0: launch with `dredrun -n P app` "
                "(mpiexec -n 1 dred-master : -n P app)");
     free(rt);
@@ -125,6 +127,8 @@ int dred_init(int *argc, char ***argv) {
   if ((rc = dred_boot_start(&rt->boot, 0, &rt->net, &rt->loop)) != DRED_OK) return rc;
   rt->priv = rt->boot.priv;
   rt->comm = rt->boot.comm;
+  rt->world_rank = rt->boot.rank; /* job ranks from here on (boot.h) */
+  rt->world_size = rt->boot.size;
   /* The start-of-job handshake (common/mpi/boot.h): the master's verdict on its own
    * settings and the job id, then every process's verdict on its own.  Nobody goes on
    * unless all agree, so a refusal anywhere is a status here, never a hang. */
@@ -133,7 +137,12 @@ int dred_init(int *argc, char ***argv) {
     char why[256];
     int mine = DRED_OK, who = 0, agreed;
     memset(&ji, 0, sizeof ji);
-    if (dred_jobinit_exchange(rt->priv, &ji) != MPI_SUCCESS) {
+    if (rt->boot.external) {
+      if (dred_boot_join(&rt->boot, &rt->net, &rt->loop, rt->cfg.master_timeout_ms, &ji) != DRED_OK) {
+        ji.status = DRED_ERR_INTERNAL;
+        snprintf(ji.reason, sizeof ji.reason, "the start-up exchange with dred-master failed");
+      }
+    } else if (dred_jobinit_exchange(rt->priv, &ji) != MPI_SUCCESS) {
       ji.status = DRED_ERR_INTERNAL;
       snprintf(ji.reason, sizeof ji.reason, "the start-up exchange with dred-master failed");
     }
@@ -153,7 +162,8 @@ int dred_init(int *argc, char ***argv) {
     if (agreed != DRED_OK) {
       if (mine == DRED_OK)
         DRED_ERROR("dred_init: %s could not start (%s; its log says why): the job cannot run",
-                   who == 0 ? "dred-master" : "another process", dred_strerror(agreed));
+                   who == 0 && !rt->boot.external ? "dred-master" : "another process",
+                   dred_strerror(agreed));
       if (rt->store != NULL) rt->robust->close(rt);
       dred_watch_close(rt->watch);
       dred_net_close(&rt->net);
@@ -167,11 +177,14 @@ int dred_init(int *argc, char ***argv) {
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &rt->comm_keyval, NULL);
   if ((rc = dred_dp_init(rt)) != DRED_OK) return rc;
   if ((rc = rt->robust->init(rt)) != DRED_OK) return rc;
+  /* Set up: a master outside the job pings us from now on (the runtime thread next). */
+  if ((rc = dred_boot_up(&rt->boot, &rt->net)) != DRED_OK) return rc;
   if ((rc = dred_rt_start(rt)) != DRED_OK) return rc;
   g_rt = rt;
   g_state = API_RUNNING;
-  DRED_INFO("dred ready: %d workers, pool %zu MiB, chunk %zu KiB", rt->world_size - 1,
-            rt->pool_size >> 20, rt->chunk_bytes >> 10);
+  DRED_INFO("dred ready: %d workers, pool %zu MiB, chunk %zu KiB, dred-master %s",
+            rt->world_size - 1, rt->pool_size >> 20, rt->chunk_bytes >> 10,
+            rt->boot.external ? "outside the job" : "rank 0");
   return DRED_OK;
 }
 

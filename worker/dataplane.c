@@ -96,7 +96,9 @@ static int segs_init(dred_rt_t *rt) {
   for (i = 0; i < ncomm; i++) {
     int prank = MPI_UNDEFINED;
     MPI_Group_translate_ranks(cg, 1, &i, pg, &prank);
-    if (prank == MPI_UNDEFINED || prank >= rt->world_size) continue;
+    if (prank == MPI_UNDEFINED) continue;
+    prank = dred_boot_job_rank(&rt->boot, prank);
+    if (prank >= rt->world_size) continue;
     rt->segs[prank].base = all[2 * i];
     rt->segs[prank].size = all[2 * i + 1];
     rt->segs[prank].head = DRED_SNAPDIR_BYTES;
@@ -169,7 +171,8 @@ int dred_dp_init(dred_rt_t *rt) {
     char *base = NULL;
     MPI_Group_translate_ranks(ng, 1, &i, pg, &prank);
     MPI_Win_shared_query(rt->swin, i, &sz, &disp, &base);
-    if (prank != MPI_UNDEFINED && sz > 0 && rt->cfg.shm) rt->peer_base[prank] = base;
+    if (prank != MPI_UNDEFINED && sz > 0 && rt->cfg.shm)
+      rt->peer_base[dred_boot_job_rank(&rt->boot, prank)] = base;
   }
   MPI_Group_free(&ng);
   MPI_Group_free(&pg);
@@ -665,7 +668,8 @@ static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) 
       s->elem0 = t->next_elem;
       s->nelem = n;
       s->buf = t->out + s->elem0 * in->ti.extent;
-      if (MPI_Rget(s->buf, (int)(n * in->ti.extent), MPI_BYTE, (int)t->provider,
+      if (MPI_Rget(s->buf, (int)(n * in->ti.extent), MPI_BYTE,
+                   dred_boot_mpi_rank(&rt->boot, (int)t->provider),
                    (MPI_Aint)(t->buf.addr + s->elem0 * in->ti.extent), (int)(n * in->ti.extent),
                    MPI_BYTE, rt->dwin, &s->req) != MPI_SUCCESS) {
         /* Over a transport that notices a dead peer (TCP between nodes) the read fails at

@@ -80,13 +80,14 @@ int dred_group_of(dred_rt_t *rt, MPI_Comm comm, dred_group_t **out, int *member)
   MPI_Group_free(&cg);
   MPI_Group_free(&pg);
   for (i = 0; i < n; i++) {
-    if (outr[i] == MPI_UNDEFINED || outr[i] == 0) {
+    int r = outr[i] == MPI_UNDEFINED ? -1 : dred_boot_job_rank(&rt->boot, outr[i]);
+    if (r <= 0) {
       DRED_ERROR("communicator member %d is %s: the communicator is not derived from dred_comm()",
-                 i, outr[i] == 0 ? "dred-master" : "outside the job");
+                 i, r == 0 ? "dred-master" : "outside the job");
       free(in), free(outr), free(workers);
       return DRED_ERR_ARG;
     }
-    workers[i] = (uint32_t)outr[i];
+    workers[i] = (uint32_t)r;
   }
   free(in);
   free(outr);

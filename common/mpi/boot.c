@@ -58,64 +58,58 @@ static int make_dir(const char *dir) {
   return DRED_OK;
 }
 
-int dred_boot_start(dred_boot_t *b, int is_master, dred_net_t *net, uv_loop_t *loop) {
-  uint8_t secret[DRED_NET_TOKEN_BYTES + JOB_ID_BYTES];
-  char hex[2 * JOB_ID_BYTES + 1], host[256];
+/* The control directory and our socket in it, named by the job id bytes (never the token:
+ * /tmp names are public). */
+static void name_dir(dred_boot_t *b, const uint8_t *id) {
   const char *tmp = getenv("TMPDIR");
-  boot_rec_t mine, *all = NULL;
+  char hex[2 * JOB_ID_BYTES + 1];
+  int i;
+  for (i = 0; i < JOB_ID_BYTES; i++) snprintf(hex + 2 * i, 3, "%02x", id[i]);
+  snprintf(b->dir, sizeof b->dir, "%.60s/dred-ctl-%ld-%s", tmp != NULL && tmp[0] == '/' ? tmp : "/tmp",
+           (long)getuid(), hex);
+  snprintf(b->sock, sizeof b->sock, "%s/%d.sock", b->dir, b->rank);
+}
+
+/* Our node: named by the job rank of its lowest process of priv. */
+static int node_leader(const dred_boot_t *b, int *nsize) {
   MPI_Comm node;
-  int nsize = 0, zero = 0, leader = 0, i, rc;
-  size_t hlen = sizeof host;
   MPI_Group ng, wg;
-
-  memset(b, 0, sizeof *b);
-  MPI_Comm_rank(MPI_COMM_WORLD, &b->rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &b->size);
-  MPI_Comm_dup(MPI_COMM_WORLD, &b->priv);
-  MPI_Comm_set_errhandler(b->priv, MPI_ERRORS_RETURN);
-  MPI_Comm_split(MPI_COMM_WORLD, is_master ? MPI_UNDEFINED : 1, b->rank, &b->comm);
-
-  /* Who shares a node with whom: the node is named by its lowest world rank. */
+  int zero = 0, leader = 0;
   MPI_Comm_split_type(b->priv, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  MPI_Comm_size(node, &nsize);
+  MPI_Comm_size(node, nsize);
   MPI_Comm_group(node, &ng);
   MPI_Comm_group(b->priv, &wg);
   MPI_Group_translate_ranks(ng, 1, &zero, wg, &leader);
   MPI_Group_free(&ng);
   MPI_Group_free(&wg);
   MPI_Comm_free(&node);
+  return dred_boot_job_rank(b, leader);
+}
 
-  /* The token admits links; the job id names the directory (never the token: /tmp names
-   * are public). */
-  if (b->rank == 0 && (dred_net_token_new(secret) != 0 ||
-                       uv_random(NULL, NULL, secret + DRED_NET_TOKEN_BYTES, JOB_ID_BYTES, 0, NULL) != 0))
-    memset(secret, 0, sizeof secret); /* caught below: every process gets the same zeros */
-  MPI_Bcast(secret, (int)sizeof secret, MPI_BYTE, 0, b->priv);
-  for (i = 0; i < JOB_ID_BYTES; i++)
-    snprintf(hex + 2 * i, 3, "%02x", secret[DRED_NET_TOKEN_BYTES + i]);
-  snprintf(b->dir, sizeof b->dir, "%.60s/dred-ctl-%ld-%s", tmp != NULL && tmp[0] == '/' ? tmp : "/tmp",
-           (long)getuid(), hex);
-  snprintf(b->sock, sizeof b->sock, "%s/%d.sock", b->dir, b->rank);
+/* Listen (TCP too when `spans`), gather every process's addresses over priv, fill the node
+ * table and the address book.  Collective over priv whatever happens here. */
+static int links_up(dred_boot_t *b, dred_net_t *net, uv_loop_t *loop, const uint8_t *token,
+                    int node, int spans) {
+  boot_rec_t mine, *all = NULL;
+  char host[256];
+  size_t hlen = sizeof host;
+  int nproc, i, rc;
 
   memset(&mine, 0, sizeof mine);
-  mine.node = leader;
+  mine.node = node;
   rc = make_dir(b->dir);
-  if (rc == DRED_OK) rc = dred_net_init(net, loop, b->rank, b->size, secret);
+  if (rc == DRED_OK) rc = dred_net_init(net, loop, b->rank, b->size, token);
   if (rc == DRED_OK) {
     /* TCP only if the job spans nodes; single-node jobs open no port. */
-    int local = 0, spans = 0;
-    local = nsize < b->size;
-    MPI_Allreduce(&local, &spans, 1, MPI_INT, MPI_MAX, b->priv);
-    b->multinode = spans;
     if (spans && uv_os_gethostname(host, &hlen) != 0) snprintf(host, sizeof host, "localhost");
     if (dred_net_listen(net, b->sock, spans ? host : NULL, mine.unix_addr, mine.tcp_addr) != 0)
       rc = DRED_ERR_INTERNAL;
-  } else {
-    int local = 0, spans = 0;
-    MPI_Allreduce(&local, &spans, 1, MPI_INT, MPI_MAX, b->priv); /* keep the sequence */
   }
+  MPI_Comm_size(b->priv, &nproc);
   /* everyone's addresses, and whether everyone got this far */
-  if ((all = calloc((size_t)b->size, sizeof *all)) == NULL) rc = DRED_ERR_NOMEM;
+  if ((all = calloc((size_t)nproc, sizeof *all)) == NULL ||
+      (b->node_of = calloc((size_t)b->size, sizeof *b->node_of)) == NULL)
+    rc = DRED_ERR_NOMEM;
   {
     int bad = rc != DRED_OK, anybad = 0;
     MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, b->priv);
@@ -126,21 +120,157 @@ int dred_boot_start(dred_boot_t *b, int is_master, dred_net_t *net, uv_loop_t *l
     }
   }
   MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, b->priv);
-  if ((b->node_of = calloc((size_t)b->size, sizeof *b->node_of)) == NULL) {
-    DRED_ERROR("no memory for the node table (%d processes)", b->size);
-    free(all);
-    return DRED_ERR_NOMEM;
-  }
-  for (i = 0; i < b->size; i++) {
+  for (i = 0; i < nproc; i++) {
+    int r = dred_boot_job_rank(b, i);
     all[i].unix_addr[DRED_NET_ADDR_MAX - 1] = all[i].tcp_addr[DRED_NET_ADDR_MAX - 1] = '\0';
-    b->node_of[i] = (uint32_t)all[i].node;
+    b->node_of[r] = (uint32_t)all[i].node;
     /* a node is named by its lowest rank, so it is new exactly where it names itself */
-    b->nnodes += all[i].node == i;
-    if (i == b->rank) continue;
-    dred_net_set_addr(net, i, all[i].node == leader ? all[i].unix_addr : all[i].tcp_addr);
+    b->nnodes += all[i].node == r;
+    if (r == b->rank) continue;
+    dred_net_set_addr(net, r, all[i].node == node ? all[i].unix_addr : all[i].tcp_addr);
   }
   free(all);
+  return DRED_OK;
+}
+
+/* The master outside the job: where it is and the token, from the environment dredrun
+ * (or whoever started it) gave the job.  Same on every process, so a refusal here is
+ * everyone's and no collective is left waiting. */
+static int beside_env(uint8_t *token, const char **unix_addr, const char **tcp_addr,
+                      const char **host) {
+  const char *hex = getenv("DRED_JOB_TOKEN");
+  unsigned v;
+  int i;
+  *unix_addr = getenv("DRED_MASTER_ADDR");
+  *tcp_addr = getenv("DRED_MASTER_TCP");
+  *host = getenv("DRED_MASTER_HOST");
+  if (*unix_addr == NULL || strncmp(*unix_addr, "unix:", 5) != 0 ||
+      strlen(*unix_addr) >= DRED_NET_ADDR_MAX) {
+    DRED_ERROR("DRED_MASTER_ADDR='%s' is not the master's \"unix:PATH\" address",
+               *unix_addr ? *unix_addr : "");
+    return DRED_ERR_ARG;
+  }
+  if (*tcp_addr != NULL && (*tcp_addr)[0] == '\0') *tcp_addr = NULL;
+  if (*tcp_addr != NULL && (strncmp(*tcp_addr, "tcp:", 4) != 0 ||
+                            strlen(*tcp_addr) >= DRED_NET_ADDR_MAX)) {
+    DRED_ERROR("DRED_MASTER_TCP='%s' is not a \"tcp:HOST:PORT\" address", *tcp_addr);
+    return DRED_ERR_ARG;
+  }
+  if (hex == NULL || strlen(hex) != 2 * DRED_NET_TOKEN_BYTES) {
+    DRED_ERROR("DRED_JOB_TOKEN must be the master's %d hex digits (dredrun passes it)",
+               2 * DRED_NET_TOKEN_BYTES);
+    return DRED_ERR_ARG;
+  }
+  for (i = 0; i < DRED_NET_TOKEN_BYTES; i++) {
+    if (sscanf(hex + 2 * i, "%2x", &v) != 1) {
+      DRED_ERROR("DRED_JOB_TOKEN is not hexadecimal");
+      return DRED_ERR_ARG;
+    }
+    token[i] = (uint8_t)v;
+  }
+  return DRED_OK;
+}
+
+/* The host this process runs on as the job names it: Hydra tells each process the host
+ * name it was launched for (so simulated nodes have names of their own). */
+static void my_host(char *out, size_t cap) {
+  const char *h = getenv("MPIR_CVAR_CH3_INTERFACE_HOSTNAME");
+  size_t n = cap;
+  if (h != NULL && h[0] != '\0') snprintf(out, cap, "%s", h);
+  else if (uv_os_gethostname(out, &n) != 0) snprintf(out, cap, "localhost");
+}
+
+/* A worker of a job whose master runs outside MPI_COMM_WORLD (boot.h). */
+static int boot_beside(dred_boot_t *b, dred_net_t *net, uv_loop_t *loop) {
+  uint8_t secret[DRED_NET_TOKEN_BYTES + JOB_ID_BYTES];
+  const char *uaddr = NULL, *taddr = NULL, *mhost = NULL;
+  char host[256];
+  int wr, ws, nsize = 0, node, here, mnode = INT32_MAX, ok, allok = 0, spans = 0, rc;
+
+  MPI_Comm_rank(MPI_COMM_WORLD, &wr);
+  MPI_Comm_size(MPI_COMM_WORLD, &ws);
+  b->external = 1;
+  b->base = 1;
+  b->rank = wr + 1;
+  b->size = ws + 1;
+  MPI_Comm_dup(MPI_COMM_WORLD, &b->priv);
+  MPI_Comm_set_errhandler(b->priv, MPI_ERRORS_RETURN);
+  MPI_Comm_dup(MPI_COMM_WORLD, &b->comm); /* the application's own world, duplicated */
+  rc = beside_env(secret, &uaddr, &taddr, &mhost);
+  ok = rc == DRED_OK;
+  MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, b->priv);
+  if (!allok) return rc != DRED_OK ? rc : DRED_ERR_ARG;
+  node = node_leader(b, &nsize);
+  /* The master's node: the one whose processes share its host name (none: every worker
+   * reaches it over TCP and it has no death watch over them). */
+  my_host(host, sizeof host);
+  here = mhost != NULL && strcmp(host, mhost) == 0;
+  {
+    int in = here ? node : INT32_MAX;
+    MPI_Allreduce(&in, &mnode, 1, MPI_INT, MPI_MIN, b->priv);
+  }
+  if (wr == 0 && uv_random(NULL, NULL, secret + DRED_NET_TOKEN_BYTES, JOB_ID_BYTES, 0, NULL) != 0)
+    memset(secret + DRED_NET_TOKEN_BYTES, 0, JOB_ID_BYTES);
+  MPI_Bcast(secret + DRED_NET_TOKEN_BYTES, JOB_ID_BYTES, MPI_BYTE, 0, b->priv);
+  name_dir(b, secret + DRED_NET_TOKEN_BYTES);
+  {
+    int local = nsize < ws || mnode != node;
+    MPI_Allreduce(&local, &spans, 1, MPI_INT, MPI_MAX, b->priv);
+  }
+  b->multinode = spans;
+  rc = links_up(b, net, loop, secret, node, spans);
   memset(secret, 0, sizeof secret);
+  if (rc != DRED_OK) return rc;
+  b->node_of[0] = mnode == INT32_MAX ? 0u : (uint32_t)mnode;
+  b->nnodes += mnode == INT32_MAX;
+  {
+    const char *dir = uaddr + 5, *slash = strrchr(dir, '/');
+    if (slash != NULL && slash > dir)
+      snprintf(b->watch, sizeof b->watch, "%.*s/watch", (int)(slash - dir) > 160 ? 160 : (int)(slash - dir), dir);
+  }
+  if (node != (int)b->node_of[0] && taddr == NULL) {
+    DRED_ERROR("dred-master runs on another node (host %s, this is %s) but listens on no TCP "
+               "address (DRED_MASTER_TCP): start it with --tcp-host", mhost ? mhost : "?", host);
+    return DRED_ERR_ARG;
+  }
+  dred_net_set_addr(net, 0, node == (int)b->node_of[0] ? uaddr : taddr);
+  DRED_INFO("dred-master outside the job, on %s: reached at %s", mhost ? mhost : "another host",
+            net->book[0]);
+  if (dred_net_connect(net, 0, net->book[0]) != 0) {
+    DRED_ERROR("cannot connect to dred-master at '%s'", net->book[0]);
+    return DRED_ERR_INTERNAL;
+  }
+  return DRED_OK;
+}
+
+int dred_boot_start(dred_boot_t *b, int is_master, dred_net_t *net, uv_loop_t *loop) {
+  uint8_t secret[DRED_NET_TOKEN_BYTES + JOB_ID_BYTES];
+  int nsize = 0, node, rc, spans = 0;
+
+  memset(b, 0, sizeof *b);
+  if (!is_master && getenv("DRED_MASTER_ADDR") != NULL) return boot_beside(b, net, loop);
+  MPI_Comm_rank(MPI_COMM_WORLD, &b->rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &b->size);
+  MPI_Comm_dup(MPI_COMM_WORLD, &b->priv);
+  MPI_Comm_set_errhandler(b->priv, MPI_ERRORS_RETURN);
+  MPI_Comm_split(MPI_COMM_WORLD, is_master ? MPI_UNDEFINED : 1, b->rank, &b->comm);
+  node = node_leader(b, &nsize);
+
+  /* The token admits links; the job id names the directory. */
+  if (b->rank == 0 && (dred_net_token_new(secret) != 0 ||
+                       uv_random(NULL, NULL, secret + DRED_NET_TOKEN_BYTES, JOB_ID_BYTES, 0, NULL) != 0))
+    memset(secret, 0, sizeof secret); /* caught below: every process gets the same zeros */
+  MPI_Bcast(secret, (int)sizeof secret, MPI_BYTE, 0, b->priv);
+  name_dir(b, secret + DRED_NET_TOKEN_BYTES);
+  snprintf(b->watch, sizeof b->watch, "%.150s/watch", b->dir);
+  {
+    int local = nsize < b->size;
+    MPI_Allreduce(&local, &spans, 1, MPI_INT, MPI_MAX, b->priv);
+  }
+  b->multinode = spans;
+  rc = links_up(b, net, loop, secret, node, spans);
+  memset(secret, 0, sizeof secret);
+  if (rc != DRED_OK) return rc;
   /* A worker opens its link to the master now: the master learns of a worker that dies
    * from here on by its link closing. */
   if (!is_master && dred_net_connect(net, 0, net->book[0]) != 0) {
@@ -148,6 +278,93 @@ int dred_boot_start(dred_boot_t *b, int is_master, dred_net_t *net, uv_loop_t *l
     return DRED_ERR_INTERNAL;
   }
   return DRED_OK;
+}
+
+/* ---- a master outside the MPI job (boot.h) ---- */
+
+int dred_boot_standalone(dred_boot_t *b, int nworkers, dred_net_t *net, uv_loop_t *loop,
+                         const char *tcp_host, char unix_addr[DRED_NET_ADDR_MAX],
+                         char tcp_addr[DRED_NET_ADDR_MAX], uint8_t token[DRED_NET_TOKEN_BYTES]) {
+  uint8_t id[JOB_ID_BYTES];
+  int rc;
+  memset(b, 0, sizeof *b);
+  b->priv = b->comm = MPI_COMM_NULL;
+  b->external = 1;
+  b->base = 1;
+  b->rank = 0;
+  b->size = nworkers + 1;
+  if (dred_net_token_new(token) != 0 || uv_random(NULL, NULL, id, sizeof id, 0, NULL) != 0) {
+    DRED_ERROR("no random bytes for the job's token");
+    return DRED_ERR_INTERNAL;
+  }
+  name_dir(b, id);
+  snprintf(b->watch, sizeof b->watch, "%.150s/watch", b->dir);
+  if ((b->node_of = calloc((size_t)b->size, sizeof *b->node_of)) == NULL) return DRED_ERR_NOMEM;
+  b->nnodes = 1;
+  if ((rc = make_dir(b->dir)) != DRED_OK) return rc;
+  if ((rc = dred_net_init(net, loop, 0, b->size, token)) != DRED_OK) return rc;
+  if (dred_net_listen(net, b->sock, tcp_host, unix_addr, tcp_addr) != 0) return DRED_ERR_INTERNAL;
+  return DRED_OK;
+}
+
+static void join_timeout(uv_timer_t *t) { *(int *)t->data = 1; }
+static void join_close(uv_handle_t *h) { (void)h; }
+
+int dred_boot_join(dred_boot_t *b, dred_net_t *net, uv_loop_t *loop, uint64_t timeout_ms,
+                   dred_jobinit_t *ji) {
+  proto_msg_t m;
+  uv_timer_t timer;
+  int expired = 0, src, rc = DRED_ERR_INTERNAL, got = 0;
+
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_JOIN;
+  m.u.join.stage = 0;
+  m.u.join.node = b->node_of[b->rank];
+  m.u.join.master_node = b->node_of[0];
+  if (dred_net_send(net, 0, &m, NULL) != DRED_OK) {
+    DRED_ERROR("cannot write to dred-master");
+    return DRED_ERR_INTERNAL;
+  }
+  uv_timer_init(loop, &timer);
+  timer.data = &expired;
+  uv_timer_start(&timer, join_timeout, timeout_ms, 0);
+  while (!got && !expired) {
+    int r;
+    uv_run(loop, UV_RUN_ONCE);
+    while (!got && (r = dred_net_recv(net, &src, &m)) != 0) {
+      if (src != 0) continue; /* nobody else talks to us before the job agreed to run */
+      if (r == DRED_NET_LOST) {
+        DRED_ERROR("dred-master closed its link before it welcomed this worker");
+        got = -1;
+      } else if (m.type == PROTO_WELCOME) {
+        memset(ji, 0, sizeof *ji);
+        ji->status = m.u.welcome.status;
+        ji->heartbeat_ms = m.u.welcome.heartbeat_ms;
+        snprintf(ji->job_id, sizeof ji->job_id, "%s", m.u.welcome.job_id);
+        snprintf(ji->reason, sizeof ji->reason, "%s", m.u.welcome.reason);
+        got = 1;
+        rc = DRED_OK;
+      }
+    }
+  }
+  if (!got)
+    DRED_ERROR("no word from dred-master within %llu ms of joining (DRED_MASTER_TIMEOUT_MS)",
+               (unsigned long long)timeout_ms);
+  uv_timer_stop(&timer);
+  uv_close((uv_handle_t *)&timer, join_close);
+  uv_run(loop, UV_RUN_NOWAIT); /* the close callback: the timer lives on our stack */
+  return rc;
+}
+
+int dred_boot_up(dred_boot_t *b, dred_net_t *net) {
+  proto_msg_t m;
+  if (!b->external) return DRED_OK;
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_JOIN;
+  m.u.join.stage = 1;
+  m.u.join.node = b->node_of[b->rank];
+  m.u.join.master_node = b->node_of[0];
+  return dred_net_send(net, 0, &m, NULL);
 }
 
 void dred_boot_finish(dred_boot_t *b) {
@@ -158,6 +375,7 @@ void dred_boot_finish(dred_boot_t *b) {
 }
 
 void dred_boot_teardown(dred_boot_t *b, MPI_Win *dwin, int finalize) {
+  if (b->external && b->rank == 0) return; /* a master outside the job has no MPI */
   if (dwin != NULL && *dwin != MPI_WIN_NULL) MPI_Win_free(dwin);
   if (b->comm != MPI_COMM_NULL) MPI_Comm_free(&b->comm);
   if (b->priv != MPI_COMM_NULL) MPI_Comm_free(&b->priv);

@@ -37,7 +37,9 @@
 typedef struct {
   MPI_Comm priv;     /* dred's traffic: a duplicate of MPI_COMM_WORLD            */
   MPI_Comm comm;     /* dred_comm() at a worker; MPI_COMM_NULL at the master      */
-  int rank, size;    /* in priv (= MPI_COMM_WORLD)                                */
+  int rank, size;    /* job ranks: 0 is dred-master, workers 1..size-1            */
+  int external;      /* the master runs outside MPI_COMM_WORLD (below)            */
+  int base;          /* job rank of priv's rank 0: 0 (MPMD), 1 (external)         */
   uint32_t *node_of; /* by rank: the node, named by its lowest rank (the master's:
                         0).  MPI_COMM_TYPE_SHARED decides: one node per host name,
                         simulated nodes included                                  */
@@ -45,7 +47,14 @@ typedef struct {
   int multinode;     /* some process lives on another node than rank 0            */
   char dir[128];     /* this job's control-socket directory                      */
   char sock[160];    /* our socket in it                                          */
+  char watch[176];   /* the master's death-watch file (common/deathwatch.h)       */
 } dred_boot_t;
+
+/* Job ranks and priv's ranks.  With the master as rank 0 of MPI_COMM_WORLD they are the
+ * same; with the master outside, priv is the application's world and worker k of it is
+ * job rank k + 1.  Every MPI call that names a process translates here. */
+static inline int dred_boot_job_rank(const dred_boot_t *b, int mpi_rank) { return mpi_rank + b->base; }
+static inline int dred_boot_mpi_rank(const dred_boot_t *b, int job_rank) { return job_rank - b->base; }
 
 /* The collective start-up (see above).  `net` is initialised on `loop` and listening;
  * a worker's link to the master is open (its HELLO queued).  Returns DRED_OK or a DRED_ERR_*
@@ -112,5 +121,43 @@ int dred_jobinit_exchange(MPI_Comm priv, dred_jobinit_t *ji);
  * are, else the largest status code given (MPI_MAXLOC) and sets *who to the lowest rank
  * that gave it.  An MPI failure counts as DRED_ERR_INTERNAL. */
 int dred_jobinit_agree(MPI_Comm priv, int mine, int *who);
+
+/* ---- a master outside the MPI job --------------------------------------------------------
+ *
+ * dredrun --external-master starts dred-master beside the job instead of as its rank 0:
+ * the application keeps MPI_COMM_WORLD to itself (dred_comm() is its duplicate) and the
+ * job is a plain `mpiexec -n P app`.  MPICH 4.0.2 over UCX cannot join two MPI jobs
+ * (MPI_Open_port: "not supported with ucx netmod"), so this master makes no MPI call at
+ * all and the start-up goes over its socket instead:
+ *   - the master listens (dred_boot_standalone: Unix socket, and TCP when --tcp-host says
+ *     the job may span nodes) and writes its addresses and the job's token to a file;
+ *     dredrun hands them to every process: DRED_MASTER_ADDR (unix:PATH), DRED_MASTER_TCP
+ *     (tcp:HOST:PORT), DRED_MASTER_HOST (the host it runs on, as the job names hosts),
+ *     DRED_JOB_TOKEN (hex);
+ *   - dred_init finds DRED_MASTER_ADDR set: dred_boot_start runs the same collectives
+ *     over the application's world (node table, job directory, addresses), places the
+ *     master on the node whose processes share its host name (Unix socket and death
+ *     watch there, TCP elsewhere) and connects;
+ *   - dred_boot_join sends JOIN (its node, the master's node) and waits, bounded, for the
+ *     master's WELCOME, which carries what the MPMD start-up broadcasts (dred_jobinit_t);
+ *     the workers' verdicts are then agreed among them (dred_jobinit_agree over priv): a
+ *     refusal closes their links, which is how the master learns of it;
+ *   - dred_boot_up, once the worker is set up (pool, runtime thread next): from then on
+ *     the master pings it (the MPMD master waits in MPI_Win_create_dynamic for the same).
+ * Teardown is the workers' alone (the master is in none of their communicators). */
+
+/* The master: listen for `nworkers` workers, on TCP too if tcp_host is not NULL; a fresh
+ * token.  Returns DRED_OK or DRED_ERR_* (logged). */
+int dred_boot_standalone(dred_boot_t *b, int nworkers, dred_net_t *net, uv_loop_t *loop,
+                         const char *tcp_host, char unix_addr[DRED_NET_ADDR_MAX],
+                         char tcp_addr[DRED_NET_ADDR_MAX], uint8_t token[DRED_NET_TOKEN_BYTES]);
+
+/* A worker: JOIN, then run `loop` until WELCOME fills `ji` (DRED_OK), the master's link
+ * closes or timeout_ms pass (DRED_ERR_INTERNAL, logged). */
+int dred_boot_join(dred_boot_t *b, dred_net_t *net, uv_loop_t *loop, uint64_t timeout_ms,
+                   dred_jobinit_t *ji);
+
+/* A worker, set up: JOIN stage 1 (nothing in the MPMD start-up). */
+int dred_boot_up(dred_boot_t *b, dred_net_t *net);
 
 #endif /* DRED_MPI_BOOT_H */

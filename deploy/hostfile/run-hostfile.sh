@@ -14,6 +14,9 @@
 # local file system); dredrun exports it as DRED_STORAGE_DIR, and hydra's default
 # environment propagation gives every host the same value, with every other DRED_* variable.
 #
+# --external-master: dred-master runs here, beside the job (dredrun --external-master),
+# and the application gets every slot (-n defaults to the total).
+#
 # Requirements: passwordless ssh from here to every host (hydra's launcher), the same
 # paths for dred-master and APP on every host (or a shared file system), MPICH everywhere.
 set -euo pipefail
@@ -28,6 +31,8 @@ usage: run-hostfile.sh [options] -f HOSTFILE [-n P] APP [ARGS...]
   -s, --storage DIR  node-local storage directory used on every host
                      (default $DRED_STORAGE_DIR, else /tmp/dred-<uid>-<date>-<pid>)
   --mpiexec CMD      mpiexec to use (default: $MPIEXEC or mpiexec)
+  --external-master  dred-master on this host, beside the job (dredrun(1)); the
+                     application gets every slot and its own MPI_COMM_WORLD
   --dry-run          print the command line instead of running it
   -h, --help         this text
 Environment: DREDRUN (path to dredrun), DRED_MASTER (path to dred-master);
@@ -37,7 +42,7 @@ USAGE
 
 die() { echo "run-hostfile.sh: $*" >&2; exit 2; }
 
-hostfile=""; np=""; master_args=""; storage="${DRED_STORAGE_DIR:-}"; dry=0
+hostfile=""; np=""; master_args=""; storage="${DRED_STORAGE_DIR:-}"; dry=0; external=()
 mpiexec_cmd="${MPIEXEC:-mpiexec}"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -47,6 +52,7 @@ while [ $# -gt 0 ]; do
     -s|--storage) [ $# -ge 2 ] || die "$1 needs a directory"; storage="$2"; shift 2 ;;
     --mpiexec) [ $# -ge 2 ] || die "--mpiexec needs a command"; mpiexec_cmd="$2"; shift 2 ;;
     --dry-run) dry=1; shift ;;
+    --external-master) external=(--external-master); shift ;;
     -h|--help) usage; exit 0 ;;
     --) shift; break ;;
     -*) echo "run-hostfile.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -73,12 +79,13 @@ while IFS= read -r line || [ -n "$line" ]; do
   slots=$((slots + n))
 done <"$hostfile"
 [ "$slots" -ge 1 ] || die "hostfile '$hostfile' lists no hosts"
+mslot=$((${#external[@]} == 0)) # the master's slot, unless it runs here beside the job
 if [ -z "$np" ]; then
-  np=$((slots - 1)); [ "$np" -ge 1 ] || np=1
+  np=$((slots - mslot)); [ "$np" -ge 1 ] || np=1
 fi
 if ! [[ "$np" =~ ^[0-9]+$ ]] || [ "$np" -lt 1 ]; then die "-n P must be a positive number, got '$np'"; fi
-if [ $((np + 1)) -gt "$slots" ]; then
-  echo "run-hostfile.sh: warning: $((np + 1)) processes on $slots slots: hosts will be oversubscribed" >&2
+if [ $((np + mslot)) -gt "$slots" ]; then
+  echo "run-hostfile.sh: warning: $((np + mslot)) processes on $slots slots: hosts will be oversubscribed" >&2
 fi
 
 # A per-launch directory by default: two jobs on the same hosts must not share replicas.
@@ -98,7 +105,7 @@ fi
 [ -n "$dredrun" ] || dredrun="$(command -v dredrun || true)"
 [ -n "$dredrun" ] || die "dredrun not found (set DREDRUN)"
 
-cmd=(bash "$dredrun" -f "$hostfile" -s "$storage" --mpiexec "$mpiexec_cmd")
+cmd=(bash "$dredrun" ${external[@]+"${external[@]}"} -f "$hostfile" -s "$storage" --mpiexec "$mpiexec_cmd")
 [ -z "$master_args" ] || cmd+=(-m "$master_args")
 cmd+=(-n "$np" "$@")
 
@@ -106,5 +113,6 @@ if [ "$dry" = 1 ]; then
   echo "DRED_STORAGE_DIR=$storage"
   exec "${cmd[@]:0:2}" --dry-run "${cmd[@]:2}"
 fi
+[ "$mslot" = 1 ] || first="$(hostname) (beside the job)"
 echo "run-hostfile.sh: dred-master on $first, $np application processes; journal $first:$storage/journal.db" >&2
 exec "${cmd[@]}"

@@ -195,6 +195,21 @@ expect_has "dred.sbatch: DRED_MASTER_FLAGS are not glob-expanded" "0 $M --journa
   sb SLURM_NTASKS=3 DRED_MASTER_FLAGS="--journal a*.db" bash "$d/slurm/dred.sbatch" --dry-run ./app
 expect_has "dred.sbatch: DRED_SRUN_FLAGS are not glob-expanded" "--cpu-bind=cores a\\*.db --ntasks=3" \
   sb SLURM_NTASKS=3 DRED_SRUN_FLAGS="--cpu-bind=cores a*.db" bash "$d/slurm/dred.sbatch" --dry-run ./app
+# dred-master beside the job (--external-master / DRED_EXTERNAL_MASTER=1)
+expect_has "dredrun --external-master: the master beside a plain mpiexec line" "$M --workers 4 --addr-file FILE" \
+  env DRED_MASTER="$M" MPIEXEC= bash "$d/dredrun" --external-master --dry-run -n 4 ./app
+expect_has "dredrun --external-master: the application has every process" "mpiexec -disable-auto-cleanup -n 4 ${L}./app" \
+  env DRED_MASTER="$M" MPIEXEC= bash "$d/dredrun" --external-master --dry-run -n 4 ./app
+expect_has "dredrun --external-master --sim-nodes: TCP too, the master on the first name" "DRED_MASTER_HOST=a" \
+  env DRED_MASTER="$M" MPIEXEC= bash "$d/dredrun" --external-master --sim-nodes a:2,b:2 --dry-run -n 4 ./app
+expect_has "run-hostfile --external-master: every slot to the application" "-n 6 ${L}./app" \
+  env DRED_MASTER="$M" MPIEXEC= bash "$d/hostfile/run-hostfile.sh" --external-master --dry-run -f hosts -s /x ./app
+expect_has "dred.sbatch DRED_EXTERNAL_MASTER=1: a plain srun step of every task" \
+  "srun --kill-on-bad-exit=0 --mpi=pmi2 --ntasks=3 ./app -x 3" \
+  sb SLURM_NTASKS=3 DRED_EXTERNAL_MASTER=1 bash "$d/slurm/dred.sbatch" --dry-run ./app -x 3
+expect_has "dred.sbatch DRED_EXTERNAL_MASTER=1: the master here, listening on TCP too" \
+  "$M --workers 3 --tcp-host" \
+  sb SLURM_NTASKS=3 DRED_EXTERNAL_MASTER=1 bash "$d/slurm/dred.sbatch" --dry-run ./app
 # install-deps.sh's apt log: a fresh mktemp file (0600), never a fixed name in /tmp.  A
 # stand-in dpkg-query says nothing is installed and a stand-in apt-get fails, so the
 # script takes its install path without touching the system.
@@ -266,8 +281,26 @@ if [ -x "$B/bin/dred-master" ] && [ -x "$B/bin/dred-launch" ] && [ -x "$APPB" ] 
   else
     bad "dred.sbatch copied the journal to the submit directory and removed its storage" "$(ls -R submit slurmtmp)"
   fi
+  # The same two launches with dred-master beside the job: 8 application processes on the
+  # 9 slots, the master placed on a (DRED_MASTER_HOST; on a cluster: the launching host).
+  real_job "run-hostfile.sh --external-master runs a job on hosts a, b, c (master beside it, results exact)" "$tmp/hfx" \
+    env -u DRED_LAUNCH -u DRED_MASTER -u DRED_STORAGE_DIR DRED_LOG_LEVEL=info UCX_TLS='^cma,tcp' DRED_MASTER_HOST=a \
+    bash "$d/hostfile/run-hostfile.sh" --external-master -f abc.hosts -n 8 -s "$tmp/hfx-store" \
+    --mpiexec "$tmp/mpiexec-fork" "$APPB" --outdir "$tmp/hfx" "${app_args[@]}"
+  real_job "dred.sbatch DRED_EXTERNAL_MASTER=1 runs a job outside Slurm (stand-in srun on a, b, c)" "$tmp/slx" \
+    env -u DRED_LAUNCH -u DRED_STORAGE_DIR -u MPIR_CVAR_DEVICE_COLLECTIVES UCX_TLS='^cma,tcp' \
+    PATH="$tmp/fsbin:$PATH" DRED_MASTER="$B/bin/dred-master" DRED_LOG_LEVEL=info \
+    DRED_EXTERNAL_MASTER=1 DRED_MASTER_HOST=a \
+    SLURM_NTASKS=8 SLURM_JOB_ID=4243 SLURM_JOB_NUM_NODES=3 SLURM_TMPDIR="$tmp/slurmtmp" \
+    SLURM_SUBMIT_DIR="$tmp/submit" \
+    bash "$d/slurm/dred.sbatch" "$APPB" --outdir "$tmp/slx" "${app_args[@]}"
+  if [ -f submit/dred-4243.journal.db ] && [ ! -e slurmtmp/dred-4243 ]; then
+    ok "dred.sbatch (master beside the step) copied the journal and removed its storage"
+  else
+    bad "dred.sbatch (master beside the step) copied the journal and removed its storage" "$(ls -R submit slurmtmp)"
+  fi
 else
-  skip=$((skip + 3)); echo "  skip  real jobs on simulated nodes (build first: make all build/tests/fault_app)"
+  skip=$((skip + 6)); echo "  skip  real jobs on simulated nodes (build first: make all build/tests/fault_app)"
 fi
 
 echo "check-deploy: install.sh"

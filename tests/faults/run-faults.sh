@@ -8,6 +8,8 @@
 #        [--pool-buffers] (operands in dred_alloc_mem blocks: read in place, no copy in the
 #                         call; the default label gets "-pool")
 #        [--table-only]   (the table of every row already in --csv)
+#        [--external]     (dred-master beside the job: dredrun --external-master; not
+#                         with the node modes)
 #        [--nodes N | --sim-nodes LIST]  (node modes: N simulated nodes, default 3, filled
 #                         in order with master + workers; or an explicit a:3,b:3,c:3)
 #   (make faults TRIALS=100 WORKERS=8 BYTES=32M MODE=worker|root|master|two|concurrent|all)
@@ -141,6 +143,7 @@ table_only=0 # --table-only: print the table of every row of --csv and exit
 nnodes=3     # node modes: simulated nodes
 sim_nodes="" # or an explicit layout
 pool_buffers=0 # --pool-buffers: fault_app takes its operands from dred_alloc_mem
+external=0     # --external: dred-master beside the job (dredrun --external-master)
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -164,6 +167,7 @@ while [ $# -gt 0 ]; do
     --nodes) nnodes=$2; shift 2 ;;
     --sim-nodes) sim_nodes=$2; shift 2 ;;
     --pool-buffers) pool_buffers=1; shift ;;
+    --external) external=1; shift ;;
     -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     *) echo "run-faults.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -182,6 +186,10 @@ for f in "$DREDRUN" "$MASTER_BIN" "$APP" "$BUILD/bin/dred-launch"; do
   [ -x "$f" ] || { echo "run-faults.sh: $f missing (build it first)" >&2; exit 2; }
 done
 [ "$workers" -ge 3 ] || { echo "run-faults.sh: need at least 3 workers" >&2; exit 2; }
+if [ "$external" = 1 ] && [[ "$mode" == *node* || "$mode" == all ]]; then
+  # The node modes place processes by world rank with the master as rank 0.
+  echo "run-faults.sh: --external runs the worker, root, master, two and concurrent modes" >&2; exit 2
+fi
 
 # Bytes with a K/M/G suffix.
 to_bytes() {
@@ -355,7 +363,7 @@ EOF
   t0=$(now_s)
   env DRED_FAULT_TRIAL_ID="$marker" DRED_MASTER="$dir/master.sh" DRED_STORAGE_DIR="$dir/store" \
     DRED_LOG_TIME=1 ${ucx_tls:+UCX_TLS="$ucx_tls"} \
-    setsid "$DREDRUN" ${layout:+--sim-nodes "$layout"} -n "$workers" "$APP" --outdir "$dir" --bytes "$b" --concurrent "$c" \
+    setsid "$DREDRUN" ${layout:+--sim-nodes "$layout"} $([ "$external" = 1 ] && echo --external-master) -n "$workers" "$APP" --outdir "$dir" --bytes "$b" --concurrent "$c" \
     --root "$root" --calib "$calib" --reductions "$reductions" --kill-index 1 \
     --victim-mode "$m" --kill-rank "$killrank" --kill-frac "$frac" ${kill_at_abs:+--kill-at "$kill_at_abs"} \
     --master-pid-file "$dir/master.pid" ${pool_flag:+"$pool_flag"} \

@@ -21,7 +21,11 @@
 #      in a group spanning nodes the call returns once its operand's copy is held on another
 #      node (worker/handover.c), so every survivor must get the exact result.
 #   6. 1 loss of the master's node (dred-master and the worker beside it, 5 ms into a
-#      16 MiB reduction): every survivor must get DRED_ERR_MASTER_LOST.
+#      16 MiB reduction): every survivor must get DRED_ERR_MASTER_LOST.  (Not run, see
+#      the end of this file.)
+#   7. dred-master beside the job (dredrun --external-master): 4 worker kills at random
+#      moments, 1 kill right after the victim's call (exact), 1 master kill 5 ms into a
+#      16 MiB reduction (every survivor MASTER_LOST).
 #   Parts 5 and 6 run with DRED_FAIL_TIMEOUT_MS=2000 / DRED_MASTER_TIMEOUT_MS=4000: three
 #   simulated nodes start 6 MPI processes with more set-up than one node, and on a loaded
 #   2-core machine 1 s of silence was seen without any fault.
@@ -73,6 +77,14 @@ DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
 DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
   part "node loss right after the victims' calls returned, a:2,b:2,c:2, 5 workers, 4 MiB (every survivor exact)" \
   --mode node --trials 1 --workers 5 --nodes 3 --bytes 4M --calib 1 --kill-at call --expect exact
+# dred-master beside the job (dredrun --external-master): the same guarantees without it
+# in the application's MPI_COMM_WORLD
+part "external master: 4 worker kills, 4 workers, 4 MiB (0 wrong, 0 hung)" \
+  --external --mode worker --trials 4 --workers 4 --bytes 4M
+part "external master: worker killed right after its call, 4 workers, 16 MiB (every survivor exact)" \
+  --external --mode worker --trials 1 --workers 4 --bytes 16M --kill-at call --expect exact
+part "external master: master kill, 4 workers, 16 MiB (every survivor MASTER_LOST)" \
+  --external --mode master --trials 1 --workers 4 --bytes 16M --kill-at 0.005 --expect MASTER_LOST
 # The master's-node loss (make faults MODE=masternode) is not part of this short run: in one
 # of two clean-clone runs of this revision three survivors that had already ended with
 # DRED_ERR_MASTER_LOST vanished inside dred_finalize without a signal report (the harness

@@ -4,6 +4,12 @@
  *   dredrun -n P mpi_lifecycle self   dred_init initialises MPI (the app never calls MPI_Init)
  *   dredrun -n P mpi_lifecycle app    the app calls MPI_Init_thread(MULTIPLE) first, then
  *                                     dred_init ... dred_finalize, then MPI_Finalize itself
+ *   dredrun [--external-master] -n P mpi_lifecycle world
+ *                                     as self, then whose MPI_COMM_WORLD it is: with the
+ *                                     master beside the job (DRED_MASTER_ADDR set) the
+ *                                     application's own -- P processes, dred_comm()
+ *                                     congruent to it, dred_reduce on it exact; with the
+ *                                     master as rank 0, dred_reduce on it DRED_ERR_ARG
  *
  * Before dred_init: dred_comm() == MPI_COMM_NULL, dred_reduce / dred_ireduce /
  * dred_finalize return DRED_ERR_ARG (*future set to NULL), NULL-future calls are safe, and
@@ -80,7 +86,9 @@ static void outside_window(const char *when, int want)
 int main(int argc, char **argv)
 {
     int app_mode = argc > 1 && !strcmp(argv[1], "app");
-    g_prog = app_mode ? "lifecycle(app)" : "lifecycle(self)";
+    int world_mode = argc > 1 && !strcmp(argv[1], "world");
+    int external = getenv("DRED_MASTER_ADDR") != NULL;
+    g_prog = app_mode ? "lifecycle(app)" : world_mode ? "lifecycle(world)" : "lifecycle(self)";
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     signal(SIGTERM, on_term);
     int flag = 0;
@@ -118,8 +126,34 @@ int main(int argc, char **argv)
     if (!flag) fail("lifecycle/dred_init did not initialise MPI");
     MPI_Query_thread(&level);
     if (level != MPI_THREAD_MULTIPLE) fail("lifecycle/thread level %d, not MPI_THREAD_MULTIPLE", level);
-    if (g_size != wsize - 1) fail("lifecycle/dred_comm() has %d members, WORLD %d", g_size, wsize);
-    else if (g_rank == 0) pass("lifecycle/%s/dred_init: MULTIPLE, dred_comm() = WORLD minus master", app_mode ? "app" : "self");
+    if (g_size != wsize - 1 + external) fail("lifecycle/dred_comm() has %d members, WORLD %d", g_size, wsize);
+    else if (g_rank == 0)
+        pass("lifecycle/%s/dred_init: MULTIPLE, dred_comm() = WORLD%s", app_mode ? "app" : "self",
+             external ? " (master outside the job)" : " minus master");
+    if (world_mode) {
+        enum { W = 4096 };
+        static double ws[W], wd[W], wm[W];
+        int cmp = MPI_UNEQUAL, wrank;
+        MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+        for (int i = 0; i < W; i++) ws[i] = (double)((i * 7 + wrank) % 1000) * 0.5;
+        set_step("dred_reduce on MPI_COMM_WORLD");
+        st = dred_reduce(ws, wd, W, MPI_DOUBLE, MPI_SUM, wsize - 1, MPI_COMM_WORLD);
+        if (external) {
+            MPI_Comm_compare(dred_comm(), MPI_COMM_WORLD, &cmp);
+            if (cmp != MPI_CONGRUENT) fail("lifecycle/world: dred_comm() is not congruent to MPI_COMM_WORLD (%d)", cmp);
+            ref_reduce(ws, wm, W, MPI_DOUBLE, MPI_SUM, wsize - 1, MPI_COMM_WORLD);
+            if (st != DRED_OK) fail("lifecycle/world: dred_reduce on MPI_COMM_WORLD: %d (%s)", st, dred_strerror(st));
+            else if (wrank == wsize - 1 && memcmp(wd, wm, sizeof wd))
+                fail("lifecycle/world: dred_reduce on MPI_COMM_WORLD: wrong result");
+            else if (wrank == wsize - 1)
+                pass("lifecycle/world: MPI_COMM_WORLD is the application's (%d processes), dred_reduce on it exact", wsize);
+        } else if (st != DRED_ERR_ARG) {
+            fail("lifecycle/world: dred_reduce on MPI_COMM_WORLD (dred-master is rank 0) returned %d (%s), expected DRED_ERR_ARG",
+                 st, dred_strerror(st));
+        } else if (g_rank == 0) {
+            pass("lifecycle/world: MPI_COMM_WORLD holds dred-master: refused (DRED_ERR_ARG)");
+        }
+    }
 
     enum { N = 10000 };
     static int s[N], rd[N], rm[N];

@@ -467,12 +467,62 @@ static void test_inline_roundtrip_and_limits(void **state) {
   assert_int_equal(proto_decode(buf, n, &d), 0);
 }
 
+/* JOIN and WELCOME: the start-up with a master outside the MPI job (common/mpi/boot.h).
+ * A stage beyond 1, a string without its NUL or longer than its field, a frame cut short
+ * are refused. */
+static void test_join_welcome(void **state) {
+  static uint8_t buf[1024];
+  char longid[PROTO_JOB_ID_MAX + 1];
+  proto_msg_t m, d;
+  size_t n;
+  (void)state;
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_JOIN;
+  m.u.join.stage = 1;
+  m.u.join.node = 4;
+  m.u.join.master_node = 1;
+  n = enc(&m, NULL, buf);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.u.join.stage, 1);
+  assert_int_equal(d.u.join.node, 4);
+  assert_int_equal(d.u.join.master_node, 1);
+  buf[PROTO_HEADER] = 2; /* stage 2 */
+  assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
+  m.u.join.stage = 2;
+  assert_int_equal(enc(&m, NULL, buf), 0);
+
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_WELCOME;
+  m.u.welcome.status = DRED_ERR_ARG;
+  m.u.welcome.heartbeat_ms = 250;
+  m.u.welcome.job_id = "1795-42-cafe";
+  m.u.welcome.reason = "DRED_POLICY: unknown policy 'fast'";
+  n = enc(&m, NULL, buf);
+  assert_int_equal(n, PROTO_HEADER + 8 + PROTO_JOB_ID_MAX + PROTO_REASON_MAX);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.u.welcome.status, DRED_ERR_ARG);
+  assert_int_equal(d.u.welcome.heartbeat_ms, 250);
+  assert_string_equal(d.u.welcome.job_id, "1795-42-cafe");
+  assert_string_equal(d.u.welcome.reason, "DRED_POLICY: unknown policy 'fast'");
+  assert_string_equal(proto_type_name(PROTO_WELCOME), "WELCOME");
+  assert_int_equal(proto_decode(buf, n - 1, &d), DRED_ERR_ARG); /* short */
+  memset(buf + PROTO_HEADER + 8, 'x', PROTO_JOB_ID_MAX);         /* job id without its NUL */
+  assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
+  memset(longid, 'y', PROTO_JOB_ID_MAX);
+  longid[PROTO_JOB_ID_MAX] = '\0';
+  m.u.welcome.job_id = longid; /* does not fit its field */
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.welcome.job_id = NULL;
+  assert_int_equal(enc(&m, NULL, buf), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ready_roundtrip), cmocka_unit_test(test_ready_error_field),
       cmocka_unit_test(test_abandon_roundtrip), cmocka_unit_test(test_every_type_roundtrips),
       cmocka_unit_test(test_group_roundtrip_and_id), cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_fuzz_roundtrip), cmocka_unit_test(test_inline_roundtrip_and_limits),
+      cmocka_unit_test(test_join_welcome),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
