@@ -26,8 +26,9 @@
 #include "master.h"
 
 /* The address file: the variables a worker reads (common/mpi/boot.h), one KEY=VALUE a
- * line: DRED_MASTER_ADDR=unix:PATH, DRED_MASTER_TCP=tcp:HOST:PORT (only when listening on
- * TCP), DRED_JOB_TOKEN=HEX.  The launcher exports them to the job. */
+ * line: DRED_MASTER_HOST=this host's name, DRED_MASTER_ADDR=unix:PATH,
+ * DRED_MASTER_TCP=tcp:HOST:PORT (only when listening on TCP), DRED_JOB_TOKEN=HEX.  The
+ * launcher exports them to the job (it may name the host otherwise: simulated nodes). */
 static int write_addr_file(const char *path, const char *uaddr, const char *taddr,
                            const uint8_t token[DRED_NET_TOKEN_BYTES]) {
   char tmp[1100];
@@ -42,6 +43,11 @@ static int write_addr_file(const char *path, const char *uaddr, const char *tadd
     DRED_ERROR("--addr-file %s: cannot create it: %s", tmp, strerror(errno));
     if (fd >= 0) close(fd);
     return DRED_ERR_ARG;
+  }
+  {
+    char host[256];
+    size_t hlen = sizeof host;
+    if (uv_os_gethostname(host, &hlen) == 0) fprintf(f, "DRED_MASTER_HOST=%s\n", host);
   }
   fprintf(f, "DRED_MASTER_ADDR=%s\n", uaddr);
   if (taddr[0] != '\0') fprintf(f, "DRED_MASTER_TCP=%s\n", taddr);

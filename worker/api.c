@@ -102,6 +102,16 @@ int dred_init(int *argc, char ***argv) {
   }
   /* Otherwise rank 0 must be dred-master, launched as the first MPMD program (appnum 0). */
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
+  if (external && flag && *appnum > 0) {
+    /* An MPMD job (dred-master is program 0) with a master's address left in the
+     * environment, say from an enclosing job: the job's own master wins.  Every process of
+     * the job sees the same, so all take the same path. */
+    external = 0;
+    dred_log_setup("worker", rt->world_rank);
+    DRED_WARN("DRED_MASTER_ADDR is set but this is an MPMD job with dred-master as rank 0: "
+              "ignoring DRED_MASTER_ADDR");
+    unsetenv("DRED_MASTER_ADDR");
+  }
   if (!external && (rt->world_rank == 0 || rt->world_size < 2 || (flag && *appnum == 0))) {
     DRED_ERROR("no dred-master at rank 0: launch with `dredrun -n P app` "
                "(mpiexec -n 1 dred-master : -n P app)");
