@@ -204,7 +204,8 @@ static int boot_beside(dred_boot_t *b, dred_net_t *net, uv_loop_t *loop) {
   /* The master's node: the one whose processes share its host name (none: every worker
    * reaches it over TCP and it has no death watch over them). */
   my_host(host, sizeof host);
-  here = mhost != NULL && strcmp(host, mhost) == 0;
+  /* Without DRED_MASTER_HOST (a hand-made launch): here if its socket is here. */
+  here = mhost != NULL ? strcmp(host, mhost) == 0 : access(uaddr + 5, F_OK) == 0;
   {
     int in = here ? node : INT32_MAX;
     MPI_Allreduce(&in, &mnode, 1, MPI_INT, MPI_MIN, b->priv);
@@ -227,6 +228,11 @@ static int boot_beside(dred_boot_t *b, dred_net_t *net, uv_loop_t *loop) {
     const char *dir = uaddr + 5, *slash = strrchr(dir, '/');
     if (slash != NULL && slash > dir)
       snprintf(b->watch, sizeof b->watch, "%.*s/watch", (int)(slash - dir) > 160 ? 160 : (int)(slash - dir), dir);
+  }
+  if (node != (int)b->node_of[0] && taddr == NULL && mhost == NULL) {
+    DRED_ERROR("no dred-master's socket at %s on this host, and no DRED_MASTER_TCP to reach "
+               "one elsewhere", uaddr + 5);
+    return DRED_ERR_ARG;
   }
   if (node != (int)b->node_of[0] && taddr == NULL) {
     DRED_ERROR("dred-master runs on another node (host %s, this is %s) but listens on no TCP "

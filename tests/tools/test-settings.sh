@@ -23,8 +23,9 @@ ok()  { pass=$((pass + 1)); echo "  ok    $1"; }
 bad() { fail=$((fail + 1)); echo "  FAIL  $1"; [ $# -gt 1 ] && printf '        %s\n' "$2"; }
 
 tmp="$(mktemp -d /tmp/dred-settings-test.XXXXXX)"
-jobpid=""
+jobpid=""; mpid=""
 cleanup() {
+  [ -z "$mpid" ] || kill -KILL "$mpid" 2>/dev/null
   if [ -n "$jobpid" ] && kill -0 "$jobpid" 2>/dev/null; then
     kill -TERM -- "-$jobpid" 2>/dev/null; sleep 1; kill -KILL -- "-$jobpid" 2>/dev/null
   fi
@@ -44,11 +45,12 @@ export DRED_MASTER="$bin/dred-master"
 mkdir -m 700 "$tmp/st"
 
 # run NAME: the job with the environment/flags given after NAME; sets rc, secs, out.
+launch=("$bin/dredrun" -n 2)
 run() {
   local name="$1" t0; shift
   t0=$(date +%s)
   # setsid: the job gets its own process group, so a stuck one is killed whole, by pid.
-  setsid env "$@" "$bin/dredrun" -n 2 "$app" -c 1000 -r 1 -k 1 >"$tmp/$name.log" 2>&1 &
+  setsid env "$@" "${launch[@]}" "$app" -c 1000 -r 1 -k 1 >"$tmp/$name.log" 2>&1 &
   jobpid=$!
   local waited=0
   while kill -0 "$jobpid" 2>/dev/null && [ "$waited" -lt "$LIMIT" ]; do sleep 1; waited=$((waited + 1)); done
@@ -103,6 +105,36 @@ if [ "$n" -eq 1 ] && [ -z "$(find "$tmp/st" -name 'dred-replica-*')" ]; then
   ok "one job directory, mode 0700, no replica store left"
 else
   bad "one job directory, mode 0700, no replica store left" "$(ls -lR "$tmp/st" | head -8)"
+fi
+
+echo "test-settings: the same with dred-master beside the job (dredrun --external-master)"
+launch=("$bin/dredrun" --external-master -n 2)
+expect_fail "external: DRED_POLICY=bogus" "DRED_POLICY.*bogus" DRED_STORAGE_DIR="$tmp/st" DRED_POLICY=bogus
+expect_fail "external: storage directory of mode 0777" "$tmp/open: mode 0777" DRED_STORAGE_DIR="$tmp/open"
+run "external: good job" DRED_STORAGE_DIR="$tmp/st"
+if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q "stat-app: ok"; then ok "external: good job runs"; else
+  bad "external: good job runs" "rc=$rc: $(printf '%s' "$out" | grep -v UCX | tail -3)"; fi
+# A plain mpiexec line whose master is not there, or whose token is not the master's.
+launch=(mpiexec -n 2)
+expect_fail "DRED_MASTER_ADDR naming no master" "no dred-master's socket" \
+  DRED_STORAGE_DIR="$tmp/st" DRED_MASTER_ADDR="unix:$tmp/nobody/0.sock" DRED_JOB_TOKEN=00112233445566778899aabbccddeeff
+expect_fail "DRED_JOB_TOKEN malformed" "DRED_JOB_TOKEN" \
+  DRED_STORAGE_DIR="$tmp/st" DRED_MASTER_ADDR="unix:$tmp/nobody/0.sock" DRED_JOB_TOKEN=xyz
+"$bin/dred-master" --workers 2 --addr-file "$tmp/addr" --start-timeout-s 5 >"$tmp/master.log" 2>&1 &
+mpid=$!
+for _ in $(seq 1 100); do [ -f "$tmp/addr" ] && break; sleep 0.1; done
+maddr="$(sed -n 's/^DRED_MASTER_ADDR=//p' "$tmp/addr" 2>/dev/null)"
+expect_fail "a token that is not the master's" "closed its link" \
+  DRED_STORAGE_DIR="$tmp/st" DRED_MASTER_ADDR="$maddr" DRED_JOB_TOKEN=00112233445566778899aabbccddeeff
+for _ in $(seq 1 100); do kill -0 "$mpid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$mpid" 2>/dev/null; then
+  kill -KILL "$mpid"; bad "the master, joined by nobody, gives up after --start-timeout-s 5" "still running"
+elif wait "$mpid"; then
+  bad "the master, joined by nobody, gives up after --start-timeout-s 5" "exit 0"
+elif grep -q "refused" "$tmp/master.log" && grep -q "0 of 2 workers joined" "$tmp/master.log"; then
+  ok "the master refused the foreign links and gave up after --start-timeout-s 5"
+else
+  bad "the master refused the foreign links and gave up after --start-timeout-s 5" "$(cat "$tmp/master.log")"
 fi
 
 echo "test-settings: $pass passed, $fail failed"
