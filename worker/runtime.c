@@ -559,10 +559,24 @@ void dred_rt_fail_everything(dred_rt_t *rt, int status) {
   }
 }
 
+/* The master watch: dred-master silent for DRED_MASTER_TIMEOUT_MS is lost (its node may be
+ * gone without a word; a master that merely died closed our link and was seen at once).
+ * libuv runs due timers before it reads sockets, so after this process was stalled (a
+ * SIGSTOP, a paused VM, a thread kept off the CPU) this tick comes before the PINGs that
+ * waited in the socket meanwhile: the silence is ours.  Such a late tick judges nothing
+ * (the master's detector does the same, master/detector.c); the next one, a heartbeat
+ * later, comes after the loop has read what arrived. */
 static void on_watch(uv_timer_t *timer) {
   dred_rt_t *rt = timer->data;
-  uint64_t silent = uv_hrtime() - rt->last_master_ns;
-  if (!rt->dead && silent > rt->cfg.master_timeout_ms * 1000000ull) {
+  uint64_t now = uv_hrtime(), limit = rt->cfg.master_timeout_ms * 1000000ull;
+  uint64_t silent = now - rt->last_master_ns, since_tick = now - rt->last_watch_ns;
+  rt->last_watch_ns = now;
+  if (since_tick > limit / 2) {
+    DRED_WARN("master watch ran %llu ms late: this process was stalled; judging dred-master "
+              "again once its messages are read", (unsigned long long)(since_tick / 1000000ull));
+    return;
+  }
+  if (!rt->dead && silent > limit) {
     DRED_ERROR("dred-master silent for %llu ms (DRED_MASTER_TIMEOUT_MS=%llu): master lost",
                (unsigned long long)(silent / 1000000ull),
                (unsigned long long)rt->cfg.master_timeout_ms);
@@ -731,7 +745,7 @@ int dred_rt_start(dred_rt_t *rt) {
   uv_check_start(&rt->turn, on_turn);
   uv_idle_start(&rt->spin, noop_idle); /* a first turn at once */
   rt->watch_timer.data = rt;
-  rt->last_master_ns = uv_hrtime();
+  rt->last_master_ns = rt->last_watch_ns = uv_hrtime();
   uv_timer_start(&rt->watch_timer, on_watch, rt->cfg.heartbeat_ms, rt->cfg.heartbeat_ms);
   if (uv_thread_create(&rt->thread, rt_main, rt) != 0) {
     DRED_ERROR("cannot start the runtime thread");

@@ -313,6 +313,7 @@ typedef struct dred_rt {
   uint64_t due_armed_ns; /* when `due` is set to fire (0: not armed)          */
   dred_queue_t tasks;  /* FIFO; the head runs */
   uint64_t last_master_ns;
+  uint64_t last_watch_ns; /* when on_watch last ran: a late tick means we were stalled */
   int bye_sent;
   int abandon_pass;    /* the finalize deadline passed and pending reductions were abandoned */
   /* cut_short is written under `lock` */

@@ -57,7 +57,9 @@
  *              second of two nodes were loaded; the root, rank 0, is not slowed).  --hogs N
  *              only labels the param column.
  *  concurrent  C in --conc reductions of 8 MiB in flight (dred_ireduce with tags 0..C-1,
- *              roots j % p) vs C MPI_Ireduce + MPI_Waitall.
+ *              roots j % p) vs C MPI_Ireduce + MPI_Waitall.  With --send-mem pool the send
+ *              buffers come from dred_alloc_mem (both contenders use them; rows are named
+ *              concurrent-mem): dred's zero-copy hand-over.
  *  small       many small nonblocking reductions back to back (issue 11, point 4): sizes 8 B
  *              and 1 KiB (--small-sizes), K = 1, 4, 16, 64 in flight (--kin).  A round: every
  *              rank leaves a barrier (MPI's blocking wait with DRED_WAIT=mpi, as applications
@@ -140,6 +142,7 @@ static struct {
   int conc[MAXLIST];
   int nconc;
   size_t conc_bytes;
+  int send_pool; /* --send-mem pool: concurrent send buffers from dred_alloc_mem */
   const char *csv, *summary;
   double margin_ms;
   int pin, hogs, busy_delay;
@@ -594,7 +597,15 @@ static void measure_conc(int C) {
   MPI_Status *sts = calloc((size_t)C, sizeof *sts); /* not MPI_STATUSES_IGNORE: gcc 12 warns */
   if (!snd || !dr || !mr || !f || !req || !sts || !fst) die("out of memory");
   for (int j = 0; j < C; j++) {
-    snd[j] = malloc(bytes);
+    if (opt.send_pool) {
+      /* the zero-copy hand-over (issue 15): dred reads the operand in place; MPI reads the
+       * same buffer, so both contenders get the same memory */
+      if (dred_alloc_mem(bytes, (void **)&snd[j]) != DRED_OK)
+        die("dred_alloc_mem of concurrent send %d failed: raise DRED_POOL_MB (needs %d x %zu "
+            "MiB beside the reductions' own blocks)", j, C, bytes >> 20);
+    } else {
+      snd[j] = malloc(bytes);
+    }
     if (!snd[j]) die("out of memory (concurrent send %d)", j);
     if (j % P == rank) {
       dr[j] = malloc(bytes);
@@ -605,7 +616,9 @@ static void measure_conc(int C) {
   int reps = opt.reps, n = 0, wrong = 0;
   double d[reps], dc[reps], m[reps], mc[reps], dsq[reps], msq[reps];
   char what[96], hb[32];
-  snprintf(what, sizeof what, "concurrent %d x %s", C, human(bytes, hb));
+  const char *scen = opt.send_pool ? "concurrent-mem" : "concurrent";
+  snprintf(what, sizeof what, "concurrent %d x %s%s", C, human(bytes, hb),
+           opt.send_pool ? " (send buffers from dred_alloc_mem)" : "");
   for (int rep = -opt.warmup; rep < reps; rep++) {
     int rr = rep < 0 ? 1000 + rep : rep;
     for (int j = 0; j < C; j++) fill(snd[j], count, rr, j);
@@ -680,12 +693,13 @@ static void measure_conc(int C) {
     dsq[n] = res[0][2]; msq[n] = res[1][2];
     n++;
     if (opt.run_dred)
-      csv_row("concurrent", bytes, C, "dred", rep, res[0][0], res[0][1], res[0][2]);
-    if (opt.run_mpi) csv_row("concurrent", bytes, C, "mpi", rep, res[1][0], res[1][1], res[1][2]);
+      csv_row(scen, bytes, C, "dred", rep, res[0][0], res[0][1], res[0][2]);
+    if (opt.run_mpi) csv_row(scen, bytes, C, "mpi", rep, res[1][0], res[1][1], res[1][2]);
   }
-  record("concurrent", bytes, C, d, dc, dsq, m, mc, msq, n, wrong);
+  record(scen, bytes, C, d, dc, dsq, m, mc, msq, n, wrong);
   for (int j = 0; j < C; j++) {
-    free(snd[j]);
+    if (opt.send_pool) dred_free_mem(snd[j]);
+    else free(snd[j]);
     free(dr[j]);
     free(mr[j]);
   }
@@ -1058,6 +1072,8 @@ static void usage(void) {
       "  --k LIST          unbalanced delay multipliers of the ideal MPI time (default 0,1,10)\n"
       "  --conc LIST       concurrent reductions in flight (default 4,8,16,28)\n"
       "  --conc-size S     size of each concurrent reduction (default 8M)\n"
+      "  --send-mem malloc|pool  concurrent: send buffers from malloc (default) or from\n"
+      "                    dred_alloc_mem, which dred reads in place (size DRED_POOL_MB for them)\n"
       "  --small-sizes L   sizes of the small scenario (default 8,1K)\n"
       "  --kin LIST        small: reductions in flight per round (default 1,4,16,64)\n"
       "  --rounds N        small: timed rounds per point (default 60; quick 30)\n"
@@ -1087,7 +1103,7 @@ static void parse(int argc, char **argv) {
       {"margin-ms", 1, 0, 'M'}, {"seed", 1, 0, 'e'},   {"help", 0, 0, 'h'},
       {"keep-going", 0, 0, 'K'}, {"settle-max", 1, 0, 'Q'},
       {"small-sizes", 1, 0, 'Z'}, {"kin", 1, 0, 'I'}, {"rounds", 1, 0, 'N'},
-      {"loop-iters", 1, 0, 'L'}, {"loop-chunk", 1, 0, 'J'},
+      {"loop-iters", 1, 0, 'L'}, {"loop-chunk", 1, 0, 'J'}, {"send-mem", 1, 0, 'm'},
       {0, 0, 0, 0}};
   char *items[MAXLIST];
   opt.reps = 7;
@@ -1145,6 +1161,10 @@ static void parse(int argc, char **argv) {
       break;
     }
     case 'C': opt.conc_bytes = parse_size(optarg); break;
+    case 'm':
+      if (!strcmp(optarg, "pool")) opt.send_pool = 1;
+      else if (strcmp(optarg, "malloc")) die("--send-mem malloc|pool");
+      break;
     case 'o': opt.csv = optarg; break;
     case 'S': opt.summary = optarg; break;
     case 'R': opt.root = atoi(optarg); break;

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# pause.sh -- a whole job stalled and resumed: nobody died, so nobody may be called dead.
+#
+#   BUILD=build bash tests/faults/pause.sh [--pause-s S] [--trials N]
+#
+# What it checks.  A paused VM, a job suspended with SIGSTOP and continued, a machine that
+# kept every process of the job off the CPU for a while: each process sees its peers
+# silent for longer than every failure timeout, but only because it was stalled itself.
+# dred-master's detector and each worker's master watch must tell that from a death (a
+# timer that fires late means "we were stalled": worker/runtime.c on_watch,
+# master/detector.c): no worker declared failed, no master declared lost, every reduction
+# exact, and the job ends as it would have without the pause.
+#
+# How.  One job per trial: `dredrun -n 4 fault_app --victim-mode none` (tests/faults/
+# fault_app.c), 150 steps of 4 concurrent 1 MiB reductions (about 2 s), short timeouts (heartbeat
+# 100 ms, failure 1 s, master 2 s).  Once the application has calibrated (DIR/t.txt) and a
+# random 0-0.5 s later (checked afterwards: some reduction ended after it), every process of the job (dredrun, mpiexec, its proxies,
+# dred-master, the ranks and their runtime threads) gets SIGSTOP, S seconds pass (default
+# 3: longer than both timeouts), then SIGCONT.  Then the job must exit 0 within a bound,
+# with every rank's "final outcome=OK", every reduction "status=0" and, at its root,
+# "check=exact", and no "declared failed" / "master lost" in any log.  The processes are
+# found by pid (the tree below the launcher, and a marker variable in their environment),
+# every wait is bounded, and whatever is left at
+# the end is SIGKILLed by pid.  Prints "N passed, N failed"; exit status non-zero if any
+# trial failed.  Each trial's files: $BUILD/faults/pause-<n>/.
+set -u
+BUILD=${BUILD:-build}
+pause_s=3
+trials=2
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --pause-s) pause_s=$2; shift 2 ;;
+    --trials) trials=$2; shift 2 ;;
+    *) echo "pause.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+DREDRUN="$BUILD/bin/dredrun"
+APP="$BUILD/tests/fault_app"
+for f in "$DREDRUN" "$APP"; do
+  [ -x "$f" ] || { echo "pause.sh: $f is not built (make all $APP)" >&2; exit 2; }
+done
+
+# Every process of a job: the tree below the launcher (Hydra gives each proxy and each
+# process a session of its own, so a session or group id does not cover them), and for
+# leftovers whose parent is gone, the processes carrying the trial's marker variable.
+tree_pids() {
+  ps -e -o pid=,ppid= | awk -v root="$1" '
+    { parent[$1] = $2 }
+    END { inside[root] = 1
+          do { grew = 0
+               for (p in parent) if (!(p in inside) && (parent[p] in inside)) { inside[p] = 1; grew = 1 }
+          } while (grew)
+          for (p in inside) if (p in parent) print p }'
+}
+marked_pids() {
+  grep -l -a -z -x -F "DRED_PAUSE_TRIAL_ID=$1" /proc/[0-9]*/environ 2>/dev/null |
+    sed -e 's|^/proc/||' -e 's|/environ$||'
+}
+
+pass=0
+fail=0
+for n in $(seq 1 "$trials"); do
+  dir="$BUILD/faults/pause-$n"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  marker="pause-$$-$n"
+  env DRED_PAUSE_TRIAL_ID="$marker" DRED_STORAGE_DIR="$dir/store" DRED_HEARTBEAT_MS=100 DRED_FAIL_TIMEOUT_MS=1000 \
+    DRED_MASTER_TIMEOUT_MS=2000 \
+    "$DREDRUN" -n 4 "$APP" --outdir "$dir" --bytes 1M --concurrent 4 --reductions 150 \
+    --calib 3 --victim-mode none >"$dir/dredrun.out" 2>&1 </dev/null &
+  sid=$!
+  why=""
+  # calibration done, bounded
+  for _ in $(seq 1 600); do
+    [ -s "$dir/t.txt" ] && break
+    kill -0 "$sid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ ! -s "$dir/t.txt" ]; then
+    why="the job did not calibrate within 60 s"
+  else
+    sleep "0.$((RANDOM % 5))"
+    pids=$(tree_pids "$sid")
+    t_stop=$(date +%s%N)
+    # shellcheck disable=SC2086
+    kill -STOP $pids 2>/dev/null
+    echo "stopped $(echo $pids | wc -w) processes for $pause_s s mid-job" >"$dir/pause.txt"
+    sleep "$pause_s"
+    # shellcheck disable=SC2086
+    kill -CONT $pids 2>/dev/null
+    for _ in $(seq 1 900); do # the rest of the job, bounded: 90 s
+      kill -0 "$sid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$sid" 2>/dev/null; then
+      why="the job did not end within 90 s of SIGCONT"
+    else
+      wait "$sid"
+      rc=$?
+      if [ "$rc" != 0 ]; then why="dredrun exited $rc"; fi
+    fi
+  fi
+  # leftovers, by pid: whatever is still below the launcher or carries the marker
+  left=$( (tree_pids "$sid"; marked_pids "$marker") | sort -u)
+  if [ -n "$left" ]; then
+    # shellcheck disable=SC2086
+    kill -KILL $left 2>/dev/null
+    why="${why:+$why; }$(echo $left | wc -w) process(es) left behind"
+  fi
+  wait "$sid" 2>/dev/null
+  if [ -z "$why" ]; then
+    finals=$(cat "$dir"/rank.*.txt 2>/dev/null | grep -c '^final outcome=OK ')
+    reds=$(cat "$dir"/rank.*.txt 2>/dev/null | grep -c '^red ')
+    bad=$(cat "$dir"/rank.*.txt 2>/dev/null | grep '^red ' | grep -vc ' status=0 ')
+    wrong=$(cat "$dir"/rank.*.txt 2>/dev/null | grep '^red ' | grep -c 'check=wrong')
+    false_det=$(cat "$dir"/stderr.* "$dir/dredrun.out" 2>/dev/null | grep -Ec 'declared failed|master lost|reports worker [0-9]+ failed')
+    if [ "$finals" != 4 ]; then why="$finals of 4 ranks ended with outcome=OK";
+    elif [ "$reds" -lt $((4 * 4 * 153)) ]; then why="only $reds reductions reported";
+    elif [ "$bad" != 0 ] || [ "$wrong" != 0 ]; then why="$bad reductions not OK, $wrong wrong";
+    elif [ "$false_det" != 0 ]; then why="$false_det false failure reports";
+    elif ! cat "$dir"/rank.*.txt | grep '^red phase=main' |
+           awk -v t="$t_stop" '{ for (i = 1; i <= NF; i++) if ($i ~ /^got_ns=/) { v = substr($i, 8); if (v + 0 > t + 0) found = 1 } }
+                               END { exit !found }'; then
+      why="the pause came after the last reduction (the test missed; lengthen the job)"
+    fi
+  fi
+  late=$(cat "$dir"/stderr.* "$dir/dredrun.out" 2>/dev/null | grep -Ec 'ran [0-9]+ ms late')
+  if [ -z "$why" ]; then
+    pass=$((pass + 1))
+    echo "   pause $n: ok ($(cat "$dir/pause.txt"); $late late-timer notices)"
+  else
+    fail=$((fail + 1))
+    echo "   pause $n: FAIL: $why (files: $dir)"
+    grep -hE 'declared failed|master lost|silent for' "$dir"/stderr.* "$dir/dredrun.out" 2>/dev/null | head -5 | sed 's/^/      /'
+  fi
+done
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
