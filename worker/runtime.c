@@ -410,7 +410,17 @@ static int recv_messages(dred_rt_t *rt) {
        * ends now with DRED_ERR_MASTER_LOST instead of after the watchdog's timeout.  A
        * peer's: the master says whether it failed (FAILED), so nothing to do here. */
       if (src == 0 && !rt->shutdown && !rt->dead) {
-        DRED_ERROR("the control link to dred-master closed: master lost");
+        /* Just back from a stall longer than the failure timeout: the master most likely
+         * declared us failed and dropped the link; say so, it is what the user must fix. */
+        if (rt->stall_ns > rt->cfg.fail_timeout_ms * 1000000ull &&
+            uv_hrtime() - rt->stall_end_ns < 2 * rt->cfg.heartbeat_ms * 1000000ull)
+          DRED_ERROR("the control link to dred-master closed: master lost -- this process had "
+                     "just been stalled for %llu ms (stopped, or kept off the CPU), longer than "
+                     "DRED_FAIL_TIMEOUT_MS=%llu: dred-master has most likely declared it failed",
+                     (unsigned long long)(rt->stall_ns / 1000000ull),
+                     (unsigned long long)rt->cfg.fail_timeout_ms);
+        else
+          DRED_ERROR("the control link to dred-master closed: master lost");
         dred_rt_fail_everything(rt, DRED_ERR_MASTER_LOST);
       }
       continue;
@@ -571,6 +581,10 @@ static void on_watch(uv_timer_t *timer) {
   uint64_t now = uv_hrtime(), limit = rt->cfg.master_timeout_ms * 1000000ull;
   uint64_t silent = now - rt->last_master_ns, since_tick = now - rt->last_watch_ns;
   rt->last_watch_ns = now;
+  if (since_tick > 2 * rt->cfg.heartbeat_ms * 1000000ull) { /* for the link's LOST message */
+    rt->stall_ns = since_tick;
+    rt->stall_end_ns = now;
+  }
   if (since_tick > limit / 2) {
     DRED_WARN("master watch ran %llu ms late: this process was stalled; judging dred-master "
               "again once its messages are read", (unsigned long long)(since_tick / 1000000ull));

@@ -314,6 +314,7 @@ typedef struct dred_rt {
   dred_queue_t tasks;  /* FIFO; the head runs */
   uint64_t last_master_ns;
   uint64_t last_watch_ns; /* when on_watch last ran: a late tick means we were stalled */
+  uint64_t stall_ns, stall_end_ns; /* the last stall a watch tick saw, and when it saw it */
   int bye_sent;
   int abandon_pass;    /* the finalize deadline passed and pending reductions were abandoned */
   /* cut_short is written under `lock` */

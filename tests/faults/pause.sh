@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # pause.sh -- a whole job stalled and resumed: nobody died, so nobody may be called dead.
 #
-#   BUILD=build bash tests/faults/pause.sh [--pause-s S] [--trials N]
+#   BUILD=build bash tests/faults/pause.sh [--pause-s S] [--trials N] [--one]
 #
 # What it checks.  A paused VM, a job suspended with SIGSTOP and continued, a machine that
 # kept every process of the job off the CPU for a while: each process sees its peers
@@ -21,16 +21,27 @@
 # "check=exact", and no "declared failed" / "master lost" in any log.  The processes are
 # found by pid (the tree below the launcher, and a marker variable in their environment),
 # every wait is bounded, and whatever is left at
-# the end is SIGKILLed by pid.  Prints "N passed, N failed"; exit status non-zero if any
+# the end is SIGKILLed by pid.
+#
+# --one: the other side of the same rule.  Only one non-root application process is
+# stopped (its pid from DIR/pid.<r>), for S seconds while the others run: that is a
+# stopped process, and the master must declare it failed ("silent for") -- the survivors'
+# reductions end exact or with an explicit error, none wrong, and once continued the
+# stopped process must end too (its reductions with an explicit error, dred_finalize
+# without hanging): every rank writes its final and exit lines and the job ends in time.
+#
+# Prints "N passed, N failed"; exit status non-zero if any
 # trial failed.  Each trial's files: $BUILD/faults/pause-<n>/.
 set -u
 BUILD=${BUILD:-build}
 pause_s=3
 trials=2
+one=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --pause-s) pause_s=$2; shift 2 ;;
     --trials) trials=$2; shift 2 ;;
+    --one) one=1; shift ;;
     *) echo "pause.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -80,11 +91,18 @@ for n in $(seq 1 "$trials"); do
     why="the job did not calibrate within 60 s"
   else
     sleep "0.$((RANDOM % 5))"
-    pids=$(tree_pids "$sid")
+    if [ "$one" = 1 ]; then
+      victim=$((1 + RANDOM % 3)) # app rank; the root is 0
+      pids=$(cut -d' ' -f1 "$dir/pid.$victim")
+      what="app rank $victim (pid $pids)"
+    else
+      pids=$(tree_pids "$sid")
+      what="$(echo $pids | wc -w) processes"
+    fi
     t_stop=$(date +%s%N)
     # shellcheck disable=SC2086
     kill -STOP $pids 2>/dev/null
-    echo "stopped $(echo $pids | wc -w) processes for $pause_s s mid-job" >"$dir/pause.txt"
+    echo "stopped $what for $pause_s s mid-job" >"$dir/pause.txt"
     sleep "$pause_s"
     # shellcheck disable=SC2086
     kill -CONT $pids 2>/dev/null
@@ -108,7 +126,25 @@ for n in $(seq 1 "$trials"); do
     why="${why:+$why; }$(echo $left | wc -w) process(es) left behind"
   fi
   wait "$sid" 2>/dev/null
-  if [ -z "$why" ]; then
+  if [ -z "$why" ] && [ "$one" = 1 ]; then
+    # job rank = app rank + 1 (dred-master is rank 0 of the MPMD job)
+    ends=$(cat "$dir"/rank.*.txt 2>/dev/null | grep -c '^exit')
+    wrong=$(cat "$dir"/rank.*.txt 2>/dev/null | grep -c 'check=wrong\|outcome=WRONG')
+    early_bad=$(cat "$dir"/rank.*.txt | grep '^red ' |
+      awk -v t="$t_stop" '{ ok = 0; late = 0
+        for (i = 1; i <= NF; i++) { if ($i == "status=0") ok = 1
+          if ($i ~ /^got_ns=/ && substr($i, 8) + 0 > t + 0) late = 1
+          if ($i ~ /^start_error=/) late = 1 } # refused at the call: after the resume
+        if (!late && !ok) n++ } END { print n + 0 }')
+    if ! grep -q "worker $((victim + 1)) declared failed: silent for" "$dir/dredrun.out"; then
+      why="the stopped process was not declared failed"
+    elif [ "$ends" != 4 ]; then why="$ends of 4 ranks reached their exit line";
+    elif [ "$wrong" != 0 ]; then why="$wrong wrong results";
+    elif [ "$early_bad" != 0 ]; then why="$early_bad reductions done before the stop not OK";
+    elif ! grep '^red ' "$dir/rank.$victim.txt" | grep -qv ' status=0 '; then
+      why="the stopped process's later reductions did not end with an error"
+    fi
+  elif [ -z "$why" ]; then
     finals=$(cat "$dir"/rank.*.txt 2>/dev/null | grep -c '^final outcome=OK ')
     reds=$(cat "$dir"/rank.*.txt 2>/dev/null | grep -c '^red ')
     bad=$(cat "$dir"/rank.*.txt 2>/dev/null | grep '^red ' | grep -vc ' status=0 ')
@@ -124,7 +160,7 @@ for n in $(seq 1 "$trials"); do
       why="the pause came after the last reduction (the test missed; lengthen the job)"
     fi
   fi
-  late=$(cat "$dir"/stderr.* "$dir/dredrun.out" 2>/dev/null | grep -Ec 'ran [0-9]+ ms late')
+  [ "$one" = 1 ] && late=0 || late=$(cat "$dir"/stderr.* "$dir/dredrun.out" 2>/dev/null | grep -Ec 'ran [0-9]+ ms late')
   if [ -z "$why" ]; then
     pass=$((pass + 1))
     echo "   pause $n: ok ($(cat "$dir/pause.txt"); $late late-timer notices)"
