@@ -30,7 +30,8 @@
 #      (tests/faults/pause.sh, 2 trials): no worker declared failed, no master declared
 #      lost, every reduction exact.  And 1 trial stopping one worker alone for 3 s: it is
 #      declared failed, the survivors end exact or with explicit errors, and once continued
-#      it ends too.
+#      it ends too.  One whole-job pause each on simulated nodes a:2,b:3 and with the
+#      master beside the job.
 #   Parts 5 and 6 run with DRED_FAIL_TIMEOUT_MS=2000 / DRED_MASTER_TIMEOUT_MS=4000: three
 #   simulated nodes start 6 MPI processes with more set-up than one node, and on a loaded
 #   2-core machine 1 s of silence was seen without any fault.
@@ -118,6 +119,9 @@ pause_part "whole job paused 3 s and resumed, 4 workers (no false detection, eve
   --trials 2
 pause_part "one worker stopped 3 s, then continued (declared failed; survivors exact or explicit errors; it ends too)" \
   --trials 1 --one
+pause_part "whole job paused 3 s on simulated nodes a:2,b:3 (links over TCP)" \
+  --trials 1 --sim-nodes a:2,b:3
+pause_part "whole job paused 3 s, dred-master beside the job" --trials 1 --external
 
 echo "faults: CSV $csv (seed $seed)"
 echo "$pass passed, $fail failed"
