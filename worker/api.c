@@ -404,9 +404,14 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 
   uv_mutex_lock(&rt->lock);
   if (rt->dead) {
+    /* Every later call is refused the same way: an application that goes on calling
+     * after the failure would flood the log, so the 1st, 2nd, 4th, 8th... are logged. */
+    uint64_t n = ++rt->dead_refused;
     rc = rt->dead_status;
     uv_mutex_unlock(&rt->lock);
-    DRED_ERROR("dred_ireduce: %s", dred_strerror(rc));
+    if ((n & (n - 1)) == 0)
+      DRED_ERROR("dred_ireduce: %s (%llu call(s) refused so far; logged at powers of 2)",
+                 dred_strerror(rc), (unsigned long long)n);
     goto fail;
   }
   if (rt->bye_requested) {

@@ -294,6 +294,7 @@ typedef struct dred_rt {
                                     abandoned after it (0: never; DRED_FINALIZE_WAIT_S) */
   int dead;            /* master lost or fatal error: new calls fail */
   int dead_status;
+  uint64_t dead_refused; /* dred_ireduce calls refused since (under `lock`) */
   dred_queue_t handover_tickets; /* dred_ireduce calls waiting for an off-node copy (handover.c) */
   uv_cond_t handover_cv;         /* broadcast when one of them may go on */
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # pause.sh -- a whole job stalled and resumed: nobody died, so nobody may be called dead.
 #
-#   BUILD=build bash tests/faults/pause.sh [--pause-s S] [--trials N] [--one] [--external] [--sim-nodes a:2,b:3]
+#   BUILD=build bash tests/faults/pause.sh [--pause-s S] [--trials N] [--one | --master] [--external] [--sim-nodes a:2,b:3]
 #
 # What it checks.  A paused VM, a job suspended with SIGSTOP and continued, a machine that
 # kept every process of the job off the CPU for a while: each process sees its peers
@@ -12,7 +12,7 @@
 # exact, and the job ends as it would have without the pause.
 #
 # How.  One job per trial: `dredrun -n 4 fault_app --victim-mode none` (tests/faults/
-# fault_app.c), 150 steps of 4 concurrent 1 MiB reductions (about 2 s), short timeouts (heartbeat
+# fault_app.c), 400 steps of 4 concurrent 1 MiB reductions (3-6 s), short timeouts (heartbeat
 # 100 ms, failure 1 s, master 2 s).  Once the application has calibrated (DIR/t.txt) and a
 # random 0-0.5 s later (checked afterwards: some reduction ended after it), every process of the job (dredrun, mpiexec, its proxies,
 # dred-master, the ranks and their runtime threads) gets SIGSTOP, S seconds pass (default
@@ -32,6 +32,8 @@
 # reductions end exact or with an explicit error, none wrong, and once continued the
 # stopped process must end too (its reductions with an explicit error, dred_finalize
 # without hanging): every rank writes its final and exit lines and the job ends in time.
+# --master: the same with dred-master stopped alone: every worker declares it lost
+# (DRED_MASTER_TIMEOUT_MS), its reductions end DRED_ERR_MASTER_LOST, everyone ends.
 #
 # Prints "N passed, N failed"; exit status non-zero if any
 # trial failed.  Each trial's files: $BUILD/faults/pause-<n>/.
@@ -40,12 +42,14 @@ BUILD=${BUILD:-build}
 pause_s=3
 trials=2
 one=0
+master=0
 launch=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --pause-s) pause_s=$2; shift 2 ;;
     --trials) trials=$2; shift 2 ;;
     --one) one=1; shift ;;
+    --master) master=1; one=1; shift ;; # the --one checks, the master as the victim
     --external) launch+=(--external-master); shift ;;
     --sim-nodes) launch+=(--sim-nodes "$2"); shift 2 ;;
     *) echo "pause.sh: unknown argument '$1'" >&2; exit 2 ;;
@@ -83,7 +87,7 @@ for n in $(seq 1 "$trials"); do
   marker="pause-$$-$n"
   env DRED_PAUSE_TRIAL_ID="$marker" DRED_STORAGE_DIR="$dir/store" DRED_HEARTBEAT_MS=100 DRED_FAIL_TIMEOUT_MS=1000 \
     DRED_MASTER_TIMEOUT_MS=2000 \
-    "$DREDRUN" ${launch[@]+"${launch[@]}"} -n 4 "$APP" --outdir "$dir" --bytes 1M --concurrent 4 --reductions 150 \
+    "$DREDRUN" ${launch[@]+"${launch[@]}"} -n 4 "$APP" --outdir "$dir" --bytes 1M --concurrent 4 --reductions 400 \
     --calib 3 --victim-mode none >"$dir/dredrun.out" 2>&1 </dev/null &
   sid=$!
   why=""
@@ -96,8 +100,11 @@ for n in $(seq 1 "$trials"); do
   if [ ! -s "$dir/t.txt" ]; then
     why="the job did not calibrate within 60 s"
   else
-    sleep "0.$((RANDOM % 5))"
-    if [ "$one" = 1 ]; then
+    if [ "$master" = 1 ]; then
+      pids=$(for p in $(tree_pids "$sid"); do
+               [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dred-master ] && echo "$p"; done)
+      what="dred-master (pid $pids)"
+    elif [ "$one" = 1 ]; then
       victim=$((1 + RANDOM % 3)) # app rank; the root is 0
       pids=$(cut -d' ' -f1 "$dir/pid.$victim")
       what="app rank $victim (pid $pids)"
@@ -105,6 +112,7 @@ for n in $(seq 1 "$trials"); do
       pids=$(tree_pids "$sid")
       what="$(echo $pids | wc -w) processes"
     fi
+    sleep "0.$((RANDOM % 5))" # the victims are found first: that takes time on a busy machine
     t_stop=$(date +%s%N)
     # shellcheck disable=SC2086
     kill -STOP $pids 2>/dev/null
@@ -143,12 +151,19 @@ for n in $(seq 1 "$trials"); do
           if ($i ~ /^got_ns=/ && substr($i, 8) + 0 > t + 0) late = 1
           if ($i ~ /^start_error=/) late = 1 } # refused at the call: after the resume
         if (!late && !ok) n++ } END { print n + 0 }')
-    if ! grep -q "worker $((victim + 1)) declared failed: silent for" "$dir/dredrun.out"; then
+    if [ "$master" = 1 ]; then
+      if [ -z "$pids" ]; then why="dred-master's pid not found"
+      elif [ "$(cat "$dir"/stderr.* | grep -c 'dred-master silent for')" != 4 ]; then
+        why="not every worker declared the stopped master lost"
+      elif [ "$(cat "$dir"/rank.*.txt | grep -c '^finalize status=6 ')" != 4 ]; then
+        why="not every dred_finalize said MASTER_LOST"
+      fi
+    elif ! grep -q "worker $((victim + 1)) declared failed: silent for" "$dir/dredrun.out"; then
       why="the stopped process was not declared failed"
     elif [ "$ends" != 4 ]; then why="$ends of 4 ranks reached their exit line";
     elif [ "$wrong" != 0 ]; then why="$wrong wrong results";
     elif [ "$early_bad" != 0 ]; then why="$early_bad reductions done before the stop not OK";
-    elif ! grep '^red ' "$dir/rank.$victim.txt" | grep -qv ' status=0 '; then
+    elif [ "$master" = 0 ] && ! grep '^red ' "$dir/rank.$victim.txt" | grep -qv ' status=0 '; then
       why="the stopped process's later reductions did not end with an error"
     fi
   elif [ -z "$why" ]; then
@@ -158,14 +173,16 @@ for n in $(seq 1 "$trials"); do
     wrong=$(cat "$dir"/rank.*.txt 2>/dev/null | grep '^red ' | grep -c 'check=wrong')
     false_det=$(cat "$dir"/stderr.* "$dir/dredrun.out" 2>/dev/null | grep -Ec 'declared failed|master lost|reports worker [0-9]+ failed')
     if [ "$finals" != 4 ]; then why="$finals of 4 ranks ended with outcome=OK";
-    elif [ "$reds" -lt $((4 * 4 * 153)) ]; then why="only $reds reductions reported";
+    elif [ "$reds" -lt $((4 * 4 * 403)) ]; then why="only $reds reductions reported";
     elif [ "$bad" != 0 ] || [ "$wrong" != 0 ]; then why="$bad reductions not OK, $wrong wrong";
     elif [ "$false_det" != 0 ]; then why="$false_det false failure reports";
-    elif ! cat "$dir"/rank.*.txt | grep '^red phase=main' |
-           awk -v t="$t_stop" '{ for (i = 1; i <= NF; i++) if ($i ~ /^got_ns=/) { v = substr($i, 8); if (v + 0 > t + 0) found = 1 } }
-                               END { exit !found }'; then
-      why="the pause came after the last reduction (the test missed; lengthen the job)"
     fi
+  fi
+  # every kind: some reduction must have ended after the stop, else the test missed
+  if [ -z "$why" ] && ! cat "$dir"/rank.*.txt | grep '^red phase=main' |
+       awk -v t="$t_stop" '{ for (i = 1; i <= NF; i++) if ($i ~ /^got_ns=/ && substr($i, 8) + 0 > t + 0) found = 1 }
+                           END { exit !found }'; then
+    why="the stop came after the last reduction (the test missed; lengthen the job)"
   fi
   [ "$one" = 1 ] && late=0 || late=$(cat "$dir"/stderr.* "$dir/dredrun.out" 2>/dev/null | grep -Ec 'ran [0-9]+ ms late')
   if [ -z "$why" ]; then

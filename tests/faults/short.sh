@@ -31,7 +31,8 @@
 #      lost, every reduction exact.  And 1 trial stopping one worker alone for 3 s: it is
 #      declared failed, the survivors end exact or with explicit errors, and once continued
 #      it ends too.  One whole-job pause each on simulated nodes a:2,b:3 and with the
-#      master beside the job.
+#      master beside the job; dred-master stopped alone for 3 s: every worker declares it
+#      lost, every reduction still pending ends MASTER_LOST, everyone ends.
 #   Parts 5 and 6 run with DRED_FAIL_TIMEOUT_MS=2000 / DRED_MASTER_TIMEOUT_MS=4000: three
 #   simulated nodes start 6 MPI processes with more set-up than one node, and on a loaded
 #   2-core machine 1 s of silence was seen without any fault.
@@ -122,6 +123,8 @@ pause_part "one worker stopped 3 s, then continued (declared failed; survivors e
 pause_part "whole job paused 3 s on simulated nodes a:2,b:3 (links over TCP)" \
   --trials 1 --sim-nodes a:2,b:3
 pause_part "whole job paused 3 s, dred-master beside the job" --trials 1 --external
+pause_part "dred-master stopped 3 s, then continued (every worker declares it lost; everyone ends)" \
+  --trials 1 --master
 
 echo "faults: CSV $csv (seed $seed)"
 echo "$pass passed, $fail failed"
