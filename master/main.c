@@ -455,11 +455,15 @@ int main(int argc, char **argv) {
   free(m.pong);
   free(m.bye);
   free(m.up);
+  /* Exit status 1 after a worker failure, in both forms: the job's status then says a
+   * process was lost even when every process that is left exits 0 (one stopped past the
+   * failure timeout and continued, say). */
   if (m.external) return nfailed > 0 ? 1 : 0; /* no MPI here (beside.c) */
   if (nfailed > 0) {
     /* Collective frees and MPI_Finalize hang once a process died (DESIGN.md). */
-    DRED_WARN("%d worker(s) failed during the job: exiting without MPI_Finalize", nfailed);
-    return 0;
+    DRED_WARN("%d worker(s) failed during the job: exiting without MPI_Finalize, status 1",
+              nfailed);
+    return 1;
   }
   signal(SIGALRM, shutdown_timeout);
   alarm((unsigned)m.cfg.finalize_timeout_s);

@@ -36,7 +36,7 @@
 # (DRED_MASTER_TIMEOUT_MS), its reductions end DRED_ERR_MASTER_LOST, everyone ends.
 #
 # Prints "N passed, N failed"; exit status non-zero if any
-# trial failed.  Each trial's files: $BUILD/faults/pause-<n>/.
+# trial failed.  Each trial's files: $BUILD/faults/pause-<kind>-<n>/.
 set -u
 BUILD=${BUILD:-build}
 pause_s=3
@@ -80,8 +80,13 @@ marked_pids() {
 
 pass=0
 fail=0
+kind=all
+[ "$one" = 1 ] && kind=one
+[ "$master" = 1 ] && kind=master
+case " ${launch[*]+${launch[*]}} " in *" --external-master "*) kind="$kind-ext" ;; esac
+case " ${launch[*]+${launch[*]}} " in *" --sim-nodes "*) kind="$kind-nodes" ;; esac
 for n in $(seq 1 "$trials"); do
-  dir="$BUILD/faults/pause-$n"
+  dir="$BUILD/faults/pause-$kind-$n"
   rm -rf "$dir"
   mkdir -p "$dir"
   marker="pause-$$-$n"
@@ -129,7 +134,7 @@ for n in $(seq 1 "$trials"); do
     else
       wait "$sid"
       rc=$?
-      # with a worker declared failed (--one) a master beside the job exits 1 (dredrun(1))
+      # with a worker declared failed (--one) dred-master exits 1 (dred-master(1))
       if [ "$rc" != 0 ] && ! { [ "$one" = 1 ] && [ "$rc" = 1 ]; }; then why="dredrun exited $rc"; fi
     fi
   fi
