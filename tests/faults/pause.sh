@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # pause.sh -- a whole job stalled and resumed: nobody died, so nobody may be called dead.
 #
-#   BUILD=build bash tests/faults/pause.sh [--pause-s S] [--trials N] [--one | --master] [--external] [--sim-nodes a:2,b:3]
+#   BUILD=build bash tests/faults/pause.sh [--pause-s S] [--trials N] [--one | --master]
+#        [--external] [--sim-nodes a:2,b:3]
 #
 # What it checks.  A paused VM, a job suspended with SIGSTOP and continued, a machine that
 # kept every process of the job off the CPU for a while: each process sees its peers
@@ -12,16 +13,16 @@
 # exact, and the job ends as it would have without the pause.
 #
 # How.  One job per trial: `dredrun -n 4 fault_app --victim-mode none` (tests/faults/
-# fault_app.c), 400 steps of 4 concurrent 1 MiB reductions (3-6 s), short timeouts (heartbeat
-# 100 ms, failure 1 s, master 2 s).  Once the application has calibrated (DIR/t.txt) and a
-# random 0-0.5 s later (checked afterwards: some reduction ended after it), every process of the job (dredrun, mpiexec, its proxies,
-# dred-master, the ranks and their runtime threads) gets SIGSTOP, S seconds pass (default
-# 3: longer than both timeouts), then SIGCONT.  Then the job must exit 0 within a bound,
-# with every rank's "final outcome=OK", every reduction "status=0" and, at its root,
-# "check=exact", and no "declared failed" / "master lost" in any log.  The processes are
-# found by pid (the tree below the launcher, and a marker variable in their environment),
-# every wait is bounded, and whatever is left at
-# the end is SIGKILLed by pid.
+# fault_app.c), 400 steps of 4 concurrent 1 MiB reductions (3-6 s), short timeouts
+# (heartbeat 100 ms, failure 1 s, master 2 s).  Once the application has calibrated
+# (DIR/t.txt), the victims are found and a random 0-0.4 s later every process of the job
+# (dredrun, mpiexec, its proxies, dred-master, the ranks and their runtime threads) gets
+# SIGSTOP, S seconds pass (default 3: longer than both timeouts), then SIGCONT.  The job
+# must then exit 0 within a bound, with every rank's "final outcome=OK", every reduction
+# "status=0" and, at its root, "check=exact", and no "declared failed" / "master lost" in
+# any log; some reduction must have ended after the stop (else the test missed).  The
+# processes are found by pid (the tree below the launcher, and a marker variable in their
+# environment), every wait is bounded, and whatever is left at the end is SIGKILLed by pid.
 #
 # --external: dred-master beside the job (dredrun --external-master); --sim-nodes: the
 # job on simulated nodes (dredrun --sim-nodes), where links cross nodes over TCP.
@@ -31,12 +32,13 @@
 # stopped process, and the master must declare it failed ("silent for") -- the survivors'
 # reductions end exact or with an explicit error, none wrong, and once continued the
 # stopped process must end too (its reductions with an explicit error, dred_finalize
-# without hanging): every rank writes its final and exit lines and the job ends in time.
+# without hanging): every rank writes its final and exit lines and the job ends in time
+# (exit status 0 or 1: dred-master exits 1 after a worker failed).
 # --master: the same with dred-master stopped alone: every worker declares it lost
 # (DRED_MASTER_TIMEOUT_MS), its reductions end DRED_ERR_MASTER_LOST, everyone ends.
 #
-# Prints "N passed, N failed"; exit status non-zero if any
-# trial failed.  Each trial's files: $BUILD/faults/pause-<kind>-<n>/.
+# Prints "N passed, N failed"; exit status non-zero if any trial failed.  Each trial's
+# files: $BUILD/faults/pause-<kind>-<n>/.
 set -u
 BUILD=${BUILD:-build}
 pause_s=3
