@@ -33,6 +33,7 @@ void master_declare_failed(master_t *m, int worker, const char *why) {
   sched_feed(m->sched, &ev);
   DRED_ERROR("worker %d declared failed: %s", worker, why);
   dred_net_drop(&m->net, worker);
+  dred_boot_forget(&m->boot, worker); /* its socket, if on our node: it cannot */
   if (m->journal) dred_journal_worker_failed(m->journal, (uint32_t)worker, uv_hrtime() - m->t_start);
   memset(&msg, 0, sizeof msg);
   msg.type = PROTO_FAILED;

@@ -58,7 +58,7 @@ typedef struct {
   struct dred_watch *watch;  /* robust mutexes of the workers on this node (deathwatch.h) */
   uv_timer_t watch_timer;   /* declares the deaths the watch reported (main.c says why) */
   uint8_t *watch_dead;      /* by worker: its watch fired, not declared yet            */
-  char watch_path[176];     /* its file until every worker mapped it; "" without one  */
+  char watch_path[sizeof ((dred_boot_t *)0)->watch]; /* its file until every worker mapped it; "" without one */
   char jobdir[600];         /* <storage>/job-<id>: journal and status socket; "" if refused */
 } master_t;
 

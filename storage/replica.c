@@ -63,6 +63,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "../common/log.h"
@@ -731,6 +732,26 @@ int dred_replica_purged(dred_replica_t *r, uint64_t *count) {
     return DRED_ERR_ARG;
   }
   *count = r->purged; /* written once by open, before the store is shared */
+  return DRED_OK;
+}
+
+int dred_replica_remove(const char *dir, uint32_t worker) {
+  static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+  char path[4200];
+  size_t i;
+  if (dir == NULL || dir[0] == '\0') {
+    DRED_ERROR("dred_replica_remove: dir is %s", dir == NULL ? "NULL" : "empty");
+    return DRED_ERR_ARG;
+  }
+  for (i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
+    int n = snprintf(path, sizeof path, "%s/dred-replica-%" PRIu32 ".db%s", dir, worker, suffix[i]);
+    if (n < 0 || (size_t)n >= sizeof path) {
+      DRED_ERROR("dred_replica_remove: path in %s too long", dir);
+      return DRED_ERR_ARG;
+    }
+    if (unlink(path) != 0 && errno != ENOENT)
+      DRED_WARN("replica store file %s not removed: %s", path, strerror(errno));
+  }
   return DRED_OK;
 }
 

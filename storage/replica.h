@@ -99,6 +99,12 @@ int dred_replica_purged(dred_replica_t *r, uint64_t *count);
 /* The file behind the store (valid until close); never NULL for an open store. */
 const char *dred_replica_path(const dred_replica_t *r);
 
+/* Delete worker `worker`'s store in `dir` with SQLite's side files (-wal, -shm, -journal),
+ * whether or not it exists: its owner closed it (dred_finalize) or is dead.  Only the
+ * owner ever reads a store, so a dead worker's is of no use to anyone.  DRED_ERR_ARG for
+ * a NULL or empty dir; a file that cannot be removed is only logged. */
+int dred_replica_remove(const char *dir, uint32_t worker);
+
 /* The 64-bit checksum stored with each copy ("dred64"; see replica.c): four XXH64-style
  * multiply-rotate lanes over 8-byte little-endian words, folded so that every step is a
  * bijection.  Any change confined to one 8-byte word, in particular any single corrupted

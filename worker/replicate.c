@@ -132,16 +132,7 @@ void dred_repl_close(dred_rt_t *rt) {
     return;
   }
   /* Copies only matter while the job runs; leave no file behind. */
-  unlink(path);
-  {
-    char side[620];
-    snprintf(side, sizeof side, "%s-wal", path);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", path);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-journal", path);
-    unlink(side);
-  }
+  (void)dred_replica_remove(rt->jobdir, (uint32_t)rt->world_rank);
   dred_storedir_release(rt->jobdir); /* the last process of the job on this node */
 }
 
@@ -164,6 +155,9 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
   rt->nfailed++;
   DRED_WARN("dred-master reports worker %u failed", w);
   dred_net_drop(&rt->net, (int)w);
+  /* A dead process cannot remove its replica store, and only its owner ever reads one
+   * (where our storage directory is not its node's, there is nothing to remove). */
+  if (rt->store != NULL && !rt->cfg.keep_storage) (void)dred_replica_remove(rt->jobdir, w);
   dred_handover_holder_failed(rt, (int)w); /* calls waiting for w to hold a copy go on */
   /* Copies on their way to or from w need nothing here: net.c never delivers a copy cut
    * short, and our sends to w end with its link (copy_sent). */

@@ -421,6 +421,7 @@ static int recv_messages(dred_rt_t *rt) {
                      (unsigned long long)rt->cfg.fail_timeout_ms);
         else
           DRED_ERROR("the control link to dred-master closed: master lost");
+        dred_boot_forget(&rt->boot, 0); /* its socket, if on our node: it cannot */
         dred_rt_fail_everything(rt, DRED_ERR_MASTER_LOST);
       }
       continue;
@@ -488,6 +489,9 @@ static int recv_messages(dred_rt_t *rt) {
           rt->nserving -= rt->serving[m.u.failed.worker];
           rt->serving[m.u.failed.worker] = 0;
         }
+        /* its control socket, if on our node: it cannot remove it, and the last of us to
+         * leave removes the directory only once it is empty */
+        dred_boot_forget(&rt->boot, (int)m.u.failed.worker);
         rt->robust->on_failed(rt, m.u.failed.worker);
         break;
       case PROTO_RECOVER:

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,12 +62,21 @@ static int make_dir(const char *dir) {
 /* The control directory and our socket in it, named by the job id bytes (never the token:
  * /tmp names are public). */
 static void name_dir(dred_boot_t *b, const uint8_t *id) {
-  const char *tmp = getenv("TMPDIR");
-  char hex[2 * JOB_ID_BYTES + 1];
-  int i;
+  const char *tmp = getenv("TMPDIR"), *base = tmp != NULL && tmp[0] == '/' ? tmp : "/tmp";
+  char hex[2 * JOB_ID_BYTES + 1], dir[4200];
+  int i, n;
   for (i = 0; i < JOB_ID_BYTES; i++) snprintf(hex + 2 * i, 3, "%02x", id[i]);
-  snprintf(b->dir, sizeof b->dir, "%.60s/dred-ctl-%ld-%s", tmp != NULL && tmp[0] == '/' ? tmp : "/tmp",
-           (long)getuid(), hex);
+  /* Every socket, "<dir>/<rank>.sock" (the highest rank's included), must fit a Unix
+   * socket's sun_path (108 bytes): a longer TMPDIR (a batch system's per-job directory,
+   * say) cannot hold it, and /tmp can.  Cut short, it would name another directory. */
+  n = snprintf(dir, sizeof dir, "%s/dred-ctl-%ld-%s", base, (long)getuid(), hex);
+  if (n < 0 || (size_t)n >= sizeof b->dir ||
+      (size_t)n + sizeof "/.sock" + 10 > sizeof(((struct sockaddr_un *)0)->sun_path)) {
+    DRED_WARN("TMPDIR (%zu characters) is too long for dred's control sockets: they go to /tmp",
+              strlen(base));
+    n = snprintf(dir, sizeof dir, "/tmp/dred-ctl-%ld-%s", (long)getuid(), hex);
+  }
+  memcpy(b->dir, dir, (size_t)n + 1); /* n < sizeof b->dir: checked, or /tmp's short name */
   snprintf(b->sock, sizeof b->sock, "%s/%d.sock", b->dir, b->rank);
 }
 
@@ -228,6 +238,8 @@ static int boot_beside(dred_boot_t *b, dred_net_t *net, uv_loop_t *loop) {
     const char *dir = uaddr + 5, *slash = strrchr(dir, '/');
     if (slash != NULL && slash > dir)
       snprintf(b->watch, sizeof b->watch, "%.*s/watch", (int)(slash - dir) > 160 ? 160 : (int)(slash - dir), dir);
+    if (node == (int)b->node_of[0] && strlen(dir) < sizeof b->master_sock)
+      memcpy(b->master_sock, dir, strlen(dir) + 1);
   }
   if (node != (int)b->node_of[0] && taddr == NULL && mhost == NULL) {
     DRED_ERROR("no dred-master's socket at %s on this host, and no DRED_MASTER_TCP to reach "
@@ -268,7 +280,7 @@ int dred_boot_start(dred_boot_t *b, int is_master, dred_net_t *net, uv_loop_t *l
     memset(secret, 0, sizeof secret); /* caught below: every process gets the same zeros */
   MPI_Bcast(secret, (int)sizeof secret, MPI_BYTE, 0, b->priv);
   name_dir(b, secret + DRED_NET_TOKEN_BYTES);
-  snprintf(b->watch, sizeof b->watch, "%.150s/watch", b->dir);
+  snprintf(b->watch, sizeof b->watch, "%s/watch", b->dir); /* fits: dir < DRED_NET_ADDR_MAX */
   {
     int local = nsize < b->size;
     MPI_Allreduce(&local, &spans, 1, MPI_INT, MPI_MAX, b->priv);
@@ -304,7 +316,7 @@ int dred_boot_standalone(dred_boot_t *b, int nworkers, dred_net_t *net, uv_loop_
     return DRED_ERR_INTERNAL;
   }
   name_dir(b, id);
-  snprintf(b->watch, sizeof b->watch, "%.150s/watch", b->dir);
+  snprintf(b->watch, sizeof b->watch, "%s/watch", b->dir); /* fits: dir < DRED_NET_ADDR_MAX */
   if ((b->node_of = calloc((size_t)b->size, sizeof *b->node_of)) == NULL) return DRED_ERR_NOMEM;
   b->nnodes = 1;
   if ((rc = make_dir(b->dir)) != DRED_OK) return rc;
@@ -371,6 +383,23 @@ int dred_boot_up(dred_boot_t *b, dred_net_t *net) {
   m.u.join.node = b->node_of[b->rank];
   m.u.join.master_node = b->node_of[0];
   return dred_net_send(net, 0, &m, NULL);
+}
+
+void dred_boot_forget(const dred_boot_t *b, int rank) {
+  char path[sizeof b->sock];
+  if (rank == 0 && b->external && b->rank != 0) { /* a master beside the job: its own dir */
+    const char *slash = strrchr(b->master_sock, '/');
+    if (b->master_sock[0] == '\0' || slash == NULL || slash == b->master_sock) return;
+    (void)unlink(b->master_sock);
+    snprintf(path, sizeof path, "%.*s", (int)(slash - b->master_sock), b->master_sock);
+    (void)rmdir(path); /* fails while anything else is in it: fine */
+    return;
+  }
+  if (b->node_of == NULL || b->dir[0] == '\0' || rank < 0 || rank >= b->size || rank == b->rank ||
+      b->node_of[rank] != b->node_of[b->rank])
+    return;
+  if (snprintf(path, sizeof path, "%s/%d.sock", b->dir, rank) >= (int)sizeof path) return;
+  (void)unlink(path);
 }
 
 void dred_boot_finish(dred_boot_t *b) {

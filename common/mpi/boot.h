@@ -45,9 +45,11 @@ typedef struct {
                         simulated nodes included                                  */
   int nnodes;        /* distinct nodes of the job                                 */
   int multinode;     /* some process lives on another node than rank 0            */
-  char dir[128];     /* this job's control-socket directory                      */
-  char sock[160];    /* our socket in it                                          */
-  char watch[176];   /* the master's death-watch file (common/deathwatch.h)       */
+  char dir[DRED_NET_ADDR_MAX];      /* this job's control-socket directory       */
+  char sock[DRED_NET_ADDR_MAX + 16]; /* our socket in it                          */
+  char watch[DRED_NET_ADDR_MAX + 16]; /* the master's death-watch file (deathwatch.h) */
+  char master_sock[DRED_NET_ADDR_MAX]; /* beside the job, on our node: its socket, in a
+                                          directory of its own ("" otherwise)       */
 } dred_boot_t;
 
 /* Job ranks and priv's ranks.  With the master as rank 0 of MPI_COMM_WORLD they are the
@@ -60,6 +62,10 @@ static inline int dred_boot_mpi_rank(const dred_boot_t *b, int job_rank) { retur
  * a worker's link to the master is open (its HELLO queued).  Returns DRED_OK or a DRED_ERR_*
  * with a log line; on error the job cannot run (the caller aborts or returns it). */
 int dred_boot_start(dred_boot_t *b, int is_master, dred_net_t *net, uv_loop_t *loop);
+
+/* Job rank `rank` is dead (declared failed): remove its socket if it was on our node,
+ * since it cannot, so that the last process to leave can remove the directory. */
+void dred_boot_forget(const dred_boot_t *b, int rank);
 
 /* Remove our socket (and the directory, if we are the last to leave); free node_of.
  * Local only: called at every exit, also after a failure. */

@@ -361,7 +361,9 @@ EOF
   chmod +x "$dir/master.sh"
 
   t0=$(now_s)
+  mkdir -p "$dir/tmp" # TMPDIR: the job's control directory goes here, checked at the end
   env DRED_FAULT_TRIAL_ID="$marker" DRED_MASTER="$dir/master.sh" DRED_STORAGE_DIR="$dir/store" \
+    TMPDIR="$dir/tmp" \
     DRED_LOG_TIME=1 ${ucx_tls:+UCX_TLS="$ucx_tls"} \
     setsid "$DREDRUN" ${layout:+--sim-nodes "$layout"} $([ "$external" = 1 ] && echo --external-master) -n "$workers" "$APP" --outdir "$dir" --bytes "$b" --concurrent "$c" \
     --root "$root" --calib "$calib" --reductions "$reductions" --kill-index 1 \
@@ -557,8 +559,17 @@ EOF
   wait "$mpid" 2>/dev/null
   sleep 0.2
   for p in $(marked_pids "$marker"); do kill -KILL "$p" 2>/dev/null; done
+  # What the job left on disk: survivors remove a dead node peer's control socket and
+  # replica store (worker/runtime.c, worker/replicate.c), so once every process is gone
+  # only the master's journal may remain -- except after a node loss, whose files are the
+  # lost node's (here all simulated nodes share one disk).
+  local left_files=""
+  case "$m" in node|masternode) ;; *)
+    [ "$leftover" = 0 ] && left_files=$(cd "$dir" && ls -d tmp/dred-ctl-* tmp/dred-ctl-*/* \
+      store/job-*/dred-replica-* 2>/dev/null | tr '\n' ' ') ;;
+  esac
   # replica stores are big: keep only the master's journal (dredstat summary/trace)
-  [ "$keep" = 1 ] || find "$dir/store" -maxdepth 1 -name 'dred-replica-*' -delete 2>/dev/null
+  [ "$keep" = 1 ] || find "$dir/store" -maxdepth 2 -name 'dred-replica-*' -delete 2>/dev/null
 
   trial_s=$(awk -v a="$t0" -v b="$(now_s)" 'BEGIN { printf "%.1f", b - a }')
   local kill_at
@@ -576,6 +587,7 @@ EOF
     for o in "${per[@]}"; do [ "${o#*:}" = "$expect" ] || { ok=0; why="expected $expect, got ${per[*]}"; }; done
   fi
   if printf '%s\n' "${fins[@]}" | grep -q ':fin_hung$'; then ok=0; why="${why:+$why; }dred_finalize hung"; fi
+  if [ -n "$left_files" ]; then ok=0; why="${why:+$why; }left behind: $left_files"; fi
   if [ "$ok" = 1 ]; then pass_count=$((pass_count + 1)); else fail_count=$((fail_count + 1)); fi
   printf '[%s %3d] root=%d victim=%-5s f=%.3f t=%6.3fs hit=%-1s -> %-11s told=%s..%s ms  rec=%s ms  post=%s  fin=%s  %ss%s\n' \
     "$m" "$n" "$root" "$(echo "$vlist" | tr ';' ',')" "$frac" "${t:-0}" "${before:--}" "$worst" \

@@ -107,6 +107,24 @@ else
   bad "one job directory, mode 0700, no replica store left" "$(ls -lR "$tmp/st" | head -8)"
 fi
 
+echo "test-settings: TMPDIR holds the job's control sockets; one too long for them falls back to /tmp"
+mkdir -p "$tmp/td"
+run "TMPDIR short" DRED_STORAGE_DIR="$tmp/st" TMPDIR="$tmp/td"
+if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q "stat-app: ok" && [ -z "$(ls -A "$tmp/td")" ]; then
+  ok "TMPDIR=$tmp/td: the job runs, its control directory is gone afterwards"
+else
+  bad "TMPDIR short: the job runs and leaves nothing" "rc=$rc, left: $(ls -A "$tmp/td"): $(printf '%s' "$out" | grep -v UCX | tail -2)"
+fi
+longtd="$tmp/td/$(printf 'd%.0s' $(seq 1 90))"
+mkdir -p "$longtd"
+run "TMPDIR long" DRED_STORAGE_DIR="$tmp/st" TMPDIR="$longtd"
+if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q "stat-app: ok" &&
+   printf '%s\n' "$out" | grep -q "TMPDIR .* too long .* /tmp" && [ -z "$(ls -A "$longtd")" ]; then
+  ok "TMPDIR of ${#longtd} characters: a warning, control sockets in /tmp, the job runs"
+else
+  bad "TMPDIR too long for a socket path: warning and /tmp" "rc=$rc: $(printf '%s' "$out" | grep -v UCX | tail -3)"
+fi
+
 echo "test-settings: the same with dred-master beside the job (dredrun --external-master)"
 launch=("$bin/dredrun" --external-master -n 2)
 expect_fail "external: DRED_POLICY=bogus" "DRED_POLICY.*bogus" DRED_STORAGE_DIR="$tmp/st" DRED_POLICY=bogus
