@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../common/deathwatch.h"
+#include "../common/leave.h"
 #include "../common/log.h"
 #include "../common/mpi/boot.h"
 #include "../common/status.h"
@@ -264,6 +265,7 @@ static void fatal_signal(int sig) {
   char msg[64];
   int n = snprintf(msg, sizeof msg, "[dred master] fatal: signal %d\n", sig);
   if (n > 0) (void)!write(2, msg, (size_t)n);
+  dred_leave_now(); /* our sockets and control directory (common/leave.h) */
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -286,6 +288,7 @@ int main(int argc, char **argv) {
   signal(SIGABRT, fatal_signal);
   signal(SIGTERM, fatal_signal);
   signal(SIGINT, fatal_signal);
+  signal(SIGHUP, fatal_signal);
   dred_config_load(&m.cfg);
   rc = parse_flags(&m, argc, argv, &no_journal, &bf);
   if (rc > 0) {

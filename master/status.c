@@ -39,6 +39,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "../common/leave.h"
 #include "../common/log.h"
 #include "../common/sockpath.h"
 #include "../storage/storedir.h" /* DRED_STOREDIR_STATUS_SOCKET */
@@ -331,6 +332,7 @@ int master_status_start(master_t *m) {
     return DRED_ERR_STORAGE;
   }
   m->status = st;
+  dred_leave_add(st->path, 0); /* removed by a signal that ends the master too (leave.h) */
   DRED_INFO("status socket: %s", st->path);
   return DRED_OK;
 }

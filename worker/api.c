@@ -119,18 +119,7 @@ int dred_init(int *argc, char ***argv) {
     return DRED_ERR_ARG;
   }
   dred_config_load(&rt->cfg);
-  /* When a process dies, MPICH's Hydra proxy sends SIGUSR1 to every other process (its
-   * failure notification; the default action terminates), then mpiexec exits and the
-   * survivors' stdout/stderr pipes close, so the next log line would raise SIGPIPE.  A
-   * fault-tolerant job must survive both: ignore them unless the application installed
-   * its own handlers. */
-  {
-    static const int sigs[] = {SIGUSR1, SIGPIPE};
-    struct sigaction sa;
-    size_t i;
-    for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-      if (sigaction(sigs[i], NULL, &sa) == 0 && sa.sa_handler == SIG_DFL) signal(sigs[i], SIG_IGN);
-  }
+  dred_signals_init(); /* SIGUSR1/SIGPIPE survived, SIGTERM/INT/HUP tidy up (signals.c) */
 
   /* The same start-up runs in dred-master (common/mpi/boot.c). */
   if (uv_loop_init(&rt->loop) != 0) return DRED_ERR_INTERNAL;

@@ -73,6 +73,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/leave.h"
 #include "../common/log.h"
 #include "../common/status.h"
 #include "../storage/replica.h"
@@ -103,6 +104,16 @@ int dred_repl_open(dred_rt_t *rt) {
     rt->store = NULL;
     if (rt->jobdir[0] && !rt->cfg.keep_storage) dred_storedir_release(rt->jobdir);
     return DRED_ERR_STORAGE;
+  }
+  if (!rt->cfg.keep_storage) { /* a signal that ends us removes the store too (leave.h) */
+    static const char *const side[] = {"", "-wal", "-shm", "-journal"};
+    char path[DRED_LEAVE_PATH_MAX];
+    size_t i;
+    for (i = 0; i < sizeof side / sizeof side[0]; i++) {
+      snprintf(path, sizeof path, "%.4100s%s", dred_replica_path(rt->store), side[i]);
+      dred_leave_add(path, 0);
+    }
+    dred_leave_add(rt->jobdir, 1); /* if empty: the master's node keeps its journal there */
   }
   return DRED_OK;
 }

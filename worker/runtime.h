@@ -355,6 +355,10 @@ void dred_rt_inst_maybe_finish(dred_rt_t *rt, dred_inst_t *in);
 void dred_rt_send_master(dred_rt_t *rt, const proto_msg_t *m);
 /* End every reduction of this process with `status`; no new ones start. */
 void dred_rt_fail_everything(dred_rt_t *rt, int status);
+
+/* Signal dispositions libdred sets at dred_init where the application left the default
+ * (signals.c): SIGUSR1/SIGPIPE ignored, SIGTERM/SIGINT/SIGHUP remove our files first. */
+void dred_signals_init(void);
 /* A reference to our buffer p (pool offset or -1) of len bytes, for a READY or DONE. */
 proto_buf_t dred_rt_bufref(const dred_rt_t *rt, const char *p, int64_t pool_off, uint64_t len);
 /* The one READY builder: *m becomes a READY for member `member`'s operand of `in`, with

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "../dred_status.h"
+#include "../leave.h"
 #include "../log.h"
 
 #define JOB_ID_BYTES 8
@@ -96,6 +97,12 @@ static int node_leader(const dred_boot_t *b, int *nsize) {
   return dred_boot_job_rank(b, leader);
 }
 
+/* Our socket and the control directory, for a signal that ends the process (leave.h). */
+static void leave_register(const dred_boot_t *b) {
+  dred_leave_add(b->sock, 0);
+  dred_leave_add(b->dir, 1);
+}
+
 /* Listen (TCP too when `spans`), gather every process's addresses over priv, fill the node
  * table and the address book.  Collective over priv whatever happens here. */
 static int links_up(dred_boot_t *b, dred_net_t *net, uv_loop_t *loop, const uint8_t *token,
@@ -114,6 +121,8 @@ static int links_up(dred_boot_t *b, dred_net_t *net, uv_loop_t *loop, const uint
     if (spans && uv_os_gethostname(host, &hlen) != 0) snprintf(host, sizeof host, "localhost");
     if (dred_net_listen(net, b->sock, spans ? host : NULL, mine.unix_addr, mine.tcp_addr) != 0)
       rc = DRED_ERR_INTERNAL;
+    else
+      leave_register(b);
   }
   MPI_Comm_size(b->priv, &nproc);
   /* everyone's addresses, and whether everyone got this far */
@@ -322,6 +331,7 @@ int dred_boot_standalone(dred_boot_t *b, int nworkers, dred_net_t *net, uv_loop_
   if ((rc = make_dir(b->dir)) != DRED_OK) return rc;
   if ((rc = dred_net_init(net, loop, 0, b->size, token)) != DRED_OK) return rc;
   if (dred_net_listen(net, b->sock, tcp_host, unix_addr, tcp_addr) != 0) return DRED_ERR_INTERNAL;
+  leave_register(b);
   return DRED_OK;
 }
 
@@ -403,6 +413,7 @@ void dred_boot_forget(const dred_boot_t *b, int rank) {
 }
 
 void dred_boot_finish(dred_boot_t *b) {
+  dred_leave_clear(); /* removed here, or by the robust layer before */
   if (b->sock[0] != '\0') (void)unlink(b->sock);
   if (b->dir[0] != '\0') (void)rmdir(b->dir); /* fails until the last process left: fine */
   free(b->node_of);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # pause.sh -- a whole job stalled and resumed: nobody died, so nobody may be called dead.
 #
-#   BUILD=build bash tests/faults/pause.sh [--pause-s S] [--trials N] [--one | --master]
-#        [--external] [--sim-nodes a:2,b:3]
+#   BUILD=build bash tests/faults/pause.sh [--pause-s S] [--trials N]
+#        [--one | --master | --term] [--external] [--sim-nodes a:2,b:3]
 #
 # What it checks.  A paused VM, a job suspended with SIGSTOP and continued, a machine that
 # kept every process of the job off the CPU for a while: each process sees its peers
@@ -36,6 +36,13 @@
 # (exit status 0 or 1: dred-master exits 1 after a worker failed).
 # --master: the same with dred-master stopped alone: every worker declares it lost
 # (DRED_MASTER_TIMEOUT_MS), its reductions end DRED_ERR_MASTER_LOST, everyone ends.
+# --term: not a stall but a cancelled job (scancel, Ctrl-C): SIGTERM to the launcher
+# mid-job, which mpiexec forwards to every process; the job must end within 30 s.
+#
+# Every kind: each trial has its own TMPDIR, and at the end nothing may be left there or
+# in the storage directory but the master's journal (control sockets, replica stores, the
+# status socket: worker/signals.c, common/leave.h, and the survivors' clean-up of a failed
+# process's files).
 #
 # Prints "N passed, N failed"; exit status non-zero if any trial failed.  Each trial's
 # files: $BUILD/faults/pause-<kind>-<n>/.
@@ -45,6 +52,7 @@ pause_s=3
 trials=2
 one=0
 master=0
+term=0
 launch=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -52,6 +60,7 @@ while [ $# -gt 0 ]; do
     --trials) trials=$2; shift 2 ;;
     --one) one=1; shift ;;
     --master) master=1; one=1; shift ;; # the --one checks, the master as the victim
+    --term) term=1; shift ;;
     --external) launch+=(--external-master); shift ;;
     --sim-nodes) launch+=(--sim-nodes "$2"); shift 2 ;;
     *) echo "pause.sh: unknown argument '$1'" >&2; exit 2 ;;
@@ -85,14 +94,16 @@ fail=0
 kind=all
 [ "$one" = 1 ] && kind=one
 [ "$master" = 1 ] && kind=master
+[ "$term" = 1 ] && kind=term
 case " ${launch[*]+${launch[*]}} " in *" --external-master "*) kind="$kind-ext" ;; esac
 case " ${launch[*]+${launch[*]}} " in *" --sim-nodes "*) kind="$kind-nodes" ;; esac
 for n in $(seq 1 "$trials"); do
   dir="$BUILD/faults/pause-$kind-$n"
   rm -rf "$dir"
-  mkdir -p "$dir"
+  mkdir -p "$dir/tmp"
   marker="pause-$$-$n"
-  env DRED_PAUSE_TRIAL_ID="$marker" DRED_STORAGE_DIR="$dir/store" DRED_HEARTBEAT_MS=100 DRED_FAIL_TIMEOUT_MS=1000 \
+  env DRED_PAUSE_TRIAL_ID="$marker" DRED_STORAGE_DIR="$dir/store" TMPDIR="$dir/tmp" \
+    DRED_HEARTBEAT_MS=100 DRED_FAIL_TIMEOUT_MS=1000 \
     DRED_MASTER_TIMEOUT_MS=2000 \
     "$DREDRUN" ${launch[@]+"${launch[@]}"} -n 4 "$APP" --outdir "$dir" --bytes 1M --concurrent 4 --reductions 400 \
     --calib 3 --victim-mode none >"$dir/dredrun.out" 2>&1 </dev/null &
@@ -106,6 +117,18 @@ for n in $(seq 1 "$trials"); do
   done
   if [ ! -s "$dir/t.txt" ]; then
     why="the job did not calibrate within 60 s"
+  elif [ "$term" = 1 ]; then
+    # a batch system cancelling the job: SIGTERM to the launcher, which mpiexec forwards
+    sleep "0.$((RANDOM % 5))"
+    t_stop=$(date +%s%N)
+    kill -TERM "$sid" 2>/dev/null
+    echo "sent SIGTERM to the launcher mid-job" >"$dir/pause.txt"
+    for _ in $(seq 1 300); do # bounded: 30 s
+      kill -0 "$sid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -0 "$sid" 2>/dev/null && why="the job did not end within 30 s of SIGTERM"
+    sleep 1 # the processes Hydra signalled may outlive mpiexec by a moment
   else
     if [ "$master" = 1 ]; then
       pids=$(for p in $(tree_pids "$sid"); do
@@ -148,7 +171,10 @@ for n in $(seq 1 "$trials"); do
     why="${why:+$why; }$(echo $left | wc -w) process(es) left behind"
   fi
   wait "$sid" 2>/dev/null
-  if [ -z "$why" ] && [ "$one" = 1 ]; then
+  if [ -z "$why" ] && [ "$term" = 1 ]; then
+    wrong=$(cat "$dir"/rank.*.txt 2>/dev/null | grep -c 'check=wrong')
+    [ "$wrong" != 0 ] && why="$wrong wrong results"
+  elif [ -z "$why" ] && [ "$one" = 1 ]; then
     # job rank = app rank + 1 (dred-master is rank 0 of the MPMD job)
     ends=$(cat "$dir"/rank.*.txt 2>/dev/null | grep -c '^exit')
     wrong=$(cat "$dir"/rank.*.txt 2>/dev/null | grep -c 'check=wrong\|outcome=WRONG')
@@ -185,13 +211,20 @@ for n in $(seq 1 "$trials"); do
     elif [ "$false_det" != 0 ]; then why="$false_det false failure reports";
     fi
   fi
-  # every kind: some reduction must have ended after the stop, else the test missed
-  if [ -z "$why" ] && ! cat "$dir"/rank.*.txt | grep '^red phase=main' |
+  # every kind: nothing left on disk but the master's journal.  The processes removed their
+  # control sockets and replica stores, the survivors those of a process that failed
+  # (--one, --master), and a signal that ended them (--term) removed them first.
+  if [ -z "$why" ]; then
+    files=$(cd "$dir" && ls -d tmp/* store/job-*/dred-replica-* store/job-*/*.sock 2>/dev/null | tr '\n' ' ')
+    [ -n "$files" ] && why="left behind: $files"
+  fi
+  # every kind but --term: some reduction must have ended after the stop, else the test missed
+  if [ -z "$why" ] && [ "$term" = 0 ] && ! cat "$dir"/rank.*.txt | grep '^red phase=main' |
        awk -v t="$t_stop" '{ for (i = 1; i <= NF; i++) if ($i ~ /^got_ns=/ && substr($i, 8) + 0 > t + 0) found = 1 }
                            END { exit !found }'; then
     why="the stop came after the last reduction (the test missed; lengthen the job)"
   fi
-  [ "$one" = 1 ] && late=0 || late=$(cat "$dir"/stderr.* "$dir/dredrun.out" 2>/dev/null | grep -Ec 'ran [0-9]+ ms late')
+  [ "$one" = 1 ] || [ "$term" = 1 ] && late=0 || late=$(cat "$dir"/stderr.* "$dir/dredrun.out" 2>/dev/null | grep -Ec 'ran [0-9]+ ms late')
   if [ -z "$why" ]; then
     pass=$((pass + 1))
     echo "   pause $n: ok ($(cat "$dir/pause.txt"); $late late-timer notices)"

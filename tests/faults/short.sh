@@ -32,7 +32,9 @@
 #      declared failed, the survivors end exact or with explicit errors, and once continued
 #      it ends too.  One whole-job pause each on simulated nodes a:2,b:3 and with the
 #      master beside the job; dred-master stopped alone for 3 s: every worker declares it
-#      lost, every reduction still pending ends MASTER_LOST, everyone ends.
+#      lost, every reduction still pending ends MASTER_LOST, everyone ends.  And the job
+#      cancelled with SIGTERM mid-job: every process ends, no socket or store left.
+#      Every pause.sh trial also checks that nothing but the master's journal is left.
 #   Parts 5 and 6 run with DRED_FAIL_TIMEOUT_MS=2000 / DRED_MASTER_TIMEOUT_MS=4000: three
 #   simulated nodes start 6 MPI processes with more set-up than one node, and on a loaded
 #   2-core machine 1 s of silence was seen without any fault.
@@ -125,6 +127,8 @@ pause_part "whole job paused 3 s on simulated nodes a:2,b:3 (links over TCP)" \
 pause_part "whole job paused 3 s, dred-master beside the job" --trials 1 --external
 pause_part "dred-master stopped 3 s, then continued (every worker declares it lost; everyone ends)" \
   --trials 1 --master
+pause_part "the job cancelled with SIGTERM mid-job (every process ends, leaving no socket or store)" \
+  --trials 1 --term
 
 echo "faults: CSV $csv (seed $seed)"
 echo "$pass passed, $fail failed"
