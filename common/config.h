@@ -20,8 +20,10 @@ typedef struct {
   uint64_t replicas;         /* DRED_REPLICAS         copies of each operand: 0 none, 1 local,
                                 2 local + next live member (2)                        */
   uint64_t replica_delay_ms; /* DRED_REPLICA_DELAY_MS copies that shared memory already covers
-                                start this long after the call, and not at all if the
-                                reduction ended by then (1000; 0: at once)            */
+                                start this long after the call, copies received over a
+                                link are written to the store this long after arrival,
+                                and neither if the reduction ended by then (1000; 0: at
+                                once)                                                 */
   uint64_t finalize_timeout_s; /* DRED_FINALIZE_TIMEOUT_S bound on the collective shutdown, the
                                 part of dred_finalize after SHUTDOWN (60)              */
   uint64_t finalize_wait_s;  /* DRED_FINALIZE_WAIT_S  how long dred_finalize waits for this

@@ -118,7 +118,7 @@ static void recover_get_done(void *arg, int status) {
       send_recovered(rt, in, in->member, in->acc, in->pool_off);
     }
   } else {
-    const char *from = "my replica store";
+    const char *from = "the copy it sent us";
     if (status != DRED_OK && snapdir_found(rt, in, io)) {
       status = DRED_OK;
       from = "its snapshot in shared memory";
@@ -147,6 +147,7 @@ int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
   dred_inst_t *in;
   dred_repl_inst_t *r;
   repl_io_t *io;
+  const repl_io_t *held;
   uint32_t member = m->u.recover.member;
   int rc;
 
@@ -164,6 +165,7 @@ int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
     return 1;
   }
   if (write_pending(in->group_id, in->tag, member)) return 0;
+  held = member != in->member ? dred_repl_held_find(in->group_id, in->tag, member) : NULL;
   if ((r = dred_repl_inst_of(in)) == NULL || (io = calloc(1, sizeof *io)) == NULL) {
     send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_NOMEM);
     return 1;
@@ -199,6 +201,12 @@ int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
   } else if (dred_dp_buf_alloc(rt, in->bytes, &io->buf, &io->pool_off, &io->malloced) != DRED_OK) {
     free(io);
     send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_NOMEM);
+    return 1;
+  }
+  if (held != NULL) { /* the copy it sent us is still in our memory, its write not due */
+    r->io_pending++;
+    if (held->len == in->bytes) memcpy(io->buf, held->buf, in->bytes);
+    recover_get_done(io, held->len == in->bytes ? DRED_OK : DRED_ERR_STORAGE);
     return 1;
   }
   if (rt->store == NULL) {

@@ -20,6 +20,13 @@
  *     as soon as it is taken: the sender's dred_ireduce may be waiting until a copy is
  *     held off its node (handover.c), and a copy in our memory, its write listed below,
  *     is one.
+ *   - Such a copy is held in our memory and written to the store only if the reduction
+ *     still runs DRED_REPLICA_DELAY_MS after it arrived (or once held copies pass the
+ *     pool's size): in memory it already guards against the sender's loss, which is all a
+ *     store can do here (only its owner ever reads a store), and a reduction that ends
+ *     first -- most do -- writes nothing.  Writing each on arrival cost the failure-free
+ *     path its SQLite work: README, "Performance".  A RECOVER reads a held copy from
+ *     memory (recover.c).
  *   - Writes in flight are listed (dred_repl_writes_in_flight) so that a RECOVER for a copy still
  *     being written waits for it (recover.c); each finished write wakes the parked
  *     RECOVERs.
@@ -37,7 +44,7 @@
 dred_queue_t dred_repl_writes_in_flight = {&dred_repl_writes_in_flight, &dred_repl_writes_in_flight};
 
 static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m);
-static int store_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
+static int hold_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
                           char *buf, size_t len);
 
 /* Tell the sender of a copy that came on the link that we hold it whole (len: its size),
@@ -71,8 +78,8 @@ void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m) {
     return;
   }
   ack_received(rt, src, m,
-               store_received(rt, m->u.replica.group, m->u.replica.tag, m->u.replica.member,
-                              bytes, len) == 0 ? len : 0);
+               hold_received(rt, m->u.replica.group, m->u.replica.tag, m->u.replica.member,
+                             bytes, len) == 0 ? len : 0);
 }
 
 static void neighbour_put_done(void *arg, int status) {
@@ -136,10 +143,42 @@ static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m) {
   if (rc != DRED_OK) neighbour_put_done(io, rc); /* still ACK: the member frees its snapshot */
 }
 
-/* A neighbour's copy that came over the network: into our store (takes `buf`).  0 when
- * the write is under way (a RECOVER for it waits for the write), -1 when dropped. */
-static int store_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
-                          char *buf, size_t len) {
+/* ---- copies that came over the network: held in memory, written late ---------------- */
+
+/* Held copies, in arrival order, which is due order (one delay for all), and by (group,
+ * tag) so that every END finds its own in a short chain. */
+static dred_queue_t held_q = {&held_q, &held_q};
+dred_queue_t dred_repl_held_index[SNAP_BUCKETS];
+static size_t held_bytes;
+
+/* Start the store write of held copy `io` (takes it off held_q).  0 when under way (a
+ * RECOVER for it then waits for the write), -1 when dropped. */
+static int write_held(dred_rt_t *rt, repl_io_t *io) {
+  dred_queue_remove(&io->link);
+  dred_queue_remove(&io->hlink);
+  held_bytes -= io->len;
+  dred_queue_insert_tail(&dred_repl_writes_in_flight, &io->link);
+  dred_repl_stored_add(io->group, io->tag);
+  if (dred_replica_put_async(&rt->loop, rt->store, io->group, io->tag, io->member, io->buf,
+                             io->len, neighbour_put_done, io) != DRED_OK) {
+    DRED_WARN("replica of member %u (tag " PROTO_KEY_FMT ") not stored: the store refused it",
+              io->member, PROTO_KEY_ARG(io->tag));
+    dred_queue_remove(&io->link);
+    free(io->buf);
+    free(io);
+    return -1;
+  }
+  return 0;
+}
+
+/* A neighbour's copy that came over the network (takes `buf`).  Held in our memory it
+ * already guards against losing the sender's node; the store write is for persistence
+ * and waits DRED_REPLICA_DELAY_MS (dred_repl_held_progress), so a reduction that ends
+ * first costs no write.  Held bytes are bounded by the pool's size: past it the oldest
+ * are written at once.  0 when held or written, -1 when dropped. */
+static int hold_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
+                         char *buf, size_t len) {
+  dred_queue_t *q;
   repl_io_t *io = calloc(1, sizeof *io);
   if (io == NULL || rt->store == NULL) {
     free(io);
@@ -151,15 +190,63 @@ static int store_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t m
   io->tag = tag;
   io->member = member;
   io->buf = buf;
+  io->len = len;
   io->ack_to = -1;
-  dred_queue_insert_tail(&dred_repl_writes_in_flight, &io->link);
-  dred_repl_stored_add(group, tag);
-  if (dred_replica_put_async(&rt->loop, rt->store, group, tag, member, buf, len,
-                             neighbour_put_done, io) != DRED_OK) {
-    dred_queue_remove(&io->link);
-    free(io->buf);
-    free(io);
-    return -1;
+  dred_queue_insert_tail(&held_q, &io->link);
+  dred_queue_insert_tail(&dred_repl_held_index[snap_bucket(group, tag)], &io->hlink);
+  held_bytes += len;
+  if (rt->cfg.replica_delay_ms == 0) return write_held(rt, io);
+  io->due_ns = uv_hrtime() + rt->cfg.replica_delay_ms * 1000000ull;
+  while (held_bytes > rt->cfg.pool_mb << 20 && (q = dred_queue_head(&held_q)) != NULL) {
+    repl_io_t *old = DRED_QUEUE_DATA(q, repl_io_t, link);
+    if (write_held(rt, old) != 0 && old == io) return -1;
   }
   return 0;
+}
+
+int dred_repl_held_progress(dred_rt_t *rt, uint64_t *next_due_ns) {
+  dred_queue_t *q;
+  uint64_t now = 0;
+  int work = 0;
+  while ((q = dred_queue_head(&held_q)) != NULL) {
+    repl_io_t *io = DRED_QUEUE_DATA(q, repl_io_t, link);
+    if (now == 0) now = uv_hrtime();
+    if (now < io->due_ns) {
+      if (*next_due_ns == 0 || io->due_ns < *next_due_ns) *next_due_ns = io->due_ns;
+      break;
+    }
+    (void)write_held(rt, io);
+    work++;
+  }
+  return work;
+}
+
+const repl_io_t *dred_repl_held_find(uint64_t group, int64_t tag, uint32_t member) {
+  dred_queue_t *q, *chain = &dred_repl_held_index[snap_bucket(group, tag)];
+  DRED_QUEUE_FOREACH(q, chain) {
+    repl_io_t *io = DRED_QUEUE_DATA(q, repl_io_t, hlink);
+    if (io->group == group && io->tag == tag && io->member == member) return io;
+  }
+  return NULL;
+}
+
+static void held_free(repl_io_t *io) {
+  dred_queue_remove(&io->link);
+  dred_queue_remove(&io->hlink);
+  held_bytes -= io->len;
+  free(io->buf);
+  free(io);
+}
+
+void dred_repl_held_drop(uint64_t group, int64_t tag) {
+  dred_queue_t *q, *n, *chain = &dred_repl_held_index[snap_bucket(group, tag)];
+  DRED_QUEUE_FOREACH_SAFE(q, n, chain) {
+    repl_io_t *io = DRED_QUEUE_DATA(q, repl_io_t, hlink);
+    if (io->group == group && io->tag == tag) held_free(io);
+  }
+}
+
+void dred_repl_held_clear(void) {
+  dred_queue_t *q;
+  while ((q = dred_queue_head(&held_q)) != NULL) held_free(DRED_QUEUE_DATA(q, repl_io_t, link));
 }

@@ -89,6 +89,7 @@ int dred_repl_open(dred_rt_t *rt) {
   unsigned b;
   for (b = 0; b < SNAP_BUCKETS; b++) {
     dred_queue_init(&dred_repl_snap_index[b]);
+    dred_queue_init(&dred_repl_held_index[b]);
     dred_queue_init(&stored_keys[b]);
   }
   if (rt->cfg.replicas == 0) return DRED_OK;
@@ -134,6 +135,7 @@ void dred_repl_close(dred_rt_t *rt) {
               (double)rt->offnode_ns / 1e6 / (double)rt->offnode_calls,
               (double)rt->offnode_max_ns / 1e6);
   dred_repl_stored_clear();
+  dred_repl_held_clear();
   if (rt->store == NULL) return;
   snprintf(path, sizeof path, "%s", dred_replica_path(rt->store));
   dred_replica_close(rt->store);
@@ -339,6 +341,7 @@ void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
     sn->dir_slot = -1;
     if (sn->deferred) dred_repl_deferred_run(rt, sn, 1);
   }
+  dred_repl_held_drop(in->group_id, in->tag); /* copies held for it, never written */
   if (rt->store != NULL && dred_repl_stored_take(in->group_id, in->tag))
     dred_replica_drop_async(&rt->loop, rt->store, in->group_id, in->tag, drop_done, NULL);
   /* parked RECOVERs for it are moot now */
@@ -353,6 +356,7 @@ void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
 
 void dred_repl_on_shutdown(dred_rt_t *rt) {
   /* Every member said BYE, so every reduction ended: copies still queued are moot. */
+  dred_repl_held_clear();
   if (rt->store != NULL) dred_replica_set_moot(rt->store);
 }
 
@@ -373,6 +377,7 @@ int dred_repl_progress(dred_rt_t *rt, uint64_t *next_due_ns) {
     dred_repl_deferred_run(rt, sn, 0);
     work++;
   }
+  work += dred_repl_held_progress(rt, next_due_ns);
 
   /* Consumed whether or not anything is parked: the flag keeps the loop turning
    * (runtime.c), so one left set made every runtime thread spin for the rest of the job

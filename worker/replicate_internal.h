@@ -87,6 +87,11 @@ typedef struct {
   snapshot_t *snap;  /* local put: the snapshot it reads */
   int ack_to;        /* neighbour put from shared memory: who gets REPLICA_ACK (-1 none) */
   int64_t ack_off;
+  /* A copy that came over the network, held in memory until its write is due
+   * (replica_recv.c): its size, due time and chain of the held index. */
+  size_t len;
+  uint64_t due_ns;
+  dred_queue_t hlink;
 } repl_io_t;
 
 /* Neighbour copies being written (one runtime thread per process, so one list). */
@@ -125,6 +130,18 @@ int dred_repl_inst_release(dred_rt_t *rt, dred_inst_t *in);
 void dred_repl_snapshot_unref(snapshot_t *sn);
 /* The deferred copies of `sn` are due (or its reduction ended: cancel them). */
 void dred_repl_deferred_run(dred_rt_t *rt, snapshot_t *sn, int cancel);
+
+/* Copies that came over the network and are held in memory (replica_recv.c) until
+ * their store write is due, DRED_REPLICA_DELAY_MS after arrival. */
+extern dred_queue_t dred_repl_held_index[SNAP_BUCKETS]; /* by snap_bucket */
+/* Start the writes that are due; *next_due_ns: the next due time if earlier (0: none). */
+int dred_repl_held_progress(dred_rt_t *rt, uint64_t *next_due_ns);
+/* The held copy of (group, tag, member), or NULL: a RECOVER reads it from memory. */
+const repl_io_t *dred_repl_held_find(uint64_t group, int64_t tag, uint32_t member);
+/* The reduction ended: its held copies are not needed any more (never written). */
+void dred_repl_held_drop(uint64_t group, int64_t tag);
+/* Shutdown: every held copy goes. */
+void dred_repl_held_clear(void);
 
 /* recover.c */
 /* Answer a RECOVER: returns 1 when handled (or dropped), 0 when it must wait (park it). */
