@@ -45,6 +45,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "bigbuf.h"
 #include "dred_status.h"
 #include "log.h"
 #include "net.h"
@@ -102,7 +103,7 @@ static size_t bulk_len(const proto_msg_t *m) {
 
 static void entry_free(inbox_entry_t *e) {
   if (e == NULL) return;
-  free(e->payload);
+  dred_bigbuf_free(e->payload, e->payload_len);
   free(e);
 }
 
@@ -372,7 +373,7 @@ static int parse(dred_net_link_t *l) {
       }
       /* Without memory the bytes are still read (and dropped): the stream stays in step
        * and the owner sees the header with no payload. */
-      e->payload = malloc(e->payload_len);
+      e->payload = dred_bigbuf_alloc(e->payload_len); /* filled once: see bigbuf.h */
       take = avail - frame < e->payload_len ? avail - frame : e->payload_len;
       if (e->payload != NULL) memcpy(e->payload, p + frame, take);
       off += take;

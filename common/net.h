@@ -109,8 +109,8 @@ typedef void (*dred_net_sent_cb)(void *arg, int status);
 int dred_net_send_bulk(dred_net_t *n, int dest, const proto_msg_t *m, const void *payload,
                        size_t len, dred_net_sent_cb cb, void *arg);
 
-/* After dred_net_recv returned such a message: its payload, now the caller's (free()), with
- * its length; NULL when it had none or it could not be held (no memory). */
+/* After dred_net_recv returned such a message: its payload, now the caller's
+ * (dred_bigbuf_free(p, len), common/bigbuf.h), with its length; NULL when it had none or it could not be held (no memory). */
 void *dred_net_take_payload(dred_net_t *n, size_t *len);
 
 /* Take what came in next: DRED_NET_MSG (src and m filled; a GROUP's member list is

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/bigbuf.h"
 #include "../common/log.h"
 #include "../common/status.h"
 #include "../storage/replica.h"
@@ -74,7 +75,7 @@ void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m) {
                bytes == NULL ? "no memory to hold it" : "not from a live worker");
     if (bytes == NULL && src > 0 && src < rt->world_size && !rt->failed[src])
       ack_received(rt, src, m, 0);
-    free(bytes);
+    dred_bigbuf_free(bytes, got);
     return;
   }
   ack_received(rt, src, m,
@@ -102,7 +103,7 @@ static void neighbour_put_done(void *arg, int status) {
     if (!io->rt->failed[io->ack_to] && !io->rt->shutdown)
       dred_net_send(&io->rt->net, io->ack_to, &a, NULL);
   } else {
-    free(io->buf);
+    dred_bigbuf_free(io->buf, io->len); /* a copy received over a link */
   }
   free(io);
 }
@@ -164,7 +165,7 @@ static int write_held(dred_rt_t *rt, repl_io_t *io) {
     DRED_WARN("replica of member %u (tag " PROTO_KEY_FMT ") not stored: the store refused it",
               io->member, PROTO_KEY_ARG(io->tag));
     dred_queue_remove(&io->link);
-    free(io->buf);
+    dred_bigbuf_free(io->buf, io->len);
     free(io);
     return -1;
   }
@@ -182,7 +183,7 @@ static int hold_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t me
   repl_io_t *io = calloc(1, sizeof *io);
   if (io == NULL || rt->store == NULL) {
     free(io);
-    free(buf);
+    dred_bigbuf_free(buf, len);
     return -1;
   }
   io->rt = rt;
@@ -234,7 +235,7 @@ static void held_free(repl_io_t *io) {
   dred_queue_remove(&io->link);
   dred_queue_remove(&io->hlink);
   held_bytes -= io->len;
-  free(io->buf);
+  dred_bigbuf_free(io->buf, io->len);
   free(io);
 }
 

@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "../../common/bigbuf.h"
 #include "../../common/dred_status.h"
 #include "../../common/net.h"
 
@@ -445,7 +446,7 @@ static void bulk_roundtrip(const char *tcp_host) {
   assert_int_equal(got, len);
   assert_memory_equal(in, data, len);
   assert_null(dred_net_take_payload(&srv, &got)); /* taken once */
-  free(in);
+  dred_bigbuf_free(in, len);
   assert_int_equal(dred_net_recv(&srv, &src, &r), DRED_NET_MSG);
   assert_int_equal(r.type, PROTO_READY);
   assert_null(dred_net_take_payload(&srv, &got));

@@ -1,0 +1,28 @@
+/*
+ * bigbuf.h -- large private buffers that are cheap to fill the first time.
+ *
+ * A fresh malloc of many MiB is a new mapping: every 4 KiB page faults on first write.
+ * On the VMs dred was measured on a fault costs ~13 us, so filling a fresh 32 MiB buffer
+ * took 110 ms against 4 ms into one backed by transparent huge pages (2 MiB pages: 16
+ * faults instead of 8192).  A copy of an operand received over a link (common/net.c) is
+ * written exactly once into such a buffer, and that fault storm was most of what an
+ * off-node replica cost (README, "Performance").
+ *
+ * dred_bigbuf_alloc gives buffers of DRED_BIGBUF_MIN bytes or more their own 2 MiB-aligned
+ * anonymous mapping, advised MADV_HUGEPAGE (the kernel's "madvise" THP mode, a common
+ * default, honours it; with THP off they are ordinary pages: only slower); smaller ones
+ * come from malloc.  Free with dred_bigbuf_free and the same length.
+ */
+#ifndef DRED_BIGBUF_H
+#define DRED_BIGBUF_H
+
+#include <stddef.h>
+
+#define DRED_BIGBUF_MIN ((size_t)1 << 21) /* one huge page */
+
+/* `len` bytes (uninitialised), or NULL when out of memory. */
+void *dred_bigbuf_alloc(size_t len);
+/* Release a buffer from dred_bigbuf_alloc(len); NULL is ignored. */
+void dred_bigbuf_free(void *p, size_t len);
+
+#endif /* DRED_BIGBUF_H */
