@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/bigbuf.h"
 #include "runtime.h"
 
 /* Each admission copies an operand; a loop turn stops admitting after this long, so PINGs
@@ -100,7 +101,7 @@ void dred_admit_release(dred_rt_t *rt, dred_inst_t *in) {
     dred_admission_unwait(&rt->admission);
     uv_mutex_unlock(&rt->pool_mu);
     in->pool_wait = 0;
-    free(in->acc);
+    dred_bigbuf_free(in->acc, in->bytes);
     in->acc = NULL;
     in->acc_early = 0;
     return;
@@ -127,14 +128,14 @@ static void move_in(dred_rt_t *rt, dred_inst_t *in) {
   int mal = 0;
   in->pool_wait = 0;
   if (dred_dp_buf_alloc(rt, in->bytes, &p, &off, &mal) != DRED_OK) {
-    free(priv); /* announce reports the failure to every member (acc_prepare) */
+    dred_bigbuf_free(priv, in->bytes); /* announce reports the failure to every member (acc_prepare) */
     in->acc = NULL;
     in->acc_early = 0;
     in->join_error = DRED_ERR_NOMEM;
     return;
   }
   memcpy(p, priv, in->bytes);
-  free(priv);
+  dred_bigbuf_free(priv, in->bytes);
   in->acc = p;
   in->pool_off = off;
   in->acc_malloced = mal;

@@ -48,6 +48,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/bigbuf.h"
 #include "../common/log.h"
 #include "kernel.h"
 #include "runtime.h"
@@ -218,15 +219,17 @@ int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, 
     *p = rt->pool_base + *pool_off;
     return DRED_OK;
   }
-  /* Pool full (or empty): a private buffer, reachable by RMA through the dynamic window. */
-  if ((*p = malloc(bytes > 0 ? bytes : 1)) == NULL) {
+  /* Pool full (or empty): a private buffer, reachable by RMA through the dynamic window,
+   * on huge pages when large (common/bigbuf.h: it is filled at once, and 4 KiB pages
+   * would fault one by one). */
+  if ((*p = dred_bigbuf_alloc(bytes)) == NULL) {
     DRED_ERROR("no memory for a %zu-byte reduction buffer", bytes);
     return DRED_ERR_NOMEM;
   }
   *malloced = 1;
   if (bytes > 0 && MPI_Win_attach(rt->dwin, *p, (MPI_Aint)bytes) != MPI_SUCCESS) {
     DRED_ERROR("MPI_Win_attach of a %zu-byte buffer failed", bytes);
-    free(*p);
+    dred_bigbuf_free(*p, bytes);
     *p = NULL;
     return DRED_ERR_INTERNAL;
   }
@@ -247,7 +250,7 @@ void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, in
   if (p == NULL) return;
   if (malloced) {
     if (bytes > 0) MPI_Win_detach(rt->dwin, p);
-    free(p);
+    dred_bigbuf_free(p, bytes);
   } else if (pool_off >= 0) {
     uv_mutex_lock(&rt->pool_mu);
     dred_pool_free(&rt->pool, pool_off - (int64_t)DRED_SNAPDIR_BYTES, bytes);
@@ -378,7 +381,7 @@ void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
   int waits = !in->is_root && !dred_admit_call(rt, in, 1), rc = DRED_OK;
   if (!waits) {
     rc = dred_dp_buf_alloc(rt, in->bytes, &in->acc, &in->pool_off, &in->acc_malloced);
-  } else if ((in->acc = malloc(in->bytes)) == NULL) {
+  } else if ((in->acc = dred_bigbuf_alloc(in->bytes)) == NULL) { /* admit.c frees it */
     DRED_ERROR("no memory for a %zu-byte operand", in->bytes);
     rc = DRED_ERR_NOMEM;
   } else {

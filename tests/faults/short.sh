@@ -86,6 +86,11 @@ DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
 DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
   part "node loss right after the victims' calls returned, a:2,b:2,c:2, 5 workers, 4 MiB (every survivor exact)" \
   --mode node --trials 1 --workers 5 --nodes 3 --bytes 4M --calib 1 --kill-at call --expect exact
+# The same with every received copy written to the store at once: the lost operands come
+# back from the holders' stores, not from copies held in memory (worker/replica_recv.c)
+DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 DRED_REPLICA_DELAY_MS=0 \
+  part "node loss right after the calls, copies stored at once (DRED_REPLICA_DELAY_MS=0), a:2,b:2,c:2, 5 workers, 4 MiB (every survivor exact)" \
+  --mode node --trials 1 --workers 5 --nodes 3 --bytes 4M --calib 1 --kill-at call --expect exact
 # dred-master beside the job (dredrun --external-master): the same guarantees without it
 # in the application's MPI_COMM_WORLD
 part "external master: 4 worker kills, 4 workers, 4 MiB (0 wrong, 0 hung)" \
