@@ -375,7 +375,7 @@ int dred_replica_open(const char *dir, uint32_t worker, const char *job_id,
     if (r != NULL) replica_free_partial(r);
     return DRED_ERR_NOMEM;
   }
-  snprintf(r->path, n, "%s/dred-replica-%" PRIu32 ".db", dir, worker);
+  (void)dred_replica_file(dir, worker, 0, r->path, n); /* n fits the longest worker id */
   r->worker = worker;
 
   /* Busy timeout 0: a held lock means a live owner: fail at once. */
@@ -735,17 +735,27 @@ int dred_replica_purged(dred_replica_t *r, uint64_t *count) {
   return DRED_OK;
 }
 
+int dred_replica_file(const char *dir, uint32_t worker, unsigned which, char *buf, size_t n) {
+  static const char *const side[DRED_REPLICA_FILES] = {"", "-wal", "-shm", "-journal"};
+  int len;
+  if (dir == NULL || buf == NULL || which >= DRED_REPLICA_FILES) {
+    DRED_ERROR("dred_replica_file: %s", dir == NULL ? "NULL dir" : buf == NULL ? "NULL buf"
+                                                                                : "no such file");
+    return DRED_ERR_ARG;
+  }
+  len = snprintf(buf, n, "%s/dred-replica-%" PRIu32 ".db%s", dir, worker, side[which]);
+  return len >= 0 && (size_t)len < n ? DRED_OK : DRED_ERR_ARG;
+}
+
 int dred_replica_remove(const char *dir, uint32_t worker) {
-  static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
   char path[4200];
-  size_t i;
+  unsigned i;
   if (dir == NULL || dir[0] == '\0') {
     DRED_ERROR("dred_replica_remove: dir is %s", dir == NULL ? "NULL" : "empty");
     return DRED_ERR_ARG;
   }
-  for (i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
-    int n = snprintf(path, sizeof path, "%s/dred-replica-%" PRIu32 ".db%s", dir, worker, suffix[i]);
-    if (n < 0 || (size_t)n >= sizeof path) {
+  for (i = 0; i < DRED_REPLICA_FILES; i++) {
+    if (dred_replica_file(dir, worker, i, path, sizeof path) != DRED_OK) {
       DRED_ERROR("dred_replica_remove: path in %s too long", dir);
       return DRED_ERR_ARG;
     }

@@ -99,6 +99,12 @@ int dred_replica_purged(dred_replica_t *r, uint64_t *count);
 /* The file behind the store (valid until close); never NULL for an open store. */
 const char *dred_replica_path(const dred_replica_t *r);
 
+/* The files a store is made of: the database (file 0) and SQLite's side files (-wal,
+ * -shm, -journal).  dred_replica_file writes file `which` (< DRED_REPLICA_FILES) of worker
+ * `worker`'s store in `dir` to buf; DRED_ERR_ARG if it does not fit in n bytes. */
+#define DRED_REPLICA_FILES 4
+int dred_replica_file(const char *dir, uint32_t worker, unsigned which, char *buf, size_t n);
+
 /* Delete worker `worker`'s store in `dir` with SQLite's side files (-wal, -shm, -journal),
  * whether or not it exists: its owner closed it (dred_finalize) or is dead.  Only the
  * owner ever reads a store, so a dead worker's is of no use to anyone.  DRED_ERR_ARG for

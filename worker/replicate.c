@@ -107,13 +107,11 @@ int dred_repl_open(dred_rt_t *rt) {
     return DRED_ERR_STORAGE;
   }
   if (!rt->cfg.keep_storage) { /* a signal that ends us removes the store too (leave.h) */
-    static const char *const side[] = {"", "-wal", "-shm", "-journal"};
     char path[DRED_LEAVE_PATH_MAX];
-    size_t i;
-    for (i = 0; i < sizeof side / sizeof side[0]; i++) {
-      snprintf(path, sizeof path, "%.4100s%s", dred_replica_path(rt->store), side[i]);
-      dred_leave_add(path, 0);
-    }
+    unsigned i;
+    for (i = 0; i < DRED_REPLICA_FILES; i++)
+      if (dred_replica_file(rt->jobdir, (uint32_t)rt->world_rank, i, path, sizeof path) == DRED_OK)
+        dred_leave_add(path, 0);
     dred_leave_add(rt->jobdir, 1); /* if empty: the master's node keeps its journal there */
   }
   return DRED_OK;

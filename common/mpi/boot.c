@@ -60,6 +60,12 @@ static int make_dir(const char *dir) {
   return DRED_OK;
 }
 
+/* Rank `rank`'s control socket in the job's control directory; 0 if it does not fit. */
+static int sock_path(const dred_boot_t *b, int rank, char *buf, size_t n) {
+  int len = snprintf(buf, n, "%s/%d.sock", b->dir, rank);
+  return len >= 0 && (size_t)len < n;
+}
+
 /* The control directory and our socket in it, named by the job id bytes (never the token:
  * /tmp names are public). */
 static void name_dir(dred_boot_t *b, const uint8_t *id) {
@@ -78,7 +84,7 @@ static void name_dir(dred_boot_t *b, const uint8_t *id) {
     n = snprintf(dir, sizeof dir, "/tmp/dred-ctl-%ld-%s", (long)getuid(), hex);
   }
   memcpy(b->dir, dir, (size_t)n + 1); /* n < sizeof b->dir: checked, or /tmp's short name */
-  snprintf(b->sock, sizeof b->sock, "%s/%d.sock", b->dir, b->rank);
+  (void)sock_path(b, b->rank, b->sock, sizeof b->sock); /* fits: checked above */
 }
 
 /* Our node: named by the job rank of its lowest process of priv. */
@@ -408,7 +414,7 @@ void dred_boot_forget(const dred_boot_t *b, int rank) {
   if (b->node_of == NULL || b->dir[0] == '\0' || rank < 0 || rank >= b->size || rank == b->rank ||
       b->node_of[rank] != b->node_of[b->rank])
     return;
-  if (snprintf(path, sizeof path, "%s/%d.sock", b->dir, rank) >= (int)sizeof path) return;
+  if (!sock_path(b, rank, path, sizeof path)) return;
   (void)unlink(path);
 }
 

@@ -187,6 +187,37 @@ static void test_null_args(void **state) {
   assert_int_equal(dred_replica_close(r), DRED_OK);
 }
 
+/* ---- the store's files ----------------------------------------------------------- */
+
+/* File 0 is the database open uses; remove deletes it with every side file SQLite may
+ * have left (a dead owner's -journal, say), and is fine when none exists. */
+static void test_files_and_remove(void **state) {
+  fixture_t *f = *state;
+  char path[DRED_REPLICA_FILES][4200], tiny[8];
+  dred_replica_t *r = open_store(f, 3, "job-files");
+  unsigned i;
+
+  for (i = 0; i < DRED_REPLICA_FILES; i++)
+    assert_int_equal(dred_replica_file(f->dir, 3, i, path[i], sizeof path[i]), DRED_OK);
+  assert_string_equal(path[0], dred_replica_path(r));
+  assert_string_equal(path[DRED_REPLICA_FILES - 1] + strlen(path[0]), "-journal");
+  assert_int_equal(dred_replica_file(f->dir, 3, DRED_REPLICA_FILES, tiny, sizeof tiny),
+                   DRED_ERR_ARG);
+  assert_int_equal(dred_replica_file(f->dir, 3, 0, tiny, sizeof tiny), DRED_ERR_ARG);
+  assert_int_equal(dred_replica_file(NULL, 3, 0, path[0], sizeof path[0]), DRED_ERR_ARG);
+  assert_int_equal(dred_replica_close(r), DRED_OK);
+
+  for (i = 1; i < DRED_REPLICA_FILES; i++) { /* side files as a killed owner leaves them */
+    FILE *fp = fopen(path[i], "w");
+    assert_non_null(fp);
+    fclose(fp);
+  }
+  assert_int_equal(dred_replica_remove(f->dir, 3), DRED_OK);
+  for (i = 0; i < DRED_REPLICA_FILES; i++) assert_int_not_equal(access(path[i], F_OK), 0);
+  assert_int_equal(dred_replica_remove(f->dir, 3), DRED_OK); /* nothing left: still fine */
+  assert_int_equal(dred_replica_remove("", 3), DRED_ERR_ARG);
+}
+
 /* ---- round trips ---------------------------------------------------------------- */
 
 static void test_roundtrip_small(void **state) {
@@ -975,6 +1006,7 @@ int main(void) {
   setenv("DRED_LOG_LEVEL", "error", 0);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_null_args, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_files_and_remove, setup, teardown),
       cmocka_unit_test_setup_teardown(test_roundtrip_small, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pause_hook, setup, teardown),
       cmocka_unit_test_setup_teardown(test_roundtrip_32mib_timed, setup, teardown),
