@@ -47,18 +47,18 @@
 #      DRED_REPLICA_DELAY_MS=1000 (lazy, dred's default); two rounds of off, eager, lazy.  Rows go to
 #      replicas-<variant>.csv / -summary.csv and replicas.txt gets the tables: dred median
 #      per variant, eager/off and lazy/off, each job's own MPI median (norm as in part 5).
-#   7. nodes (largest p only): 1, 2 and 3 simulated nodes (dredrun --sim-nodes: Hydra's fork
-#      launcher, every process on this machine, MPI sees one node per name) -- a:P+1,
-#      a:..,b:.. and a:..,b:..,c:.. (master + P filled in order) -- the ideal scenario at
+#   7. nodes (largest p only): 1, 2, 3 and 4 simulated nodes (dredrun --sim-nodes: Hydra's
+#      fork launcher, every process on this machine, MPI sees one node per name) -- a:P+1,
+#      a:..,b:.., a:..,b:..,c:.. and a:..,b:..,c:..,d:.. (master + P filled in order) -- the ideal scenario at
 #      128K and 8M, dred against MPI_Reduce in the same job.  Every layout gets the settings
 #      dredrun gives a multi-node job (MPIR_CVAR_DEVICE_COLLECTIVES=none, so MPI's own answer
-#      is right: pmodels/mpich#6893; UCX_TLS=^cma,tcp), the 1-node layout too, so the three
+#      is right: pmodels/mpich#6893; UCX_TLS=^cma,tcp), the 1-node layout too, so the four
 #      differ only in where the node boundaries fall: across them dred reads providers with
-#      MPI_Rget and sends replica copies through UCX instead of shared memory.  A fourth job
-#      repeats 3 nodes with DRED_REPLICAS=0 to separate the copies' cost from the reads'.
-#      Rows go to nodes-<layout>.csv / -summary.csv, the table to nodes.txt.  Quick mode: 4
-#      jobs of 5 repetitions; measured 5 min with 7 on a machine loaded by other MPI jobs
-#      (load average 14 on 2 CPUs), about a third of that expected on a quiet one.
+#      MPI_Rget and sends replica copies over its own links (common/net.c) instead of
+#      through shared memory.  A fifth job repeats 3 nodes with DRED_REPLICAS=0 to separate
+#      the copies' cost from the reads'.  Rows go to nodes-<layout>.csv / -summary.csv, the
+#      table to nodes.txt.  Quick mode: 5 jobs of 5 repetitions, about 2 min on a quiet
+#      machine.
 #   8. small (largest p, then p = 7): many small nonblocking reductions (issue 11, point 4), with
 #      DRED_WAIT=mpi (members wait in MPI's blocking calls between rounds, as applications do):
 #      dred-bench --scenario small (8 B and 1 KiB, K = 1, 4, 16, 64 in flight, per-reduction time
@@ -459,10 +459,10 @@ layout() {
 }
 if want nodes; then
   p=$maxp
-  for v in n1 n2 n3 n3-norep; do
+  for v in n1 n2 n3 n4 n3-norep; do
     n=${v:1:1}; lay=$(layout "$n" "$p"); nrep=2
     [ "$v" = n3-norep ] && nrep=0
-    nreps=$reps; [ "$mode" = quick ] && [ "$nreps" -gt 5 ] && nreps=5 # 4 jobs: keep quick quick
+    nreps=$reps; [ "$mode" = quick ] && [ "$nreps" -gt 5 ] && nreps=5 # 5 jobs: keep quick quick
     ncommon=(--reps "$nreps" --csv "$OUT/nodes-$v.csv" --summary "$OUT/nodes-$v-summary.csv")
     DRED_REPLICAS=$nrep DRED_LOG_LEVEL=info run_job "nodes-$v-p$p" "$limit_main" --sim-nodes "$lay" \
       -n "$p" "$bench" --scenario ideal --sizes 128K,8M "${ncommon[@]}"
@@ -688,7 +688,7 @@ if want nodes && [ -s "$OUT/nodes-n1-summary.csv" ]; then
     echo "simulated nodes, p = $maxp, ideal (dred / MPI_Reduce medians of $nreps, same job; every"
     echo "layout with MPIR_CVAR_DEVICE_COLLECTIVES=none and UCX_TLS=^cma,tcp, as dredrun sets them)"
     printf '%-24s %-6s %10s %10s %8s\n' layout size "dred ms" "MPI ms" dred/MPI
-    for v in n1 n2 n3 n3-norep; do
+    for v in n1 n2 n3 n4 n3-norep; do
       f="$OUT/nodes-$v-summary.csv"
       [ -s "$f" ] || continue
       n=${v:1:1}
