@@ -11,7 +11,7 @@
 
 #include "bigbuf.h"
 
-#define HUGE ((size_t)1 << 21)
+#define HUGE DRED_BIGBUF_ALIGN
 
 static size_t span(size_t len) { return (len + HUGE - 1) & ~(HUGE - 1); }
 

@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #define DRED_BIGBUF_MIN ((size_t)32 << 20) /* glibc malloc maps anything this large afresh */
+#define DRED_BIGBUF_ALIGN ((size_t)2 << 20) /* a huge page: where mapped buffers start */
 
 /* `len` bytes (uninitialised), or NULL when out of memory. */
 void *dred_bigbuf_alloc(size_t len);

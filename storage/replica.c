@@ -347,8 +347,7 @@ out:
 int dred_replica_open(const char *dir, uint32_t worker, const char *job_id,
                       dred_replica_t **out) {
   dred_replica_t *r;
-  char sql[64];
-  size_t n;
+  char sql[64], path[PATH_MAX];
   int status;
 
   if (out == NULL) {
@@ -367,15 +366,17 @@ int dred_replica_open(const char *dir, uint32_t worker, const char *job_id,
   /* A private directory (storedir.h): in one others can write, the store could be
    * swapped for a link to any file of ours. */
   if ((status = dred_storedir_check(dir)) != DRED_OK) return status;
+  if (dred_replica_file(dir, worker, 0, path, sizeof path) != DRED_OK) {
+    DRED_ERROR("dred_replica_open: the store's path in %s is too long", dir);
+    return DRED_ERR_ARG;
+  }
 
   r = calloc(1, sizeof *r);
-  n = strlen(dir) + sizeof "/dred-replica-4294967295.db";
-  if (r == NULL || (r->path = malloc(n)) == NULL || (r->job = strdup(job_id)) == NULL) {
+  if (r == NULL || (r->path = strdup(path)) == NULL || (r->job = strdup(job_id)) == NULL) {
     DRED_ERROR("replica store in %s: out of memory", dir);
     if (r != NULL) replica_free_partial(r);
     return DRED_ERR_NOMEM;
   }
-  (void)dred_replica_file(dir, worker, 0, r->path, n); /* n fits the longest worker id */
   r->worker = worker;
 
   /* Busy timeout 0: a held lock means a live owner: fail at once. */
@@ -748,7 +749,7 @@ int dred_replica_file(const char *dir, uint32_t worker, unsigned which, char *bu
 }
 
 int dred_replica_remove(const char *dir, uint32_t worker) {
-  char path[4200];
+  char path[PATH_MAX];
   unsigned i;
   if (dir == NULL || dir[0] == '\0') {
     DRED_ERROR("dred_replica_remove: dir is %s", dir == NULL ? "NULL" : "empty");

@@ -30,7 +30,7 @@ static void sizes_round_trip(void **state) {
     uint8_t *p = dred_bigbuf_alloc(sizes[k]);
     assert_non_null(p);
     if (sizes[k] >= DRED_BIGBUF_MIN) /* its own mapping, on a huge page boundary */
-      assert_int_equal((uintptr_t)p % ((size_t)2 << 20), 0);
+      assert_int_equal((uintptr_t)p % DRED_BIGBUF_ALIGN, 0);
     fill_and_check(p, sizes[k]);
     dred_bigbuf_free(p, sizes[k]);
   }
