@@ -118,6 +118,13 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       for (i = 0; i < m->u.ready.nreplicas; i++) put(&c, m->u.ready.replicas[i], 4);
       put_buf(&c, &m->u.ready.buf);
       put(&c, (uint32_t)m->u.ready.error, 4);
+      if (m->u.ready.snap > 1 || m->u.ready.unit > 1 || m->u.ready.absorbed > 1 ||
+          (m->u.ready.unit && !m->u.ready.recovered) ||
+          (m->u.ready.absorbed && !m->u.ready.unit))
+        return 0;
+      put(&c, m->u.ready.snap, 1);
+      put(&c, m->u.ready.unit, 1);
+      put(&c, m->u.ready.absorbed, 1);
       if (m->u.ready.inl > 1 || m->u.ready.data_len > PROTO_INLINE_TOTAL ||
           (m->u.ready.data_len > 0 && (!m->u.ready.inl || m->u.ready.data == NULL)))
         return 0;
@@ -145,6 +152,8 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       put(&c, (uint32_t)m->u.done.error, 4);
       put(&c, m->u.done.exec_ns, 8);
       put_buf(&c, &m->u.done.buf);
+      if (m->u.done.absorbed > 1) return 0;
+      put(&c, m->u.done.absorbed, 1);
       break;
     case PROTO_PONG:
       put(&c, m->u.ping.seq, 8);
@@ -166,6 +175,12 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       put(&c, (uint64_t)m->u.recover.tag, 8);
       put(&c, m->u.recover.member, 4);
       put(&c, (uint32_t)m->u.recover.error, 4);
+      if (m->type == PROTO_RECOVER) {
+        if (m->u.recover.single > 1) return 0;
+        put(&c, m->u.recover.last, 4);
+        put(&c, m->u.recover.tentative, 4);
+        put(&c, m->u.recover.single, 1);
+      }
       break;
     case PROTO_SERVE:
       if (m->u.serve.on > 1) return 0;
@@ -182,6 +197,8 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       put(&c, m->u.task.count, 8);
       put(&c, m->u.task.exec_is_left, 1);
       put_buf(&c, &m->u.task.buf);
+      if (m->u.task.absorb > 1) return 0;
+      put(&c, m->u.task.absorb, 1);
       break;
     case PROTO_END:
       put(&c, m->u.end.group, 8);
@@ -271,6 +288,13 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
       if (m->u.ready.op_is_user > 1 || m->u.ready.commutative > 1 || m->u.ready.recovered > 1)
         return DRED_ERR_ARG;
       if (!proto_ready_error_ok(m->u.ready.error)) return DRED_ERR_ARG;
+      m->u.ready.snap = (uint8_t)get(&c, 1);
+      m->u.ready.unit = (uint8_t)get(&c, 1);
+      m->u.ready.absorbed = (uint8_t)get(&c, 1);
+      if (m->u.ready.snap > 1 || m->u.ready.unit > 1 || m->u.ready.absorbed > 1 ||
+          (m->u.ready.unit && !m->u.ready.recovered) ||
+          (m->u.ready.absorbed && !m->u.ready.unit))
+        return DRED_ERR_ARG;
       m->u.ready.inl = (uint8_t)get(&c, 1);
       m->u.ready.data_len = (uint32_t)get(&c, 4);
       if (m->u.ready.inl > 1 || m->u.ready.data_len > PROTO_INLINE_TOTAL ||
@@ -297,6 +321,8 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
       m->u.done.error = (int32_t)(uint32_t)get(&c, 4);
       m->u.done.exec_ns = get(&c, 8);
       get_buf(&c, &m->u.done.buf);
+      m->u.done.absorbed = (uint8_t)get(&c, 1);
+      if (m->u.done.absorbed > 1) return DRED_ERR_ARG;
       break;
     case PROTO_PONG:
       m->u.ping.seq = get(&c, 8);
@@ -318,6 +344,12 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
       m->u.recover.tag = (int64_t)get(&c, 8);
       m->u.recover.member = (uint32_t)get(&c, 4);
       m->u.recover.error = (int32_t)(uint32_t)get(&c, 4);
+      if (m->type == PROTO_RECOVER) {
+        m->u.recover.last = (uint32_t)get(&c, 4);
+        m->u.recover.tentative = (uint32_t)get(&c, 4);
+        m->u.recover.single = (uint8_t)get(&c, 1);
+        if (m->u.recover.single > 1) return DRED_ERR_ARG;
+      }
       break;
     case PROTO_SERVE:
       m->u.serve.task_id = get(&c, 8);
@@ -334,7 +366,8 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
       m->u.task.count = get(&c, 8);
       m->u.task.exec_is_left = (uint8_t)get(&c, 1);
       get_buf(&c, &m->u.task.buf);
-      if (m->u.task.exec_is_left > 1) return DRED_ERR_ARG;
+      m->u.task.absorb = (uint8_t)get(&c, 1);
+      if (m->u.task.exec_is_left > 1 || m->u.task.absorb > 1) return DRED_ERR_ARG;
       break;
     case PROTO_END:
       m->u.end.group = get(&c, 8);

@@ -20,8 +20,11 @@
  * INLINE).  4: an explicit tag's key carries its use count (proto_key_explicit).
  * 5: a copy sent on a link is answered with REPLICA_ACK (pool_off -1) once held.
  * 6: PONG reports the worker's pool use.  7: JOIN and WELCOME (a master outside the
- * MPI job, common/mpi/boot.h). */
-#define PROTO_VERSION 7u
+ * MPI job, common/mpi/boot.h).  8: in-place absorption (READY's snap, unit and
+ * absorbed, TASK's absorb, DONE's absorbed, RECOVER's last, tentative and single). */
+#define PROTO_VERSION 8u
+/* "No member" in the member fields that may name none (RECOVER's last and tentative). */
+#define PROTO_NO_MEMBER 0xffffffffu
 #define PROTO_HEADER 8u
 #define PROTO_MAX_GROUP 65536u /* members per group the wire format accepts */
 #define PROTO_MAX_REPLICAS 4u
@@ -152,6 +155,12 @@ typedef struct {
       uint8_t inl;
       uint32_t data_len;
       const uint8_t *data;
+      /* Absorption (worker/absorb.c).  snap: the buffer is the member's own operand
+       * snapshot, listed in its pool's directory, so a task may absorb another snapshot
+       * into it in place.  In a recovered READY, unit: the buffer holds `member`'s unit
+       * (its snapshot as it stands: its own operand and every unit absorbed into it), not
+       * its operand alone; absorbed: that unit includes the RECOVER's tentative one. */
+      uint8_t snap, unit, absorbed;
     } ready;
     struct {
       uint64_t group;
@@ -167,6 +176,7 @@ typedef struct {
       int32_t error;
       uint64_t exec_ns;
       proto_buf_t buf;
+      uint8_t absorbed; /* the task absorbed the provider in place (TASK's absorb) */
     } done;
     struct {
       uint64_t seq;
@@ -179,6 +189,12 @@ typedef struct {
       int64_t tag;
       uint32_t member;
       int32_t error;
+      /* RECOVER only (master/sched_recover.c): what the member's snapshot should hold --
+       * `last` the member whose unit it absorbed most recently, `tentative` one whose
+       * absorption may have been under way when its owner died (PROTO_NO_MEMBER: none);
+       * single: only the member's own operand will do, not its snapshot's unit. */
+      uint32_t last, tentative;
+      uint8_t single;
     } recover; /* RECOVER (error unused), RECOVER_FAILED and ABANDON */
     struct {
       uint64_t task_id;
@@ -188,6 +204,9 @@ typedef struct {
       uint64_t count;
       uint8_t exec_is_left;
       proto_buf_t buf;
+      /* both buffers are their members' snapshots on one node: the executor may absorb
+       * the provider's into its own in place (worker/absorb.c) */
+      uint8_t absorb;
     } task;
     struct {
       uint64_t group;

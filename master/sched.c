@@ -27,7 +27,8 @@
  *     is owed an END it is journaled and removed.  `nowed` counts members that are alive
  *     and not told, so that test is O(1).
  *   - Fault tolerance (sched_recover.c): a set whose buffer died with a worker is
- *     "lost".  It is split into single members, and each is reloaded by a RECOVER sent to
+ *     "lost".  It is split into units (a member's operand and what its snapshot absorbed
+ *     in place, when TASK's absorb allowed it), and each is reloaded by a RECOVER sent to
  *     the first live worker that may hold its operand: its own worker, then the replica
  *     holders its READY announced (or, when its READY never came, the next members in
  *     cyclic group order: seed 002 eq. 4 puts the copy on the next live member).  The
@@ -319,8 +320,11 @@ static inst_t *inst_new(sched_t *s, const group_t *g, sched_key_t key, const sch
   in->start_ns = s->now;
   dred_queue_init(&in->queue);
   dred_queue_init(&in->tasks);
-  for (k = 0; k < g->n; k++)
+  for (k = 0; k < g->n; k++) {
+    member_t *mb = &in->m[k];
+    mb->absorber = mb->last = mb->tentative = mb->via = PROTO_NO_MEMBER;
     if (worker_alive(s, g->workers[k])) in->nowed++;
+  }
   htab_insert(&s->insts, &in->hlink, key_hash(key));
   dred_queue_insert_tail(&s->inst_list, &in->link);
   return in;
@@ -336,6 +340,8 @@ void task_free(sched_t *s, task_t *t) {
 
 static void inst_free(sched_t *s, inst_t *in) {
   dred_queue_t *q, *n;
+  uint32_t k;
+  for (k = 0; k < in->g->n; k++) free(in->m[k].held);
   DRED_QUEUE_FOREACH_SAFE(q, n, &in->queue) {
     dred_queue_remove(q);
     free(DRED_QUEUE_DATA(q, msg_t, q));
@@ -488,6 +494,11 @@ static void task_dispatch(sched_t *s, inst_t *in, msg_t *a, msg_t *b) {
   msg->u.task.buf = t->prov->buf;
   msg->u.task.count = in->params.count;
   msg->u.task.exec_is_left = !in->params.commutative && t->exec->hi < t->prov->lo;
+  /* In place only between two snapshots on one node: what a node peer needs to finish
+   * the absorption if the executor dies (sched_recover.c) lies in shared memory there. */
+  t->absorb = t->exec->snap && t->prov->snap && t->exec->member != in->params.root &&
+              s->node_of[t->exec->worker] == s->node_of[t->prov->worker];
+  msg->u.task.absorb = t->absorb;
 }
 
 /* ---- pairing ---------------------------------------------------------------------------- */
@@ -634,6 +645,7 @@ static int on_ready(sched_t *s, const sched_event_t *ev) {
     in->ninl++;
   } else {
     in->m[k].state = M_LIVE;
+    m->snap = r->u.ready.snap && k != p->root;
     msg_enqueue(in, m, 0);
   }
   inst_settle(s, in);
@@ -660,6 +672,7 @@ static int on_task_done(sched_t *s, const sched_event_t *ev) {
   uint32_t st = d->u.done.status; /* proto_task_status_t, unchecked off the wire */
 
   if (t == NULL || t->exec->worker != ev->worker) return DRED_ERR_ARG;
+  if (d->u.done.absorbed && (!t->absorb || st != PROTO_TASK_OK)) return DRED_ERR_ARG;
   if (st != PROTO_TASK_OK && st != PROTO_TASK_PROVIDER_LOST && st != PROTO_TASK_EXEC_CORRUPT &&
       st != PROTO_TASK_ERROR)
     return DRED_ERR_ARG;
@@ -681,6 +694,8 @@ static int on_task_done(sched_t *s, const sched_event_t *ev) {
   a->u.jtask.end_ns = s->now;
   a->u.jtask.exec_ns = d->u.done.exec_ns;
   a->u.jtask.status = (int32_t)st;
+  /* an absorbing executor's snapshot may be partly combined: recover its operand alone */
+  if (st == PROTO_TASK_EXEC_CORRUPT && t->absorb) in->m[exec->member].no_unit = 1;
   task_free(s, t);
 
   if (in->status != DRED_OK) { /* a failed instance only waits for its tasks to drain */
@@ -693,6 +708,12 @@ static int on_task_done(sched_t *s, const sched_event_t *ev) {
     case PROTO_TASK_OK: /* exec's buffer now covers both sets: a fresh arrival */
       msg_union(in, exec, prov);
       exec->buf = d->u.done.buf;
+      if (d->u.done.absorbed) { /* still its snapshot, which now holds the provider's unit */
+        in->m[prov->member].absorber = exec->member;
+        in->m[exec->member].last = prov->member;
+      } else {
+        exec->snap = 0; /* a buffer of its own: the snapshot, if any, stays as it was */
+      }
       msg_enqueue(in, exec, 0);
       exec = NULL;
       break;

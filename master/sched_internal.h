@@ -46,6 +46,8 @@ typedef struct {
 
 /* ---- state -------------------------------------------------------------------------------- */
 
+typedef struct msg msg_t;
+
 typedef struct {
   hlink_t hlink;
   uint64_t id;
@@ -64,8 +66,10 @@ typedef struct {
 typedef enum {
   M_WAITING = 0, /* no operand of it is in any message yet           */
   M_LIVE,        /* its operand is inside exactly one live message   */
-  M_RECOVERING   /* lost; a RECOVER is outstanding at `asked`        */
+  M_RECOVERING   /* lost; a RECOVER is outstanding at `asked` (or, inside another
+                    member's unit, at that member's: `via`)          */
 } member_state_t;
+
 
 typedef struct {
   uint8_t state;    /* member_state_t                                  */
@@ -74,10 +78,19 @@ typedef struct {
   uint8_t nreplicas;
   uint32_t replicas[PROTO_MAX_REPLICAS];
   uint32_t try_idx; /* position of `asked` in its holder list (holder_at) */
-  uint32_t asked;   /* worker of the outstanding RECOVER               */
+  uint32_t asked;   /* worker of the outstanding RECOVER (0: none of its own) */
+  /* Absorption (sched_recover.c's opening comment): the member whose snapshot absorbed
+   * this member's unit in place, the member whose unit this one's snapshot absorbed last,
+   * and, while this member's unit is being recovered after its worker died in an
+   * absorbing task, the provider whose absorption may be under way and its message.
+   * PROTO_NO_MEMBER: none. */
+  uint32_t absorber, last, tentative;
+  uint32_t via;     /* M_RECOVERING inside another member's unit: that member */
+  uint8_t no_unit;  /* its snapshot no longer stands for its unit: recover it alone */
+  msg_t *held;      /* the tentative provider's message, held until the answer */
 } member_t;
 
-typedef struct {
+struct msg {
   dred_queue_t q;    /* in inst->queue while queued; unlinked while a task holds it */
   int64_t seq;       /* arrival order: tail inserts count up, head inserts count down */
   uint32_t worker;   /* holder */
@@ -85,8 +98,9 @@ typedef struct {
   proto_buf_t buf;
   uint32_t lo, hi;   /* lowest and highest member in set (an interval if non-commutative) */
   uint32_t nset;     /* members in set */
+  uint8_t snap;      /* buf is `member`'s own snapshot and set is exactly its unit */
   uint64_t set[];    /* bitset over the n members */
-} msg_t;
+};
 
 struct inst;
 
@@ -96,6 +110,7 @@ typedef struct {
   uint64_t id;
   struct inst *inst;
   msg_t *exec, *prov;
+  uint8_t absorb;   /* the executor may absorb the provider's snapshot in place */
   uint64_t bytes;
   uint64_t start_ns;
 } task_t;

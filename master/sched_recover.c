@@ -15,9 +15,26 @@
  *     executing will never report: the provider's message goes back to the head of the
  *     queue (it was ready earliest), the executor's set is lost (task_drop).  The dead
  *     worker's queued messages are lost too.
- *   - A lost set is split into single members (lose_set): a combined buffer is gone, but
- *     each member's own operand may still exist somewhere, so each is recovered on its
- *     own and the partial sums are simply computed again.
+ *   - A lost set is split into units (lose_set): a combined buffer is gone, but what it
+ *     was made of may still exist somewhere, so each part is recovered on its own and the
+ *     partial sums are simply computed again.  A unit is a member's operand plus every
+ *     unit its snapshot absorbed in place (worker/absorb.c): a task whose two buffers are
+ *     snapshots on one node may combine into the executor's snapshot instead of a fresh
+ *     block (TASK's absorb; DONE's absorbed records it as member.absorber / .last), and
+ *     that snapshot then stands for the whole unit.  Units form a forest (only unit roots
+ *     hold live messages, so only roots absorb or are absorbed); a member that absorbed
+ *     nothing is a unit of one, and without absorption this is the old per-member rule.
+ *     Each root gets a RECOVER; the rest of its unit waits for that answer (`via`).
+ *   - An executor dying inside an absorbing task may have absorbed part of the
+ *     provider's unit.  The provider's message is held, not re-queued, and the RECOVER
+ *     for the executor's unit names it as `tentative`: the node peer that rebuilds the
+ *     unit from the dead executor's snapshot finishes the absorption from the provider's
+ *     snapshot and says so (absorbed: the held message is freed, its unit is inside), or
+ *     found it not begun (the held message goes back to the head of the queue).
+ *   - An answer may hold the member's operand alone (unit 0: a stored copy, a reload from
+ *     sendbuf).  Then the units its snapshot absorbed are detached and recovered on their
+ *     own (unit_split), and since that snapshot no longer stands for the member, later
+ *     RECOVERs for it ask for the operand alone (single).
  *   - Recovering member k (member_recover) sends a RECOVER to the first live worker in
  *     k's holder list (holder_at): k's own worker, then the replica holders its READY
  *     announced, then the other members in common/placement.c's order (other nodes
@@ -35,8 +52,9 @@
  *   - A RECOVER_FAILED (the asked worker has no usable copy) or the death of the asked
  *     worker moves on to the next holder in the list (on_recover_failed).
  *   - The answer is an ordinary READY flagged recovered (on_recovered_ready): it becomes
- *     a one-member message at the tail of the queue and pairing goes on.  An answer for
- *     a member already covered, or for an instance that failed meanwhile, is ignored.
+ *     a message covering the unit (or the member) at the tail of the queue and pairing
+ *     goes on.  An answer for a member already covered, or for an instance that failed
+ *     meanwhile, is ignored.
  */
 #include <stdlib.h>
 
@@ -45,7 +63,25 @@
 
 /* ---- loss and recovery ------------------------------------------------------------------ */
 
+#define NONE PROTO_NO_MEMBER
+
 static int set_has(const uint64_t *set, uint32_t k) { return (set[k / 64] >> (k % 64)) & 1; }
+
+static void msg_add(const inst_t *in, msg_t *m, uint32_t k) {
+  (void)in;
+  m->set[k / 64] |= 1ULL << (k % 64);
+  m->nset++;
+  if (k < m->lo) m->lo = k;
+  if (k > m->hi) m->hi = k;
+}
+
+/* The member whose snapshot holds member k's unit: follow the absorber links (a forest:
+ * only the holders of live messages, which are unit roots, absorb or are absorbed). */
+static uint32_t unit_root(const inst_t *in, uint32_t k) {
+  uint32_t steps = 0;
+  while (in->m[k].absorber != NONE && steps++ < in->g->n) k = in->m[k].absorber;
+  return k;
+}
 
 /* The i-th worker that may hold member k's operand: its own worker, then the replica
  * holders its READY announced, then every other member in the placement order of
@@ -80,15 +116,20 @@ static uint32_t holder_at(const sched_t *s, const inst_t *in, uint32_t k, uint32
   return 0;
 }
 
-/* Ask the first live holder at position >= from to reload member k; none left fails the
- * instance with `err`. */
+/* Ask the first live holder at position >= from to reload member k -- its unit, unless
+ * its snapshot no longer stands for it (no_unit); none left fails the instance with
+ * `err`. */
 static void member_recover(sched_t *s, inst_t *in, uint32_t k, uint32_t from, int32_t err) {
   member_t *mb = &in->m[k];
   uint32_t i, w;
   if (in->status != DRED_OK) return; /* a failed instance recovers nothing */
   for (i = from; (w = holder_at(s, in, k, i)) != 0; i++) {
     if (worker_alive(s, w)) {
-      act_send(s, in->key, PROTO_RECOVER, w)->msg.u.recover.member = k;
+      proto_msg_t *msg = &act_send(s, in->key, PROTO_RECOVER, w)->msg;
+      msg->u.recover.member = k;
+      msg->u.recover.last = mb->last;
+      msg->u.recover.tentative = mb->tentative;
+      msg->u.recover.single = mb->no_unit;
       mb->state = M_RECOVERING;
       mb->asked = w;
       mb->try_idx = i;
@@ -99,11 +140,39 @@ static void member_recover(sched_t *s, inst_t *in, uint32_t k, uint32_t from, in
   inst_fail(in, err);
 }
 
-/* A buffer is gone: split its set into single members, each recovered on its own. */
+/* A buffer is gone.  Its set is a union of units (a unit: a member and every unit its
+ * snapshot absorbed in place); each unit is recovered as one, from its root member's
+ * holders, and its other members wait for that answer (via). */
 void lose_set(sched_t *s, inst_t *in, const msg_t *m) {
   uint32_t k;
+  /* Absorbers always lie inside the same set (a set only grows); a link leaving it would
+   * be a bookkeeping error, and cutting it keeps every member recovered exactly once. */
+  for (k = m->lo; k <= m->hi; k++)
+    if (set_has(m->set, k) && in->m[k].absorber != NONE && !set_has(m->set, in->m[k].absorber))
+      in->m[k].absorber = NONE;
+  for (k = m->lo; k <= m->hi; k++) {
+    member_t *mb = &in->m[k];
+    if (!set_has(m->set, k) || mb->absorber == NONE) continue;
+    mb->state = M_RECOVERING;
+    mb->asked = 0;
+    mb->via = unit_root(in, k);
+  }
   for (k = m->lo; k <= m->hi && in->status == DRED_OK; k++)
-    if (set_has(m->set, k)) member_recover(s, in, k, 0, DRED_ERR_PROC_FAILED);
+    if (set_has(m->set, k) && in->m[k].absorber == NONE) member_recover(s, in, k, 0, DRED_ERR_PROC_FAILED);
+}
+
+/* Member k's unit came back as k's operand alone: the units its snapshot absorbed are
+ * recovered on their own now, and its snapshot never stands for k again. */
+static void unit_split(sched_t *s, inst_t *in, uint32_t k) {
+  uint32_t j, n = in->g->n;
+  in->m[k].last = NONE;
+  for (j = 0; j < n; j++)
+    if (in->m[j].absorber == k) in->m[j].absorber = NONE;
+  for (j = 0; j < n; j++)
+    if (in->m[j].via == k) in->m[j].via = unit_root(in, j) == j ? NONE : unit_root(in, j);
+  for (j = 0; j < n && in->status == DRED_OK; j++)
+    if (j != k && in->m[j].state == M_RECOVERING && in->m[j].via == NONE && in->m[j].asked == 0)
+      member_recover(s, in, j, 0, DRED_ERR_PROC_FAILED);
 }
 
 /* Member k's worker is dead and its READY never came: RECOVER its operand from its
@@ -128,38 +197,87 @@ void inst_started_after_deaths(sched_t *s, inst_t *in) {
 
 /* ---- events ------------------------------------------------------------------------------ */
 
-/* A READY answering a RECOVER: `worker` now holds a copy of `member`'s operand. */
+/* A READY answering a RECOVER: `worker` now holds a copy of `member`'s unit (or of its
+ * operand alone, if the answer says so). */
 int on_recovered_ready(sched_t *s, inst_t *in, const sched_event_t *ev) {
   const sched_params_t p = params_of(&ev->msg);
-  uint32_t k = ev->msg.u.ready.member;
+  uint32_t k = ev->msg.u.ready.member, j, t;
+  int unit = ev->msg.u.ready.unit, absorbed = ev->msg.u.ready.absorbed;
   member_t *mb;
-  msg_t *m;
+  msg_t *m, *held;
   if (in == NULL) return DRED_ERR_ARG; /* never creates an instance */
   mb = &in->m[k];
   if (in->status != DRED_OK) return 0; /* too late to matter, and harmless */
   if (mb->state == M_LIVE) return 0;   /* already covered: taking it would count it twice */
   if (mb->state != M_RECOVERING || mb->asked != ev->worker) return DRED_ERR_ARG;
+  /* a unit was not asked for, or an absorption nobody could have been doing */
+  if ((unit && mb->no_unit) || (absorbed && (mb->tentative == NONE || !unit)))
+    return DRED_ERR_ARG;
   m = msg_new(in->g->n, ev->worker, k, ev->msg.u.ready.buf);
   if (m == NULL) return DRED_ERR_NOMEM;
   if (!params_agree(&in->params, &p)) {
     free(m);
     inst_fail(in, DRED_ERR_MISMATCH);
-  } else {
-    mb->state = M_LIVE;
-    in->nrecovered++;
-    msg_enqueue(in, m, 0);
+    inst_settle(s, in);
+    return 0;
+  }
+  /* An answer of k's operand alone: if its snapshot absorbed anything (or may have), it
+   * no longer stands for k, here or in any later recovery. */
+  if (!unit && (mb->last != NONE || mb->tentative != NONE)) mb->no_unit = 1;
+  held = mb->held;
+  t = mb->tentative;
+  mb->held = NULL;
+  mb->tentative = NONE;
+  mb->state = M_LIVE;
+  in->nrecovered++;
+  if (unit) {
+    for (j = 0; j < in->g->n; j++) {
+      if (in->m[j].via != k) continue;
+      in->m[j].via = NONE;
+      in->m[j].state = M_LIVE;
+      msg_add(in, m, j);
+    }
+  }
+  if (absorbed) { /* the node peer finished the absorption: the provider's unit is in it */
+    in->m[t].absorber = k;
+    mb->last = t;
+    for (j = held->lo; j <= held->hi; j++)
+      if (set_has(held->set, j)) msg_add(in, m, j);
+    free(held);
+    held = NULL;
+  }
+  /* Only k's own worker answering with its snapshot keeps a buffer that may absorb. */
+  m->snap = ev->msg.u.ready.snap && unit && !absorbed && ev->worker == in->g->workers[k];
+  msg_enqueue(in, m, 0);
+  if (!unit) unit_split(s, in, k);
+  if (held != NULL) { /* not absorbed: the provider's message is as it was */
+    if (worker_alive(s, held->worker)) {
+      msg_enqueue(in, held, 1);
+    } else {
+      lose_set(s, in, held);
+      free(held);
+    }
   }
   inst_settle(s, in);
   return 0;
 }
 
 /* The executor died with the task: the provider's message was ready earliest and goes
- * back to the head (unless its holder is dead too); the executor's set is lost. */
+ * back to the head (unless its holder is dead too); the executor's set is lost.  If the
+ * task could absorb in place, the executor's snapshot may hold part of the provider's
+ * unit: the provider's message is held until the node peer recovering the executor's
+ * unit says whether it finished that absorption (absorbed) or found it not begun. */
 static void task_drop(sched_t *s, inst_t *in, task_t *t) {
   msg_t *exec = t->exec, *prov = t->prov;
+  int absorb = t->absorb;
   t->exec = t->prov = NULL;
   task_free(s, t);
-  if (in->status == DRED_OK) {
+  if (in->status == DRED_OK && absorb) {
+    in->m[exec->member].tentative = prov->member;
+    in->m[exec->member].held = prov;
+    prov = NULL;
+    lose_set(s, in, exec);
+  } else if (in->status == DRED_OK) {
     if (worker_alive(s, prov->worker)) {
       msg_enqueue(in, prov, 1);
       prov = NULL;

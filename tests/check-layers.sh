@@ -7,7 +7,7 @@
 #   2. worker/ (libdred) and master/ (dred-master) meet only through common/ and storage/:
 #      neither uses a symbol the other defines.
 #   3. Inside libdred the robust layer (replicate.c, replica_send.c, replica_recv.c,
-#      recover.c) sits beside the engine, rabit-style: it calls the engine, the engine
+#      recover.c, absorb.c) sits beside the engine, rabit-style: it calls the engine, the engine
 #      calls it only through the table of hooks in runtime.h (rt->robust).  The one engine
 #      reference to the layer is dred_init's call of dred_robust_layer() in api.c.
 # Why a check: each rule was broken before by an include or a call added in passing, and
@@ -26,7 +26,7 @@ fi
 defined() { nm --defined-only "$@" 2>/dev/null | awk '$2 ~ /^[TDBR]$/ { print $3 }' | sort -u; }
 used() { nm -u "$1" 2>/dev/null | awk '{ print $2 }' | sort -u; }
 
-robust_files="replicate replica_send replica_recv recover"
+robust_files="replicate replica_send replica_recv recover absorb"
 robust_objs=""; engine_objs=""
 for o in "$obj"/worker/*.o; do
   b="$(basename "$o" .o)"

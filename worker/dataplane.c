@@ -30,7 +30,10 @@
  * executor's data whole; when acc is still the replica snapshot that copies are being
  * taken from (the member's first task as executor); and when acc is the application's
  * own send buffer, a dred_alloc_mem block read in place (mem.c), which dred never writes
- * (MPI's rule for send buffers) and never frees.  The out-of-place direct combine works
+ * (MPI's rule for send buffers) and never frees.  When dred-master says both buffers are
+ * snapshots on this node (TASK's absorb), the robust layer may instead absorb the
+ * provider's snapshot into ours in place, piece by piece, in a way a node peer can finish
+ * if we die (absorb.c).  The out-of-place direct combine works
  * in small sub-chunks -- copy the provider's piece, combine the executor's into it -- so
  * the second pass runs in cache and costs about what a fused kernel would.
  *
@@ -516,6 +519,21 @@ static int reduce_into(dred_rt_t *rt, dred_task_t *t, const char *in, char *inou
   return rc == MPI_SUCCESS ? 0 : DRED_ERR_INTERNAL;
 }
 
+int dred_dp_piece(const dred_inst_t *in, const dred_kernel_t *kern, int exec_left,
+                  const char *exec, const char *prov, char *out, uint64_t n) {
+  size_t nb = (size_t)n * in->ti.extent;
+  int cnt = (int)(n * in->ti.mult);
+  MPI_Aint sh = in->ti.layout == DRED_LAYOUT_IMAGE ? in->ti.true_lb : 0;
+  if (kern != NULL && !exec_left) { /* predefined ops are commutative: one pass */
+    kern->outofplace(prov, exec, out, (size_t)cnt);
+    return 0;
+  }
+  /* MPI_Reduce_local(a, b) computes b = a op b: b starts as the right operand */
+  memcpy(out, exec_left ? prov : exec, nb);
+  return MPI_Reduce_local((exec_left ? exec : prov) - sh, out - sh, cnt, in->ti.exec_type,
+                          in->op) == MPI_SUCCESS ? 0 : DRED_ERR_INTERNAL;
+}
+
 /* Combine `n` elements that start at element `e0` of the provider's data (`src`) into acc:
  * acc = prov op acc, or acc op prov when the executor lies left under a non-commutative op. */
 static int combine(dred_rt_t *rt, dred_task_t *t, const char *src, uint64_t e0, uint64_t n) {
@@ -574,6 +592,12 @@ static void task_begin(dred_rt_t *rt, dred_task_t *t) {
     t->src = rt->peer_base[t->provider] + t->buf.pool_off;
   }
   if (t->src != NULL) {
+    /* Both buffers snapshots on this node: the robust layer may absorb the provider's
+     * into ours in place, recoverably (absorb.c). */
+    if (t->absorb && in->repl != NULL && rt->robust->absorb_begin(rt, t)) {
+      t->oop = 0;
+      return;
+    }
     t->oop = t->own_ro;
     if (t->oop &&
         dred_dp_buf_alloc(rt, in->bytes, &t->out, &t->out_pool_off, &t->out_malloced) != DRED_OK)
@@ -598,6 +622,7 @@ static void task_begin(dred_rt_t *rt, dred_task_t *t) {
 static void task_end(dred_rt_t *rt, dred_task_t *t) {
   t->nslots = 0;
   task_serve(rt, t, 0);
+  if (t->absorbing) rt->robust->absorb_end(rt, t);
 }
 
 /* One element chunk length in elements. */
@@ -746,7 +771,10 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
     task_begin(rt, t);
   }
   deadline = uv_hrtime() + TASK_STEP_NS;
-  if (t->src != NULL) {
+  if (t->absorbing) {
+    rc = rt->robust->absorb_step(rt, t, deadline);
+    did = 1;
+  } else if (t->src != NULL) {
     rc = t->oop ? step_direct_oop(rt, t, deadline) : step_direct(rt, t, deadline);
     did = 1;
   } else {

@@ -54,7 +54,8 @@
 #define HANDOVER_MAX_WAIT_NS 20000000ull /* per ask: 20 ms */
 #define HANDOVER_STALE_NS 500000000ull   /* a hand-over copy older than 0.5 s is ignored */
 
-_Static_assert(DRED_SNAPDIR_SLOTS * 48u <= HANDOVER_WORD_OFF, "beacon overlaps the snapdir");
+_Static_assert(DRED_SNAPDIR_SLOTS * DRED_SNAPDIR_SLOT_BYTES <= HANDOVER_WORD_OFF,
+               "beacon overlaps the snapdir");
 
 static uint64_t *beacon(char *segment) { return (uint64_t *)(void *)(segment + HANDOVER_WORD_OFF); }
 

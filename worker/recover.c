@@ -35,11 +35,17 @@
 
 /* ---- recovery ------------------------------------------------------------------------ */
 
+/* unit: p holds member's unit (its snapshot as it stands, absorptions finished), not its
+ * operand alone; absorbed: that includes the RECOVER's tentative absorption; snap: p is
+ * our own snapshot, which may absorb again. */
 static void send_recovered(dred_rt_t *rt, dred_inst_t *in, uint32_t member, const char *p,
-                           int64_t pool_off) {
+                           int64_t pool_off, int unit, int absorbed, int snap) {
   proto_msg_t m;
   dred_rt_ready(in, member, &m);
   m.u.ready.recovered = 1;
+  m.u.ready.unit = (uint8_t)unit;
+  m.u.ready.absorbed = (uint8_t)absorbed;
+  m.u.ready.snap = (uint8_t)snap;
   m.u.ready.buf = dred_rt_bufref(rt, p, pool_off, in->bytes);
   if (pool_off >= 0) MPI_Win_sync(rt->swin);
   dred_rt_send_master(rt, &m);
@@ -58,13 +64,16 @@ static void send_recover_failed(dred_rt_t *rt, uint64_t group, int64_t tag, uint
 }
 
 /* No stored copy of a dead member's operand here.  If the member shared our node, its
- * snapshot may still be listed in its pool's directory (it died before its neighbour
- * heard of it): copy it from there into io->buf.  Returns 1 when found. */
+ * snapshot may still be listed in its pool's directory: rebuild its unit from there into
+ * io->buf (absorb.c finishes an absorption it died in).  Returns 1 when found. */
 static int snapdir_found(dred_rt_t *rt, dred_inst_t *in, repl_io_t *io) {
-  uint32_t w = in->group->workers[io->member];
-  return rt->failed[w] && rt->peer_base[w] != NULL &&
-         dred_snapdir_read(rt, w, in->group_id, in->tag, io->member, io->buf, in->bytes) ==
-             DRED_OK;
+  int absorbed = 0;
+  if (dred_absorb_recover(rt, in, io->member, io->last, io->tentative, io->single, io->buf,
+                          &absorbed) != DRED_OK)
+    return 0;
+  io->unit = !io->single;
+  io->absorbed = absorbed;
+  return 1;
 }
 
 /* io->buf holds another member's operand: keep it with the instance and announce it. */
@@ -76,9 +85,10 @@ static int keep_recovered(dred_rt_t *rt, dred_inst_t *in, repl_io_t *io, const c
   b->pool_off = io->pool_off;
   b->malloced = io->malloced;
   dred_queue_insert_tail(&in->repl->rbufs, &b->link); /* made by dred_repl_try_recover */
-  DRED_INFO("recovered member %u's operand from %s (tag " PROTO_KEY_FMT ")", io->member, from,
+  DRED_INFO("recovered member %u's %s from %s (tag " PROTO_KEY_FMT ")", io->member,
+            io->absorbed ? "unit, its absorption finished," : io->unit ? "unit" : "operand", from,
             PROTO_KEY_ARG(in->tag));
-  send_recovered(rt, in, io->member, b->p, b->pool_off);
+  send_recovered(rt, in, io->member, b->p, b->pool_off, io->unit, io->absorbed, 0);
   return DRED_OK;
 }
 
@@ -115,7 +125,7 @@ static void recover_get_done(void *arg, int status) {
                   ") unusable (%s): reloaded from sendbuf",
                   PROTO_KEY_ARG(in->tag), dred_status_str(status));
       DRED_INFO("recovered my operand (tag " PROTO_KEY_FMT ")", PROTO_KEY_ARG(in->tag));
-      send_recovered(rt, in, in->member, in->acc, in->pool_off);
+      send_recovered(rt, in, in->member, in->acc, in->pool_off, 0, 0, 0);
     }
   } else {
     const char *from = "the copy it sent us";
@@ -149,7 +159,7 @@ int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
   repl_io_t *io;
   const repl_io_t *held;
   uint32_t member = m->u.recover.member;
-  int rc;
+  int rc, single = m->u.recover.single;
 
   uv_mutex_lock(&rt->lock);
   in = dred_rt_find(rt, m->u.recover.group, m->u.recover.tag);
@@ -173,6 +183,9 @@ int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
   io->rt = rt;
   io->inst = in;
   io->member = member;
+  io->last = m->u.recover.last;
+  io->tentative = m->u.recover.tentative;
+  io->single = single;
   io->is_self = member == in->member;
   if (io->is_self) {
     if (in->is_root) {
@@ -185,16 +198,22 @@ int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
           reload_from_sendbuf(rt, in) != DRED_OK) {
         send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_PROC_FAILED);
       } else {
-        send_recovered(rt, in, member, in->acc, in->pool_off);
+        send_recovered(rt, in, member, in->acc, in->pool_off, 0, 0, 0);
       }
       return 1;
     }
-    if (dred_repl_acc_is_snapshot(in) || in->acc_is_app) {
-      /* acc is still the untouched snapshot of our operand (or the application's block it
-       * is read from in place): nothing to reload. */
+    if ((dred_repl_acc_is_snapshot(in) && !(single && r->snap->absorbed)) || in->acc_is_app) {
+      /* acc is still our snapshot -- our operand, or the unit it absorbed, which is what
+       * the master asks for unless it wants the operand alone -- or the application's
+       * block it is read from in place: nothing to reload. */
       free(io);
-      send_recovered(rt, in, member, in->acc, in->pool_off);
+      send_recovered(rt, in, member, in->acc, in->pool_off, !single, 0,
+                     dred_absorb_acc_ok(in));
       return 1;
+    }
+    if (dred_repl_acc_is_snapshot(in)) { /* it absorbed: the operand alone goes back in */
+      dred_snapdir_absorb_clear(rt, r->snap->dir_slot);
+      r->snap->absorbed = 0;
     }
     io->buf = in->acc;
     io->pool_off = in->pool_off;

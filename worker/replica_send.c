@@ -238,7 +238,7 @@ void dred_repl_deferred_run(dred_rt_t *rt, snapshot_t *sn, int cancel) {
 void dred_repl_snapshot_drop(dred_rt_t *rt, dred_inst_t *in) {
   snapshot_t *sn = in->repl != NULL ? in->repl->snap : NULL;
   (void)rt;
-  if (sn == NULL) return;
+  if (sn == NULL || sn->absorbed) return; /* an absorbed one stays until the end (absorb.c) */
   in->repl->snap = NULL;
   dred_repl_snapshot_unref(sn);
 }

@@ -15,6 +15,7 @@
  * hooks are not called and no robust state is allocated.
  *
  * Files, one concern each (shared internals: replicate_internal.h):
+ *   absorb.c         combining into the snapshot in place, and a node peer finishing it
  *   replicate.c      this overview; the replica store's life (open at dred_init, deleted
  *                    at dred_finalize) and the engine's hooks that touch every part:
  *                    FAILED, END, SHUTDOWN and the per-turn progress (deferred copies
@@ -34,7 +35,10 @@
  * pool) and to the stores of DRED_REPLICAS-1 other live members of the group, placed by
  * common/placement.h: the first on another node when the group spans nodes.  While
  * copies are being taken the accumulator stays read-only: the member's first combine as
- * executor writes its result elsewhere and then drops its hold on the snapshot.
+ * executor writes its result elsewhere and then drops its hold on the snapshot -- unless
+ * no copy is being read and dred-master allows an absorption (absorb.c): then the
+ * snapshot absorbs the provider's snapshot in place and, standing for both, stays until
+ * the reduction ends (deferred copies of it are cancelled).
  * A neighbour on the same node reads the snapshot straight from the member's segment
  * (a REPLICA header on the control channel says where) and answers REPLICA_ACK when its
  * copy is written; a neighbour elsewhere gets the bytes behind the header on the link
@@ -290,7 +294,7 @@ void dred_repl_publish(dred_rt_t *rt, dred_inst_t *in) {
 }
 
 int dred_repl_acc_is_snapshot(const dred_inst_t *in) {
-  return in->repl != NULL && in->repl->snap != NULL;
+  return in->repl != NULL && in->repl->snap != NULL && in->repl->snap->p == in->acc;
 }
 
 int dred_repl_busy(const dred_inst_t *in) { return in->repl != NULL && in->repl->io_pending > 0; }
@@ -317,8 +321,11 @@ int dred_repl_inst_release(dred_rt_t *rt, dred_inst_t *in) {
     free(b);
   }
   dred_snapdir_retire(rt, r->dir_slot); /* published but never handed to a snapshot */
-  was_snapshot = r->snap != NULL;
-  dred_repl_snapshot_drop(rt, in); /* it frees acc once its copies are taken */
+  was_snapshot = dred_repl_acc_is_snapshot(in);
+  if (r->snap != NULL) { /* it frees acc, if acc is the snapshot, once its copies are taken */
+    r->snap->absorbed = 0;
+    dred_repl_snapshot_drop(rt, in);
+  }
   in->repl = NULL;
   free(r);
   return was_snapshot;
@@ -411,6 +418,10 @@ static const dred_robust_t robust_layer = {
     .progress = dred_repl_progress,
     .snapshot_drop = dred_repl_snapshot_drop,
     .acc_is_snapshot = dred_repl_acc_is_snapshot,
+    .acc_absorbable = dred_absorb_acc_ok,
+    .absorb_begin = dred_absorb_begin,
+    .absorb_step = dred_absorb_step,
+    .absorb_end = dred_absorb_end,
     .busy = dred_repl_busy,
     .rbuf = dred_repl_rbuf,
     .inst_release = dred_repl_inst_release,

@@ -34,6 +34,10 @@ typedef struct {
   uint64_t due_ns;
   uint32_t later[PROTO_MAX_REPLICAS];
   int nlater;
+  /* A task absorbed another snapshot into this one in place (absorb.c): it no longer
+   * holds the operand alone but the member's unit, and it stays until the reduction
+   * ends -- dred-master may need that unit even after acc moved elsewhere. */
+  int absorbed;
 } snapshot_t;
 
 /* The robust layer's part of one reduction (dred_inst_t.repl): created on first need by
@@ -83,6 +87,10 @@ typedef struct {
   int64_t pool_off;
   int malloced;
   int is_self;       /* get: reloading our own operand into the primary buffer */
+  /* RECOVER: what the master expects of a snapshot (proto.h) and, once found, what the
+   * answer holds: a unit (from a snapshot) with or without the tentative absorption */
+  uint32_t last, tentative;
+  int single, unit, absorbed;
   dred_queue_t link; /* writes: rt-wide list, so RECOVER can wait for them */
   snapshot_t *snap;  /* local put: the snapshot it reads */
   int ack_to;        /* neighbour put from shared memory: who gets REPLICA_ACK (-1 none) */
@@ -142,6 +150,18 @@ const repl_io_t *dred_repl_held_find(uint64_t group, int64_t tag, uint32_t membe
 void dred_repl_held_drop(uint64_t group, int64_t tag);
 /* Shutdown: every held copy goes. */
 void dred_repl_held_clear(void);
+
+/* absorb.c -- the hooks acc_absorbable, absorb_begin, absorb_step, absorb_end */
+int dred_absorb_acc_ok(const dred_inst_t *in);
+int dred_absorb_begin(dred_rt_t *rt, dred_task_t *t);
+int dred_absorb_step(dred_rt_t *rt, dred_task_t *t, uint64_t deadline);
+void dred_absorb_end(dred_rt_t *rt, dred_task_t *t);
+/* A RECOVER asks for dead node peer member's unit: rebuild it from its snapshot into dst,
+ * finishing an absorption it was in (roll forward).  last, tentative, single: the
+ * RECOVER's.  DRED_OK with *absorbed = the unit includes `tentative`'s; else
+ * DRED_ERR_PROC_FAILED (no usable snapshot, or not the one the master expects). */
+int dred_absorb_recover(dred_rt_t *rt, dred_inst_t *in, uint32_t member, uint32_t last,
+                        uint32_t tentative, int single, char *dst, int *absorbed);
 
 /* recover.c */
 /* Answer a RECOVER: returns 1 when handled (or dropped), 0 when it must wait (park it). */

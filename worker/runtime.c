@@ -229,6 +229,7 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   }
   if (in->acc != NULL) {
     m.u.ready.buf = dred_rt_bufref(rt, in->acc, in->pool_off, in->bytes);
+    m.u.ready.snap = (uint8_t)(in->repl != NULL && rt->robust->acc_absorbable(in));
   } else {
     /* No buffer: join anyway, saying why, so the master ends the instance with this
      * status for every member instead of leaving them waiting for us. */
@@ -313,6 +314,10 @@ static void on_task(dred_rt_t *rt, const proto_msg_t *m) {
   t->provider = m->u.task.provider;
   t->count = m->u.task.count;
   t->exec_is_left = m->u.task.exec_is_left;
+  t->absorb = m->u.task.absorb;
+  t->prov_member = m->u.task.prov_member;
+  t->abs_slot = -1;
+  t->scr_off = -1;
   t->buf = m->u.task.buf;
   t->inst = in;
   t->exec_member = m->u.task.exec_member;
@@ -527,6 +532,7 @@ static int run_tasks(dred_rt_t *rt) {
   m.u.done.error = error;
   m.u.done.exec_ns = uv_hrtime() - t->t0;
   m.u.done.buf = dred_rt_bufref(rt, t->dst, t->dst_pool_off, t->inst->bytes);
+  m.u.done.absorbed = (uint8_t)(status == PROTO_TASK_OK && t->absorbing);
   send_to_master(rt, &m, NULL);
   if (status == PROTO_TASK_OK) {
     rt->tasks_run++;

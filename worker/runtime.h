@@ -20,6 +20,7 @@
  *   replica_send.c   snapshots and the copies sent to neighbours (placement, shm, bulk, ACK)
  *   replica_recv.c   copies received from neighbours: checked, written to the store
  *   recover.c    answering RECOVER: an operand back from a copy, sendbuf or a snapshot
+ *   absorb.c     combining into a snapshot in place, and finishing that for a dead peer
  */
 #ifndef DRED_RUNTIME_H
 #define DRED_RUNTIME_H
@@ -44,8 +45,10 @@
  * (DRED_ERR_NOMEM).  Documented in dred(3). */
 #define DRED_MAX_BYTES (1ull << 40)
 #define DRED_RMA_MAX_DEPTH 64
-#define DRED_SNAPDIR_BYTES 8192u /* head of each pool segment: the snapshot directory */
-#define DRED_SNAPDIR_SLOTS (DRED_SNAPDIR_BYTES / 48u) /* 48-byte slots (snapdir.c) */
+#define DRED_SNAPDIR_BYTES 32768u /* head of each pool segment: the snapshot directory */
+#define DRED_SNAPDIR_SLOT_BYTES 128u /* one slot (snapdir.c); the head's last 64 bytes are
+                                        handover.c's beacon */
+#define DRED_SNAPDIR_SLOTS ((DRED_SNAPDIR_BYTES - 64u) / DRED_SNAPDIR_SLOT_BYTES)
 
 /* ---- futures (future.c) ---- */
 struct dred_future {
@@ -225,6 +228,16 @@ typedef struct dred_task {
   int64_t *own_pool_off;
   int *own_malloced;
   int own_ro;          /* that buffer is the replica snapshot: build the result elsewhere */
+  /* In-place absorption (absorb.c): the master allows it (TASK's absorb), and whether
+   * this task does it -- dst is then our snapshot, listed in directory slot abs_slot,
+   * combined piece by piece through scratch `scr` in our pool. */
+  int absorb, absorbing;
+  uint32_t prov_member;
+  int abs_slot;
+  char *scr;
+  int64_t scr_off;
+  int scr_malloced;
+  uint64_t piece_elems;
   int oop;             /* this task builds its result in `out` (RMA path, or own_ro)  */
   const struct dred_kernel *kern; /* vectorised combine (kernel.h), or NULL: MPI_Reduce_local */
   /* RMA path: the result is built out of place, so a provider dying mid-read leaves the
@@ -407,6 +420,15 @@ typedef struct dred_robust {
   void (*snapshot_drop)(dred_rt_t *rt, dred_inst_t *in);
   /* acc is the replica snapshot: read-only until the first combine moves the result on. */
   int (*acc_is_snapshot)(const dred_inst_t *in);
+  /* Absorption (absorb.c).  acc_absorbable: at announce, acc is our snapshot in the pool
+   * and listed in the directory (READY's snap).  absorb_begin: a task with TASK's absorb
+   * and the provider in shared memory -- 1 if it absorbs in place (then absorb_step does
+   * its work and absorb_end, finished or not, releases scratch), 0 if the engine combines
+   * as usual. */
+  int (*acc_absorbable)(const dred_inst_t *in);
+  int (*absorb_begin)(dred_rt_t *rt, dred_task_t *t);
+  int (*absorb_step)(dred_rt_t *rt, dred_task_t *t, uint64_t deadline);
+  void (*absorb_end)(dred_rt_t *rt, dred_task_t *t);
   /* Store reads for this reduction are in flight: it may not be freed yet. */
   int (*busy)(const dred_inst_t *in);
   /* The recovered copy of member `member`'s operand held here (a task's destination). */
@@ -452,10 +474,32 @@ int dred_snapdir_usable(const dred_rt_t *rt);
 int dred_snapdir_publish(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
                          int64_t off, uint64_t len);
 void dred_snapdir_retire(dred_rt_t *rt, int slot); /* before the block is freed; -1: none */
-/* Copy a snapshot out of node peer `worker`'s segment: DRED_OK, or DRED_ERR_PROC_FAILED
- * when it holds none (or it changed during the copy). */
-int dred_snapdir_read(dred_rt_t *rt, uint32_t worker, uint64_t group, int64_t tag,
-                      uint32_t member, char *dst, uint64_t len);
+/* Absorption's entries in our own slot (absorb.c): what is being absorbed and where, and
+ * piece by piece how far it got. */
+int dred_snapdir_absorb_begin(dred_rt_t *rt, int slot, uint32_t member, uint32_t prov_worker,
+                              int64_t prov_off, int64_t scr_off, uint64_t piece, int exec_left);
+void dred_snapdir_piece_ready(dred_rt_t *rt, int slot, uint64_t i); /* result in scratch */
+void dred_snapdir_piece_done(dred_rt_t *rt, int slot, uint64_t i);  /* final in the snapshot */
+void dred_snapdir_absorb_clear(dred_rt_t *rt, int slot); /* the snapshot is an operand again */
+/* A node peer's slot as read (dred_snapdir_view): the snapshot and its absorption. */
+typedef struct {
+  uint32_t worker;
+  const char *base;   /* the snapshot, in that peer's segment */
+  int64_t off;
+  uint32_t absorbing; /* PROTO_NO_MEMBER: it never absorbed anything */
+  uint32_t prov_worker;
+  int64_t prov_off, scr_off;
+  uint64_t piece;
+  int exec_left;
+  uint64_t seq;
+  void *slot;
+} dred_snapview_t;
+/* Find member's snapshot in node peer `worker`'s directory: DRED_OK or PROC_FAILED. */
+int dred_snapdir_view(dred_rt_t *rt, uint32_t worker, uint64_t group, int64_t tag,
+                      uint32_t member, uint64_t len, dred_snapview_t *v);
+/* 1 if the slot did not change since the view was taken (the progress counters aside). */
+int dred_snapdir_view_same(const dred_snapview_t *v);
+void dred_snapdir_view_progress(const dred_snapview_t *v, uint64_t *done, uint64_t *scr);
 
 /* handover.c -- operand copies into the pool go first on the node; in a group spanning
  * nodes, dred_ireduce returns once a copy is held on another node */
@@ -538,6 +582,11 @@ int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in); /* allocate + fill the 
  * an error (logged). */
 int dred_dp_inline_fold(dred_rt_t *rt, dred_inst_t *in, const uint8_t *data, uint32_t n);
 void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in);
+/* One piece of n elements combined into `out` (never one of the operands): out = prov op
+ * exec, or exec op prov when exec_left (the executor's operand is left under a
+ * non-commutative op).  `kern` as for the task (NULL: MPI_Reduce_local).  0 or an error. */
+int dred_dp_piece(const dred_inst_t *in, const struct dred_kernel *kern, int exec_left,
+                  const char *exec, const char *prov, char *out, uint64_t n);
 /* Advance the head task within a time budget.  Returns 1 if it did work; when the task
  * finishes, *finished is set and *status holds its outcome (a proto_task_status_t). */
 int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status, int *error);

@@ -168,6 +168,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           msg->u.ready.replicas[k] = (uint32_t)(take(&in, 1) % (nw + 2));
         { /* inline: the right length mostly, sometimes another; now and then a huge count */
           uint8_t f2 = (uint8_t)take(&in, 1);
+          /* absorption's flags (a snapshot; a recovered unit, absorbed or not), any mix */
+          msg->u.ready.snap = (f2 >> 4) & 1;
+          msg->u.ready.unit = (f2 >> 5) & 1;
+          msg->u.ready.absorbed = (f2 >> 7) & 1;
           msg->u.ready.inl = f2 & 1;
           if (f2 & 0x40) msg->u.ready.count = PROTO_INLINE_TOTAL / 4;
           if (msg->u.ready.inl) {
@@ -197,6 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         msg->u.done.status = (uint32_t)(take(&in, 1) % 5);
         msg->u.done.error = (int32_t)(take(&in, 1) % 12);
         msg->u.done.exec_ns = take(&in, 3);
+        msg->u.done.absorbed = (msg->u.done.exec_ns & 1) != 0;
         msg->u.done.buf.addr = take(&in, 2);
         msg->u.done.buf.pool_off = (int64_t)take(&in, 1) - 1;
         break;

@@ -91,10 +91,11 @@ static void test_ready_error_field(void **state) {
   assert_int_equal(enc(&m, NULL, buf), 0);
   m.u.ready.error = DRED_ERR_NOMEM;
   n = enc(&m, NULL, buf);
-  /* the error is the last field before the inline flag (1 byte) and length (4 bytes) */
-  buf[n - 9] = DRED_ERR_ROOT_FAILED;
+  /* the error is the last field before the absorption flags (snap, unit, absorbed: 1 byte
+   * each), the inline flag (1 byte) and length (4 bytes) */
+  buf[n - 12] = DRED_ERR_ROOT_FAILED;
   assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
-  buf[n - 9] = DRED_ERR_NOMEM;
+  buf[n - 12] = DRED_ERR_NOMEM;
   assert_int_equal(proto_decode(buf, n, &d), 0);
 }
 
@@ -224,6 +225,198 @@ static void test_malformed(void **state) {
   assert_int_equal(proto_decode(bad, n, &d), DRED_ERR_ARG);
 }
 
+/* Protocol 8, in-place absorption: READY's snap, unit and absorbed, TASK's absorb, DONE's
+ * absorbed and RECOVER's last, tentative (PROTO_NO_MEMBER: none) and single round-trip;
+ * RECOVER_FAILED and ABANDON keep RECOVER's old layout (the new fields are RECOVER's). */
+static void test_absorb_fields_roundtrip(void **state) {
+  uint8_t buf[256], again[256];
+  proto_msg_t m, d;
+  size_t n, n2;
+  (void)state;
+  assert_int_equal(PROTO_VERSION, 8);
+
+  memset(&m, 0, sizeof m); /* a member's own READY: its snapshot */
+  m.type = PROTO_READY;
+  m.u.ready.member = 3;
+  m.u.ready.buf.pool_off = 64;
+  m.u.ready.snap = 1;
+  n = enc(&m, NULL, buf);
+  assert_true(n > PROTO_HEADER);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.u.ready.snap, 1);
+  assert_int_equal(d.u.ready.unit, 0);
+  assert_int_equal(d.u.ready.absorbed, 0);
+  assert_int_equal(d.u.ready.recovered, 0);
+  m.u.ready.recovered = 1; /* an answer: its unit, with the tentative absorption */
+  m.u.ready.unit = 1;
+  m.u.ready.absorbed = 1;
+  n = enc(&m, NULL, buf);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.u.ready.recovered, 1);
+  assert_int_equal(d.u.ready.snap, 1);
+  assert_int_equal(d.u.ready.unit, 1);
+  assert_int_equal(d.u.ready.absorbed, 1);
+  assert_true(d.u.ready.buf.pool_off == 64);
+  m.u.ready.snap = 0; /* a unit, not absorbed, read by a node peer */
+  m.u.ready.absorbed = 0;
+  n = enc(&m, NULL, buf);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.u.ready.snap, 0);
+  assert_int_equal(d.u.ready.unit, 1);
+  assert_int_equal(d.u.ready.absorbed, 0);
+
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_TASK;
+  m.u.task.task_id = 9;
+  m.u.task.absorb = 1;
+  n = enc(&m, NULL, buf);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.u.task.absorb, 1);
+  assert_true(d.u.task.task_id == 9);
+  m.u.task.absorb = 0;
+  n2 = enc(&m, NULL, again);
+  assert_int_equal(n2, n);
+  assert_int_equal(proto_decode(again, n2, &d), 0);
+  assert_int_equal(d.u.task.absorb, 0);
+
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_DONE;
+  m.u.done.task_id = 9;
+  m.u.done.absorbed = 1;
+  n = enc(&m, NULL, buf);
+  assert_int_equal(n, PROTO_HEADER + 53);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.u.done.absorbed, 1);
+  assert_int_equal(d.u.done.status, PROTO_TASK_OK);
+
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_RECOVER;
+  m.u.recover.group = 77;
+  m.u.recover.tag = -2;
+  m.u.recover.member = 5;
+  m.u.recover.last = 3;
+  m.u.recover.tentative = PROTO_NO_MEMBER;
+  m.u.recover.single = 1;
+  n = enc(&m, NULL, buf);
+  assert_int_equal(n, PROTO_HEADER + 33);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.u.recover.member, 5);
+  assert_int_equal(d.u.recover.last, 3);
+  assert_int_equal(d.u.recover.tentative, PROTO_NO_MEMBER);
+  assert_int_equal(d.u.recover.single, 1);
+  m.u.recover.last = PROTO_NO_MEMBER;
+  m.u.recover.tentative = 0; /* member 0 is a member, not "none" */
+  m.u.recover.single = 0;
+  n = enc(&m, NULL, buf);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.u.recover.last, PROTO_NO_MEMBER);
+  assert_int_equal(d.u.recover.tentative, 0);
+  assert_int_equal(d.u.recover.single, 0);
+
+  /* RECOVER_FAILED and ABANDON: 24 bytes, RECOVER's new fields neither sent nor read */
+  m.u.recover.last = 3;
+  m.u.recover.tentative = 4;
+  m.u.recover.single = 1;
+  m.type = PROTO_RECOVER_FAILED;
+  n = enc(&m, NULL, buf);
+  assert_int_equal(n, PROTO_HEADER + 24);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.u.recover.member, 5);
+  assert_int_equal(d.u.recover.last, 0);
+  assert_int_equal(d.u.recover.tentative, 0);
+  assert_int_equal(d.u.recover.single, 0);
+  assert_int_equal(proto_rt_check(buf, n, again), 1);
+  m.type = PROTO_ABANDON;
+  assert_int_equal(enc(&m, NULL, buf), PROTO_HEADER + 24);
+}
+
+/* The new flags are 0 or 1, unit only in a recovered READY and absorbed only with unit:
+ * the encoder refuses anything else and so does the decoder, byte by byte.  A RECOVER in
+ * version 7's layout (without last, tentative and single) is refused. */
+static void test_absorb_fields_rejected(void **state) {
+  uint8_t buf[256];
+  proto_msg_t m, d;
+  size_t n, recovered_at = PROTO_HEADER + 8 + 8 + 4 + 4 + 8 + 4 + 4 + 4 + 4 + 1 + 1;
+  (void)state;
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_READY;
+  m.u.ready.snap = 2;
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.ready.snap = 1;
+  m.u.ready.unit = 1; /* a unit in a member's own READY */
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.ready.recovered = 1;
+  m.u.ready.unit = 2;
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.ready.unit = 0;
+  m.u.ready.absorbed = 1; /* absorbed without unit */
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.ready.unit = 1;
+  m.u.ready.absorbed = 2;
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.ready.absorbed = 1;
+  n = enc(&m, NULL, buf);
+  assert_true(n > PROTO_HEADER);
+  assert_int_equal(buf[recovered_at], 1);
+  /* the flags are the three bytes after the error, before inl and data_len */
+  assert_int_equal(buf[n - 8], 1);
+  assert_int_equal(buf[n - 7], 1);
+  assert_int_equal(buf[n - 6], 1);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  buf[n - 8] = 2; /* snap */
+  assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
+  buf[n - 8] = 1;
+  buf[n - 7] = 2; /* unit */
+  assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
+  buf[n - 7] = 1;
+  buf[n - 6] = 2; /* absorbed */
+  assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
+  buf[n - 6] = 1;
+  buf[recovered_at] = 0; /* unit in a READY that is not recovered */
+  assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
+  buf[recovered_at] = 1;
+  buf[n - 7] = 0; /* absorbed without unit */
+  assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
+  buf[n - 6] = 0; /* neither: a recovered READY of the operand alone */
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.u.ready.unit, 0);
+  assert_int_equal(d.u.ready.snap, 1);
+
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_TASK;
+  m.u.task.absorb = 2;
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.task.absorb = 1;
+  n = enc(&m, NULL, buf);
+  buf[n - 1] = 2;
+  assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
+
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_DONE;
+  m.u.done.absorbed = 2;
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.done.absorbed = 1;
+  n = enc(&m, NULL, buf);
+  buf[n - 1] = 2;
+  assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
+
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_RECOVER;
+  m.u.recover.single = 2;
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.recover.single = 1;
+  n = enc(&m, NULL, buf);
+  buf[n - 1] = 2;
+  assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
+  buf[n - 1] = 1;
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  n -= 9; /* version 7's RECOVER: no last, tentative, single */
+  buf[4] = (uint8_t)(n - PROTO_HEADER), buf[5] = buf[6] = buf[7] = 0;
+  assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
+  buf[2] = 7; /* and its version */
+  assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
+}
+
 /* A small deterministic generator (xorshift64*): reproducible failures, no libc state. */
 static uint64_t rnd(uint64_t *s) {
   *s ^= *s >> 12;
@@ -261,6 +454,9 @@ static void random_msg(uint64_t *s, proto_type_t t, proto_msg_t *m, uint32_t *wo
       for (k = 0; k < m->u.ready.nreplicas; k++) m->u.ready.replicas[k] = (uint32_t)rnd(s);
       m->u.ready.buf.addr = rnd(s);
       m->u.ready.buf.pool_off = (int64_t)rnd(s);
+      m->u.ready.snap = rnd(s) & 1; /* absorption (proto 8): unit only when recovered, */
+      if (m->u.ready.recovered) m->u.ready.unit = rnd(s) & 1; /* absorbed only with unit */
+      if (m->u.ready.unit) m->u.ready.absorbed = rnd(s) & 1;
       if (rnd(s) & 1) { /* an inline operand (or the root's inline READY: none) */
         m->u.ready.inl = 1;
         m->u.ready.data_len = (uint32_t)(rnd(s) % 3 == 0 ? 0 : rnd(s) % 1025);
@@ -284,6 +480,7 @@ static void random_msg(uint64_t *s, proto_type_t t, proto_msg_t *m, uint32_t *wo
       m->u.done.exec_ns = rnd(s);
       m->u.done.buf.addr = rnd(s);
       m->u.done.buf.pool_off = (int64_t)rnd(s);
+      m->u.done.absorbed = rnd(s) & 1;
       break;
     case PROTO_PING:
       m->u.ping.seq = rnd(s);
@@ -301,6 +498,11 @@ static void random_msg(uint64_t *s, proto_type_t t, proto_msg_t *m, uint32_t *wo
       m->u.recover.tag = (int64_t)rnd(s);
       m->u.recover.member = (uint32_t)rnd(s);
       m->u.recover.error = (int32_t)rnd(s);
+      if (t == PROTO_RECOVER) { /* RECOVER only (proto 8); none is PROTO_NO_MEMBER */
+        m->u.recover.last = rnd(s) % 3 == 0 ? PROTO_NO_MEMBER : (uint32_t)rnd(s);
+        m->u.recover.tentative = rnd(s) % 3 == 0 ? PROTO_NO_MEMBER : (uint32_t)rnd(s);
+        m->u.recover.single = rnd(s) & 1;
+      }
       break;
     case PROTO_TASK:
       m->u.task.task_id = rnd(s);
@@ -313,6 +515,7 @@ static void random_msg(uint64_t *s, proto_type_t t, proto_msg_t *m, uint32_t *wo
       m->u.task.exec_is_left = rnd(s) & 1;
       m->u.task.buf.addr = rnd(s);
       m->u.task.buf.pool_off = (int64_t)rnd(s);
+      m->u.task.absorb = rnd(s) & 1;
       break;
     case PROTO_END:
       m->u.end.group = rnd(s);
@@ -522,7 +725,8 @@ int main(void) {
       cmocka_unit_test(test_abandon_roundtrip), cmocka_unit_test(test_every_type_roundtrips),
       cmocka_unit_test(test_group_roundtrip_and_id), cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_fuzz_roundtrip), cmocka_unit_test(test_inline_roundtrip_and_limits),
-      cmocka_unit_test(test_join_welcome),
+      cmocka_unit_test(test_join_welcome), cmocka_unit_test(test_absorb_fields_roundtrip),
+      cmocka_unit_test(test_absorb_fields_rejected),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,10 +8,15 @@
  * would send them, and messages come out the same way.  Worker w runs member
  * w-1 in most groups below, so "member k" and "worker k+1" are the same process.
  *
- * The last two tests use a small simulator that plays every worker: it answers each TASK
- * with a TASK_DONE and each RECOVER with a recovered READY (or RECOVER_FAILED) in random
- * order, kills workers at random, and tracks per buffer how many times each operand went
- * into it, so a result that counts an operand twice or misses one is caught.
+ * In-place absorption (units of members whose snapshots absorbed others, RECOVER's last,
+ * tentative and single) has its own section; its buffers' addresses count the operands in
+ * them, so the final buffer shows whether each operand went in exactly once.
+ *
+ * Three tests use a small simulator that plays every worker: it answers each TASK with a
+ * TASK_DONE (absorbing in place or not) and each RECOVER with a recovered READY (or
+ * RECOVER_FAILED) as dred's worker would, in random order, kills workers at random, and
+ * tracks per buffer how many times each operand went into it, so a result that counts an
+ * operand twice or misses one is caught.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1531,12 +1536,756 @@ static void test_abandon_ends_for_everyone(void **state) {
   sched_free(s);
 }
 
+/* ---- in-place absorption (sched_recover.c: units, last, tentative, single) ------------ */
+
+/* In these tests a buffer's address names its contents: 4 bits per member count how many
+ * times that member's operand is in it.  A DONE's buffer is then the sum of both sides'
+ * addresses, an absorbing DONE's the same sum, and a result that misses an operand or
+ * counts one twice shows in the root's final address (all_ops). */
+#define NOM PROTO_NO_MEMBER
+#define OP(k) (1ull << (4 * (k)))
+
+static uint64_t all_ops(uint32_t n) {
+  uint64_t a = 0;
+  uint32_t k;
+  for (k = 0; k < n; k++) a += OP(k);
+  return a;
+}
+
+/* Member m's READY from its own worker w: buffer OP(m), `snap` its snapshot flag, and the
+ * replica holders it announces. */
+static int ready_ab(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, proto_msg_t p, int snap,
+                    uint8_t nrep, const uint32_t *rep) {
+  proto_msg_t r = ready_msg(k, m, p);
+  r.u.ready.buf.addr = OP(m);
+  r.u.ready.snap = (uint8_t)snap;
+  r.u.ready.nreplicas = nrep;
+  if (nrep > 0) memcpy(r.u.ready.replicas, rep, nrep * sizeof *rep);
+  return feed(s, w, &r);
+}
+
+static int ready_snap(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, proto_msg_t p) {
+  return ready_ab(s, k, m, w, p, 1, 0, NULL);
+}
+
+/* A recovered READY for member m from worker w holding `addr`, with its absorption flags. */
+static int rec_ab(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, proto_msg_t p, uint64_t addr,
+                  int snap, int unit, int absorbed) {
+  proto_msg_t r = ready_msg(k, m, p);
+  r.u.ready.buf.addr = addr;
+  r.u.ready.recovered = 1;
+  r.u.ready.snap = (uint8_t)snap;
+  r.u.ready.unit = (uint8_t)unit;
+  r.u.ready.absorbed = (uint8_t)absorbed;
+  return feed(s, w, &r);
+}
+
+static int done_full(sched_t *s, uint64_t id, uint32_t w, uint32_t st, uint64_t exec_ns,
+                     uint64_t addr, int absorbed) {
+  proto_msg_t d;
+  memset(&d, 0, sizeof d);
+  d.type = PROTO_DONE;
+  d.u.done.task_id = id;
+  d.u.done.status = st;
+  d.u.done.exec_ns = exec_ns;
+  d.u.done.buf.addr = addr;
+  d.u.done.buf.pool_off = -1;
+  d.u.done.absorbed = (uint8_t)absorbed;
+  return feed(s, w, &d);
+}
+
+static int done_ab(sched_t *s, uint64_t id, uint32_t w, uint32_t st, uint64_t addr, int absorbed) {
+  return done_full(s, id, w, st, 10, addr, absorbed);
+}
+
+static void is_task_ab(const sched_action_t *a, uint64_t id, uint32_t exec, uint32_t prov,
+                       uint32_t em, uint32_t pm, int absorb) {
+  is_task(a, id, exec, prov, em, pm);
+  assert_int_equal(a->msg.u.task.absorb, absorb);
+}
+
+static void is_recover_ab(const sched_action_t *a, uint32_t w, uint32_t m, uint32_t last,
+                          uint32_t tentative, int single) {
+  is_recover(a, w, m);
+  assert_int_equal(a->msg.u.recover.last, last);
+  assert_int_equal(a->msg.u.recover.tentative, tentative);
+  assert_int_equal(a->msg.u.recover.single, single);
+}
+
+/* Drive an instance of group_seq members (member k on worker k+1) to its end: every TASK
+ * is answered with an out-of-place DONE OK whose buffer is the sum of both sides (cur[]:
+ * each holder member's buffer, kept up to date), and nothing else may be asked (no
+ * RECOVER).  Then every live member got END OK once, the dead none, and the root's
+ * buffer counts every operand once.  Returns the journal's recovered count.  With use_a
+ * the actions of the last drain (A[]) are taken first: the caller looked at them but
+ * answered none. */
+static uint32_t finish_from(sched_t *s, uint32_t n, uint32_t root, uint64_t *cur, int use_a) {
+  struct { uint64_t id; uint32_t w, em; uint64_t pbuf; } pt[64];
+  size_t np = 0, i;
+  int ends[64] = {0};
+  uint32_t k, recovered = 0;
+  int journaled = 0;
+  for (;;) {
+    if (!use_a) drain(s);
+    use_a = 0;
+    for (i = 0; i < NA; i++) {
+      const sched_action_t *a = &A[i];
+      if (is_send(a, PROTO_TASK)) {
+        assert_true(np < 64);
+        assert_int_equal(a->msg.u.task.buf.addr, cur[a->msg.u.task.prov_member]);
+        pt[np].id = a->msg.u.task.task_id;
+        pt[np].w = a->worker;
+        pt[np].em = a->msg.u.task.exec_member;
+        pt[np].pbuf = a->msg.u.task.buf.addr;
+        np++;
+      } else if (is_send(a, PROTO_END)) {
+        assert_int_equal(a->msg.u.end.status, DRED_OK);
+        assert_true(a->worker >= 1 && a->worker <= n);
+        ends[a->worker - 1]++;
+      } else if (a->type == SCHED_ACT_JOURNAL_REDUCTION) {
+        assert_int_equal(a->u.jred.status, DRED_OK);
+        recovered = a->u.jred.recovered;
+        journaled = 1;
+      } else if (a->type != SCHED_ACT_JOURNAL_TASK) {
+        fail_msg("finish: unexpected action (a RECOVER?)");
+      }
+    }
+    if (journaled) break;
+    assert_true(np > 0); /* nothing in flight and not ended: it would hang */
+    cur[pt[0].em] += pt[0].pbuf;
+    assert_int_equal(done_ab(s, pt[0].id, pt[0].w, PROTO_TASK_OK, cur[pt[0].em], 0), 0);
+    memmove(&pt[0], &pt[1], (np - 1) * sizeof pt[0]);
+    np--;
+  }
+  assert_int_equal(np, 0);
+  assert_true(cur[root] == all_ops(n)); /* every operand exactly once */
+  for (k = 0; k < n; k++) assert_int_equal(ends[k], sched_worker_alive(s, k + 1) ? 1 : 0);
+  return recovered;
+}
+
+/* finish() after draining what is pending; finish_from(..., 1) takes A[] as drained last. */
+static uint32_t finish(sched_t *s, uint32_t n, uint32_t root, uint64_t *cur) {
+  return finish_from(s, n, root, cur, 0);
+}
+
+/* TASK.absorb is 1 only when both messages are their members' snapshots (READY snap), the
+ * executor is not the root and both holders are on one node. */
+static void test_absorb_flag_rules(void **state) {
+  sched_t *s = sched_new(3, SCHED_POLICY_FIRST);
+  proto_msg_t p = prm(2, 1);
+  uint64_t cur[3];
+  group_seq(s, 90, 3);
+  /* both snapshots, one node (the default) */
+  assert_int_equal(ready_snap(s, K(90, 0), 0, 1, p), 0);
+  assert_int_equal(ready_snap(s, K(90, 0), 1, 2, p), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 1, 1, 2, 0, 1, 1);
+  /* a snapshot and a plain buffer, either way round */
+  assert_int_equal(ready_snap(s, K(90, 1), 0, 1, p), 0);
+  assert_int_equal(ready_ab(s, K(90, 1), 1, 2, p, 0, 0, NULL), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 2, 1, 2, 0, 1, 0);
+  assert_int_equal(ready_ab(s, K(90, 2), 0, 1, p, 0, 0, NULL), 0);
+  assert_int_equal(ready_snap(s, K(90, 2), 1, 2, p), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 3, 1, 2, 0, 1, 0);
+  /* the root's READY never makes a snapshot message, snap or not: the root executes */
+  assert_int_equal(ready_snap(s, K(90, 3), 2, 3, p), 0);
+  assert_int_equal(ready_snap(s, K(90, 3), 0, 1, p), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 4, 3, 1, 2, 0, 0);
+  sched_free(s);
+
+  /* the root's own worker answering a RECOVER with its snapshot does make a snapshot
+   * message (snap, unit, its own worker); the root still never absorbs */
+  s = sched_new(3, SCHED_POLICY_FIRST);
+  group_seq(s, 91, 3);
+  assert_int_equal(ready_snap(s, K(91, 0), 2, 3, p), 0);
+  assert_int_equal(ready_snap(s, K(91, 0), 0, 1, p), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 1, 3, 1, 2, 0, 0);
+  assert_int_equal(done_ab(s, 1, 3, PROTO_TASK_EXEC_CORRUPT, 0, 0), 0);
+  assert_int_equal(drain(s), 3);
+  is_recover_ab(&A[1], 3, 2, NOM, NOM, 0);
+  is_recover_ab(&A[2], 1, 0, NOM, NOM, 0);
+  assert_int_equal(rec_ab(s, K(91, 0), 2, 3, p, OP(2), 1, 1, 0), 0);
+  assert_int_equal(rec_ab(s, K(91, 0), 0, 1, p, OP(0), 1, 1, 0), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 2, 3, 1, 2, 0, 0); /* two snapshot messages, but the executor is the root */
+  cur[0] = OP(0), cur[1] = OP(1), cur[2] = OP(2);
+  assert_int_equal(done_ab(s, 2, 3, PROTO_TASK_OK, OP(0) + OP(2), 0), 0);
+  cur[2] = OP(0) + OP(2);
+  drain(s);
+  assert_int_equal(ready_snap(s, K(91, 0), 1, 2, p), 0);
+  assert_int_equal(finish(s, 3, 2, cur), 2);
+  sched_free(s);
+
+  /* nodes: workers 1 and 3 on node 0, worker 2 on node 1 */
+  s = sched_new(4, SCHED_POLICY_FIRST);
+  group_seq(s, 92, 4);
+  assert_int_equal(sched_set_node(s, 2, 1), 0);
+  p = prm(3, 1);
+  assert_int_equal(ready_snap(s, K(92, 0), 0, 1, p), 0);
+  assert_int_equal(ready_snap(s, K(92, 0), 1, 2, p), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 1, 1, 2, 0, 1, 0); /* across nodes: never */
+  assert_int_equal(ready_snap(s, K(92, 1), 0, 1, p), 0);
+  assert_int_equal(ready_snap(s, K(92, 1), 2, 3, p), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 2, 1, 3, 0, 2, 1); /* one node */
+  sched_free(s);
+}
+
+/* An absorbing DONE keeps the merged message a snapshot message (the next task may absorb
+ * again); an out-of-place DONE of the same kind of task does not. */
+static void test_absorb_done_keeps_or_ends_snapshot(void **state) {
+  sched_t *s = sched_new(5, SCHED_POLICY_FIRST);
+  sched_key_t k = K(93, 0);
+  proto_msg_t p = prm(4, 1);
+  uint64_t cur[5] = {OP(0), OP(1), OP(2), OP(3), OP(4)};
+  group_seq(s, 93, 5);
+  assert_int_equal(ready_snap(s, k, 0, 1, p), 0);
+  assert_int_equal(ready_snap(s, k, 1, 2, p), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 1, 1, 2, 0, 1, 1);
+  cur[0] = OP(0) + OP(1);
+  assert_int_equal(done_ab(s, 1, 1, PROTO_TASK_OK, cur[0], 1), 0);
+  assert_int_equal(drain(s), 1);
+  is_jtask(&A[0], 1, PROTO_TASK_OK);
+  assert_int_equal(ready_snap(s, k, 2, 3, p), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 2, 1, 3, 0, 2, 1); /* still member 0's snapshot */
+  cur[0] += OP(2);
+  assert_int_equal(done_ab(s, 2, 1, PROTO_TASK_OK, cur[0], 0), 0); /* out of place */
+  drain(s);
+  assert_int_equal(ready_snap(s, k, 3, 4, p), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 3, 1, 4, 0, 3, 0); /* a buffer of its own now */
+  cur[0] += OP(3);
+  assert_int_equal(done_ab(s, 3, 1, PROTO_TASK_OK, cur[0], 0), 0);
+  assert_int_equal(ready_snap(s, k, 4, 5, p), 0);
+  assert_int_equal(finish(s, 5, 4, cur), 0);
+  sched_free(s);
+}
+
+/* DONE absorbed = 1 is refused (DRED_ERR_ARG, nothing changes) for a task that was not
+ * dispatched to absorb, and with any status but OK. */
+static void test_absorb_done_validity(void **state) {
+  sched_t *s = sched_new(3, SCHED_POLICY_FIRST);
+  proto_msg_t p = prm(2, 1);
+  uint64_t cur0[3] = {OP(0), OP(1), OP(2)}, cur1[3] = {OP(0), OP(1), OP(2)};
+  group_seq(s, 94, 3);
+  assert_int_equal(ready_snap(s, K(94, 0), 0, 1, p), 0);
+  assert_int_equal(ready_ab(s, K(94, 0), 1, 2, p, 0, 0, NULL), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 1, 1, 2, 0, 1, 0);
+  assert_int_equal(done_ab(s, 1, 1, PROTO_TASK_OK, OP(0) + OP(1), 1), DRED_ERR_ARG);
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(sched_tasks_in_flight(s), 1);
+
+  assert_int_equal(ready_snap(s, K(94, 1), 0, 1, p), 0);
+  assert_int_equal(ready_snap(s, K(94, 1), 1, 2, p), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 2, 1, 2, 0, 1, 1);
+  assert_int_equal(done_ab(s, 2, 1, PROTO_TASK_PROVIDER_LOST, OP(0), 1), DRED_ERR_ARG);
+  assert_int_equal(done_ab(s, 2, 1, PROTO_TASK_EXEC_CORRUPT, OP(0), 1), DRED_ERR_ARG);
+  assert_int_equal(done_ab(s, 2, 1, PROTO_TASK_ERROR, OP(0), 1), DRED_ERR_ARG);
+  assert_int_equal(done_ab(s, 2, 2, PROTO_TASK_OK, OP(0) + OP(1), 1), DRED_ERR_ARG); /* provider */
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(sched_tasks_in_flight(s), 2);
+  assert_int_equal(sched_queue_len(s, K(94, 1)), 0);
+
+  /* and both tasks still finish normally */
+  cur0[0] = OP(0) + OP(1);
+  assert_int_equal(done_ab(s, 1, 1, PROTO_TASK_OK, cur0[0], 0), 0);
+  cur1[0] = OP(0) + OP(1);
+  assert_int_equal(done_ab(s, 2, 1, PROTO_TASK_OK, cur1[0], 1), 0);
+  assert_int_equal(drain(s), 2);
+  is_jtask(&A[0], 1, PROTO_TASK_OK);
+  is_jtask(&A[1], 2, PROTO_TASK_OK);
+  assert_int_equal(ready_snap(s, K(94, 0), 2, 3, p), 0);
+  assert_int_equal(finish(s, 3, 2, cur0), 0);
+  assert_int_equal(ready_snap(s, K(94, 1), 2, 3, p), 0);
+  assert_int_equal(finish(s, 3, 2, cur1), 0);
+  sched_free(s);
+}
+
+/* Member 0 absorbed member 1 in place; then its worker dies with the merged message.  One
+ * RECOVER goes out, for the unit's root (member 0, last = 1), and none for member 1, whose
+ * operand is in member 0's snapshot -- not even when member 1's own worker dies too.  The
+ * answer (unit = 1, from a holder that is not member 0's worker) covers both and is no
+ * snapshot message; the reduction completes with every operand counted once. */
+static void test_absorb_lost_unit_one_recover(void **state) {
+  sched_t *s = sched_new(5, SCHED_POLICY_FIRST);
+  sched_key_t k = K(95, 0);
+  proto_msg_t p = prm(3, 1);
+  uint32_t rep0 = 5;
+  uint64_t cur[4] = {OP(0), OP(1), OP(2), OP(3)};
+  group_seq(s, 95, 4);
+  assert_int_equal(ready_ab(s, k, 0, 1, p, 1, 1, &rep0), 0);
+  assert_int_equal(ready_snap(s, k, 1, 2, p), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 1, 1, 2, 0, 1, 1);
+  assert_int_equal(done_ab(s, 1, 1, PROTO_TASK_OK, OP(0) + OP(1), 1), 0);
+  assert_int_equal(drain(s), 1);
+  assert_int_equal(wfail(s, 2), 0); /* the absorbed provider: nothing is lost */
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(wfail(s, 1), 0);
+  assert_int_equal(drain(s), 1); /* exactly one */
+  is_recover_ab(&A[0], 5, 0, 1, NOM, 0);
+  assert_int_equal(sched_queue_len(s, k), 0);
+  assert_int_equal(rec_ab(s, k, 1, 5, p, OP(1), 0, 0, 0), DRED_ERR_ARG); /* never asked */
+  assert_int_equal(rec_ab(s, k, 0, 5, p, OP(0) + OP(1), 1, 1, 0), 0);
+  cur[0] = OP(0) + OP(1);
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(ready_snap(s, k, 2, 3, p), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 2, 5, 3, 0, 2, 0); /* a copy at worker 5: not a snapshot message */
+  cur[0] += OP(2);
+  assert_int_equal(done_ab(s, 2, 5, PROTO_TASK_OK, cur[0], 0), 0);
+  assert_int_equal(ready_ab(s, k, 3, 4, p, 0, 0, NULL), 0);
+  assert_int_equal(finish(s, 4, 3, cur), 1);
+  sched_free(s);
+}
+
+/* Units nest: 0 absorbs 1, 2 absorbs 3, then 0 absorbs 2 (unit(0) = {0,1,2,3}).  The root's
+ * task reports PROVIDER_LOST: one RECOVER, for member 0 with last = 2, to its own live
+ * worker; its answer (its snapshot: unit = 1) covers all four, and the instance completes
+ * with every operand once. */
+static void test_absorb_unit_answer_completes(void **state) {
+  sched_t *s = sched_new(5, SCHED_POLICY_FIRST);
+  sched_key_t k = K(96, 0);
+  proto_msg_t p = prm(4, 1);
+  uint64_t cur[5] = {OP(0), OP(1), OP(2), OP(3), OP(4)};
+  group_seq(s, 96, 5);
+  assert_int_equal(ready_snap(s, k, 0, 1, p), 0);
+  assert_int_equal(ready_snap(s, k, 1, 2, p), 0);
+  assert_int_equal(ready_snap(s, k, 2, 3, p), 0);
+  assert_int_equal(ready_snap(s, k, 3, 4, p), 0);
+  assert_int_equal(drain(s), 2);
+  is_task_ab(&A[0], 1, 1, 2, 0, 1, 1);
+  is_task_ab(&A[1], 2, 3, 4, 2, 3, 1);
+  assert_int_equal(done_ab(s, 1, 1, PROTO_TASK_OK, OP(0) + OP(1), 1), 0);
+  assert_int_equal(done_ab(s, 2, 3, PROTO_TASK_OK, OP(2) + OP(3), 1), 0);
+  assert_int_equal(drain(s), 3);
+  is_task_ab(&A[2], 3, 1, 3, 0, 2, 1);
+  assert_int_equal(done_ab(s, 3, 1, PROTO_TASK_OK, all_ops(4), 1), 0);
+  assert_int_equal(ready_ab(s, k, 4, 5, p, 0, 0, NULL), 0);
+  assert_int_equal(drain(s), 2);
+  is_task_ab(&A[1], 4, 5, 1, 4, 0, 0);
+  assert_int_equal(done_ab(s, 4, 5, PROTO_TASK_PROVIDER_LOST, OP(4), 0), 0);
+  assert_int_equal(drain(s), 2);
+  is_jtask(&A[0], 4, PROTO_TASK_PROVIDER_LOST);
+  is_recover_ab(&A[1], 1, 0, 2, NOM, 0); /* one RECOVER for the whole unit */
+  assert_int_equal(rec_ab(s, k, 0, 1, p, all_ops(4), 1, 1, 0), 0);
+  cur[0] = all_ops(4);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 5, 5, 1, 4, 0, 0);
+  assert_int_equal(finish_from(s, 5, 4, cur, 1), 1);
+  sched_free(s);
+}
+
+/* The same nested units, but member 0's worker dies and its replica holder answers with
+ * member 0's operand alone (unit = 0): its direct children 1 and 2 become unit roots and
+ * are recovered on their own (2 with last = 3), grandchild 3 waits inside 2's unit.  Member
+ * 0's snapshot no longer stands for it: its next RECOVER carries single = 1, and a unit
+ * answer to it is refused. */
+static void test_absorb_unit0_answer_splits(void **state) {
+  sched_t *s = sched_new(7, SCHED_POLICY_FIRST);
+  sched_key_t k = K(97, 0);
+  proto_msg_t p = prm(4, 1);
+  uint32_t rep0 = 6;
+  uint64_t cur[5] = {OP(0), OP(1), OP(2), OP(3), OP(4)};
+  group_seq(s, 97, 5);
+  assert_int_equal(ready_ab(s, k, 0, 1, p, 1, 1, &rep0), 0);
+  assert_int_equal(ready_snap(s, k, 1, 2, p), 0);
+  assert_int_equal(ready_snap(s, k, 2, 3, p), 0);
+  assert_int_equal(ready_snap(s, k, 3, 4, p), 0);
+  assert_int_equal(drain(s), 2);
+  assert_int_equal(done_ab(s, 1, 1, PROTO_TASK_OK, OP(0) + OP(1), 1), 0);
+  assert_int_equal(done_ab(s, 2, 3, PROTO_TASK_OK, OP(2) + OP(3), 1), 0);
+  assert_int_equal(drain(s), 3);
+  is_task_ab(&A[2], 3, 1, 3, 0, 2, 1);
+  assert_int_equal(done_ab(s, 3, 1, PROTO_TASK_OK, all_ops(4), 1), 0);
+  assert_int_equal(drain(s), 1);
+
+  assert_int_equal(wfail(s, 1), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover_ab(&A[0], 6, 0, 2, NOM, 0);
+  assert_int_equal(rec_ab(s, k, 0, 6, p, OP(0), 1, 0, 0), 0); /* its operand alone */
+  cur[0] = OP(0);
+  assert_int_equal(drain(s), 2); /* the detached children, nothing for the grandchild */
+  is_recover_ab(&A[0], 2, 1, NOM, NOM, 0);
+  is_recover_ab(&A[1], 3, 2, 3, NOM, 0);
+  assert_int_equal(sched_queue_len(s, k), 1);
+  assert_int_equal(rec_ab(s, k, 3, 4, p, OP(3), 1, 1, 0), DRED_ERR_ARG); /* waits via 2 */
+
+  /* member 0's copy is lost again: alone from now on */
+  assert_int_equal(wfail(s, 6), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover_ab(&A[0], 2, 0, NOM, NOM, 1);
+  assert_int_equal(rec_ab(s, k, 0, 2, p, OP(0) + OP(1), 0, 1, 0), DRED_ERR_ARG);
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(sched_queue_len(s, k), 0);
+  assert_int_equal(rec_ab(s, k, 0, 2, p, OP(0), 0, 0, 0), 0);
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(sched_queue_len(s, k), 1);
+
+  assert_int_equal(rec_ab(s, k, 2, 3, p, OP(2) + OP(3), 1, 1, 0), 0);
+  cur[2] = OP(2) + OP(3);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 4, 2, 3, 0, 2, 0); /* {0} at worker 2 is no snapshot message */
+  cur[0] += cur[2];
+  assert_int_equal(done_ab(s, 4, 2, PROTO_TASK_OK, cur[0], 0), 0);
+  assert_int_equal(rec_ab(s, k, 1, 2, p, OP(1), 1, 1, 0), 0);
+  assert_int_equal(ready_ab(s, k, 4, 5, p, 0, 0, NULL), 0);
+  assert_int_equal(finish(s, 5, 4, cur), 4);
+  sched_free(s);
+}
+
+/* A unit = 0 answer for a member whose snapshot never absorbed anything changes nothing
+ * about it: its next RECOVER may still be answered with its snapshot (single = 0). */
+static void test_absorb_unit0_without_absorption(void **state) {
+  sched_t *s = sched_new(5, SCHED_POLICY_FIRST);
+  sched_key_t k = K(98, 0);
+  proto_msg_t p = prm(2, 1);
+  uint32_t rep0 = 4;
+  uint64_t cur[3] = {OP(0), OP(1), OP(2)};
+  group_seq(s, 98, 3);
+  assert_int_equal(ready_ab(s, k, 0, 1, p, 1, 1, &rep0), 0);
+  assert_int_equal(wfail(s, 1), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover_ab(&A[0], 4, 0, NOM, NOM, 0);
+  assert_int_equal(rec_ab(s, k, 0, 4, p, OP(0), 0, 0, 0), 0);
+  assert_int_equal(wfail(s, 4), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover_ab(&A[0], 2, 0, NOM, NOM, 0);
+  assert_int_equal(rec_ab(s, k, 0, 2, p, OP(0), 0, 1, 0), 0);
+  assert_int_equal(ready_snap(s, k, 1, 2, p), 0);
+  assert_int_equal(ready_snap(s, k, 2, 3, p), 0);
+  assert_int_equal(finish(s, 3, 2, cur), 2);
+  sched_free(s);
+}
+
+/* A recovered READY makes a snapshot message (one a later task may absorb into) only
+ * when the member's own worker answers with its snapshot: snap = 1 and unit = 1.  Members
+ * 0 and 1 are lost to an EXEC_CORRUPT and both answered by their own workers; member 1's
+ * answer carries (snap, unit); the task pairing them absorbs iff it makes a snapshot
+ * message.  (A node peer's snap = 1: test_absorb_lost_unit_one_recover.) */
+static void recovered_snap_case(int snap, int unit, int want) {
+  sched_t *s = sched_new(4, SCHED_POLICY_FIRST);
+  sched_key_t k = K(108, 0);
+  proto_msg_t p = prm(3, 1);
+  uint64_t cur[4] = {OP(0), OP(1), OP(2), OP(3)};
+  group_seq(s, 108, 4);
+  assert_int_equal(ready_snap(s, k, 0, 1, p), 0);
+  assert_int_equal(ready_ab(s, k, 1, 2, p, 0, 0, NULL), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 1, 1, 2, 0, 1, 0);
+  assert_int_equal(done_ab(s, 1, 1, PROTO_TASK_EXEC_CORRUPT, 0, 0), 0);
+  assert_int_equal(drain(s), 3);
+  is_recover_ab(&A[1], 1, 0, NOM, NOM, 0);
+  is_recover_ab(&A[2], 2, 1, NOM, NOM, 0);
+  assert_int_equal(rec_ab(s, k, 0, 1, p, OP(0), 1, 1, 0), 0);
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(rec_ab(s, k, 1, 2, p, OP(1), snap, unit, 0), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 2, 1, 2, 0, 1, want);
+  cur[0] += OP(1);
+  assert_int_equal(done_ab(s, 2, 1, PROTO_TASK_OK, cur[0], want), 0);
+  assert_int_equal(ready_snap(s, k, 2, 3, p), 0);
+  assert_int_equal(ready_ab(s, k, 3, 4, p, 0, 0, NULL), 0);
+  assert_int_equal(finish(s, 4, 3, cur), 2);
+  sched_free(s);
+}
+
+static void test_absorb_recovered_snapshot_message(void **state) {
+  recovered_snap_case(1, 1, 1);
+  recovered_snap_case(0, 1, 0);
+  recovered_snap_case(1, 0, 0);
+}
+
+/* The executor of an absorbing task dies.  Group of 4 (root 3, worker 4), member k on
+ * worker k+1; member 0's READY announces `nrep` replica holders.  Afterwards the RECOVER
+ * for member 0 (tentative = 1) is the only action and the provider's message is held:
+ * not queued, and member 2's message arriving meanwhile is not paired with it. */
+static sched_t *held_setup(sched_key_t k, uint8_t nrep, const uint32_t *rep) {
+  sched_t *s = sched_new(7, SCHED_POLICY_FIRST);
+  proto_msg_t p = prm(3, 1);
+  group_seq(s, k.group, 4);
+  assert_int_equal(ready_ab(s, k, 0, 1, p, 1, nrep, rep), 0);
+  assert_int_equal(ready_snap(s, k, 1, 2, p), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 1, 1, 2, 0, 1, 1);
+  assert_int_equal(wfail(s, 1), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover_ab(&A[0], nrep > 0 ? rep[0] : 2, 0, NOM, 1, 0);
+  assert_int_equal(sched_queue_len(s, k), 0);
+  assert_int_equal(sched_tasks_in_flight(s), 0);
+  assert_int_equal(done_ab(s, 1, 1, PROTO_TASK_OK, OP(0) + OP(1), 1), DRED_ERR_ARG);
+  return s;
+}
+
+/* The node peer finished the absorption (absorbed = 1): the held provider is in the
+ * answer, no RECOVER for member 1, every operand once. */
+static void test_absorb_exec_dies_absorbed(void **state) {
+  sched_key_t k = K(99, 0);
+  proto_msg_t p = prm(3, 1);
+  uint64_t cur[4] = {OP(0), OP(1), OP(2), OP(3)};
+  sched_t *s = held_setup(k, 0, NULL); /* no replicas: member 1's worker is asked */
+  assert_int_equal(ready_snap(s, k, 2, 3, p), 0);
+  assert_int_equal(drain(s), 0); /* the held provider is not paired meanwhile */
+  assert_int_equal(sched_queue_len(s, k), 1);
+  assert_int_equal(rec_ab(s, k, 0, 2, p, OP(0) + OP(1), 0, 1, 1), 0);
+  cur[0] = OP(0) + OP(1);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 2, 3, 2, 2, 0, 0);
+  cur[2] += cur[0];
+  assert_int_equal(done_ab(s, 2, 3, PROTO_TASK_OK, cur[2], 0), 0);
+  assert_int_equal(ready_ab(s, k, 3, 4, p, 0, 0, NULL), 0);
+  assert_int_equal(finish(s, 4, 3, cur), 1);
+  sched_free(s);
+}
+
+/* Not absorbed (unit = 1, absorbed = 0): the provider's message goes back to the head of
+ * the queue and is dispatched next, ahead of member 2's earlier one and of the answer;
+ * it is still a snapshot message. */
+static void test_absorb_exec_dies_not_absorbed(void **state) {
+  sched_key_t k = K(100, 0);
+  proto_msg_t p = prm(3, 1);
+  uint64_t cur[4] = {OP(0), OP(1), OP(2), OP(3)};
+  sched_t *s = held_setup(k, 0, NULL);
+  assert_int_equal(ready_snap(s, k, 2, 3, p), 0);
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(rec_ab(s, k, 0, 2, p, OP(0), 0, 1, 0), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 2, 2, 3, 1, 2, 1);
+  assert_int_equal(sched_queue_len(s, k), 1); /* the answer */
+  cur[1] += OP(2);
+  assert_int_equal(done_ab(s, 2, 2, PROTO_TASK_OK, cur[1], 1), 0);
+  assert_int_equal(ready_ab(s, k, 3, 4, p, 0, 0, NULL), 0);
+  assert_int_equal(finish(s, 4, 3, cur), 1);
+  sched_free(s);
+}
+
+/* Answered by a replica holder with member 0's operand alone: the provider goes back to
+ * the head as above, and since member 0's snapshot may hold part of the provider, a later
+ * RECOVER of member 0 asks for it alone (single = 1). */
+static void test_absorb_exec_dies_unit0_then_single(void **state) {
+  sched_key_t k = K(101, 0);
+  proto_msg_t p = prm(3, 1);
+  uint32_t rep0 = 5;
+  uint64_t cur[4] = {OP(0), OP(1), OP(2), OP(3)};
+  sched_t *s = held_setup(k, 1, &rep0);
+  assert_int_equal(ready_snap(s, k, 2, 3, p), 0);
+  assert_int_equal(rec_ab(s, k, 0, 5, p, OP(0), 0, 0, 0), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 2, 2, 3, 1, 2, 1);
+  assert_int_equal(wfail(s, 5), 0); /* the holder of member 0's copy */
+  assert_int_equal(drain(s), 1);
+  is_recover_ab(&A[0], 2, 0, NOM, NOM, 1);
+  assert_int_equal(rec_ab(s, k, 0, 2, p, OP(0), 0, 1, 0), DRED_ERR_ARG);
+  assert_int_equal(rec_ab(s, k, 0, 2, p, OP(0), 0, 0, 0), 0);
+  cur[1] += OP(2);
+  assert_int_equal(done_ab(s, 2, 2, PROTO_TASK_OK, cur[1], 0), 0);
+  assert_int_equal(ready_ab(s, k, 3, 4, p, 0, 0, NULL), 0);
+  assert_int_equal(finish(s, 4, 3, cur), 2);
+  sched_free(s);
+}
+
+/* The provider's worker died too.  Not absorbed: the held message is lost, and member 1
+ * is recovered on its own.  Absorbed: nothing more to recover.  The asked worker dying
+ * moves the RECOVER on with the same fields. */
+static void test_absorb_exec_and_provider_die(void **state) {
+  sched_key_t k = K(102, 0);
+  proto_msg_t p = prm(3, 1);
+  uint32_t rep0 = 5;
+  uint64_t cur[4] = {OP(0), OP(1), OP(2), OP(3)};
+  sched_t *s = held_setup(k, 1, &rep0);
+  assert_int_equal(wfail(s, 2), 0);
+  assert_int_equal(drain(s), 0); /* member 1 is in the held message */
+  assert_int_equal(rec_ab(s, k, 0, 5, p, OP(0), 0, 0, 0), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover_ab(&A[0], 3, 1, NOM, NOM, 0); /* member 1: its next member's worker */
+  assert_int_equal(rec_ab(s, k, 1, 3, p, OP(1), 0, 0, 0), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 2, 5, 3, 0, 1, 0);
+  cur[0] += OP(1);
+  assert_int_equal(done_ab(s, 2, 5, PROTO_TASK_OK, cur[0], 0), 0);
+  assert_int_equal(ready_snap(s, k, 2, 3, p), 0);
+  assert_int_equal(ready_ab(s, k, 3, 4, p, 0, 0, NULL), 0);
+  assert_int_equal(finish(s, 4, 3, cur), 2);
+  sched_free(s);
+
+  k = K(103, 0);
+  cur[0] = OP(0), cur[1] = OP(1), cur[2] = OP(2), cur[3] = OP(3);
+  s = held_setup(k, 0, NULL); /* asks worker 2, the provider's */
+  assert_int_equal(wfail(s, 2), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover_ab(&A[0], 3, 0, NOM, 1, 0); /* the next holder, the same fields */
+  assert_int_equal(rec_ab(s, k, 0, 3, p, OP(0) + OP(1), 0, 1, 1), 0);
+  cur[0] = OP(0) + OP(1);
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(ready_snap(s, k, 2, 3, p), 0);
+  assert_int_equal(ready_ab(s, k, 3, 4, p, 0, 0, NULL), 0);
+  assert_int_equal(finish(s, 4, 3, cur), 1);
+  sched_free(s);
+}
+
+/* RECOVER_FAILED walks member 0's holders with the same last, tentative and single; no
+ * holder left fails the instance (PROC_FAILED), the held message with it. */
+static void test_absorb_recover_failed_keeps_fields(void **state) {
+  sched_t *s = sched_new(7, SCHED_POLICY_FIRST);
+  sched_key_t k = K(104, 0);
+  proto_msg_t p = prm(4, 1);
+  uint32_t reps[2] = {6, 7}, w;
+  group_seq(s, 104, 5);
+  assert_int_equal(ready_ab(s, k, 0, 1, p, 1, 2, reps), 0);
+  assert_int_equal(ready_snap(s, k, 2, 3, p), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 1, 1, 3, 0, 2, 1);
+  assert_int_equal(done_ab(s, 1, 1, PROTO_TASK_OK, OP(0) + OP(2), 1), 0);
+  assert_int_equal(ready_snap(s, k, 1, 2, p), 0);
+  assert_int_equal(drain(s), 2);
+  is_task_ab(&A[1], 2, 1, 2, 0, 1, 1);
+  assert_int_equal(wfail(s, 1), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover_ab(&A[0], 6, 0, 2, 1, 0);
+  assert_int_equal(recfail(s, k, 0, 6, DRED_ERR_PROC_FAILED), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover_ab(&A[0], 7, 0, 2, 1, 0);
+  assert_int_equal(wfail(s, 7), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover_ab(&A[0], 2, 0, 2, 1, 0);
+  for (w = 2; w <= 5; w++) { /* then the other members in order: none has it */
+    if (w > 2) {
+      assert_int_equal(drain(s), 1);
+      is_recover_ab(&A[0], w, 0, 2, 1, 0);
+    }
+    assert_int_equal(recfail(s, k, 0, w, DRED_ERR_PROC_FAILED), 0);
+  }
+  assert_int_equal(drain(s), 2); /* members 1 and 2 arrived, alive: told */
+  is_end(&A[0], 2, DRED_ERR_PROC_FAILED);
+  is_end(&A[1], 3, DRED_ERR_PROC_FAILED);
+  assert_int_equal(ready_snap(s, k, 3, 4, p), 0);
+  assert_int_equal(ready_ab(s, k, 4, 5, p, 0, 0, NULL), 0);
+  assert_int_equal(drain(s), 3);
+  is_end(&A[0], 4, DRED_ERR_PROC_FAILED);
+  is_end(&A[1], 5, DRED_ERR_PROC_FAILED);
+  assert_int_equal(A[2].type, SCHED_ACT_JOURNAL_REDUCTION);
+  assert_int_equal(sched_instances(s), 0);
+  sched_free(s);
+}
+
+/* Bad answers are refused with DRED_ERR_ARG and change nothing: absorbed = 1 for a member
+ * with no tentative absorption (here its own worker answering after a PROVIDER_LOST), a
+ * unit when single was asked (test_absorb_unit0_answer_splits). */
+static void test_absorb_bad_answers(void **state) {
+  sched_t *s = sched_new(3, SCHED_POLICY_FIRST);
+  sched_key_t k = K(105, 0);
+  proto_msg_t p = prm(2, 1);
+  uint64_t cur[3] = {OP(0), OP(1), OP(2)};
+  group_seq(s, 105, 3);
+  assert_int_equal(ready_snap(s, k, 2, 3, p), 0);
+  assert_int_equal(ready_snap(s, k, 0, 1, p), 0);
+  assert_int_equal(drain(s), 1);
+  assert_int_equal(done_ab(s, 1, 3, PROTO_TASK_PROVIDER_LOST, OP(2), 0), 0);
+  assert_int_equal(drain(s), 2);
+  is_recover_ab(&A[1], 1, 0, NOM, NOM, 0);
+  assert_int_equal(rec_ab(s, k, 0, 1, p, OP(0) + OP(1), 1, 1, 1), DRED_ERR_ARG);
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(sched_queue_len(s, k), 1);
+  assert_int_equal(rec_ab(s, k, 0, 1, p, OP(0), 1, 1, 0), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 2, 3, 1, 2, 0, 0);
+  cur[2] += OP(0);
+  assert_int_equal(done_ab(s, 2, 3, PROTO_TASK_OK, cur[2], 0), 0);
+  assert_int_equal(ready_snap(s, k, 1, 2, p), 0);
+  assert_int_equal(finish(s, 3, 2, cur), 1);
+  sched_free(s);
+}
+
+/* An instance that fails while a provider's message is held frees it (the leak check of
+ * `make asan` sees it) and tells everyone. */
+static void test_absorb_failed_instance_frees_held(void **state) {
+  sched_key_t k = K(106, 0);
+  sched_t *s = held_setup(k, 0, NULL);
+  assert_int_equal(ready_snap(s, k, 2, 3, prm(3, 1)), 0);
+  assert_int_equal(wfail(s, 4), 0); /* the root */
+  assert_int_equal(drain(s), 3);
+  is_end(&A[0], 2, DRED_ERR_ROOT_FAILED);
+  is_end(&A[1], 3, DRED_ERR_ROOT_FAILED);
+  assert_int_equal(A[2].type, SCHED_ACT_JOURNAL_REDUCTION);
+  assert_int_equal(sched_instances(s), 0);
+  assert_int_equal(rec_ab(s, k, 0, 2, prm(3, 1), OP(0) + OP(1), 0, 1, 1), DRED_ERR_ARG);
+  sched_free(s);
+}
+
+/* EXEC_CORRUPT from the executor of an absorbing task says its buffer was partly
+ * combined -- and with absorb = 1 that buffer may be its snapshot, absorbing the
+ * provider in place.  Its own live worker would answer a unit RECOVER with that snapshot
+ * as it stands, counting the provider partly twice, so the scheduler asks for the
+ * operand alone (single = 1). */
+static void test_absorb_exec_corrupt_recovers_operand_alone(void **state) {
+  sched_t *s = sched_new(3, SCHED_POLICY_FIRST);
+  sched_key_t k = K(107, 0);
+  proto_msg_t p = prm(2, 1);
+  uint64_t cur[3] = {OP(0), OP(1), OP(2)};
+  *state = s; /* freed by free_state, even when an assertion fails */
+  group_seq(s, 107, 3);
+  assert_int_equal(ready_snap(s, k, 0, 1, p), 0);
+  assert_int_equal(ready_snap(s, k, 1, 2, p), 0);
+  assert_int_equal(drain(s), 1);
+  is_task_ab(&A[0], 1, 1, 2, 0, 1, 1);
+  assert_int_equal(done_ab(s, 1, 1, PROTO_TASK_EXEC_CORRUPT, 0, 0), 0);
+  assert_int_equal(drain(s), 3);
+  is_jtask(&A[0], 1, PROTO_TASK_EXEC_CORRUPT);
+  is_recover_ab(&A[2], 2, 1, NOM, NOM, 0); /* the provider's snapshot is intact */
+  is_recover_ab(&A[1], 1, 0, NOM, NOM, 1); /* the operand alone: single = 1 */
+  assert_int_equal(rec_ab(s, k, 0, 1, p, OP(0), 0, 0, 0), 0);
+  assert_int_equal(rec_ab(s, k, 1, 2, p, OP(1), 1, 1, 0), 0);
+  assert_int_equal(ready_ab(s, k, 2, 3, p, 0, 0, NULL), 0);
+  assert_int_equal(finish(s, 3, 2, cur), 2);
+}
+
+static int free_state(void **state) {
+  sched_free(*state);
+  return 0;
+}
+
 /* ---- the simulator ------------------------------------------------------------------- */
+
+/* The simulator plays every worker as dred's would, absorption included:
+ *   - every non-root member's READY is its snapshot (snap = 1; snap_buf, a buffer that
+ *     exists from the member's call on); it copies its operand to the next member's
+ *     worker, unless the round makes it one of the members without a copy (norep), whose
+ *     operand then survives its worker only in its snapshot, readable by node peers;
+ *   - a TASK with absorb = 1 is done in place or not, at random: in place, the executor's
+ *     snapshot takes the provider's buffer (DONE absorbed = 1, the same buffer id, its
+ *     contents grown, snap_last = the provider); not in place, the sum goes to a fresh
+ *     buffer and the snapshot stays as it was.  An executor killed with an in-place task
+ *     has finished the absorption or not begun it, at random (a node peer finishes one
+ *     under way, so those two are all a peer can find);
+ *   - a RECOVER is answered by the member's own live worker from its snapshot as it stands
+ *     (unit = 1; its operand alone when single is asked, unit = 0), by a holder of the
+ *     copy with the operand alone (unit = 0), or by a node peer of a dead member from its
+ *     snapshot: unit = 1, absorbed = 1 iff the snapshot's last absorption is the RECOVER's
+ *     tentative member; refused (RECOVER_FAILED) when single is asked and the snapshot
+ *     absorbed something, or when its last absorption is neither `last` nor `tentative`
+ *     (counted as a mismatch: the scheduler's bookkeeping disagrees with the snapshot).
+ * What the scheduler dispatches is checked against that model (TASK.absorb is 1 exactly
+ * when both buffers are their members' snapshots, on one node, the executor not the root),
+ * and every completed instance must count each operand exactly once. */
 
 #define SIM_MAXN 128
 #define SIM_MAXW 128
+#define SIM_NONE PROTO_NO_MEMBER
+/* EXEC_CORRUPT from an executor absorbing in place leaves its snapshot partly combined:
+ * the simulator makes such DONEs up too (the scheduler then asks for the operand alone,
+ * test_absorb_exec_corrupt_recovers_operand_alone). */
+#define SIM_CORRUPT_IN_PLACE 1
 
-enum { P_READY, P_REC_READY, P_DONE, P_RECFAIL };
+enum { P_READY, P_RECOVER, P_DONE };
 
 typedef struct {
   int kind, inst;
@@ -1545,12 +2294,18 @@ typedef struct {
   uint64_t task_id;
   uint32_t prov, em, pm;
   uint64_t pbuf;
+  uint8_t absorb, inplace;      /* TASK: may absorb; this worker does it in place */
+  uint32_t last, tentative;     /* RECOVER's fields */
+  uint8_t single;
 } pend_t;
 
 typedef struct {
   sched_key_t key;
   uint32_t n, workers[SIM_MAXN];
   uint32_t bogus[SIM_MAXN]; /* a replica holder that answers RECOVER_FAILED, or 0 */
+  uint8_t norep[SIM_MAXN];  /* announces no copy: only its snapshot survives its worker */
+  uint64_t snap_buf[SIM_MAXN]; /* non-root members: the snapshot's buffer id */
+  uint32_t snap_last[SIM_MAXN]; /* the member whose unit the snapshot absorbed last */
   proto_msg_t p;
   int created;
   int ends[SIM_MAXN];
@@ -1566,6 +2321,7 @@ typedef struct {
   sched_t *s;
   uint32_t nw;
   uint8_t dead[SIM_MAXW + 1];
+  uint32_t node[SIM_MAXW + 1];
   sim_inst_t *in;
   int ninst;
   pend_t *pend;
@@ -1577,8 +2333,13 @@ typedef struct {
   uint32_t last_worker; /* who sent the event fed last */
   uint64_t rng;
   int flaky; /* inject PROVIDER_LOST / EXEC_CORRUPT with live providers */
+  uint32_t norep_pct; /* percent of non-root members without a copy */
+  uint32_t target_pct; /* percent of deaths aimed at a worker with something in flight */
   uint32_t kills, max_kills;
   uint32_t tasks_seen;
+  /* absorption counters: what the run exercised */
+  uint32_t absorb_tasks, inplace, killed_inplace, unit_answers, absorbed_answers,
+      split_answers, single_asks, peer_answers, refusals, mismatches;
 } sim_t;
 
 static uint64_t rnd(sim_t *m) { /* xorshift64* */
@@ -1599,6 +2360,13 @@ static uint64_t sim_buf(sim_t *m, int inst, int member) {
   assert_non_null(m->vec[m->nbuf]);
   if (member >= 0) m->vec[m->nbuf][member] = 1;
   return ++m->nbuf; /* ids start at 1 */
+}
+
+/* A fresh buffer holding what buffer `from` holds (a copy read from it). */
+static uint64_t sim_buf_copy(sim_t *m, int inst, uint64_t from) {
+  uint64_t b = sim_buf(m, inst, -1);
+  memcpy(m->vec[b - 1], m->vec[from - 1], m->in[inst].n * sizeof(int16_t));
+  return b;
 }
 
 static void sim_push(sim_t *m, pend_t pe) {
@@ -1626,9 +2394,25 @@ static uint32_t sim_member_of(const sim_inst_t *in, uint32_t w) {
   return 0;
 }
 
-/* Only these two hold member k's operand: its own worker and the next member's (eq. 4). */
+/* Only these hold a copy of member k's operand: its own worker and, unless it makes none,
+ * the next member's (eq. 4). */
 static int sim_has_copy(const sim_inst_t *in, uint32_t k, uint32_t w) {
-  return w == in->workers[k] || (in->n > 1 && w == in->workers[(k + 1) % in->n]);
+  return w == in->workers[k] || (!in->norep[k] && in->n > 1 && w == in->workers[(k + 1) % in->n]);
+}
+
+/* Worker w, not member k's own, on the node of member k's worker: it can read k's
+ * snapshot once k's worker is dead. */
+static int sim_node_peer(const sim_t *m, const sim_inst_t *in, uint32_t k, uint32_t w) {
+  return w != in->workers[k] && m->node[w] == m->node[in->workers[k]];
+}
+
+/* Absorb buffer `from` into member em's snapshot in place. */
+static void sim_absorb(sim_t *m, sim_inst_t *in, uint32_t em, uint32_t pm, uint64_t from) {
+  uint64_t sb = in->snap_buf[em];
+  uint32_t k;
+  for (k = 0; k < in->n; k++)
+    m->vec[sb - 1][k] = (int16_t)(m->vec[sb - 1][k] + m->vec[from - 1][k]);
+  in->snap_last[em] = pm;
 }
 
 static void sim_drain(sim_t *m) {
@@ -1642,11 +2426,13 @@ static void sim_drain(sim_t *m) {
     pe.inst = i;
     switch (a.type == SCHED_ACT_SEND ? (int)a.msg.type : -(int)a.type) {
       case PROTO_TASK: {
-        uint64_t eb = in->cur_buf[a.msg.u.task.exec_member], pb = a.msg.u.task.buf.addr;
+        uint32_t em = a.msg.u.task.exec_member, pm = a.msg.u.task.prov_member;
+        uint64_t eb = in->cur_buf[em], pb = a.msg.u.task.buf.addr;
+        int want;
         assert_false(m->dead[a.worker]);
         assert_false(m->dead[a.msg.u.task.provider]);
         assert_int_not_equal(eb, 0);
-        assert_int_equal(in->cur_buf[a.msg.u.task.prov_member], pb);
+        assert_int_equal(in->cur_buf[pm], pb);
         for (k = 0; k < in->n; k++) /* the two sides never share an operand */
           assert_true(m->vec[eb - 1][k] + m->vec[pb - 1][k] <= 1);
         if (!in->p.u.ready.commutative) { /* adjacent intervals, exec_is_left as they lie */
@@ -1658,22 +2444,41 @@ static void sim_drain(sim_t *m) {
           assert_true(ehi + 1 == plo || phi + 1 == elo);
           assert_int_equal(a.msg.u.task.exec_is_left, ehi < plo);
         }
+        /* in place exactly between two snapshots (held by their own workers, so the
+         * buffers are the snapshots themselves) on one node, never at the root */
+        want = em != in->p.u.ready.root && in->snap_buf[em] != 0 && eb == in->snap_buf[em] &&
+               in->snap_buf[pm] != 0 && pb == in->snap_buf[pm] &&
+               m->node[a.worker] == m->node[a.msg.u.task.provider];
+        assert_int_equal(a.msg.u.task.absorb, want);
+        if (want) {
+          assert_int_equal(a.worker, in->workers[em]);
+          assert_int_equal(a.msg.u.task.provider, in->workers[pm]);
+          m->absorb_tasks++;
+        }
         pe.kind = P_DONE;
         pe.worker = a.worker;
         pe.task_id = a.msg.u.task.task_id;
         pe.prov = a.msg.u.task.provider;
-        pe.em = a.msg.u.task.exec_member;
-        pe.pm = a.msg.u.task.prov_member;
+        pe.em = em;
+        pe.pm = pm;
         pe.pbuf = pb;
+        pe.absorb = a.msg.u.task.absorb;
+        pe.inplace = pe.absorb && rndn(m, 3) != 0;
         sim_push(m, pe);
         m->tasks_seen++;
         break;
       }
       case PROTO_RECOVER:
         assert_false(m->dead[a.worker]);
-        pe.kind = sim_has_copy(in, a.msg.u.recover.member, a.worker) ? P_REC_READY : P_RECFAIL;
+        pe.kind = P_RECOVER;
         pe.worker = a.worker;
         pe.member = a.msg.u.recover.member;
+        pe.last = a.msg.u.recover.last;
+        pe.tentative = a.msg.u.recover.tentative;
+        pe.single = a.msg.u.recover.single;
+        assert_true(pe.last == SIM_NONE || pe.last < in->n);
+        assert_true(pe.tentative == SIM_NONE || pe.tentative < in->n);
+        if (pe.single) m->single_asks++;
         sim_push(m, pe);
         break;
       case PROTO_END:
@@ -1708,26 +2513,86 @@ static void sim_drain(sim_t *m) {
   }
 }
 
-static void sim_feed_ready(sim_t *m, const pend_t *pe, int recovered) {
-  sim_inst_t *in = &m->in[pe->inst];
-  uint32_t k = pe->member, reps[2];
+/* Feed member k's READY from worker w with buffer `buf`: its own (recovered = 0: the
+ * snapshot, replicas announced), or an answer to a RECOVER with its flags. */
+static void sim_feed_ready(sim_t *m, int inst, uint32_t k, uint32_t w, uint64_t buf, int recovered,
+                           int snap, int unit, int absorbed) {
+  sim_inst_t *in = &m->in[inst];
+  uint32_t reps[2];
   uint8_t nrep = 0;
   proto_msg_t r = ready_msg(in->key, k, in->p);
   if (!recovered && in->n > 1) {
     if (in->bogus[k]) reps[nrep++] = in->bogus[k];
-    reps[nrep++] = in->workers[(k + 1) % in->n];
+    if (!in->norep[k]) reps[nrep++] = in->workers[(k + 1) % in->n];
   }
-  r.u.ready.buf.addr = sim_buf(m, pe->inst, (int)k);
+  r.u.ready.buf.addr = buf;
   r.u.ready.recovered = (uint8_t)recovered;
+  r.u.ready.snap = (uint8_t)snap;
+  r.u.ready.unit = (uint8_t)unit;
+  r.u.ready.absorbed = (uint8_t)absorbed;
   r.u.ready.nreplicas = nrep;
   memcpy(r.u.ready.replicas, reps, nrep * sizeof *reps);
-  in->cur_buf[k] = r.u.ready.buf.addr;
-  m->last_inst = pe->inst;
-  m->last_buf = r.u.ready.buf.addr;
-  m->last_worker = pe->worker;
+  in->cur_buf[k] = buf;
+  m->last_inst = inst;
+  m->last_buf = buf;
+  m->last_worker = w;
   if (recovered) in->recovered_fed++;
-  assert_int_equal(feed(m->s, pe->worker, &r), 0);
+  assert_int_equal(feed(m->s, w, &r), 0);
   in->created = 1;
+}
+
+/* Worker pe->worker answers a RECOVER of member pe->member, as dred's worker would. */
+static void sim_answer(sim_t *m, const pend_t *pe) {
+  sim_inst_t *in = &m->in[pe->inst];
+  uint32_t k = pe->member, w = pe->worker, own = in->workers[k], root = in->p.u.ready.root;
+  int copy, peer = 0, peer_absorbed = 0;
+  uint64_t b;
+  if (w == own) {
+    if (k == root || pe->single) { /* its operand, reloaded (a snap flag means nothing here) */
+      int unit = k == root && !pe->single && (int)rndn(m, 2);
+      sim_feed_ready(m, pe->inst, k, w, sim_buf(m, pe->inst, (int)k), 1, (int)rndn(m, 2), unit, 0);
+      if (!unit) m->split_answers++;
+      return;
+    }
+    /* its snapshot as it stands: its unit; the scheduler must know what it absorbed */
+    if (in->snap_last[k] != pe->last || pe->tentative != SIM_NONE) m->mismatches++;
+    m->unit_answers++;
+    sim_feed_ready(m, pe->inst, k, w, in->snap_buf[k], 1, 1, 1, 0);
+    return;
+  }
+  copy = sim_has_copy(in, k, w);
+  if (k != root && m->dead[own] && sim_node_peer(m, in, k, w)) { /* it may read the snapshot */
+    uint32_t sl = in->snap_last[k];
+    if (pe->single) {
+      peer = sl == SIM_NONE; /* only a snapshot that never absorbed is the operand alone */
+    } else if (pe->tentative != SIM_NONE && sl == pe->tentative) {
+      peer = 1;
+      peer_absorbed = 1;
+    } else if (sl == pe->last) {
+      peer = 1;
+    } else {
+      m->mismatches++;
+    }
+  }
+  if (peer && (!copy || rndn(m, 2))) {
+    b = sim_buf_copy(m, pe->inst, in->snap_buf[k]);
+    m->peer_answers++;
+    /* whatever snap says (it read a snapshot), only the member's own worker holds one */
+    if (pe->single) {
+      m->split_answers++;
+      sim_feed_ready(m, pe->inst, k, w, b, 1, (int)rndn(m, 2), 0, 0);
+    } else {
+      m->unit_answers++;
+      m->absorbed_answers += (uint32_t)peer_absorbed;
+      sim_feed_ready(m, pe->inst, k, w, b, 1, (int)rndn(m, 2), 1, peer_absorbed);
+    }
+  } else if (copy) {
+    m->split_answers++;
+    sim_feed_ready(m, pe->inst, k, w, sim_buf(m, pe->inst, (int)k), 1, (int)rndn(m, 2), 0, 0);
+  } else {
+    m->refusals++;
+    assert_int_equal(recfail(m->s, in->key, k, w, DRED_ERR_STORAGE), 0);
+  }
 }
 
 static void sim_deliver(sim_t *m, pend_t pe) {
@@ -1735,25 +2600,46 @@ static void sim_deliver(sim_t *m, pend_t pe) {
   uint32_t k;
   if (m->dead[pe.worker]) return; /* a dead worker's message never arrives */
   switch (pe.kind) {
-    case P_READY:
-      sim_feed_ready(m, &pe, 0);
+    case P_READY: {
+      uint32_t root = in->p.u.ready.root;
+      if (pe.member == root) /* the root has no snapshot; a snap flag from it means nothing */
+        sim_feed_ready(m, pe.inst, pe.member, pe.worker, sim_buf(m, pe.inst, (int)pe.member), 0,
+                       (int)rndn(m, 2), 0, 0);
+      else
+        sim_feed_ready(m, pe.inst, pe.member, pe.worker, in->snap_buf[pe.member], 0, 1, 0, 0);
       break;
-    case P_REC_READY:
-      sim_feed_ready(m, &pe, 1);
-      break;
-    case P_RECFAIL:
-      assert_int_equal(recfail(m->s, in->key, pe.member, pe.worker, DRED_ERR_STORAGE), 0);
+    }
+    case P_RECOVER:
+      sim_answer(m, &pe);
       break;
     case P_DONE: {
       uint64_t eb = in->cur_buf[pe.em];
       uint32_t r = rndn(m, 100);
       uint64_t addr;
       uint32_t st = PROTO_TASK_OK;
-      if (m->dead[pe.prov]) st = rndn(m, 3); /* read before it died, or not */
+      int absorbed = 0;
+      /* Read before it died, or not: the provider of an absorbing task lies on this node
+       * and its snapshot stays readable, so no EXEC_CORRUPT is made up for one -- unless
+       * SIM_CORRUPT_IN_PLACE, and then only for an executor with a copy (its snapshot is
+       * not all that is left of its operand). */
+      if (m->dead[pe.prov]) st = pe.absorb ? rndn(m, 2) : rndn(m, 3);
       else if (m->flaky && r < 5) st = PROTO_TASK_PROVIDER_LOST;
-      else if (m->flaky && r < 8) st = PROTO_TASK_EXEC_CORRUPT;
+      else if (m->flaky && r < 8 && (!pe.absorb || (SIM_CORRUPT_IN_PLACE && !in->norep[pe.em])))
+        st = PROTO_TASK_EXEC_CORRUPT;
       uint64_t exec_ns = 1 + rndn(m, 1000);
-      if (st == PROTO_TASK_OK) {
+      if (st == PROTO_TASK_EXEC_CORRUPT && pe.inplace) { /* the snapshot partly combined */
+        uint64_t sb = in->snap_buf[pe.em];
+        for (k = 0; k < in->n; k++)
+          m->vec[sb - 1][k] = (int16_t)(m->vec[sb - 1][k] + 100 * m->vec[pe.pbuf - 1][k]);
+        in->snap_last[pe.em] = pe.pm; /* an absorption under way */
+      }
+      if (st == PROTO_TASK_OK && pe.inplace) { /* into its snapshot, which stays its buffer */
+        assert_int_equal(eb, in->snap_buf[pe.em]);
+        sim_absorb(m, in, pe.em, pe.pm, pe.pbuf);
+        addr = eb;
+        absorbed = 1;
+        m->inplace++;
+      } else if (st == PROTO_TASK_OK) {
         addr = sim_buf(m, pe.inst, -1);
         for (k = 0; k < in->n; k++)
           m->vec[addr - 1][k] = (int16_t)(m->vec[eb - 1][k] + m->vec[pe.pbuf - 1][k]);
@@ -1767,14 +2653,36 @@ static void sim_deliver(sim_t *m, pend_t pe) {
       m->last_inst = pe.inst;
       m->last_buf = addr;
       m->last_worker = pe.worker;
-      assert_int_equal(done(m->s, pe.task_id, pe.worker, st, exec_ns, addr), 0);
+      assert_int_equal(done_full(m->s, pe.task_id, pe.worker, st, exec_ns, addr, absorbed), 0);
       break;
     }
   }
 }
 
-/* May w die without making the run unrecoverable?  Never a root, never both copies of an
- * operand (seed 002: a failure before the remote copy is stored cannot be recovered). */
+/* Is member k of `in` still recoverable when worker w is dead too?  Its own worker, or the
+ * holder of its copy, or a node peer that can read its snapshot whatever it is asked: a
+ * member without a copy is never asked for its operand alone (single = 1 follows only an
+ * answer of the operand alone, which only a copy or a single answer gives), and a
+ * snapshot that never absorbed anything (and never will: its worker is dead, or it is
+ * still there to answer) is the operand alone anyway. */
+static int sim_recoverable_without(const sim_t *m, const sim_inst_t *in, uint32_t k, uint32_t w) {
+  uint32_t own = in->workers[k], j;
+  if (own != w && !m->dead[own]) return 1;
+  if (!in->norep[k]) {
+    uint32_t rep = in->workers[(k + 1) % in->n];
+    if (in->n > 1 && rep != w && !m->dead[rep]) return 1;
+    if (in->snap_last[k] != SIM_NONE) return 0;
+  }
+  if (k == in->p.u.ready.root) return 0;
+  for (j = 0; j < in->n; j++) {
+    uint32_t pw = in->workers[j];
+    if (j != k && pw != w && !m->dead[pw] && sim_node_peer(m, in, k, pw)) return 1;
+  }
+  return 0;
+}
+
+/* May w die without making the run unrecoverable?  Never a root, never every holder of
+ * an operand (seed 002: a failure before the remote copy is stored cannot be recovered). */
 static int sim_can_kill(const sim_t *m, uint32_t w) {
   int i;
   uint32_t k;
@@ -1783,23 +2691,32 @@ static int sim_can_kill(const sim_t *m, uint32_t w) {
     const sim_inst_t *in = &m->in[i];
     if (in->journaled) continue;
     if (!in->created || in->workers[in->p.u.ready.root] == w) return 0;
-    for (k = 0; k < in->n; k++) {
-      uint32_t own = in->workers[k], rep = in->workers[(k + 1) % in->n];
-      if (own == w && (m->dead[rep] || rep == w)) return 0;
-      if (rep == w && m->dead[own]) return 0;
-    }
+    for (k = 0; k < in->n; k++)
+      if (!sim_recoverable_without(m, in, k, w)) return 0;
   }
   return 1;
 }
 
 static void sim_kill(sim_t *m) {
   uint32_t tries, w;
+  size_t j;
   sched_event_t ev;
   for (tries = 0; tries < 8; tries++) {
-    w = 1 + rndn(m, m->nw);
+    /* now and then a worker with something in flight (a task it executes, a RECOVER it
+     * was asked): the deaths that exercise the recovery rules */
+    w = m->npend > 0 && rndn(m, 100) < m->target_pct ? m->pend[rndn(m, (uint32_t)m->npend)].worker
+                                                     : 1 + rndn(m, m->nw);
     if (!sim_can_kill(m, w)) continue;
     m->dead[w] = 1;
     m->kills++;
+    /* its in-place absorptions: finished (a node peer completes one under way) or not
+     * begun, at random; their DONEs never arrive */
+    for (j = 0; j < m->npend; j++) {
+      pend_t *pe = &m->pend[j];
+      if (pe->kind != P_DONE || pe->worker != w || !pe->inplace || rndn(m, 2) == 0) continue;
+      sim_absorb(m, &m->in[pe->inst], pe->em, pe->pm, pe->pbuf);
+      m->killed_inplace++;
+    }
     memset(&ev, 0, sizeof ev);
     ev.type = SCHED_EV_WORKER_FAILED;
     ev.worker = w;
@@ -1825,7 +2742,9 @@ static void sim_add_inst(sim_t *m, uint64_t gid, int64_t tag, uint32_t n, const 
   in->p.u.ready.op = 1 + (int32_t)rndn(m, 5);
   for (k = 0; k < n; k++) {
     uint32_t b = 1 + rndn(m, m->nw);
+    in->norep[k] = k != in->p.u.ready.root && rndn(m, 100) < m->norep_pct;
     in->bogus[k] = sim_has_copy(in, k, b) ? 0 : b;
+    in->snap_last[k] = SIM_NONE;
   }
   assert_int_equal(sched_group_define(m->s, gid, n, workers), 0);
   m->ninst++;
@@ -1840,6 +2759,7 @@ static void sim_run(sim_t *m, int kill_permille) {
   pend_t pe;
   for (i = 0; i < m->ninst; i++) /* every member calls; READYs travel in any order */
     for (k = 0; k < m->in[i].n; k++) {
+      if (k != m->in[i].p.u.ready.root) m->in[i].snap_buf[k] = sim_buf(m, i, (int)k);
       memset(&pe, 0, sizeof pe);
       pe.kind = P_READY;
       pe.inst = i;
@@ -1862,6 +2782,7 @@ static void sim_run(sim_t *m, int kill_permille) {
   }
   assert_int_equal(sched_instances(m->s), 0);
   assert_int_equal(sched_tasks_in_flight(m->s), 0);
+  assert_int_equal(m->mismatches, 0); /* no answer found a snapshot the scheduler did not expect */
   for (i = 0; i < m->ninst; i++) {
     sim_inst_t *in = &m->in[i];
     assert_int_equal(in->journaled, 1);
@@ -1881,7 +2802,8 @@ static void sim_free(sim_t *m) {
 }
 
 /* 64 instances on 16 groups x 4 tags, their events interleaved at random: each completes
- * on its own with n-1 tasks and its ENDs in member order. */
+ * on its own with n-1 tasks and its ENDs in member order (every worker on one node, so
+ * many tasks absorb in place). */
 static void test_isolation_64_instances(void **state) {
   sim_t m;
   uint32_t gi, t, k;
@@ -1905,25 +2827,41 @@ static void test_isolation_64_instances(void **state) {
   }
   for (i = 0, t = 0; i < m.ninst; i++) t += m.in[i].n - 1;
   assert_int_equal(m.tasks_seen, t); /* no task beyond the n-1 each instance needs */
+  assert_true(m.inplace > 0);
   sim_free(&m);
 }
 
-/* Random rounds of 1..4 concurrent instances (some of more than 64 members), random
- * arrival and completion order, random worker deaths and flaky reads: every instance
- * must end OK with every operand counted exactly once. */
-static void test_random_with_failures(void **state) {
-  const char *env = getenv("SCHED_TEST_SEED");
-  uint64_t seed = env ? strtoull(env, NULL, 0) : 20240601ULL;
-  uint32_t round, total = 0, kills = 0, recovered = 0;
-  for (round = 0; total < 200 || round < 150; round++) {
+/* How a batch of random rounds is drawn. */
+typedef struct {
+  uint32_t rounds, min_instances; /* at least this many rounds and instances */
+  int kill_permille;              /* chance of a death before each delivery */
+  uint32_t max_kills;             /* deaths per round: 0 .. max_kills - 1 */
+  uint32_t max_nodes;             /* workers on 1 .. max_nodes nodes */
+  uint32_t norep_rounds;          /* one round in norep_rounds has members without a copy */
+  uint32_t target_pct;
+  uint32_t big_every;             /* every big_every-th round has 65..124 workers */
+} sim_cfg_t;
+
+/* Run the rounds of `cfg` from `seed`; *sum adds up their counters (kills in sum->kills,
+ * operands recovered in sum->tasks_seen).  Returns the number of instances. */
+static uint32_t sim_rounds(const sim_cfg_t *cfg, uint64_t seed, sim_t *sum) {
+  uint32_t round, total = 0;
+  for (round = 0; total < cfg->min_instances || round < cfg->rounds; round++) {
     sim_t m;
-    uint32_t ninst, i, k, perm[SIM_MAXW];
+    uint32_t ninst, i, k, perm[SIM_MAXW], nnodes, w;
     memset(&m, 0, sizeof m);
     m.rng = seed * 0x9e3779b97f4a7c15ULL + round + 1;
-    m.nw = round % 10 == 9 ? 65 + rndn(&m, 60) : 2 + rndn(&m, 11);
+    m.nw = round % cfg->big_every == cfg->big_every - 1 ? 65 + rndn(&m, 60) : 2 + rndn(&m, 11);
     m.s = sched_new(m.nw, (sched_policy_t)rndn(&m, 3));
     m.flaky = (int)rndn(&m, 2);
-    m.max_kills = rndn(&m, 4);
+    m.max_kills = rndn(&m, cfg->max_kills);
+    m.norep_pct = rndn(&m, cfg->norep_rounds) == 0 ? 50 : 0;
+    m.target_pct = cfg->target_pct;
+    nnodes = 1 + rndn(&m, cfg->max_nodes);
+    for (w = 1; w <= m.nw; w++) {
+      m.node[w] = rndn(&m, nnodes);
+      assert_int_equal(sched_set_node(m.s, w, m.node[w]), 0);
+    }
     ninst = 1 + rndn(&m, 4);
     for (i = 0; i < ninst; i++) {
       uint32_t n = 1 + rndn(&m, m.nw);
@@ -1935,19 +2873,76 @@ static void test_random_with_failures(void **state) {
       }
       sim_add_inst(&m, 1000 + i, (int64_t)rndn(&m, 3), n, perm);
     }
-    sim_run(&m, 30);
+    sim_run(&m, cfg->kill_permille);
     total += ninst;
-    kills += m.kills;
-    for (i = 0; i < ninst; i++) recovered += m.in[i].jrec;
+    sum->kills += m.kills;
+    for (i = 0; i < ninst; i++) sum->tasks_seen += m.in[i].jrec;
+    sum->absorb_tasks += m.absorb_tasks;
+    sum->inplace += m.inplace;
+    sum->killed_inplace += m.killed_inplace;
+    sum->unit_answers += m.unit_answers;
+    sum->absorbed_answers += m.absorbed_answers;
+    sum->split_answers += m.split_answers;
+    sum->single_asks += m.single_asks;
+    sum->peer_answers += m.peer_answers;
+    sum->refusals += m.refusals;
     sim_free(&m);
   }
-  print_message("random: seed %llu, %u instances, %u worker deaths, %u operands recovered\n",
-                (unsigned long long)seed, total, kills, recovered);
-  assert_true(total >= 200);
-  assert_true(kills > 0);
-  assert_true(recovered > 0);
+  return total;
 }
 
+static uint64_t sim_seed(void) {
+  const char *env = getenv("SCHED_TEST_SEED");
+  return env ? strtoull(env, NULL, 0) : 20240601ULL;
+}
+
+static void sim_report(const char *name, uint64_t seed, uint32_t total, const sim_t *sum) {
+  print_message("%s: seed %llu, %u instances, %u worker deaths, %u operands recovered\n", name,
+                (unsigned long long)seed, total, sum->kills, sum->tasks_seen);
+  print_message("%s: %u absorbing tasks, %u in place, %u killed in place; answers: %u unit, "
+                "%u absorbed, %u operand alone, %u from node peers; %u single asked, %u refused\n",
+                name, sum->absorb_tasks, sum->inplace, sum->killed_inplace, sum->unit_answers,
+                sum->absorbed_answers, sum->split_answers, sum->peer_answers, sum->single_asks,
+                sum->refusals);
+}
+
+/* Random rounds of 1..4 concurrent instances (some of more than 64 members), workers on
+ * 1..3 nodes, random arrival and completion order, random in-place absorption, random
+ * worker deaths and flaky reads, some members without a copy (their snapshot is all
+ * that is left when their worker dies): every instance must end OK with every operand
+ * counted exactly once.  SCHED_TEST_SEED=n picks another seed. */
+static void test_random_with_failures(void **state) {
+  const sim_cfg_t cfg = {150, 200, 30, 4, 3, 3, 50, 10};
+  uint64_t seed = sim_seed();
+  sim_t sum;
+  uint32_t total;
+  memset(&sum, 0, sizeof sum);
+  total = sim_rounds(&cfg, seed, &sum);
+  sim_report("random", seed, total, &sum);
+  assert_true(total >= 200);
+  assert_true(sum.kills > 0);
+  assert_true(sum.tasks_seen > 0);
+  assert_true(sum.inplace > 0 && sum.unit_answers > 0 && sum.peer_answers > 0);
+}
+
+/* The same simulator aimed at absorption: small groups on one or two nodes (so most tasks
+ * may absorb), many deaths, most of them of a worker with a task or a RECOVER in flight,
+ * and members without a copy in half the rounds.  Every rule must have been exercised:
+ * executors killed in the middle of an in-place absorption, node peers finishing one
+ * (absorbed = 1), units split by an answer of the operand alone and, after that, RECOVERs
+ * asking for the operand alone (single = 1). */
+static void test_random_absorption(void **state) {
+  const sim_cfg_t cfg = {1500, 1500, 200, 12, 2, 2, 80, 1000000};
+  uint64_t seed = sim_seed();
+  sim_t sum;
+  uint32_t total;
+  memset(&sum, 0, sizeof sum);
+  total = sim_rounds(&cfg, seed, &sum);
+  sim_report("absorption", seed, total, &sum);
+  assert_true(sum.inplace > 0 && sum.killed_inplace > 0 && sum.absorbed_answers > 0);
+  assert_true(sum.unit_answers > 0 && sum.split_answers > 0 && sum.peer_answers > 0);
+  assert_true(sum.single_asks > 0);
+}
 
 /* ---- inline reductions (small operands inside READY) -------------------------------- */
 
@@ -2218,7 +3213,24 @@ int main(void) {
       cmocka_unit_test(test_task_error_unknown_code),
       cmocka_unit_test(test_task_error_fails_instance), cmocka_unit_test(test_nomem_is_explicit),
       cmocka_unit_test(test_nomem_first_arrival), cmocka_unit_test(test_abandon_ends_for_everyone),
+      cmocka_unit_test(test_absorb_flag_rules),
+      cmocka_unit_test(test_absorb_done_keeps_or_ends_snapshot),
+      cmocka_unit_test(test_absorb_done_validity),
+      cmocka_unit_test(test_absorb_lost_unit_one_recover),
+      cmocka_unit_test(test_absorb_unit_answer_completes),
+      cmocka_unit_test(test_absorb_unit0_answer_splits),
+      cmocka_unit_test(test_absorb_unit0_without_absorption),
+      cmocka_unit_test(test_absorb_recovered_snapshot_message),
+      cmocka_unit_test(test_absorb_exec_dies_absorbed),
+      cmocka_unit_test(test_absorb_exec_dies_not_absorbed),
+      cmocka_unit_test(test_absorb_exec_dies_unit0_then_single),
+      cmocka_unit_test(test_absorb_exec_and_provider_die),
+      cmocka_unit_test(test_absorb_recover_failed_keeps_fields),
+      cmocka_unit_test(test_absorb_bad_answers),
+      cmocka_unit_test(test_absorb_failed_instance_frees_held),
+      cmocka_unit_test_teardown(test_absorb_exec_corrupt_recovers_operand_alone, free_state),
       cmocka_unit_test(test_random_with_failures),
+      cmocka_unit_test(test_random_absorption),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
