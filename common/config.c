@@ -56,6 +56,19 @@ void dred_config_load(dred_config_t *c) {
   } else {
     snprintf(c->storage_dir, sizeof c->storage_dir, "/tmp/dred-%ld", (long)getuid());
   }
+  s = getenv("DRED_TEST_ABSORB_KILL");
+  if (s && *s) {
+    long long tag;
+    unsigned long long piece;
+    char extra;
+    if (sscanf(s, "%lld:%llu%c", &tag, &piece, &extra) == 2 && tag >= 0) {
+      c->test_absorb_kill = 1;
+      c->test_absorb_kill_tag = tag;
+      c->test_absorb_kill_piece = piece;
+    } else {
+      DRED_WARN("DRED_TEST_ABSORB_KILL=%s is not TAG:PIECE (two numbers); ignored", s);
+    }
+  }
   s = getenv("DRED_JOURNAL");
   if (s && *s) {
     if (strlen(s) >= sizeof c->journal) c->storage_too_long = 1;

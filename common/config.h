@@ -50,6 +50,14 @@ typedef struct {
                                 after a clean finalize (0)                            */
   int storage_too_long;      /* DRED_STORAGE_DIR / DRED_JOURNAL did not fit: refused by
                                 dred_config_check, never used cut short              */
+  /* DRED_TEST_ABSORB_KILL=TAG:PIECE  a test hook, not a setting: a worker absorbing a
+     snapshot for the reduction of explicit tag TAG SIGKILLs itself once piece PIECE's
+     result is in scratch and half copied back (PIECE past the last: once every piece is
+     done, before DONE), so tests/faults/rollforward.sh can make a node peer finish a
+     dead executor's absorption at a chosen point.  Unset: never. */
+  int test_absorb_kill;      /* 1 when set                                            */
+  int64_t test_absorb_kill_tag;
+  uint64_t test_absorb_kill_piece;
 } dred_config_t;
 
 /* Fill `c` from the environment.  Bad values are logged and replaced by the default. */

@@ -29,6 +29,7 @@
  *     absorption dred-master asked about (RECOVER's tentative), and refuses when the slot
  *     says something else than dred-master expects: a snapshot is never guessed at.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,12 +75,8 @@ int dred_absorb_begin(dred_rt_t *rt, dred_task_t *t) {
     return 0;
   }
   if (dred_dp_buf_alloc(rt, sb, &t->scr, &t->scr_off, &t->scr_malloced) != DRED_OK) return 0;
-  if (t->scr_off < 0) { /* scratch a node peer could not read */
-    dred_dp_buf_free(rt, sb, t->scr, t->scr_off, t->scr_malloced);
-    t->scr = NULL;
-    return 0;
-  }
-  if (dred_snapdir_absorb_begin(rt, sn->dir_slot, t->prov_member, t->provider, prov_off,
+  if (t->scr_off < 0 || /* scratch outside the pool: a node peer could not read it */
+      dred_snapdir_absorb_begin(rt, sn->dir_slot, t->prov_member, t->provider, prov_off,
                                 t->scr_off, (uint64_t)sb,
                                 !in->ti.commutative && t->exec_is_left) != 0) {
     dred_dp_buf_free(rt, sb, t->scr, t->scr_off, t->scr_malloced);
@@ -96,6 +93,26 @@ int dred_absorb_begin(dred_rt_t *rt, dred_task_t *t) {
   return 1;
 }
 
+/* DRED_TEST_ABSORB_KILL (common/config.h): die at piece i of this absorption?  With `dst`,
+ * piece i's result is in scratch and half of it is copied over the snapshot's piece (dst),
+ * the rest still the old operand: a node peer must take that piece from scratch.  Without,
+ * i is the number of pieces and every one is done. */
+static void test_kill(dred_rt_t *rt, dred_task_t *t, uint64_t i, char *dst, size_t nb) {
+  const dred_config_t *c = &rt->cfg;
+  if (!c->test_absorb_kill || proto_key_tag(t->inst->tag) != c->test_absorb_kill_tag) return;
+  if (dst != NULL) {
+    if (i != c->test_absorb_kill_piece) return;
+    memcpy(dst, t->scr, nb / 2);
+  } else if (c->test_absorb_kill_piece < i) {
+    return;
+  }
+  DRED_WARN("DRED_TEST_ABSORB_KILL: SIGKILLing this process %s piece %llu of task %llu's "
+            "absorption (tag " PROTO_KEY_FMT ")", dst != NULL ? "halfway through" : "after",
+            (unsigned long long)(dst != NULL ? i : i - 1), (unsigned long long)t->task_id,
+            PROTO_KEY_ARG(t->inst->tag));
+  raise(SIGKILL);
+}
+
 int dred_absorb_step(dred_rt_t *rt, dred_task_t *t, uint64_t deadline) {
   dred_inst_t *in = t->inst;
   size_t ext = in->ti.extent;
@@ -108,11 +125,14 @@ int dred_absorb_step(dred_rt_t *rt, dred_task_t *t, uint64_t deadline) {
     rc = dred_dp_piece(in, t->kern, left, t->dst + e0 * ext, t->src + e0 * ext, t->scr, n);
     if (rc != 0) return rc;
     dred_snapdir_piece_ready(rt, t->abs_slot, i);
+    test_kill(rt, t, i, t->dst + e0 * ext, (size_t)n * ext);
     memcpy(t->dst + e0 * ext, t->scr, (size_t)n * ext);
     dred_snapdir_piece_done(rt, t->abs_slot, i);
     t->next_elem += n;
     t->done_elems += n;
   } while (++k % ABSORB_CLOCK != 0 || uv_hrtime() < deadline);
+  if (t->next_elem >= t->count) /* every piece done; DONE not sent yet */
+    test_kill(rt, t, (t->count + t->piece_elems - 1) / t->piece_elems, NULL, 0);
   return 0;
 }
 
@@ -131,7 +151,7 @@ void dred_absorb_end(dred_rt_t *rt, dred_task_t *t) {
  * kept changing under us (an owner still running), try the whole again. */
 static int roll_forward(dred_rt_t *rt, dred_inst_t *in, const dred_snapview_t *v, char *dst) {
   size_t ext = in->ti.extent, len = in->bytes;
-  const dred_kernel_t *kern = in->ti.op_is_user ? NULL : dred_kernel_find(in->ti.exec_type, in->op);
+  const dred_kernel_t *kern = dred_dp_kernel(in);
   const char *prov, *scr;
   uint64_t pe, i, np;
 

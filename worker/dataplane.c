@@ -464,7 +464,7 @@ int dred_dp_inline_fold(dred_rt_t *rt, dred_inst_t *in, const uint8_t *data, uin
   }
   memcpy(w, data, (size_t)n * b);
   memcpy(w + (size_t)in->member * b, in->acc, b);
-  kern = ti->op_is_user ? NULL : dred_kernel_find(ti->exec_type, in->op);
+  kern = dred_dp_kernel(in);
   /* A right fold in rank order: acc_t = x[n-1], then acc_t = x[k] op acc_t for k = n-2..0.
    * MPI_Reduce_local(in, inout) computes inout = in op inout, so every step keeps the
    * left operand left: the result is x[0] op (x[1] op (... op x[n-1])), the rank-order
@@ -517,6 +517,10 @@ static int reduce_into(dred_rt_t *rt, dred_task_t *t, const char *in, char *inou
   rc = MPI_Reduce_local(inout - sh, rt->scratch - sh, cnt, inst->ti.exec_type, inst->op);
   memcpy(inout, rt->scratch, nb);
   return rc == MPI_SUCCESS ? 0 : DRED_ERR_INTERNAL;
+}
+
+const dred_kernel_t *dred_dp_kernel(const dred_inst_t *in) {
+  return in->ti.op_is_user ? NULL : dred_kernel_find(in->ti.exec_type, in->op);
 }
 
 int dred_dp_piece(const dred_inst_t *in, const dred_kernel_t *kern, int exec_left,
@@ -576,7 +580,7 @@ static void task_begin(dred_rt_t *rt, dred_task_t *t) {
   int i;
   t->started = 1;
   t->t0 = uv_hrtime();
-  t->kern = in->ti.op_is_user ? NULL : dred_kernel_find(in->ti.exec_type, in->op);
+  t->kern = dred_dp_kernel(in);
   /* acc is the replica snapshot, or the application's own block (zero copy): read-only */
   t->own_ro = t->own_p == &in->acc &&
               ((in->repl != NULL && rt->robust->acc_is_snapshot(in)) || in->acc_is_app);

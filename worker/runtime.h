@@ -582,6 +582,9 @@ int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in); /* allocate + fill the 
  * an error (logged). */
 int dred_dp_inline_fold(dred_rt_t *rt, dred_inst_t *in, const uint8_t *data, uint32_t n);
 void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in);
+/* The vectorised kernel for the reduction's op and type (kernel.h), or NULL: user ops and
+ * pairs without one go through MPI_Reduce_local. */
+const struct dred_kernel *dred_dp_kernel(const dred_inst_t *in);
 /* One piece of n elements combined into `out` (never one of the operands): out = prov op
  * exec, or exec op prov when exec_left (the executor's operand is left under a
  * non-commutative op).  `kern` as for the task (NULL: MPI_Reduce_local).  0 or an error. */

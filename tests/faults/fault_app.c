@@ -5,7 +5,11 @@
  *           [--root R] [--calib K]
  *           [--victim-mode none|worker|root|master|two|concurrent|node|masternode]
  *           [--kill-rank K[,K2]] [--kill-at SEC|call | --kill-frac F] [--kill-index I]
- *           [--master-pid-file FILE] [--pool-buffers]
+ *           [--master-pid-file FILE] [--pool-buffers] [--root-late SEC]
+ *
+ * --root-late SEC: in the kill step the root calls SEC seconds after the others, so the
+ * non-roots pair among themselves first (the first two into an absorbing task on one node:
+ * tests/faults/rollforward.sh).
  *
  * --pool-buffers: every operand buffer comes from dred_alloc_mem (the node's shared pool),
  * so a non-root member's dred_ireduce reads it in place instead of copying it out of
@@ -533,7 +537,7 @@ int main(int argc, char **argv) {
   size_t bytes = 4u << 20;
   int nred = 1, conc = 1, root = 0, calib = 3, kill_index = 0, nvictims = 0;
   int victims[MAX_VICTIMS];
-  double kill_at = -1.0, kill_frac = -1.0;
+  double kill_at = -1.0, kill_frac = -1.0, root_late = 0.0;
   char mode[32] = "none", master_pid_file[4096] = "";
   static const struct option opts[] = {
       {"bytes", required_argument, 0, 'b'},      {"reductions", required_argument, 0, 'n'},
@@ -542,7 +546,8 @@ int main(int argc, char **argv) {
       {"kill-rank", required_argument, 0, 'k'},  {"kill-at", required_argument, 0, 'a'},
       {"kill-frac", required_argument, 0, 'F'},  {"kill-index", required_argument, 0, 'i'},
       {"outdir", required_argument, 0, 'o'},     {"master-pid-file", required_argument, 0, 'M'},
-      {"pool-buffers", no_argument, 0, 'P'},     {0, 0, 0, 0}};
+      {"pool-buffers", no_argument, 0, 'P'},     {"root-late", required_argument, 0, 'L'},
+      {0, 0, 0, 0}};
   int c, rc, s, j, victim = 0, killer = 0, node_mode, pool_buffers = 0;
   bufs_t b;
   double t = 0.0, t0, tk0 = 0.0, comb_ms = -1.0, kern_ms = -1.0;
@@ -592,6 +597,7 @@ int main(int argc, char **argv) {
     case 'o': snprintf(g_outdir, sizeof g_outdir, "%s", optarg); break;
     case 'M': snprintf(master_pid_file, sizeof master_pid_file, "%s", optarg); break;
     case 'P': pool_buffers = 1; break;
+    case 'L': root_late = atof(optarg); break;
     default: fprintf(stderr, "fault_app: bad option\n"); return 2;
     }
   }
@@ -739,6 +745,11 @@ int main(int argc, char **argv) {
       if (!g_kill_now && (!killer || g_killer.target > 0))
         pthread_create(&kth, NULL, killer ? killer_main : victim_main, &g_killer);
       tk0 = t0;
+    }
+    if (s == kill_index && g_rank == root && root_late > 0.0) {
+      struct timespec ts = {(time_t)root_late, (long)((root_late - (time_t)root_late) * 1e9)};
+      while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+      }
     }
     r = run_step(&b, "main", s, s * conc, t0);
     wrong_total += r.wrong;

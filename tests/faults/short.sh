@@ -35,6 +35,9 @@
 #      lost, every reduction still pending ends MASTER_LOST, everyone ends.  And the job
 #      cancelled with SIGTERM mid-job: every process ends, no socket or store left.
 #      Every pause.sh trial also checks that nothing but the master's journal is left.
+#   9. three deaths inside an absorption at chosen pieces
+#      (tests/faults/rollforward.sh): a node peer finishes the dead executor's absorption
+#      from the two snapshots and scratch, and every survivor's result is exact.
 #   Parts 5 and 6 run with DRED_FAIL_TIMEOUT_MS=2000 / DRED_MASTER_TIMEOUT_MS=4000: three
 #   simulated nodes start 6 MPI processes with more set-up than one node, and on a loaded
 #   2-core machine 1 s of silence was seen without any fault.
@@ -108,32 +111,38 @@ part "external master: master kill, 4 workers, 16 MiB (every survivor MASTER_LOS
 # 8. stalls (tests/faults/pause.sh): the whole job stopped 3 s mid-job, longer than both
 #    timeouts, then continued -- nobody declared failed or lost, every reduction exact; one
 #    worker stopped alone -- declared failed, and it ends once continued.
-pause_part() { # pause_part DESCRIPTION pause.sh ARGS...
-  local what=$1 out line p f
-  shift
+script_part() { # script_part DESCRIPTION SCRIPT ARGS... (a script printing "N passed, N failed")
+  local what=$1 script=$2 out line p f
+  shift 2
   echo "== faults: $what"
-  out=$(bash "$here/pause.sh" "$@" 2>&1)
+  out=$(bash "$here/$script" "$@" 2>&1)
   echo "$out" | grep -v -E '^[0-9]+ passed, [0-9]+ failed$'
   line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
   if [ -z "$line" ]; then
-    echo "   FAIL: pause.sh gave no verdict"
+    echo "   FAIL: $script gave no verdict"
     fail=$((fail + 1))
     return
   fi
   p=${line%% passed*}; f=${line#*, }; f=${f%% failed*}
   pass=$((pass + p)); fail=$((fail + f))
 }
-pause_part "whole job paused 3 s and resumed, 4 workers (no false detection, every reduction exact)" \
+script_part "whole job paused 3 s and resumed, 4 workers (no false detection, every reduction exact)" pause.sh \
   --trials 2
-pause_part "one worker stopped 3 s, then continued (declared failed; survivors exact or explicit errors; it ends too)" \
+script_part "one worker stopped 3 s, then continued (declared failed; survivors exact or explicit errors; it ends too)" pause.sh \
   --trials 1 --one
-pause_part "whole job paused 3 s on simulated nodes a:2,b:3 (links over TCP)" \
+script_part "whole job paused 3 s on simulated nodes a:2,b:3 (links over TCP)" pause.sh \
   --trials 1 --sim-nodes a:2,b:3
-pause_part "whole job paused 3 s, dred-master beside the job" --trials 1 --external
-pause_part "dred-master stopped 3 s, then continued (every worker declares it lost; everyone ends)" \
+script_part "whole job paused 3 s, dred-master beside the job" pause.sh --trials 1 --external
+script_part "dred-master stopped 3 s, then continued (every worker declares it lost; everyone ends)" pause.sh \
   --trials 1 --master
-pause_part "the job cancelled with SIGTERM mid-job (every process ends, leaving no socket or store)" \
+script_part "the job cancelled with SIGTERM mid-job (every process ends, leaving no socket or store)" pause.sh \
   --trials 1 --term
+
+# 9. roll-forward (tests/faults/rollforward.sh): the executor of an absorption killed by
+#    DRED_TEST_ABSORB_KILL halfway through its first piece, halfway through piece 513, and
+#    after its last piece: a node peer finishes the absorption, every survivor exact.
+script_part "executor killed inside an absorption at pieces 0, 513 and after the last (a node peer finishes it; exact)" \
+  rollforward.sh
 
 echo "faults: CSV $csv (seed $seed)"
 echo "$pass passed, $fail failed"
