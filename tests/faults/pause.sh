@@ -72,22 +72,8 @@ for f in "$DREDRUN" "$APP"; do
   [ -x "$f" ] || { echo "pause.sh: $f is not built (make all $APP)" >&2; exit 2; }
 done
 
-# Every process of a job: the tree below the launcher (Hydra gives each proxy and each
-# process a session of its own, so a session or group id does not cover them), and for
-# leftovers whose parent is gone, the processes carrying the trial's marker variable.
-tree_pids() {
-  ps -e -o pid=,ppid= | awk -v root="$1" '
-    { parent[$1] = $2 }
-    END { inside[root] = 1
-          do { grew = 0
-               for (p in parent) if (!(p in inside) && (parent[p] in inside)) { inside[p] = 1; grew = 1 }
-          } while (grew)
-          for (p in inside) if (p in parent) print p }'
-}
-marked_pids() {
-  grep -l -a -z -x -F "DRED_PAUSE_TRIAL_ID=$1" /proc/[0-9]*/environ 2>/dev/null |
-    sed -e 's|^/proc/||' -e 's|/environ$||'
-}
+# shellcheck source=jobprocs.sh
+. "$(dirname "${BASH_SOURCE[0]}")/jobprocs.sh"
 
 pass=0
 fail=0
@@ -164,7 +150,7 @@ for n in $(seq 1 "$trials"); do
     fi
   fi
   # leftovers, by pid: whatever is still below the launcher or carries the marker
-  left=$( (tree_pids "$sid"; marked_pids "$marker") | sort -u)
+  left=$( (tree_pids "$sid"; marked_pids "DRED_PAUSE_TRIAL_ID=$marker") | sort -u)
   if [ -n "$left" ]; then
     # shellcheck disable=SC2086
     kill -KILL $left 2>/dev/null

@@ -41,19 +41,8 @@ for f in "$DREDRUN" "$APP"; do
   [ -x "$f" ] || { echo "rollforward.sh: $f is not built (make all $APP)" >&2; exit 2; }
 done
 
-tree_pids() { # every process below pid $1
-  ps -e -o pid=,ppid= | awk -v root="$1" '
-    { parent[$1] = $2 }
-    END { inside[root] = 1
-          do { grew = 0
-               for (p in parent) if (!(p in inside) && (parent[p] in inside)) { inside[p] = 1; grew = 1 }
-          } while (grew)
-          for (p in inside) if (p in parent) print p }'
-}
-marked_pids() { # leftovers whose parent is gone: the trial's marker variable
-  grep -l -a -z -x -F "DRED_ROLLFORWARD_ID=$1" /proc/[0-9]*/environ 2>/dev/null |
-    sed -e 's|^/proc/||' -e 's|/environ$||'
-}
+# shellcheck source=jobprocs.sh
+. "$(dirname "${BASH_SOURCE[0]}")/jobprocs.sh"
 
 pass=0
 fail=0
@@ -75,7 +64,7 @@ for piece in "${plist[@]}"; do
     sleep 0.1
   done
   kill -0 "$sid" 2>/dev/null && why="the job did not end within 90 s"
-  left=$( (tree_pids "$sid"; marked_pids "$marker") | sort -u)
+  left=$( (tree_pids "$sid"; marked_pids "DRED_ROLLFORWARD_ID=$marker") | sort -u)
   if [ -n "$left" ]; then
     # shellcheck disable=SC2086
     kill -KILL $left 2>/dev/null
