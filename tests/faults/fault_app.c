@@ -229,16 +229,21 @@ typedef struct {
   volatile int fired;
 } killer_t;
 
+/* Sleep until `deadline` (seconds on CLOCK_MONOTONIC, as mono_s() gives). */
+static void sleep_until(double deadline) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)deadline;
+  ts.tv_nsec = (long)((deadline - (double)ts.tv_sec) * 1e9);
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+  }
+}
+
 static killer_t g_killer;
 
 static void *killer_main(void *arg) {
   killer_t *k = arg;
-  struct timespec ts;
   double d = k->deadline_mono;
-  ts.tv_sec = (time_t)d;
-  ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
-  }
+  sleep_until(d);
   write_file("kill.master", "%lld\n", wall_ns());
   kill(k->target, SIGKILL);
   k->fired = 1;
@@ -261,15 +266,11 @@ static node_killer_t g_node_killer;
 
 static void *node_killer_main(void *arg) {
   node_killer_t *k = arg;
-  struct timespec ts;
   char name[64];
   long long now;
   int i;
   double d = k->deadline_mono;
-  ts.tv_sec = (time_t)d;
-  ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
-  }
+  sleep_until(d);
   now = wall_ns();
   for (i = 0; i < k->n; i++) {
     snprintf(name, sizeof name, "kill.%d", k->ranks[i]);
@@ -298,13 +299,9 @@ static pid_t rank_pid(int r) {
 /* A victim's own kill: the wall-clock time of the kill goes to DIR/kill.<r> first. */
 static void *victim_main(void *arg) {
   killer_t *k = arg;
-  struct timespec ts;
   char name[64];
   double d = k->deadline_mono;
-  ts.tv_sec = (time_t)d;
-  ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
-  }
+  sleep_until(d);
   snprintf(name, sizeof name, "kill.%d", g_rank);
   write_file(name, "%lld\n", wall_ns());
   raise(SIGKILL);
@@ -746,11 +743,7 @@ int main(int argc, char **argv) {
         pthread_create(&kth, NULL, killer ? killer_main : victim_main, &g_killer);
       tk0 = t0;
     }
-    if (s == kill_index && g_rank == root && root_late > 0.0) {
-      struct timespec ts = {(time_t)root_late, (long)((root_late - (time_t)root_late) * 1e9)};
-      while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-      }
-    }
+    if (s == kill_index && g_rank == root && root_late > 0.0) sleep_until(t0 + root_late);
     r = run_step(&b, "main", s, s * conc, t0);
     wrong_total += r.wrong;
     if (s == kill_index) {
