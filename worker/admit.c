@@ -10,9 +10,10 @@
  * MiB on the default 256 MiB pool) most buffers went that way and the batch took 4x as
  * long as with a pool large enough.
  *
- * How: at its call a reduction is admitted if the pool can still hold its operand and,
- * when that cannot be combined in place (the replica snapshot and a dred_alloc_mem block
- * stay untouched), its first partial result -- counting what the pool holds now
+ * How: at its call a reduction is admitted if the pool can still hold its operand and
+ * what its combines will allocate there (future_of: a first partial result when the
+ * operand must stay untouched -- a dred_alloc_mem block, a replica snapshot a cross-node
+ * task reads; a scratch piece where snapshots absorb in place) -- counting what the pool holds now
  * (pool.used: operands, partial results, snapshots whose copies outlive their reduction,
  * the application's blocks) and the first results admitted reductions have yet to
  * allocate.  A reduction that does not fit, or that would overtake one
@@ -47,9 +48,14 @@ static size_t rounded(size_t n) {
   return (n + DRED_POOL_ALIGN - 1) & ~(size_t)(DRED_POOL_ALIGN - 1);
 }
 
-/* The first partial result `in` will allocate in our pool: none when it combines in place. */
+/* What `in`'s combines will allocate in our pool beyond its operand: a first partial
+ * result as large as the operand when its acc is the application's block (read-only);
+ * none when acc is a private-to-dred operand combined in place; when acc is the replica
+ * snapshot, what the robust layer says (scratch pieces where it absorbs in place). */
 static size_t future_of(const dred_rt_t *rt, const dred_inst_t *in) {
-  return in->acc_is_app || rt->cfg.replicas > 0 ? rounded(in->bytes) : 0;
+  if (in->acc_is_app) return rounded(in->bytes);
+  if (rt->cfg.replicas == 0) return 0;
+  return rounded(rt->robust->combine_room(rt, in));
 }
 
 void dred_admit_init(dred_rt_t *rt) {

@@ -419,6 +419,7 @@ static const dred_robust_t robust_layer = {
     .snapshot_drop = dred_repl_snapshot_drop,
     .acc_is_snapshot = dred_repl_acc_is_snapshot,
     .acc_absorbable = dred_absorb_acc_ok,
+    .combine_room = dred_absorb_room,
     .absorb_begin = dred_absorb_begin,
     .absorb_step = dred_absorb_step,
     .absorb_end = dred_absorb_end,

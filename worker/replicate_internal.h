@@ -153,6 +153,7 @@ void dred_repl_held_clear(void);
 
 /* absorb.c -- the hooks acc_absorbable, absorb_begin, absorb_step, absorb_end */
 int dred_absorb_acc_ok(const dred_inst_t *in);
+size_t dred_absorb_room(const dred_rt_t *rt, const dred_inst_t *in);
 int dred_absorb_begin(dred_rt_t *rt, dred_task_t *t);
 int dred_absorb_step(dred_rt_t *rt, dred_task_t *t, uint64_t deadline);
 void dred_absorb_end(dred_rt_t *rt, dred_task_t *t);

@@ -426,6 +426,9 @@ typedef struct dred_robust {
    * its work and absorb_end, finished or not, releases scratch), 0 if the engine combines
    * as usual. */
   int (*acc_absorbable)(const dred_inst_t *in);
+  /* Pool bytes a reduction whose acc will be its snapshot needs for its combines, beyond
+   * the operand (pool admission reserves them at the call, before in->repl exists). */
+  size_t (*combine_room)(const dred_rt_t *rt, const dred_inst_t *in);
   int (*absorb_begin)(dred_rt_t *rt, dred_task_t *t);
   int (*absorb_step)(dred_rt_t *rt, dred_task_t *t, uint64_t deadline);
   void (*absorb_end)(dred_rt_t *rt, dred_task_t *t);
