@@ -15,9 +15,24 @@
  * DRED_LAUNCH_LINGER_S seconds pass, default 3600), then dies by the same signal, so
  * mpiexec still reports the failure at the end.  MPI_Abort and Ctrl-C behave as before:
  * Hydra kills the whole process group, program included.
+ *
+ * Whenever the program ends, the launcher also tells the proxy, on the PMI socket the two
+ * share (PMI_FD, PMI-1's "cmd=finalize"), that it is done with PMI -- what MPI_Finalize
+ * does, and what a program that died or skipped MPI_Finalize (dred does after a failure:
+ * the collective shutdown would hang) never did.  Without it the proxy reports the closed
+ * socket as a dead process (PROCESS_TERMINATED), and mpiexec forwards SIGUSR1 to every
+ * other proxy, asserting that each one's control socket is open: a proxy whose processes
+ * had all just exited fails that assertion and mpiexec tears the whole job down, SIGKILL
+ * to every survivor.  Measured here with a 20-line MPI program on a:2,b:2,c:2 (a's two
+ * processes killed, the others exiting without MPI_Finalize 10 ms later, one staying):
+ * the staying one was killed in 10 of 20 runs, 2 of 20 when only killed programs were
+ * finalized for, 0 of 30 with every program finalized for.  dred does not use Hydra's
+ * failure notice (it detects failures itself).  A program that did finalize has shut the
+ * socket down, so the launcher's attempt fails at once.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +94,27 @@ static int siblings_alive(pid_t parent, pid_t self) {
   return count;
 }
 
+/* PMI-1 finalize on the program's behalf (see the top): "cmd=finalize", then wait, at most
+ * `timeout_ms`, for "cmd=finalize_ack".  Nothing to do without PMI_FD (not under Hydra). */
+static void pmi_finalize_for_program(int timeout_ms) {
+  static const char req[] = "cmd=finalize\n";
+  const char *s = getenv("PMI_FD");
+  char buf[256];
+  size_t got = 0;
+  int fd;
+  if (s == NULL || (fd = atoi(s)) < 0) return;
+  if (write(fd, req, sizeof req - 1) != (ssize_t)(sizeof req - 1)) return; /* finalized: shut */
+  while (got < sizeof buf - 1) {
+    struct pollfd p = {fd, POLLIN, 0};
+    ssize_t n;
+    if (poll(&p, 1, timeout_ms) <= 0) return;
+    if ((n = read(fd, buf + got, sizeof buf - 1 - got)) <= 0) return;
+    got += (size_t)n;
+    buf[got] = '\0';
+    if (strchr(buf, '\n') != NULL) return; /* cmd=finalize_ack */
+  }
+}
+
 int main(int argc, char **argv) {
   int status = 0;
   pid_t parent = getppid();
@@ -111,6 +147,16 @@ int main(int argc, char **argv) {
       return 127;
     }
   }
+  pmi_finalize_for_program(1000);
+  /* Hydra's own report comes only at the job's end, if at all (a lingering launcher hides
+   * the death from it), and names no program: say here who ended how. */
+  if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+    fprintf(stderr, "dred-launch: %s (pid %ld) exited with status %d\n", argv[1], (long)child,
+            WEXITSTATUS(status));
+  else if (WIFSIGNALED(status))
+    fprintf(stderr, "dred-launch: %s (pid %ld) was killed by signal %d (%s)%s\n", argv[1],
+            (long)child, WTERMSIG(status), strsignal(WTERMSIG(status)),
+            terminating ? "" : "; staying until its node's other processes end");
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (!WIFSIGNALED(status)) return 127;
   if (terminating) {

@@ -59,6 +59,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -160,65 +161,100 @@ static void write_file(const char *name, const char *fmt, ...) {
   rename(tmp, path); /* readers see the whole file or none */
 }
 
-/* ---- stderr with timestamps ---------------------------------------------------------- */
+/* ---- stderr ------------------------------------------------------------------------- */
 
-static int ts_pipe[2] = {-1, -1};
-static int ts_fd = -1;
-static pthread_t ts_thread;
-static int ts_running;
-
-static void *ts_main(void *arg) {
-  char buf[4096], line[8192];
-  size_t len = 0;
-  int at_start = 1;
-  (void)arg;
-  for (;;) {
-    ssize_t n = read(ts_pipe[0], buf, sizeof buf), i;
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    for (i = 0; i < n; i++) {
-      if (at_start) {
-        long long ns = wall_ns();
-        len = (size_t)snprintf(line, sizeof line, "%lld.%06lld ", ns / 1000000000LL,
-                               (ns % 1000000000LL) / 1000);
-        at_start = 0;
-      }
-      if (len < sizeof line - 1) line[len++] = buf[i];
-      if (buf[i] == '\n') {
-        ssize_t w = write(ts_fd, line, len);
-        (void)w;
-        len = 0;
-        at_start = 1;
-      }
-    }
-  }
-  if (len > 0) {
-    ssize_t w = write(ts_fd, line, len);
-    (void)w;
-  }
-  return NULL;
-}
-
+/* Straight into DIR/stderr.<r>.  dred stamps its own lines with the wall clock
+ * (DRED_LOG_TIME=1, which the harness reads); a stamping thread behind a pipe, as there
+ * was, lost whatever a library wrote just before the process died -- the one message
+ * that would say why. */
 static void stderr_to_file(void) {
   char path[4096];
+  int fd;
   snprintf(path, sizeof path, "%s/stderr.%d", g_outdir, g_rank);
-  ts_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC, 0644);
-  if (ts_fd < 0 || pipe(ts_pipe) != 0) return;
+  fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC, 0644);
+  if (fd < 0) return;
   fflush(stderr);
-  if (dup2(ts_pipe[1], 2) < 0) return;
-  close(ts_pipe[1]);
-  setvbuf(stderr, NULL, _IONBF, 0);
-  if (pthread_create(&ts_thread, NULL, ts_main, NULL) == 0) ts_running = 1;
+  if (dup2(fd, 2) >= 0) setvbuf(stderr, NULL, _IONBF, 0);
+  close(fd);
 }
 
-static void stderr_close(void) {
-  int devnull;
-  if (!ts_running) return;
-  fflush(stderr);
-  devnull = open("/dev/null", O_WRONLY);
-  if (devnull >= 0) dup2(devnull, 2); /* the last write end of the pipe goes: EOF */
-  pthread_join(ts_thread, NULL);
-  ts_running = 0;
+/* Our own exit closes g_out first; a library that calls exit() on its own (an MPI or UCX
+ * fatal error) gets here with it open: say so, or the harness sees a survivor vanish
+ * without a word. */
+static void exit_unexpected(void) {
+  if (g_out == NULL) return;
+  out("exit_unexpected: exit() called before the app's own end (a library's fatal error?)");
+  fclose(g_out);
+  g_out = NULL;
+}
+
+/* A fatal signal (SIGSEGV, SIGBUS, SIGABRT, ...): the signal, the thread and a backtrace go
+ * to rank.<r>.txt with write(2) (UCX's own handler would report it only on stderr), then
+ * the signal's default action runs. */
+static int g_out_fd = -1;
+
+static void on_fatal(int sig, siginfo_t *si, void *uc) {
+  char line[160];
+  void *frames[48];
+  int n, len;
+  (void)uc;
+  if (g_out_fd >= 0) {
+    len = snprintf(line, sizeof line, "fatal_signal sig=%d (%s) addr=%p tid=%ld\n", sig,
+                   strsignal(sig), si != NULL ? si->si_addr : NULL, (long)gettid());
+    if (len > 0 && write(g_out_fd, line, (size_t)len) < 0) len = 0;
+    n = backtrace(frames, 48);
+    backtrace_symbols_fd(frames, n, g_out_fd);
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+/* Any other signal that could end us: who sent it goes to rank.<r>.txt first (a survivor
+ * that vanished must say what ended it), then whatever was there before runs -- dred's,
+ * MPICH's or UCX's handler, the default action, or nothing (ignored). */
+static const int g_logged_sigs[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
+                                    SIGPIPE, SIGALRM, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF};
+static struct sigaction g_prev_sa[sizeof g_logged_sigs / sizeof g_logged_sigs[0]];
+
+static void on_logged(int sig, siginfo_t *si, void *uc) {
+  char line[160];
+  size_t i;
+  int len;
+  if (g_out_fd >= 0) {
+    len = snprintf(line, sizeof line, "signal sig=%d (%s) from_pid=%ld code=%d tid=%ld\n", sig,
+                   strsignal(sig), si != NULL ? (long)si->si_pid : -1L,
+                   si != NULL ? si->si_code : 0, (long)gettid());
+    if (len > 0 && write(g_out_fd, line, (size_t)len) < 0) len = 0;
+  }
+  for (i = 0; i < sizeof g_logged_sigs / sizeof g_logged_sigs[0]; i++) {
+    const struct sigaction *p = &g_prev_sa[i];
+    if (g_logged_sigs[i] != sig) continue;
+    if (p->sa_flags & SA_SIGINFO) {
+      p->sa_sigaction(sig, si, uc);
+    } else if (p->sa_handler == SIG_DFL) {
+      signal(sig, SIG_DFL);
+      raise(sig);
+    } else if (p->sa_handler != SIG_IGN) {
+      p->sa_handler(sig);
+    }
+  }
+}
+
+static void fatal_signals_report(void) {
+  static const int sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+  struct sigaction sa;
+  size_t i;
+  if (g_out == NULL) return;
+  g_out_fd = fileno(g_out);
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_fatal;
+  sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+  sa.sa_sigaction = on_logged;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  for (i = 0; i < sizeof g_logged_sigs / sizeof g_logged_sigs[0]; i++)
+    sigaction(g_logged_sigs[i], &sa, &g_prev_sa[i]);
 }
 
 /* ---- the injected fault -------------------------------------------------------------- */
@@ -607,6 +643,8 @@ int main(int argc, char **argv) {
   stderr_to_file();
   snprintf(path, sizeof path, "%s/rank.%d.txt", g_outdir, g_rank);
   g_out = fopen(path, "w");
+  atexit(exit_unexpected);
+  fatal_signals_report(); /* after dred_init (MPI_Init): ours, not UCX's, from here on */
   {
     char name[64];
     snprintf(name, sizeof name, "pid.%d", g_rank);
@@ -778,6 +816,5 @@ int main(int argc, char **argv) {
   out("exit");
   fclose(g_out);
   g_out = NULL;
-  stderr_close();
   exit(0); /* after a failure dred_finalize did not finalise MPI: exit without MPI_Finalize */
 }

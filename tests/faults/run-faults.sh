@@ -41,7 +41,8 @@
 # (wrong > hung > died > mixed/error > exact).  Setup failures (no t measured) are counted
 # apart.  Detection latency: the victim's kill time (written just before raise(SIGKILL))
 # to the time each survivor logged "dred-master reports worker X failed" (or, master mode,
-# "master lost"); survivors' stderr is time-stamped by the app, the master's by a wrapper.
+# "master lost"); dred stamps its own log lines (DRED_LOG_TIME=1), the master's are also
+# stamped by a wrapper.
 # Recovery time (issue 15): the victim's kill time to the moment the root's last kill-step
 # future returned from dred_future_get (fault_app's kill_step_done_ns, the same wall clock),
 # for trials whose kill came before the root's result (hit); set against the detection of
@@ -70,7 +71,7 @@ set -u
 set +m # no job control: background jobs stay in our process group, so setsid does not fork
 
 # The time a log line was made: dred's own stamp (DRED_LOG_TIME=1, the field before
-# "[dred ...]"), else the stamp the reader of the pipe put first.  The reader's stamp is
+# "[dred ...]"), else the stamp the master's wrapper put first.  The wrapper's stamp is
 # late by however long it waited for the CPU, which on a loaded machine is most of a
 # detection time.
 log_stamp() {
