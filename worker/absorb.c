@@ -50,6 +50,11 @@ static uint64_t piece_elems(const dred_inst_t *in) {
   return e == 0 ? 1 : e;
 }
 
+/* Scratch for one piece: ABSORB_PIECE bytes, or one element when an element is larger. */
+static size_t scratch_bytes(const dred_inst_t *in) {
+  return (size_t)piece_elems(in) * in->ti.extent;
+}
+
 int dred_absorb_acc_ok(const dred_inst_t *in) {
   const snapshot_t *sn = in->repl != NULL ? in->repl->snap : NULL;
   return sn != NULL && sn->p == in->acc && sn->pool_off >= 0 && sn->dir_slot >= 0 &&
@@ -63,7 +68,7 @@ int dred_absorb_acc_ok(const dred_inst_t *in) {
  * pool admit about 16 of 28 x 8 MiB reductions at once, with the room never used. */
 size_t dred_absorb_room(const dred_rt_t *rt, const dred_inst_t *in) {
   (void)rt;
-  if (in->group != NULL && !in->group->spans_nodes) return ABSORB_PIECE;
+  if (in->group != NULL && !in->group->spans_nodes) return scratch_bytes(in);
   return (size_t)in->bytes;
 }
 
@@ -71,7 +76,7 @@ int dred_absorb_begin(dred_rt_t *rt, dred_task_t *t) {
   dred_inst_t *in = t->inst;
   snapshot_t *sn;
   uint64_t pe = piece_elems(in);
-  size_t sb = (size_t)pe * in->ti.extent;
+  size_t sb = scratch_bytes(in);
   int64_t prov_off = t->buf.pool_off;
 
   if (!t->absorb || t->src == NULL || t->own_p != &in->acc || !dred_absorb_acc_ok(in) ||
@@ -151,8 +156,7 @@ void dred_absorb_end(dred_rt_t *rt, dred_task_t *t) {
   if (t->scr == NULL) return;
   /* every piece is done (or the task failed, and the reduction with it): nobody reads
    * scratch any more, since a reader takes only pieces at or past `done` from it */
-  dred_dp_buf_free(rt, (size_t)t->piece_elems * t->inst->ti.extent, t->scr, t->scr_off,
-                   t->scr_malloced);
+  dred_dp_buf_free(rt, scratch_bytes(t->inst), t->scr, t->scr_off, t->scr_malloced);
   t->scr = NULL;
 }
 

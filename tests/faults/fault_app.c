@@ -240,7 +240,7 @@ static void on_logged(int sig, siginfo_t *si, void *uc) {
   }
 }
 
-static void fatal_signals_report(void) {
+static void signal_reports_install(void) {
   static const int sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
   struct sigaction sa;
   size_t i;
@@ -644,7 +644,7 @@ int main(int argc, char **argv) {
   snprintf(path, sizeof path, "%s/rank.%d.txt", g_outdir, g_rank);
   g_out = fopen(path, "w");
   atexit(exit_unexpected);
-  fatal_signals_report(); /* after dred_init (MPI_Init): ours, not UCX's, from here on */
+  signal_reports_install(); /* after dred_init (MPI_Init): ours, not UCX's, from here on */
   {
     char name[64];
     snprintf(name, sizeof name, "pid.%d", g_rank);
