@@ -88,6 +88,10 @@ static int g_kill_after_call, g_kill_now;
  * the wall-clock time, so the harness can tell kills during the call (the operand still only
  * in this process's memory) from kills during the reduction proper. */
 static int g_victim_step;
+/* ... and the wall-clock time its first call of the kill step began (0: not yet), which
+ * its self-kill writes to DIR/entered.<r>: a kill before it is a kill before the
+ * reduction began (the application had not handed anything to dred yet). */
+static long long g_entered_ns;
 static FILE *g_out;  /* DIR/rank.<r>.txt */
 static char g_outdir[3072] = ".";
 
@@ -337,9 +341,13 @@ static void *victim_main(void *arg) {
   killer_t *k = arg;
   char name[64];
   double d = k->deadline_mono;
+  long long entered;
   sleep_until(d);
+  entered = __atomic_load_n(&g_entered_ns, __ATOMIC_SEQ_CST);
   snprintf(name, sizeof name, "kill.%d", g_rank);
   write_file(name, "%lld\n", wall_ns());
+  snprintf(name, sizeof name, "entered.%d", g_rank);
+  write_file(name, "%lld\n", entered);
   raise(SIGKILL);
   return NULL;
 }
@@ -423,6 +431,8 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
     if (j == b->conc - 1 && g_victim_step) g_victim_step = 2; /* the last call is next */
     struct rusage ru0, ru1;
     getrusage(RUSAGE_THREAD, &ru0); /* outside the timed call */
+    if (g_victim_step && __atomic_load_n(&g_entered_ns, __ATOMIC_RELAXED) == 0)
+      __atomic_store_n(&g_entered_ns, wall_ns(), __ATOMIC_SEQ_CST);
     double c0 = mono_s();
     int rc = dred_ireduce(b->send[j], g_rank == b->root ? b->recv[j] : NULL, (int)b->count,
                           MPI_DOUBLE, MPI_SUM, b->root, dred_comm(), tag, &f[j]);

@@ -87,6 +87,7 @@ print_table() { # CSV rows (no header) on stdin
     if ($17 ~ /fin_hung/) fh[m]++
     if ($27 != "" && $11 > 0) { win[m] += $27 / ($11 * 1000); nwin[m]++ }
     if ($26 == "1") incall[m]++
+    else if ($26 == "pre") precall[m]++
     else if ($26 == "0") { after[m]++; if (o == "exact") afterx[m]++ }
     if ($13 == "1" && $28 != "") { rec[m] = rec[m] " " $28; if (o == "exact") recx[m] = recx[m] " " $28
       if ($29 != "" && $30 != "") ex[m] = ex[m] " " ($28 - $29 - $30) }
@@ -106,13 +107,13 @@ print_table() { # CSV rows (no header) on stdin
   function f1(x) { return (x == "-") ? x : sprintf("%.1f", x) }
   function f3(x) { return (x == "-") ? x : sprintf("%.3f", x) }
   END {
-    printf "%-11s %6s %5s %7s %7s %11s %11s %11s %6s %6s %5s %5s %5s %5s %6s %9s %9s %7s %7s %9s %8s %8s %8s\n", "mode", "trials", "hit", "hit_ex", "exact", "PROC_FAILED", "ROOT_FAILED", "MASTER_LOST", "other", "mixed", "wrong", "hung", "died", "setup", "finhng", "det_ms", "told_ms", "in_call", "window", "after_ex", "rec_med", "rec_p90", "comb_ms"
+    printf "%-11s %6s %5s %7s %7s %11s %11s %11s %6s %6s %5s %5s %5s %5s %6s %9s %9s %7s %7s %9s %8s %8s %8s %8s\n", "mode", "trials", "hit", "hit_ex", "exact", "PROC_FAILED", "ROOT_FAILED", "MASTER_LOST", "other", "mixed", "wrong", "hung", "died", "setup", "finhng", "det_ms", "told_ms", "in_call", "window", "after_ex", "rec_med", "rec_p90", "comb_ms", "pre_call"
     split("worker root master two concurrent node masternode", order, " ")
     for (i = 1; i <= 7; i++) { m = order[i]; if (!(m in seen)) continue
       oth = n[m] - c[m, "exact"] - c[m, "PROC_FAILED"] - c[m, "ROOT_FAILED"] - c[m, "MASTER_LOST"] - c[m, "mixed"] - c[m, "wrong"] - c[m, "hung"] - c[m, "died"] - c[m, "setup"]
-      printf "%-11s %6d %5d %7d %7d %11d %11d %11d %6d %6d %5d %5d %5d %5d %6d %9s %9s %7s %7s %9s %8s %8s %8s\n", m, n[m], hit[m], hitx[m], c[m, "exact"], c[m, "PROC_FAILED"], c[m, "ROOT_FAILED"], c[m, "MASTER_LOST"], oth, c[m, "mixed"], c[m, "wrong"], c[m, "hung"], c[m, "died"], c[m, "setup"], fh[m], median(d[m]), median(tm[m]), (m ~ /master/ ? "-" : incall[m] + 0), (m ~ /master/ || !nwin[m] ? "-" : sprintf("%.1f", n[m] * win[m] / nwin[m])), (m ~ /master/ || !after[m] ? "-" : sprintf("%d/%d", afterx[m], after[m])), f1(median(rec[m])), f1(pct(rec[m], 0.9)), f3(median(cb[m])) }
+      printf "%-11s %6d %5d %7d %7d %11d %11d %11d %6d %6d %5d %5d %5d %5d %6d %9s %9s %7s %7s %9s %8s %8s %8s %8s\n", m, n[m], hit[m], hitx[m], c[m, "exact"], c[m, "PROC_FAILED"], c[m, "ROOT_FAILED"], c[m, "MASTER_LOST"], oth, c[m, "mixed"], c[m, "wrong"], c[m, "hung"], c[m, "died"], c[m, "setup"], fh[m], median(d[m]), median(tm[m]), (m ~ /master/ ? "-" : incall[m] + 0), (m ~ /master/ || !nwin[m] ? "-" : sprintf("%.1f", n[m] * win[m] / nwin[m])), (m ~ /master/ || !after[m] ? "-" : sprintf("%d/%d", afterx[m], after[m])), f1(median(rec[m])), f1(pct(rec[m], 0.9)), f3(median(cb[m])), (m ~ /master|node/ ? "-" : precall[m] + 0) }
     print "hit: the kill came before the root finished the kill step (hit_ex: of those, exact); det_ms: median kill -> dred-master declares the worker failed; told_ms: median kill -> last survivor told (FAILED, or master lost)"
-    print "in_call: the kill came while the victim was still inside dred_ireduce, its operand only in its own memory (not recoverable by any replica); window: in_call as predicted by seed 002 eq. 5 -- trials x mean(hand-over time in dred_ireduce / t), from the calibration steps; after_ex: exact / trials whose kill came after the victim\x27s calls returned"
+    print "in_call: the kill came while the victim was still inside dred_ireduce, its operand only in its own memory (not recoverable by any replica); window: in_call as predicted by seed 002 eq. 5 -- trials x mean(hand-over time in dred_ireduce / t), from the calibration steps; after_ex: exact / trials whose kill came after the victim\x27s calls returned; pre_call: kills before the victim\x27s first call of the step began (it had handed nothing to dred: the reduction cannot finish; not counted in in_call)"
     print "rec_med, rec_p90: kill -> the root\x27s last kill-step future returned (its result or its error), median and p90 over the hit trials; comb_ms: median over trials of one combine of one reduction\x27s operand (MPI_Reduce_local, MPI_SUM of doubles, timed at the root)"
     for (i = 1; i <= 7; i++) { m = order[i]; if (!(m in seen) || m ~ /master/) continue
       dc = (median(dl[m]) == "-" || median(cb[m]) == "-") ? "-" : sprintf("%.1f", median(dl[m]) + median(cb[m]))
@@ -512,16 +513,21 @@ EOF
   fi
   # did it land while a victim was still inside dred_ireduce (its operand not yet handed
   # over: only in its own memory)?  fault_app writes called.<r> once its calls returned,
-  # kill.<r> just before it dies.  Any victim in its call counts (mode two has two).
+  # kill.<r> just before it dies, and with a self-kill entered.<r>: when its first call
+  # began (0: not yet).  Any victim in its call counts (mode two has two): in_call 1; a
+  # kill before every victim's call began (nothing handed to dred yet): "pre"; else 0.
   in_call=""
   if [ -n "$kill_ns" ] && [ "$m" != master ] && [ "$m" != masternode ]; then
-    local called v k
+    local called entered v k pre=1
     in_call=0
     for v in ${vlist//;/ }; do
       k=$(cat "$dir/kill.$v" 2>/dev/null); [ -n "$k" ] || k=$kill_ns
       called=$(cat "$dir/called.$v" 2>/dev/null)
+      entered=$(cat "$dir/entered.$v" 2>/dev/null)
+      if [ -z "$entered" ] || [ "$(awk -v k="$k" -v e="$entered" 'BEGIN { print (e > 0 && k >= e) ? 1 : 0 }')" = 1 ]; then pre=0; fi
       if [ -z "$called" ] || [ "$(awk -v k="$k" -v c="$called" 'BEGIN { print (k < c) ? 1 : 0 }')" = 1 ]; then in_call=1; fi
     done
+    [ "$in_call" = 1 ] && [ "$pre" = 1 ] && in_call=pre
   fi
 
   # the hand-over window (seed 002, eq. 5: a kill before the operand left the process is
