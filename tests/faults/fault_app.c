@@ -33,7 +33,8 @@
  *      no MPI) so that no process is still finishing MPI's barrier when the fault comes.
  *      In the kill step each victim rank starts a thread that, at
  *      kill-at seconds (or kill-frac * t) after the rank's own start of that step, writes
- *      DIR/kill.<r> (wall-clock ns) and raise(SIGKILL)s its process.  In mode "master" the
+ *      DIR/kill.<r> (wall-clock ns) and DIR/entered.<r> (when its first call of the step
+ *      began, 0 if it had not) and raise(SIGKILL)s its process.  In mode "master" the
  *      killer is app rank --kill-rank (a survivor) and it SIGKILLs dred-master's pid (from
  *      --master-pid-file), writing DIR/kill.master first.  A victim/killer whose step ends
  *      before its deadline waits for the deadline, so every trial really injects its fault.
