@@ -39,6 +39,9 @@ typedef struct {
                                 node, so losing this node afterwards loses nothing; 0:
                                 once it is in this node's shared memory (1)            */
   int shm;                   /* DRED_SHM              0 forces RMA even on one node (1)    */
+  int prefault_peers;        /* DRED_PREFAULT_PEERS   1: dred_init also maps every node peer's
+                                pool segment, not only our own, so no reduction takes
+                                those page faults (worker/dataplane.c) (0)             */
   int death_watch;           /* DRED_DEATH_WATCH      0: the master sees deaths on its node only
                                 by their links, not by robust mutexes (common/deathwatch.h) (1) */
   char policy[16];           /* DRED_POLICY           predict | last | first (predict)     */

@@ -32,6 +32,8 @@ export DRED_TEST_TIMEOUT_SCALE=$scale
 # --external-master): the application's MPI_COMM_WORLD is its own, P processes in all.
 # ARGS may then start with +VAR=VALUE words: the case runs with those variables set (in every
 # process, dred-master included), e.g. short heartbeat and failure timeouts.
+# ARGS may then start with ?TEXT words: the log must also contain each TEXT (a fixed
+# string, '~' for a space), e.g. the line saying a setting took effect.
 # name              prog        P  timeout(s)  args
 CASES=(
   "ops-p1           ops         1   60  --no-derived"
@@ -126,11 +128,30 @@ CASES=(
   # orders (part 1: shuffled tags) get past the deadlock that waiting could make
   "poolq-concurrent concurrent  4  150  +DRED_POOL_MB=1 -s 91"
   "poolq-concurrent@abc concurrent 8 200 @a:3,b:3,c:2 +DRED_POOL_MB=1 -s 92"
+  # Node peers' pools mapped at start (DRED_PREFAULT_PEERS): the log must say so, and
+  # reductions reading the peers' segments stay exact
+  "prefault-concurrent@abc concurrent 8 150 @a:3,b:3,c:2 +DRED_PREFAULT_PEERS=1 +DRED_POOL_MB=64 +DRED_LOG_LEVEL=info ?DRED_PREFAULT_PEERS:~mapped~2~node~peers -s 93"
 )
 
 logdir="$BUILD/test-logs"
 mkdir -p "$logdir"
 dredrun="$BUILD/bin/dredrun"
+
+# must_have LOG TEXT... [--which]: every TEXT ('~' stands for a space) is in LOG; with
+# --which, print the first one missing
+must_have() {
+  local log=$1 t which=0
+  shift
+  [ "${*: -1}" = --which ] && which=1
+  for t in "$@"; do
+    [ "$t" = --which ] && continue
+    if ! grep -qF -- "${t//\~/ }" "$log"; then
+      [ "$which" = 1 ] && echo "${t//\~/ }"
+      return 1
+    fi
+  done
+  return 0
+}
 
 # alive PID: the process exists and is not a zombie
 alive() {
@@ -235,6 +256,11 @@ for line in "${CASES[@]}"; do
     read -r kv args <<<"$args"
     envs+=("${kv#+}")
   done
+  musts=()
+  while [[ "$args" == \?* ]]; do
+    read -r kv args <<<"$args"
+    musts+=("${kv#\?}")
+  done
   bin="$BUILD/tests/mpi_$prog"
   log="$logdir/$name.log"
   if [ ! -x "$dredrun" ] || [ ! -x "$bin" ]; then
@@ -290,6 +316,8 @@ for line in "${CASES[@]}"; do
   elif [ "$rc" -ne 0 ]; then why="exit status $rc"
   elif grep -q '^FAIL' "$log"; then why="FAIL lines in the log"
   elif ! grep -q '^ALL PASSED' "$log"; then why="no 'ALL PASSED' line"
+  elif [ ${#musts[@]} -gt 0 ] && ! must_have "$log" "${musts[@]}"; then
+    why="the log lacks '$(must_have "$log" "${musts[@]}" --which)'"
   elif [ -n "$strays" ]; then why="stray processes left:$strays"
   fi
   if [ -z "$why" ]; then

@@ -66,11 +66,47 @@
  * watching us.  Not in a background thread: a low-priority thread preempted inside a page
  * fault holds the process's mmap lock, and the runtime thread's own mmap/munmap then
  * stalled behind it for over a second (false failure detections in the fault harness). */
-static void populate(dred_rt_t *rt) {
+static void populate_range(char *base, size_t len) {
   size_t pg = (size_t)sysconf(_SC_PAGESIZE), off;
+  for (off = 0; off < len; off += pg) (void)*(volatile char *)(base + off);
+}
+
+static void populate(dred_rt_t *rt) {
   uint64_t t0 = uv_hrtime();
-  for (off = 0; off < rt->pool_size; off += pg) (void)*(volatile char *)(rt->pool_base + off);
+  populate_range(rt->pool_base, rt->pool_size);
   DRED_DEBUG("pool of %zu MiB mapped in %.1f ms", rt->pool_size >> 20, (uv_hrtime() - t0) / 1e6);
+}
+
+/* Node peers' segments are mapped by the reads of the tasks that first use them: an
+ * executor reading a provider's snapshot takes the faults for every page it has not read
+ * before.  On a machine where a page fault is cheap that is noise; where it is not (this
+ * project's VM: ~4 us per page per process even for pages another process already has,
+ * so 7 peers' 256 MiB pools cost each process about a second) the first batches of
+ * large concurrent reductions pay it: 28 x 8 MiB at p = 8 took 0.8-0.9 s in the first
+ * repetition of a job and 0.2-0.45 s after about ten (README, Performance).
+ * DRED_PREFAULT_PEERS=1 pays it here instead, once, before the master watches us.  Off by
+ * default: a job whose reductions use only the bottom of each pool (first fit,
+ * common/pool.c) would map pages it never reads. */
+static void populate_peers(dred_rt_t *rt) {
+  int i, nnode, me, npeers = 0;
+  size_t total = 0;
+  uint64_t t0 = uv_hrtime();
+  MPI_Comm_size(rt->node, &nnode);
+  MPI_Comm_rank(rt->node, &me);
+  for (i = 0; i < nnode; i++) {
+    MPI_Aint sz = 0;
+    int disp;
+    char *base = NULL;
+    if (i == me) continue;
+    if (MPI_Win_shared_query(rt->swin, i, &sz, &disp, &base) != MPI_SUCCESS || base == NULL ||
+        sz <= 0)
+      continue;
+    populate_range(base, (size_t)sz);
+    total += (size_t)sz;
+    npeers++;
+  }
+  DRED_INFO("DRED_PREFAULT_PEERS: mapped %d node peers' pools (%zu MiB) in %.1f ms", npeers,
+            total >> 20, (uv_hrtime() - t0) / 1e6);
 }
 
 /* Every worker's pool segment -- where it is in its owner's address space, how large --
@@ -149,6 +185,7 @@ int dred_dp_init(dred_rt_t *rt) {
    * but say so rather than rely on it). */
   if (dred_snapdir_usable(rt)) memset(rt->pool_base, 0, DRED_SNAPDIR_BYTES);
   populate(rt);
+  if (rt->cfg.prefault_peers && rt->cfg.shm && rt->pool_size > 0) populate_peers(rt);
   if (dred_pool_init(&rt->pool, dred_snapdir_usable(rt) ? rt->pool_size - DRED_SNAPDIR_BYTES
                                                         : 0) != 0)
     return DRED_ERR_NOMEM;
