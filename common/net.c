@@ -202,14 +202,15 @@ static void write_cb(uv_write_t *req, int status) {
   free(req);
 }
 
-/* Hand a prepared request to libuv (loop thread, wlock held).  Consumes w. */
-static int link_submit(dred_net_link_t *l, wreq_t *w, int nbufs) {
+/* Hand a prepared request to libuv (loop thread, wlock held).  Consumes w.  `bufs` may be
+ * w->buf or a caller's array: uv_write copies the array (not the bytes). */
+static int link_submit(dred_net_link_t *l, wreq_t *w, const uv_buf_t *bufs, unsigned nbufs) {
   int rc;
   w->req.data = l->net;
   w->link = l;
   l->net->writes++;
   l->queued++;
-  if ((rc = uv_write(&w->req, &l->h.stream, w->buf, (unsigned)nbufs, write_cb)) != 0) {
+  if ((rc = uv_write(&w->req, &l->h.stream, bufs, nbufs, write_cb)) != 0) {
     l->net->writes--;
     l->queued--;
     free(w);
@@ -224,25 +225,41 @@ static int link_flush_tail(dred_net_link_t *l) {
   wreq_t *t = l->tail;
   if (t == NULL) return DRED_OK;
   l->tail = NULL;
-  return link_submit(l, t, 1);
+  return link_submit(l, t, t->buf, 1);
 }
 
 /* Queue `len` bytes (copied) and, for a bulk send, `plen` payload bytes (not copied: they
- * must stay valid until cb). */
+ * must stay valid until cb).  The payload is one request in pieces of at most
+ * n->bulk_piece bytes, so the whole copy is one write to libuv: nothing can come between
+ * its pieces on the stream, and cb runs once, when the last byte is written. */
 static int link_write(dred_net_link_t *l, const uint8_t *bytes, size_t len, const void *payload,
                       size_t plen, dred_net_sent_cb cb, void *arg) {
-  wreq_t *w = malloc(sizeof *w + len);
-  int rc;
-  if (w == NULL) return DRED_ERR_NOMEM;
+  size_t piece = l->net->bulk_piece > 0 ? l->net->bulk_piece : 1, npieces, i;
+  wreq_t *w;
+  uv_buf_t *bufs;
+  int rc, own_bufs;
+  npieces = plen / piece + (plen % piece != 0);
+  if (npieces >= UINT32_MAX) return DRED_ERR_ARG;
+  if ((w = malloc(sizeof *w + len)) == NULL) return DRED_ERR_NOMEM;
+  own_bufs = npieces > 1; /* up to two buffers fit in the request itself */
+  bufs = own_bufs ? malloc((npieces + 1) * sizeof *bufs) : w->buf;
+  if (bufs == NULL) {
+    free(w);
+    return DRED_ERR_NOMEM;
+  }
   memcpy(w->data, bytes, len);
-  w->buf[0] = uv_buf_init((char *)w->data, (unsigned)len);
-  w->buf[1] = uv_buf_init((char *)payload, (unsigned)plen);
+  bufs[0] = uv_buf_init((char *)w->data, (unsigned)len);
+  for (i = 0; i < npieces; i++) {
+    size_t off = i * piece, n = plen - off < piece ? plen - off : piece;
+    bufs[1 + i] = uv_buf_init((char *)payload + off, (unsigned)n);
+  }
   w->cb = cb;
   w->arg = arg;
   uv_mutex_lock(&l->net->wlock);
-  if ((rc = link_flush_tail(l)) == DRED_OK) rc = link_submit(l, w, plen > 0 ? 2 : 1);
+  if ((rc = link_flush_tail(l)) == DRED_OK) rc = link_submit(l, w, bufs, (unsigned)(1 + npieces));
   else free(w);
   uv_mutex_unlock(&l->net->wlock);
+  if (own_bufs) free(bufs); /* libuv copied the array */
   return rc;
 }
 
@@ -364,7 +381,7 @@ static int parse(dred_net_link_t *l) {
     e->payload_len = bulk_len(&e->msg);
     if (e->payload_len > 0) {
       size_t take;
-      if (e->payload_len > (size_t)INT32_MAX) {
+      if (e->payload_len > DRED_NET_BULK_MAX) {
         DRED_ERROR("control link from rank %d: %zu bytes announced after a REPLICA header: "
                    "closed without reading them", l->peer, e->payload_len);
         free(e);
@@ -446,6 +463,7 @@ int dred_net_init(dred_net_t *n, uv_loop_t *loop, int self, int nranks,
   if (n == NULL || loop == NULL || nranks <= 0 || self < 0 || self >= nranks || token == NULL)
     return DRED_ERR_ARG;
   memset(n, 0, sizeof *n);
+  n->bulk_piece = (size_t)1 << 30;
   n->loop = loop;
   n->self = self;
   n->nranks = nranks;
@@ -697,7 +715,7 @@ int dred_net_send_bulk(dred_net_t *n, int dest, const proto_msg_t *m, const void
   int rc;
   dred_net_link_t *l;
   if (n == NULL || m == NULL || dest < 0 || payload == NULL || cb == NULL || bulk_len(m) != len ||
-      len == 0 || len > (size_t)INT32_MAX)
+      len == 0 || len > DRED_NET_BULK_MAX)
     return DRED_ERR_ARG;
   if ((rc = link_to(n, dest, &l)) != DRED_OK) return rc;
   if ((flen = proto_encode(m, NULL, buf, sizeof buf)) == 0) return DRED_ERR_ARG;

@@ -65,6 +65,9 @@ struct dred_net {
   char unix_path[DRED_NET_ADDR_MAX];
   void *data;               /* the owner's */
   uint64_t sent, received, refused;
+  size_t bulk_piece;        /* a bulk payload goes to libuv in pieces of at most this many
+                               bytes (uv_buf_t's length is an unsigned int): 1 GiB; tests
+                               lower it to cut small payloads into many pieces */
 };
 
 /* Set up on `loop` for process `self` of `nranks`, with the job's token. */
@@ -104,7 +107,10 @@ int dred_net_send_now(dred_net_t *n, int dest, const proto_msg_t *m);
 /* Bulk send: `m` (a PROTO_REPLICA whose copy is not in shared memory: pool_off -1) followed
  * on the same stream by its u.replica.len bytes at `payload`, which are not copied: they
  * must stay valid until `cb(arg, status)` (DRED_OK once written, else the link broke).
- * cb is not called if this returns an error. */
+ * cb is not called if this returns an error.  At most DRED_NET_BULK_MAX bytes: a reader
+ * closes a link that announces more (a sanity bound on what a header may make it
+ * allocate, far above any operand MPI can describe in one reduction). */
+#define DRED_NET_BULK_MAX ((uint64_t)1 << 40)
 typedef void (*dred_net_sent_cb)(void *arg, int status);
 int dred_net_send_bulk(dred_net_t *n, int dest, const proto_msg_t *m, const void *payload,
                        size_t len, dred_net_sent_cb cb, void *arg);

@@ -127,21 +127,19 @@ int dred_admit_defer(dred_rt_t *rt, dred_inst_t *in) {
 }
 
 /* Admitted: the private copy moves into the pool (or, the pool being full after a stall,
- * into a buffer peers reach by RMA), node peers may list it, and it can be announced. */
+ * stays where it is, reachable by RMA), node peers may list it, and it can be announced. */
 static void move_in(dred_rt_t *rt, dred_inst_t *in) {
-  char *priv = in->acc, *p = NULL;
+  char *p = in->acc;
   int64_t off = -1;
   int mal = 0;
   in->pool_wait = 0;
-  if (dred_dp_buf_alloc(rt, in->bytes, &p, &off, &mal) != DRED_OK) {
-    dred_bigbuf_free(priv, in->bytes); /* announce reports the failure to every member (acc_prepare) */
+  if (dred_dp_buf_adopt(rt, in->bytes, &p, &off, &mal) != DRED_OK) {
+    dred_bigbuf_free(in->acc, in->bytes); /* announce reports the failure to every member (acc_prepare) */
     in->acc = NULL;
     in->acc_early = 0;
-    in->join_error = DRED_ERR_NOMEM;
+    in->join_error = DRED_ERR_INTERNAL;
     return;
   }
-  memcpy(p, priv, in->bytes);
-  dred_bigbuf_free(priv, in->bytes);
   in->acc = p;
   in->pool_off = off;
   in->acc_malloced = mal;

@@ -277,6 +277,28 @@ int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, 
   return DRED_OK;
 }
 
+int dred_dp_buf_adopt(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, int *malloced) {
+  int64_t off = pool_take(rt, bytes);
+  if (off >= 0) { /* at most a pool's worth: a short copy into pages mapped at start */
+    memcpy(rt->pool_base + off, *p, bytes);
+    dred_bigbuf_free(*p, bytes);
+    *p = rt->pool_base + off;
+    *pool_off = off;
+    *malloced = 0;
+    return DRED_OK;
+  }
+  /* Still no room.  Copying an operand larger than the pool into another private buffer
+   * would only stall this loop (2.2 GB: seconds of fresh pages here, past the failure
+   * timeout): the copy it has is as good. */
+  if (bytes > 0 && MPI_Win_attach(rt->dwin, *p, (MPI_Aint)bytes) != MPI_SUCCESS) {
+    DRED_ERROR("MPI_Win_attach of a %zu-byte buffer failed", bytes);
+    return DRED_ERR_INTERNAL;
+  }
+  *pool_off = -1;
+  *malloced = 1;
+  return DRED_OK;
+}
+
 void dred_dp_pool_stats(dred_rt_t *rt, proto_msg_t *pong) {
   uv_mutex_lock(&rt->pool_mu);
   pong->u.ping.pool_used = rt->pool.used;

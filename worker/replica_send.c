@@ -83,7 +83,7 @@ static int send_copy(dred_rt_t *rt, snapshot_t *sn, uint32_t w) {
   proto_msg_t h;
   int shm = sn->pool_off >= 0 && rt->peer_base[w] != NULL;
 
-  if (!shm && sn->len > (size_t)INT32_MAX) {
+  if (!shm && sn->len > DRED_NET_BULK_MAX) {
     DRED_WARN("operand of %zu bytes is too large to replicate to worker %u", sn->len, w);
     return -1;
   }
@@ -147,11 +147,16 @@ static int start_copies(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
     }
     return -1;
   }
-  if (in->acc_early && in->pool_off >= 0) {
-    /* dred_ireduce already put the operand in our pool: that block is the snapshot, and
-     * the engine holds it (read-only) until its first combine moves on. */
+  if (in->acc_early) {
+    /* dred_ireduce already copied the operand -- into our pool, or into private memory
+     * when the pool had no room: that buffer is the snapshot, and the engine holds it
+     * (read-only) until its first combine moves on.  A private one is no less a snapshot
+     * for the copies sent from it; only node peers cannot read it (no directory slot).
+     * Copying it again here, on the loop's thread, stalled the loop for seconds with
+     * operands of gigabytes (README, Limits). */
     sn->p = in->acc;
     sn->pool_off = in->pool_off;
+    sn->malloced = in->acc_malloced;
     if (in->acc_is_app) { /* zero copy: the snapshot is the application's block itself */
       sn->borrowed = in->app_blk;
       dred_mem_ref(rt, sn->borrowed);

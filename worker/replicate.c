@@ -30,7 +30,8 @@
  * Replicas (seed 002, section 3).  A non-root member's operand is snapshotted in its
  * shared-memory pool by dred_ireduce itself (dataplane.c: the accumulator, filled on the
  * caller's thread, and listed in the pool's snapshot directory, snapdir.c); when the pool
- * is full, announce takes a separate snapshot.  From that snapshot a copy is written to
+ * is full, the private copy dred_ireduce made is the snapshot (no directory slot: node
+ * peers cannot read it).  From that snapshot a copy is written to
  * the member's own node-local store (storage/replica.c, SQLite, on the libuv thread
  * pool) and to the stores of DRED_REPLICAS-1 other live members of the group, placed by
  * common/placement.h: the first on another node when the group spans nodes.  While

@@ -573,6 +573,11 @@ int dred_dp_load(dred_rt_t *rt, const dred_inst_t *in, char *dst);
 int dred_dp_unpack_result(dred_rt_t *rt, dred_inst_t *in);
 int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, int *malloced);
 void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, int malloced);
+/* A private copy from dred_bigbuf_alloc (*p, `bytes`) becomes a reduction buffer as
+ * dred_dp_buf_alloc would give one: moved into the pool when it has room, else kept where
+ * it is and made reachable by RMA -- not copied into a second private buffer.  On error
+ * (logged) *p is unchanged and still the caller's. */
+int dred_dp_buf_adopt(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, int *malloced);
 /* The pool's use, peak and fallbacks into a PONG (status socket, dredstat status). */
 void dred_dp_pool_stats(dred_rt_t *rt, proto_msg_t *pong);
 int dred_dp_init(dred_rt_t *rt);      /* collective over priv (and node) */

@@ -7,18 +7,22 @@
  * both ways over both transports, a member list of 60 000 workers, a wrong token and a
  * duplicate rank refused without a message getting through, an oversize frame closing
  * the link unread, a peer's close reported as lost -- after the messages it sent first;
- * a replica's bytes behind its header (bulk) intact over both transports, and a copy cut
+ * a replica's bytes behind its header (bulk) intact over both transports, in many pieces
+ * and past 2 GiB, and a copy cut
  * short by its sender's death never delivered; frames written straight into a link from
  * another thread (dred_net_send_now): refused while the loop has a write queued there,
  * in order with the loop's own, and finished by the loop when the kernel took a part.
  */
+#define _GNU_SOURCE /* memfd_create */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -417,8 +421,10 @@ static proto_msg_t replica_header(size_t len) {
 }
 
 /* 3 MiB behind a header, then an ordinary message: both arrive, in order, bytes intact;
- * the sender hears when its buffer may go; wrong calls are refused. */
-static void bulk_roundtrip(const char *tcp_host) {
+ * the sender hears when its buffer may go; wrong calls are refused.  `piece`: the sender's
+ * bulk_piece (0: its default), small to hand libuv the payload in many pieces (more than
+ * IOV_MAX, whose excess libuv writes in later calls). */
+static void bulk_roundtrip(const char *tcp_host, size_t piece) {
   dred_net_t srv, w;
   size_t len = 3u << 20, got = 0, i;
   uint8_t *data = malloc(len), *in;
@@ -428,6 +434,7 @@ static void bulk_roundtrip(const char *tcp_host) {
   for (i = 0; i < len; i++) data[i] = (uint8_t)(i * 7 + 1);
   sent_status = 99;
   connect_pair(&srv, &w, 1, tcp_host);
+  if (piece > 0) w.bulk_piece = piece;
   /* refused: length disagreeing with the header, no callback, not a bulk message */
   assert_int_not_equal(dred_net_send_bulk(&w, 0, &m, data, len - 1, on_sent, NULL), 0);
   assert_int_not_equal(dred_net_send_bulk(&w, 0, &m, data, len, NULL, NULL), 0);
@@ -457,12 +464,170 @@ static void bulk_roundtrip(const char *tcp_host) {
 
 static void bulk_unix(void **st) {
   (void)st;
-  bulk_roundtrip(NULL);
+  bulk_roundtrip(NULL, 0);
 }
 
 static void bulk_tcp(void **st) {
   (void)st;
-  bulk_roundtrip("127.0.0.1");
+  bulk_roundtrip("127.0.0.1", 0);
+}
+
+static void bulk_in_pieces_unix(void **st) {
+  (void)st;
+  bulk_roundtrip(NULL, 1000); /* 3146 pieces, the last of 576 bytes */
+}
+
+static void bulk_in_pieces_tcp(void **st) {
+  (void)st;
+  bulk_roundtrip("127.0.0.1", 4096);
+}
+
+/* A payload past 2 GiB (an int's range, once the limit of copies to other nodes), sent
+ * by dred_net in its default 1 GiB pieces to a raw reader that checks every byte.  No
+ * 2 GiB buffer is filled on either side (this machine's kernel backs even a read of an
+ * untouched page with a fresh zeroed one): the sender's payload is one 3 MiB memfd mapped
+ * again and again over a reserved range, so byte x holds pattern[x mod 3 MiB]; 3 MiB does
+ * not divide 1 GiB, so a piece sent twice, skipped or out of order shows. */
+#define BIG_LEN (((size_t)2 << 30) + 4096 + 3)
+#define BIG_WIN ((size_t)3 << 20)
+static struct {
+  uv_pipe_t srv, conn;
+  size_t skip, got; /* stream bytes before the payload (HELLO + header), payload bytes in */
+  size_t bad;       /* payload bytes that differ from the pattern */
+  char buf[1 << 20];
+  uint8_t pattern[BIG_WIN];
+} big;
+
+static void big_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b) {
+  (void)h;
+  (void)suggested;
+  *b = uv_buf_init(big.buf, sizeof big.buf);
+}
+
+static void big_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b) {
+  size_t n, i = 0;
+  (void)s;
+  if (nread < 0) return;
+  n = (size_t)nread;
+  if (big.skip > 0) { /* HELLO and the header */
+    i = big.skip < n ? big.skip : n;
+    big.skip -= i;
+  }
+  while (i < n) { /* compare with the pattern, one window segment at a time */
+    size_t w = big.got % BIG_WIN, k = n - i < BIG_WIN - w ? n - i : BIG_WIN - w;
+    if (memcmp(b->base + i, big.pattern + w, k) != 0) big.bad += k;
+    big.got += k;
+    i += k;
+  }
+}
+
+static void big_accept(uv_stream_t *srv, int status) {
+  int v = 4 << 20;
+  assert_int_equal(status, 0);
+  uv_pipe_init(&loop, &big.conn, 0);
+  assert_int_equal(uv_accept(srv, (uv_stream_t *)&big.conn), 0);
+  (void)uv_recv_buffer_size((uv_handle_t *)&big.conn, &v);
+  uv_read_start((uv_stream_t *)&big.conn, big_alloc, big_read);
+}
+
+static void bulk_past_2gib_sent(void **st) {
+  dred_net_t w;
+  uint8_t frame[512], *data;
+  proto_msg_t m = replica_header(BIG_LEN);
+  char addr[DRED_NET_ADDR_MAX];
+  size_t span = (BIG_LEN + BIG_WIN - 1) / BIG_WIN * BIG_WIN, off, i;
+  uint64_t t0;
+  int fd;
+  (void)st;
+  memset(&big, 0, sizeof big);
+  for (i = 0; i < BIG_WIN; i++) big.pattern[i] = (uint8_t)(i * 7 + i / 4099 + 1);
+  fd = memfd_create("test_net", 0);
+  assert_true(fd >= 0);
+  assert_int_equal(ftruncate(fd, (off_t)BIG_WIN), 0);
+  assert_int_equal(pwrite(fd, big.pattern, BIG_WIN, 0), (ssize_t)BIG_WIN);
+  data = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  assert_true(data != MAP_FAILED);
+  for (off = 0; off < span; off += BIG_WIN)
+    assert_true(mmap(data + off, BIG_WIN, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) ==
+                data + off);
+  big.skip = 8 + DRED_NET_TOKEN_BYTES + proto_encode(&m, NULL, frame, sizeof frame);
+  uv_pipe_init(&loop, &big.srv, 0);
+  assert_int_equal(uv_pipe_bind(&big.srv, sock_path), 0);
+  assert_int_equal(uv_listen((uv_stream_t *)&big.srv, 4, big_accept), 0);
+  assert_int_equal(dred_net_init(&w, &loop, 1, 4, token), 0);
+  snprintf(addr, sizeof addr, "unix:%s", sock_path);
+  assert_int_equal(dred_net_connect(&w, 0, addr), 0);
+  sent_status = 99;
+  assert_int_equal(dred_net_send_bulk(&w, 0, &m, data, BIG_LEN, on_sent, NULL), 0);
+  t0 = uv_hrtime();
+  while ((sent_status == 99 || big.got < BIG_LEN) && uv_hrtime() - t0 < 120000000000ull)
+    if (uv_run(&loop, UV_RUN_NOWAIT) == 0) usleep(100);
+  assert_int_equal(sent_status, 0); /* DRED_OK: written whole */
+  assert_true(big.got == BIG_LEN);
+  assert_true(big.bad == 0); /* every byte where it belongs */
+  /* beyond the bound: refused at the sender, no callback */
+  m = replica_header((size_t)DRED_NET_BULK_MAX + 1);
+  sent_status = 99;
+  assert_int_not_equal(dred_net_send_bulk(&w, 0, &m, data, (size_t)DRED_NET_BULK_MAX + 1,
+                                          on_sent, NULL), 0);
+  assert_int_equal(sent_status, 99);
+  uv_close((uv_handle_t *)&big.conn, NULL);
+  uv_close((uv_handle_t *)&big.srv, NULL);
+  close_all(NULL, &w);
+  munmap(data, span);
+  close(fd);
+}
+
+/* The reader's side: a header announcing 2.5 GiB is taken (its bytes are awaited, the
+ * link stays open; 1 TiB and more would close it unread), and a sender that dies partway
+ * leaves only its LOST. */
+static void bulk_past_2gib_announced(void **st) {
+  dred_net_t srv;
+  char ua[DRED_NET_ADDR_MAX];
+  uv_pipe_t raw;
+  uv_connect_t creq;
+  uv_write_t wreq, w2;
+  uv_buf_t b[2];
+  uint8_t hello[8 + DRED_NET_TOKEN_BYTES], frame[512], *part;
+  proto_msg_t m = replica_header(((size_t)5 << 29));
+  size_t flen;
+  int one = 1, i;
+  (void)st;
+  signal(SIGPIPE, SIG_IGN); /* as libdred does (worker/signals.c): a reader that closed
+                             * the link must fail this test, not kill it */
+  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
+  watched = &srv;
+  assert_int_equal(dred_net_listen(&srv, sock_path, NULL, ua, NULL), 0);
+  hello[0] = 0x44; hello[1] = 0x52; hello[2] = 0x48; hello[3] = 0x4c; /* "DRHL" */
+  hello[4] = 1; hello[5] = hello[6] = hello[7] = 0;                     /* rank 1 */
+  memcpy(hello + 8, token, DRED_NET_TOKEN_BYTES);
+  flen = proto_encode(&m, NULL, frame, sizeof frame);
+  assert_true(flen > 0);
+  part = calloc(1, 1u << 20);
+  assert_non_null(part);
+  uv_pipe_init(&loop, &raw, 0);
+  raw_connected = 0;
+  lost_peer = -1;
+  uv_pipe_connect(&creq, &raw, sock_path, raw_connect_cb);
+  pump_until(raw_is_connected, NULL);
+  assert_int_equal(raw_connected, 1);
+  b[0] = uv_buf_init((char *)hello, sizeof hello);
+  assert_int_equal(uv_write(&wreq, (uv_stream_t *)&raw, b, 1, NULL), 0);
+  b[0] = uv_buf_init((char *)frame, (unsigned)flen);
+  b[1] = uv_buf_init((char *)part, 1u << 20);
+  assert_int_equal(uv_write(&w2, (uv_stream_t *)&raw, b, 2, NULL), 0);
+  for (i = 0; i < 200; i++) {
+    uv_run(&loop, UV_RUN_NOWAIT);
+    usleep(1000);
+  }
+  /* nothing in the inbox: neither the header (it waits for its bytes) nor a LOST (the
+   * link is still open; a length past DRED_NET_BULK_MAX would have closed it at once) */
+  assert_true(dred_queue_empty(&srv.inbox));
+  uv_close((uv_handle_t *)&raw, raw_close_cb);  /* the sender dies */
+  pump_until(is_lost, &one);
+  assert_int_equal(lost_peer, 1);
+  close_all(&srv, NULL);
+  free(part);
 }
 
 /* A sender that dies halfway through a copy: the receiver gets LOST and never the header,
@@ -523,6 +688,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(peer_close_is_reported, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_unix, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_tcp, setup, teardown),
+      cmocka_unit_test_setup_teardown(bulk_in_pieces_unix, setup, teardown),
+      cmocka_unit_test_setup_teardown(bulk_in_pieces_tcp, setup, teardown),
+      cmocka_unit_test_setup_teardown(bulk_past_2gib_sent, setup, teardown),
+      cmocka_unit_test_setup_teardown(bulk_past_2gib_announced, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_cut_short_is_never_delivered, setup, teardown),
       cmocka_unit_test_setup_teardown(send_now_unix, setup, teardown),
       cmocka_unit_test_setup_teardown(send_now_tcp, setup, teardown),
