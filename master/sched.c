@@ -14,7 +14,9 @@
  *     message is (holder worker, holder member, path set P as a bitset over the n members,
  *     bufref).  Path sets of live messages are disjoint, so "P covers all n members" is
  *     just a popcount, kept in msg->nset.
- *   - Pairing: a commutative instance pairs the first two queued messages; a
+ *   - Pairing: a commutative instance pairs the first two queued messages (when its
+ *     members span nodes: within each node first, then the nodes' results, in
+ *     sched_nodes.c, until a failure touches it); a
  *     non-commutative one pairs the earliest message that has a rank-adjacent partner
  *     (sets are then intervals [lo,hi]; by_lo/by_hi index queued messages by their ends so
  *     the neighbour lookup is O(1) and one pass over the queue finds every pair).
@@ -39,7 +41,8 @@
  * Files.  The machine is split by concern: this file keeps the failure-free rules above
  * (instances, pairing, executor choice, tasks, ends), the event dispatch and the public
  * API; sched_recover.c keeps the recovery rules (a worker failed, RECOVER and
- * RECOVER_FAILED, a recovered READY); sched_internal.h holds the state both share.
+ * RECOVER_FAILED, a recovered READY); sched_nodes.c the node-by-node pairing;
+ * sched_internal.h holds the state they share.
  *
  * Invariants worth knowing while reading:
  *   - in a running instance every queued message's holder is alive (a dying worker's
@@ -299,7 +302,7 @@ void msg_dequeue(inst_t *in, msg_t *m) {
 
 /* ---- instances: creation, ending ---------------------------------------------------- */
 
-static inst_t *inst_new(sched_t *s, const group_t *g, sched_key_t key, const sched_params_t *p) {
+static inst_t *inst_new(sched_t *s, group_t *g, sched_key_t key, const sched_params_t *p) {
   inst_t *in = calloc(1, sizeof *in + (size_t)g->n * sizeof(member_t));
   uint32_t k;
   if (in == NULL) return NULL;
@@ -316,6 +319,12 @@ static inst_t *inst_new(sched_t *s, const group_t *g, sched_key_t key, const sch
   in->key = key;
   in->g = g;
   in->params = *p;
+  if (nodes_inst_init(s, g, in) != 0) {
+    free(in->by_lo);
+    free(in->by_hi);
+    free(in);
+    return NULL;
+  }
   in->bytes = p->count * (uint64_t)p->extent;
   in->start_ns = s->now;
   dred_queue_init(&in->queue);
@@ -352,6 +361,7 @@ static void inst_free(sched_t *s, inst_t *in) {
   free(in->by_lo);
   free(in->by_hi);
   free(in->inl_data);
+  nodes_inst_free(in);
   free(in);
 }
 
@@ -469,7 +479,7 @@ static int exec_is_a(const sched_t *s, const inst_t *in, const msg_t *a, const m
   }
 }
 
-static void task_dispatch(sched_t *s, inst_t *in, msg_t *a, msg_t *b) {
+void task_dispatch(sched_t *s, inst_t *in, msg_t *a, msg_t *b) {
   task_t *t = xcalloc(1, sizeof *t);
   proto_msg_t *msg;
   int a_exec = exec_is_a(s, in, a, b);
@@ -485,6 +495,7 @@ static void task_dispatch(sched_t *s, inst_t *in, msg_t *a, msg_t *b) {
   dred_queue_insert_tail(&in->tasks, &t->q);
   in->ntasks++;
   s->w[t->exec->worker].queued_bytes += t->bytes;
+  nodes_count(in, t->exec->member, +1);
 
   msg = &act_send(s, in->key, PROTO_TASK, t->exec->worker)->msg;
   msg->u.task.task_id = t->id;
@@ -517,6 +528,10 @@ static void inst_pair(sched_t *s, inst_t *in) {
   uint32_t nfresh = in->nfresh;
   in->fresh = NULL;
   in->nfresh = 0;
+  if (in->by_node) {
+    nodes_pair(s, in);
+    return;
+  }
   if (in->params.commutative) {
     while (!dred_queue_empty(&in->queue) && in->queue.next->next != &in->queue)
       task_dispatch(s, in, DRED_QUEUE_DATA(in->queue.next, msg_t, q),
@@ -598,7 +613,7 @@ static int on_ready(sched_t *s, const sched_event_t *ev) {
   const sched_params_t params = params_of(r), *p = &params;
   const sched_key_t key = key_of(r);
   uint32_t k = r->u.ready.member, w = ev->worker;
-  const group_t *g = group_find(s, key.group);
+  group_t *g = group_find(s, key.group);
   inst_t *in;
   msg_t *m;
   int created = 0;
@@ -647,6 +662,7 @@ static int on_ready(sched_t *s, const sched_event_t *ev) {
     in->m[k].state = M_LIVE;
     m->snap = r->u.ready.snap && k != p->root;
     msg_enqueue(in, m, 0);
+    nodes_count(in, k, -1);
   }
   inst_settle(s, in);
   return 0;
@@ -684,6 +700,7 @@ static int on_task_done(sched_t *s, const sched_event_t *ev) {
   s->w[exec->worker].queued_bytes -=
       t->bytes < s->w[exec->worker].queued_bytes ? t->bytes : s->w[exec->worker].queued_bytes;
   if (st == PROTO_TASK_OK) worker_measure(s, exec->worker, t->bytes, d->u.done.exec_ns);
+  nodes_count(in, exec->member, -1);
 
   a = act_push(s, SCHED_ACT_JOURNAL_TASK, in->key);
   a->u.jtask.task_id = t->id;
@@ -759,6 +776,7 @@ sched_t *sched_new(uint32_t nworkers, sched_policy_t policy) {
   sched_t *s = calloc(1, sizeof *s);
   uint32_t w;
   if (s == NULL) return NULL;
+  s->node_gen = 1; /* a group's 0 means "never numbered" */
   s->nworkers = nworkers;
   s->policy = policy;
   dred_queue_init(&s->inst_list);
@@ -785,6 +803,7 @@ void sched_free(sched_t *s) {
       hlink_t *e = s->groups.slot[i], *next;
       for (; e != NULL; e = next) {
         next = e->next;
+        free(CONTAINER_OF(e, group_t, hlink)->node_ix);
         free(CONTAINER_OF(e, group_t, hlink));
       }
     }
@@ -821,6 +840,9 @@ int sched_group_define(sched_t *s, uint64_t id, uint32_t n, const uint32_t *work
   if (g == NULL) return DRED_ERR_NOMEM;
   g->id = id;
   g->n = n;
+  g->nnodes = 1;
+  g->node_ix = NULL;
+  g->node_gen = 0;
   memcpy(g->workers, workers, n * sizeof *workers);
   htab_insert(&s->groups, &g->hlink, mix64(id));
   return 0;
@@ -828,6 +850,7 @@ int sched_group_define(sched_t *s, uint64_t id, uint32_t n, const uint32_t *work
 
 int sched_set_node(sched_t *s, uint32_t worker, uint32_t node) {
   if (s == NULL || worker < 1 || worker > s->nworkers) return DRED_ERR_ARG;
+  if (s->node_of[worker] != node) s->node_gen++;
   s->node_of[worker] = node;
   return 0;
 }

@@ -1,11 +1,12 @@
 /*
- * sched_internal.h -- what master/sched.c and master/sched_recover.c share: the
- * scheduler's state and the helpers both halves call.  Private to master/sched*.c: not
+ * sched_internal.h -- what master/sched.c, sched_recover.c and sched_nodes.c share: the
+ * scheduler's state and the helpers they call.  Private to master/sched*.c: not
  * installed, not included anywhere else; the scheduler's API is sched.h.
  *
- * The scheduler is one state machine in two files.  sched.c keeps the failure-free rules
+ * The scheduler is one state machine in three files.  sched.c keeps the failure-free rules
  * (instances, pairing, executor choice, tasks, ends) and the public API; sched_recover.c
- * keeps the recovery rules (a worker failed, RECOVER, RECOVER_FAILED, a recovered READY).
+ * keeps the recovery rules (a worker failed, RECOVER, RECOVER_FAILED, a recovered READY);
+ * sched_nodes.c pairs within each node first when a group spans nodes.
  * The vocabulary and the invariants are in sched.c's opening comment.
  */
 #ifndef DRED_SCHED_INTERNAL_H
@@ -52,6 +53,9 @@ typedef struct {
   hlink_t hlink;
   uint64_t id;
   uint32_t n;
+  uint32_t nnodes;    /* distinct nodes of its workers (sched_nodes.c)        */
+  uint32_t *node_ix;  /* member k's node, numbered 0..nnodes-1                */
+  uint64_t node_gen;  /* sched.node_gen when node_ix was computed (0: never)   */
   uint32_t workers[]; /* member k runs on workers[k] */
 } group_t;
 
@@ -137,6 +141,9 @@ typedef struct inst {
   uint8_t drained;        /* failed and its in-flight tasks are all back */
   uint8_t *inl_data;      /* inline: n x bytes, the arrived operands (NULL until needed) */
   uint32_t ninl;          /* inline: members arrived */
+  uint8_t by_node;        /* pairs node by node (sched_nodes.c) until recovery begins */
+  uint32_t *pend;         /* by_node: per node, members not arrived + tasks executing */
+  msg_t **slot;           /* by_node: a pairing pass's scratch, one per node */
   member_t m[];
 } inst_t;
 
@@ -146,6 +153,7 @@ struct sched {
   sched_policy_t policy;
   worker_t *w; /* [1..nworkers] */
   uint32_t *node_of; /* [0..nworkers]: each worker's node (sched_set_node), 0 by default */
+  uint64_t node_gen; /* counts node_of's changes, from 1: groups renumber their nodes */
   double speed_sum; /* over live measured workers, for the "unknown speed" mean */
   uint32_t nmeasured;
   htab_t groups, insts, tasks;
@@ -166,6 +174,7 @@ inst_t *inst_find(const sched_t *s, sched_key_t key);
 msg_t *msg_new(uint32_t n, uint32_t worker, uint32_t member, proto_buf_t buf);
 void msg_enqueue(inst_t *in, msg_t *m, int at_head);
 void msg_dequeue(inst_t *in, msg_t *m);
+void task_dispatch(sched_t *s, inst_t *in, msg_t *a, msg_t *b);
 void task_free(sched_t *s, task_t *t);
 void inst_fail(inst_t *in, int32_t status);
 void inst_settle(sched_t *s, inst_t *in);
@@ -184,5 +193,19 @@ void inst_started_after_deaths(sched_t *s, inst_t *in);
 int on_recovered_ready(sched_t *s, inst_t *in, const sched_event_t *ev);
 int on_worker_failed(sched_t *s, uint32_t w);              /* SCHED_EV_WORKER_FAILED */
 int on_recover_failed(sched_t *s, const sched_event_t *ev); /* PROTO_RECOVER_FAILED   */
+
+/* ---- sched_nodes.c: pairing within each node first ----------------------------------------- */
+
+/* Switch node-by-node pairing on for a new instance if it applies (commutative, not inline,
+ * more than one node).  -1 when out of memory, nothing changed. */
+int nodes_inst_init(const sched_t *s, group_t *g, inst_t *in);
+void nodes_inst_free(inst_t *in);
+/* Something that may produce a buffer on member's node began (+1) or ended (-1): a
+ * member's arrival (-1), a task executed by the member's worker (+1, then -1). */
+void nodes_count(inst_t *in, uint32_t member, int delta);
+/* Recovery begins: arrival order from now on. */
+void nodes_off(inst_t *in);
+/* A pairing pass of a by_node instance. */
+void nodes_pair(sched_t *s, inst_t *in);
 
 #endif /* DRED_SCHED_INTERNAL_H */

@@ -145,6 +145,7 @@ static void member_recover(sched_t *s, inst_t *in, uint32_t k, uint32_t from, in
  * holders, and its other members wait for that answer (via). */
 void lose_set(sched_t *s, inst_t *in, const msg_t *m) {
   uint32_t k;
+  nodes_off(in); /* a recovered operand may come back on any node */
   /* Absorbers always lie inside the same set (a set only grows); a link leaving it would
    * be a bookkeeping error, and cutting it keeps every member recovered exactly once. */
   for (k = m->lo; k <= m->hi; k++)
@@ -187,6 +188,7 @@ static void member_lost_before_ready(sched_t *s, inst_t *in, uint32_t k) {
 void inst_started_after_deaths(sched_t *s, inst_t *in) {
   const group_t *g = in->g;
   uint32_t k;
+  nodes_off(in);
   if (!worker_alive(s, g->workers[in->params.root])) {
     inst_fail(in, DRED_ERR_ROOT_FAILED); /* the result would have nowhere to go */
     return;
@@ -295,6 +297,7 @@ static void inst_worker_failed(sched_t *s, inst_t *in, uint32_t w) {
   dred_queue_t *q, *prev, *next;
   uint32_t k;
 
+  nodes_off(in); /* recovery, or a worker that will never report: arrival order from now */
   if (in->status == DRED_OK && g->workers[in->params.root] == w)
     inst_fail(in, DRED_ERR_ROOT_FAILED); /* the result has nowhere to go */
 

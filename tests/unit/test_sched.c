@@ -1209,6 +1209,113 @@ static void test_fault_unarrived_member_placement_order(void **state) {
   sched_free(s);
 }
 
+/* ---- node by node (master/sched_nodes.c) ------------------------------------------- */
+
+/* All six members done on three nodes: the last drain's actions are TASK_DONE's journal
+ * entry, an END to every worker and the reduction's journal entry, 5 tasks in all. */
+static void ends_ok_six(void) {
+  uint32_t w;
+  assert_int_equal(NA, 8);
+  for (w = 1; w <= 6; w++) is_end(&A[w], w, DRED_OK);
+  is_jred(&A[7], 6, 5, 0, DRED_OK);
+}
+
+/* Members arriving node after node in turn: arrival order would pair every first two
+ * across nodes; node by node pairs within each node, then the nodes' results, only
+ * (nodes - 1) = 2 tasks across, and a node's result waits while a task runs there. */
+static void test_nodes_within_node_first(void **state) {
+  sched_t *s = three_nodes(84);
+  sched_key_t k = K(84, 0);
+  assert_int_equal(ready(s, k, 0, 1, prm(0, 1)), 0);
+  assert_int_equal(ready(s, k, 2, 3, prm(0, 1)), 0);
+  assert_int_equal(ready(s, k, 4, 5, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 0); /* three nodes, each with a member still to come */
+  assert_int_equal(ready(s, k, 1, 2, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 1);
+  is_task(&A[0], 1, 1, 2, 0, 1);
+  assert_int_equal(ready(s, k, 3, 4, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 1);
+  is_task(&A[0], 2, 3, 4, 2, 3);
+  assert_int_equal(ready(s, k, 5, 6, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 1);
+  is_task(&A[0], 3, 5, 6, 4, 5);
+  assert_int_equal(ok(s, 1, 1), 0);
+  assert_int_equal(drain(s), 1); /* node 0 is done; nodes 1 and 2 still combine */
+  is_jtask(&A[0], 1, PROTO_TASK_OK);
+  assert_int_equal(ok(s, 3, 5), 0);
+  assert_int_equal(drain(s), 2); /* nodes 0 and 2 are done: their results meet */
+  is_task(&A[1], 4, 1, 5, 0, 4);
+  assert_int_equal(ok(s, 2, 3), 0);
+  assert_int_equal(drain(s), 1); /* node 1 is done, node 0 busy: its result is to come */
+  assert_int_equal(ok(s, 4, 1), 0);
+  assert_int_equal(drain(s), 2);
+  is_task(&A[1], 5, 1, 3, 0, 2);
+  assert_int_equal(ok(s, 5, 1), 0);
+  drain(s);
+  ends_ok_six();
+  sched_free(s);
+}
+
+/* A late member holds back only its own node: the other two nodes combine meanwhile, and
+ * once it comes it meets its node peer's buffer before anything crosses. */
+static void test_nodes_late_member_holds_its_node_only(void **state) {
+  sched_t *s = three_nodes(85);
+  sched_key_t k = K(85, 0);
+  assert_int_equal(ready(s, k, 0, 1, prm(0, 1)), 0);
+  assert_int_equal(ready(s, k, 1, 2, prm(0, 1)), 0);
+  assert_int_equal(ready(s, k, 4, 5, prm(0, 1)), 0);
+  assert_int_equal(ready(s, k, 5, 6, prm(0, 1)), 0);
+  assert_int_equal(ready(s, k, 2, 3, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 2);
+  is_task(&A[0], 1, 1, 2, 0, 1);
+  is_task(&A[1], 2, 5, 6, 4, 5);
+  assert_int_equal(ok(s, 1, 1), 0);
+  assert_int_equal(drain(s), 1);
+  assert_int_equal(ok(s, 2, 5), 0);
+  assert_int_equal(drain(s), 2); /* member 3 is late: member 2 waits, nodes 0 and 2 meet */
+  is_task(&A[1], 3, 1, 5, 0, 4);
+  assert_int_equal(ready(s, k, 3, 4, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 1);
+  is_task(&A[0], 4, 3, 4, 2, 3); /* within node 1 first */
+  assert_int_equal(ok(s, 4, 3), 0);
+  assert_int_equal(drain(s), 1); /* the root is still combining node 2's result */
+  assert_int_equal(ok(s, 3, 1), 0);
+  assert_int_equal(drain(s), 2);
+  is_task(&A[1], 5, 1, 3, 0, 2);
+  assert_int_equal(ok(s, 5, 1), 0);
+  drain(s);
+  ends_ok_six();
+  sched_free(s);
+}
+
+/* A failure switches an instance back to arrival order: a recovered operand may come back
+ * on any node.  Here the two queued buffers on nodes 0 and 1 pair at once when member 4
+ * dies before its READY, though node 0's member 1 has not arrived. */
+static void test_nodes_failure_back_to_arrival_order(void **state) {
+  sched_t *s = three_nodes(86);
+  sched_key_t k = K(86, 0);
+  assert_int_equal(ready(s, k, 0, 1, prm(0, 1)), 0);
+  assert_int_equal(ready(s, k, 2, 3, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(wfail(s, 5), 0);
+  assert_int_equal(drain(s), 2);
+  assert_true(is_send(&A[0], PROTO_RECOVER));
+  is_task(&A[1], 1, 1, 3, 0, 2);
+  sched_free(s);
+}
+
+/* Non-commutative reductions keep combining rank-adjacent buffers, wherever they are:
+ * their order is fixed by rank, not by node. */
+static void test_nodes_noncommutative_unchanged(void **state) {
+  sched_t *s = three_nodes(87);
+  sched_key_t k = K(87, 0);
+  assert_int_equal(ready(s, k, 1, 2, prm(0, 0)), 0);
+  assert_int_equal(ready(s, k, 2, 3, prm(0, 0)), 0);
+  assert_int_equal(drain(s), 1); /* nodes 0 and 1, adjacent ranks */
+  is_task(&A[0], 1, 2, 3, 1, 2);
+  sched_free(s);
+}
+
 /* RECOVER_FAILED moves on to the next holder; the asked worker dying does too; when the
  * list is exhausted the reported error ends the instance. */
 static void test_fault_recover_failed_falls_through(void **state) {
@@ -1720,17 +1827,20 @@ static void test_absorb_flag_rules(void **state) {
   assert_int_equal(finish(s, 3, 2, cur), 2);
   sched_free(s);
 
-  /* nodes: workers 1 and 3 on node 0, worker 2 on node 1 */
+  /* nodes: workers 1 and 3 on node 0, worker 2 on node 1, worker 4 (the roots) on node 2 */
   s = sched_new(4, SCHED_POLICY_FIRST);
-  group_seq(s, 92, 4);
   assert_int_equal(sched_set_node(s, 2, 1), 0);
-  p = prm(3, 1);
+  assert_int_equal(sched_set_node(s, 4, 2), 0);
+  group(s, 92, 3, (const uint32_t[]){1, 2, 4});
+  p = prm(2, 1);
   assert_int_equal(ready_snap(s, K(92, 0), 0, 1, p), 0);
   assert_int_equal(ready_snap(s, K(92, 0), 1, 2, p), 0);
   assert_int_equal(drain(s), 1);
   is_task_ab(&A[0], 1, 1, 2, 0, 1, 0); /* across nodes: never */
-  assert_int_equal(ready_snap(s, K(92, 1), 0, 1, p), 0);
-  assert_int_equal(ready_snap(s, K(92, 1), 2, 3, p), 0);
+  group_seq(s, 94, 4);
+  p = prm(3, 1);
+  assert_int_equal(ready_snap(s, K(94, 0), 0, 1, p), 0);
+  assert_int_equal(ready_snap(s, K(94, 0), 2, 3, p), 0);
   assert_int_equal(drain(s), 1);
   is_task_ab(&A[0], 2, 1, 3, 0, 2, 1); /* one node */
   sched_free(s);
@@ -3205,6 +3315,10 @@ int main(void) {
       cmocka_unit_test(test_fault_all_copies_lost),
       cmocka_unit_test(test_fault_node_loss_cross_node_replica),
       cmocka_unit_test(test_fault_unarrived_member_placement_order),
+      cmocka_unit_test(test_nodes_within_node_first),
+      cmocka_unit_test(test_nodes_late_member_holds_its_node_only),
+      cmocka_unit_test(test_nodes_failure_back_to_arrival_order),
+      cmocka_unit_test(test_nodes_noncommutative_unchanged),
       cmocka_unit_test(test_fault_recover_failed_falls_through),
       cmocka_unit_test(test_fault_adjacent_recovered_by_other_member),
       cmocka_unit_test(test_fault_several_instances),
