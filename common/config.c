@@ -32,7 +32,8 @@ void dred_config_load(dred_config_t *c) {
   const char *s;
   memset(c, 0, sizeof *c);
   c->chunk_kb = env_u64("DRED_CHUNK_KB", 1024, 4, 1 << 20);
-  c->rma_depth = env_u64("DRED_RMA_DEPTH", 4, 1, 64);
+  c->rma_depth = env_u64("DRED_RMA_DEPTH", 64, 1, 64);
+  c->rma_chunk_kb = env_u64("DRED_RMA_CHUNK_KB", 128, 4, 1 << 20);
   c->pool_mb = env_u64("DRED_POOL_MB", 256, 0, 1 << 20);
   c->heartbeat_ms = env_u64("DRED_HEARTBEAT_MS", 500, 10, 3600000);
   c->fail_timeout_ms = env_u64("DRED_FAIL_TIMEOUT_MS", 5000, 50, 86400000);

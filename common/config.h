@@ -11,8 +11,9 @@
 #include <stdint.h>
 
 typedef struct {
-  uint64_t chunk_kb;         /* DRED_CHUNK_KB         combine / RMA chunk (1024)           */
-  uint64_t rma_depth;        /* DRED_RMA_DEPTH        Rgets in flight per task (4)         */
+  uint64_t chunk_kb;         /* DRED_CHUNK_KB         combine chunk on a node (1024)       */
+  uint64_t rma_depth;        /* DRED_RMA_DEPTH        Rgets in flight per task (64)        */
+  uint64_t rma_chunk_kb;     /* DRED_RMA_CHUNK_KB     bytes of one Rget (128)              */
   uint64_t pool_mb;          /* DRED_POOL_MB          shared-memory pool per worker (256)  */
   uint64_t heartbeat_ms;     /* DRED_HEARTBEAT_MS     master ping interval (500)           */
   uint64_t fail_timeout_ms;  /* DRED_FAIL_TIMEOUT_MS  silence before a worker is failed (5000) */

@@ -19,8 +19,12 @@
  *   - same node, provider's acc in its pool: a direct pointer into the provider's segment
  *     (MPI_Win_shared_query), so the combine reads the peer's memory with no copy;
  *   - otherwise: MPI_Rget from the dynamic window (the pool and any malloc'd acc are
- *     attached to it), DRED_RMA_DEPTH chunks in flight, each combined as it lands, so the
- *     transfer and the combine overlap.
+ *     attached to it), DRED_RMA_DEPTH reads of DRED_RMA_CHUNK_KB in flight, each combined
+ *     as it lands, so the transfer and the combine overlap.  Many small reads rather than
+ *     a few large ones: over UCX's TCP transport a read is served by the provider's
+ *     progress engine, so each read costs a round trip and throughput grows with the
+ *     reads in flight (three simulated nodes, p = 8, 32 MiB: 4 x 1 MiB 311 ms, 64 x
+ *     128 KiB 167 ms).
  * Work is cut into chunks of DRED_CHUNK_KB and a task step does at most a few of them, so
  * the runtime thread keeps answering the master while a large task runs.
  *
@@ -670,7 +674,7 @@ static void task_begin(dred_rt_t *rt, dred_task_t *t) {
   }
   t->oop = 1;
   task_serve(rt, t, 1);
-  /* RMA path: reads land in an out-of-place result buffer, DRED_RMA_DEPTH chunks in flight;
+  /* RMA path: reads land in an out-of-place result buffer, DRED_RMA_DEPTH reads in flight;
    * each landed chunk gets the executor's data combined into it. */
   t->nslots = (int)rt->cfg.rma_depth;
   for (i = 0; i < t->nslots; i++) {
@@ -745,9 +749,10 @@ static int combine_out(dred_rt_t *rt, dred_task_t *t, uint64_t e0, uint64_t n) {
 
 static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) {
   dred_inst_t *in = t->inst;
-  uint64_t ce = chunk_elems(rt, in);
+  uint64_t ce = rt->cfg.rma_chunk_kb * 1024u / in->ti.extent;
   int i, flag, rc;
 
+  if (ce == 0) ce = 1; /* an element larger than a read */
   if (t->out == NULL) return DRED_ERR_NOMEM;
   do {
     /* post reads into free slots */
