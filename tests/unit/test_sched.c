@@ -1211,13 +1211,21 @@ static void test_fault_unarrived_member_placement_order(void **state) {
 
 /* ---- node by node (master/sched_nodes.c) ------------------------------------------- */
 
-/* All six members done on three nodes: the last drain's actions are TASK_DONE's journal
- * entry, an END to every worker and the reduction's journal entry, 5 tasks in all. */
-static void ends_ok_six(void) {
+/* The end both node tests share: node 1's last task (id t1, at worker w1) ends while the
+ * root's cross-node task (id t0) runs, so node 1's result waits; then it crosses to the
+ * root (task 5) and the reduction ends: an END to every worker, 5 tasks in all. */
+static void node1_last(sched_t *s, uint64_t t1, uint32_t w1, uint64_t t0) {
   uint32_t w;
-  assert_int_equal(NA, 8);
+  assert_int_equal(ok(s, t1, w1), 0);
+  assert_int_equal(drain(s), 1); /* node 1 is done, node 0 busy: its result is to come */
+  assert_int_equal(ok(s, t0, 1), 0);
+  assert_int_equal(drain(s), 2);
+  is_task(&A[1], 5, 1, 3, 0, 2);
+  assert_int_equal(ok(s, 5, 1), 0);
+  assert_int_equal(drain(s), 8);
   for (w = 1; w <= 6; w++) is_end(&A[w], w, DRED_OK);
   is_jred(&A[7], 6, 5, 0, DRED_OK);
+  sched_free(s);
 }
 
 /* Members arriving node after node in turn: arrival order would pair every first two
@@ -1245,15 +1253,7 @@ static void test_nodes_within_node_first(void **state) {
   assert_int_equal(ok(s, 3, 5), 0);
   assert_int_equal(drain(s), 2); /* nodes 0 and 2 are done: their results meet */
   is_task(&A[1], 4, 1, 5, 0, 4);
-  assert_int_equal(ok(s, 2, 3), 0);
-  assert_int_equal(drain(s), 1); /* node 1 is done, node 0 busy: its result is to come */
-  assert_int_equal(ok(s, 4, 1), 0);
-  assert_int_equal(drain(s), 2);
-  is_task(&A[1], 5, 1, 3, 0, 2);
-  assert_int_equal(ok(s, 5, 1), 0);
-  drain(s);
-  ends_ok_six();
-  sched_free(s);
+  node1_last(s, 2, 3, 4);
 }
 
 /* A late member holds back only its own node: the other two nodes combine meanwhile, and
@@ -1277,15 +1277,7 @@ static void test_nodes_late_member_holds_its_node_only(void **state) {
   assert_int_equal(ready(s, k, 3, 4, prm(0, 1)), 0);
   assert_int_equal(drain(s), 1);
   is_task(&A[0], 4, 3, 4, 2, 3); /* within node 1 first */
-  assert_int_equal(ok(s, 4, 3), 0);
-  assert_int_equal(drain(s), 1); /* the root is still combining node 2's result */
-  assert_int_equal(ok(s, 3, 1), 0);
-  assert_int_equal(drain(s), 2);
-  is_task(&A[1], 5, 1, 3, 0, 2);
-  assert_int_equal(ok(s, 5, 1), 0);
-  drain(s);
-  ends_ok_six();
-  sched_free(s);
+  node1_last(s, 4, 3, 3);
 }
 
 /* A failure switches an instance back to arrival order: a recovered operand may come back
