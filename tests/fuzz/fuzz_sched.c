@@ -4,7 +4,7 @@
  * The scheduler is a pure state machine fed by messages from workers, any of which may be
  * hostile or simply late (a DONE for a task already dropped, a READY for an unknown
  * group, a RECOVER_FAILED nobody asked for).  The input bytes are read as a small
- * program: a header picks the worker count and policy and defines up to four groups; then
+ * program: a header picks the worker count, policy and nodes and defines up to four groups; then
  * each step picks an event -- a READY message (random member, tag, parameters, buffer,
  * replica list, recovered flag), a DONE (for a task the scheduler really sent, with a
  * random outcome, or for a made-up id), a RECOVER_FAILED, or WORKER_FAILED -- feeds it
@@ -123,7 +123,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t ntasks = 0, steps = 0;
   uint64_t now = 1;
   sched_t *s = sched_new(nw, policy);
+  uint8_t layout = (uint8_t)take(&in, 1);
+  uint32_t nnodes = 1 + layout % 4, w;
   if (s == NULL) return 0;
+  /* Nodes (sched_nodes.c pairs within each first): 1..4, in blocks or round robin. */
+  for (w = 1; w <= nw; w++)
+    (void)sched_set_node(s, w, (layout & 0x10) ? (w - 1) % nnodes : (w - 1) * nnodes / nw);
 
   for (g = 0; g < ngroups; g++) {
     /* Members: a rotation of the workers, some groups smaller than the job. */
