@@ -850,7 +850,7 @@ int sched_group_define(sched_t *s, uint64_t id, uint32_t n, const uint32_t *work
 
 int sched_set_node(sched_t *s, uint32_t worker, uint32_t node) {
   if (s == NULL || worker < 1 || worker > s->nworkers) return DRED_ERR_ARG;
-  if (s->node_of[worker] != node) s->node_gen++;
+  if (s->node_of[worker] != node) nodes_changed(s);
   s->node_of[worker] = node;
   return 0;
 }

@@ -205,6 +205,8 @@ void nodes_inst_free(inst_t *in);
 void nodes_count(inst_t *in, uint32_t member, int delta);
 /* Recovery begins: arrival order from now on. */
 void nodes_off(inst_t *in);
+/* A worker moves to another node (the master sets nodes once, before any reduction). */
+void nodes_changed(sched_t *s);
 /* A pairing pass of a by_node instance. */
 void nodes_pair(sched_t *s, inst_t *in);
 

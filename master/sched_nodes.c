@@ -24,7 +24,9 @@
  *
  * Recovery switches it off for the instance (nodes_off): a recovered operand may come
  * back on any node, and the recovery rules (sched_recover.c) are written, and tested,
- * against arrival order.  From then on the instance pairs in arrival order.  Every
+ * against arrival order.  From then on the instance pairs in arrival order; so do the
+ * instances running when a worker is moved to another node (nodes_changed: the master
+ * sets nodes once at start, before any reduction, but the rule must not depend on it).  Every
  * pending count is only ever read while the instance is on, so counts left stale by a
  * switch-off do not matter.  Every node's pending count reaches 0 once its members
  * arrived and its tasks ended, so the rule never waits for an event that cannot come.
@@ -98,6 +100,14 @@ void nodes_inst_free(inst_t *in) {
 }
 
 void nodes_off(inst_t *in) { in->by_node = 0; }
+
+/* Groups renumber their nodes at their next instance; instances running now keep arrival
+ * order, since their counts and slots follow the old numbering. */
+void nodes_changed(sched_t *s) {
+  dred_queue_t *q;
+  s->node_gen++;
+  DRED_QUEUE_FOREACH(q, &s->inst_list) nodes_off(DRED_QUEUE_DATA(q, inst_t, link));
+}
 
 void nodes_count(inst_t *in, uint32_t member, int delta) {
   if (in->by_node) in->pend[in->g->node_ix[member]] += (uint32_t)delta;

@@ -1296,6 +1296,25 @@ static void test_nodes_failure_back_to_arrival_order(void **state) {
   sched_free(s);
 }
 
+/* A worker moving to another node: instances running then go on in arrival order, the
+ * next ones pair by the new nodes. */
+static void test_nodes_renumbered(void **state) {
+  sched_t *s = three_nodes(88);
+  assert_int_equal(ready(s, K(88, 0), 0, 1, prm(0, 1)), 0);
+  assert_int_equal(ready(s, K(88, 0), 2, 3, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(sched_set_node(s, 3, 0), 0); /* worker 3 joins workers 1 and 2 */
+  assert_int_equal(ready(s, K(88, 0), 4, 5, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 1);
+  is_task(&A[0], 1, 1, 3, 0, 2); /* the first two, as they came */
+  assert_int_equal(ready(s, K(88, 1), 0, 1, prm(0, 1)), 0);
+  assert_int_equal(ready(s, K(88, 1), 4, 5, prm(0, 1)), 0);
+  assert_int_equal(ready(s, K(88, 1), 2, 3, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 1);
+  is_task(&A[0], 2, 1, 3, 0, 2); /* one node now: they meet before member 4 */
+  sched_free(s);
+}
+
 /* Non-commutative reductions keep combining rank-adjacent buffers, wherever they are:
  * their order is fixed by rank, not by node. */
 static void test_nodes_noncommutative_unchanged(void **state) {
@@ -3310,6 +3329,7 @@ int main(void) {
       cmocka_unit_test(test_nodes_within_node_first),
       cmocka_unit_test(test_nodes_late_member_holds_its_node_only),
       cmocka_unit_test(test_nodes_failure_back_to_arrival_order),
+      cmocka_unit_test(test_nodes_renumbered),
       cmocka_unit_test(test_nodes_noncommutative_unchanged),
       cmocka_unit_test(test_fault_recover_failed_falls_through),
       cmocka_unit_test(test_fault_adjacent_recovered_by_other_member),
