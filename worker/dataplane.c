@@ -256,6 +256,15 @@ static int64_t pool_take(dred_rt_t *rt, size_t bytes) {
   return off < 0 ? -1 : off + (int64_t)DRED_SNAPDIR_BYTES;
 }
 
+/* Make a private buffer readable by RMA from other nodes (the dynamic window). */
+static int attach_private(dred_rt_t *rt, char *p, size_t bytes) {
+  if (bytes > 0 && MPI_Win_attach(rt->dwin, p, (MPI_Aint)bytes) != MPI_SUCCESS) {
+    DRED_ERROR("MPI_Win_attach of a %zu-byte buffer failed", bytes);
+    return DRED_ERR_INTERNAL;
+  }
+  return DRED_OK;
+}
+
 int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, int *malloced) {
   *pool_off = pool_take(rt, bytes);
   *malloced = 0;
@@ -271,8 +280,7 @@ int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, 
     return DRED_ERR_NOMEM;
   }
   *malloced = 1;
-  if (bytes > 0 && MPI_Win_attach(rt->dwin, *p, (MPI_Aint)bytes) != MPI_SUCCESS) {
-    DRED_ERROR("MPI_Win_attach of a %zu-byte buffer failed", bytes);
+  if (attach_private(rt, *p, bytes) != DRED_OK) {
     dred_bigbuf_free(*p, bytes);
     *p = NULL;
     return DRED_ERR_INTERNAL;
@@ -294,10 +302,7 @@ int dred_dp_buf_adopt(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, 
   /* Still no room.  Copying an operand larger than the pool into another private buffer
    * would only stall this loop (2.2 GB: seconds of fresh pages here, past the failure
    * timeout): the copy it has is as good. */
-  if (bytes > 0 && MPI_Win_attach(rt->dwin, *p, (MPI_Aint)bytes) != MPI_SUCCESS) {
-    DRED_ERROR("MPI_Win_attach of a %zu-byte buffer failed", bytes);
-    return DRED_ERR_INTERNAL;
-  }
+  if (attach_private(rt, *p, bytes) != DRED_OK) return DRED_ERR_INTERNAL;
   *pool_off = -1;
   *malloced = 1;
   return DRED_OK;
@@ -692,15 +697,15 @@ static void task_end(dred_rt_t *rt, dred_task_t *t) {
   if (t->absorbing) rt->robust->absorb_end(rt, t);
 }
 
-/* One element chunk length in elements. */
-static uint64_t chunk_elems(dred_rt_t *rt, const dred_inst_t *in) {
-  uint64_t e = rt->chunk_bytes / in->ti.extent;
+/* Whole elements in `bytes` (at least one: an element may be larger than a chunk). */
+static uint64_t chunk_elems(size_t bytes, const dred_inst_t *in) {
+  uint64_t e = bytes / in->ti.extent;
   return e == 0 ? 1 : e;
 }
 
 static int step_direct(dred_rt_t *rt, dred_task_t *t, uint64_t deadline) {
   dred_inst_t *in = t->inst;
-  uint64_t ce = chunk_elems(rt, in);
+  uint64_t ce = chunk_elems(rt->chunk_bytes, in);
   int rc;
   do {
     uint64_t n = t->count - t->next_elem < ce ? t->count - t->next_elem : ce;
@@ -749,10 +754,9 @@ static int combine_out(dred_rt_t *rt, dred_task_t *t, uint64_t e0, uint64_t n) {
 
 static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) {
   dred_inst_t *in = t->inst;
-  uint64_t ce = rt->cfg.rma_chunk_kb * 1024u / in->ti.extent;
+  uint64_t ce = chunk_elems(rt->cfg.rma_chunk_kb * 1024u, in);
   int i, flag, rc;
 
-  if (ce == 0) ce = 1; /* an element larger than a read */
   if (t->out == NULL) return DRED_ERR_NOMEM;
   do {
     /* post reads into free slots */
