@@ -54,16 +54,22 @@ seed=${SEED:-$(date +%s)}
 
 pass=0
 fail=0
+# Every failing trial's line, repeated at the end with the tails of its logs: a CI log is
+# often kept only from its end, and the trial's directory is gone with the machine.
+faildigest="$BUILD/faults/short-failures.txt"
+rm -f "$faildigest"
 part() { # part DESCRIPTION run-faults.sh ARGS...
   local what=$1 out line p f
   shift
   echo "== faults: $what"
   out=$(bash "$here/run-faults.sh" --csv "$csv" --seed "$seed" "$@" 2>&1)
   echo "$out" | grep -E '^\[|FAIL|^mode |^(worker|root|master|two|concurrent|node|masternode) ' | sed 's/^/   /'
+  echo "$out" | grep -F 'FAIL:' >>"$faildigest"
   line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
   if [ -z "$line" ]; then
     echo "$out" | tail -20 | sed 's/^/   /'
     echo "   FAIL: run-faults.sh gave no verdict"
+    echo "$what: run-faults.sh gave no verdict" >>"$faildigest"
     fail=$((fail + 1))
     return
   fi
@@ -118,9 +124,11 @@ script_part() { # script_part DESCRIPTION SCRIPT ARGS... (a script printing "N p
   echo "== faults: $what"
   out=$(bash "$here/$script" "$@" 2>&1)
   echo "$out" | grep -v -E '^[0-9]+ passed, [0-9]+ failed$'
+  echo "$out" | grep -E 'FAIL( |:)' >>"$faildigest"
   line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
   if [ -z "$line" ]; then
     echo "   FAIL: $script gave no verdict"
+    echo "$what: $script gave no verdict" >>"$faildigest"
     fail=$((fail + 1))
     return
   fi
@@ -145,6 +153,19 @@ script_part "the job cancelled with SIGTERM mid-job (every process ends, leaving
 script_part "executor killed inside an absorption at pieces 0, 513 and after the last (a node peer finishes it; exact)" \
   rollforward.sh
 
+if [ -s "$faildigest" ]; then
+  echo "== faults: the failing trials again, with their logs' last lines"
+  while IFS= read -r fl; do
+    echo "$fl"
+    d=$(echo "$fl" | sed -n 's/.*(\(files: \|see \)\{0,1\}\([^()]*\))[[:space:]]*$/\2/p')
+    [ -n "$d" ] && [ -d "$d" ] || continue
+    for f in "$d"/rank.*.txt "$d"/stderr.* "$d"/master.err "$d"/dredrun.out; do
+      [ -s "$f" ] || continue
+      echo "   -- $(basename "$f") (last 8 lines)"
+      tail -n 8 "$f" | cut -c1-300 | sed 's/^/      /'
+    done
+  done <"$faildigest"
+fi
 echo "faults: CSV $csv (seed $seed)"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
