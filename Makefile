@@ -209,8 +209,9 @@ bench: deps all $(BENCH) $(SCHED_BENCH)
 	@BUILD=$(BUILD) bash tests/bench/run-bench.sh $(BENCH_ARGS)
 	@mkdir -p $(BUILD)/bench && bash -o pipefail -c '$(SCHED_BENCH) | tee $(BUILD)/bench/sched-bench.txt'
 
-# The short fault run of `make test`: 10 worker kills (4 workers, 4 MiB), a root kill, a master kill,
-# two node losses on 3 simulated nodes (the master's-node loss: make faults MODE=masternode).
+# The short fault run of `make test` (tests/faults/short.sh says what each part checks):
+# worker kills on one node and on 3 simulated nodes, root and master kills, kills right after
+# the call, node losses, the master's node lost, stalls, deaths inside an absorption.
 fault-test: all $(FAULT_APP)
 	@BUILD=$(BUILD) bash tests/faults/short.sh
 

@@ -11,7 +11,10 @@
 #        [--external]     (dred-master beside the job: dredrun --external-master; not
 #                         with the node modes)
 #        [--nodes N | --sim-nodes LIST]  (node modes: N simulated nodes, default 3, filled
-#                         in order with master + workers; or an explicit a:3,b:3,c:3)
+#                         in order with master + workers; or an explicit a:3,b:3,c:3.
+#                         Given with the worker, root, master, two or concurrent modes, those
+#                         run on the simulated nodes too: one process lost while its node
+#                         peers live on, with reductions spanning nodes)
 #   (make faults TRIALS=100 WORKERS=8 BYTES=32M MODE=worker|root|master|two|concurrent|all)
 #
 # Every trial is a fresh job: `dredrun -n P fault_app ...` (tests/faults/fault_app.c) with a
@@ -144,6 +147,7 @@ label=""
 table_only=0 # --table-only: print the table of every row of --csv and exit
 nnodes=3     # node modes: simulated nodes
 sim_nodes="" # or an explicit layout
+nodes_given=0 # --nodes / --sim-nodes: the other modes run on simulated nodes too
 pool_buffers=0 # --pool-buffers: fault_app takes its operands from dred_alloc_mem
 external=0     # --external: dred-master beside the job (dredrun --external-master)
 
@@ -166,8 +170,8 @@ while [ $# -gt 0 ]; do
     --keep) keep=1; shift ;;
     --label) label=$2; shift 2 ;;
     --table-only) table_only=1; shift ;;
-    --nodes) nnodes=$2; shift 2 ;;
-    --sim-nodes) sim_nodes=$2; shift 2 ;;
+    --nodes) nnodes=$2; nodes_given=1; shift 2 ;;
+    --sim-nodes) sim_nodes=$2; nodes_given=1; shift 2 ;;
     --pool-buffers) pool_buffers=1; shift ;;
     --external) external=1; shift ;;
     -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
@@ -188,7 +192,7 @@ for f in "$DREDRUN" "$MASTER_BIN" "$APP" "$BUILD/bin/dred-launch"; do
   [ -x "$f" ] || { echo "run-faults.sh: $f missing (build it first)" >&2; exit 2; }
 done
 [ "$workers" -ge 3 ] || { echo "run-faults.sh: need at least 3 workers" >&2; exit 2; }
-if [ "$external" = 1 ] && [[ "$mode" == *node* || "$mode" == all ]]; then
+if [ "$external" = 1 ] && [[ "$mode" == *node* || "$mode" == all || "$nodes_given" = 1 ]]; then
   # The node modes place processes by world rank with the master as rank 0.
   echo "run-faults.sh: --external runs the worker, root, master, two and concurrent modes" >&2; exit 2
 fi
@@ -243,7 +247,8 @@ else
 fi
 pool_flag=""
 [ "$pool_buffers" = 1 ] && pool_flag=--pool-buffers
-[ -n "$label" ] || { label="hb${hb}-ft${fto}-mt${mto}"; [ -n "$pool_flag" ] && label="$label-pool"; }
+[ -n "$label" ] || { label="hb${hb}-ft${fto}-mt${mto}"; [ -n "$pool_flag" ] && label="$label-pool"
+  [ "$nodes_given" = 1 ] && label="$label-n${#node_cnt[@]}"; }
 
 outbase="$BUILD/faults"
 runs="$outbase/runs"
@@ -349,6 +354,7 @@ run_trial() { # run_trial MODE N
   # node cannot do.  After a failure dred skips MPI_Finalize, so UCX's TCP cleanup hang
   # (openucx/ucx#8738) does not bite here.
   case "$m" in node|masternode) layout=$sim_nodes; [ -n "$ucx_tls" ] || ucx_tls=self,tcp ;; esac
+  if [ "$nodes_given" = 1 ] && [ -z "$layout" ]; then layout=$sim_nodes; [ -n "$ucx_tls" ] || ucx_tls=self,tcp; fi
 
   cat >"$dir/master.sh" <<EOF
 #!/usr/bin/env bash

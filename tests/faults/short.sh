@@ -4,9 +4,11 @@
 #   BUILD=build bash tests/faults/short.sh
 #
 # Nine parts, most through run-faults.sh (fresh job per trial, see that file):
-#   1. 10 trials, 4 workers, 4 MiB, a random non-root worker SIGKILLed at a random moment
+#   1. 8 trials, 4 workers, 4 MiB, a random non-root worker SIGKILLed at a random moment
 #      in [0, t] of a reduction: every survivor must end with the exact result or an explicit
-#      error -- 0 wrong, 0 hung, no survivor dying, dred_finalize never hanging.
+#      error -- 0 wrong, 0 hung, no survivor dying, dred_finalize never hanging.  And 2 such
+#      trials on simulated nodes a:2,b:2,c:2 (5 workers): one process lost, its node peers
+#      alive, reductions spanning nodes.
 #   2. 1 trial killing the root 5 ms into a 16 MiB reduction: every survivor must get
 #      DRED_ERR_ROOT_FAILED.
 #   3. 1 trial killing dred-master 5 ms into a 16 MiB reduction: every survivor must get
@@ -37,7 +39,7 @@
 #   9. three deaths inside an absorption at chosen pieces
 #      (tests/faults/rollforward.sh): a node peer finishes the dead executor's absorption
 #      from the two snapshots and scratch, and every survivor's result is exact.
-#   Parts 5 and 6 run with DRED_FAIL_TIMEOUT_MS=2000 / DRED_MASTER_TIMEOUT_MS=4000: three
+#   Part 1's node trials and parts 5 and 6 run with DRED_FAIL_TIMEOUT_MS=2000 / DRED_MASTER_TIMEOUT_MS=4000: three
 #   simulated nodes start 6 MPI processes with more set-up than one node, and on a loaded
 #   2-core machine 1 s of silence was seen without any fault.
 # Short timeouts (DRED_HEARTBEAT_MS=100, DRED_FAIL_TIMEOUT_MS=1000, DRED_MASTER_TIMEOUT_MS=2000)
@@ -79,8 +81,11 @@ part() { # part DESCRIPTION run-faults.sh ARGS...
   fail=$((fail + f))
 }
 
-part "10 worker kills, 4 workers, 4 MiB (0 wrong, 0 hung)" \
-  --mode worker --trials 10 --workers 4 --bytes 4M
+part "8 worker kills, 4 workers, 4 MiB (0 wrong, 0 hung)" \
+  --mode worker --trials 8 --workers 4 --bytes 4M
+DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
+  part "2 worker kills on simulated nodes a:2,b:2,c:2, 5 workers, 4 MiB (its node peers live on; 0 wrong, 0 hung)" \
+  --mode worker --trials 2 --workers 5 --nodes 3 --bytes 4M --calib 1
 part "root kill, 4 workers, 16 MiB (every survivor ROOT_FAILED)" \
   --mode root --trials 1 --workers 4 --bytes 16M --kill-at 0.005 --expect ROOT_FAILED
 part "master kill, 4 workers, 16 MiB (every survivor MASTER_LOST)" \
