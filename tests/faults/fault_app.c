@@ -5,7 +5,15 @@
  *           [--root R] [--calib K]
  *           [--victim-mode none|worker|root|master|two|concurrent|node|masternode]
  *           [--kill-rank K[,K2]] [--kill-at SEC|call | --kill-frac F] [--kill-index I]
- *           [--master-pid-file FILE] [--pool-buffers] [--root-late SEC]
+ *           [--master-pid-file FILE] [--pool-buffers] [--root-late SEC] [--op sum|affine]
+ *
+ * --op affine: a non-commutative op instead of MPI_SUM on doubles.  Each element is a pair
+ * (a, b) of integer-valued doubles below AFF_Q, the affine map x -> a x + b mod AFF_Q;
+ * the op composes two maps, (a1, b1) op (a2, b2) = (a1 a2, a1 b2 + b1) mod AFF_Q (the
+ * product of the matrices [a b; 0 1]), a user op created non-commutative over a contiguous
+ * type of two doubles.  The result must be the maps of ranks 0..P-1 composed in rank
+ * order, which the root computes itself: a recovery that put an operand back in the wrong
+ * place, or combined one twice, gives a wrong answer here even where a sum would not tell.
  *
  * --root-late SEC: in the kill step the root calls SEC seconds after the others, so the
  * non-roots pair among themselves first (the first two into an absorbing task on one node:
@@ -63,6 +71,7 @@
 #include <execinfo.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -355,16 +364,77 @@ static void *victim_main(void *arg) {
 
 /* ---- values -------------------------------------------------------------------------- */
 
+static void aff_fill(double *b, size_t n, int r, int j, int s);
+static int g_affine;
+
 static void fill(double *b, size_t n, int r, int j, int s) {
   size_t i;
   double a = (double)((r + 1) * (1 + j % 3));
+  if (g_affine) {
+    aff_fill(b, n, r, j, s);
+    return;
+  }
   for (i = 0; i < n; i++) b[i] = a + (double)((i + 13u * (size_t)j + 7u * (size_t)s) % 1000u);
+}
+
+/* --op affine (see the top): n doubles are n / 2 maps (a, b), a in [1, AFF_Q), b in
+ * [0, AFF_Q); products stay below 2^24, so every step is exact in doubles. */
+#define AFF_Q 4093.0
+static MPI_Datatype g_pair = MPI_DATATYPE_NULL;
+static MPI_Op g_aff_op = MPI_OP_NULL;
+
+static void aff_fill(double *b, size_t n, int r, int j, int s) {
+  size_t i;
+  for (i = 0; i + 1 < n; i += 2) {
+    size_t e = i / 2;
+    b[i] = (double)(1 + (e * 7u + (size_t)r * 131u + (size_t)j * 17u + (size_t)s * 29u) % 4092u);
+    b[i + 1] = (double)((e * 3u + (size_t)r * 1009u + (size_t)j * 5u + (size_t)s * 11u) % 4093u);
+  }
+}
+
+/* inout = in op inout, in lying left (lower ranks) of inout: MPI's order. */
+static void aff_compose(void *in, void *inout, int *len, MPI_Datatype *dt) {
+  const double *x = in;
+  double *y = inout;
+  int i;
+  (void)dt;
+  for (i = 0; i < *len; i++) {
+    double a1 = x[2 * i], b1 = x[2 * i + 1], a2 = y[2 * i], b2 = y[2 * i + 1];
+    y[2 * i] = fmod(a1 * a2, AFF_Q);
+    y[2 * i + 1] = fmod(a1 * b2 + b1, AFF_Q);
+  }
+}
+
+/* The expected composition of ranks 0..p-1 for map e, by the same formulas. */
+static void aff_expected(size_t e, int p, int j, int s, double *ea, double *eb) {
+  double a = 1.0, b = 0.0;
+  int r;
+  for (r = 0; r < p; r++) { /* the formulas of aff_fill, for map e of rank r */
+    double a2, b2;
+    a2 = (double)(1 + (e * 7u + (size_t)r * 131u + (size_t)j * 17u + (size_t)s * 29u) % 4092u);
+    b2 = (double)((e * 3u + (size_t)r * 1009u + (size_t)j * 5u + (size_t)s * 11u) % 4093u);
+    b = fmod(a * b2 + b, AFF_Q); /* (a, b) op (a2, b2) */
+    a = fmod(a * a2, AFF_Q);
+  }
+  *ea = a;
+  *eb = b;
 }
 
 /* Number of wrong elements; *first gets the first wrong index. */
 static size_t check(const double *b, size_t n, int p, int j, int s, size_t *first) {
   size_t i, bad = 0;
   double a = (double)((1 + j % 3) * p * (p + 1) / 2);
+  if (g_affine) {
+    for (i = 0; i + 1 < n; i += 2) {
+      double ea, eb;
+      aff_expected(i / 2, p, j, s, &ea, &eb);
+      if (b[i] != ea || b[i + 1] != eb) {
+        if (bad == 0) *first = i;
+        bad++;
+      }
+    }
+    return bad;
+  }
   for (i = 0; i < n; i++) {
     double e = a + (double)p * (double)((i + 13u * (size_t)j + 7u * (size_t)s) % 1000u);
     if (b[i] != e) {
@@ -435,8 +505,12 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
     if (g_victim_step && __atomic_load_n(&g_entered_ns, __ATOMIC_RELAXED) == 0)
       __atomic_store_n(&g_entered_ns, wall_ns(), __ATOMIC_SEQ_CST);
     double c0 = mono_s();
-    int rc = dred_ireduce(b->send[j], g_rank == b->root ? b->recv[j] : NULL, (int)b->count,
-                          MPI_DOUBLE, MPI_SUM, b->root, dred_comm(), tag, &f[j]);
+    int rc = g_affine ? dred_ireduce(b->send[j], g_rank == b->root ? b->recv[j] : NULL,
+                                     (int)(b->count / 2), g_pair, g_aff_op, b->root,
+                                     dred_comm(), tag, &f[j])
+                      : dred_ireduce(b->send[j], g_rank == b->root ? b->recv[j] : NULL,
+                                     (int)b->count, MPI_DOUBLE, MPI_SUM, b->root,
+                                     dred_comm(), tag, &f[j]);
     call_ms[j] = (mono_s() - c0) * 1e3;
     getrusage(RUSAGE_THREAD, &ru1);
     /* A slow call: was it waiting for a core (involuntary switches, little CPU), blocked
@@ -505,7 +579,12 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
           "ms=%.3f call_ms=%.3f wall_ns=%lld got_ns=%lld",
           phase, s, j, tag, st[j], sname(st[j]), chk, bad, first, (mono_s() - t0) * 1e3, call_ms[j],
           wall_ns(), got_ns[j]);
-      if (bad) {
+      if (bad && g_affine) {
+        double ea, eb;
+        aff_expected(first / 2, g_size, j, s + (phase[0] == 'c' ? 500 : 0), &ea, &eb);
+        out("wrong_detail tag=%d index=%zu got=(%.17g,%.17g) expected=(%.17g,%.17g)", tag,
+            first, b->recv[j][first], b->recv[j][first + 1], ea, eb);
+      } else if (bad) {
         double a = (double)((1 + j % 3) * g_size * (g_size + 1) / 2);
         double e = a + (double)g_size *
                            (double)((first + 13u * (size_t)j +
@@ -591,7 +670,7 @@ int main(int argc, char **argv) {
       {"kill-frac", required_argument, 0, 'F'},  {"kill-index", required_argument, 0, 'i'},
       {"outdir", required_argument, 0, 'o'},     {"master-pid-file", required_argument, 0, 'M'},
       {"pool-buffers", no_argument, 0, 'P'},     {"root-late", required_argument, 0, 'L'},
-      {0, 0, 0, 0}};
+      {"op", required_argument, 0, 'O'},         {0, 0, 0, 0}};
   int c, rc, s, j, victim = 0, killer = 0, node_mode, pool_buffers = 0;
   bufs_t b;
   double t = 0.0, t0, tk0 = 0.0, comb_ms = -1.0, kern_ms = -1.0;
@@ -642,6 +721,13 @@ int main(int argc, char **argv) {
     case 'M': snprintf(master_pid_file, sizeof master_pid_file, "%s", optarg); break;
     case 'P': pool_buffers = 1; break;
     case 'L': root_late = atof(optarg); break;
+    case 'O':
+      if (strcmp(optarg, "affine") == 0) g_affine = 1;
+      else if (strcmp(optarg, "sum") != 0) {
+        fprintf(stderr, "fault_app: --op sum|affine, not %s\n", optarg);
+        return 2;
+      }
+      break;
     default: fprintf(stderr, "fault_app: bad option\n"); return 2;
     }
   }
@@ -662,11 +748,18 @@ int main(int argc, char **argv) {
     write_file(name, "%ld %ld\n", (long)getpid(), (long)getppid());
   }
   out("start rank=%d size=%d pid=%ld bytes=%zu reductions=%d concurrent=%d root=%d mode=%s "
-      "kill_index=%d pool_buffers=%d",
-      g_rank, g_size, (long)getpid(), bytes, nred, conc, root, mode, kill_index, pool_buffers);
+      "kill_index=%d pool_buffers=%d op=%s",
+      g_rank, g_size, (long)getpid(), bytes, nred, conc, root, mode, kill_index, pool_buffers,
+      g_affine ? "affine" : "sum");
 
   b.count = bytes / sizeof(double);
   if (b.count < 1) b.count = 1;
+  if (g_affine) {
+    b.count = b.count < 2 ? 2 : b.count & ~(size_t)1; /* whole maps */
+    MPI_Type_contiguous(2, MPI_DOUBLE, &g_pair);
+    MPI_Type_commit(&g_pair);
+    MPI_Op_create(aff_compose, 0, &g_aff_op);
+  }
   b.conc = conc;
   b.root = root;
   b.send = calloc((size_t)conc, sizeof *b.send);

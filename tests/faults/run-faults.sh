@@ -7,6 +7,9 @@
 #        (--kill-at call: the victim dies right after its dred_ireduce call returns)
 #        [--pool-buffers] (operands in dred_alloc_mem blocks: read in place, no copy in the
 #                         call; the default label gets "-pool")
+#        [--op sum|affine] (affine: a non-commutative user op, the composition of affine
+#                         maps, checked against the maps composed in rank order; label
+#                         "-affine")
 #        [--table-only]   (the table of every row already in --csv)
 #        [--external]     (dred-master beside the job: dredrun --external-master; not
 #                         with the node modes)
@@ -150,6 +153,7 @@ sim_nodes="" # or an explicit layout
 nodes_given=0 # --nodes / --sim-nodes: the other modes run on simulated nodes too
 pool_buffers=0 # --pool-buffers: fault_app takes its operands from dred_alloc_mem
 external=0     # --external: dred-master beside the job (dredrun --external-master)
+op=sum         # --op affine: a non-commutative user op (tests/faults/fault_app.c)
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -174,6 +178,7 @@ while [ $# -gt 0 ]; do
     --sim-nodes) sim_nodes=$2; nodes_given=1; shift 2 ;;
     --pool-buffers) pool_buffers=1; shift ;;
     --external) external=1; shift ;;
+    --op) op=$2; shift 2 ;;
     -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     *) echo "run-faults.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -192,6 +197,7 @@ for f in "$DREDRUN" "$MASTER_BIN" "$APP" "$BUILD/bin/dred-launch"; do
   [ -x "$f" ] || { echo "run-faults.sh: $f missing (build it first)" >&2; exit 2; }
 done
 [ "$workers" -ge 3 ] || { echo "run-faults.sh: need at least 3 workers" >&2; exit 2; }
+case "$op" in sum|affine) ;; *) echo "run-faults.sh: --op sum|affine, not $op" >&2; exit 2 ;; esac
 if [ "$external" = 1 ] && [[ "$mode" == *node* || "$mode" == all || "$nodes_given" = 1 ]]; then
   # The node modes place processes by world rank with the master as rank 0.
   echo "run-faults.sh: --external runs the worker, root, master, two and concurrent modes" >&2; exit 2
@@ -248,7 +254,8 @@ fi
 pool_flag=""
 [ "$pool_buffers" = 1 ] && pool_flag=--pool-buffers
 [ -n "$label" ] || { label="hb${hb}-ft${fto}-mt${mto}"; [ -n "$pool_flag" ] && label="$label-pool"
-  [ "$nodes_given" = 1 ] && label="$label-n${#node_cnt[@]}"; }
+  [ "$nodes_given" = 1 ] && label="$label-n${#node_cnt[@]}"
+  [ "$op" != sum ] && label="$label-$op"; }
 
 outbase="$BUILD/faults"
 runs="$outbase/runs"
@@ -376,7 +383,7 @@ EOF
     setsid "$DREDRUN" ${layout:+--sim-nodes "$layout"} $([ "$external" = 1 ] && echo --external-master) -n "$workers" "$APP" --outdir "$dir" --bytes "$b" --concurrent "$c" \
     --root "$root" --calib "$calib" --reductions "$reductions" --kill-index 1 \
     --victim-mode "$m" --kill-rank "$killrank" --kill-frac "$frac" ${kill_at_abs:+--kill-at "$kill_at_abs"} \
-    --master-pid-file "$dir/master.pid" ${pool_flag:+"$pool_flag"} \
+    --master-pid-file "$dir/master.pid" ${pool_flag:+"$pool_flag"} --op "$op" \
     >"$dir/dredrun.out" 2>&1 </dev/null &
   mpid=$!
   echo "$mpid" >"$dir/mpiexec.pid"

@@ -8,7 +8,8 @@
 #      in [0, t] of a reduction: every survivor must end with the exact result or an explicit
 #      error -- 0 wrong, 0 hung, no survivor dying, dred_finalize never hanging.  And 2 such
 #      trials on simulated nodes a:2,b:2,c:2 (5 workers): one process lost, its node peers
-#      alive, reductions spanning nodes.
+#      alive, reductions spanning nodes, and the op non-commutative (fault_app --op affine:
+#      a recovered operand put back out of rank order gives a wrong answer).
 #   2. 1 trial killing the root 5 ms into a 16 MiB reduction: every survivor must get
 #      DRED_ERR_ROOT_FAILED.
 #   3. 1 trial killing dred-master 5 ms into a 16 MiB reduction: every survivor must get
@@ -84,8 +85,8 @@ part() { # part DESCRIPTION run-faults.sh ARGS...
 part "8 worker kills, 4 workers, 4 MiB (0 wrong, 0 hung)" \
   --mode worker --trials 8 --workers 4 --bytes 4M
 DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
-  part "2 worker kills on simulated nodes a:2,b:2,c:2, 5 workers, 4 MiB (its node peers live on; 0 wrong, 0 hung)" \
-  --mode worker --trials 2 --workers 5 --nodes 3 --bytes 4M --calib 1
+  part "2 worker kills on simulated nodes a:2,b:2,c:2, 5 workers, 4 MiB, a non-commutative op (its node peers live on; 0 wrong, 0 hung)" \
+  --mode worker --trials 2 --workers 5 --nodes 3 --bytes 4M --calib 1 --op affine
 part "root kill, 4 workers, 16 MiB (every survivor ROOT_FAILED)" \
   --mode root --trials 1 --workers 4 --bytes 16M --kill-at 0.005 --expect ROOT_FAILED
 part "master kill, 4 workers, 16 MiB (every survivor MASTER_LOST)" \
