@@ -93,7 +93,7 @@ CASES=(
   # Operands in dred_alloc_mem blocks (zero copy), on one node and across simulated nodes
   "allocmem-p1      allocmem    1   90  --quick"
   "allocmem-p4      allocmem    4  240"
-  "allocmem-p8@abc  allocmem    8  400  @a:3,b:3,c:3 -s 77"
+  "allocmem-p8@abc  allocmem    8  400  @a:3,b:3,c:3 --quick -s 77"
   # Inline reductions (operands inside the control messages, DRED_INLINE_MAX): raised so
   # that every count below travels inline (1000 doubles x 8 members = 64 KB, under
   # PROTO_INLINE_TOTAL), on one node and across simulated nodes; and switched off, so
