@@ -364,32 +364,17 @@ static void *victim_main(void *arg) {
 
 /* ---- values -------------------------------------------------------------------------- */
 
-static void aff_fill(double *b, size_t n, int r, int j, int s);
-static int g_affine;
-
-static void fill(double *b, size_t n, int r, int j, int s) {
-  size_t i;
-  double a = (double)((r + 1) * (1 + j % 3));
-  if (g_affine) {
-    aff_fill(b, n, r, j, s);
-    return;
-  }
-  for (i = 0; i < n; i++) b[i] = a + (double)((i + 13u * (size_t)j + 7u * (size_t)s) % 1000u);
-}
-
 /* --op affine (see the top): n doubles are n / 2 maps (a, b), a in [1, AFF_Q), b in
  * [0, AFF_Q); products stay below 2^24, so every step is exact in doubles. */
 #define AFF_Q 4093.0
+static int g_affine;
 static MPI_Datatype g_pair = MPI_DATATYPE_NULL;
 static MPI_Op g_aff_op = MPI_OP_NULL;
 
-static void aff_fill(double *b, size_t n, int r, int j, int s) {
-  size_t i;
-  for (i = 0; i + 1 < n; i += 2) {
-    size_t e = i / 2;
-    b[i] = (double)(1 + (e * 7u + (size_t)r * 131u + (size_t)j * 17u + (size_t)s * 29u) % 4092u);
-    b[i + 1] = (double)((e * 3u + (size_t)r * 1009u + (size_t)j * 5u + (size_t)s * 11u) % 4093u);
-  }
+/* Map e of rank r's operand in reduction j of step s. */
+static void aff_map(size_t e, int r, int j, int s, double *a, double *b) {
+  *a = (double)(1 + (e * 7u + (size_t)r * 131u + (size_t)j * 17u + (size_t)s * 29u) % 4092u);
+  *b = (double)((e * 3u + (size_t)r * 1009u + (size_t)j * 5u + (size_t)s * 11u) % 4093u);
 }
 
 /* inout = in op inout, in lying left (lower ranks) of inout: MPI's order. */
@@ -405,19 +390,27 @@ static void aff_compose(void *in, void *inout, int *len, MPI_Datatype *dt) {
   }
 }
 
-/* The expected composition of ranks 0..p-1 for map e, by the same formulas. */
+/* Map e of the result: the maps of ranks 0..p-1 composed in rank order. */
 static void aff_expected(size_t e, int p, int j, int s, double *ea, double *eb) {
-  double a = 1.0, b = 0.0;
+  double a = 1.0, b = 0.0, a2, b2;
   int r;
-  for (r = 0; r < p; r++) { /* the formulas of aff_fill, for map e of rank r */
-    double a2, b2;
-    a2 = (double)(1 + (e * 7u + (size_t)r * 131u + (size_t)j * 17u + (size_t)s * 29u) % 4092u);
-    b2 = (double)((e * 3u + (size_t)r * 1009u + (size_t)j * 5u + (size_t)s * 11u) % 4093u);
+  for (r = 0; r < p; r++) {
+    aff_map(e, r, j, s, &a2, &b2);
     b = fmod(a * b2 + b, AFF_Q); /* (a, b) op (a2, b2) */
     a = fmod(a * a2, AFF_Q);
   }
   *ea = a;
   *eb = b;
+}
+
+static void fill(double *b, size_t n, int r, int j, int s) {
+  size_t i;
+  double a = (double)((r + 1) * (1 + j % 3));
+  if (g_affine) {
+    for (i = 0; i + 1 < n; i += 2) aff_map(i / 2, r, j, s, &b[i], &b[i + 1]);
+    return;
+  }
+  for (i = 0; i < n; i++) b[i] = a + (double)((i + 13u * (size_t)j + 7u * (size_t)s) % 1000u);
 }
 
 /* Number of wrong elements; *first gets the first wrong index. */
