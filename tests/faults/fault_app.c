@@ -499,12 +499,10 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
     if (g_victim_step && __atomic_load_n(&g_entered_ns, __ATOMIC_RELAXED) == 0)
       __atomic_store_n(&g_entered_ns, wall_ns(), __ATOMIC_SEQ_CST);
     double c0 = mono_s();
-    int rc = g_affine ? dred_ireduce(b->send[j], g_rank == b->root ? b->recv[j] : NULL,
-                                     (int)(b->count / 2), g_pair, g_aff_op, b->root,
-                                     dred_comm(), tag, &f[j])
-                      : dred_ireduce(b->send[j], g_rank == b->root ? b->recv[j] : NULL,
-                                     (int)b->count, MPI_DOUBLE, MPI_SUM, b->root,
-                                     dred_comm(), tag, &f[j]);
+    int rc = dred_ireduce(b->send[j], g_rank == b->root ? b->recv[j] : NULL,
+                          (int)(g_affine ? b->count / 2 : b->count),
+                          g_affine ? g_pair : MPI_DOUBLE, g_affine ? g_aff_op : MPI_SUM,
+                          b->root, dred_comm(), tag, &f[j]);
     call_ms[j] = (mono_s() - c0) * 1e3;
     getrusage(RUSAGE_THREAD, &ru1);
     /* A slow call: was it waiting for a core (involuntary switches, little CPU), blocked

@@ -354,14 +354,16 @@ run_trial() { # run_trial MODE N
   esac
   frac=$(rand_frac)
   local layout="" ucx_tls="${UCX_TLS:-}"
-  # Node modes: the simulated nodes talk over UCX's TCP transport, as real nodes talk over
+  # Node modes, and every mode under --nodes / --sim-nodes: the simulated nodes talk over
+  # UCX's TCP transport, as real nodes talk over
   # a network.  dredrun's --sim-nodes default (UCX shared memory, no CMA, no TCP) is right
   # for failure-free jobs, but a victim killed halfway through writing into a survivor's
   # shared-memory receive FIFO blocked that survivor (1 of 24 trials), which a lost remote
   # node cannot do.  After a failure dred skips MPI_Finalize, so UCX's TCP cleanup hang
   # (openucx/ucx#8738) does not bite here.
-  case "$m" in node|masternode) layout=$sim_nodes; [ -n "$ucx_tls" ] || ucx_tls=self,tcp ;; esac
-  if [ "$nodes_given" = 1 ] && [ -z "$layout" ]; then layout=$sim_nodes; [ -n "$ucx_tls" ] || ucx_tls=self,tcp; fi
+  if [ "$nodes_given" = 1 ] || [ "$m" = node ] || [ "$m" = masternode ]; then
+    layout=$sim_nodes; [ -n "$ucx_tls" ] || ucx_tls=self,tcp
+  fi
 
   cat >"$dir/master.sh" <<EOF
 #!/usr/bin/env bash
