@@ -81,6 +81,48 @@ static void populate(dred_rt_t *rt) {
   DRED_DEBUG("pool of %zu MiB mapped in %.1f ms", rt->pool_size >> 20, (uv_hrtime() - t0) / 1e6);
 }
 
+/* MPICH (ch4) tries to place a shared window at the same virtual address in every
+ * process of the node (its "symmetric heap"), and probes each candidate range page by
+ * page (one msync per page: pmodels/mpich#5962).  dred never needs equal addresses -- it
+ * asks MPI_Win_shared_query for each peer's base -- and the probe is most of
+ * MPI_Win_allocate_shared's time here: 8 workers x 256 MiB took 7.7 s, 0.2 s without it
+ * (MPIR_CVAR_SHM_SYMHEAP_RETRY=0).  So the pool's allocation runs with that control
+ * variable at 0, set through MPI_T and put back afterwards, so the application's own
+ * windows keep MPICH's behaviour.  Not touched when the user set the variable, nor with an
+ * MPI that does not have it.  Every worker of a node takes the same decision (the same
+ * environment), as a collective's settings must agree.
+ * The MPI_T session is never finalised: MPICH 4.0.2 fails every MPI_T_init_thread after
+ * the process's last MPI_T_finalize, so ours ending would take MPI_T from an application
+ * that uses it later (tests/mpi/lifecycle.c reads the variable after dred_init). */
+typedef struct {
+  MPI_T_cvar_handle h;
+  int old, set;
+} symheap_t;
+
+static void symheap_off(symheap_t *s) {
+  static int t_inited; /* our one MPI_T session; dred_init runs once per process */
+  int provided, idx, n, zero = 0;
+  memset(s, 0, sizeof *s);
+  if (getenv("MPIR_CVAR_SHM_SYMHEAP_RETRY") != NULL) return;
+  if (!t_inited && MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) return;
+  t_inited = 1;
+  if (MPI_T_cvar_get_index("MPIR_CVAR_SHM_SYMHEAP_RETRY", &idx) != MPI_SUCCESS ||
+      MPI_T_cvar_handle_alloc(idx, NULL, &s->h, &n) != MPI_SUCCESS)
+    return;
+  if (n == 1 && MPI_T_cvar_read(s->h, &s->old) == MPI_SUCCESS &&
+      MPI_T_cvar_write(s->h, &zero) == MPI_SUCCESS)
+    s->set = 1;
+  else
+    MPI_T_cvar_handle_free(&s->h);
+}
+
+static void symheap_restore(symheap_t *s) {
+  if (!s->set) return;
+  if (MPI_T_cvar_write(s->h, &s->old) != MPI_SUCCESS)
+    DRED_WARN("could not put MPIR_CVAR_SHM_SYMHEAP_RETRY back to %d", s->old);
+  MPI_T_cvar_handle_free(&s->h);
+}
+
 /* Node peers' segments are mapped by the reads of the tasks that first use them: an
  * executor reading a provider's snapshot takes the faults for every page it has not read
  * before.  On a machine where a page fault is cheap that is noise; where it is not (this
@@ -158,6 +200,7 @@ int dred_dp_init(dred_rt_t *rt) {
   int nnode = 0, i, rc;
   MPI_Info info;
   MPI_Group ng, pg;
+  symheap_t sh;
 
   rt->chunk_bytes = (size_t)rt->cfg.chunk_kb * 1024u;
   rt->scratch = malloc(rt->chunk_bytes);
@@ -173,8 +216,10 @@ int dred_dp_init(dred_rt_t *rt) {
   /* DRED_POOL_MB of blocks plus the directory at the head, so an operand of exactly the
    * pool's size still fits. */
   rt->pool_size = rt->cfg.pool_mb > 0 ? ((size_t)rt->cfg.pool_mb << 20) + DRED_SNAPDIR_BYTES : 0;
+  symheap_off(&sh);
   rc = MPI_Win_allocate_shared((MPI_Aint)rt->pool_size, 1, info, rt->node, &rt->pool_base,
                                &rt->swin);
+  symheap_restore(&sh);
   MPI_Info_free(&info);
   if (rc != MPI_SUCCESS) {
     DRED_ERROR("MPI_Win_allocate_shared of %zu MiB failed: set DRED_POOL_MB lower",

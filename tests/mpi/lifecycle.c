@@ -40,6 +40,27 @@ static int world_rank_env(void)
     return e ? atoi(e) : -1;
 }
 
+/* The value of an integer MPI_T control variable, or -1 when this MPI has no such variable.
+ * dred_init turns MPICH's symmetric-heap probe off while it allocates its pool
+ * (worker/dataplane.c) and must put it back: the application's own windows keep MPI's
+ * behaviour, and its own MPI_T calls keep working.  The test's MPI_T session stays open
+ * (MPICH 4.0.2 crashes in MPI_Init after an MPI_T_init/MPI_T_finalize pair, and refuses
+ * MPI_T_init_thread after the last MPI_T_finalize). */
+static int cvar_int(const char *name)
+{
+    static int inited;
+    int prov, idx, n, v = -1;
+    MPI_T_cvar_handle h;
+    if (!inited && MPI_T_init_thread(MPI_THREAD_MULTIPLE, &prov) != MPI_SUCCESS) return -2;
+    inited = 1;
+    if (MPI_T_cvar_get_index(name, &idx) == MPI_SUCCESS &&
+        MPI_T_cvar_handle_alloc(idx, NULL, &h, &n) == MPI_SUCCESS) {
+        if (n != 1 || MPI_T_cvar_read(h, &v) != MPI_SUCCESS) v = -1;
+        MPI_T_cvar_handle_free(&h);
+    }
+    return v;
+}
+
 static void lpass(const char *what)
 {
     if (world_rank_env() == 1 || (g_rank == 0)) pass("%s", what);
@@ -108,6 +129,7 @@ int main(int argc, char **argv)
 
     /* ---- inside the window ---- */
     set_step("dred_init");
+    int symheap = cvar_int("MPIR_CVAR_SHM_SYMHEAP_RETRY");
     int st = dred_init(&argc, &argv);
     if (st != DRED_OK) {
         fail("lifecycle/dred_init after the rejected calls: %d (%s)", st, dred_strerror(st));
@@ -126,6 +148,11 @@ int main(int argc, char **argv)
     if (!flag) fail("lifecycle/dred_init did not initialise MPI");
     MPI_Query_thread(&level);
     if (level != MPI_THREAD_MULTIPLE) fail("lifecycle/thread level %d, not MPI_THREAD_MULTIPLE", level);
+    if (cvar_int("MPIR_CVAR_SHM_SYMHEAP_RETRY") != symheap)
+        fail("lifecycle/dred_init left MPIR_CVAR_SHM_SYMHEAP_RETRY at %d (it was %d)",
+             cvar_int("MPIR_CVAR_SHM_SYMHEAP_RETRY"), symheap);
+    else if (g_rank == 0)
+        pass("lifecycle/dred_init put MPICH's MPIR_CVAR_SHM_SYMHEAP_RETRY back (%d)", symheap);
     if (g_size != wsize - 1 + external) fail("lifecycle/dred_comm() has %d members, WORLD %d", g_size, wsize);
     else if (g_rank == 0)
         pass("lifecycle/%s/dred_init: MULTIPLE, dred_comm() = WORLD%s", app_mode ? "app" : "self",
