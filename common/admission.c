@@ -10,6 +10,7 @@ void dred_admission_init(dred_admission_t *a, size_t cap, uint64_t stall_ns) {
   a->nwaiting = 0;
   a->moved_ns = 0;
   a->stall_ns = stall_ns;
+  a->flush = 0;
 }
 
 static int fits(const dred_admission_t *a, size_t used, size_t now, size_t later) {
@@ -47,15 +48,19 @@ dred_admit_verdict_t dred_admission_next(dred_admission_t *a, size_t used, size_
     v = DRED_ADMIT_ROOM;
   else if (force)
     v = DRED_ADMIT_FORCED;
-  else if (now_ns >= moved && now_ns - moved >= a->stall_ns)
+  else if (a->flush > 0)
+    v = DRED_ADMIT_STALL; /* it waited through the last stall too */
+  else if (now_ns >= moved && now_ns - moved >= a->stall_ns) {
     v = DRED_ADMIT_STALL;
-  else {
+    a->flush = a->nwaiting; /* this one and every one queued behind it now */
+  } else {
     *due_ns = moved + a->stall_ns;
     return DRED_ADMIT_WAIT;
   }
   admit(a, later);
   a->nwaiting--;
-  a->moved_ns = now_ns; /* the next one's stall counts from here */
+  if (a->flush > 0) a->flush--;
+  a->moved_ns = now_ns; /* a later arrival's stall counts from here */
   return v;
 }
 
@@ -71,6 +76,7 @@ void dred_admission_release(dred_admission_t *a, size_t later, uint64_t now_ns) 
 
 void dred_admission_unwait(dred_admission_t *a) {
   if (a->nwaiting > 0) a->nwaiting--;
+  if (a->flush > a->nwaiting) a->flush = a->nwaiting;
 }
 
 void dred_admission_freed(dred_admission_t *a, uint64_t now_ns) { a->moved_ns = now_ns; }

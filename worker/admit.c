@@ -25,8 +25,8 @@
  * has finished, so its room is free).  Members with different orders can (A's pool held
  * by reductions waiting for B's operands, B's by reductions waiting for A's), so when the
  * queue has not moved and nothing was freed for DRED_ADMIT_STALL_MS (the rules are
- * common/admission.c's), its head goes ahead on
- * whatever memory there is -- private memory and the RMA path, as without admission.  A
+ * common/admission.c's), every reduction waiting then goes ahead on whatever memory there
+ * is -- private memory and the RMA path, as without admission.  A
  * reduction that would not fit an empty pool is admitted when no other is.
  *
  * The price: while it waits, the operand exists only in this process's private memory,

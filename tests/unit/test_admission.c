@@ -1,7 +1,7 @@
 /*
  * test_admission.c -- the pool admission rules (common/admission.h): room counted with
  * the first results still to come, one reduction alone whatever its size, first come
- * first served while any waits, the stall that lets the oldest go, forcing, release.
+ * first served while any waits, the stall that lets every reduction waiting then go, forcing, release.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -81,18 +81,49 @@ static void test_stall_and_force(void **state) {
   assert_true(due == 800 * MS);
   assert_int_equal(dred_admission_next(&a, 90, 50, 0, 10 * MS, 800 * MS, 0, &due),
                    DRED_ADMIT_STALL);
-  /* the queue moved at 800 ms: the next one waits its own stall from then */
-  assert_int_equal(dred_admission_next(&a, 140, 50, 0, 10 * MS, 900 * MS, 0, &due),
+  /* one that arrives after the stall is not part of it */
+  assert_int_equal(dred_admission_call(&a, 140, 50, 0), DRED_ADMIT_WAIT);
+  /* the second one waited through the same stall: it goes at once, without room */
+  assert_int_equal(dred_admission_next(&a, 140, 50, 0, 10 * MS, 801 * MS, 0, &due),
+                   DRED_ADMIT_STALL);
+  assert_int_equal(a.flush, 0u);
+  /* the late arrival (queued at 800 ms) waits its own stall, counted from 801 ms */
+  assert_int_equal(dred_admission_next(&a, 190, 50, 0, 800 * MS, 900 * MS, 0, &due),
                    DRED_ADMIT_WAIT);
-  assert_true(due == 1300 * MS);
+  assert_true(due == 1301 * MS);
   /* forced (finalize): goes at once */
-  assert_int_equal(dred_admission_next(&a, 140, 50, 0, 10 * MS, 901 * MS, 1, &due),
+  assert_int_equal(dred_admission_next(&a, 190, 50, 0, 800 * MS, 901 * MS, 1, &due),
                    DRED_ADMIT_FORCED);
   assert_int_equal(a.nwaiting, 0u);
-  assert_int_equal(a.nadmitted, 3u);
+  assert_int_equal(a.nadmitted, 4u);
   /* nothing waits: next says so and admits nothing */
   assert_int_equal(dred_admission_next(&a, 0, 1, 0, 0, 2000 * MS, 1, &due), DRED_ADMIT_WAIT);
-  assert_int_equal(a.nadmitted, 3u);
+  assert_int_equal(a.nadmitted, 4u);
+}
+
+/* A stall's flush shrinks with the queue: one that ended while it waited is not let go
+ * twice, and room still comes first. */
+static void test_stall_flush_bounds(void **state) {
+  dred_admission_t a;
+  uint64_t due = 0;
+  (void)state;
+  dred_admission_init(&a, 100, 500 * MS);
+  assert_int_equal(dred_admission_call(&a, 0, 90, 0), DRED_ADMIT_ROOM);
+  for (int i = 0; i < 3; i++) assert_int_equal(dred_admission_call(&a, 90, 50, 0), DRED_ADMIT_WAIT);
+  assert_int_equal(dred_admission_next(&a, 90, 50, 0, 0, 600 * MS, 0, &due), DRED_ADMIT_STALL);
+  assert_int_equal(a.flush, 2u);
+  dred_admission_unwait(&a); /* one of the two left ended (abandoned) */
+  dred_admission_unwait(&a);
+  assert_int_equal(a.nwaiting, 0u);
+  assert_int_equal(a.flush, 0u);
+  /* a new one after that waits for room or its own stall */
+  assert_int_equal(dred_admission_call(&a, 140, 50, 0), DRED_ADMIT_WAIT);
+  assert_int_equal(dred_admission_next(&a, 140, 50, 0, 650 * MS, 700 * MS, 0, &due),
+                   DRED_ADMIT_WAIT);
+  assert_true(due == 1150 * MS);
+  /* with room it goes as ROOM, flush or not */
+  assert_int_equal(dred_admission_next(&a, 0, 50, 0, 650 * MS, 701 * MS, 0, &due),
+                   DRED_ADMIT_ROOM);
 }
 
 static void test_no_overflow(void **state) {
@@ -115,6 +146,7 @@ int main(void) {
       cmocka_unit_test(test_alone_whatever_size),
       cmocka_unit_test(test_first_come_first_served),
       cmocka_unit_test(test_stall_and_force),
+      cmocka_unit_test(test_stall_flush_bounds),
       cmocka_unit_test(test_no_overflow),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
