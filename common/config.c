@@ -43,6 +43,7 @@ void dred_config_load(dred_config_t *c) {
   c->replicas = env_u64("DRED_REPLICAS", 2, 0, 1 + 4);
   c->replica_delay_ms = env_u64("DRED_REPLICA_DELAY_MS", 1000, 0, 86400000);
   c->finalize_timeout_s = env_u64("DRED_FINALIZE_TIMEOUT_S", 60, 1, 86400);
+  c->start_timeout_s = env_u64("DRED_START_TIMEOUT_S", 300, 1, 86400 * 365);
   c->finalize_wait_s = env_u64("DRED_FINALIZE_WAIT_S", 60, 0, 86400 * 365);
   c->max_inflight = env_u64("DRED_MAX_INFLIGHT", 65536, 1, 1u << 24);
   c->inline_max = env_u64("DRED_INLINE_MAX", 1024, 0, 64 * 1024);

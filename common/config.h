@@ -27,6 +27,9 @@ typedef struct {
                                 once)                                                 */
   uint64_t finalize_timeout_s; /* DRED_FINALIZE_TIMEOUT_S bound on the collective shutdown, the
                                 part of dred_finalize after SHUTDOWN (60)              */
+  uint64_t start_timeout_s;  /* DRED_START_TIMEOUT_S  every application process must have
+                                called dred_init within this of dred-master's start, else
+                                the job ends (master/startwatch.c) (300)               */
   uint64_t finalize_wait_s;  /* DRED_FINALIZE_WAIT_S  how long dred_finalize waits for this
                                 process's pending reductions before ending them with
                                 DRED_ERR_SHUTDOWN (60; 0 = no bound)                   */

@@ -42,11 +42,12 @@ static void usage(FILE *out) {
           "  --no-journal          do not journal\n"
           "  --storage DIR         storage directory (DRED_STORAGE_DIR): private (0700, yours),\n"
           "                        one job-<id> subdirectory per job\n"
+          "  --start-timeout-s N   bound on the job's start-up: every application process must\n"
+          "                        have called dred_init by then (DRED_START_TIMEOUT_S, 300)\n"
           "Outside the MPI job (dredrun --external-master; no MPI in this process):\n"
           "  --workers P           the job's application processes\n"
           "  --addr-file F         write the addresses and the job's token to F (0600)\n"
           "  --tcp-host H          listen on TCP at H's address too (jobs spanning nodes)\n"
-          "  --start-timeout-s N   bound on the workers' start-up (default 300)\n"
           "  -h, --help            this text\n");
 }
 
@@ -317,7 +318,7 @@ int main(int argc, char **argv) {
     /* Beside the job (beside.c): no MPI in this process. */
     m.external = 1;
     m.nworkers = (int)bf.workers;
-    m.start_timeout_ms = (bf.start_timeout_s ? bf.start_timeout_s : 300) * 1000ull;
+    m.start_timeout_ms = (bf.start_timeout_s ? bf.start_timeout_s : m.cfg.start_timeout_s) * 1000ull;
     dred_log_setup("master", 0);
     if (m.nworkers < 1) {
       DRED_ERROR("--addr-file needs --workers P (the job's application processes)");
@@ -338,12 +339,14 @@ int main(int argc, char **argv) {
       return 3;
     }
   } else {
-    if (bf.workers || bf.tcp_host || bf.start_timeout_s) {
+    if (bf.workers || bf.tcp_host) {
       ji.status = DRED_ERR_ARG;
       snprintf(ji.reason, sizeof ji.reason,
-               "dred-master: --workers, --tcp-host and --start-timeout-s need --addr-file");
+               "dred-master: --workers and --tcp-host need --addr-file");
     }
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    /* MULTIPLE: the start-up watch (startwatch.c) may MPI_Abort from its own thread while
+     * this one waits in a collective. */
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     dred_log_setup("master", rank);
@@ -353,6 +356,8 @@ int main(int argc, char **argv) {
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
     m.nworkers = size - 1;
+    (void)master_startwatch_begin(bf.start_timeout_s ? bf.start_timeout_s : m.cfg.start_timeout_s,
+                                  provided);
 
     /* Collective set-up, the same function dred_init() runs in every worker. */
     if ((rc = dred_boot_start(&m.boot, 1, &m.net, &m.loop)) != DRED_OK) {
@@ -378,7 +383,11 @@ int main(int argc, char **argv) {
       MPI_Abort(MPI_COMM_WORLD, 2);
       return 2;
     }
+    master_startwatch_phase("while the workers set up their shared-memory pools (DRED_POOL_MB "
+                            "per worker, every page touched once: raise DRED_START_TIMEOUT_S "
+                            "or lower DRED_POOL_MB)");
     MPI_Win_create_dynamic(MPI_INFO_NULL, m.priv, &m.dwin); /* returns once workers are set up */
+    master_startwatch_end();
     if ((m.up = calloc((size_t)m.nworkers + 1, 1)) == NULL) MPI_Abort(MPI_COMM_WORLD, 3);
     memset(m.up, 1, (size_t)m.nworkers + 1);
     m.nup = m.nworkers;

@@ -83,6 +83,11 @@ void master_beside_up(master_t *m, int worker, const proto_msg_t *msg);
 /* main.c */
 void master_watch_create(master_t *m);
 
+/* startwatch.c: MPI_Abort the job if start-up has not ended within timeout_s */
+int master_startwatch_begin(uint64_t timeout_s, int mpi_thread_level);
+void master_startwatch_phase(const char *phase); /* a static string for the log line */
+void master_startwatch_end(void);
+
 /* detector.c */
 void master_detector_start(master_t *m);
 void master_declare_failed(master_t *m, int worker, const char *why);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# test-settings.sh -- a bad setting or an unusable storage directory fails the whole job
-# fast, saying which (issue 12, points 5 and 7).
+# test-settings.sh -- a bad setting, an unusable storage directory or a program that never
+# calls dred_init fails the whole job fast, saying which (issue 12, points 5 and 7).
 #
 # Each case runs a tiny dred job (2 workers, tests/tools/stat-app.c) through dredrun and
 # checks that it exits non-zero within LIMIT seconds and that its output names the setting
@@ -123,6 +123,37 @@ if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q "stat-app: ok" &&
   ok "TMPDIR of ${#longtd} characters: a warning, control sockets in /tmp, the job runs"
 else
   bad "TMPDIR too long for a socket path: warning and /tmp" "rc=$rc: $(printf '%s' "$out" | grep -v UCX | tail -3)"
+fi
+
+echo "test-settings: a program that never calls dred_init ends the job, saying why (DRED_START_TIMEOUT_S)"
+# A plain MPI program under dredrun: its MPI_COMM_WORLD holds dred-master, which waits in
+# its start-up collectives for a dred_init that never comes.  Before master/startwatch.c
+# the job hung until killed.
+cat >"$tmp/plain.c" <<'PLAIN'
+#include <mpi.h>
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
+  return 0;
+}
+PLAIN
+if mpicc -o "$tmp/plain" "$tmp/plain.c"; then
+  dred_app="$app"; app="$tmp/plain"
+  expect_fail "plain MPI program, DRED_START_TIMEOUT_S=3" \
+    "start-up did not finish within 3 s (DRED_START_TIMEOUT_S), waiting for every application process to call dred_init" \
+    DRED_STORAGE_DIR="$tmp/st" DRED_START_TIMEOUT_S=3
+  if [ "$rc" -ne 0 ] && [ "$secs" -le 20 ]; then ok "  ... and it ended ${secs} s after launch"; else
+    bad "plain MPI program: ended within 20 s of launch" "rc=$rc after ${secs} s"; fi
+  app="$dred_app"
+else
+  bad "plain MPI program: builds" "mpicc failed"
+fi
+run "good job, DRED_START_TIMEOUT_S=60" DRED_STORAGE_DIR="$tmp/st" DRED_START_TIMEOUT_S=60
+if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q "stat-app: ok"; then
+  ok "a job that starts in time is not touched by the watch"
+else
+  bad "good job with DRED_START_TIMEOUT_S=60 runs" "rc=$rc: $(printf '%s' "$out" | grep -v UCX | tail -3)"
 fi
 
 echo "test-settings: the same with dred-master beside the job (dredrun --external-master)"

@@ -1,0 +1,92 @@
+/*
+ * startwatch.c -- a bound on dred-master's MPI start-up, so a job whose application never
+ * reaches dred_init ends with a reason instead of hanging.
+ *
+ * In the MPMD job (dredrun: dred-master is rank 0) the master's start-up is collective
+ * with every application process's dred_init (common/mpi/boot.c).  A program launched
+ * under dredrun that never calls dred_init -- a plain MPI program, one that does MPI
+ * collectives on MPI_COMM_WORLD first, or one stuck before dred_init -- leaves the master
+ * blocked in those collectives for ever, and the application with it (its
+ * MPI_COMM_WORLD holds the master).  Measured: a 3-line MPI program (MPI_Init,
+ * MPI_Barrier, MPI_Finalize) under `dredrun -n 8` hung until killed.
+ *
+ * So a thread waits DRED_START_TIMEOUT_S (300 s) for master_startwatch_end(); if start-up
+ * has not finished by then it logs why and calls MPI_Abort, which makes Hydra end every
+ * process of the job.  MPI_Abort from this thread while the main thread is inside a
+ * collective needs MPI_THREAD_MULTIPLE; with less, no watch is kept (logged).  The
+ * master beside the job (beside.c) has its own bound (--start-timeout-s) on its socket.
+ */
+#include <mpi.h>
+#include <uv.h>
+
+#include "../common/log.h"
+#include "master.h"
+
+static struct {
+  uv_mutex_t mu;
+  uv_cond_t cv;
+  uv_thread_t th;
+  int done, running;
+  uint64_t timeout_s;
+  const char *phase; /* what start-up waits for now: a static string */
+} g_sw;
+
+static void watch(void *arg) {
+  uint64_t deadline = uv_hrtime() + g_sw.timeout_s * 1000000000ull, now;
+  (void)arg;
+  uv_mutex_lock(&g_sw.mu);
+  while (!g_sw.done && (now = uv_hrtime()) < deadline)
+    (void)uv_cond_timedwait(&g_sw.cv, &g_sw.mu, deadline - now);
+  if (!g_sw.done) {
+    DRED_ERROR("start-up did not finish within %llu s (DRED_START_TIMEOUT_S), %s: ending "
+               "the job", (unsigned long long)g_sw.timeout_s, g_sw.phase);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  uv_mutex_unlock(&g_sw.mu);
+}
+
+int master_startwatch_begin(uint64_t timeout_s, int mpi_thread_level) {
+  if (timeout_s == 0) return DRED_ERR_ARG;
+  if (mpi_thread_level < MPI_THREAD_MULTIPLE) {
+    DRED_WARN("MPI gave thread level %d, not MPI_THREAD_MULTIPLE: start-up is not bounded "
+              "(DRED_START_TIMEOUT_S has no effect)", mpi_thread_level);
+    return DRED_ERR_ARG;
+  }
+  if (uv_mutex_init(&g_sw.mu) != 0) return DRED_ERR_INTERNAL;
+  if (uv_cond_init(&g_sw.cv) != 0) {
+    uv_mutex_destroy(&g_sw.mu);
+    return DRED_ERR_INTERNAL;
+  }
+  g_sw.done = 0;
+  g_sw.timeout_s = timeout_s;
+  g_sw.phase = "waiting for every application process to call dred_init() (dredrun runs "
+               "programs that call it before any communication on MPI_COMM_WORLD; a plain "
+               "MPI program waits for ever for dred-master)";
+  if (uv_thread_create(&g_sw.th, watch, NULL) != 0) {
+    uv_cond_destroy(&g_sw.cv);
+    uv_mutex_destroy(&g_sw.mu);
+    DRED_WARN("cannot start the start-up watch: start-up is not bounded");
+    return DRED_ERR_INTERNAL;
+  }
+  g_sw.running = 1;
+  return DRED_OK;
+}
+
+void master_startwatch_phase(const char *phase) {
+  if (!g_sw.running) return;
+  uv_mutex_lock(&g_sw.mu);
+  g_sw.phase = phase;
+  uv_mutex_unlock(&g_sw.mu);
+}
+
+void master_startwatch_end(void) {
+  if (!g_sw.running) return;
+  uv_mutex_lock(&g_sw.mu);
+  g_sw.done = 1;
+  uv_cond_signal(&g_sw.cv);
+  uv_mutex_unlock(&g_sw.mu);
+  uv_thread_join(&g_sw.th);
+  uv_cond_destroy(&g_sw.cv);
+  uv_mutex_destroy(&g_sw.mu);
+  g_sw.running = 0;
+}
