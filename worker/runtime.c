@@ -786,7 +786,7 @@ void dred_rt_stop(dred_rt_t *rt) {
             "thread", (double)rt->max_turn_ns / 1e6, (unsigned long long)rt->announced_now);
   if (rt->pool_waited > 0)
     DRED_INFO("%llu reduction(s) waited for room in the shared-memory pool (DRED_POOL_MB); "
-              "%llu of them went ahead on private memory after waiting %llu ms for any room",
+              "%llu of them went ahead on private memory when nothing freed room for %llu ms",
               (unsigned long long)rt->pool_waited, (unsigned long long)rt->pool_stalls,
               (unsigned long long)DRED_ADMIT_STALL_MS);
   if (rt->pool_fallbacks > 0)
