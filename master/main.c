@@ -346,7 +346,10 @@ int main(int argc, char **argv) {
     }
     /* MULTIPLE: the start-up watch (startwatch.c) may MPI_Abort from its own thread while
      * this one waits in a collective. */
+    dred_log_setup("master", 0); /* rank 0 in the MPMD job, checked below */
+    (void)master_startwatch_begin(bf.start_timeout_s ? bf.start_timeout_s : m.cfg.start_timeout_s);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    master_startwatch_mpi_up(provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     dred_log_setup("master", rank);
@@ -356,8 +359,6 @@ int main(int argc, char **argv) {
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
     m.nworkers = size - 1;
-    (void)master_startwatch_begin(bf.start_timeout_s ? bf.start_timeout_s : m.cfg.start_timeout_s,
-                                  provided);
 
     /* Collective set-up, the same function dred_init() runs in every worker. */
     if ((rc = dred_boot_start(&m.boot, 1, &m.net, &m.loop)) != DRED_OK) {

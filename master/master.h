@@ -84,7 +84,8 @@ void master_beside_up(master_t *m, int worker, const proto_msg_t *msg);
 void master_watch_create(master_t *m);
 
 /* startwatch.c: MPI_Abort the job if start-up has not ended within timeout_s */
-int master_startwatch_begin(uint64_t timeout_s, int mpi_thread_level);
+int master_startwatch_begin(uint64_t timeout_s); /* before MPI_Init */
+void master_startwatch_mpi_up(int mpi_thread_level);
 void master_startwatch_phase(const char *phase); /* a static string for the log line */
 void master_startwatch_end(void);
 

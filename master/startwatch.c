@@ -10,13 +10,19 @@
  * MPI_COMM_WORLD holds the master).  Measured: a 3-line MPI program (MPI_Init,
  * MPI_Barrier, MPI_Finalize) under `dredrun -n 8` hung until killed.
  *
- * So a thread waits DRED_START_TIMEOUT_S (300 s) for master_startwatch_end(); if start-up
- * has not finished by then it logs why and calls MPI_Abort, which makes Hydra end every
- * process of the job.  MPI_Abort from this thread while the main thread is inside a
- * collective needs MPI_THREAD_MULTIPLE; with less, no watch is kept (logged).  The
- * master beside the job (beside.c) has its own bound (--start-timeout-s) on its socket.
+ * A program that does not use MPI at all (`dredrun -n 2 /bin/sleep 3`) leaves the master
+ * inside MPI_Init itself, waiting for processes that never start MPI, after they ended.
+ *
+ * So a thread, started before MPI_Init, waits DRED_START_TIMEOUT_S (300 s) for
+ * master_startwatch_end(); if start-up has not finished by then it logs why and calls
+ * MPI_Abort, which makes Hydra end every process of the job -- or, while this process is
+ * still inside MPI_Init (no MPI call is allowed yet), exits with status 2.  MPI_Abort from
+ * this thread while the main thread is inside a collective needs MPI_THREAD_MULTIPLE;
+ * with less the watch exits instead.  The master beside the job (beside.c) has its own
+ * bound (--start-timeout-s) on its socket.
  */
 #include <mpi.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "../common/log.h"
@@ -27,6 +33,7 @@ static struct {
   uv_cond_t cv;
   uv_thread_t th;
   int done, running;
+  int abort_ok; /* MPI is initialised with MPI_THREAD_MULTIPLE: MPI_Abort may be called */
   uint64_t timeout_s;
   const char *phase; /* what start-up waits for now: a static string */
 } g_sw;
@@ -40,28 +47,25 @@ static void watch(void *arg) {
   if (!g_sw.done) {
     DRED_ERROR("start-up did not finish within %llu s (DRED_START_TIMEOUT_S), %s: ending "
                "the job", (unsigned long long)g_sw.timeout_s, g_sw.phase);
-    MPI_Abort(MPI_COMM_WORLD, 2);
+    if (g_sw.abort_ok) MPI_Abort(MPI_COMM_WORLD, 2);
+    _exit(2); /* inside MPI_Init: no MPI call allowed; the others end on their own */
   }
   uv_mutex_unlock(&g_sw.mu);
 }
 
-int master_startwatch_begin(uint64_t timeout_s, int mpi_thread_level) {
+int master_startwatch_begin(uint64_t timeout_s) {
   if (timeout_s == 0) return DRED_ERR_ARG;
-  if (mpi_thread_level < MPI_THREAD_MULTIPLE) {
-    DRED_WARN("MPI gave thread level %d, not MPI_THREAD_MULTIPLE: start-up is not bounded "
-              "(DRED_START_TIMEOUT_S has no effect)", mpi_thread_level);
-    return DRED_ERR_ARG;
-  }
   if (uv_mutex_init(&g_sw.mu) != 0) return DRED_ERR_INTERNAL;
   if (uv_cond_init(&g_sw.cv) != 0) {
     uv_mutex_destroy(&g_sw.mu);
     return DRED_ERR_INTERNAL;
   }
   g_sw.done = 0;
+  g_sw.abort_ok = 0;
   g_sw.timeout_s = timeout_s;
-  g_sw.phase = "waiting for every application process to call dred_init() (dredrun runs "
-               "programs that call it before any communication on MPI_COMM_WORLD; a plain "
-               "MPI program waits for ever for dred-master)";
+  g_sw.phase = "inside MPI_Init, waiting for every application process to start MPI (a "
+               "program that does not use MPI never does; dredrun runs programs that call "
+               "dred_init())";
   if (uv_thread_create(&g_sw.th, watch, NULL) != 0) {
     uv_cond_destroy(&g_sw.cv);
     uv_mutex_destroy(&g_sw.mu);
@@ -70,6 +74,19 @@ int master_startwatch_begin(uint64_t timeout_s, int mpi_thread_level) {
   }
   g_sw.running = 1;
   return DRED_OK;
+}
+
+void master_startwatch_mpi_up(int mpi_thread_level) {
+  if (!g_sw.running) return;
+  uv_mutex_lock(&g_sw.mu);
+  g_sw.abort_ok = mpi_thread_level >= MPI_THREAD_MULTIPLE;
+  g_sw.phase = "waiting for every application process to call dred_init() (dredrun runs "
+               "programs that call it before any communication on MPI_COMM_WORLD; a plain "
+               "MPI program waits for ever for dred-master)";
+  uv_mutex_unlock(&g_sw.mu);
+  if (!g_sw.abort_ok)
+    DRED_WARN("MPI gave thread level %d, not MPI_THREAD_MULTIPLE: a start-up past "
+              "DRED_START_TIMEOUT_S ends this process only, not the job", mpi_thread_level);
 }
 
 void master_startwatch_phase(const char *phase) {

@@ -149,6 +149,13 @@ if mpicc -o "$tmp/plain" "$tmp/plain.c"; then
 else
   bad "plain MPI program: builds" "mpicc failed"
 fi
+# A program that does not use MPI at all: the master waited inside MPI_Init for ever, also
+# after the program had ended.
+dred_app="$app"; app=/bin/true
+expect_fail "a program without MPI (true), DRED_START_TIMEOUT_S=3" \
+  "start-up did not finish within 3 s (DRED_START_TIMEOUT_S), inside MPI_Init" \
+  DRED_STORAGE_DIR="$tmp/st" DRED_START_TIMEOUT_S=3
+app="$dred_app"
 run "good job, DRED_START_TIMEOUT_S=60" DRED_STORAGE_DIR="$tmp/st" DRED_START_TIMEOUT_S=60
 if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q "stat-app: ok"; then
   ok "a job that starts in time is not touched by the watch"
