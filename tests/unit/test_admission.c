@@ -66,14 +66,18 @@ static void test_first_come_first_served(void **state) {
   assert_int_equal(a.nwaiting, 1u);
 }
 
+/* A pool of 100 with 90 admitted and `n` reductions of 50 waiting behind it. */
+static void full_with_waiters(dred_admission_t *a, int n) {
+  dred_admission_init(a, 100, 500 * MS);
+  assert_int_equal(dred_admission_call(a, 0, 90, 0), DRED_ADMIT_ROOM);
+  for (int i = 0; i < n; i++) assert_int_equal(dred_admission_call(a, 90, 50, 0), DRED_ADMIT_WAIT);
+}
+
 static void test_stall_and_force(void **state) {
   dred_admission_t a;
   uint64_t due = 0;
   (void)state;
-  dred_admission_init(&a, 100, 500 * MS);
-  assert_int_equal(dred_admission_call(&a, 0, 90, 0), DRED_ADMIT_ROOM);
-  assert_int_equal(dred_admission_call(&a, 90, 50, 0), DRED_ADMIT_WAIT);
-  assert_int_equal(dred_admission_call(&a, 90, 50, 0), DRED_ADMIT_WAIT);
+  full_with_waiters(&a, 2);
   /* queued at 10 ms; memory freed at 300 ms: the stall counts from there */
   dred_admission_freed(&a, 300 * MS);
   assert_int_equal(dred_admission_next(&a, 90, 50, 0, 10 * MS, 600 * MS, 0, &due),
@@ -107,9 +111,7 @@ static void test_stall_flush_bounds(void **state) {
   dred_admission_t a;
   uint64_t due = 0;
   (void)state;
-  dred_admission_init(&a, 100, 500 * MS);
-  assert_int_equal(dred_admission_call(&a, 0, 90, 0), DRED_ADMIT_ROOM);
-  for (int i = 0; i < 3; i++) assert_int_equal(dred_admission_call(&a, 90, 50, 0), DRED_ADMIT_WAIT);
+  full_with_waiters(&a, 3);
   assert_int_equal(dred_admission_next(&a, 90, 50, 0, 0, 600 * MS, 0, &due), DRED_ADMIT_STALL);
   assert_int_equal(a.flush, 2u);
   dred_admission_unwait(&a); /* one of the two left ended (abandoned) */
