@@ -23,87 +23,56 @@
  */
 #include <mpi.h>
 #include <unistd.h>
-#include <uv.h>
 
 #include "../common/log.h"
+#include "../common/watchdog.h"
 #include "master.h"
 
 static struct {
-  uv_mutex_t mu;
-  uv_cond_t cv;
-  uv_thread_t th;
-  int done, running;
-  int abort_ok; /* MPI is initialised with MPI_THREAD_MULTIPLE: MPI_Abort may be called */
+  dred_watchdog_t w;
   uint64_t timeout_s;
+  int abort_ok;      /* MPI is initialised with MPI_THREAD_MULTIPLE: MPI_Abort may be called */
   const char *phase; /* what start-up waits for now: a static string */
-} g_sw;
+} g_sw;               /* abort_ok and phase change under the watchdog's lock */
 
-static void watch(void *arg) {
-  uint64_t deadline = uv_hrtime() + g_sw.timeout_s * 1000000000ull, now;
+static void timed_out(void *arg) {
   (void)arg;
-  uv_mutex_lock(&g_sw.mu);
-  while (!g_sw.done && (now = uv_hrtime()) < deadline)
-    (void)uv_cond_timedwait(&g_sw.cv, &g_sw.mu, deadline - now);
-  if (!g_sw.done) {
-    DRED_ERROR("start-up did not finish within %llu s (DRED_START_TIMEOUT_S), %s: ending "
-               "the job", (unsigned long long)g_sw.timeout_s, g_sw.phase);
-    if (g_sw.abort_ok) MPI_Abort(MPI_COMM_WORLD, 2);
-    _exit(2); /* inside MPI_Init: no MPI call allowed; the others end on their own */
-  }
-  uv_mutex_unlock(&g_sw.mu);
+  DRED_ERROR("start-up did not finish within %llu s (DRED_START_TIMEOUT_S), %s: ending "
+             "the job", (unsigned long long)g_sw.timeout_s, g_sw.phase);
+  if (g_sw.abort_ok) MPI_Abort(MPI_COMM_WORLD, 2);
+  _exit(2); /* inside MPI_Init: no MPI call allowed; the others end on their own */
 }
 
 int master_startwatch_begin(uint64_t timeout_s) {
   if (timeout_s == 0) return DRED_ERR_ARG;
-  if (uv_mutex_init(&g_sw.mu) != 0) return DRED_ERR_INTERNAL;
-  if (uv_cond_init(&g_sw.cv) != 0) {
-    uv_mutex_destroy(&g_sw.mu);
-    return DRED_ERR_INTERNAL;
-  }
-  g_sw.done = 0;
-  g_sw.abort_ok = 0;
   g_sw.timeout_s = timeout_s;
+  g_sw.abort_ok = 0;
   g_sw.phase = "inside MPI_Init, waiting for every application process to start MPI (a "
                "program that does not use MPI never does; dredrun runs programs that call "
                "dred_init())";
-  if (uv_thread_create(&g_sw.th, watch, NULL) != 0) {
-    uv_cond_destroy(&g_sw.cv);
-    uv_mutex_destroy(&g_sw.mu);
+  if (dred_watchdog_start(&g_sw.w, timeout_s * 1000000000ull, timed_out, NULL) != 0) {
     DRED_WARN("cannot start the start-up watch: start-up is not bounded");
     return DRED_ERR_INTERNAL;
   }
-  g_sw.running = 1;
   return DRED_OK;
 }
 
 void master_startwatch_mpi_up(int mpi_thread_level) {
-  if (!g_sw.running) return;
-  uv_mutex_lock(&g_sw.mu);
+  dred_watchdog_lock(&g_sw.w);
   g_sw.abort_ok = mpi_thread_level >= MPI_THREAD_MULTIPLE;
   g_sw.phase = "waiting for every application process to call dred_init() (dredrun runs "
                "programs that call it before any communication on MPI_COMM_WORLD; a plain "
                "MPI program waits for ever for dred-master)";
-  uv_mutex_unlock(&g_sw.mu);
-  if (!g_sw.abort_ok)
+  dred_watchdog_unlock(&g_sw.w);
+  if (mpi_thread_level < MPI_THREAD_MULTIPLE)
     DRED_WARN("MPI gave thread level %d, not MPI_THREAD_MULTIPLE: a start-up past "
               "DRED_START_TIMEOUT_S ends this process only, not the job", mpi_thread_level);
 }
 
 void master_startwatch_phase(const char *phase) {
-  if (!g_sw.running) return;
-  uv_mutex_lock(&g_sw.mu);
+  dred_watchdog_lock(&g_sw.w);
   g_sw.phase = phase;
-  uv_mutex_unlock(&g_sw.mu);
+  dred_watchdog_unlock(&g_sw.w);
 }
 
-void master_startwatch_end(void) {
-  if (!g_sw.running) return;
-  uv_mutex_lock(&g_sw.mu);
-  g_sw.done = 1;
-  uv_cond_signal(&g_sw.cv);
-  uv_mutex_unlock(&g_sw.mu);
-  uv_thread_join(&g_sw.th);
-  uv_cond_destroy(&g_sw.cv);
-  uv_mutex_destroy(&g_sw.mu);
-  g_sw.running = 0;
-}
+void master_startwatch_end(void) { dred_watchdog_stop(&g_sw.w); }

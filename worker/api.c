@@ -16,6 +16,7 @@
 #include "../common/log.h"
 #include "../common/mpi/boot.h"
 #include "../common/status.h"
+#include "../common/watchdog.h"
 #include "runtime.h"
 
 enum { API_UNINIT = 0, API_RUNNING, API_FINALIZED };
@@ -189,26 +190,14 @@ int dred_init(int *argc, char ***argv) {
 
 /* The collective part of shutdown (window frees, MPI_Finalize) hangs forever if a process
  * dies while it runs -- MPICH cannot complete a collective with a dead member.  A watchdog
- * bounds it: after DRED_FINALIZE_TIMEOUT_S the process says why and exits. */
-static struct {
-  uv_mutex_t mu;
-  uv_cond_t cv;
-  int done;
-  uint64_t timeout_ns;
-} g_watch;
-
-static void finalize_watchdog(void *arg) {
-  int timed_out;
-  (void)arg;
-  uv_mutex_lock(&g_watch.mu);
-  timed_out = g_watch.done ? 0 : uv_cond_timedwait(&g_watch.cv, &g_watch.mu, g_watch.timeout_ns);
-  if (!g_watch.done && timed_out == UV_ETIMEDOUT) {
-    DRED_ERROR("dred_finalize: the collective MPI shutdown did not finish in %llu s -- a process "
-               "probably died during it; exiting (status 70)",
-               (unsigned long long)(g_watch.timeout_ns / 1000000000ull));
-    _exit(70);
-  }
-  uv_mutex_unlock(&g_watch.mu);
+ * (common/watchdog.h) bounds it: after DRED_FINALIZE_TIMEOUT_S the process says why and
+ * exits. */
+static void finalize_timed_out(void *arg) {
+  const dred_rt_t *rt = arg;
+  DRED_ERROR("dred_finalize: the collective MPI shutdown did not finish in %llu s -- a process "
+             "probably died during it; exiting (status 70)",
+             (unsigned long long)rt->cfg.finalize_timeout_s);
+  _exit(70);
 }
 
 int dred_finalize(void) {
@@ -240,13 +229,9 @@ int dred_finalize(void) {
     return status;
   }
   {
-    uv_thread_t watchdog;
-    int have_watchdog;
-    uv_mutex_init(&g_watch.mu);
-    uv_cond_init(&g_watch.cv);
-    g_watch.done = 0;
-    g_watch.timeout_ns = rt->cfg.finalize_timeout_s * 1000000000ull;
-    have_watchdog = uv_thread_create(&watchdog, finalize_watchdog, NULL) == 0;
+    dred_watchdog_t watchdog;
+    (void)dred_watchdog_start(&watchdog, rt->cfg.finalize_timeout_s * 1000000000ull,
+                              finalize_timed_out, rt);
     dred_dp_finalize(rt, 1); /* node-local: the pool's shared window, the node comm */
     MPI_Comm_free_keyval(&rt->comm_keyval);
     dred_groups_free(rt);
@@ -256,13 +241,7 @@ int dred_finalize(void) {
      * (only if dred_init started MPI: otherwise the application finalizes). */
     dred_boot_teardown(&rt->boot, &rt->dwin, rt->mpi_inited_by_us);
     rt->comm = rt->priv = MPI_COMM_NULL;
-    uv_mutex_lock(&g_watch.mu);
-    g_watch.done = 1;
-    uv_cond_signal(&g_watch.cv);
-    uv_mutex_unlock(&g_watch.mu);
-    if (have_watchdog) uv_thread_join(&watchdog);
-    uv_cond_destroy(&g_watch.cv);
-    uv_mutex_destroy(&g_watch.mu);
+    dred_watchdog_stop(&watchdog);
   }
   rc = rt->cut_short > 0 ? DRED_ERR_TIMEOUT : DRED_OK;
   free(rt);
