@@ -1,0 +1,906 @@
+/*
+ * mix.c -- randomized differential test: many features mixed in the same batches of
+ * reductions, every result checked exactly, to find the bugs that live between features.
+ *
+ *   dredrun -n P mpi_mix [-s SEED] [-r ROUNDS] [-R FIRST] [-K MAXK] [-B MAXBYTES]
+ *                        [-T COMBO] [-C COMM] [--no-bad] [-v]
+ *     -s SEED    seed of everything (default 20240611); the same seed gives the same plan
+ *     -r ROUNDS  rounds (default 20), numbered from FIRST (-R, default 0): each round's plan
+ *                depends on (seed, round) only, so -R N -r 1 replays round N alone
+ *     -K MAXK    at most MAXK reductions per round (default 24)
+ *     -B BYTES   largest operand in bytes (default 300000)
+ *     -T NAME    only the (type, op) combination NAME (e.g. vec_sum; -T list prints them)
+ *     -C NAME    only communicator NAME (world, rev, half, sub, self, dup)
+ *     --no-bad   no deliberately mismatched calls
+ *     -v         rank 0 prints every round's plan
+ *
+ * Communicators, made once at start: dred_comm(); its reverse (split, key size-1-rank);
+ * even/odd halves; a random subset and its complement, in a random key order; one member
+ * each (split, color = rank); an MPI_Comm_dup of dred_comm() (the same group, so it shares
+ * dred_comm()'s auto-tag sequence and tag names).  Every member belongs to exactly one part
+ * of each, so every member takes part in every reduction of a round, on its part.
+ *
+ * A round: every member draws the same plan from (seed, round): K (1..MAXK) reductions,
+ * each with a communicator, root, count (0, 1, small, the DRED_INLINE_MAX boundary and
+ * one past it, up to 32 KB, up to MAXBYTES), a (type, op) combination from the table below
+ * (named C and Fortran types, MPI_DOUBLE_INT under MINLOC/MAXLOC, MPI_C_DOUBLE_COMPLEX under
+ * SUM/PROD, a strided vector and a struct resized with holes under predefined and user
+ * ops, a commutative user op, mpitest.h's non-commutative affine op and an affine op over
+ * a type with holes), DRED_TAG_AUTO or an explicit tag (unique in the round, drawn from a
+ * small range so tags are reused round after round), MPI_IN_PLACE at the root, recvbuf
+ * from dred_alloc_mem at the root; and sometimes a deliberately bad call: one member gives
+ * count +- 1, so every member must get DRED_ERR_MISMATCH while the rest of the batch stays
+ * exact.  Each member on its own decides: sendbuf from dred_alloc_mem or malloc, whether
+ * to scribble over a private sendbuf once the batch is issued (it was copied), whether to
+ * free a block early (dred_free_mem while pending) and allocate and scribble a new one,
+ * whether a non-root passes recvbuf NULL or a buffer that must stay untouched, pauses of
+ * 0..2 ms before calls, the order of its calls (DRED_TAG_AUTO calls keep the plan's
+ * relative order, explicit-tag calls land anywhere) and the order it waits (wait_bounded).
+ *
+ * Checks: every dred_ireduce returns DRED_OK (else the job is aborted: the others would
+ * wait on that tag), every future ends DRED_OK (DRED_ERR_MISMATCH for the bad ones), and
+ * at the root the whole recvbuf span (count + 1 elements and a guard) equals the expected
+ * image byte for byte: data, holes of derived types untouched, nothing written past the
+ * end; MPI_DOUBLE_INT compared field by field (its padding is unspecified), complex by
+ * value (-0 == +0).  A sendbuf not scribbled must be unchanged, a non-root recvbuf
+ * untouched.  The expected value is not MPI_Reduce's (MPICH 4.0.2 is wrong on uneven
+ * multi-node communicators): every member's operand is a function of (seed, round,
+ * reduction, part, rank in the communicator, element), so the root generates all of them
+ * and folds them in rank order with MPI_Reduce_local (from the highest rank down: inout =
+ * in op inout).  Values are small integers (PROD factors 1, 2, -1), so floating results
+ * are exact in any combine order.  One PASS line per member and round.
+ */
+#include <complex.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dred.h"
+#include "mpitest.h"
+
+#define MAXK_LIMIT 64
+#define GUARD 64 /* bytes past count + 1 elements that nobody may write */
+
+/* ---------------------------------------------------------------- communicators */
+
+enum { C_WORLD, C_REV, C_HALF, C_SUB, C_SELF, C_DUP, NCOMM };
+static const char *cname[NCOMM] = {"world", "rev", "half", "sub", "self", "dup"};
+static MPI_Comm comms[NCOMM];
+static int crank[NCOMM], csize[NCOMM], ccolor[NCOMM];
+
+static void make_comms(uint64_t seed)
+{
+    int r = g_rank, p = g_size;
+    comms[C_WORLD] = g_comm;
+    ccolor[C_WORLD] = 0;
+    MPI_Comm_split(g_comm, 0, p - 1 - r, &comms[C_REV]);
+    ccolor[C_REV] = 0;
+    ccolor[C_HALF] = r % 2;
+    MPI_Comm_split(g_comm, r % 2, r, &comms[C_HALF]);
+    /* a random subset (its complement the other part), members in a random order */
+    uint64_t h = mix64(seed ^ 0x5ab5e7ULL ^ mix64((uint64_t)r + 1));
+    ccolor[C_SUB] = (int)(h & 1);
+    MPI_Comm_split(g_comm, ccolor[C_SUB], (int)((h >> 8) % 100000), &comms[C_SUB]);
+    ccolor[C_SELF] = r;
+    MPI_Comm_split(g_comm, r, 0, &comms[C_SELF]);
+    ccolor[C_DUP] = 0;
+    MPI_Comm_dup(g_comm, &comms[C_DUP]);
+    for (int c = 0; c < NCOMM; c++) {
+        MPI_Comm_rank(comms[c], &crank[c]);
+        MPI_Comm_size(comms[c], &csize[c]);
+    }
+}
+
+/* ---------------------------------------------------------------- types and ops */
+
+enum base { B_INT, B_UINT, B_LONG, B_DBL, B_DI, B_CPLX };
+enum cmpmode { CMP_BYTES, CMP_PAIR, CMP_CPLX };
+
+struct tdesc {
+    const char *name;
+    MPI_Datatype dt;
+    MPI_Datatype cell; /* basic type of one cell */
+    int ncell;         /* cells per element */
+    int base;
+    size_t cellsz;     /* extent of a cell */
+    int off[4];        /* byte offset of each cell inside an element */
+    MPI_Aint ext;
+    int cmp;
+};
+
+enum { T_INT, T_DOUBLE, T_LONG, T_UNSIGNED, T_DI, T_CPLX, T_FINT, T_FDBL, T_VEC, T_HOLE,
+       T_AFF, T_AFFH, NT };
+static struct tdesc types[NT];
+
+struct di { double v; int i; };
+
+static void set_type(int t, const char *name, MPI_Datatype dt, MPI_Datatype cell, int ncell,
+                     int base, int cmp)
+{
+    struct tdesc *d = &types[t];
+    MPI_Aint lb, ext;
+    MPI_Aint clb, csz;
+    d->name = name;
+    d->dt = dt;
+    d->cell = cell;
+    d->ncell = ncell;
+    d->base = base;
+    d->cmp = cmp;
+    MPI_Type_get_extent(cell, &clb, &csz); /* MPI_DOUBLE_INT: 16 bytes, 12 of data */
+    d->cellsz = (size_t)csz;
+    MPI_Type_get_extent(dt, &lb, &ext);
+    d->ext = ext;
+    if (lb != 0) {
+        fprintf(stderr, "mix: type %s has lb %ld\n", name, (long)lb);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    for (int k = 0; k < ncell; k++) d->off[k] = k * (int)csz; /* contiguous unless set after */
+}
+
+enum { O_SUM, O_PROD, O_MAX, O_MIN, O_BXOR, O_BAND, O_LXOR, O_MINLOC, O_MAXLOC, O_CMIX,
+       O_DSUM, O_AFF, O_AFFH, NO };
+static const char *oname[NO] = {"sum", "prod", "max", "min", "bxor", "band", "lxor",
+                                "minloc", "maxloc", "cmix", "dsum", "compose", "compose"};
+static MPI_Op ops[NO];
+static MPI_User_function *ufn[NO]; /* the user ops' functions */
+static int ucommute[NO];
+
+/* dups of the derived types made for one round (and freed while their reductions are
+ * pending): the user ops find their layout here too */
+static struct { MPI_Datatype h; const struct tdesc *d; } g_vt[MAXK_LIMIT];
+static int g_nvt;
+
+/* the layout a user op walks, found by the caller's datatype handle (dred passes it on) */
+static const struct tdesc *layout_of(MPI_Datatype dt)
+{
+    for (int t = 0; t < NT; t++)
+        if (types[t].dt == dt) return &types[t];
+    for (int k = 0; k < g_nvt; k++)
+        if (g_vt[k].h == dt) return g_vt[k].d;
+    fprintf(stderr, "mix: user op called with an unknown datatype\n");
+    abort();
+}
+
+/* commutative user op on 32-bit integer cells: x o y = x + y + x*y (mod 2^32), which is
+ * (1+x)(1+y) - 1: associative and commutative, exact in any order */
+static void cmix_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    const struct tdesc *d = layout_of(*dt);
+    for (int i = 0; i < *len; i++) {
+        const unsigned char *a = (const unsigned char *)in + (size_t)i * (size_t)d->ext;
+        unsigned char *b = (unsigned char *)inout + (size_t)i * (size_t)d->ext;
+        for (int k = 0; k < d->ncell; k++) {
+            uint32_t x, y;
+            memcpy(&x, a + d->off[k], 4);
+            memcpy(&y, b + d->off[k], 4);
+            y = x + y + x * y;
+            memcpy(b + d->off[k], &y, 4);
+        }
+    }
+}
+
+/* commutative user op on double cells: the sum (integer values: exact in any order) */
+static void dsum_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    const struct tdesc *d = layout_of(*dt);
+    for (int i = 0; i < *len; i++) {
+        const unsigned char *a = (const unsigned char *)in + (size_t)i * (size_t)d->ext;
+        unsigned char *b = (unsigned char *)inout + (size_t)i * (size_t)d->ext;
+        for (int k = 0; k < d->ncell; k++) {
+            double x, y;
+            memcpy(&x, a + d->off[k], 8);
+            memcpy(&y, b + d->off[k], 8);
+            y += x;
+            memcpy(b + d->off[k], &y, 8);
+        }
+    }
+}
+
+/* mpitest.h's affine composition over the type with holes (a at 0, b at 8, extent 16) */
+static void affh_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    const struct tdesc *d = layout_of(*dt);
+    for (int i = 0; i < *len; i++) {
+        const unsigned char *a = (const unsigned char *)in + (size_t)i * (size_t)d->ext;
+        unsigned char *b = (unsigned char *)inout + (size_t)i * (size_t)d->ext;
+        struct affine f, g;
+        memcpy(&f.a, a + d->off[0], 4);
+        memcpy(&f.b, a + d->off[1], 4);
+        memcpy(&g.a, b + d->off[0], 4);
+        memcpy(&g.b, b + d->off[1], 4);
+        int one = 1;
+        MPI_Datatype t = types[T_AFF].dt;
+        affine_op(&f, &g, &one, &t);
+        memcpy(b + d->off[0], &g.a, 4);
+        memcpy(b + d->off[1], &g.b, 4);
+    }
+}
+
+static void make_types(void)
+{
+    set_type(T_INT, "int", MPI_INT, MPI_INT, 1, B_INT, CMP_BYTES);
+    set_type(T_DOUBLE, "double", MPI_DOUBLE, MPI_DOUBLE, 1, B_DBL, CMP_BYTES);
+    set_type(T_LONG, "long", MPI_LONG, MPI_LONG, 1, B_LONG, CMP_BYTES);
+    set_type(T_UNSIGNED, "unsigned", MPI_UNSIGNED, MPI_UNSIGNED, 1, B_UINT, CMP_BYTES);
+    set_type(T_DI, "double_int", MPI_DOUBLE_INT, MPI_DOUBLE_INT, 1, B_DI, CMP_PAIR);
+    set_type(T_CPLX, "c_double_complex", MPI_C_DOUBLE_COMPLEX, MPI_C_DOUBLE_COMPLEX, 1, B_CPLX,
+             CMP_CPLX);
+    set_type(T_FINT, "integer", MPI_INTEGER, MPI_INTEGER, 1, B_INT, CMP_BYTES);
+    set_type(T_FDBL, "double_precision", MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, 1, B_DBL,
+             CMP_BYTES);
+    if (types[T_FINT].cellsz != 4 || types[T_FDBL].cellsz != 8) {
+        fprintf(stderr, "mix: MPI_INTEGER / MPI_DOUBLE_PRECISION sizes unexpected\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MPI_Datatype v, vr, s, sr, a, ar;
+    /* 3 ints at 0, 8, 16, resized to 24: holes at 4, 12, 20 */
+    MPI_Type_vector(3, 1, 2, MPI_INT, &v);
+    MPI_Type_create_resized(v, 0, 24, &vr);
+    MPI_Type_commit(&vr);
+    MPI_Type_free(&v);
+    set_type(T_VEC, "vec", vr, MPI_INT, 3, B_INT, CMP_BYTES);
+    types[T_VEC].off[0] = 0; types[T_VEC].off[1] = 8; types[T_VEC].off[2] = 16;
+    /* 2 doubles at 8 and 16, resized to 0..32: holes at 0..8 and 24..32 (true lb 8) */
+    int bl = 2;
+    MPI_Aint disp = 8;
+    MPI_Datatype dbl = MPI_DOUBLE;
+    MPI_Type_create_struct(1, &bl, &disp, &dbl, &s);
+    MPI_Type_create_resized(s, 0, 32, &sr);
+    MPI_Type_commit(&sr);
+    MPI_Type_free(&s);
+    set_type(T_HOLE, "holes", sr, MPI_DOUBLE, 2, B_DBL, CMP_BYTES);
+    types[T_HOLE].off[0] = 8; types[T_HOLE].off[1] = 16;
+    /* mpitest.h's affine type: 2 unsigned, contiguous */
+    MPI_Op aop;
+    affine_create(&a, &aop);
+    set_type(T_AFF, "affine", a, MPI_UNSIGNED, 2, B_UINT, CMP_BYTES);
+    ops[O_AFF] = aop;
+    /* affine maps with holes: a at 0, b at 8, extent 16 */
+    int bl2[2] = {1, 1};
+    MPI_Aint d2[2] = {0, 8};
+    MPI_Datatype u2[2] = {MPI_UNSIGNED, MPI_UNSIGNED};
+    MPI_Datatype st;
+    MPI_Type_create_struct(2, bl2, d2, u2, &st);
+    MPI_Type_create_resized(st, 0, 16, &ar);
+    MPI_Type_commit(&ar);
+    MPI_Type_free(&st);
+    set_type(T_AFFH, "affine_holes", ar, MPI_UNSIGNED, 2, B_UINT, CMP_BYTES);
+    types[T_AFFH].off[0] = 0; types[T_AFFH].off[1] = 8;
+
+    ops[O_SUM] = MPI_SUM; ops[O_PROD] = MPI_PROD; ops[O_MAX] = MPI_MAX; ops[O_MIN] = MPI_MIN;
+    ops[O_BXOR] = MPI_BXOR; ops[O_BAND] = MPI_BAND; ops[O_LXOR] = MPI_LXOR;
+    ops[O_MINLOC] = MPI_MINLOC; ops[O_MAXLOC] = MPI_MAXLOC;
+    ufn[O_CMIX] = cmix_op; ucommute[O_CMIX] = 1;
+    ufn[O_DSUM] = dsum_op; ucommute[O_DSUM] = 1;
+    ufn[O_AFFH] = affh_op; ucommute[O_AFFH] = 0;
+    ufn[O_AFF] = affine_op; ucommute[O_AFF] = 0;
+    MPI_Op_create(cmix_op, 1, &ops[O_CMIX]);
+    MPI_Op_create(dsum_op, 1, &ops[O_DSUM]);
+    MPI_Op_create(affh_op, 0, &ops[O_AFFH]);
+}
+
+static void free_types(void)
+{
+    MPI_Op_free(&ops[O_CMIX]);
+    MPI_Op_free(&ops[O_DSUM]);
+    MPI_Op_free(&ops[O_AFFH]);
+    affine_free(&types[T_AFF].dt, &ops[O_AFF]);
+    MPI_Type_free(&types[T_VEC].dt);
+    MPI_Type_free(&types[T_HOLE].dt);
+    MPI_Type_free(&types[T_AFFH].dt);
+}
+
+/* the (type, op) combinations a reduction draws from; non-commutative ones twice */
+static const struct combo { int t, o; } combos[] = {
+    {T_INT, O_SUM}, {T_INT, O_PROD}, {T_INT, O_MAX}, {T_INT, O_MIN}, {T_INT, O_BXOR},
+    {T_INT, O_BAND}, {T_INT, O_LXOR}, {T_INT, O_CMIX},
+    {T_DOUBLE, O_SUM}, {T_DOUBLE, O_PROD}, {T_DOUBLE, O_MAX}, {T_DOUBLE, O_MIN},
+    {T_DOUBLE, O_DSUM},
+    {T_LONG, O_SUM}, {T_LONG, O_PROD}, {T_LONG, O_MAX}, {T_LONG, O_MIN}, {T_LONG, O_BXOR},
+    {T_LONG, O_BAND},
+    {T_UNSIGNED, O_SUM}, {T_UNSIGNED, O_MAX}, {T_UNSIGNED, O_MIN}, {T_UNSIGNED, O_BXOR},
+    {T_UNSIGNED, O_LXOR}, {T_UNSIGNED, O_CMIX},
+    {T_DI, O_MINLOC}, {T_DI, O_MAXLOC},
+    {T_CPLX, O_SUM}, {T_CPLX, O_PROD},
+    {T_FINT, O_SUM}, {T_FINT, O_MAX}, {T_FINT, O_BXOR}, {T_FINT, O_PROD},
+    {T_FDBL, O_SUM}, {T_FDBL, O_MIN}, {T_FDBL, O_PROD},
+    {T_VEC, O_SUM}, {T_VEC, O_MAX}, {T_VEC, O_BXOR}, {T_VEC, O_PROD}, {T_VEC, O_CMIX},
+    {T_HOLE, O_SUM}, {T_HOLE, O_MIN}, {T_HOLE, O_DSUM},
+    {T_AFF, O_AFF}, {T_AFF, O_AFF}, {T_AFFH, O_AFFH}, {T_AFFH, O_AFFH},
+};
+#define NCOMBO ((int)(sizeof combos / sizeof combos[0]))
+
+static void combo_name(int c, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s_%s", types[combos[c].t].name, oname[combos[c].o]);
+}
+
+/* ---------------------------------------------------------------- operands */
+
+static int64_t ival(int o, uint64_t e)
+{
+    switch (o) {
+    case O_SUM: return (int64_t)(e % 2001) - 1000;
+    case O_PROD: { int r = (int)(e % 6); return r == 0 ? 2 : r == 1 ? -1 : 1; }
+    case O_BAND: return (int64_t)(e | mix64(e) | mix64(e + 1));
+    case O_LXOR: return (int64_t)(e % 3);
+    default: return (int64_t)e; /* MAX, MIN, BXOR, CMIX, affine */
+    }
+}
+
+static double dval(int o, uint64_t e)
+{
+    switch (o) {
+    case O_PROD: { int r = (int)(e % 6); return r == 0 ? 2.0 : r == 1 ? -1.0 : 1.0; }
+    case O_MAX: case O_MIN: return (double)((int64_t)(e % 2000001) - 1000000);
+    default: return (double)((int64_t)(e % 2001) - 1000); /* SUM, DSUM */
+    }
+}
+
+static void cell_value(int o, int base, int s, uint64_t e, unsigned char *out)
+{
+    switch (base) {
+    case B_INT: { int32_t v = (int32_t)ival(o, e); memcpy(out, &v, 4); break; }
+    case B_UINT: {
+        uint32_t v;
+        if (o == O_AFF || o == O_AFFH) v = s == 0 ? ((uint32_t)e | 1u) : (uint32_t)(e >> 32);
+        else if (o == O_SUM) v = (uint32_t)e; /* wraps: defined for unsigned */
+        else v = (uint32_t)ival(o, e);
+        memcpy(out, &v, 4);
+        break;
+    }
+    case B_LONG: { long v = (long)ival(o, e); memcpy(out, &v, sizeof v); break; }
+    case B_DBL: { double v = dval(o, e); memcpy(out, &v, 8); break; }
+    case B_DI: {
+        struct di v;
+        memset(&v, 0, sizeof v);
+        v.v = (double)(e % 4); /* many ties: the lower index must win */
+        v.i = (int)((e >> 8) % 64);
+        memcpy(out, &v, sizeof v);
+        break;
+    }
+    default: { /* complex */
+        double _Complex z;
+        if (o == O_PROD) {
+            static const double re[6] = {1, 0, -1, 0, 2, 1}, im[6] = {0, 1, 0, -1, 0, 1};
+            int k = (int)(e % 6);
+            z = CMPLX(re[k], im[k]);
+        } else
+            z = CMPLX((double)((int)(e % 101) - 50), (double)((int)((e >> 16) % 101) - 50));
+        memcpy(out, &z, sizeof z);
+        break;
+    }
+    }
+}
+
+/* ---------------------------------------------------------------- the plan */
+
+enum { BAD_NONE, BAD_COUNT, BAD_ROOT, BAD_OP };
+static const char *badname[4] = {"", " BAD(count)", " BAD(root)", " BAD(op)"};
+
+struct red {
+    /* agreed by every member (drawn from the round's RNG) */
+    int j, comm, combo, tag, inplace, recv_block, badkind, badsign, count;
+    uint64_t rootsel, badsel, badsel2;
+    /* this member's view */
+    MPI_Comm c;
+    int cr, cs, color, root, is_root, bad_rank;
+    const struct tdesc *td;
+    MPI_Op op;
+    int o;
+    /* this member's call: count, root, op (a bad member's differ), MPI_IN_PLACE or not */
+    int mycount, myroot, my_is_root, my_inplace, myo;
+    /* this member's own choices */
+    int use_block, block_off, scribble, early_free, null_recv, blocking, vtype, vop;
+    MPI_Datatype calldt; /* td->dt, or a dup of it freed once the batch is issued */
+    MPI_Op callop;       /* op, or a new user op with the same function, freed likewise */
+    /* buffers */
+    size_t span;
+    unsigned char *sbuf, *sbase, *scopy, *rbuf, *rinit, *exp;
+    int sbuf_is_block, rbuf_is_block;
+    void *block2;
+    dred_future *f;
+    int st;
+};
+
+static uint64_t g_seed = 20240611;
+static int g_inline_max = 1024;
+static int g_verbose = 0;
+
+static uint64_t next(uint64_t *s)
+{
+    *s = mix64(*s);
+    return *s;
+}
+
+static int draw_count(uint64_t *rng, MPI_Aint ext, long maxbytes)
+{
+    int x = (int)(next(rng) % 100);
+    long inl = g_inline_max > 0 ? g_inline_max / (long)ext : 1024 / (long)ext;
+    if (inl < 1) inl = 1;
+    long big = maxbytes / (long)ext;
+    if (big < 2) big = 2;
+    if (x < 5) return 0;
+    if (x < 15) return 1;
+    if (x < 45) return (int)(1 + next(rng) % (uint64_t)inl);
+    if (x < 52) return (int)(inl + (long)(next(rng) % 2)); /* at the inline bound, one past */
+    if (x < 80) return (int)(1 + next(rng) % (uint64_t)(32768 / ext));
+    return (int)(1 + next(rng) % (uint64_t)big);
+}
+
+/* describe a reduction for messages */
+static void describe(const struct red *r, int round, char *buf, size_t n)
+{
+    char cb[64];
+    combo_name(r->combo, cb, sizeof cb);
+    char tb[24];
+    if (r->tag == DRED_TAG_AUTO) snprintf(tb, sizeof tb, "auto");
+    else snprintf(tb, sizeof tb, "%d", r->tag);
+    snprintf(buf, n,
+             "mix/seed=%llu/round=%d/red=%d: comm=%s(color %d, size %d) root=%d count=%d %s tag=%s%s%s%s",
+             (unsigned long long)g_seed, round, r->j, cname[r->comm], r->color, r->cs, r->root,
+             r->count, cb, tb, r->inplace ? " in_place" : "", r->recv_block ? " recv_block" : "",
+             r->bad_rank >= 0 ? badname[r->badkind] : "");
+}
+
+/* the operand of member `m` (rank in the communicator) of reduction r, `cnt` elements, as
+ * packed cells (cnt x ncell basic values); the caller frees it */
+static unsigned char *gen_cells(const struct red *r, int round, int m, int cnt)
+{
+    const struct tdesc *d = r->td;
+    size_t ncells = (size_t)cnt * (size_t)d->ncell;
+    unsigned char *cells = malloc(ncells * d->cellsz + 1);
+    if (!cells) { fail("mix: out of memory"); MPI_Abort(MPI_COMM_WORLD, 2); }
+    uint64_t h = mix64(g_seed ^ mix64(((uint64_t)round << 32) ^ ((uint64_t)r->j << 20) ^
+                                      ((uint64_t)r->color << 10) ^ (uint64_t)m));
+    for (size_t k = 0; k < ncells; k++)
+        cell_value(r->o, d->base, (int)(k % (size_t)d->ncell), mix64(h ^ (k * 0x9e3779b97f4a7c15ULL)),
+                   cells + k * d->cellsz);
+    return cells;
+}
+
+/* packed cells into the datatype's layout in buf (holes untouched): MPI places them */
+static void place(const struct red *r, const unsigned char *cells, int cnt, unsigned char *buf)
+{
+    if (cnt == 0) return;
+    MPI_Sendrecv(cells, cnt * r->td->ncell, r->td->cell, 0, 11, buf, cnt, r->td->dt, 0, 11,
+                 MPI_COMM_SELF, MPI_STATUS_IGNORE);
+}
+
+/* the operand of member m, `cnt` elements, in the datatype's layout into buf */
+static void gen_operand(const struct red *r, int round, int m, int cnt, unsigned char *buf)
+{
+    if (cnt == 0) return;
+    unsigned char *cells = gen_cells(r, round, m, cnt);
+    place(r, cells, cnt, buf);
+    free(cells);
+}
+
+static void pattern(unsigned char *p, size_t n, uint64_t h)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (k % 8 == 0) h = mix64(h);
+        p[k] = (unsigned char)(h >> (8 * (k % 8)));
+    }
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) { fail("mix: out of memory"); MPI_Abort(MPI_COMM_WORLD, 2); }
+    return p;
+}
+
+/* a buffer from the pool if asked and possible, else malloc; *is_block says which */
+static void *get_buf(size_t n, int want_block, int *is_block)
+{
+    void *p = NULL;
+    *is_block = 0;
+    if (want_block && dred_alloc_mem(n, &p) == DRED_OK) {
+        *is_block = 1;
+        return p;
+    }
+    return xmalloc(n);
+}
+
+static void put_buf(void *p, int is_block)
+{
+    if (!p) return;
+    if (is_block) {
+        int st = dred_free_mem(p);
+        if (st != DRED_OK) fail("mix: dred_free_mem returned %d (%s)", st, dred_strerror(st));
+    } else
+        free(p);
+}
+
+/* the expected recvbuf image at the root: rinit with the rank-order fold written into it.
+ * Predefined ops fold the packed cells (MPICH's MPI_Reduce_local refuses them on derived
+ * types), user ops fold in the datatype's layout, as dred must call them. */
+static void expected(struct red *r, int round)
+{
+    const struct tdesc *d = r->td;
+    int user = r->o >= O_CMIX, n = user ? r->count : r->count * d->ncell;
+    MPI_Datatype t = user ? d->dt : d->cell;
+    r->exp = xmalloc(r->span);
+    memcpy(r->exp, r->rinit, r->span);
+    if (r->count == 0) return;
+    size_t bytes = (size_t)r->count * (size_t)d->ext;
+    unsigned char *acc = NULL, *x = NULL;
+    if (user) {
+        acc = xmalloc(bytes);
+        x = xmalloc(bytes);
+        memset(acc, 0, bytes);
+        memset(x, 0, bytes);
+        gen_operand(r, round, r->cs - 1, r->count, acc);
+    } else
+        acc = gen_cells(r, round, r->cs - 1, r->count);
+    for (int m = r->cs - 2; m >= 0; m--) {
+        if (user) gen_operand(r, round, m, r->count, x);
+        else x = gen_cells(r, round, m, r->count);
+        int rc = MPI_Reduce_local(x, acc, n, t, r->op);
+        if (rc != MPI_SUCCESS) {
+            char w[300];
+            describe(r, round, w, sizeof w);
+            fail("%s: MPI_Reduce_local returned %d", w, rc);
+        }
+        if (!user) { free(x); x = NULL; }
+    }
+    if (user)
+        MPI_Sendrecv(acc, r->count, d->dt, 0, 12, r->exp, r->count, d->dt, 0, 12, MPI_COMM_SELF,
+                     MPI_STATUS_IGNORE);
+    else
+        place(r, acc, r->count, r->exp);
+    free(acc);
+    free(x);
+}
+
+/* compare the root's recvbuf with the expected image; returns 1 when equal */
+static int compare(const struct red *r, char *why, size_t n)
+{
+    const struct tdesc *d = r->td;
+    size_t data = (size_t)r->count * (size_t)d->ext, from = 0;
+    if (d->cmp == CMP_PAIR) {
+        for (int i = 0; i < r->count; i++) {
+            struct di a, b;
+            memcpy(&a, r->rbuf + (size_t)i * sizeof a, sizeof a);
+            memcpy(&b, r->exp + (size_t)i * sizeof b, sizeof b);
+            if (a.v != b.v || a.i != b.i) {
+                snprintf(why, n, "element %d is (%g,%d), expected (%g,%d)", i, a.v, a.i, b.v, b.i);
+                return 0;
+            }
+        }
+        from = data;
+    } else if (d->cmp == CMP_CPLX) {
+        for (int i = 0; i < r->count; i++) {
+            double _Complex a, b;
+            memcpy(&a, r->rbuf + (size_t)i * sizeof a, sizeof a);
+            memcpy(&b, r->exp + (size_t)i * sizeof b, sizeof b);
+            if (creal(a) != creal(b) || cimag(a) != cimag(b)) {
+                snprintf(why, n, "element %d is %g%+gi, expected %g%+gi", i, creal(a), cimag(a),
+                         creal(b), cimag(b));
+                return 0;
+            }
+        }
+        from = data;
+    }
+    for (size_t k = from; k < r->span; k++)
+        if (r->rbuf[k] != r->exp[k]) {
+            size_t el = k / (size_t)d->ext, in = k % (size_t)d->ext;
+            const char *where = k >= data ? "past the result (element count .. guard)" : "in the result";
+            int hole = 1;
+            for (int c = 0; c < d->ncell; c++)
+                if (in >= (size_t)d->off[c] && in < (size_t)d->off[c] + d->cellsz) hole = 0;
+            snprintf(why, n, "byte %zu (element %zu, offset %zu%s, %s) is 0x%02x, expected 0x%02x",
+                     k, el, in, hole ? ", a hole" : "", where, r->rbuf[k], r->exp[k]);
+            return 0;
+        }
+    return 1;
+}
+
+/* ---------------------------------------------------------------- a round */
+
+struct opts {
+    int rounds, first, maxk, only_combo, only_comm, no_bad;
+    long maxbytes;
+};
+
+/* a predefined op the bad member may use instead (MIN or MAX apply to the type), or -1 */
+static int other_op(const struct red *r)
+{
+    int t = combos[r->combo].t;
+    if (r->o >= O_CMIX || t == T_DI || t == T_CPLX || t == T_AFF || t == T_AFFH) return -1;
+    return r->o == O_MAX ? O_MIN : O_MAX;
+}
+
+static int run_round(int round, const struct opts *o)
+{
+    static struct red R[MAXK_LIMIT];
+    uint64_t rng = mix64(g_seed ^ mix64(0x726f756e64ULL + (uint64_t)round));
+    int K = 1 + (int)(next(&rng) % (uint64_t)o->maxk);
+    int used_tags[MAXK_LIMIT], nused = 0;
+    char w[400];
+
+    /* 1. the plan (the same on every member) */
+    for (int j = 0; j < K; j++) {
+        struct red *r = &R[j];
+        memset(r, 0, sizeof *r);
+        r->j = j;
+        r->comm = o->only_comm >= 0 ? o->only_comm : (int)(next(&rng) % NCOMM);
+        r->combo = o->only_combo >= 0 ? o->only_combo : (int)(next(&rng) % NCOMBO);
+        r->td = &types[combos[r->combo].t];
+        r->o = combos[r->combo].o;
+        r->op = ops[r->o];
+        r->count = draw_count(&rng, r->td->ext, o->maxbytes);
+        r->rootsel = next(&rng);
+        if (next(&rng) % 2) r->tag = DRED_TAG_AUTO;
+        else {
+            int t, dup;
+            do {
+                uint64_t x = next(&rng);
+                t = x % 16 == 0 ? (x % 32 == 0 ? INT_MAX : (1 << 30) + (int)(x % 3)) : (int)(x % 40);
+                dup = 0;
+                for (int k = 0; k < nused; k++) dup |= used_tags[k] == t;
+            } while (dup);
+            used_tags[nused++] = t;
+            r->tag = t;
+        }
+        r->inplace = next(&rng) % 4 == 0;
+        r->recv_block = next(&rng) % 5 == 0;
+        int bad = !o->no_bad && next(&rng) % 12 == 0;
+        uint64_t bk = next(&rng);
+        r->badsel = next(&rng);
+        r->badsel2 = next(&rng);
+        r->badsign = (int)(next(&rng) % 2);
+        /* this member's view */
+        r->c = comms[r->comm];
+        r->cr = crank[r->comm];
+        r->cs = csize[r->comm];
+        r->color = ccolor[r->comm];
+        r->root = (int)(r->rootsel % (uint64_t)r->cs);
+        r->is_root = r->cr == r->root;
+        r->badkind = BAD_NONE;
+        if (bad && r->cs >= 2) {
+            r->badkind = (int)(bk % 3) + BAD_COUNT;
+            if (r->badkind == BAD_OP && other_op(r) < 0) r->badkind = BAD_COUNT;
+        }
+        r->bad_rank = r->badkind != BAD_NONE ? (int)(r->badsel % (uint64_t)r->cs) : -1;
+        r->mycount = r->count;
+        r->myroot = r->root;
+        r->myo = r->o;
+        if (r->cr == r->bad_rank) {
+            if (r->badkind == BAD_COUNT)
+                r->mycount = r->count > 0 && r->badsign ? r->count - 1 : r->count + 1;
+            else if (r->badkind == BAD_ROOT)
+                r->myroot = (r->root + 1 + (int)(r->badsel2 % (uint64_t)(r->cs - 1))) % r->cs;
+            else
+                r->myo = other_op(r);
+        }
+        r->my_is_root = r->cr == r->myroot;
+        /* MPI_IN_PLACE only where this member's own call names itself the root, and not
+         * from a member that disagrees on the root (it would be refused at a non-root) */
+        r->my_inplace = r->inplace && r->my_is_root && r->badkind != BAD_ROOT;
+        r->span = (size_t)(r->count + 1) * (size_t)r->td->ext + GUARD;
+        r->st = -1;
+    }
+    if (g_verbose && g_rank == 0)
+        for (int j = 0; j < K; j++) {
+            describe(&R[j], round, w, sizeof w);
+            printf("plan %s\n", w);
+        }
+
+    /* 2. this member's own choices and buffers */
+    uint64_t lrng = mix64(g_seed ^ mix64(0x6c6f63616cULL + ((uint64_t)round << 16) + (uint64_t)g_rank));
+    g_nvt = 0;
+    for (int j = 0; j < K; j++) {
+        struct red *r = &R[j];
+        int derived = r->td->dt != r->td->cell && r->td != &types[T_DI] && r->td != &types[T_CPLX];
+        r->use_block = next(&lrng) % 3 == 0;
+        r->block_off = 8 * (int)(next(&lrng) % 9);
+        r->scribble = next(&lrng) % 3 == 0;
+        r->early_free = r->use_block && next(&lrng) % 3 == 0;
+        r->null_recv = next(&lrng) % 2 && !r->my_is_root;
+        r->blocking = r->tag == DRED_TAG_AUTO && next(&lrng) % 6 == 0;
+        r->vtype = derived && next(&lrng) % 3 == 0;
+        r->vop = r->myo >= O_CMIX && next(&lrng) % 3 == 0;
+        r->calldt = r->td->dt;
+        r->callop = ops[r->myo];
+        if (r->vtype) {
+            MPI_Type_dup(r->td->dt, &r->calldt);
+            g_vt[g_nvt].h = r->calldt;
+            g_vt[g_nvt++].d = r->td;
+        }
+        if (r->vop) MPI_Op_create(ufn[r->myo], ucommute[r->myo], &r->callop);
+        if (!r->my_inplace) {
+            r->sbase = get_buf(r->span + (size_t)r->block_off, r->use_block, &r->sbuf_is_block);
+            r->sbuf = r->sbase + (r->sbuf_is_block ? r->block_off : 0);
+            pattern(r->sbuf, r->span, next(&lrng));
+            gen_operand(r, round, r->cr, r->mycount, r->sbuf);
+            if (!r->scribble || r->sbuf_is_block) {
+                r->scribble = 0;
+                r->scopy = xmalloc(r->span);
+                memcpy(r->scopy, r->sbuf, r->span);
+            }
+        }
+        if (r->is_root || r->my_is_root || !r->null_recv) {
+            r->rbuf = get_buf(r->span, r->is_root && r->recv_block, &r->rbuf_is_block);
+            r->rinit = xmalloc(r->span);
+            pattern(r->rinit, r->span, next(&lrng));
+            memcpy(r->rbuf, r->rinit, r->span);
+            if (r->my_inplace) gen_operand(r, round, r->cr, r->mycount, r->rbuf);
+        }
+    }
+
+    /* 3. the issue order: shuffled; the DRED_TAG_AUTO slots then refilled in plan order */
+    int order[MAXK_LIMIT], autos[MAXK_LIMIT], na = 0;
+    for (int j = 0; j < K; j++) order[j] = j;
+    for (int j = K - 1; j > 0; j--) {
+        int k = (int)(next(&lrng) % (uint64_t)(j + 1)), x = order[j];
+        order[j] = order[k];
+        order[k] = x;
+    }
+    for (int j = 0; j < K; j++) if (R[j].tag == DRED_TAG_AUTO) autos[na++] = j;
+    for (int k = 0, a = 0; k < K; k++) if (R[order[k]].tag == DRED_TAG_AUTO) order[k] = autos[a++];
+
+    /* Blocking calls (dred_reduce) only for DRED_TAG_AUTO reductions: those come in the same
+     * order everywhere, so the first one any member blocks in has every member's call
+     * issued or coming, and no member waits for another that is blocked behind it. */
+    for (int k = 0; k < K; k++) {
+        struct red *r = &R[order[k]];
+        if (next(&lrng) % 4 == 0) {
+            struct timespec ts = {0, (long)(next(&lrng) % 2001) * 1000L};
+            nanosleep(&ts, NULL);
+        }
+        const void *sb = r->my_inplace ? MPI_IN_PLACE : (const void *)r->sbuf;
+        describe(r, round, w, sizeof w);
+        if (r->blocking) {
+            set_step("dred_reduce %s", w);
+            r->st = dred_reduce(sb, r->rbuf, r->mycount, r->calldt, r->callop, r->myroot, r->c);
+            r->f = NULL;
+            continue;
+        }
+        set_step("dred_ireduce %s", w);
+        r->st = dred_ireduce(sb, r->rbuf, r->mycount, r->calldt, r->callop, r->myroot, r->c,
+                             r->tag, &r->f);
+        if (r->st != DRED_OK) {
+            fail("%s: dred_ireduce returned %d (%s)", w, r->st, dred_strerror(r->st));
+            fflush(stdout);
+            MPI_Abort(MPI_COMM_WORLD, 4); /* the others would wait on it for ever */
+        }
+    }
+    /* 4. sendbufs were copied: scribble over some; free some blocks while pending and
+     * scribble over a new block (it must not overlap the pending one); free the dup'd
+     * datatypes and new ops (libdred keeps them for their reductions) */
+    for (int j = 0; j < K; j++) {
+        struct red *r = &R[j];
+        if (r->scribble && r->sbuf) memset(r->sbuf, 0xEE, r->span);
+        if (r->early_free && r->sbuf_is_block) {
+            int st = dred_free_mem(r->sbase);
+            if (st != DRED_OK) fail("mix: early dred_free_mem returned %d (%s)", st, dred_strerror(st));
+            r->sbuf = r->sbase = NULL;
+            free(r->scopy);
+            r->scopy = NULL;
+            if (dred_alloc_mem(r->span, &r->block2) == DRED_OK) memset(r->block2, 0xDD, r->span);
+            else r->block2 = NULL;
+        }
+        if (r->vtype) MPI_Type_free(&r->calldt);
+        if (r->vop) MPI_Op_free(&r->callop);
+    }
+    /* 5. the expected values, while the reductions run */
+    for (int j = 0; j < K; j++)
+        if (R[j].is_root && R[j].bad_rank < 0) {
+            set_step("round %d: expected value of reduction %d", round, j);
+            expected(&R[j], round);
+        }
+    /* 6. wait in a random order */
+    for (int j = K - 1; j > 0; j--) {
+        int k = (int)(next(&lrng) % (uint64_t)(j + 1)), x = order[j];
+        order[j] = order[k];
+        order[k] = x;
+    }
+    for (int k = 0; k < K; k++) {
+        struct red *r = &R[order[k]];
+        if (r->f == NULL) continue; /* dred_reduce */
+        describe(r, round, w, sizeof w);
+        set_step("waiting %s", w);
+        r->st = wait_bounded(r->f, 60, w);
+        dred_future_free(r->f);
+    }
+    /* 7. checks */
+    int nok = 0, nbad = 0, nfail = 0;
+    for (int j = 0; j < K; j++) {
+        struct red *r = &R[j];
+        char why[300];
+        describe(r, round, w, sizeof w);
+        int want = r->bad_rank >= 0 ? DRED_ERR_MISMATCH : DRED_OK;
+        int ok = 1;
+        if (r->st != want) {
+            fail("%s: status %d (%s), expected %s [member %d of the comm%s]", w, r->st,
+                 dred_strerror(r->st), dred_strerror(want), r->cr,
+                 r->cr == r->bad_rank ? ", the bad one" : "");
+            ok = 0;
+        } else if (r->is_root && want == DRED_OK && !compare(r, why, sizeof why)) {
+            fail("%s: wrong result at the root: %s", w, why);
+            ok = 0;
+        }
+        if (r->scopy && r->sbuf && memcmp(r->scopy, r->sbuf, r->span)) {
+            fail("%s: sendbuf changed [member %d%s]", w, r->cr, r->sbuf_is_block ? ", a dred_alloc_mem block" : "");
+            ok = 0;
+        }
+        if (!r->my_is_root && r->rbuf && memcmp(r->rbuf, r->rinit, r->span)) {
+            fail("%s: recvbuf of non-root member %d written", w, r->cr);
+            ok = 0;
+        }
+        if (!ok) nfail++;
+        else if (want == DRED_OK) nok++;
+        else nbad++;
+        put_buf(r->sbase, r->sbuf_is_block);
+        put_buf(r->rbuf, r->rbuf_is_block);
+        put_buf(r->block2, 1);
+        free(r->scopy); free(r->rinit); free(r->exp);
+    }
+    if (nfail == 0)
+        pass("mix/seed=%llu/round=%d/rank=%d: %d reductions, %d exact or OK, %d mismatches reported",
+             (unsigned long long)g_seed, round, g_rank, K, nok, nbad);
+    return nfail;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o = {20, 0, 24, -1, -1, 0, 300000};
+    int list = 0;
+    const char *only_combo = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-s") && i + 1 < argc) g_seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "-r") && i + 1 < argc) o.rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-R") && i + 1 < argc) o.first = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-K") && i + 1 < argc) o.maxk = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-B") && i + 1 < argc) o.maxbytes = atol(argv[++i]);
+        else if (!strcmp(argv[i], "-T") && i + 1 < argc) only_combo = argv[++i];
+        else if (!strcmp(argv[i], "-C") && i + 1 < argc) {
+            const char *n = argv[++i];
+            for (int c = 0; c < NCOMM; c++) if (!strcmp(n, cname[c])) o.only_comm = c;
+            if (o.only_comm < 0) { fprintf(stderr, "mix: unknown communicator %s\n", n); return 2; }
+        } else if (!strcmp(argv[i], "--no-bad")) o.no_bad = 1;
+        else if (!strcmp(argv[i], "-v")) g_verbose = 1;
+    }
+    if (o.maxk < 1) o.maxk = 1;
+    if (o.maxk > MAXK_LIMIT) o.maxk = MAXK_LIMIT;
+    if (o.maxbytes < 64) o.maxbytes = 64;
+    const char *im = getenv("DRED_INLINE_MAX");
+    if (im) g_inline_max = atoi(im);
+
+    test_init(&argc, &argv, "mix");
+    make_types();
+    if (only_combo) {
+        char n[64];
+        list = !strcmp(only_combo, "list");
+        for (int c = 0; c < NCOMBO; c++) {
+            combo_name(c, n, sizeof n);
+            if (list && g_rank == 0) printf("combo %s\n", n);
+            if (!strcmp(n, only_combo)) o.only_combo = c;
+        }
+        if (o.only_combo < 0 && !list) {
+            if (g_rank == 0) fprintf(stderr, "mix: unknown combination %s (-T list)\n", only_combo);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+    make_comms(g_seed);
+    if (g_rank == 0)
+        printf("mix: seed %llu, rounds %d..%d, P=%d, DRED_INLINE_MAX=%d; sub part of rank 0: "
+               "color %d size %d\n",
+               (unsigned long long)g_seed, o.first, o.first + o.rounds - 1, g_size, g_inline_max,
+               ccolor[C_SUB], csize[C_SUB]);
+    double t0 = now_s();
+    int nfail = 0;
+    for (int round = o.first; !list && round < o.first + o.rounds; round++)
+        nfail += run_round(round, &o);
+    if (g_rank == 0)
+        printf("mix: %d rounds in %.2f s\n", o.rounds, now_s() - t0);
+    (void)nfail;
+    for (int c = 1; c < NCOMM; c++) MPI_Comm_free(&comms[c]);
+    free_types();
+    return test_finish();
+}
