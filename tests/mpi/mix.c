@@ -3,12 +3,14 @@
  * reductions, every result checked exactly, to find the bugs that live between features.
  *
  *   dredrun -n P mpi_mix [-s SEED] [-r ROUNDS] [-R FIRST] [-K MAXK] [-B MAXBYTES]
- *                        [-T COMBO] [-C COMM] [--no-bad] [-v]
+ *                        [-t NTAGS] [-p US] [-T COMBO] [-C COMM] [--no-bad] [-v]
  *     -s SEED    seed of everything (default 20240611); the same seed gives the same plan
  *     -r ROUNDS  rounds (default 20), numbered from FIRST (-R, default 0): each round's plan
  *                depends on (seed, round) only, so -R N -r 1 replays round N alone
  *     -K MAXK    at most MAXK reductions per round (default 24)
  *     -B BYTES   largest operand in bytes (default 300000)
+ *     -t NTAGS   explicit tags are drawn from 0..NTAGS-1 (default 40), and a few large ones
+ *     -p US      a pause before some calls is 0..US microseconds (default 2000)
  *     -T NAME    only the (type, op) combination NAME (e.g. vec_sum; -T list prints them)
  *     -C NAME    only communicator NAME (world, rev, half, sub, self, dup)
  *     --no-bad   no deliberately mismatched calls
@@ -70,6 +72,7 @@ enum { C_WORLD, C_REV, C_HALF, C_SUB, C_SELF, C_DUP, NCOMM };
 static const char *cname[NCOMM] = {"world", "rev", "half", "sub", "self", "dup"};
 static MPI_Comm comms[NCOMM];
 static int crank[NCOMM], csize[NCOMM], ccolor[NCOMM];
+static int cshare[NCOMM][NCOMM]; /* kinds a and b have a group in common somewhere */
 
 static void make_comms(uint64_t seed)
 {
@@ -92,6 +95,35 @@ static void make_comms(uint64_t seed)
         MPI_Comm_rank(comms[c], &crank[c]);
         MPI_Comm_size(comms[c], &csize[c]);
     }
+    /* Which kinds share a group somewhere (the same members in the same order: dred_comm()
+     * and its dup always, others by chance, e.g. a subset that is a half): explicit tags
+     * name reductions per group, so two such kinds never get the same tag in one batch;
+     * kinds that share no group may (the same tag on different groups at once).  Each
+     * member hashes its part of each kind as the ordered list of dred_comm() ranks; two
+     * kinds share a group iff some member's hashes agree. */
+    uint64_t mine[NCOMM], *all = malloc(sizeof mine * (size_t)p);
+    MPI_Group wg;
+    MPI_Comm_group(g_comm, &wg);
+    for (int c = 0; c < NCOMM; c++) {
+        MPI_Group cg;
+        int n = csize[c], *in = malloc(sizeof(int) * (size_t)n), *out = malloc(sizeof(int) * (size_t)n);
+        MPI_Comm_group(comms[c], &cg);
+        for (int k = 0; k < n; k++) in[k] = k;
+        MPI_Group_translate_ranks(cg, n, in, wg, out);
+        mine[c] = 0x9a3;
+        for (int k = 0; k < n; k++) mine[c] = mix64(mine[c] ^ (uint64_t)out[k]);
+        MPI_Group_free(&cg);
+        free(in);
+        free(out);
+    }
+    MPI_Group_free(&wg);
+    MPI_Allgather(mine, NCOMM * 8, MPI_BYTE, all, NCOMM * 8, MPI_BYTE, g_comm);
+    for (int a = 0; a < NCOMM; a++)
+        for (int b = 0; b < NCOMM; b++) {
+            cshare[a][b] = a == b;
+            for (int m = 0; m < p; m++) cshare[a][b] |= all[m * NCOMM + a] == all[m * NCOMM + b];
+        }
+    free(all);
 }
 
 /* ---------------------------------------------------------------- types and ops */
@@ -603,9 +635,42 @@ static int compare(const struct red *r, char *why, size_t n)
 /* ---------------------------------------------------------------- a round */
 
 struct opts {
-    int rounds, first, maxk, only_combo, only_comm, no_bad;
-    long maxbytes;
+    int rounds, first, maxk, only_combo, only_comm, no_bad, ntags;
+    long maxbytes, maxpause_us;
 };
+
+/* A call dred_ireduce must refuse locally (DRED_ERR_ARG, *future NULL), made just before
+ * this member's call of r with r's communicator and tag: it must not use up an auto-tag
+ * turn or a use of the tag, nor disturb anything in flight. */
+static void junk_call(const struct red *r, uint64_t x, const char *w)
+{
+    static char sentinel;
+    dred_future *f = (dred_future *)&sentinel;
+    const void *sb = r->sbuf ? (const void *)r->sbuf : (const void *)r->rbuf;
+    int kind = (int)(x % 7), st;
+    static const char *what[7] = {"count -1", "MPI_IN_PLACE at a non-root", "NULL sendbuf",
+                                  "root out of range", "tag -2", "NULL future pointer",
+                                  "MPI_OP_NULL"};
+    if (kind == 1 && r->cs < 2) kind = 0;
+    if (sb == NULL) sb = &sentinel;
+    set_step("junk call (%s) before %s", what[kind], w);
+    switch (kind) {
+    case 0: st = dred_ireduce(sb, r->rbuf, -1, r->calldt, r->callop, r->myroot, r->c, r->tag, &f); break;
+    case 1: st = dred_ireduce(MPI_IN_PLACE, r->rbuf, r->mycount, r->calldt, r->callop,
+                              (r->cr + 1) % r->cs, r->c, r->tag, &f); break;
+    case 2: st = dred_ireduce(NULL, r->rbuf, r->count + 1, r->calldt, r->callop, r->myroot, r->c, r->tag, &f); break;
+    case 3: st = dred_ireduce(sb, r->rbuf, r->mycount, r->calldt, r->callop, r->cs, r->c, r->tag, &f); break;
+    case 4: st = dred_ireduce(sb, r->rbuf, r->mycount, r->calldt, r->callop, r->myroot, r->c, -2, &f); break;
+    case 5: f = NULL; st = dred_ireduce(sb, r->rbuf, r->mycount, r->calldt, r->callop, r->myroot, r->c, r->tag, NULL); break;
+    default: st = dred_ireduce(sb, r->rbuf, r->mycount, r->calldt, MPI_OP_NULL, r->myroot, r->c, r->tag, &f); break;
+    }
+    if (st != DRED_ERR_ARG || f != NULL) {
+        fail("%s: a refused call (%s) returned %d (%s) and future %s", w, what[kind], st,
+             dred_strerror(st), f == NULL ? "NULL" : "set");
+        fflush(stdout);
+        MPI_Abort(MPI_COMM_WORLD, 4); /* it may have started a reduction nobody else joins */
+    }
+}
 
 /* a predefined op the bad member may use instead (MIN or MAX apply to the type), or -1 */
 static int other_op(const struct red *r)
@@ -620,7 +685,8 @@ static int run_round(int round, const struct opts *o)
     static struct red R[MAXK_LIMIT];
     uint64_t rng = mix64(g_seed ^ mix64(0x726f756e64ULL + (uint64_t)round));
     int K = 1 + (int)(next(&rng) % (uint64_t)o->maxk);
-    int used_tags[MAXK_LIMIT], nused = 0;
+    int coll = (int)(next(&rng) % 4), coll_comm = (int)(next(&rng) % NCOMM);
+    int used_tags[MAXK_LIMIT], used_comm[MAXK_LIMIT], nused = 0;
     char w[400];
 
     /* 1. the plan (the same on every member) */
@@ -637,15 +703,19 @@ static int run_round(int round, const struct opts *o)
         r->rootsel = next(&rng);
         if (next(&rng) % 2) r->tag = DRED_TAG_AUTO;
         else {
-            int t, dup;
+            int t, dup, tries = 0;
             do {
                 uint64_t x = next(&rng);
-                t = x % 16 == 0 ? (x % 32 == 0 ? INT_MAX : (1 << 30) + (int)(x % 3)) : (int)(x % 40);
+                t = x % 16 == 0 ? (x % 32 == 0 ? INT_MAX : (1 << 30) + (int)(x % 3)) : (int)(x % (uint64_t)o->ntags);
                 dup = 0;
-                for (int k = 0; k < nused; k++) dup |= used_tags[k] == t;
-            } while (dup);
-            used_tags[nused++] = t;
-            r->tag = t;
+                for (int k = 0; k < nused; k++) dup |= used_tags[k] == t && cshare[used_comm[k]][r->comm];
+            } while (dup && ++tries < 1000);
+            if (dup) r->tag = DRED_TAG_AUTO; /* every tag taken on this group */
+            else {
+                used_comm[nused] = r->comm;
+                used_tags[nused++] = t;
+                r->tag = t;
+            }
         }
         r->inplace = next(&rng) % 4 == 0;
         r->recv_block = next(&rng) % 5 == 0;
@@ -750,11 +820,13 @@ static int run_round(int round, const struct opts *o)
     for (int k = 0; k < K; k++) {
         struct red *r = &R[order[k]];
         if (next(&lrng) % 4 == 0) {
-            struct timespec ts = {0, (long)(next(&lrng) % 2001) * 1000L};
+            long us = (long)(next(&lrng) % (uint64_t)(o->maxpause_us + 1));
+            struct timespec ts = {us / 1000000, (us % 1000000) * 1000L};
             nanosleep(&ts, NULL);
         }
         const void *sb = r->my_inplace ? MPI_IN_PLACE : (const void *)r->sbuf;
         describe(r, round, w, sizeof w);
+        if (next(&lrng) % 12 == 0) junk_call(r, next(&lrng), w);
         if (r->blocking) {
             set_step("dred_reduce %s", w);
             r->st = dred_reduce(sb, r->rbuf, r->mycount, r->calldt, r->callop, r->myroot, r->c);
@@ -787,6 +859,16 @@ static int run_round(int round, const struct opts *o)
         }
         if (r->vtype) MPI_Type_free(&r->calldt);
         if (r->vop) MPI_Op_free(&r->callop);
+    }
+    /* 4b. the application's own collectives while the reductions run (some rounds) */
+    if (coll == 1) {
+        set_step("round %d: MPI_Barrier", round);
+        MPI_Barrier(g_comm);
+    } else if (coll == 2) {
+        int one = 1, n = 0;
+        set_step("round %d: MPI_Allreduce on %s", round, cname[coll_comm]);
+        MPI_Allreduce(&one, &n, 1, MPI_INT, MPI_SUM, comms[coll_comm]);
+        if (n != csize[coll_comm]) fail("mix: MPI_Allreduce on %s gave %d", cname[coll_comm], n);
     }
     /* 5. the expected values, while the reductions run */
     for (int j = 0; j < K; j++)
@@ -849,7 +931,7 @@ static int run_round(int round, const struct opts *o)
 
 int main(int argc, char **argv)
 {
-    struct opts o = {20, 0, 24, -1, -1, 0, 300000};
+    struct opts o = {20, 0, 24, -1, -1, 0, 40, 300000, 2000};
     int list = 0;
     const char *only_combo = NULL;
     for (int i = 1; i < argc; i++) {
@@ -858,6 +940,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "-R") && i + 1 < argc) o.first = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-K") && i + 1 < argc) o.maxk = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-B") && i + 1 < argc) o.maxbytes = atol(argv[++i]);
+        else if (!strcmp(argv[i], "-t") && i + 1 < argc) o.ntags = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-p") && i + 1 < argc) o.maxpause_us = atol(argv[++i]);
         else if (!strcmp(argv[i], "-T") && i + 1 < argc) only_combo = argv[++i];
         else if (!strcmp(argv[i], "-C") && i + 1 < argc) {
             const char *n = argv[++i];
@@ -869,6 +953,8 @@ int main(int argc, char **argv)
     if (o.maxk < 1) o.maxk = 1;
     if (o.maxk > MAXK_LIMIT) o.maxk = MAXK_LIMIT;
     if (o.maxbytes < 64) o.maxbytes = 64;
+    if (o.ntags < 1) o.ntags = 1;
+    if (o.maxpause_us < 0) o.maxpause_us = 0;
     const char *im = getenv("DRED_INLINE_MAX");
     if (im) g_inline_max = atoi(im);
 
