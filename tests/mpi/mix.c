@@ -12,15 +12,17 @@
  *     -t NTAGS   explicit tags are drawn from 0..NTAGS-1 (default 40), and a few large ones
  *     -p US      a pause before some calls is 0..US microseconds (default 2000)
  *     -T NAME    only the (type, op) combination NAME (e.g. vec_sum; -T list prints them)
- *     -C NAME    only communicator NAME (world, rev, half, sub, self, dup)
+ *     -C NAME    only communicator NAME (world, rev, half, sub, self, dup, fresh)
  *     --no-bad   no deliberately mismatched calls
  *     -v         rank 0 prints every round's plan
  *
  * Communicators, made once at start: dred_comm(); its reverse (split, key size-1-rank);
  * even/odd halves; a random subset and its complement, in a random key order; one member
  * each (split, color = rank); an MPI_Comm_dup of dred_comm() (the same group, so it shares
- * dred_comm()'s auto-tag sequence and tag names).  Every member belongs to exactly one part
- * of each, so every member takes part in every reduction of a round, on its part.
+ * dred_comm()'s auto-tag sequence and tag names).  And in a third of the rounds a fresh
+ * split into up to three parts in a random order, freed at the round's end.  Every member
+ * belongs to exactly one part of each, so every member takes part in every reduction of a
+ * round, on its part.  Explicit tags are unique in a round among kinds that share a group.
  *
  * A round: every member draws the same plan from (seed, round): K (1..MAXK) reductions,
  * each with a communicator, root, count (0, 1, small, the DRED_INLINE_MAX boundary and
@@ -68,11 +70,50 @@
 
 /* ---------------------------------------------------------------- communicators */
 
-enum { C_WORLD, C_REV, C_HALF, C_SUB, C_SELF, C_DUP, NCOMM };
-static const char *cname[NCOMM] = {"world", "rev", "half", "sub", "self", "dup"};
+static uint64_t g_seed = 20240611;
+
+enum { C_WORLD, C_REV, C_HALF, C_SUB, C_SELF, C_DUP, C_FRESH, NCOMM };
+static const char *cname[NCOMM] = {"world", "rev", "half", "sub", "self", "dup", "fresh"};
 static MPI_Comm comms[NCOMM];
 static int crank[NCOMM], csize[NCOMM], ccolor[NCOMM];
 static int cshare[NCOMM][NCOMM]; /* kinds a and b have a group in common somewhere */
+
+/* Which kinds share a group somewhere (the same members in the same order: dred_comm()
+ * and its dup always, others by chance, e.g. a subset that is a half): explicit tags name
+ * reductions per group, so two such kinds never get the same tag in one batch; kinds that
+ * share no group may (the same tag on different groups at once).  Each member hashes its
+ * part of each kind as the ordered list of dred_comm() ranks; two kinds share a group iff
+ * some member's hashes agree.  Collective over g_comm. */
+static void compute_share(void)
+{
+    int p = g_size;
+    uint64_t mine[NCOMM], *all = malloc(sizeof mine * (size_t)p);
+    MPI_Group wg;
+    MPI_Comm_group(g_comm, &wg);
+    for (int c = 0; c < NCOMM; c++) {
+        MPI_Group cg;
+        mine[c] = 0;
+        if (comms[c] == MPI_COMM_NULL) continue;
+        int n = csize[c], *in = malloc(sizeof(int) * (size_t)n), *out = malloc(sizeof(int) * (size_t)n);
+        MPI_Comm_group(comms[c], &cg);
+        for (int k = 0; k < n; k++) in[k] = k;
+        MPI_Group_translate_ranks(cg, n, in, wg, out);
+        mine[c] = 0x9a3;
+        for (int k = 0; k < n; k++) mine[c] = mix64(mine[c] ^ (uint64_t)out[k]);
+        MPI_Group_free(&cg);
+        free(in);
+        free(out);
+    }
+    MPI_Group_free(&wg);
+    MPI_Allgather(mine, NCOMM * 8, MPI_BYTE, all, NCOMM * 8, MPI_BYTE, g_comm);
+    for (int a = 0; a < NCOMM; a++)
+        for (int b = 0; b < NCOMM; b++) {
+            cshare[a][b] = a == b;
+            for (int m = 0; m < p; m++)
+                cshare[a][b] |= all[m * NCOMM + a] != 0 && all[m * NCOMM + a] == all[m * NCOMM + b];
+        }
+    free(all);
+}
 
 static void make_comms(uint64_t seed)
 {
@@ -91,39 +132,26 @@ static void make_comms(uint64_t seed)
     MPI_Comm_split(g_comm, r, 0, &comms[C_SELF]);
     ccolor[C_DUP] = 0;
     MPI_Comm_dup(g_comm, &comms[C_DUP]);
+    comms[C_FRESH] = MPI_COMM_NULL; /* made by the rounds that use it */
     for (int c = 0; c < NCOMM; c++) {
+        if (comms[c] == MPI_COMM_NULL) continue;
         MPI_Comm_rank(comms[c], &crank[c]);
         MPI_Comm_size(comms[c], &csize[c]);
     }
-    /* Which kinds share a group somewhere (the same members in the same order: dred_comm()
-     * and its dup always, others by chance, e.g. a subset that is a half): explicit tags
-     * name reductions per group, so two such kinds never get the same tag in one batch;
-     * kinds that share no group may (the same tag on different groups at once).  Each
-     * member hashes its part of each kind as the ordered list of dred_comm() ranks; two
-     * kinds share a group iff some member's hashes agree. */
-    uint64_t mine[NCOMM], *all = malloc(sizeof mine * (size_t)p);
-    MPI_Group wg;
-    MPI_Comm_group(g_comm, &wg);
-    for (int c = 0; c < NCOMM; c++) {
-        MPI_Group cg;
-        int n = csize[c], *in = malloc(sizeof(int) * (size_t)n), *out = malloc(sizeof(int) * (size_t)n);
-        MPI_Comm_group(comms[c], &cg);
-        for (int k = 0; k < n; k++) in[k] = k;
-        MPI_Group_translate_ranks(cg, n, in, wg, out);
-        mine[c] = 0x9a3;
-        for (int k = 0; k < n; k++) mine[c] = mix64(mine[c] ^ (uint64_t)out[k]);
-        MPI_Group_free(&cg);
-        free(in);
-        free(out);
-    }
-    MPI_Group_free(&wg);
-    MPI_Allgather(mine, NCOMM * 8, MPI_BYTE, all, NCOMM * 8, MPI_BYTE, g_comm);
-    for (int a = 0; a < NCOMM; a++)
-        for (int b = 0; b < NCOMM; b++) {
-            cshare[a][b] = a == b;
-            for (int m = 0; m < p; m++) cshare[a][b] |= all[m * NCOMM + a] == all[m * NCOMM + b];
-        }
-    free(all);
+    compute_share();
+}
+
+/* A communicator for one round only, freed at its end (MPI may hand its handle out again):
+ * up to three parts, members in a random order; its member lists are new groups or old
+ * ones again (a group's auto-tag turns and tag uses go on across communicators). */
+static void make_fresh_comm(int round)
+{
+    uint64_t h = mix64(g_seed ^ 0xf7e5ULL ^ mix64(((uint64_t)round << 20) + (uint64_t)g_rank));
+    ccolor[C_FRESH] = (int)(h % 3);
+    MPI_Comm_split(g_comm, ccolor[C_FRESH], (int)((h >> 8) % 100000), &comms[C_FRESH]);
+    MPI_Comm_rank(comms[C_FRESH], &crank[C_FRESH]);
+    MPI_Comm_size(comms[C_FRESH], &csize[C_FRESH]);
+    compute_share();
 }
 
 /* ---------------------------------------------------------------- types and ops */
@@ -138,14 +166,19 @@ struct tdesc {
     int ncell;         /* cells per element */
     int base;
     size_t cellsz;     /* extent of a cell */
-    int off[4];        /* byte offset of each cell inside an element */
+    int off0, stride;  /* cell k of an element is at byte off0 + k * stride */
     MPI_Aint ext;
     int cmp;
 };
 
 enum { T_INT, T_DOUBLE, T_LONG, T_UNSIGNED, T_DI, T_CPLX, T_FINT, T_FDBL, T_VEC, T_HOLE,
-       T_AFF, T_AFFH, NT };
+       T_AFF, T_AFFH, T_BIGV, NT };
 static struct tdesc types[NT];
+
+static size_t cell_off(const struct tdesc *d, int k)
+{
+    return (size_t)d->off0 + (size_t)k * (size_t)d->stride;
+}
 
 struct di { double v; int i; };
 
@@ -169,7 +202,8 @@ static void set_type(int t, const char *name, MPI_Datatype dt, MPI_Datatype cell
         fprintf(stderr, "mix: type %s has lb %ld\n", name, (long)lb);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    for (int k = 0; k < ncell; k++) d->off[k] = k * (int)csz; /* contiguous unless set after */
+    d->off0 = 0; /* contiguous unless set after */
+    d->stride = (int)csz;
 }
 
 enum { O_SUM, O_PROD, O_MAX, O_MIN, O_BXOR, O_BAND, O_LXOR, O_MINLOC, O_MAXLOC, O_CMIX,
@@ -206,10 +240,10 @@ static void cmix_op(void *in, void *inout, int *len, MPI_Datatype *dt)
         unsigned char *b = (unsigned char *)inout + (size_t)i * (size_t)d->ext;
         for (int k = 0; k < d->ncell; k++) {
             uint32_t x, y;
-            memcpy(&x, a + d->off[k], 4);
-            memcpy(&y, b + d->off[k], 4);
+            memcpy(&x, a + cell_off(d, k), 4);
+            memcpy(&y, b + cell_off(d, k), 4);
             y = x + y + x * y;
-            memcpy(b + d->off[k], &y, 4);
+            memcpy(b + cell_off(d, k), &y, 4);
         }
     }
 }
@@ -223,10 +257,10 @@ static void dsum_op(void *in, void *inout, int *len, MPI_Datatype *dt)
         unsigned char *b = (unsigned char *)inout + (size_t)i * (size_t)d->ext;
         for (int k = 0; k < d->ncell; k++) {
             double x, y;
-            memcpy(&x, a + d->off[k], 8);
-            memcpy(&y, b + d->off[k], 8);
+            memcpy(&x, a + cell_off(d, k), 8);
+            memcpy(&y, b + cell_off(d, k), 8);
             y += x;
-            memcpy(b + d->off[k], &y, 8);
+            memcpy(b + cell_off(d, k), &y, 8);
         }
     }
 }
@@ -239,15 +273,15 @@ static void affh_op(void *in, void *inout, int *len, MPI_Datatype *dt)
         const unsigned char *a = (const unsigned char *)in + (size_t)i * (size_t)d->ext;
         unsigned char *b = (unsigned char *)inout + (size_t)i * (size_t)d->ext;
         struct affine f, g;
-        memcpy(&f.a, a + d->off[0], 4);
-        memcpy(&f.b, a + d->off[1], 4);
-        memcpy(&g.a, b + d->off[0], 4);
-        memcpy(&g.b, b + d->off[1], 4);
+        memcpy(&f.a, a + cell_off(d, 0), 4);
+        memcpy(&f.b, a + cell_off(d, 1), 4);
+        memcpy(&g.a, b + cell_off(d, 0), 4);
+        memcpy(&g.b, b + cell_off(d, 1), 4);
         int one = 1;
         MPI_Datatype t = types[T_AFF].dt;
         affine_op(&f, &g, &one, &t);
-        memcpy(b + d->off[0], &g.a, 4);
-        memcpy(b + d->off[1], &g.b, 4);
+        memcpy(b + cell_off(d, 0), &g.a, 4);
+        memcpy(b + cell_off(d, 1), &g.b, 4);
     }
 }
 
@@ -274,7 +308,7 @@ static void make_types(void)
     MPI_Type_commit(&vr);
     MPI_Type_free(&v);
     set_type(T_VEC, "vec", vr, MPI_INT, 3, B_INT, CMP_BYTES);
-    types[T_VEC].off[0] = 0; types[T_VEC].off[1] = 8; types[T_VEC].off[2] = 16;
+    types[T_VEC].stride = 8;
     /* 2 doubles at 8 and 16, resized to 0..32: holes at 0..8 and 24..32 (true lb 8) */
     int bl = 2;
     MPI_Aint disp = 8;
@@ -284,7 +318,7 @@ static void make_types(void)
     MPI_Type_commit(&sr);
     MPI_Type_free(&s);
     set_type(T_HOLE, "holes", sr, MPI_DOUBLE, 2, B_DBL, CMP_BYTES);
-    types[T_HOLE].off[0] = 8; types[T_HOLE].off[1] = 16;
+    types[T_HOLE].off0 = 8;
     /* mpitest.h's affine type: 2 unsigned, contiguous */
     MPI_Op aop;
     affine_create(&a, &aop);
@@ -300,7 +334,14 @@ static void make_types(void)
     MPI_Type_commit(&ar);
     MPI_Type_free(&st);
     set_type(T_AFFH, "affine_holes", ar, MPI_UNSIGNED, 2, B_UINT, CMP_BYTES);
-    types[T_AFFH].off[0] = 0; types[T_AFFH].off[1] = 8;
+    types[T_AFFH].stride = 8;
+    /* an element larger than a combine chunk at DRED_CHUNK_KB=4: 600 ints, every third
+     * one (extent 7192 bytes, 2400 of data) */
+    MPI_Datatype bv;
+    MPI_Type_vector(600, 1, 3, MPI_INT, &bv);
+    MPI_Type_commit(&bv);
+    set_type(T_BIGV, "bigvec", bv, MPI_INT, 600, B_INT, CMP_BYTES);
+    types[T_BIGV].stride = 12;
 
     ops[O_SUM] = MPI_SUM; ops[O_PROD] = MPI_PROD; ops[O_MAX] = MPI_MAX; ops[O_MIN] = MPI_MIN;
     ops[O_BXOR] = MPI_BXOR; ops[O_BAND] = MPI_BAND; ops[O_LXOR] = MPI_LXOR;
@@ -323,6 +364,7 @@ static void free_types(void)
     MPI_Type_free(&types[T_VEC].dt);
     MPI_Type_free(&types[T_HOLE].dt);
     MPI_Type_free(&types[T_AFFH].dt);
+    MPI_Type_free(&types[T_BIGV].dt);
 }
 
 /* the (type, op) combinations a reduction draws from; non-commutative ones twice */
@@ -341,6 +383,7 @@ static const struct combo { int t, o; } combos[] = {
     {T_FDBL, O_SUM}, {T_FDBL, O_MIN}, {T_FDBL, O_PROD},
     {T_VEC, O_SUM}, {T_VEC, O_MAX}, {T_VEC, O_BXOR}, {T_VEC, O_PROD}, {T_VEC, O_CMIX},
     {T_HOLE, O_SUM}, {T_HOLE, O_MIN}, {T_HOLE, O_DSUM},
+    {T_BIGV, O_SUM}, {T_BIGV, O_MAX}, {T_BIGV, O_CMIX},
     {T_AFF, O_AFF}, {T_AFF, O_AFF}, {T_AFFH, O_AFFH}, {T_AFFH, O_AFFH},
 };
 #define NCOMBO ((int)(sizeof combos / sizeof combos[0]))
@@ -416,6 +459,8 @@ static const char *badname[4] = {"", " BAD(count)", " BAD(root)", " BAD(op)"};
 struct red {
     /* agreed by every member (drawn from the round's RNG) */
     int j, comm, combo, tag, inplace, recv_block, badkind, badsign, count;
+    int src; /* whose operands: j, or the reduction j is a twin of (same operands) */
+    int bad_planned; /* the plan wants a bad call (one happens where the part has 2+ members) */
     uint64_t rootsel, badsel, badsel2;
     /* this member's view */
     MPI_Comm c;
@@ -438,7 +483,6 @@ struct red {
     int st;
 };
 
-static uint64_t g_seed = 20240611;
 static int g_inline_max = 1024;
 static int g_verbose = 0;
 
@@ -472,10 +516,10 @@ static void describe(const struct red *r, int round, char *buf, size_t n)
     if (r->tag == DRED_TAG_AUTO) snprintf(tb, sizeof tb, "auto");
     else snprintf(tb, sizeof tb, "%d", r->tag);
     snprintf(buf, n,
-             "mix/seed=%llu/round=%d/red=%d: comm=%s(color %d, size %d) root=%d count=%d %s tag=%s%s%s%s",
+             "mix/seed=%llu/round=%d/red=%d: comm=%s(color %d, size %d) root=%d count=%d %s tag=%s%s%s%s%s",
              (unsigned long long)g_seed, round, r->j, cname[r->comm], r->color, r->cs, r->root,
              r->count, cb, tb, r->inplace ? " in_place" : "", r->recv_block ? " recv_block" : "",
-             r->bad_rank >= 0 ? badname[r->badkind] : "");
+             r->bad_rank >= 0 ? badname[r->badkind] : "", r->src != r->j ? " twin" : "");
 }
 
 /* the operand of member `m` (rank in the communicator) of reduction r, `cnt` elements, as
@@ -486,7 +530,7 @@ static unsigned char *gen_cells(const struct red *r, int round, int m, int cnt)
     size_t ncells = (size_t)cnt * (size_t)d->ncell;
     unsigned char *cells = malloc(ncells * d->cellsz + 1);
     if (!cells) { fail("mix: out of memory"); MPI_Abort(MPI_COMM_WORLD, 2); }
-    uint64_t h = mix64(g_seed ^ mix64(((uint64_t)round << 32) ^ ((uint64_t)r->j << 20) ^
+    uint64_t h = mix64(g_seed ^ mix64(((uint64_t)round << 32) ^ ((uint64_t)r->src << 20) ^
                                       ((uint64_t)r->color << 10) ^ (uint64_t)m));
     for (size_t k = 0; k < ncells; k++)
         cell_value(r->o, d->base, (int)(k % (size_t)d->ncell), mix64(h ^ (k * 0x9e3779b97f4a7c15ULL)),
@@ -623,8 +667,9 @@ static int compare(const struct red *r, char *why, size_t n)
             size_t el = k / (size_t)d->ext, in = k % (size_t)d->ext;
             const char *where = k >= data ? "past the result (element count .. guard)" : "in the result";
             int hole = 1;
-            for (int c = 0; c < d->ncell; c++)
-                if (in >= (size_t)d->off[c] && in < (size_t)d->off[c] + d->cellsz) hole = 0;
+            if (in >= (size_t)d->off0 && (in - (size_t)d->off0) / (size_t)d->stride < (size_t)d->ncell &&
+                (in - (size_t)d->off0) % (size_t)d->stride < d->cellsz)
+                hole = 0;
             snprintf(why, n, "byte %zu (element %zu, offset %zu%s, %s) is 0x%02x, expected 0x%02x",
                      k, el, in, hole ? ", a hole" : "", where, r->rbuf[k], r->exp[k]);
             return 0;
@@ -664,6 +709,7 @@ static void junk_call(const struct red *r, uint64_t x, const char *w)
     case 5: f = NULL; st = dred_ireduce(sb, r->rbuf, r->mycount, r->calldt, r->callop, r->myroot, r->c, r->tag, NULL); break;
     default: st = dred_ireduce(sb, r->rbuf, r->mycount, r->calldt, MPI_OP_NULL, r->myroot, r->c, r->tag, &f); break;
     }
+    if (g_verbose > 1) printf("issue rank=%d: junk call (%s) before %s\n", g_rank, what[kind], w);
     if (st != DRED_ERR_ARG || f != NULL) {
         fail("%s: a refused call (%s) returned %d (%s) and future %s", w, what[kind], st,
              dred_strerror(st), f == NULL ? "NULL" : "set");
@@ -685,7 +731,13 @@ static int run_round(int round, const struct opts *o)
     static struct red R[MAXK_LIMIT];
     uint64_t rng = mix64(g_seed ^ mix64(0x726f756e64ULL + (uint64_t)round));
     int K = 1 + (int)(next(&rng) % (uint64_t)o->maxk);
-    int coll = (int)(next(&rng) % 4), coll_comm = (int)(next(&rng) % NCOMM);
+    int fresh = o->only_comm == C_FRESH || (o->only_comm < 0 && next(&rng) % 3 == 0);
+    int ncomm = fresh ? NCOMM : NCOMM - 1; /* C_FRESH is the last kind */
+    int coll = (int)(next(&rng) % 4), coll_comm = (int)(next(&rng) % (uint64_t)ncomm);
+    if (fresh) {
+        set_step("round %d: making the round's communicator", round);
+        make_fresh_comm(round);
+    }
     int used_tags[MAXK_LIMIT], used_comm[MAXK_LIMIT], nused = 0;
     char w[400];
 
@@ -693,13 +745,22 @@ static int run_round(int round, const struct opts *o)
     for (int j = 0; j < K; j++) {
         struct red *r = &R[j];
         memset(r, 0, sizeof *r);
-        r->j = j;
-        r->comm = o->only_comm >= 0 ? o->only_comm : (int)(next(&rng) % NCOMM);
+        r->j = r->src = j;
+        r->comm = o->only_comm >= 0 ? o->only_comm : (int)(next(&rng) % (uint64_t)ncomm);
         r->combo = o->only_combo >= 0 ? o->only_combo : (int)(next(&rng) % NCOMBO);
+        /* a twin of the previous reduction: the same communicator, type, op, count and
+         * operands (its own root and tag), so members may pass the same sendbuf to both */
+        int twin = j > 0 && next(&rng) % 8 == 0 && !R[j - 1].bad_planned;
+        if (twin) {
+            r->src = R[j - 1].src;
+            r->comm = R[j - 1].comm;
+            r->combo = R[j - 1].combo;
+        }
         r->td = &types[combos[r->combo].t];
         r->o = combos[r->combo].o;
         r->op = ops[r->o];
         r->count = draw_count(&rng, r->td->ext, o->maxbytes);
+        if (twin) r->count = R[j - 1].count;
         r->rootsel = next(&rng);
         if (next(&rng) % 2) r->tag = DRED_TAG_AUTO;
         else {
@@ -719,7 +780,8 @@ static int run_round(int round, const struct opts *o)
         }
         r->inplace = next(&rng) % 4 == 0;
         r->recv_block = next(&rng) % 5 == 0;
-        int bad = !o->no_bad && next(&rng) % 12 == 0;
+        int bad = !o->no_bad && next(&rng) % 12 == 0 && !twin;
+        r->bad_planned = bad;
         uint64_t bk = next(&rng);
         r->badsel = next(&rng);
         r->badsel2 = next(&rng);
@@ -783,7 +845,14 @@ static int run_round(int round, const struct opts *o)
             g_vt[g_nvt++].d = r->td;
         }
         if (r->vop) MPI_Op_create(ufn[r->myo], ucommute[r->myo], &r->callop);
-        if (!r->my_inplace) {
+        struct red *tw = r->src != r->j ? &R[j - 1] : NULL;
+        if (!r->my_inplace && tw && tw->sbuf) {
+            /* the twin's sendbuf, read by both reductions (a pool block: two pending
+             * reductions reading the same bytes); checked unchanged by its owner */
+            r->sbuf = tw->sbuf;
+            r->sbuf_is_block = tw->sbuf_is_block;
+            r->scribble = r->early_free = 0;
+        } else if (!r->my_inplace) {
             r->sbase = get_buf(r->span + (size_t)r->block_off, r->use_block, &r->sbuf_is_block);
             r->sbuf = r->sbase + (r->sbuf_is_block ? r->block_off : 0);
             pattern(r->sbuf, r->span, next(&lrng));
@@ -827,6 +896,9 @@ static int run_round(int round, const struct opts *o)
         const void *sb = r->my_inplace ? MPI_IN_PLACE : (const void *)r->sbuf;
         describe(r, round, w, sizeof w);
         if (next(&lrng) % 12 == 0) junk_call(r, next(&lrng), w);
+        if (g_verbose > 1)
+            printf("issue rank=%d: %s%s%s\n", g_rank, w, r->blocking ? " (dred_reduce)" : "",
+                   r->cr == r->bad_rank ? " (the bad member)" : ""), fflush(stdout);
         if (r->blocking) {
             set_step("dred_reduce %s", w);
             r->st = dred_reduce(sb, r->rbuf, r->mycount, r->calldt, r->callop, r->myroot, r->c);
@@ -923,6 +995,7 @@ static int run_round(int round, const struct opts *o)
         put_buf(r->block2, 1);
         free(r->scopy); free(r->rinit); free(r->exp);
     }
+    if (fresh) MPI_Comm_free(&comms[C_FRESH]);
     if (nfail == 0)
         pass("mix/seed=%llu/round=%d/rank=%d: %d reductions, %d exact or OK, %d mismatches reported",
              (unsigned long long)g_seed, round, g_rank, K, nok, nbad);
@@ -949,6 +1022,7 @@ int main(int argc, char **argv)
             if (o.only_comm < 0) { fprintf(stderr, "mix: unknown communicator %s\n", n); return 2; }
         } else if (!strcmp(argv[i], "--no-bad")) o.no_bad = 1;
         else if (!strcmp(argv[i], "-v")) g_verbose = 1;
+        else if (!strcmp(argv[i], "-vv")) g_verbose = 2;
     }
     if (o.maxk < 1) o.maxk = 1;
     if (o.maxk > MAXK_LIMIT) o.maxk = MAXK_LIMIT;
@@ -986,7 +1060,8 @@ int main(int argc, char **argv)
     if (g_rank == 0)
         printf("mix: %d rounds in %.2f s\n", o.rounds, now_s() - t0);
     (void)nfail;
-    for (int c = 1; c < NCOMM; c++) MPI_Comm_free(&comms[c]);
+    for (int c = 1; c < NCOMM; c++)
+        if (comms[c] != MPI_COMM_NULL) MPI_Comm_free(&comms[c]);
     free_types();
     return test_finish();
 }
