@@ -3,18 +3,18 @@
  * reductions, every result checked exactly, to find the bugs that live between features.
  *
  *   dredrun -n P mpi_mix [-s SEED] [-r ROUNDS] [-R FIRST] [-K MAXK] [-B MAXBYTES]
- *                        [-t NTAGS] [-p US] [-T COMBO] [-C COMM] [--no-bad] [-v]
+ *                        [-t NTAGS] [-p US] [-T COMBO] [-C COMM] [--no-bad] [-v | -vv]
  *     -s SEED    seed of everything (default 20240611); the same seed gives the same plan
  *     -r ROUNDS  rounds (default 20), numbered from FIRST (-R, default 0): each round's plan
  *                depends on (seed, round) only, so -R N -r 1 replays round N alone
- *     -K MAXK    at most MAXK reductions per round (default 24)
+ *     -K MAXK    at most MAXK reductions per round (default 24, at most 64)
  *     -B BYTES   largest operand in bytes (default 300000)
  *     -t NTAGS   explicit tags are drawn from 0..NTAGS-1 (default 40), and a few large ones
  *     -p US      a pause before some calls is 0..US microseconds (default 2000)
  *     -T NAME    only the (type, op) combination NAME (e.g. vec_sum; -T list prints them)
  *     -C NAME    only communicator NAME (world, rev, half, sub, self, dup, fresh)
  *     --no-bad   no deliberately mismatched calls
- *     -v         rank 0 prints every round's plan
+ *     -v         rank 0 prints every round's plan; -vv: every member also prints its calls
  *
  * Communicators, made once at start: dred_comm(); its reverse (split, key size-1-rank);
  * even/odd halves; a random subset and its complement, in a random key order; one member
@@ -22,24 +22,43 @@
  * dred_comm()'s auto-tag sequence and tag names).  And in a third of the rounds a fresh
  * split into up to three parts in a random order, freed at the round's end.  Every member
  * belongs to exactly one part of each, so every member takes part in every reduction of a
- * round, on its part.  Explicit tags are unique in a round among kinds that share a group.
+ * round, on its part.  Explicit tags are unique in a round among kinds that share a group
+ * somewhere (the same tag runs on different groups at once).
  *
  * A round: every member draws the same plan from (seed, round): K (1..MAXK) reductions,
  * each with a communicator, root, count (0, 1, small, the DRED_INLINE_MAX boundary and
- * one past it, up to 32 KB, up to MAXBYTES), a (type, op) combination from the table below
- * (named C and Fortran types, MPI_DOUBLE_INT under MINLOC/MAXLOC, MPI_C_DOUBLE_COMPLEX under
- * SUM/PROD, a strided vector and a struct resized with holes under predefined and user
- * ops, a commutative user op, mpitest.h's non-commutative affine op and an affine op over
- * a type with holes), DRED_TAG_AUTO or an explicit tag (unique in the round, drawn from a
- * small range so tags are reused round after round), MPI_IN_PLACE at the root, recvbuf
- * from dred_alloc_mem at the root; and sometimes a deliberately bad call: one member gives
- * count +- 1, so every member must get DRED_ERR_MISMATCH while the rest of the batch stays
- * exact.  Each member on its own decides: sendbuf from dred_alloc_mem or malloc, whether
- * to scribble over a private sendbuf once the batch is issued (it was copied), whether to
- * free a block early (dred_free_mem while pending) and allocate and scribble a new one,
- * whether a non-root passes recvbuf NULL or a buffer that must stay untouched, pauses of
- * 0..2 ms before calls, the order of its calls (DRED_TAG_AUTO calls keep the plan's
- * relative order, explicit-tag calls land anywhere) and the order it waits (wait_bounded).
+ * one past it, up to 32 KB, up to MAXBYTES), a (type, op) combination from `combos` below
+ * (MPI_INT, MPI_DOUBLE, MPI_LONG, MPI_UNSIGNED, MPI_INTEGER, MPI_DOUBLE_PRECISION under the
+ * predefined ops that apply, MPI_DOUBLE_INT under MINLOC/MAXLOC, MPI_C_DOUBLE_COMPLEX under
+ * SUM/PROD, a strided int vector with holes, a struct of doubles resized with holes before
+ * and after (true lower bound 8), a 600-int vector whose element (7 KB) is larger than a
+ * DRED_CHUNK_KB=4 chunk; commutative user ops on those; mpitest.h's non-commutative affine
+ * op and an affine op over a type with holes), DRED_TAG_AUTO or an explicit tag (drawn from
+ * a small range, so tags are reused round after round), MPI_IN_PLACE at the root, recvbuf
+ * from dred_alloc_mem at the root; sometimes a twin of the previous reduction (the same
+ * operands, its own root and tag: members pass both the same sendbuf); and sometimes a
+ * deliberately bad call: one member gives count +- 1, another root or (predefined ops)
+ * MAX/MIN instead of the op, so every member must get DRED_ERR_MISMATCH while the rest of
+ * the batch stays exact.  In some rounds every member calls MPI_Barrier or MPI_Allreduce
+ * on one of the communicators while the reductions run.
+ *
+ * Each member on its own decides: sendbuf from dred_alloc_mem (at an offset inside its
+ * block) or malloc; whether to scribble over a private sendbuf once the batch is issued
+ * (it was copied); whether to free a block while its reduction is pending and allocate
+ * and scribble a new one; whether a non-root passes recvbuf NULL or a buffer that must stay
+ * untouched; whether a derived datatype is a dup (MPI_Type_dup) or a user op a new one
+ * (MPI_Op_create, same function), freed once the batch is issued (libdred keeps them for
+ * the pending reductions); refused calls (count -1, MPI_IN_PLACE at a non-root, NULL
+ * sendbuf, root out of range, tag -2, NULL future pointer, MPI_OP_NULL) before some calls,
+ * with the next call's communicator and tag: each must return DRED_ERR_ARG with no future
+ * and use up no auto-tag turn or tag use; pauses of 0..2 ms before calls; the order of its
+ * calls (DRED_TAG_AUTO calls keep the plan's relative order, explicit-tag ones land
+ * anywhere); dred_reduce (blocking) for some DRED_TAG_AUTO ones (they come in the same
+ * order everywhere, so no member blocks on one another member has not reached); freeing
+ * the future of some DRED_TAG_AUTO reductions at once where it is not the root (abandoning
+ * them locally: the others' results must not suffer; its private sendbuf is scribbled
+ * over); in a third of the rounds a second thread that issues the explicit-tag
+ * reductions while the first issues the rest; and the order it waits (wait_bounded).
  *
  * Checks: every dred_ireduce returns DRED_OK (else the job is aborted: the others would
  * wait on that tag), every future ends DRED_OK (DRED_ERR_MISMATCH for the bad ones), and
@@ -51,11 +70,14 @@
  * multi-node communicators): every member's operand is a function of (seed, round,
  * reduction, part, rank in the communicator, element), so the root generates all of them
  * and folds them in rank order with MPI_Reduce_local (from the highest rank down: inout =
- * in op inout).  Values are small integers (PROD factors 1, 2, -1), so floating results
- * are exact in any combine order.  One PASS line per member and round.
+ * in op inout), on the basic elements for predefined ops (MPICH refuses them on derived
+ * types), in the datatype's layout for user ops.  Values are small integers (PROD factors
+ * 1, 2, -1), so floating results are exact in any combine order.  A failure names seed,
+ * round, reduction and its whole plan.  One PASS line per member and round.
  */
 #include <complex.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -471,7 +493,7 @@ struct red {
     /* this member's call: count, root, op (a bad member's differ), MPI_IN_PLACE or not */
     int mycount, myroot, my_is_root, my_inplace, myo;
     /* this member's own choices */
-    int use_block, block_off, scribble, early_free, null_recv, blocking, vtype, vop;
+    int use_block, block_off, scribble, early_free, null_recv, blocking, vtype, vop, abandon;
     MPI_Datatype calldt; /* td->dt, or a dup of it freed once the batch is issued */
     MPI_Op callop;       /* op, or a new user op with the same function, freed likewise */
     /* buffers */
@@ -684,6 +706,9 @@ struct opts {
     long maxbytes, maxpause_us;
 };
 
+static __thread int t_helper; /* this thread is a round's second issuer: no set_step */
+#define STEP(...) do { if (!t_helper) set_step(__VA_ARGS__); } while (0)
+
 /* A call dred_ireduce must refuse locally (DRED_ERR_ARG, *future NULL), made just before
  * this member's call of r with r's communicator and tag: it must not use up an auto-tag
  * turn or a use of the tag, nor disturb anything in flight. */
@@ -698,7 +723,7 @@ static void junk_call(const struct red *r, uint64_t x, const char *w)
                                   "MPI_OP_NULL"};
     if (kind == 1 && r->cs < 2) kind = 0;
     if (sb == NULL) sb = &sentinel;
-    set_step("junk call (%s) before %s", what[kind], w);
+    STEP("junk call (%s) before %s", what[kind], w);
     switch (kind) {
     case 0: st = dred_ireduce(sb, r->rbuf, -1, r->calldt, r->callop, r->myroot, r->c, r->tag, &f); break;
     case 1: st = dred_ireduce(MPI_IN_PLACE, r->rbuf, r->mycount, r->calldt, r->callop,
@@ -724,6 +749,68 @@ static int other_op(const struct red *r)
     int t = combos[r->combo].t;
     if (r->o >= O_CMIX || t == T_DI || t == T_CPLX || t == T_AFF || t == T_AFFH) return -1;
     return r->o == O_MAX ? O_MIN : O_MAX;
+}
+
+/* One member's call of r, after an optional pause and refused call.  Blocking calls
+ * (dred_reduce) only for DRED_TAG_AUTO reductions: those come in the same order
+ * everywhere, so the first one any member blocks in has every member's call issued or
+ * coming, and no member waits for another that is blocked behind it. */
+static void issue_one(struct red *r, int round, uint64_t *rng, const struct opts *o)
+{
+    char w[400];
+    if (next(rng) % 4 == 0) {
+        long us = (long)(next(rng) % (uint64_t)(o->maxpause_us + 1));
+        struct timespec ts = {us / 1000000, (us % 1000000) * 1000L};
+        nanosleep(&ts, NULL);
+    }
+    const void *sb = r->my_inplace ? MPI_IN_PLACE : (const void *)r->sbuf;
+    describe(r, round, w, sizeof w);
+    if (next(rng) % 12 == 0) junk_call(r, next(rng), w);
+    if (g_verbose > 1)
+        printf("issue rank=%d%s: %s%s%s\n", g_rank, t_helper ? " (2nd thread)" : "", w,
+               r->blocking ? " (dred_reduce)" : "", r->cr == r->bad_rank ? " (the bad member)" : ""),
+            fflush(stdout);
+    if (r->blocking) {
+        STEP("dred_reduce %s", w);
+        r->st = dred_reduce(sb, r->rbuf, r->mycount, r->calldt, r->callop, r->myroot, r->c);
+        r->f = NULL;
+        return;
+    }
+    STEP("dred_ireduce %s", w);
+    r->st = dred_ireduce(sb, r->rbuf, r->mycount, r->calldt, r->callop, r->myroot, r->c,
+                         r->tag, &r->f);
+    if (r->st != DRED_OK) {
+        fail("%s: dred_ireduce returned %d (%s)", w, r->st, dred_strerror(r->st));
+        fflush(stdout);
+        MPI_Abort(MPI_COMM_WORLD, 4); /* the others would wait on it for ever */
+    }
+    if (r->abandon) {
+        dred_future_free(r->f);
+        r->f = NULL;
+        /* libdred never reads a private sendbuf again: scribble it with the others
+         * after the batch (a block stays the operand until the reduction ends) */
+        if (r->sbase != NULL && !r->sbuf_is_block) {
+            r->scribble = 1;
+            free(r->scopy);
+            r->scopy = NULL;
+        }
+    }
+}
+
+struct issuer {
+    struct red **list;
+    int n;
+    uint64_t rng;
+    int round;
+    const struct opts *o;
+};
+
+static void *issuer_main(void *arg)
+{
+    struct issuer *is = arg;
+    t_helper = 1;
+    for (int k = 0; k < is->n; k++) issue_one(is->list[k], is->round, &is->rng, is->o);
+    return NULL;
 }
 
 static int run_round(int round, const struct opts *o)
@@ -835,6 +922,11 @@ static int run_round(int round, const struct opts *o)
         r->early_free = r->use_block && next(&lrng) % 3 == 0;
         r->null_recv = next(&lrng) % 2 && !r->my_is_root;
         r->blocking = r->tag == DRED_TAG_AUTO && next(&lrng) % 6 == 0;
+        /* a non-root member that frees its future at once (abandons the reduction
+         * locally): the others must still get their result.  Auto tags only: an explicit
+         * tag reused next round could still be in flight here, which is refused. */
+        r->abandon = r->tag == DRED_TAG_AUTO && !r->blocking && !r->is_root && !r->my_is_root &&
+                     next(&lrng) % 10 == 0;
         r->vtype = derived && next(&lrng) % 3 == 0;
         r->vop = r->myo >= O_CMIX && next(&lrng) % 3 == 0;
         r->calldt = r->td->dt;
@@ -883,36 +975,26 @@ static int run_round(int round, const struct opts *o)
     for (int j = 0; j < K; j++) if (R[j].tag == DRED_TAG_AUTO) autos[na++] = j;
     for (int k = 0, a = 0; k < K; k++) if (R[order[k]].tag == DRED_TAG_AUTO) order[k] = autos[a++];
 
-    /* Blocking calls (dred_reduce) only for DRED_TAG_AUTO reductions: those come in the same
-     * order everywhere, so the first one any member blocks in has every member's call
-     * issued or coming, and no member waits for another that is blocked behind it. */
+    /* Some rounds, a second thread issues the explicit-tag reductions (in this member's
+     * order) while this one issues the rest: libdred's calls are thread-safe. */
+    struct issuer helper = {NULL, 0, next(&lrng), round, o};
+    struct red *mine[MAXK_LIMIT];
+    int nmine = 0, threaded = next(&lrng) % 3 == 0;
+    pthread_t th;
+    if (threaded) helper.list = malloc(sizeof(struct red *) * (size_t)K);
     for (int k = 0; k < K; k++) {
         struct red *r = &R[order[k]];
-        if (next(&lrng) % 4 == 0) {
-            long us = (long)(next(&lrng) % (uint64_t)(o->maxpause_us + 1));
-            struct timespec ts = {us / 1000000, (us % 1000000) * 1000L};
-            nanosleep(&ts, NULL);
-        }
-        const void *sb = r->my_inplace ? MPI_IN_PLACE : (const void *)r->sbuf;
-        describe(r, round, w, sizeof w);
-        if (next(&lrng) % 12 == 0) junk_call(r, next(&lrng), w);
-        if (g_verbose > 1)
-            printf("issue rank=%d: %s%s%s\n", g_rank, w, r->blocking ? " (dred_reduce)" : "",
-                   r->cr == r->bad_rank ? " (the bad member)" : ""), fflush(stdout);
-        if (r->blocking) {
-            set_step("dred_reduce %s", w);
-            r->st = dred_reduce(sb, r->rbuf, r->mycount, r->calldt, r->callop, r->myroot, r->c);
-            r->f = NULL;
-            continue;
-        }
-        set_step("dred_ireduce %s", w);
-        r->st = dred_ireduce(sb, r->rbuf, r->mycount, r->calldt, r->callop, r->myroot, r->c,
-                             r->tag, &r->f);
-        if (r->st != DRED_OK) {
-            fail("%s: dred_ireduce returned %d (%s)", w, r->st, dred_strerror(r->st));
-            fflush(stdout);
-            MPI_Abort(MPI_COMM_WORLD, 4); /* the others would wait on it for ever */
-        }
+        if (threaded && r->tag != DRED_TAG_AUTO) helper.list[helper.n++] = r;
+        else mine[nmine++] = r;
+    }
+    if (threaded && pthread_create(&th, NULL, issuer_main, &helper) != 0) {
+        fail("mix: pthread_create failed");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    for (int k = 0; k < nmine; k++) issue_one(mine[k], round, &lrng, o);
+    if (threaded) {
+        pthread_join(th, NULL);
+        free(helper.list);
     }
     /* 4. sendbufs were copied: scribble over some; free some blocks while pending and
      * scribble over a new block (it must not overlap the pending one); free the dup'd
@@ -956,21 +1038,23 @@ static int run_round(int round, const struct opts *o)
     }
     for (int k = 0; k < K; k++) {
         struct red *r = &R[order[k]];
-        if (r->f == NULL) continue; /* dred_reduce */
+        if (r->f == NULL) continue; /* dred_reduce, or abandoned */
         describe(r, round, w, sizeof w);
         set_step("waiting %s", w);
         r->st = wait_bounded(r->f, 60, w);
         dred_future_free(r->f);
     }
     /* 7. checks */
-    int nok = 0, nbad = 0, nfail = 0;
+    int nok = 0, nbad = 0, nfail = 0, nabandoned = 0;
     for (int j = 0; j < K; j++) {
         struct red *r = &R[j];
         char why[300];
         describe(r, round, w, sizeof w);
         int want = r->bad_rank >= 0 ? DRED_ERR_MISMATCH : DRED_OK;
         int ok = 1;
-        if (r->st != want) {
+        if (r->abandon) {
+            /* nothing reported here; the root checks the result */
+        } else if (r->st != want) {
             fail("%s: status %d (%s), expected %s [member %d of the comm%s]", w, r->st,
                  dred_strerror(r->st), dred_strerror(want), r->cr,
                  r->cr == r->bad_rank ? ", the bad one" : "");
@@ -988,6 +1072,7 @@ static int run_round(int round, const struct opts *o)
             ok = 0;
         }
         if (!ok) nfail++;
+        else if (r->abandon) nabandoned++;
         else if (want == DRED_OK) nok++;
         else nbad++;
         put_buf(r->sbase, r->sbuf_is_block);
@@ -997,8 +1082,8 @@ static int run_round(int round, const struct opts *o)
     }
     if (fresh) MPI_Comm_free(&comms[C_FRESH]);
     if (nfail == 0)
-        pass("mix/seed=%llu/round=%d/rank=%d: %d reductions, %d exact or OK, %d mismatches reported",
-             (unsigned long long)g_seed, round, g_rank, K, nok, nbad);
+        pass("mix/seed=%llu/round=%d/rank=%d: %d reductions, %d exact or OK, %d mismatches reported, "
+             "%d abandoned", (unsigned long long)g_seed, round, g_rank, K, nok, nbad, nabandoned);
     return nfail;
 }
 
