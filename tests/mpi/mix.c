@@ -236,18 +236,44 @@ static MPI_Op ops[NO];
 static MPI_User_function *ufn[NO]; /* the user ops' functions */
 static int ucommute[NO];
 
-/* dups of the derived types made for one round (and freed while their reductions are
- * pending): the user ops find their layout here too */
-static struct { MPI_Datatype h; const struct tdesc *d; } g_vt[MAXK_LIMIT];
+/* Dups of the derived types (MPI_Type_dup), freed by the application while their
+ * reductions are pending: the user ops find their layout here too.  An abandoned reduction
+ * may still call its op after its round (on dred's runtime thread), so entries stay: a
+ * handle MPI hands out again (the old type really freed, so no reduction uses it) just
+ * gets its new layout.  A mutex, since the runtime thread reads while the test adds. */
+#define MAXVT 4096
+static struct { MPI_Datatype h; const struct tdesc *d; } g_vt[MAXVT];
 static int g_nvt;
+static pthread_mutex_t g_vt_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void vt_add(MPI_Datatype h, const struct tdesc *d)
+{
+    int k;
+    pthread_mutex_lock(&g_vt_mu);
+    for (k = 0; k < g_nvt && g_vt[k].h != h; k++) {}
+    if (k == g_nvt && g_nvt < MAXVT) g_nvt++;
+    if (k < MAXVT) {
+        g_vt[k].h = h;
+        g_vt[k].d = d;
+    }
+    pthread_mutex_unlock(&g_vt_mu);
+    if (k >= MAXVT) {
+        fprintf(stderr, "mix: more than %d distinct datatype handles\n", MAXVT);
+        abort();
+    }
+}
 
 /* the layout a user op walks, found by the caller's datatype handle (dred passes it on) */
 static const struct tdesc *layout_of(MPI_Datatype dt)
 {
+    const struct tdesc *d = NULL;
     for (int t = 0; t < NT; t++)
         if (types[t].dt == dt) return &types[t];
-    for (int k = 0; k < g_nvt; k++)
-        if (g_vt[k].h == dt) return g_vt[k].d;
+    pthread_mutex_lock(&g_vt_mu);
+    for (int k = 0; k < g_nvt && d == NULL; k++)
+        if (g_vt[k].h == dt) d = g_vt[k].d;
+    pthread_mutex_unlock(&g_vt_mu);
+    if (d != NULL) return d;
     fprintf(stderr, "mix: user op called with an unknown datatype\n");
     abort();
 }
@@ -912,7 +938,6 @@ static int run_round(int round, const struct opts *o)
 
     /* 2. this member's own choices and buffers */
     uint64_t lrng = mix64(g_seed ^ mix64(0x6c6f63616cULL + ((uint64_t)round << 16) + (uint64_t)g_rank));
-    g_nvt = 0;
     for (int j = 0; j < K; j++) {
         struct red *r = &R[j];
         int derived = r->td->dt != r->td->cell && r->td != &types[T_DI] && r->td != &types[T_CPLX];
@@ -933,8 +958,7 @@ static int run_round(int round, const struct opts *o)
         r->callop = ops[r->myo];
         if (r->vtype) {
             MPI_Type_dup(r->td->dt, &r->calldt);
-            g_vt[g_nvt].h = r->calldt;
-            g_vt[g_nvt++].d = r->td;
+            vt_add(r->calldt, r->td);
         }
         if (r->vop) MPI_Op_create(ufn[r->myo], ucommute[r->myo], &r->callop);
         struct red *tw = r->src != r->j ? &R[j - 1] : NULL;
