@@ -677,6 +677,14 @@ if want small && [ -s "$OUT/small-summary.csv" ]; then
     printf '%-6s %4s %6s %6s %12s %12s %8s\n' scen p bytes K "dred ms" "MPI ms" dred/MPI
     awk -F, 'FNR > 1 { printf "%-6s %4d %6d %6g %12.3f %12.3f %8.3f\n", $1, $2, $3, $4, $6 * 1e3, $9 * 1e3, ($9 > 0 ? $6 / $9 : 0) }' \
       "$OUT/small-summary.csv"
+    # The loop's third contender: the same loop with no reduction (dred-bench's LOOP_FLOOR),
+    # what no reduction riding on the application's collectives can beat.  Medians over reps.
+    loopmed() { awk -F, -v w="$1" '$1 == "loop" && $5 == w { print $7 }' "$OUT/small.csv" | sort -g |
+      awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+    fl=$(loopmed none) ld=$(loopmed dred) lm=$(loopmed mpi)
+    if [ -n "$fl" ] && [ -n "$ld" ] && [ -n "$lm" ]; then
+      awk -v f="$fl" -v d="$ld" -v m="$lm" 'BEGIN { printf "loop floor (no reduction): %.3f s; dred/floor %.3f, MPI/floor %.3f\n", f, d / f, m / f }'
+    fi
   } | tee "$OUT/small.txt"
   [ -f "$OUT/ratios.txt" ] && cat "$OUT/small.txt" >>"$OUT/ratios.txt"
 elif want small; then
