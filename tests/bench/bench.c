@@ -975,7 +975,7 @@ static void measure_loop(void) {
     for (int it0 = 0, turn = 0; it0 < N; it0 += C, turn++) {
       int n = N - it0 < C ? N - it0 : C;
       for (int c = 0; c < LOOP_WHO; c++) {
-        int who = (c + turn + rep + LOOP_WHO) % LOOP_WHO; /* rep may be negative (warm-up) */
+        int who = ((c + turn + rep) % LOOP_WHO + LOOP_WHO) % LOOP_WHO; /* rep < 0: warm-up */
         double e, emax = 0;
         if ((who == LOOP_DRED && !opt.run_dred) || (who == LOOP_MPI && !opt.run_mpi)) continue;
         idle_barrier();
