@@ -646,7 +646,10 @@ static void maybe_bye(dred_rt_t *rt) {
   int ready;
   if (rt->bye_sent) return;
   uv_mutex_lock(&rt->lock);
-  ready = rt->bye_requested && rt->ninst == 0 && dred_queue_empty(&rt->submitq);
+  /* Not once we gave up on the master: BYE tells it this process will take part in the
+   * collective MPI teardown, which dred_finalize then skips (the master may have been only
+   * stalled; reading our BYE it would wait in MPI for processes that are gone). */
+  ready = rt->bye_requested && !rt->dead && rt->ninst == 0 && dred_queue_empty(&rt->submitq);
   uv_mutex_unlock(&rt->lock);
   if (!ready) return;
   memset(&m, 0, sizeof m);
