@@ -39,6 +39,7 @@ void dred_config_load(dred_config_t *c) {
   c->fail_timeout_ms = env_u64("DRED_FAIL_TIMEOUT_MS", 5000, 50, 86400000);
   c->master_timeout_ms = env_u64("DRED_MASTER_TIMEOUT_MS", 10000, 50, 86400000);
   c->shm = (int)env_u64("DRED_SHM", 1, 0, 1);
+  c->meet = (int)env_u64("DRED_MEET", 1, 0, 1);
   c->prefault_peers = (int)env_u64("DRED_PREFAULT_PEERS", 0, 0, 1);
   c->replicas = env_u64("DRED_REPLICAS", 2, 0, 1 + 4);
   c->replica_delay_ms = env_u64("DRED_REPLICA_DELAY_MS", 1000, 0, 86400000);

@@ -43,6 +43,10 @@ typedef struct {
                                 node, so losing this node afterwards loses nothing; 0:
                                 once it is in this node's shared memory (1)            */
   int shm;                   /* DRED_SHM              0 forces RMA even on one node (1)    */
+  int meet;                  /* DRED_MEET             one-node groups' small auto-tagged
+                              *                       reductions meet in shared memory,
+                              *                       without dred-master (1; the job uses it
+                              *                       only if every process says 1)         */
   int prefault_peers;        /* DRED_PREFAULT_PEERS   1: dred_init also maps every node peer's
                                 pool segment, not only our own, so no reduction takes
                                 those page faults (worker/dataplane.c) (0)             */

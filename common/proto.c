@@ -117,6 +117,7 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       put(&c, m->u.ready.nreplicas, 1);
       for (i = 0; i < m->u.ready.nreplicas; i++) put(&c, m->u.ready.replicas[i], 4);
       put_buf(&c, &m->u.ready.buf);
+      put(&c, m->u.ready.meet_mask, 8);
       put(&c, (uint32_t)m->u.ready.error, 4);
       if (m->u.ready.snap > 1 || m->u.ready.unit > 1 || m->u.ready.absorbed > 1 ||
           (m->u.ready.unit && !m->u.ready.recovered) ||
@@ -161,11 +162,14 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       put(&c, m->u.ping.pool_size, 8);
       put(&c, m->u.ping.pool_peak, 8);
       put(&c, m->u.ping.pool_fallbacks, 8);
+      put(&c, m->u.ping.meet_done, 8);
       break;
     case PROTO_PING:
       put(&c, m->u.ping.seq, 8);
       break;
-    case PROTO_BYE:
+    case PROTO_BYE: /* with the worker's count of reductions met in shared memory */
+      put(&c, m->u.ping.meet_done, 8);
+      break;
     case PROTO_SHUTDOWN:
       break;
     case PROTO_RECOVER:
@@ -284,6 +288,7 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
       if (m->u.ready.nreplicas > PROTO_MAX_REPLICAS) return DRED_ERR_ARG;
       for (i = 0; i < m->u.ready.nreplicas; i++) m->u.ready.replicas[i] = (uint32_t)get(&c, 4);
       get_buf(&c, &m->u.ready.buf);
+      m->u.ready.meet_mask = get(&c, 8);
       m->u.ready.error = (int32_t)(uint32_t)get(&c, 4);
       if (m->u.ready.op_is_user > 1 || m->u.ready.commutative > 1 || m->u.ready.recovered > 1)
         return DRED_ERR_ARG;
@@ -330,11 +335,14 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
       m->u.ping.pool_size = get(&c, 8);
       m->u.ping.pool_peak = get(&c, 8);
       m->u.ping.pool_fallbacks = get(&c, 8);
+      m->u.ping.meet_done = get(&c, 8);
       break;
     case PROTO_PING:
       m->u.ping.seq = get(&c, 8);
       break;
     case PROTO_BYE:
+      m->u.ping.meet_done = get(&c, 8);
+      break;
     case PROTO_SHUTDOWN:
       break;
     case PROTO_RECOVER:

@@ -155,6 +155,11 @@ typedef struct {
       uint8_t inl;
       uint32_t data_len;
       const uint8_t *data;
+      /* The reduction's slot in its node's meeting place (worker/meetpath.c) was mixed:
+       * these members met there (bit k: member k) and send no READY.  Non-zero means a
+       * mismatch: the master ends the reduction with DRED_ERR_MISMATCH and counts them as
+       * arrived and told. */
+      uint64_t meet_mask;
       /* Absorption (worker/absorb.c).  snap: the buffer is the member's own operand
        * snapshot, listed in its pool's directory, so a task may absorb another snapshot
        * into it in place.  In a recovered READY, unit: the buffer holds `member`'s unit
@@ -183,6 +188,8 @@ typedef struct {
       /* PONG only: the worker's shared-memory pool, bytes (status socket, dredstat) */
       uint64_t pool_used, pool_size, pool_peak;
       uint64_t pool_fallbacks; /* buffers that did not fit and went to private memory */
+      uint64_t meet_done; /* PONG and BYE: reductions that met in shared memory
+                           * (worker/meetpath.c), never seen by the master */
     } ping; /* PING and PONG */
     struct {
       uint64_t group;

@@ -71,6 +71,17 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
         m->bye[src] = 1;
         m->nbye++;
       }
+      /* Reductions that met in the node's shared memory never reached the scheduler: the
+       * journal records how many (meta met_in_shared_memory), summed over BYEs so far. */
+      m->pong[src].u.ping.meet_done = msg->u.ping.meet_done;
+      if (m->journal != NULL && msg->u.ping.meet_done > 0) {
+        uint64_t total = 0;
+        char buf[32];
+        int w;
+        for (w = 1; w <= m->nworkers; w++) total += m->pong[w].u.ping.meet_done;
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)total);
+        dred_journal_meta(m->journal, "met_in_shared_memory", buf);
+      }
       return;
     default:
       DRED_WARN("unexpected %s from worker %d ignored", proto_type_name(msg->type), src);

@@ -608,6 +608,22 @@ static void inline_take(inst_t *in, uint32_t k, const proto_msg_t *ready) {
   if (want > 0) memcpy(in->inl_data + (size_t)k * (size_t)in->bytes, ready->u.ready.data, (size_t)want);
 }
 
+/* A READY naming members that met in the node's shared-memory slot while this one went
+ * to the master (worker/meetpath.c: the slot was mixed): they send no READY, they learned
+ * DRED_ERR_MISMATCH there.  They count as arrived and told, so the instance can end. */
+static void meet_take(sched_t *s, inst_t *in, uint32_t k, uint64_t mask) {
+  uint32_t j;
+  for (j = 0; j < in->g->n && j < 64; j++) {
+    if (j == k || !(mask >> j & 1) || in->m[j].arrived) continue;
+    in->m[j].arrived = 1;
+    if (!in->m[j].told && worker_alive(s, in->g->workers[j])) {
+      in->m[j].told = 1;
+      in->nowed--;
+    }
+  }
+  inst_fail(in, DRED_ERR_MISMATCH);
+}
+
 static int on_ready(sched_t *s, const sched_event_t *ev) {
   const proto_msg_t *r = &ev->msg;
   const sched_params_t params = params_of(r), *p = &params;
@@ -644,6 +660,7 @@ static int on_ready(sched_t *s, const sched_event_t *ev) {
   /* A member that could not allocate says so explicitly; its buffer is not usable, and
    * what it reports is what every member is told (if nothing failed the instance first). */
   if (r->u.ready.error != 0) inst_fail(in, r->u.ready.error);
+  if (r->u.ready.meet_mask != 0) meet_take(s, in, k, r->u.ready.meet_mask);
   if (created && p->root >= g->n) inst_fail(in, DRED_ERR_MISMATCH);
   if (in->status == DRED_OK && !params_agree(&in->params, p)) inst_fail(in, DRED_ERR_MISMATCH);
   /* nowed counts the members alive at creation: O(1) on the common path */

@@ -129,8 +129,9 @@ static char *status_text(const master_t *m, size_t *len) {
   sb_printf(&b, "scheduler: %llu events, %llu actions\n", (unsigned long long)m->events,
             (unsigned long long)m->actions);
   sb_printf(&b, "shutting_down: %s\n", m->shutdown_sent ? "yes" : "no");
-  sb_printf(&b, "%8s  %-6s  %13s  %10s  %4s  %15s  %8s  %9s\n", "worker", "state",
-            "last_heard_ms", "speed_GB/s", "link", "pool_used_MiB", "peak_MiB", "fallbacks");
+  sb_printf(&b, "%8s  %-6s  %13s  %10s  %4s  %15s  %8s  %9s  %9s\n", "worker", "state",
+            "last_heard_ms", "speed_GB/s", "link", "pool_used_MiB", "peak_MiB", "fallbacks",
+            "met_shm");
   for (w = 1; w <= m->nworkers; w++) {
     const char *state = master_worker_failed(m, w) ? "failed" : m->bye[w] ? "bye" : "alive";
     double speed = sched_worker_speed(m->sched, (uint32_t)w); /* bytes/ns == GB/s */
@@ -138,16 +139,18 @@ static char *status_text(const master_t *m, size_t *len) {
     if (speed > 0) snprintf(sp, sizeof sp, "%.3f", speed);
     else snprintf(sp, sizeof sp, "-");
     const proto_msg_t *pg = &m->pong[w]; /* "-" until the worker's first PONG */
-    char used[40] = "-", peak[24] = "-", fb[24] = "-";
+    /* met_shm: reductions that met in the node's shared memory, never seen here */
+    char used[40] = "-", peak[24] = "-", fb[24] = "-", met[24] = "-";
     if (pg->type == PROTO_PONG) {
       snprintf(used, sizeof used, "%.1f/%.0f", (double)pg->u.ping.pool_used / 1048576.0,
                (double)pg->u.ping.pool_size / 1048576.0);
       snprintf(peak, sizeof peak, "%.1f", (double)pg->u.ping.pool_peak / 1048576.0);
       snprintf(fb, sizeof fb, "%llu", (unsigned long long)pg->u.ping.pool_fallbacks);
+      snprintf(met, sizeof met, "%llu", (unsigned long long)pg->u.ping.meet_done);
     }
-    sb_printf(&b, "%8d  %-6s  %13.1f  %10s  %4s  %15s  %8s  %9s\n", w, state,
+    sb_printf(&b, "%8d  %-6s  %13.1f  %10s  %4s  %15s  %8s  %9s  %9s\n", w, state,
               (double)(now - m->last_heard[w]) / 1e6, sp,
-              dred_net_connected(&m->net, w) ? "up" : "down", used, peak, fb);
+              dred_net_connected(&m->net, w) ? "up" : "down", used, peak, fb, met);
   }
   if (b.oom) {
     free(b.p);

@@ -228,7 +228,7 @@ static sqlite3_stmt *query(sqlite3 *db, const char *sql) {
   return st;
 }
 
-/* A meta value, or `def`.  Returns a malloc'd string. */
+/* A meta value, or `def`.  Returns a malloc'd string (NULL: absent and `def` NULL). */
 static char *meta_get(sqlite3 *db, const char *key, const char *def) {
   sqlite3_stmt *st = query(db, "SELECT value FROM meta WHERE key = ?1");
   char *v = NULL;
@@ -238,7 +238,7 @@ static char *meta_get(sqlite3 *db, const char *key, const char *def) {
       v = strdup((const char *)sqlite3_column_text(st, 0));
     sqlite3_finalize(st);
   }
-  return v ? v : strdup(def);
+  return v ? v : def != NULL ? strdup(def) : NULL;
 }
 
 /* Number of workers: the meta record, or the highest worker named anywhere. */
@@ -445,6 +445,13 @@ static int cmd_summary(const char *path) {
   printf("journal %s: %" PRId64 " workers, policy %s, %" PRId64 " reductions (%" PRId64
          " failed), %" PRId64 " tasks, %.3f ms journaled\n",
          path, nworkers, policy, nred, nbad, ntasks, (double)span_ns / 1e6);
+  {
+    /* small reductions of one-node groups met in shared memory: the master never saw
+     * them, so they are in no table here (worker/meetpath.c) */
+    char *met = meta_get(db, "met_in_shared_memory", NULL);
+    if (met != NULL) printf("met in shared memory (not in the tables): %s member calls\n", met);
+    free(met);
+  }
   if (ndur > 0) {
     qsort(durs, ndur, sizeof *durs, cmp_double);
     printf("reduction duration ms: median %.3f, p95 %.3f, max %.3f\n", durs[ndur / 2],

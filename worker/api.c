@@ -419,6 +419,14 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   }
   if (tag == DRED_TAG_AUTO) g->auto_seq++;
   in->tag = itag;
+  /* A small reduction of a one-node group meets its peers in shared memory (meetpath.c):
+   * no message, nothing for the runtime thread; the future's waits finish it. */
+  if (tag == DRED_TAG_AUTO && dred_meetpath_arrive(rt, in, (uint64_t)(g->auto_seq - 1))) {
+    *future = in->fut;
+    dred_rt_insert(rt, in);
+    uv_mutex_unlock(&rt->lock);
+    return DRED_OK;
+  }
   if (rt->cfg.replicas > 0) rt->robust->publish(rt, in);
   /* A copy on another node, not only in this node's memory, before the call returns
    * (handover.c): registered before the runtime can see `in`, so its answer is not

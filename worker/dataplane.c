@@ -239,6 +239,7 @@ int dred_dp_init(dred_rt_t *rt) {
                                                         : 0) != 0)
     return DRED_ERR_NOMEM;
   dred_admit_init(rt);
+  dred_meetpath_init(rt); /* collective too: the node's meeting place (meetpath.c) */
 
   /* The dynamic window comes after the pool: it is collective with dred-master, which
    * starts its failure detector only once this returns -- MPICH touches every page of a
@@ -276,9 +277,11 @@ void dred_dp_finalize(dred_rt_t *rt, int collective) {
     if (rt->pool_size > 0) MPI_Win_detach(rt->dwin, rt->pool_base);
     MPI_Win_unlock_all(rt->swin);
     MPI_Win_free(&rt->swin); /* collective over our node's workers: the master is not in it */
+    dred_meetpath_finalize(rt, 1);
     MPI_Win_unlock_all(rt->dwin);
     MPI_Comm_free(&rt->node);
   }
+  if (!collective) dred_meetpath_finalize(rt, 0);
   dred_mem_finalize(rt);
   dred_pool_destroy(&rt->pool);
   uv_mutex_destroy(&rt->pool_mu);

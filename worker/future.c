@@ -9,6 +9,7 @@
  * the rare recovery fallback, does so holding that mutex and only when the flag is clear
  * (dred_future_abandoned_lock), so once dred_future_free returned sendbuf is never read.
  */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "../common/log.h"
@@ -56,6 +57,7 @@ int dred_future_get(dred_future *f) {
     DRED_ERROR("dred_future_get: future is NULL");
     return DRED_ERR_ARG;
   }
+  if (f->meet_slot != NULL) dred_meetpath_wait(f, UINT64_MAX); /* met in shared memory */
   uv_mutex_lock(&f->mu);
   while (!f->done) uv_cond_wait(&f->cv, &f->mu);
   st = f->status;
@@ -66,6 +68,7 @@ int dred_future_get(dred_future *f) {
 int dred_future_is_done(dred_future *f) {
   int d;
   if (f == NULL) return -1;
+  if (f->meet_slot != NULL) dred_meetpath_wait(f, 0); /* settles it if its slot decided */
   uv_mutex_lock(&f->mu);
   d = f->done;
   uv_mutex_unlock(&f->mu);
@@ -79,6 +82,7 @@ int dred_future_wait(dred_future *f, int timeout_ms) {
     return DRED_ERR_ARG;
   }
   if (timeout_ms < 0) return dred_future_get(f);
+  if (f->meet_slot != NULL) dred_meetpath_wait(f, (uint64_t)timeout_ms * 1000000ull);
   uv_mutex_lock(&f->mu);
   if (!f->done && timeout_ms > 0) {
     /* uv_cond_timedwait may wake early (spuriously, or on a broadcast for another
@@ -94,6 +98,8 @@ int dred_future_wait(dred_future *f, int timeout_ms) {
 
 void dred_future_free(dred_future *f) {
   if (f == NULL) return;
+  /* a met reduction that decided is finished now rather than at dred_finalize */
+  if (f->meet_slot != NULL) dred_meetpath_wait(f, 0);
   uv_mutex_lock(&f->mu);
   if (!f->done) f->abandoned = 1;
   future_unref_locked_and_unlock(f);

@@ -78,7 +78,7 @@ proto_buf_t dred_rt_bufref(const dred_rt_t *rt, const char *p, int64_t pool_off,
 }
 
 /* End an instance: release its buffers, complete its future, forget it. */
-static void inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
+void dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   /* a packed or image result reaches recvbuf only now, and only if it is the result */
   if (status == DRED_OK && in->is_root) status = dred_dp_unpack_result(rt, in);
   dred_dp_acc_release(rt, in);
@@ -103,7 +103,7 @@ static void inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
 void dred_rt_inst_maybe_finish(dred_rt_t *rt, dred_inst_t *in) {
   if (in->state == INST_ENDED && in->tasks_pending == 0 &&
       (in->repl == NULL || !rt->robust->busy(in)))
-    inst_finish(rt, in, in->end_status);
+    dred_rt_inst_finish(rt, in, in->end_status);
 }
 
 static void send_to_master(dred_rt_t *rt, const proto_msg_t *m, const uint32_t *workers) {
@@ -150,6 +150,8 @@ void dred_rt_ready(const dred_inst_t *in, uint32_t member, proto_msg_t *m) {
   m->u.ready.op_is_user = (uint8_t)in->ti.op_is_user;
   m->u.ready.commutative = (uint8_t)in->ti.commutative;
   m->u.ready.inl = (uint8_t)(in->inl != 0);
+  /* its slot in the meeting place was mixed: the members that met there (meetpath.c) */
+  if (member == in->member) m->u.ready.meet_mask = in->meet_mask;
 }
 
 /* An inline reduction: one READY carrying the operand (none from the root, whose operand
@@ -336,7 +338,7 @@ static void on_end(dred_rt_t *rt, const proto_msg_t *m) {
   uv_mutex_lock(&rt->lock);
   in = dred_rt_find(rt, m->u.end.group, m->u.end.tag);
   uv_mutex_unlock(&rt->lock);
-  if (in == NULL) {
+  if (in == NULL || in->state == INST_MEET) { /* a met reduction: the master never saw it */
     DRED_WARN("END for an unknown reduction (tag " PROTO_KEY_FMT ") ignored",
               PROTO_KEY_ARG(m->u.end.tag));
     return;
@@ -479,6 +481,9 @@ static int recv_messages(dred_rt_t *rt) {
         r.type = PROTO_PONG;
         r.u.ping.seq = m.u.ping.seq;
         dred_dp_pool_stats(rt, &r);
+        uv_mutex_lock(&rt->lock);
+        r.u.ping.meet_done = rt->meet_done;
+        uv_mutex_unlock(&rt->lock);
         send_to_master(rt, &r, NULL);
         break;
       case PROTO_SHUTDOWN:
@@ -498,6 +503,8 @@ static int recv_messages(dred_rt_t *rt) {
          * leave removes the directory only once it is empty */
         dred_boot_forget(&rt->boot, (int)m.u.failed.worker);
         rt->robust->on_failed(rt, m.u.failed.worker);
+        /* slots of the meeting place that wait for it end now (after failed[] is set) */
+        dred_meetpath_on_failed(rt, m.u.failed.worker);
         break;
       case PROTO_RECOVER:
         rt->robust->on_recover(rt, &m);
@@ -569,6 +576,7 @@ void dred_rt_fail_everything(dred_rt_t *rt, int status) {
   for (b = 0; b < DRED_INST_BUCKETS; b++) {
     DRED_QUEUE_FOREACH_SAFE(q, n, &rt->inst[b]) {
       dred_inst_t *in = DRED_QUEUE_DATA(q, dred_inst_t, hlink);
+      if (in->state == INST_MEET) continue; /* below: another thread may be finishing it */
       uv_mutex_lock(&rt->lock);
       if (in->state == INST_SUBMITTED) dred_queue_remove(&in->qlink);
       uv_mutex_unlock(&rt->lock);
@@ -577,6 +585,7 @@ void dred_rt_fail_everything(dred_rt_t *rt, int status) {
       dred_rt_inst_maybe_finish(rt, in); /* replica I/O still reading sendbuf finishes first */
     }
   }
+  dred_meetpath_fail_all(rt, status);
 }
 
 /* The master watch: dred-master silent for DRED_MASTER_TIMEOUT_MS is lost (its node may be
@@ -630,7 +639,7 @@ static void finalize_deadline(dred_rt_t *rt) {
   for (b = 0; b < DRED_INST_BUCKETS; b++) {
     DRED_QUEUE_FOREACH(q, &rt->inst[b]) {
       dred_inst_t *in = DRED_QUEUE_DATA(q, dred_inst_t, hlink);
-      if (in->state == INST_ENDED) continue;
+      if (in->state == INST_ENDED || in->state == INST_MEET) continue; /* met: the sweep's */
       n++;
       send_abandon(rt, in);
     }
@@ -654,6 +663,9 @@ static void maybe_bye(dred_rt_t *rt) {
   if (!ready) return;
   memset(&m, 0, sizeof m);
   m.type = PROTO_BYE;
+  uv_mutex_lock(&rt->lock);
+  m.u.ping.meet_done = rt->meet_done; /* the journal's total (master/dispatch.c) */
+  uv_mutex_unlock(&rt->lock);
   send_to_master(rt, &m, NULL);
   rt->bye_sent = 1;
 }
@@ -662,6 +674,18 @@ static void noop_idle(uv_idle_t *h) { (void)h; }
 static void noop_async(uv_async_t *h) { (void)h; }
 
 static void wake_turn(uv_timer_t *t) { (void)t; } /* the turn after it does the work */
+
+/* dred_finalize: reductions that met in shared memory and that no application thread is
+ * waiting on are settled here (meetpath.c), and ended past the deadline. */
+static void meet_sweep(dred_rt_t *rt) {
+  uint64_t deadline;
+  int pending;
+  uv_mutex_lock(&rt->lock);
+  pending = rt->bye_requested && !dred_queue_empty(&rt->meetq);
+  deadline = rt->finalize_deadline_ns;
+  uv_mutex_unlock(&rt->lock);
+  if (pending) (void)dred_meetpath_sweep(rt, deadline != 0 && uv_hrtime() >= deadline);
+}
 
 /* One turn of work after every wake-up of the loop (see the comment at the top). */
 static void on_turn(uv_check_t *h) {
@@ -688,6 +712,7 @@ static void on_turn(uv_check_t *h) {
     }
   }
   t3 = uv_hrtime();
+  meet_sweep(rt);
   finalize_deadline(rt);
   maybe_bye(rt);
   if (rt->nserving > 0) { /* drive MPI's progress for the readers (on_serve) */
@@ -766,7 +791,7 @@ int dred_rt_start(dred_rt_t *rt) {
   if (uv_async_init(&rt->loop, &rt->wake, noop_async) != 0 ||
       uv_check_init(&rt->loop, &rt->turn) != 0 || uv_idle_init(&rt->loop, &rt->spin) != 0 ||
       uv_timer_init(&rt->loop, &rt->mpi_poll) != 0 || uv_timer_init(&rt->loop, &rt->watch_timer) != 0 ||
-      uv_timer_init(&rt->loop, &rt->due) != 0)
+      uv_timer_init(&rt->loop, &rt->due) != 0 || uv_timer_init(&rt->loop, &rt->meet_timer) != 0)
     return DRED_ERR_INTERNAL;
   rt->turn.data = rt;
   uv_check_start(&rt->turn, on_turn);
@@ -787,6 +812,10 @@ void dred_rt_stop(dred_rt_t *rt) {
   uv_thread_join(&rt->thread);
   DRED_INFO("runtime: longest loop turn %.3f ms; %llu inline READY(s) sent by the calling "
             "thread", (double)rt->max_turn_ns / 1e6, (unsigned long long)rt->announced_now);
+  if (rt->meet != NULL)
+    DRED_INFO("meeting place: %llu reduction(s) met in shared memory, %llu went through "
+              "dred-master because their slot was still held (DRED_MEET)",
+              (unsigned long long)rt->meet_done, (unsigned long long)rt->meet_spilled);
   if (rt->pool_waited > 0)
     DRED_INFO("%llu reduction(s) waited for room in the shared-memory pool (DRED_POOL_MB); "
               "%llu of them went ahead on private memory when nothing freed room for %llu ms",
@@ -803,6 +832,7 @@ void dred_rt_stop(dred_rt_t *rt) {
   uv_close((uv_handle_t *)&rt->spin, close_cb);
   uv_close((uv_handle_t *)&rt->mpi_poll, close_cb);
   uv_close((uv_handle_t *)&rt->due, close_cb);
+  uv_close((uv_handle_t *)&rt->meet_timer, close_cb);
   dred_net_close(&rt->net);
   uv_run(&rt->loop, UV_RUN_DEFAULT);
   uv_loop_close(&rt->loop);

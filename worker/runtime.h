@@ -58,6 +58,13 @@ struct dred_future {
   int status;
   int refs; /* the application's and the runtime's */
   int abandoned; /* the application freed it while pending: it wants nothing more */
+  /* A reduction that met in shared memory (meetpath.c): nothing will complete it unless
+   * the waiting thread looks at its slot.  Set before the future is handed out, then
+   * read-only; meet_slot NULL otherwise. */
+  struct dred_rt *meet_rt;
+  struct dred_meet_slot *meet_slot;
+  uint64_t meet_seq, meet_gid;
+  int64_t meet_tag;
 };
 dred_future *dred_future_new(void);
 void dred_future_complete(dred_future *f, int status); /* drops the runtime's reference */
@@ -77,6 +84,10 @@ typedef struct dred_group {
   dred_tagseq_t tags; /* explicit tags' use counts, for their keys (under rt->lock) */
   int defined;        /* GROUP sent to the master (set by the runtime under lock) */
   int spans_nodes;    /* its members are on more than one node                     */
+  /* Its ring in the node's meeting place (meetpath.c), looked up at its first auto-tagged
+   * reduction: NULL when it spans nodes, is too large, or the table was full. */
+  struct dred_meet_ring *meet_ring;
+  int meet_looked;
 } dred_group_t;
 
 struct dred_rt;
@@ -143,7 +154,9 @@ typedef struct dred_rbuf {
 typedef struct dred_memblk dred_memblk_t;
 
 /* ---- instances ---- */
-typedef enum { INST_SUBMITTED = 0, INST_ANNOUNCED, INST_ENDED } inst_state_t;
+/* INST_MEET: the reduction met in shared memory (meetpath.c); the runtime thread never
+ * announces it, and whichever thread settles it first (meet_claimed) finishes it. */
+typedef enum { INST_SUBMITTED = 0, INST_ANNOUNCED, INST_ENDED, INST_MEET } inst_state_t;
 
 typedef struct dred_inst {
   dred_queue_t hlink;  /* bucket in rt->inst[] (under lock)     */
@@ -192,6 +205,12 @@ typedef struct dred_inst {
   uint8_t *inl_data;
   int inl_status;      /* the root's fold failed: its future ends with this */
   int inl_folded;      /* the root took its INLINE message */
+  /* The meeting place (meetpath.c): the slot and sequence number of a reduction that met
+   * there (state INST_MEET, linked in rt->meetq by qlink), or -- one that went to the
+   * master from a mixed slot -- the members that met there, named in its READY. */
+  struct dred_meet_slot *meet_slot;
+  uint64_t meet_seq, meet_mask;
+  int meet_claimed;
   inst_state_t state;
   int end_status;      /* set when END arrives while tasks are still running */
   int tasks_pending;   /* tasks queued or running for this instance */
@@ -355,6 +374,14 @@ typedef struct dred_rt {
   uint64_t max_turn_ns; /* longest loop turn (PINGs wait at most that long) */
   uint64_t progress_ns; /* when a turn last did something (runtime.c: spin or poll) */
   uint64_t announced_now; /* inline READYs the calling thread sent itself (under lock) */
+  /* The node's meeting place (meetpath.c): the table in its own shared window, NULL when
+   * the job does not use it (DRED_MEET=0 anywhere, no shared memory); the reductions that
+   * met there and are not settled yet (under lock, linked by qlink); counters. */
+  struct dred_meet_table *meet;
+  MPI_Win meet_win;
+  dred_queue_t meetq;
+  uint64_t meet_done, meet_spilled; /* under lock */
+  uv_timer_t meet_timer; /* dred_finalize: polls slots nobody else waits on */
 } dred_rt_t;
 
 /* runtime.c */
@@ -368,6 +395,30 @@ void dred_rt_inst_maybe_finish(dred_rt_t *rt, dred_inst_t *in);
 void dred_rt_send_master(dred_rt_t *rt, const proto_msg_t *m);
 /* End every reduction of this process with `status`; no new ones start. */
 void dred_rt_fail_everything(dred_rt_t *rt, int status);
+/* End `in` now: the root's result to recvbuf, buffers released, future completed, freed. */
+void dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status);
+
+/* ---- the node's meeting place (meetpath.c, over common/meet.h) ---- */
+/* dred_init, collective over dred_comm(): map the node's table, agree job-wide whether it
+ * is used.  Never fails the job: without it every reduction goes to the master. */
+void dred_meetpath_init(dred_rt_t *rt);
+void dred_meetpath_finalize(dred_rt_t *rt, int collective);
+/* dred_ireduce, under rt->lock, `in` complete but not inserted, `seq` its auto-tag
+ * sequence number: 1 if it met in shared memory (insert it, hand out the future, nothing
+ * for the runtime thread to do); 0 to go to the master (in->meet_mask set). */
+int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, uint64_t seq);
+/* Any thread: finish a met reduction whose slot decided, or with `status` if it has not
+ * (0: only if decided).  Returns 1 if it is finished or another thread is finishing it. */
+int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status);
+/* The future's side: wait at most timeout_ns (UINT64_MAX: for ever) for a met reduction,
+ * settling it when its slot decides.  Returns when the future is done or time ran out. */
+void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns);
+/* Runtime thread: worker `w` was declared failed; the master is lost (status); at
+ * dred_finalize, settle what decided and end the rest past the deadline.  Returns the
+ * number still pending. */
+void dred_meetpath_on_failed(dred_rt_t *rt, uint32_t w);
+void dred_meetpath_fail_all(dred_rt_t *rt, int status);
+int dred_meetpath_sweep(dred_rt_t *rt, int deadline_passed);
 
 /* Signal dispositions libdred sets at dred_init where the application left the default
  * (signals.c): SIGUSR1/SIGPIPE ignored, SIGTERM/SIGINT/SIGHUP remove our files first. */

@@ -201,11 +201,11 @@ check "status still answers after 100 clients hung up early" has "$rc" 0 "$out5"
 pool_rows=0
 for _ in $(seq 1 20); do
   out6="$(timeout 10 "$dredstat" status "$sock2" 2>&1)" || true
-  pool_rows=$(printf '%s\n' "$out6" | grep -cE '^ +[1-4]  alive .* [0-9]+\.[0-9]/[0-9]+  +[0-9]+\.[0-9]  +[0-9]+$' || true)
+  pool_rows=$(printf '%s\n' "$out6" | grep -cE '^ +[1-4]  alive .* [0-9]+\.[0-9]/[0-9]+  +[0-9]+\.[0-9]  +[0-9]+  +[0-9]+$' || true)
   [ "$pool_rows" = 4 ] && break
   sleep 0.5
 done
-check "status shows every worker's pool use (used/size MiB, peak, fallbacks)" test "$pool_rows" = 4
+check "status shows every worker's pool use (used/size MiB, peak, fallbacks) and met_shm" test "$pool_rows" = 4
 check "status socket is mode 0600" test "$(stat -c %a "$sock2" 2>/dev/null)" = 600
 check "status socket is a socket owned by us" test -S "$sock2" -a -O "$sock2"
 out2="$(timeout 10 "$dredstat" status "$sock2" 2>&1)"; rc=$?

@@ -80,10 +80,12 @@ static void test_ready_error_field(void **state) {
   m.u.ready.extent = 8;
   m.u.ready.buf.pool_off = -1;
   m.u.ready.error = DRED_ERR_NOMEM;
+  m.u.ready.meet_mask = 0x8000000000000005ull;
   n = enc(&m, NULL, buf);
   assert_true(n > PROTO_HEADER);
   assert_int_equal(proto_decode(buf, n, &d), 0);
   assert_int_equal(d.u.ready.error, DRED_ERR_NOMEM);
+  assert_true(d.u.ready.meet_mask == 0x8000000000000005ull);
   assert_int_equal(d.u.ready.type_size, 8);
   assert_true(d.u.ready.count == 1000);
   /* only "could not allocate" (or attach) may travel in a READY */
@@ -142,6 +144,7 @@ static void test_every_type_roundtrips(void **state) {
       m.u.ping.pool_size = 256u << 20;
       m.u.ping.pool_peak = 200u << 20;
       m.u.ping.pool_fallbacks = 5;
+      m.u.ping.meet_done = 77;
     }
     n = enc(&m, NULL, buf);
     assert_true(n >= PROTO_HEADER);
@@ -154,6 +157,7 @@ static void test_every_type_roundtrips(void **state) {
     if (m.type == PROTO_PONG) {
       assert_true(d.u.ping.pool_used == 3u << 20 && d.u.ping.pool_size == 256u << 20);
       assert_true(d.u.ping.pool_peak == 200u << 20 && d.u.ping.pool_fallbacks == 5);
+      assert_true(d.u.ping.meet_done == 77);
     }
     assert_string_not_equal(proto_type_name(m.type), "UNKNOWN");
   }
@@ -457,6 +461,7 @@ static void random_msg(uint64_t *s, proto_type_t t, proto_msg_t *m, uint32_t *wo
       m->u.ready.snap = rnd(s) & 1; /* absorption (proto 8): unit only when recovered, */
       if (m->u.ready.recovered) m->u.ready.unit = rnd(s) & 1; /* absorbed only with unit */
       if (m->u.ready.unit) m->u.ready.absorbed = rnd(s) & 1;
+      m->u.ready.meet_mask = rnd(s) & 1 ? rnd(s) : 0; /* members met in shared memory */
       if (rnd(s) & 1) { /* an inline operand (or the root's inline READY: none) */
         m->u.ready.inl = 1;
         m->u.ready.data_len = (uint32_t)(rnd(s) % 3 == 0 ? 0 : rnd(s) % 1025);
@@ -491,6 +496,10 @@ static void random_msg(uint64_t *s, proto_type_t t, proto_msg_t *m, uint32_t *wo
       m->u.ping.pool_size = rnd(s);
       m->u.ping.pool_peak = rnd(s);
       m->u.ping.pool_fallbacks = rnd(s);
+      m->u.ping.meet_done = rnd(s);
+      break;
+    case PROTO_BYE: /* with the count of reductions met in shared memory */
+      m->u.ping.meet_done = rnd(s);
       break;
     case PROTO_RECOVER:
     case PROTO_RECOVER_FAILED:

@@ -3142,6 +3142,38 @@ static void test_inline_completes(void **state) {
   sched_free(s);
 }
 
+/* A mixed meeting slot (worker/meetpath.c): members 0 and 1 met in shared memory, member
+ * 2 (a larger count, so not inline) came to the master naming them in its READY.  The
+ * instance fails with MISMATCH; the named members are counted as told (they learned it in
+ * their slot, no END for them); member 3, arriving later through the master as the slot
+ * tells it to, is told at once, and then the instance is journaled and gone. */
+static void test_meet_mask_mixed(void **state) {
+  sched_t *s = sched_new(4, SCHED_POLICY_PREDICT);
+  sched_key_t k = K(1, 9);
+  proto_msg_t big = prm(0, 1), p = prm_inl(0);
+  (void)state;
+  group_seq(s, 1, 4);
+  big.u.ready.count = 100000;
+  big.u.ready.meet_mask = 3; /* members 0 and 1 */
+  assert_int_equal(ready(s, k, 2, 3, big), 0);
+  assert_int_equal(drain(s), 1);
+  is_end(&A[0], 3, DRED_ERR_MISMATCH);
+  assert_int_equal(sched_instances(s), 1); /* member 3 is still owed an END */
+  assert_int_equal(ready_inl(s, k, 3, 4, p, -1), 0);
+  assert_int_equal(drain(s), 2);
+  is_end(&A[0], 4, DRED_ERR_MISMATCH);
+  assert_int_equal(A[1].type, SCHED_ACT_JOURNAL_REDUCTION); /* bytes: the first READY's */
+  assert_int_equal(A[1].u.jred.status, DRED_ERR_MISMATCH);
+  assert_int_equal(sched_instances(s), 0);
+  /* a mask naming the sender itself or members beyond the group changes nothing more */
+  big.u.ready.meet_mask = (1ull << 2) | (1ull << 40);
+  assert_int_equal(ready(s, K(1, 10), 2, 3, big), 0);
+  assert_int_equal(drain(s), 1); /* told MISMATCH at once; the others when they come */
+  is_end(&A[0], 3, DRED_ERR_MISMATCH);
+  assert_int_equal(sched_instances(s), 1);
+  sched_free(s);
+}
+
 /* A member dies before its READY: there is no replica of an inline operand, so the
  * instance fails at once with PROC_FAILED (no RECOVER is sent); arrived members are told,
  * a later arrival is told at once. */
@@ -3289,7 +3321,7 @@ static void test_inline_bad_sizes(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_inline_completes),
+      cmocka_unit_test(test_inline_completes), cmocka_unit_test(test_meet_mask_mixed),
       cmocka_unit_test(test_inline_member_dies_before_ready),
       cmocka_unit_test(test_inline_member_dies_after_ready),
       cmocka_unit_test(test_inline_mismatch),

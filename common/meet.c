@@ -1,0 +1,358 @@
+/*
+ * meet.c -- the shared-memory meeting place of meet.h: rings of slots in a node's shared
+ * region, a robust lock per slot, a futex word per slot for waiting.
+ *
+ * Every rule a member follows is decided under the slot's lock from what the slot holds,
+ * never from timing, so members that agree always take the same path.  The region is
+ * mapped at different addresses in different processes: nothing in it is a pointer.
+ */
+#define _GNU_SOURCE
+#include "meet.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dred_status.h"
+
+struct dred_meet_slot {
+  pthread_mutex_t mu;     /* robust, process-shared                                     */
+  uint32_t wake;          /* futex word: bumped at every outcome                        */
+  uint32_t nwait;         /* waiters on `wake` (no syscall to wake nobody)              */
+  uint32_t busy;          /* held by reduction `seq`                                    */
+  uint32_t state;         /* dred_meet_state_t                                          */
+  int32_t status;         /* FAILED: what everyone gets                                 */
+  uint32_t n;             /* the ring's group size, copied here for release             */
+  uint64_t seq;
+  uint64_t spilled;       /* reductions below this seq that found the slot held: spilled */
+  uint64_t arrived;       /* members that arrived                                       */
+  uint64_t master;        /* of those, the ones that went to dred-master                */
+  uint64_t released;      /* members done with it (or dead)                             */
+  int32_t error;          /* the first member error                                     */
+  uint32_t pad2_;
+  dred_meet_params_t p[DRED_MEET_MAX_MEMBERS];
+  _Alignas(64) unsigned char data[DRED_MEET_DATA];
+};
+
+enum { RING_FREE = 0, RING_CLAIMING, RING_READY };
+
+struct dred_meet_ring {
+  uint32_t state;         /* RING_*: claimed once, never given back                    */
+  uint32_t n;
+  uint64_t gid;
+  uint32_t workers[DRED_MEET_MAX_MEMBERS];
+  uint64_t spills, mixed; /* under any slot's lock: approximate is fine (tests, stats)  */
+  uint64_t gone;          /* members declared failed: never meet again (atomic)         */
+  _Alignas(64) struct dred_meet_slot slots[DRED_MEET_DEPTH];
+};
+
+struct dred_meet_table {
+  uint32_t magic;
+  uint32_t ngroups;
+  _Alignas(64) struct dred_meet_ring rings[DRED_MEET_GROUPS];
+};
+
+#define MEET_MAGIC 0x6d656574u /* "meet" */
+
+static uint64_t bit(uint32_t k) { return (uint64_t)1 << k; }
+static uint64_t all_of(uint32_t n) { return n >= 64 ? ~(uint64_t)0 : bit(n) - 1; }
+
+size_t dred_meet_table_bytes(void) { return sizeof(struct dred_meet_table); }
+
+int dred_meet_table_init(void *mem) {
+  dred_meet_table_t *t = mem;
+  pthread_mutexattr_t a;
+  uint32_t g, d;
+  if (mem == NULL) return -1;
+  if (pthread_mutexattr_init(&a) != 0) return -1;
+  if (pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED) != 0 ||
+      pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST) != 0) {
+    pthread_mutexattr_destroy(&a);
+    return -1;
+  }
+  for (g = 0; g < DRED_MEET_GROUPS; g++)
+    for (d = 0; d < DRED_MEET_DEPTH; d++)
+      if (pthread_mutex_init(&t->rings[g].slots[d].mu, &a) != 0) {
+        pthread_mutexattr_destroy(&a);
+        return -1;
+      }
+  pthread_mutexattr_destroy(&a);
+  t->ngroups = DRED_MEET_GROUPS;
+  __atomic_store_n(&t->magic, MEET_MAGIC, __ATOMIC_RELEASE);
+  return 0;
+}
+
+/* ---- rings ------------------------------------------------------------------------- */
+
+static int ring_is(const dred_meet_ring_t *r, uint64_t gid, uint32_t n, const uint32_t *w) {
+  return r->gid == gid && r->n == n && memcmp(r->workers, w, n * sizeof *w) == 0;
+}
+
+dred_meet_ring_t *dred_meet_ring_of(dred_meet_table_t *t, uint64_t gid, uint32_t n,
+                                    const uint32_t *workers) {
+  uint32_t i, start;
+  if (t == NULL || workers == NULL || n == 0 || n > DRED_MEET_MAX_MEMBERS ||
+      __atomic_load_n(&t->magic, __ATOMIC_ACQUIRE) != MEET_MAGIC)
+    return NULL;
+  /* Linear probing from the id's hash.  A claim is a compare-and-swap FREE -> CLAIMING,
+   * the fields, then READY: a reader that meets CLAIMING waits the few stores out.  Rings
+   * are never freed, so "no ring for this group" is final for everyone. */
+  start = (uint32_t)((gid ^ (gid >> 32)) % DRED_MEET_GROUPS);
+  for (i = 0; i < DRED_MEET_GROUPS; i++) {
+    dred_meet_ring_t *r = &t->rings[(start + i) % DRED_MEET_GROUPS];
+    uint32_t st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+    if (st == RING_FREE) {
+      uint32_t expect = RING_FREE;
+      if (__atomic_compare_exchange_n(&r->state, &expect, RING_CLAIMING, 0, __ATOMIC_ACQ_REL,
+                                      __ATOMIC_ACQUIRE)) {
+        r->gid = gid;
+        r->n = n;
+        memcpy(r->workers, workers, n * sizeof *workers);
+        __atomic_store_n(&r->state, RING_READY, __ATOMIC_RELEASE);
+        return r;
+      }
+      st = expect;
+    }
+    /* A claimer that died between its two stores leaves CLAIMING for ever: after a
+     * bounded wait the ring counts as someone else's. */
+    for (int spins = 0; st == RING_CLAIMING && spins < 1000000; spins++) {
+      sched_yield();
+      st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+    }
+    if (st == RING_READY && ring_is(r, gid, n, workers)) return r;
+  }
+  return NULL;
+}
+
+int dred_meet_ring_member(const dred_meet_ring_t *r, uint32_t worker) {
+  uint32_t k;
+  if (r == NULL) return -1;
+  for (k = 0; k < r->n; k++)
+    if (r->workers[k] == worker) return (int)k;
+  return -1;
+}
+
+/* ---- slots ------------------------------------------------------------------------- */
+
+static void slot_wake(dred_meet_slot_t *s) {
+  __atomic_add_fetch(&s->wake, 1, __ATOMIC_RELEASE);
+  if (__atomic_load_n(&s->nwait, __ATOMIC_ACQUIRE) > 0)
+    syscall(SYS_futex, &s->wake, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+}
+
+static void slot_end(dred_meet_slot_t *s, uint32_t state, int status) {
+  s->state = state;
+  s->status = status;
+  slot_wake(s);
+}
+
+/* Lock the slot.  A holder that died mid-update leaves its slot's contents unknown: an
+ * open reduction there ends with DRED_ERR_PROC_FAILED (what the holder's death means for
+ * it anyway), and the lock is usable again. */
+static void slot_lock(dred_meet_slot_t *s) {
+  if (pthread_mutex_lock(&s->mu) == EOWNERDEAD) {
+    if (s->busy && s->state == DRED_MEET_OPEN) slot_end(s, DRED_MEET_FAILED, DRED_ERR_PROC_FAILED);
+    pthread_mutex_consistent(&s->mu);
+  }
+}
+
+static void slot_unlock(dred_meet_slot_t *s) { pthread_mutex_unlock(&s->mu); }
+
+static int params_agree(const dred_meet_params_t *a, const dred_meet_params_t *b) {
+  if (a->count != b->count || a->type_size != b->type_size || a->extent != b->extent ||
+      a->type_sig != b->type_sig || a->root != b->root || a->op_is_user != b->op_is_user ||
+      a->commutative != b->commutative || a->inl != b->inl)
+    return 0;
+  return a->op_is_user || a->op == b->op; /* user ops: commutativity is all we can compare */
+}
+
+/* Everyone is in: decide.  Called with the lock held, the slot open, no member via
+ * dred-master (that would have made it MIXED). */
+static void slot_decide(dred_meet_slot_t *s, uint32_t n) {
+  uint32_t k;
+  if (s->p[0].root >= n) {
+    slot_end(s, DRED_MEET_FAILED, DRED_ERR_MISMATCH);
+    return;
+  }
+  for (k = 1; k < n; k++)
+    if (!params_agree(&s->p[0], &s->p[k])) {
+      slot_end(s, DRED_MEET_FAILED, DRED_ERR_MISMATCH);
+      return;
+    }
+  if (s->error != DRED_OK) {
+    slot_end(s, DRED_MEET_FAILED, s->error);
+    return;
+  }
+  slot_end(s, DRED_MEET_OK, DRED_OK);
+}
+
+static void slot_free_if_done(dred_meet_slot_t *s, uint32_t n) {
+  if (s->busy && (s->released & all_of(n)) == all_of(n)) s->busy = 0;
+}
+
+int dred_meet_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                     const dred_meet_params_t *p, int wants, const void *data, size_t bytes,
+                     int error, dred_meet_arrival_t *out) {
+  dred_meet_slot_t *s;
+  uint32_t n;
+  uint64_t me;
+  out->meet = 0;
+  out->slot = NULL;
+  out->mask = 0;
+  if (r == NULL || p == NULL || member >= r->n)
+    return -1;
+  n = r->n;
+  if (wants && ((bytes > 0 && data == NULL) || (bytes != 0 && bytes != p->count * p->extent) ||
+                p->count > DRED_MEET_DATA || (uint64_t)n * p->count * p->extent > DRED_MEET_DATA))
+    return -1;
+  me = bit(member);
+  /* A member declared failed that still runs (it was only stalled) must not reopen a slot
+   * the others left: it would wait for them for ever and hold the slot.  dred-master,
+   * which declared it failed, answers it. */
+  if (__atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) & me) return 0;
+  s = &r->slots[seq % DRED_MEET_DEPTH];
+  slot_lock(s);
+  if (!(s->busy && s->seq == seq)) {
+    if (seq < s->spilled || s->busy) {
+      /* Held by an older reduction (or spilled already): dred-master for everyone of seq.
+       * A slot held by a newer one means this member was given up for dead: dred-master
+       * too, which knows it. */
+      if (s->busy && s->spilled < seq + 1) {
+        s->spilled = seq + 1;
+        r->spills++;
+      }
+      slot_unlock(s);
+      return 0;
+    }
+    s->busy = 1;
+    s->n = n;
+    s->seq = seq;
+    s->state = DRED_MEET_OPEN;
+    s->status = DRED_OK;
+    s->error = DRED_OK;
+    s->arrived = s->master = 0;
+    /* members declared failed take nothing from it: only the living hold the slot */
+    s->released = __atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) & all_of(n);
+  }
+  if (s->arrived & me) { /* a second arrival of one member: a caller bug, not a wait */
+    slot_unlock(s);
+    return -1;
+  }
+  s->arrived |= me;
+  s->p[member] = *p;
+  if (s->state == DRED_MEET_OPEN) {
+    if (error != DRED_OK && s->error == DRED_OK) s->error = error;
+    if (!wants && (s->arrived & ~s->master & ~me) != 0) {
+      /* Members that meet here arrived before us, who go to dred-master: a mismatch.  We
+       * name them in our READY; they learn it here. */
+      out->mask = s->arrived & ~s->master & ~me;
+      r->mixed++;
+      slot_end(s, DRED_MEET_MIXED, DRED_ERR_MISMATCH);
+    } else if (wants && s->master != 0) {
+      /* We would meet here but members before us went to dred-master: we follow them (our
+       * READY disagrees with theirs), and so does everyone after us. */
+      r->mixed++;
+      slot_end(s, DRED_MEET_MIXED, DRED_ERR_MISMATCH);
+      wants = 0;
+    } else if (wants && bytes > 0) {
+      memcpy(s->data + (size_t)member * bytes, data, bytes);
+    }
+  } else if (s->state == DRED_MEET_MIXED) {
+    wants = 0; /* dred-master tells everyone who was not named */
+  } else {
+    wants = 1; /* FAILED (a death, a deadline): decided for everyone, taken here */
+  }
+  if (!wants) {
+    s->master |= me;
+    s->released |= me; /* nothing to take from here */
+    slot_free_if_done(s, n);
+    slot_unlock(s);
+    return 0;
+  }
+  if (s->state == DRED_MEET_OPEN && (s->arrived & all_of(n)) == all_of(n)) slot_decide(s, n);
+  /* a member declared failed before this slot opened will not come */
+  if (s->state == DRED_MEET_OPEN && (__atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) & ~s->arrived & all_of(n)))
+    slot_end(s, DRED_MEET_FAILED, DRED_ERR_PROC_FAILED);
+  slot_unlock(s);
+  out->meet = 1;
+  out->slot = s;
+  return 0;
+}
+
+int dred_meet_poll(dred_meet_slot_t *s, uint64_t seq, int *status) {
+  int decided;
+  if (s == NULL) return 1;
+  slot_lock(s);
+  decided = s->busy && s->seq == seq ? s->state != DRED_MEET_OPEN : 1;
+  if (status != NULL)
+    *status = !(s->busy && s->seq == seq) ? DRED_ERR_INTERNAL
+              : s->state == DRED_MEET_OK  ? DRED_OK
+                                          : s->status;
+  slot_unlock(s);
+  return decided;
+}
+
+const void *dred_meet_data(const dred_meet_slot_t *s) { return s->data; }
+
+void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint64_t timeout_ns) {
+  uint32_t w;
+  struct timespec ts;
+  if (s == NULL) return;
+  __atomic_add_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
+  w = __atomic_load_n(&s->wake, __ATOMIC_ACQUIRE);
+  if (!dred_meet_poll(s, seq, NULL)) {
+    ts.tv_sec = (time_t)(timeout_ns / 1000000000ull);
+    ts.tv_nsec = (long)(timeout_ns % 1000000000ull);
+    /* returns at once if the word moved since we read it: no lost wake-up */
+    syscall(SYS_futex, &s->wake, FUTEX_WAIT, w, &ts, NULL, 0);
+  }
+  __atomic_sub_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
+}
+
+void dred_meet_release(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
+  if (s == NULL || member >= DRED_MEET_MAX_MEMBERS) return;
+  slot_lock(s);
+  if (s->busy && s->seq == seq) {
+    s->released |= bit(member);
+    slot_free_if_done(s, s->n);
+  }
+  slot_unlock(s);
+}
+
+void dred_meet_end(dred_meet_slot_t *s, uint64_t seq, int status) {
+  if (s == NULL) return;
+  slot_lock(s);
+  if (s->busy && s->seq == seq && s->state == DRED_MEET_OPEN)
+    slot_end(s, DRED_MEET_FAILED, status != DRED_OK ? status : DRED_ERR_INTERNAL);
+  slot_unlock(s);
+}
+
+void dred_meet_member_failed(dred_meet_ring_t *r, uint32_t member, int status) {
+  uint32_t d;
+  if (r == NULL || member >= r->n) return;
+  __atomic_or_fetch(&r->gone, bit(member), __ATOMIC_ACQ_REL); /* before the sweep: no gap */
+  for (d = 0; d < DRED_MEET_DEPTH; d++) {
+    dred_meet_slot_t *s = &r->slots[d];
+    slot_lock(s);
+    if (s->busy) {
+      if (s->state == DRED_MEET_OPEN && !(s->arrived & bit(member)))
+        slot_end(s, DRED_MEET_FAILED, status != DRED_OK ? status : DRED_ERR_PROC_FAILED);
+      s->released |= bit(member);
+      slot_free_if_done(s, s->n);
+    }
+    slot_unlock(s);
+  }
+}
+
+void dred_meet_ring_stats(const dred_meet_ring_t *r, dred_meet_ring_stats_t *st) {
+  uint32_t d;
+  memset(st, 0, sizeof *st);
+  if (r == NULL) return;
+  for (d = 0; d < DRED_MEET_DEPTH; d++) st->busy += __atomic_load_n(&r->slots[d].busy, __ATOMIC_ACQUIRE) != 0;
+  st->spills = r->spills;
+  st->mixed = r->mixed;
+}

@@ -1,0 +1,1012 @@
+/*
+ * test_meet.c -- common/meet.c, the shared-memory meeting place, driven rule by rule on
+ * an ordinary mapping (no MPI): a group finds the same ring every time and never another
+ * group's, and a full table stays full; members that agree meet in any arrival order and
+ * the root finds every operand at member x bytes; disagreeing parameters, a member's own
+ * error, members that go to dred-master (MIXED), a slot still held by the reduction
+ * DRED_MEET_DEPTH before (spill), a member's death, dred_meet_end and a lock holder's death
+ * all decide the same outcome for everyone, whatever the arrival order; waiting works
+ * across processes and is bounded by its timeout; out-of-range arrivals are refused.
+ *
+ * Tables live in MAP_SHARED anonymous mappings: page-aligned (the table asks for 64-byte
+ * alignment, more than malloc promises) and shared with forked children, as the node's
+ * MPI window is between the members' processes.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../common/dred_status.h"
+#include "../../common/meet.h"
+
+/* ---- fixtures ---------------------------------------------------------------------- */
+
+#define N 4 /* the usual group: four members, job ranks 10..13 */
+static const uint32_t WORKERS[N] = {10, 11, 12, 13};
+
+static dred_meet_table_t *table_new(void) {
+  void *mem = mmap(NULL, dred_meet_table_bytes(), PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  assert_true(mem != MAP_FAILED);
+  assert_int_equal(dred_meet_table_init(mem), 0);
+  return mem;
+}
+
+static void table_free(dred_meet_table_t *t) { munmap(t, dred_meet_table_bytes()); }
+
+/* Parameters everyone agrees on unless a test changes them: `count` 4-byte ints, a
+ * built-in commutative op, inline. */
+static dred_meet_params_t params(uint64_t count, uint32_t root) {
+  dred_meet_params_t p;
+  memset(&p, 0, sizeof p);
+  p.count = count;
+  p.type_size = 4;
+  p.extent = 4;
+  p.type_sig = 0x51u;
+  p.root = root;
+  p.op = 3;
+  p.commutative = 1;
+  p.inl = 1;
+  return p;
+}
+
+/* Member k's operand for reduction `seq`: a pattern that differs by member and by seq, so
+ * a misplaced or stale operand shows. */
+static unsigned char pattern(uint64_t seq, uint32_t k, size_t i) {
+  return (unsigned char)(seq * 13 + k * 29 + i * 7 + 1);
+}
+
+static unsigned char operand[DRED_MEET_MAX_MEMBERS][DRED_MEET_DATA];
+
+/* Arrive as a real member does: with its operand when it wants to meet and is not the
+ * root, NULL / 0 otherwise. */
+static int arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t k, const dred_meet_params_t *p,
+                  int wants, int error, dred_meet_arrival_t *a) {
+  size_t bytes = (size_t)(p->count * p->extent), i;
+  if (!wants || k == p->root)
+    return dred_meet_arrive(r, seq, k, p, wants, NULL, 0, error, a);
+  for (i = 0; i < bytes; i++) operand[k][i] = pattern(seq, k, i);
+  return dred_meet_arrive(r, seq, k, p, wants, operand[k], bytes, error, a);
+}
+
+/* The usual arrival: wants, no error; asserts it meets and returns its slot. */
+#define MEET(r, seq, k, p)                                                 \
+  ({                                                                       \
+    dred_meet_arrival_t a_;                                                \
+    assert_int_equal(arrive((r), (seq), (k), (p), 1, DRED_OK, &a_), 0);    \
+    assert_int_equal(a_.meet, 1);                                          \
+    assert_non_null(a_.slot);                                              \
+    assert_true(a_.mask == 0);                                             \
+    a_.slot;                                                               \
+  })
+
+/* An arrival that must go to dred-master, naming `mask`. */
+#define TO_MASTER(r, seq, k, p, wants, names)                                   \
+  do {                                                                         \
+    dred_meet_arrival_t a_;                                                    \
+    assert_int_equal(arrive((r), (seq), (k), (p), (wants), DRED_OK, &a_), 0);  \
+    assert_int_equal(a_.meet, 0);                                              \
+    assert_true(a_.mask == (uint64_t)(names));                                 \
+  } while (0)
+
+#define ASSERT_OPEN(s, seq)                          \
+  do {                                               \
+    int st_ = -1;                                    \
+    assert_int_equal(dred_meet_poll((s), (seq), &st_), 0); \
+  } while (0)
+
+#define ASSERT_DECIDED(s, seq, want)                        \
+  do {                                                      \
+    int st_ = -1;                                           \
+    assert_int_equal(dred_meet_poll((s), (seq), &st_), 1);  \
+    assert_int_equal(st_, (want));                          \
+  } while (0)
+
+static dred_meet_ring_stats_t stats(const dred_meet_ring_t *r) {
+  dred_meet_ring_stats_t st;
+  dred_meet_ring_stats(r, &st);
+  return st;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t bit(uint32_t k) { return (uint64_t)1 << k; }
+
+/* Members 0..n-1 all release `seq` in `s`. */
+static void release_all(dred_meet_slot_t *s, uint64_t seq, uint32_t n) {
+  uint32_t k;
+  for (k = 0; k < n; k++) dred_meet_release(s, seq, k);
+}
+
+/* The operands in `s` are those of `seq`'s non-root members. */
+static void assert_operands(const dred_meet_slot_t *s, uint64_t seq, uint32_t n,
+                            const dred_meet_params_t *p) {
+  const unsigned char *d = dred_meet_data(s);
+  size_t bytes = (size_t)(p->count * p->extent), i;
+  uint32_t k;
+  for (k = 0; k < n; k++) {
+    if (k == p->root) continue; /* the root's place holds nothing */
+    for (i = 0; i < bytes; i++)
+      if (d[k * bytes + i] != pattern(seq, k, i)) fail_msg("seq %llu member %u byte %zu",
+                                                           (unsigned long long)seq, k, i);
+  }
+}
+
+/* ---- 1. rings ---------------------------------------------------------------------- */
+
+static void test_rings(void **state) {
+  dred_meet_table_t *t = table_new();
+  uint32_t other[N] = {10, 11, 12, 14}, big[DRED_MEET_MAX_MEMBERS + 1], w[N];
+  dred_meet_ring_t *r1, *r2, *rc, *rp, *rh, *all[DRED_MEET_GROUPS];
+  uint32_t used, g, i, j;
+  (void)state;
+
+  r1 = dred_meet_ring_of(t, 7, N, WORKERS);
+  assert_non_null(r1);
+  assert_ptr_equal(dred_meet_ring_of(t, 7, N, WORKERS), r1); /* every member finds it */
+  assert_int_equal(dred_meet_ring_member(r1, 10), 0);
+  assert_int_equal(dred_meet_ring_member(r1, 12), 2);
+  assert_int_equal(dred_meet_ring_member(r1, 13), 3);
+  assert_int_equal(dred_meet_ring_member(r1, 14), -1);
+  assert_int_equal(dred_meet_ring_member(NULL, 10), -1);
+
+  /* another group, same workers */
+  r2 = dred_meet_ring_of(t, 8, N, WORKERS);
+  assert_non_null(r2);
+  assert_true(r2 != r1);
+  /* a gid collision: same id, other members (or fewer of them) is another group */
+  rc = dred_meet_ring_of(t, 7, N, other);
+  assert_non_null(rc);
+  assert_true(rc != r1 && rc != r2);
+  assert_int_equal(dred_meet_ring_member(rc, 14), 3);
+  assert_int_equal(dred_meet_ring_member(rc, 13), -1);
+  rp = dred_meet_ring_of(t, 7, N - 1, WORKERS);
+  assert_non_null(rp);
+  assert_true(rp != r1 && rp != r2 && rp != rc);
+  /* ids whose hash starts at r1's place: probing past it */
+  rh = dred_meet_ring_of(t, 7 + DRED_MEET_GROUPS, N, WORKERS);
+  assert_non_null(rh);
+  assert_true(rh != r1 && rh != r2 && rh != rc && rh != rp);
+  assert_ptr_equal(dred_meet_ring_of(t, 7, N, WORKERS), r1);
+  assert_ptr_equal(dred_meet_ring_of(t, 7, N, other), rc);
+
+  /* rings of different groups do not share slots */
+  {
+    dred_meet_params_t p = params(4, 0);
+    dred_meet_slot_t *s1 = MEET(r1, 0, 0, &p), *s2 = NULL;
+    for (i = 0; i < N; i++) s2 = MEET(r2, 0, i, &p);
+    assert_true(s1 != s2);
+    ASSERT_DECIDED(s2, 0, DRED_OK);
+    ASSERT_OPEN(s1, 0);
+  }
+
+  /* n out of range */
+  for (i = 0; i <= DRED_MEET_MAX_MEMBERS; i++) big[i] = 1000 + i;
+  assert_null(dred_meet_ring_of(t, 99, 0, big));
+  assert_null(dred_meet_ring_of(t, 99, DRED_MEET_MAX_MEMBERS + 1, big));
+
+  /* fill the table */
+  all[0] = r1, all[1] = r2, all[2] = rc, all[3] = rp, all[4] = rh;
+  used = 5;
+  for (g = 0; used < DRED_MEET_GROUPS; g++) {
+    for (i = 0; i < N; i++) w[i] = 500 + g * N + i;
+    all[used] = dred_meet_ring_of(t, 1000 + g * 3, N, w);
+    assert_non_null(all[used]);
+    used++;
+  }
+  for (i = 0; i < DRED_MEET_GROUPS; i++)
+    for (j = i + 1; j < DRED_MEET_GROUPS; j++) assert_true(all[i] != all[j]);
+  /* full: a new group finds none, every time (all its members use dred-master) */
+  assert_null(dred_meet_ring_of(t, 5000, N, WORKERS));
+  assert_null(dred_meet_ring_of(t, 5000, N, WORKERS));
+  assert_null(dred_meet_ring_of(t, 7, N, big)); /* a gid collision is a new group too */
+  /* the groups that have one still find it */
+  assert_ptr_equal(dred_meet_ring_of(t, 7, N, WORKERS), r1);
+  assert_ptr_equal(dred_meet_ring_of(t, 8, N, WORKERS), r2);
+  assert_ptr_equal(dred_meet_ring_of(t, 7, N, other), rc);
+  assert_ptr_equal(dred_meet_ring_of(t, 7, N - 1, WORKERS), rp);
+  assert_ptr_equal(dred_meet_ring_of(t, 7 + DRED_MEET_GROUPS, N, WORKERS), rh);
+  for (g = 0; g < DRED_MEET_GROUPS - 5; g++) {
+    for (i = 0; i < N; i++) w[i] = 500 + g * N + i;
+    assert_ptr_equal(dred_meet_ring_of(t, 1000 + g * 3, N, w), all[5 + g]);
+  }
+  table_free(t);
+}
+
+/* ---- 2. the happy path ------------------------------------------------------------- */
+
+/* One reduction of `r` (n members) arriving in `order`, releasing in `rel`: undecided until
+ * the last arrival, then OK for everyone, the operands in place, the slot freed by the
+ * last release only. */
+static void meet_in_order(dred_meet_ring_t *r, uint64_t seq, uint32_t n, const uint32_t *order,
+                          const uint32_t *rel, const dred_meet_params_t *p) {
+  dred_meet_slot_t *s = NULL, *sk;
+  uint32_t busy0 = stats(r).busy, i;
+  for (i = 0; i < n; i++) {
+    sk = MEET(r, seq, order[i], p);
+    if (s == NULL) s = sk;
+    assert_ptr_equal(sk, s); /* everyone waits in the same slot */
+    if (i + 1 < n)
+      ASSERT_OPEN(s, seq);
+    else
+      ASSERT_DECIDED(s, seq, DRED_OK);
+  }
+  assert_int_equal(stats(r).busy, busy0 + 1);
+  assert_operands(s, seq, n, p);
+  for (i = 0; i < n; i++) {
+    /* a member that has not released yet still finds the outcome and the operands */
+    ASSERT_DECIDED(s, seq, DRED_OK);
+    assert_operands(s, seq, n, p);
+    assert_int_equal(stats(r).busy, busy0 + 1);
+    dred_meet_release(s, seq, rel[i]);
+  }
+  assert_int_equal(stats(r).busy, busy0);
+}
+
+static void test_happy_path(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 1, N, WORKERS);
+  uint32_t order[N], rel[N], code, i, j, perms = 0;
+  uint64_t seq = 0;
+  (void)state;
+  assert_non_null(r);
+
+  /* every arrival order of four members (and a release order each), the root moving
+   * round; 24 reductions wrap the 16 slots, so freed slots are reused too */
+  for (code = 0; code < N * N * N * N; code++) {
+    int distinct = 1;
+    dred_meet_params_t p;
+    for (i = 0, j = code; i < N; i++, j /= N) order[i] = j % N;
+    for (i = 0; i < N; i++)
+      for (j = i + 1; j < N; j++) distinct &= order[i] != order[j];
+    if (!distinct) continue;
+    for (i = 0; i < N; i++) rel[i] = order[(i + perms) % N];
+    p = params(1 + perms % 8, perms % N);
+    meet_in_order(r, seq++, N, order, rel, &p);
+    perms++;
+  }
+  assert_int_equal(perms, 24);
+  assert_int_equal(stats(r).busy, 0);
+  assert_true(stats(r).spills == 0 && stats(r).mixed == 0);
+
+  /* a slot freed by its last release opens for seq + depth */
+  {
+    dred_meet_params_t p = params(4, 1);
+    uint32_t in[N] = {0, 1, 2, 3};
+    meet_in_order(r, 100, N, in, in, &p);
+    meet_in_order(r, 100 + DRED_MEET_DEPTH, N, in, in, &p);
+    meet_in_order(r, 100 + 2 * DRED_MEET_DEPTH, N, in, in, &p);
+  }
+
+  /* reductions in flight side by side: all DRED_MEET_DEPTH slots held at once */
+  {
+    dred_meet_params_t p = params(2, 3);
+    dred_meet_slot_t *s[DRED_MEET_DEPTH];
+    for (j = 0; j < DRED_MEET_DEPTH; j++) s[j] = MEET(r, 200 + j, 0, &p);
+    for (i = 1; i < N; i++)
+      for (j = 0; j < DRED_MEET_DEPTH; j++) assert_ptr_equal(MEET(r, 200 + j, i, &p), s[j]);
+    assert_int_equal(stats(r).busy, DRED_MEET_DEPTH);
+    for (j = 0; j < DRED_MEET_DEPTH; j++) {
+      ASSERT_DECIDED(s[j], 200 + j, DRED_OK);
+      assert_operands(s[j], 200 + j, N, &p);
+      release_all(s[j], 200 + j, N);
+    }
+    assert_int_equal(stats(r).busy, 0);
+  }
+  table_free(t);
+}
+
+/* The extremes: a group of one decides at its only arrival; a group of
+ * DRED_MEET_MAX_MEMBERS fills DRED_MEET_DATA exactly. */
+static void test_group_sizes(void **state) {
+  dred_meet_table_t *t = table_new();
+  uint32_t w[DRED_MEET_MAX_MEMBERS], order[DRED_MEET_MAX_MEMBERS], i;
+  dred_meet_ring_t *r1, *rmax;
+  dred_meet_params_t p;
+  (void)state;
+  for (i = 0; i < DRED_MEET_MAX_MEMBERS; i++) w[i] = 100 + i, order[i] = (i * 37) % DRED_MEET_MAX_MEMBERS;
+
+  r1 = dred_meet_ring_of(t, 11, 1, w);
+  assert_non_null(r1);
+  p = params(4, 0);
+  order[0] = 0;
+  meet_in_order(r1, 0, 1, order, order, &p);
+
+  rmax = dred_meet_ring_of(t, 12, DRED_MEET_MAX_MEMBERS, w);
+  assert_non_null(rmax);
+  /* 64 x 8 x 4 bytes = DRED_MEET_DATA; order is a permutation (37 is odd) */
+  for (i = 0; i < DRED_MEET_MAX_MEMBERS; i++) order[i] = (i * 37 + 5) % DRED_MEET_MAX_MEMBERS;
+  p = params(DRED_MEET_DATA / DRED_MEET_MAX_MEMBERS / 4, DRED_MEET_MAX_MEMBERS - 1);
+  meet_in_order(rmax, 0, DRED_MEET_MAX_MEMBERS, order, order, &p);
+  p.root = 0;
+  meet_in_order(rmax, 1, DRED_MEET_MAX_MEMBERS, order, order, &p);
+  table_free(t);
+}
+
+/* ---- 3. mismatches ----------------------------------------------------------------- */
+
+/* All members arrive (member `odd` with `po`, the others with `p`): the outcome for
+ * everyone is `want`, and the slot frees when they release. */
+static void run_odd_one(dred_meet_ring_t *r, uint64_t seq, uint32_t odd,
+                        const dred_meet_params_t *p, const dred_meet_params_t *po, int want) {
+  dred_meet_slot_t *s = NULL;
+  uint32_t k;
+  for (k = 0; k < N; k++) {
+    /* arrivals start at the odd one's successor, so it is first, last or in between */
+    uint32_t m = (odd + 1 + k) % N;
+    s = MEET(r, seq, m, m == odd ? po : p);
+    if (k + 1 < N) ASSERT_OPEN(s, seq);
+  }
+  ASSERT_DECIDED(s, seq, want);
+  for (k = 0; k < N; k++) {
+    ASSERT_DECIDED(s, seq, want);
+    dred_meet_release(s, seq, k);
+  }
+  assert_int_equal(stats(r).busy, 0);
+}
+
+static void test_mismatch(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 2, N, WORKERS);
+  dred_meet_params_t p = params(4, 0), po;
+  uint64_t seq = 0;
+  uint32_t odd, field;
+  (void)state;
+  assert_non_null(r);
+
+  for (field = 0; field < 8; field++)
+    for (odd = 0; odd < N; odd++) {
+      po = p;
+      switch (field) {
+      case 0: po.count = 5; break;
+      case 1: po.op = 4; break;
+      case 2: po.root = 1; break;
+      case 3: po.type_sig = 0x52u; break;
+      case 4: po.type_size = 8; po.extent = 8; break;
+      case 5: po.extent = 8; break;
+      case 6: po.commutative = 0; break;
+      case 7: po.op_is_user = 1; break; /* a user op is never a built-in one */
+      }
+      run_odd_one(r, seq++, odd, &p, &po, DRED_ERR_MISMATCH);
+    }
+
+  /* user ops: only commutativity can be compared (their handles differ by process) */
+  {
+    dred_meet_params_t u = params(4, 2), uo;
+    u.op_is_user = 1;
+    for (odd = 0; odd < N; odd++) {
+      uo = u;
+      uo.op = 77;
+      run_odd_one(r, seq++, odd, &u, &uo, DRED_OK);
+      uo.commutative = 0;
+      run_odd_one(r, seq++, odd, &u, &uo, DRED_ERR_MISMATCH);
+    }
+  }
+
+  /* everyone agrees on a root that is not a member */
+  {
+    dred_meet_params_t pr = params(4, N);
+    run_odd_one(r, seq++, 0, &pr, &pr, DRED_ERR_MISMATCH);
+    pr.root = 1000;
+    run_odd_one(r, seq++, 2, &pr, &pr, DRED_ERR_MISMATCH);
+  }
+  assert_true(stats(r).spills == 0 && stats(r).mixed == 0);
+  table_free(t);
+}
+
+/* ---- 4. a member's own error ------------------------------------------------------- */
+
+static void test_member_error(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 3, N, WORKERS);
+  dred_meet_params_t p = params(4, 1);
+  dred_meet_arrival_t a;
+  dred_meet_slot_t *s = NULL;
+  uint32_t bad, k;
+  uint64_t seq = 0;
+  (void)state;
+  assert_non_null(r);
+  /* the member that failed (at the root or not) arrives first, between or last */
+  for (bad = 0; bad < N; bad++, seq++) {
+    for (k = 0; k < N; k++) {
+      uint32_t m = (bad + 1 + k) % N;
+      assert_int_equal(arrive(r, seq, m, &p, 1, m == bad ? DRED_ERR_NOMEM : DRED_OK, &a), 0);
+      assert_int_equal(a.meet, 1);
+      s = a.slot;
+    }
+    for (k = 0; k < N; k++) {
+      ASSERT_DECIDED(s, seq, DRED_ERR_NOMEM);
+      dred_meet_release(s, seq, k);
+    }
+    assert_int_equal(stats(r).busy, 0);
+  }
+  table_free(t);
+}
+
+/* ---- 5. MIXED: some members go to dred-master -------------------------------------- */
+
+static void test_mixed(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 4, N, WORKERS);
+  dred_meet_params_t p = params(4, 3);
+  dred_meet_slot_t *s0, *s2, *s;
+  uint32_t k;
+  (void)state;
+  assert_non_null(r);
+
+  /* (a) members 0 and 2 meet; member 1 goes to dred-master and names them */
+  s0 = MEET(r, 0, 0, &p);
+  s2 = MEET(r, 0, 2, &p);
+  assert_ptr_equal(s0, s2);
+  ASSERT_OPEN(s0, 0);
+  TO_MASTER(r, 0, 1, &p, 0, bit(0) | bit(2));
+  ASSERT_DECIDED(s0, 0, DRED_ERR_MISMATCH); /* what 0 and 2 learn here */
+  assert_int_equal(stats(r).mixed, 1);
+  TO_MASTER(r, 0, 3, &p, 1, 0); /* later: nobody to name, whatever it wanted */
+  assert_int_equal(stats(r).busy, 1); /* 0 and 2 still take their outcome */
+  ASSERT_DECIDED(s2, 0, DRED_ERR_MISMATCH);
+  dred_meet_release(s0, 0, 0);
+  assert_int_equal(stats(r).busy, 1);
+  dred_meet_release(s2, 0, 2);
+  assert_int_equal(stats(r).busy, 0);
+
+  /* (a) again: three meet, the last goes to dred-master; then the later-kind arrival is
+   * a wants=0 one (seq 1: the other slot) */
+  s = MEET(r, 1, 3, &p);
+  MEET(r, 1, 1, &p);
+  TO_MASTER(r, 1, 2, &p, 0, bit(3) | bit(1));
+  TO_MASTER(r, 1, 0, &p, 0, 0);
+  ASSERT_DECIDED(s, 1, DRED_ERR_MISMATCH);
+  dred_meet_release(s, 1, 3);
+  dred_meet_release(s, 1, 1);
+  assert_int_equal(stats(r).busy, 0);
+
+  /* and with everyone but one met already */
+  s = MEET(r, 2, 0, &p);
+  MEET(r, 2, 1, &p);
+  MEET(r, 2, 3, &p);
+  ASSERT_OPEN(s, 2);
+  TO_MASTER(r, 2, 2, &p, 0, bit(0) | bit(1) | bit(3));
+  ASSERT_DECIDED(s, 2, DRED_ERR_MISMATCH);
+  for (k = 0; k < N; k++) dred_meet_release(s, 2, k); /* 2's release is harmless */
+  assert_int_equal(stats(r).busy, 0);
+  assert_int_equal(stats(r).mixed, 3);
+
+  /* (b) member 2 goes to dred-master first: the wants=1 arrivals after it follow it, with
+   * nobody to name; the slot is nobody's once all have arrived */
+  TO_MASTER(r, 3, 2, &p, 0, 0);
+  TO_MASTER(r, 3, 0, &p, 1, 0);
+  TO_MASTER(r, 3, 3, &p, 1, 0);
+  TO_MASTER(r, 3, 1, &p, 0, 0);
+  assert_int_equal(stats(r).busy, 0);
+  assert_int_equal(stats(r).mixed, 4);
+
+  /* (c) everyone goes to dred-master: nobody meets, no mismatch, the slot is freed by the
+   * last arrival */
+  for (k = 0; k < N; k++) TO_MASTER(r, 4, k, &p, 0, 0);
+  assert_int_equal(stats(r).busy, 0);
+  assert_int_equal(stats(r).mixed, 4);
+
+  /* every one of those slots can be met in at seq + depth */
+  for (k = 0; k < 5; k++) {
+    uint32_t in[N] = {3, 2, 1, 0};
+    meet_in_order(r, k + DRED_MEET_DEPTH, N, in, in, &p);
+  }
+  assert_int_equal(stats(r).spills, 0);
+  table_free(t);
+}
+
+/* ---- 6. ring wrap: spills ---------------------------------------------------------- */
+
+static void test_spill(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 5, 3, WORKERS);
+  dred_meet_params_t p = params(4, 0);
+  const uint64_t D = DRED_MEET_DEPTH;
+  dred_meet_slot_t *s;
+  uint32_t in[3] = {0, 1, 2};
+  (void)state;
+  assert_non_null(r);
+
+  /* seq 0 decided; members 0 and 1 done, member 2 not yet */
+  s = MEET(r, 0, 0, &p);
+  MEET(r, 0, 1, &p);
+  MEET(r, 0, 2, &p);
+  ASSERT_DECIDED(s, 0, DRED_OK);
+  dred_meet_release(s, 0, 0);
+  dred_meet_release(s, 0, 1);
+
+  /* seq D finds the slot held: member 1 spills */
+  TO_MASTER(r, D, 1, &p, 1, 0);
+  assert_int_equal(stats(r).spills, 1);
+  /* other slots are not affected */
+  meet_in_order(r, 1, 3, in, in, &p);
+  /* member 2 is done with seq 0: the slot is free, but seq D spilled already, so its other
+   * members go to dred-master as well */
+  dred_meet_release(s, 0, 2);
+  assert_int_equal(stats(r).busy, 0);
+  TO_MASTER(r, D, 0, &p, 1, 0);
+  TO_MASTER(r, D, 2, &p, 1, 0);
+  assert_int_equal(stats(r).busy, 0);
+  assert_int_equal(stats(r).spills, 1); /* one reduction spilled */
+
+  /* seq 2D meets there again */
+  meet_in_order(r, 2 * D, 3, in, in, &p);
+
+  /* in flight: seq 3D open (member 2 missing), member 0 already arrives for 4D: spilled.
+   * 3D completes and is released; member 0 goes on to 5D, which opens the free slot;
+   * only then members 1 and 2 arrive for 4D: spilled still, though the slot is held by a
+   * newer reduction now */
+  s = MEET(r, 3 * D, 0, &p);
+  MEET(r, 3 * D, 1, &p);
+  TO_MASTER(r, 4 * D, 0, &p, 1, 0);
+  assert_int_equal(stats(r).spills, 2);
+  MEET(r, 3 * D, 2, &p);
+  ASSERT_DECIDED(s, 3 * D, DRED_OK);
+  release_all(s, 3 * D, 3);
+  s = MEET(r, 5 * D, 0, &p);
+  TO_MASTER(r, 4 * D, 2, &p, 1, 0);
+  TO_MASTER(r, 4 * D, 1, &p, 1, 0);
+  MEET(r, 5 * D, 2, &p);
+  MEET(r, 5 * D, 1, &p);
+  ASSERT_DECIDED(s, 5 * D, DRED_OK);
+  assert_operands(s, 5 * D, 3, &p);
+  release_all(s, 5 * D, 3);
+  assert_int_equal(stats(r).busy, 0);
+
+  /* a spill is a spill whatever the members wanted: one that would not meet anyway also
+   * marks it, and the wanting ones after it follow */
+  s = MEET(r, 6 * D, 0, &p);
+  TO_MASTER(r, 7 * D, 1, &p, 0, 0);
+  MEET(r, 6 * D, 1, &p);
+  MEET(r, 6 * D, 2, &p);
+  release_all(s, 6 * D, 3);
+  TO_MASTER(r, 7 * D, 0, &p, 1, 0);
+  TO_MASTER(r, 7 * D, 2, &p, 1, 0);
+  assert_int_equal(stats(r).busy, 0);
+  meet_in_order(r, 8 * D, 3, in, in, &p);
+  table_free(t);
+}
+
+/* ---- 7. failures ------------------------------------------------------------------- */
+
+static void test_member_failed(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 6, 3, WORKERS);
+  dred_meet_params_t p = params(4, 0);
+  const uint64_t D = DRED_MEET_DEPTH;
+  dred_meet_slot_t *s0, *s1, *s2, *s3;
+  dred_meet_arrival_t a;
+  int pass;
+  (void)state;
+  assert_non_null(r);
+
+  /* seq 0: members 0, 1 in (2 missing); seq 1: 0, 2 in; seq 2: only 2 in; seq 3 decided,
+   * 2 released, 0 and 1 not yet */
+  s0 = MEET(r, 0, 0, &p);
+  MEET(r, 0, 1, &p);
+  s1 = MEET(r, 1, 0, &p);
+  MEET(r, 1, 2, &p);
+  s2 = MEET(r, 2, 2, &p);
+  s3 = MEET(r, 3, 0, &p);
+  MEET(r, 3, 1, &p);
+  MEET(r, 3, 2, &p);
+  dred_meet_release(s3, 3, 2);
+  assert_int_equal(stats(r).busy, 4);
+
+  /* member 2 dies; every survivor says so (idempotent) */
+  for (pass = 0; pass < 2; pass++) {
+    dred_meet_member_failed(r, 2, DRED_ERR_PROC_FAILED);
+    ASSERT_DECIDED(s0, 0, DRED_ERR_PROC_FAILED); /* it never arrived there */
+    ASSERT_OPEN(s1, 1);                          /* its operand is in: not its business */
+    ASSERT_OPEN(s2, 2);
+    ASSERT_DECIDED(s3, 3, DRED_OK);
+    assert_int_equal(stats(r).busy, 4);
+  }
+  /* the survivors finish: every slot freed once they have released */
+  dred_meet_release(s0, 0, 0);
+  dred_meet_release(s0, 0, 1);
+  MEET(r, 1, 1, &p);
+  ASSERT_DECIDED(s1, 1, DRED_OK);
+  assert_operands(s1, 1, 3, &p); /* the dead member's operand among them */
+  dred_meet_release(s1, 1, 0);
+  dred_meet_release(s1, 1, 1);
+  MEET(r, 2, 0, &p);
+  MEET(r, 2, 1, &p);
+  ASSERT_DECIDED(s2, 2, DRED_OK);
+  dred_meet_release(s2, 2, 1);
+  dred_meet_release(s2, 2, 0);
+  dred_meet_release(s3, 3, 0);
+  dred_meet_release(s3, 3, 1);
+  assert_int_equal(stats(r).busy, 0);
+  dred_meet_member_failed(r, 2, DRED_ERR_PROC_FAILED); /* late: nothing left to end */
+  assert_int_equal(stats(r).busy, 0);
+
+  /* member 2 is gone for this ring: declared failed while only stalled, it still runs, and
+   * its late arrival must not reopen a slot the others left (it would wait for ever and
+   * hold the slot): it goes to the master.  A slot opened after the death ends at once. */
+  assert_int_equal(arrive(r, 0, 2, &p, 1, DRED_OK, &a), 0);
+  assert_int_equal(a.meet, 0);
+  assert_int_equal(stats(r).busy, 0);
+  s0 = MEET(r, 4, 0, &p);
+  ASSERT_DECIDED(s0, 4, DRED_ERR_PROC_FAILED);
+  MEET(r, 4, 1, &p);
+  release_all(s0, 4, 2);
+  assert_int_equal(stats(r).busy, 0);
+
+  /* (each block from here on stages a new death on the same ring, in a fresh slot)
+   * a member that arrives after the slot failed takes the failure here, whatever it
+   * wanted; the slot frees once the survivors are done */
+  r = dred_meet_ring_of(t, 60, 3, WORKERS); /* a death is for good: a fresh group */
+  s0 = MEET(r, D, 0, &p);
+  dred_meet_member_failed(r, 1, DRED_ERR_PROC_FAILED);
+  ASSERT_DECIDED(s0, D, DRED_ERR_PROC_FAILED);
+  assert_int_equal(arrive(r, D, 2, &p, 1, DRED_OK, &a), 0);
+  assert_int_equal(a.meet, 1);
+  assert_ptr_equal(a.slot, s0);
+  ASSERT_DECIDED(a.slot, D, DRED_ERR_PROC_FAILED);
+  dred_meet_release(s0, D, 0);
+  assert_int_equal(stats(r).busy, 1);
+  dred_meet_release(s0, D, 2);
+  assert_int_equal(stats(r).busy, 0);
+
+  r = dred_meet_ring_of(t, 61, 3, WORKERS);
+  s0 = MEET(r, 2 * D, 2, &p);
+  dred_meet_member_failed(r, 1, DRED_ERR_PROC_FAILED);
+  ASSERT_DECIDED(s0, 2 * D, DRED_ERR_PROC_FAILED);
+  assert_int_equal(arrive(r, 2 * D, 0, &p, 0, DRED_OK, &a), 0);
+  assert_int_equal(a.meet, 1);
+  ASSERT_DECIDED(a.slot, 2 * D, DRED_ERR_PROC_FAILED);
+  dred_meet_release(a.slot, 2 * D, 0);
+  dred_meet_release(s0, 2 * D, 2);
+  assert_int_equal(stats(r).busy, 0);
+
+  /* the only member missing dies: nobody waits for it; the others release */
+  r = dred_meet_ring_of(t, 62, 3, WORKERS);
+  s0 = MEET(r, 3 * D, 0, &p);
+  MEET(r, 3 * D, 2, &p);
+  dred_meet_member_failed(r, 1, DRED_ERR_PROC_FAILED);
+  ASSERT_DECIDED(s0, 3 * D, DRED_ERR_PROC_FAILED);
+  release_all(s0, 3 * D, 3);
+  assert_int_equal(stats(r).busy, 0);
+  r = dred_meet_ring_of(t, 63, 3, WORKERS); /* and a group with no death meets as ever */
+  meet_in_order(r, 4 * D, 3, (uint32_t[]){2, 0, 1}, (uint32_t[]){0, 1, 2}, &p);
+  table_free(t);
+}
+
+static void test_end(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 7, N, WORKERS);
+  dred_meet_params_t p = params(4, 0);
+  dred_meet_slot_t *s;
+  dred_meet_arrival_t a;
+  uint32_t k;
+  (void)state;
+  assert_non_null(r);
+
+  /* open: ended for everyone, those still to arrive included */
+  s = MEET(r, 0, 0, &p);
+  MEET(r, 0, 3, &p);
+  dred_meet_end(s, 0, DRED_ERR_SHUTDOWN);
+  ASSERT_DECIDED(s, 0, DRED_ERR_SHUTDOWN);
+  dred_meet_end(s, 0, DRED_ERR_MASTER_LOST); /* decided: stays as it was */
+  ASSERT_DECIDED(s, 0, DRED_ERR_SHUTDOWN);
+  for (k = 1; k <= 2; k++) {
+    assert_int_equal(arrive(r, 0, k, &p, 1, DRED_OK, &a), 0);
+    assert_int_equal(a.meet, 1);
+    ASSERT_DECIDED(a.slot, 0, DRED_ERR_SHUTDOWN);
+  }
+  release_all(s, 0, N);
+  assert_int_equal(stats(r).busy, 0);
+
+  /* decided OK: no effect */
+  for (k = 0; k < N; k++) s = MEET(r, 1, k, &p);
+  dred_meet_end(s, 1, DRED_ERR_SHUTDOWN);
+  ASSERT_DECIDED(s, 1, DRED_OK);
+  /* another seq's end does not touch this one */
+  dred_meet_end(s, 1 + DRED_MEET_DEPTH, DRED_ERR_SHUTDOWN);
+  ASSERT_DECIDED(s, 1, DRED_OK);
+  release_all(s, 1, N);
+
+  /* decided MISMATCH: no effect either */
+  s = MEET(r, 2, 0, &p);
+  TO_MASTER(r, 2, 1, &p, 0, bit(0));
+  dred_meet_end(s, 2, DRED_ERR_SHUTDOWN);
+  ASSERT_DECIDED(s, 2, DRED_ERR_MISMATCH);
+  dred_meet_release(s, 2, 0);
+  TO_MASTER(r, 2, 2, &p, 1, 0);
+  TO_MASTER(r, 2, 3, &p, 1, 0);
+  assert_int_equal(stats(r).busy, 0);
+  table_free(t);
+}
+
+/* ---- 8. across processes ----------------------------------------------------------- */
+
+/* Reap `pid` within `ms`, killing it if it overruns; its wait status. */
+static int reap(pid_t pid, unsigned ms) {
+  uint64_t end = now_ns() + (uint64_t)ms * 1000000ull;
+  int st = 0;
+  for (;;) {
+    pid_t got = waitpid(pid, &st, WNOHANG);
+    if (got == pid) return st;
+    assert_int_equal(got, 0);
+    if (now_ns() > end) {
+      kill(pid, SIGKILL);
+      assert_int_equal(waitpid(pid, &st, 0), pid);
+      fail_msg("child %d overran %u ms", (int)pid, ms);
+    }
+    usleep(1000);
+  }
+}
+
+/* A child process arrives as `member` of `seq` (with the ring's table shared) and waits
+ * for the outcome; it exits 0 only if it saw `expect` soon: each wait may take 2 s, so a
+ * lost wake-up shows as a late decision (exit 5).  With DRED_OK it also checks member 0's
+ * operand, which the parent brings.  Returns once the child has arrived. */
+static pid_t start_waiter(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                          const dred_meet_params_t *p, int expect) {
+  int fd[2];
+  char c;
+  pid_t pid;
+  assert_int_equal(pipe(fd), 0);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    dred_meet_arrival_t a;
+    uint64_t start, end;
+    int status = -1;
+    size_t i;
+    close(fd[0]);
+    if (arrive(r, seq, member, p, 1, DRED_OK, &a) != 0 || !a.meet) _exit(2);
+    if (write(fd[1], "a", 1) != 1) _exit(3);
+    start = now_ns();
+    end = start + 3000000000ull;
+    while (!dred_meet_poll(a.slot, seq, &status) && now_ns() < end)
+      dred_meet_wait(a.slot, seq, 2000000000ull);
+    if (status != expect) _exit(4);
+    if (now_ns() - start > 1500000000ull) _exit(5);
+    if (expect == DRED_OK && p->root != 0)
+      for (i = 0; i < p->count * p->extent; i++)
+        if (((const unsigned char *)dred_meet_data(a.slot))[i] != pattern(seq, 0, i)) _exit(6);
+    dred_meet_release(a.slot, seq, member);
+    _exit(0);
+  }
+  close(fd[1]);
+  assert_int_equal(read(fd[0], &c, 1), 1); /* the child arrived */
+  close(fd[0]);
+  usleep(50000); /* most likely asleep on the futex by now */
+  return pid;
+}
+
+static void assert_exit0(pid_t pid) {
+  int st = reap(pid, 4000);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* Another process's outcome wakes a waiter: the last arrival (with the operand the
+ * waiting root folds), dred_meet_end, a member's death. */
+static void test_cross_process(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 8, 3, WORKERS);
+  dred_meet_params_t p = params(4, 1);
+  dred_meet_slot_t *s;
+  pid_t pid;
+  (void)state;
+  assert_non_null(r);
+
+  /* the child (member 1, the root) waits; the parent brings members 2 and 0 */
+  s = MEET(r, 0, 2, &p);
+  pid = start_waiter(r, 0, 1, &p, DRED_OK);
+  MEET(r, 0, 0, &p);
+  ASSERT_DECIDED(s, 0, DRED_OK);
+  assert_exit0(pid);
+  dred_meet_release(s, 0, 0);
+  dred_meet_release(s, 0, 2);
+  assert_int_equal(stats(r).busy, 0);
+
+  /* the parent ends it (a deadline, a lost master) */
+  s = MEET(r, 1, 0, &p);
+  pid = start_waiter(r, 1, 2, &p, DRED_ERR_SHUTDOWN);
+  dred_meet_end(s, 1, DRED_ERR_SHUTDOWN);
+  assert_exit0(pid);
+  MEET(r, 1, 1, &p); /* takes the outcome here too */
+  ASSERT_DECIDED(s, 1, DRED_ERR_SHUTDOWN);
+  release_all(s, 1, 3);
+  assert_int_equal(stats(r).busy, 0);
+
+  /* member 0 dies before it arrived */
+  pid = start_waiter(r, 2, 1, &p, DRED_ERR_PROC_FAILED);
+  s = MEET(r, 2, 2, &p);
+  dred_meet_member_failed(r, 0, DRED_ERR_PROC_FAILED);
+  assert_exit0(pid);
+  dred_meet_release(s, 2, 2);
+  assert_int_equal(stats(r).busy, 0);
+  table_free(t);
+}
+
+/* dred_meet_wait(s, seq, timeout_ns) in a child (the table is shared), which exits 0 iff
+ * it returned within `limit_ns`: a wait that never returns fails the test in 2 s instead
+ * of hanging it. */
+static void assert_wait_returns(dred_meet_slot_t *s, uint64_t seq, uint64_t timeout_ns,
+                                uint64_t limit_ns) {
+  pid_t pid = fork();
+  int st;
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    uint64_t t0 = now_ns();
+    dred_meet_wait(s, seq, timeout_ns);
+    _exit(now_ns() - t0 < limit_ns ? 0 : 1);
+  }
+  st = reap(pid, 2000);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* Waiting on an open slot returns after its timeout; on a decided one, at once. */
+static void test_wait_bounded(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 9, 2, WORKERS);
+  dred_meet_params_t p = params(4, 0);
+  dred_meet_slot_t *s;
+  (void)state;
+  assert_non_null(r);
+  s = MEET(r, 0, 0, &p);
+  assert_wait_returns(s, 0, 50000000ull, 1000000000ull); /* 50 ms: back within 1 s */
+  ASSERT_OPEN(s, 0);
+  MEET(r, 0, 1, &p);
+  assert_wait_returns(s, 0, 5000000000ull, 1000000000ull); /* decided: at once */
+  release_all(s, 0, 2);
+  table_free(t);
+}
+
+/* A member that dies holding a slot's lock: its operand is on a page it cannot read, so it
+ * faults inside dred_meet_arrive's copy, under the lock.  The next to lock the slot ends
+ * the open reduction with DRED_ERR_PROC_FAILED, and the lock works on. */
+static void test_lock_holder_dies(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 10, 3, WORKERS);
+  dred_meet_params_t p = params(4, 0);
+  dred_meet_slot_t *s;
+  dred_meet_arrival_t a;
+  long page = sysconf(_SC_PAGESIZE);
+  void *bad;
+  pid_t pid;
+  int st;
+  (void)state;
+  assert_non_null(r);
+  bad = mmap(NULL, (size_t)page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  assert_true(bad != MAP_FAILED);
+  s = MEET(r, 0, 0, &p); /* the root is in */
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    struct sigaction sa;
+    struct rlimit no_core = {0, 0};
+    int devnull = open("/dev/null", O_WRONLY);
+    /* die of the fault quietly: CMocka's handlers (inherited) would carry on testing */
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+    setrlimit(RLIMIT_CORE, &no_core);
+    if (devnull >= 0) dup2(devnull, 2);
+    dred_meet_arrive(r, 0, 1, &p, 1, bad, 16, DRED_OK, &a);
+    _exit(0); /* the copy did not fault: the test proves nothing */
+  }
+  st = reap(pid, 4000);
+  assert_false(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  ASSERT_DECIDED(s, 0, DRED_ERR_PROC_FAILED);
+  ASSERT_DECIDED(s, 0, DRED_ERR_PROC_FAILED); /* the lock is usable again */
+  assert_int_equal(arrive(r, 0, 2, &p, 1, DRED_OK, &a), 0);
+  assert_int_equal(a.meet, 1);
+  ASSERT_DECIDED(a.slot, 0, DRED_ERR_PROC_FAILED);
+  /* the runtime learns of the death; the survivors release */
+  dred_meet_member_failed(r, 1, DRED_ERR_PROC_FAILED);
+  dred_meet_release(s, 0, 0);
+  dred_meet_release(s, 0, 2);
+  assert_int_equal(stats(r).busy, 0);
+  /* member 1 is gone from that group; a group without it meets as ever */
+  r = dred_meet_ring_of(t, 110, 3, WORKERS);
+  meet_in_order(r, DRED_MEET_DEPTH, 3, (uint32_t[]){1, 2, 0}, (uint32_t[]){0, 1, 2}, &p);
+  munmap(bad, (size_t)page);
+  table_free(t);
+}
+
+/* ---- 9. bad arguments -------------------------------------------------------------- */
+
+#define REFUSED(r, seq, k, p, wants, data, bytes)                                         \
+  do {                                                                                    \
+    dred_meet_arrival_t a_;                                                               \
+    memset(&a_, 0xff, sizeof a_);                                                         \
+    assert_int_equal(dred_meet_arrive((r), (seq), (k), (p), (wants), (data), (bytes),     \
+                                      DRED_OK, &a_), -1);                                 \
+    assert_int_equal(a_.meet, 0);                                                         \
+  } while (0)
+
+static void test_bad_args(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 11, N, WORKERS);
+  dred_meet_params_t p = params(4, 0), big = params(DRED_MEET_DATA / N / 4 + 1, 0),
+                     edge = params(DRED_MEET_DATA / N / 4, 0);
+  static unsigned char buf[DRED_MEET_DATA];
+  dred_meet_slot_t *s = NULL;
+  dred_meet_arrival_t a;
+  uint32_t k;
+  (void)state;
+  assert_non_null(r);
+
+  REFUSED(NULL, 0, 0, &p, 1, buf, 16);
+  REFUSED(r, 0, N, &p, 1, buf, 16);
+  REFUSED(r, 0, 1000, &p, 0, NULL, 0);
+  REFUSED(r, 0, 1, &big, 1, buf, (size_t)(big.count * big.extent)); /* n x bytes > DATA */
+  REFUSED(r, 0, 0, &big, 1, NULL, 0);                               /* at the root too */
+  assert_int_equal(stats(r).busy, 0); /* a refused arrival holds nothing */
+
+  /* n x bytes == DATA is fine */
+  for (k = 0; k < N; k++) s = MEET(r, 0, k, &edge);
+  ASSERT_DECIDED(s, 0, DRED_OK);
+  assert_operands(s, 0, N, &edge);
+  release_all(s, 0, N);
+
+  /* too big for the slot, but not wanting to meet: to dred-master, not an error */
+  for (k = 0; k < N; k++) TO_MASTER(r, 1, k, &big, 0, 0);
+  assert_int_equal(stats(r).busy, 0);
+
+  /* a member arriving twice: refused, and the reduction goes on as if it had not */
+  s = MEET(r, 2, 0, &p);
+  MEET(r, 2, 1, &p);
+  REFUSED(r, 2, 1, &p, 1, operand[1], 16);
+  REFUSED(r, 2, 0, &p, 1, NULL, 0);
+  ASSERT_OPEN(s, 2);
+  MEET(r, 2, 2, &p);
+  MEET(r, 2, 3, &p);
+  ASSERT_DECIDED(s, 2, DRED_OK);
+  assert_operands(s, 2, N, &p);
+  REFUSED(r, 2, 3, &p, 1, operand[3], 16); /* decided: still a second arrival */
+  ASSERT_DECIDED(s, 2, DRED_OK);
+  release_all(s, 2, N);
+  assert_int_equal(stats(r).busy, 0);
+
+  /* a second arrival in a MIXED slot */
+  s = MEET(r, 3, 0, &p);
+  TO_MASTER(r, 3, 1, &p, 0, bit(0));
+  REFUSED(r, 3, 1, &p, 0, NULL, 0);
+  REFUSED(r, 3, 0, &p, 1, NULL, 0);
+  assert_int_equal(arrive(r, 3, 2, &p, 0, DRED_OK, &a), 0);
+  assert_int_equal(arrive(r, 3, 3, &p, 0, DRED_OK, &a), 0);
+  dred_meet_release(s, 3, 0);
+  assert_int_equal(stats(r).busy, 0);
+  table_free(t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_rings),         cmocka_unit_test(test_happy_path),
+      cmocka_unit_test(test_group_sizes),   cmocka_unit_test(test_mismatch),
+      cmocka_unit_test(test_member_error),  cmocka_unit_test(test_mixed),
+      cmocka_unit_test(test_spill),         cmocka_unit_test(test_member_failed),
+      cmocka_unit_test(test_end),           cmocka_unit_test(test_cross_process),
+      cmocka_unit_test(test_wait_bounded),  cmocka_unit_test(test_lock_holder_dies),
+      cmocka_unit_test(test_bad_args),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
