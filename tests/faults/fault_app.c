@@ -6,6 +6,11 @@
  *           [--victim-mode none|worker|root|master|two|concurrent|node|masternode]
  *           [--kill-rank K[,K2]] [--kill-at SEC|call | --kill-frac F] [--kill-index I]
  *           [--master-pid-file FILE] [--pool-buffers] [--root-late SEC] [--op sum|affine]
+ *           [--auto-tags]
+ *
+ * --auto-tags: every reduction is DRED_TAG_AUTO instead of an explicit tag, so small ones
+ * of a one-node job meet in shared memory (worker/meetpath.c) rather than go through
+ * dred-master: the kill then lands in that path.
  *
  * --op affine: a non-commutative op instead of MPI_SUM on doubles.  Each element is a pair
  * (a, b) of integer-valued doubles below AFF_Q, the affine map x -> a x + b mod AFF_Q;
@@ -368,6 +373,7 @@ static void *victim_main(void *arg) {
  * [0, AFF_Q); products stay below 2^24, so every step is exact in doubles. */
 #define AFF_Q 4093.0
 static int g_affine;
+static int g_auto_tags; /* --auto-tags */
 static MPI_Datatype g_pair = MPI_DATATYPE_NULL;
 static MPI_Op g_aff_op = MPI_OP_NULL;
 
@@ -502,7 +508,7 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
     int rc = dred_ireduce(b->send[j], g_rank == b->root ? b->recv[j] : NULL,
                           (int)(g_affine ? b->count / 2 : b->count),
                           g_affine ? g_pair : MPI_DOUBLE, g_affine ? g_aff_op : MPI_SUM,
-                          b->root, dred_comm(), tag, &f[j]);
+                          b->root, dred_comm(), g_auto_tags ? DRED_TAG_AUTO : tag, &f[j]);
     call_ms[j] = (mono_s() - c0) * 1e3;
     getrusage(RUSAGE_THREAD, &ru1);
     /* A slow call: was it waiting for a core (involuntary switches, little CPU), blocked
@@ -666,7 +672,8 @@ int main(int argc, char **argv) {
       {"kill-frac", required_argument, 0, 'F'},  {"kill-index", required_argument, 0, 'i'},
       {"outdir", required_argument, 0, 'o'},     {"master-pid-file", required_argument, 0, 'M'},
       {"pool-buffers", no_argument, 0, 'P'},     {"root-late", required_argument, 0, 'L'},
-      {"op", required_argument, 0, 'O'},         {0, 0, 0, 0}};
+      {"op", required_argument, 0, 'O'},         {"auto-tags", no_argument, 0, 'A'},
+      {0, 0, 0, 0}};
   int c, rc, s, j, victim = 0, killer = 0, node_mode, pool_buffers = 0;
   bufs_t b;
   double t = 0.0, t0, tk0 = 0.0, comb_ms = -1.0, kern_ms = -1.0;
@@ -716,6 +723,7 @@ int main(int argc, char **argv) {
     case 'o': snprintf(g_outdir, sizeof g_outdir, "%s", optarg); break;
     case 'M': snprintf(master_pid_file, sizeof master_pid_file, "%s", optarg); break;
     case 'P': pool_buffers = 1; break;
+    case 'A': g_auto_tags = 1; break;
     case 'L': root_late = atof(optarg); break;
     case 'O':
       if (strcmp(optarg, "affine") == 0) g_affine = 1;

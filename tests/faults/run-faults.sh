@@ -7,6 +7,8 @@
 #        (--kill-at call: the victim dies right after its dred_ireduce call returns)
 #        [--pool-buffers] (operands in dred_alloc_mem blocks: read in place, no copy in the
 #                         call; the default label gets "-pool")
+#        [--auto-tags]    (DRED_TAG_AUTO reductions: small ones of a one-node job meet in
+#                         shared memory, worker/meetpath.c; label "-auto")
 #        [--op sum|affine] (affine: a non-commutative user op, the composition of affine
 #                         maps, checked against the maps composed in rank order; label
 #                         "-affine")
@@ -151,6 +153,7 @@ table_only=0 # --table-only: print the table of every row of --csv and exit
 nnodes=3     # node modes: simulated nodes
 sim_nodes="" # or an explicit layout
 nodes_given=0 # --nodes / --sim-nodes: the other modes run on simulated nodes too
+auto_tags=0    # --auto-tags: DRED_TAG_AUTO reductions (small ones meet in shared memory)
 pool_buffers=0 # --pool-buffers: fault_app takes its operands from dred_alloc_mem
 external=0     # --external: dred-master beside the job (dredrun --external-master)
 op=sum         # --op affine: a non-commutative user op (tests/faults/fault_app.c)
@@ -177,6 +180,7 @@ while [ $# -gt 0 ]; do
     --nodes) nnodes=$2; nodes_given=1; shift 2 ;;
     --sim-nodes) sim_nodes=$2; nodes_given=1; shift 2 ;;
     --pool-buffers) pool_buffers=1; shift ;;
+    --auto-tags) auto_tags=1; shift ;;
     --external) external=1; shift ;;
     --op) op=$2; shift 2 ;;
     -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
@@ -253,9 +257,11 @@ else
 fi
 pool_flag=""
 [ "$pool_buffers" = 1 ] && pool_flag=--pool-buffers
+auto_flag=""
+[ "$auto_tags" = 1 ] && auto_flag=--auto-tags
 [ -n "$label" ] || { label="hb${hb}-ft${fto}-mt${mto}"; [ -n "$pool_flag" ] && label="$label-pool"
   [ "$nodes_given" = 1 ] && label="$label-n${#node_cnt[@]}"
-  [ "$op" != sum ] && label="$label-$op"; }
+  [ "$op" != sum ] && label="$label-$op"; [ -n "$auto_flag" ] && label="$label-auto"; }
 
 outbase="$BUILD/faults"
 runs="$outbase/runs"
@@ -385,7 +391,7 @@ EOF
     setsid "$DREDRUN" ${layout:+--sim-nodes "$layout"} $([ "$external" = 1 ] && echo --external-master) -n "$workers" "$APP" --outdir "$dir" --bytes "$b" --concurrent "$c" \
     --root "$root" --calib "$calib" --reductions "$reductions" --kill-index 1 \
     --victim-mode "$m" --kill-rank "$killrank" --kill-frac "$frac" ${kill_at_abs:+--kill-at "$kill_at_abs"} \
-    --master-pid-file "$dir/master.pid" ${pool_flag:+"$pool_flag"} --op "$op" \
+    --master-pid-file "$dir/master.pid" ${pool_flag:+"$pool_flag"} ${auto_flag:+"$auto_flag"} --op "$op" \
     >"$dir/dredrun.out" 2>&1 </dev/null &
   mpid=$!
   echo "$mpid" >"$dir/mpiexec.pid"
