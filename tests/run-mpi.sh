@@ -34,6 +34,8 @@ export DRED_TEST_TIMEOUT_SCALE=$scale
 # process, dred-master included), e.g. short heartbeat and failure timeouts.
 # ARGS may then start with ?TEXT words: the log must also contain each TEXT (a fixed
 # string, '~' for a space), e.g. the line saying a setting took effect.
+# ARGS may then start with !TEXT words: the log must not contain TEXT (same form), e.g. a
+# count of 0 where the case must have used a path.
 # name              prog        P  timeout(s)  args
 CASES=(
   "ops-p1           ops         1   60  --no-derived"
@@ -138,6 +140,14 @@ CASES=(
   "mix-p8@abc       mix         8   90  @a:3,b:3,c:3 -s 2 -r 150"
   "mix-p8@abcd      mix         8   90  @a:2,b:2,c:2,d:3 -s 3 -r 150"
   "mix-inline-off-p5 mix        5   90  +DRED_INLINE_MAX=0 -s 4 -r 150"
+  # The meeting place (common/meet.h, worker/meetpath.c): small auto-tagged reductions of
+  # one-node groups met in shared memory -- plain, ring wrap (> DRED_MEET_DEPTH in flight),
+  # mixed-path and small/small mismatches, abandoned futures, polling, threads, a full
+  # table; on one node (the log must show reductions met there), on simulated nodes
+  # (dred_comm() through dred-master, node-local splits met), and switched off
+  "meet-p5          meet        5   60  +DRED_LOG_LEVEL=info ?met~in~shared~memory !meeting~place:~0~reduction -s 1"
+  "meet-p7@abc      meet        7   60  @a:3,b:3,c:2 +DRED_LOG_LEVEL=info ?met~in~shared~memory !meeting~place:~0~reduction -s 2"
+  "meet-off-p4      meet        4   60  +DRED_MEET=0 +DRED_LOG_LEVEL=info !met~in~shared~memory -s 3"
 )
 
 logdir="$BUILD/test-logs"
@@ -146,6 +156,19 @@ dredrun="$BUILD/bin/dredrun"
 
 # must_have LOG TEXT... [--which]: every TEXT ('~' stands for a space) is in LOG; with
 # --which, print the first one missing
+# must_not_have LOG TEXT...: print the first TEXT found in LOG and succeed; fail if none is
+must_not_have() {
+  local log=$1 t
+  shift
+  for t in "$@"; do
+    if grep -qF -- "${t//\~/ }" "$log"; then
+      echo "${t//\~/ }"
+      return 0
+    fi
+  done
+  return 1
+}
+
 must_have() {
   local log=$1 t which=0
   shift
@@ -268,6 +291,11 @@ for line in "${CASES[@]}"; do
     read -r kv args <<<"$args"
     musts+=("${kv#\?}")
   done
+  nots=()
+  while [[ "$args" == \!* ]]; do
+    read -r kv args <<<"$args"
+    nots+=("${kv#\!}")
+  done
   bin="$BUILD/tests/mpi_$prog"
   log="$logdir/$name.log"
   if [ ! -x "$dredrun" ] || [ ! -x "$bin" ]; then
@@ -325,6 +353,8 @@ for line in "${CASES[@]}"; do
   elif ! grep -q '^ALL PASSED' "$log"; then why="no 'ALL PASSED' line"
   elif [ ${#musts[@]} -gt 0 ] && ! must_have "$log" "${musts[@]}"; then
     why="the log lacks '$(must_have "$log" "${musts[@]}" --which)'"
+  elif [ ${#nots[@]} -gt 0 ] && bad_text=$(must_not_have "$log" "${nots[@]}"); then
+    why="the log has '$bad_text'"
   elif [ -n "$strays" ]; then why="stray processes left:$strays"
   fi
   if [ -z "$why" ]; then
