@@ -118,8 +118,8 @@ static void pmi_finalize_for_program(int timeout_ms) {
 int main(int argc, char **argv) {
   int status = 0;
   pid_t parent = getppid();
-  const char *s = getenv("DRED_LAUNCH_LINGER_S");
-  long linger = s ? atol(s) : 3600;
+  const char *s = getenv("DRED_LAUNCH_LINGER_S"), *ts = getenv("DRED_LAUNCH_TERM_LINGER_S");
+  long linger = s ? atol(s) : 3600, term_linger = ts ? atol(ts) : 10;
   time_t until;
 
   if (argc < 2) {
@@ -157,6 +157,18 @@ int main(int argc, char **argv) {
     fprintf(stderr, "dred-launch: %s (pid %ld) was killed by signal %d (%s)%s\n", argv[1],
             (long)child, WTERMSIG(status), strsignal(WTERMSIG(status)),
             terminating ? "" : "; staying until its node's other processes end");
+  if (terminating) {
+    /* A cancelled job (SIGTERM from a batch system, Ctrl-C): every program got the signal
+     * and removes its files before it ends (worker/signals.c).  But as soon as Hydra sees
+     * one process of the job end it SIGKILLs the others, and on a busy node some have not
+     * run their handler yet: they would leave their control sockets and replica stores
+     * behind (tests/faults/pause.sh --term lost 1 trial in 14 that way).  So a launcher
+     * that was told to terminate ends only once its node's other programs have ended too,
+     * or after DRED_LAUNCH_TERM_LINGER_S seconds (default 10). */
+    prctl(PR_SET_NAME, LINGER_NAME, 0, 0, 0);
+    until = time(NULL) + (term_linger > 0 ? term_linger : 0);
+    while (time(NULL) < until && siblings_alive(parent, getpid()) > 0) usleep(20000);
+  }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (!WIFSIGNALED(status)) return 127;
   if (terminating) {
