@@ -19,8 +19,10 @@
 #      or the master heard of it) -- every survivor must get the exact result.
 #   4b. the same for small auto-tagged reductions that meet in shared memory
 #      (worker/meetpath.c; fault_app --auto-tags, 64 B): killed right after its call, the
-#      victim's operand is in the slot -- every survivor exact (2 trials); and 4 kills at
-#      random moments with 8 such reductions in flight -- 0 wrong, 0 hung.
+#      victim's operand is in the slot -- every survivor exact (2 trials); and with 8 such
+#      reductions per step, the victim killed right after its first call (3 trials): that
+#      one exact, the 7 it never joined end DRED_ERR_PROC_FAILED on every survivor once the
+#      master declares it failed (random moments do not land inside steps this short).
 #   5. 2 node losses on simulated nodes a:2,b:2,c:2 (5 workers, 4 MiB): every application
 #      process of one node that is neither the master's nor the root's, SIGKILLed at once
 #      at a random moment -- exact or an explicit error, 0 wrong, 0 hung, no survivor dying.
@@ -99,8 +101,8 @@ part "worker killed right after its call, 4 workers, 16 MiB (every survivor exac
   --mode worker --trials 2 --workers 4 --bytes 16M --kill-at call --expect exact
 part "worker killed right after its call, small auto-tagged reductions met in shared memory, 4 workers, 64 B (every survivor exact: the operand is in the slot)" \
   --mode worker --trials 2 --workers 4 --bytes 64 --auto-tags --kill-at call --expect exact
-part "4 worker kills, small auto-tagged reductions met in shared memory, 4 workers, 8 x 64 B in flight (0 wrong, 0 hung)" \
-  --mode worker --trials 4 --workers 4 --bytes 64 --conc 8 --auto-tags
+part "worker killed after the first of 8 small auto-tagged reductions met in shared memory, 4 workers, 64 B (the one it joined exact, the 7 it never joined PROC_FAILED on every survivor, none hangs)" \
+  --mode worker --trials 3 --workers 4 --bytes 64 --conc 8 --auto-tags --kill-at call --expect PROC_FAILED
 
 DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
   part "node loss on a:2,b:2,c:2, 5 workers, 4 MiB (0 wrong, 0 hung, no survivor dies)" \
