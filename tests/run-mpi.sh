@@ -90,6 +90,7 @@ CASES=(
   "limits-early     limits      3   45  +DRED_HEARTBEAT_MS=100 +DRED_FAIL_TIMEOUT_MS=1000 +DRED_MASTER_TIMEOUT_MS=1500 early -d 3"
   "limits-wait      limits      3   40  wait -d 1.5"
   "limits-neverjoin limits      3   45  +DRED_FINALIZE_WAIT_S=2 neverjoin -d 5"
+  "limits-neverjoin-meet limits 3   45  +DRED_FINALIZE_WAIT_S=2 +DRED_LOG_LEVEL=info ?met~in~shared~memory~still~wait neverjoin -d 5 -a"
   "limits-sizes     limits      3   60  +DRED_REPLICAS=1 sizes"
   "lifetimes-p4@abc lifetimes   4  120  @a:2,b:2,c:1"
   # Operands in dred_alloc_mem blocks (zero copy), on one node and across simulated nodes

@@ -18,7 +18,10 @@
  *                                          and finalizes late: the others' dred_finalize
  *                                          ends them with DRED_ERR_SHUTDOWN after
  *                                          DRED_FINALIZE_WAIT_S (set to 2 here) and returns
- *                                          DRED_ERR_TIMEOUT
+ *                                          DRED_ERR_TIMEOUT.  -a: with DRED_TAG_AUTO, so on
+ *                                          one node the two meet in shared memory
+ *                                          (worker/meetpath.c) and dred_finalize's sweep
+ *                                          must end them the same way
  *   dredrun -n P mpi_limits sizes          count * extent beyond any memory: DRED_ERR_ARG /
  *                                          DRED_ERR_NOMEM from dred_ireduce on every member;
  *                                          one member that cannot allocate (RLIMIT_AS, no
@@ -283,6 +286,8 @@ static void *watch_future(void *arg)
     return NULL;
 }
 
+static int g_auto_tags; /* -a: neverjoin's reductions with DRED_TAG_AUTO */
+
 static int run_neverjoin(double late_s)
 {
     double x = g_rank, y = 0, x2 = 2.0 * g_rank, y2 = 0;
@@ -293,9 +298,11 @@ static int run_neverjoin(double late_s)
     pthread_t th;
 
     if (!lagger) {
-        st = dred_ireduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, 0, g_comm, 9, &kept);
+        st = dred_ireduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, 0, g_comm, g_auto_tags ? DRED_TAG_AUTO : 9,
+                          &kept);
         if (st != DRED_OK) fail("neverjoin: dred_ireduce 9: %s", dred_strerror(st));
-        st = dred_ireduce(&x2, &y2, 1, MPI_DOUBLE, MPI_MAX, g_size - 1, g_comm, 10, &abandoned);
+        st = dred_ireduce(&x2, &y2, 1, MPI_DOUBLE, MPI_MAX, g_size - 1, g_comm,
+                          g_auto_tags ? DRED_TAG_AUTO : 10, &abandoned);
         if (st != DRED_OK) fail("neverjoin: dred_ireduce 10: %s", dred_strerror(st));
         /* abandon it: the application gives up on tag 10 */
         dred_future_free(abandoned);
@@ -431,9 +438,10 @@ int main(int argc, char **argv)
         if (r && s && atoi(r) == atoi(s) - 1) setenv("DRED_POOL_MB", "0", 1);
     }
     optind = 2;
-    while ((c = getopt(argc, argv, "n:d:")) != -1) {
+    while ((c = getopt(argc, argv, "n:d:a")) != -1) {
         if (c == 'n') n = atoi(optarg);
         else if (c == 'd') delay = atof(optarg);
+        else if (c == 'a') g_auto_tags = 1;
     }
     test_init(&argc, &argv, prog);
     if (!strcmp(mode, "flood")) return run_flood(n);
