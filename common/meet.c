@@ -34,7 +34,7 @@ struct dred_meet_slot {
   uint64_t released;      /* members done with it (or dead)                             */
   int32_t error;          /* the first member error                                     */
   uint32_t pad2_;
-  dred_meet_params_t p[DRED_MEET_MAX_MEMBERS];
+  proto_params_t p[DRED_MEET_MAX_MEMBERS];
   _Alignas(64) unsigned char data[DRED_MEET_DATA];
 };
 
@@ -162,14 +162,6 @@ static void slot_lock(dred_meet_slot_t *s) {
 
 static void slot_unlock(dred_meet_slot_t *s) { pthread_mutex_unlock(&s->mu); }
 
-static int params_agree(const dred_meet_params_t *a, const dred_meet_params_t *b) {
-  if (a->count != b->count || a->type_size != b->type_size || a->extent != b->extent ||
-      a->type_sig != b->type_sig || a->root != b->root || a->op_is_user != b->op_is_user ||
-      a->commutative != b->commutative || a->inl != b->inl)
-    return 0;
-  return a->op_is_user || a->op == b->op; /* user ops: commutativity is all we can compare */
-}
-
 /* Everyone is in: decide.  Called with the lock held, the slot open, no member via
  * dred-master (that would have made it MIXED). */
 static void slot_decide(dred_meet_slot_t *s, uint32_t n) {
@@ -179,7 +171,7 @@ static void slot_decide(dred_meet_slot_t *s, uint32_t n) {
     return;
   }
   for (k = 1; k < n; k++)
-    if (!params_agree(&s->p[0], &s->p[k])) {
+    if (!proto_params_agree(&s->p[0], &s->p[k])) {
       slot_end(s, DRED_MEET_FAILED, DRED_ERR_MISMATCH);
       return;
     }
@@ -195,7 +187,7 @@ static void slot_free_if_done(dred_meet_slot_t *s, uint32_t n) {
 }
 
 int dred_meet_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
-                     const dred_meet_params_t *p, int wants, const void *data, size_t bytes,
+                     const proto_params_t *p, int wants, const void *data, size_t bytes,
                      int error, dred_meet_arrival_t *out) {
   dred_meet_slot_t *s;
   uint32_t n;

@@ -46,18 +46,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto.h" /* proto_params_t: what members must agree on */
+
 #define DRED_MEET_GROUPS 64       /* rings per node                                   */
 #define DRED_MEET_DEPTH 16        /* slots per ring: reductions of a group in flight  */
 #define DRED_MEET_MAX_MEMBERS 64  /* larger groups never meet here                    */
 #define DRED_MEET_DATA 2048       /* n x bytes of a slot's operands                   */
-
-/* What members must agree on: the fields dred-master compares in READYs. */
-typedef struct {
-  uint64_t count;
-  uint32_t type_size, extent, type_sig, root;
-  int32_t op;
-  uint8_t op_is_user, commutative, inl, pad_;
-} dred_meet_params_t;
 
 typedef enum {
   DRED_MEET_OPEN = 0, /* waiting for members                               */
@@ -97,7 +91,7 @@ typedef struct {
  * is then that error).  0, or -1 with `*out` telling dred-master as for a spill when the
  * arguments are out of range. */
 int dred_meet_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
-                     const dred_meet_params_t *p, int wants, const void *data, size_t bytes,
+                     const proto_params_t *p, int wants, const void *data, size_t bytes,
                      int error, dred_meet_arrival_t *out);
 
 /* The outcome of `seq` in `slot`: 0 while open; 1 when decided, with `*status` DRED_OK or

@@ -419,6 +419,29 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
   return 0;
 }
 
+proto_params_t proto_params_of(const proto_msg_t *ready) {
+  proto_params_t p;
+  memset(&p, 0, sizeof p);
+  p.count = ready->u.ready.count;
+  p.type_size = ready->u.ready.type_size;
+  p.extent = ready->u.ready.extent;
+  p.type_sig = ready->u.ready.type_sig;
+  p.root = ready->u.ready.root;
+  p.op = ready->u.ready.op;
+  p.op_is_user = ready->u.ready.op_is_user;
+  p.commutative = ready->u.ready.commutative;
+  p.inl = ready->u.ready.inl;
+  return p;
+}
+
+int proto_params_agree(const proto_params_t *a, const proto_params_t *b) {
+  if (a->count != b->count || a->type_size != b->type_size || a->extent != b->extent ||
+      a->type_sig != b->type_sig || a->root != b->root || a->commutative != b->commutative ||
+      a->op_is_user != b->op_is_user || a->inl != b->inl)
+    return 0;
+  return a->op_is_user || a->op == b->op; /* user ops: commutativity is all we can compare */
+}
+
 uint32_t proto_group_worker(const proto_msg_t *m, uint32_t k) {
   const uint8_t *p = m->u.group.workers_le + 4u * (size_t)k;
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;

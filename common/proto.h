@@ -249,6 +249,27 @@ typedef struct {
   } u;
 } proto_msg_t;
 
+/* What the members of a reduction must agree on: the parameter fields of their READYs.
+ * dred-master compares every READY of an instance with the first (master/sched.c); the
+ * members of a one-node group compare them in their shared-memory slot (common/meet.c).
+ * One definition, so both paths call the same thing a mismatch. */
+typedef struct {
+  uint64_t count;
+  uint32_t type_size; /* MPI_Type_size of the datatype                   */
+  uint32_t extent;    /* bytes per element in the workers' buffers        */
+  uint32_t type_sig;  /* type-signature fingerprint (worker/typecheck.c)  */
+  uint32_t root;      /* group rank of the root                          */
+  int32_t op;         /* the op handle (predefined ops compare exactly)  */
+  uint8_t op_is_user; /* user ops compare only by commutativity          */
+  uint8_t commutative;
+  uint8_t inl;        /* an inline reduction: operands travel in READY    */
+} proto_params_t;
+
+/* The agreement fields of a READY. */
+proto_params_t proto_params_of(const proto_msg_t *ready);
+/* 1 if two members' parameters agree (a reduction may go on), 0 for DRED_ERR_MISMATCH. */
+int proto_params_agree(const proto_params_t *a, const proto_params_t *b);
+
 /* Encode `m` into `buf` (capacity `cap`).  Returns the length, or 0 if `m` is invalid or
  * does not fit.  For PROTO_GROUP pass the member list in `group_workers` (host order). */
 size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t *buf, size_t cap);

@@ -126,23 +126,6 @@ static void htab_remove(htab_t *h, hlink_t *e) {
 
 static hlink_t *htab_chain(const htab_t *h, uint64_t hash) { return h->slot[hash & h->mask]; }
 
-/* ---- what the members of an instance must agree on ---------------------------------- */
-
-sched_params_t params_of(const proto_msg_t *ready) {
-  sched_params_t p;
-  memset(&p, 0, sizeof p);
-  p.count = ready->u.ready.count;
-  p.type_size = ready->u.ready.type_size;
-  p.extent = ready->u.ready.extent;
-  p.type_sig = ready->u.ready.type_sig;
-  p.op = ready->u.ready.op;
-  p.op_is_user = ready->u.ready.op_is_user;
-  p.commutative = ready->u.ready.commutative;
-  p.root = ready->u.ready.root;
-  p.inl = ready->u.ready.inl;
-  return p;
-}
-
 /* The instance an inbound message is about.  READY names it in its own fields;
  * RECOVER_FAILED and ABANDON share RECOVER's layout (common/proto.h). */
 sched_key_t key_of(const proto_msg_t *m) {
@@ -302,7 +285,7 @@ void msg_dequeue(inst_t *in, msg_t *m) {
 
 /* ---- instances: creation, ending ---------------------------------------------------- */
 
-static inst_t *inst_new(sched_t *s, group_t *g, sched_key_t key, const sched_params_t *p) {
+static inst_t *inst_new(sched_t *s, group_t *g, sched_key_t key, const proto_params_t *p) {
   inst_t *in = calloc(1, sizeof *in + (size_t)g->n * sizeof(member_t));
   uint32_t k;
   if (in == NULL) return NULL;
@@ -576,14 +559,6 @@ int32_t known_error(int32_t error, int32_t otherwise) {
   return error > DRED_OK && error <= DRED_ERR_INTERNAL ? error : otherwise;
 }
 
-int params_agree(const sched_params_t *a, const sched_params_t *b) {
-  if (a->count != b->count || a->type_size != b->type_size || a->extent != b->extent ||
-      a->type_sig != b->type_sig ||
-      a->root != b->root || a->commutative != b->commutative || a->op_is_user != b->op_is_user ||
-      a->inl != b->inl)
-    return 0;
-  return a->op_is_user || a->op == b->op; /* user ops: commutativity is all we can compare */
-}
 
 /* An inline READY whose parameters agree: keep member k's operand, or fail the instance
  * when the operand has the wrong length or the instance could not be inline at all (n x
@@ -626,7 +601,7 @@ static void meet_take(sched_t *s, inst_t *in, uint32_t k, uint64_t mask) {
 
 static int on_ready(sched_t *s, const sched_event_t *ev) {
   const proto_msg_t *r = &ev->msg;
-  const sched_params_t params = params_of(r), *p = &params;
+  const proto_params_t params = proto_params_of(r), *p = &params;
   const sched_key_t key = key_of(r);
   uint32_t k = r->u.ready.member, w = ev->worker;
   group_t *g = group_find(s, key.group);
@@ -662,7 +637,7 @@ static int on_ready(sched_t *s, const sched_event_t *ev) {
   if (r->u.ready.error != 0) inst_fail(in, r->u.ready.error);
   if (r->u.ready.meet_mask != 0) meet_take(s, in, k, r->u.ready.meet_mask);
   if (created && p->root >= g->n) inst_fail(in, DRED_ERR_MISMATCH);
-  if (in->status == DRED_OK && !params_agree(&in->params, p)) inst_fail(in, DRED_ERR_MISMATCH);
+  if (in->status == DRED_OK && !proto_params_agree(&in->params, p)) inst_fail(in, DRED_ERR_MISMATCH);
   /* nowed counts the members alive at creation: O(1) on the common path */
   if (created && in->status == DRED_OK && in->nowed < g->n) inst_started_after_deaths(s, in);
 

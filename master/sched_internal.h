@@ -27,24 +27,6 @@ typedef struct {
   size_t count;
 } htab_t;
 
-/* ---- what the members of an instance must agree on ----------------------------------- */
-
-/* The scheduler's own record of the agreement fields of a READY: the first READY of an
- * instance fixes them, every later one is compared against them (params_agree).  Kept
- * here, not on the wire, because it outlives the message it came from; params_of() is
- * the one place it is derived. */
-typedef struct {
-  uint64_t count;
-  uint32_t type_size; /* MPI_Type_size of the datatype                   */
-  uint32_t extent;    /* bytes per element in the workers' buffers        */
-  uint32_t type_sig;  /* type-signature fingerprint (worker/typecheck.c)  */
-  int32_t op;         /* the op handle (predefined ops compare exactly)  */
-  uint8_t op_is_user; /* user ops compare only by commutativity          */
-  uint8_t commutative;
-  uint32_t root;      /* group rank of the root                          */
-  uint8_t inl;        /* an inline reduction: operands travel in READY    */
-} sched_params_t;
-
 /* ---- state -------------------------------------------------------------------------------- */
 
 typedef struct msg msg_t;
@@ -124,7 +106,7 @@ typedef struct inst {
   dred_queue_t link;  /* s->inst_list              */
   sched_key_t key;
   const group_t *g;
-  sched_params_t params; /* fixed by the first READY */
+  proto_params_t params; /* fixed by the first READY (common/proto.h) */
   uint64_t bytes;        /* per member               */
   uint64_t start_ns;
   dred_queue_t queue;    /* msg_t, arrival order     */
@@ -167,7 +149,6 @@ struct sched {
 /* ---- sched.c: helpers the recovery rules call ------------------------------------------- */
 
 int worker_alive(const sched_t *s, uint32_t w);
-sched_params_t params_of(const proto_msg_t *ready);
 sched_key_t key_of(const proto_msg_t *m);
 sched_action_t *act_send(sched_t *s, sched_key_t key, proto_type_t type, uint32_t worker);
 inst_t *inst_find(const sched_t *s, sched_key_t key);
@@ -179,7 +160,6 @@ void task_free(sched_t *s, task_t *t);
 void inst_fail(inst_t *in, int32_t status);
 void inst_settle(sched_t *s, inst_t *in);
 int32_t known_error(int32_t error, int32_t otherwise);
-int params_agree(const sched_params_t *a, const sched_params_t *b);
 
 /* ---- sched_recover.c: the recovery rules -------------------------------------------------- */
 

@@ -202,7 +202,7 @@ void inst_started_after_deaths(sched_t *s, inst_t *in) {
 /* A READY answering a RECOVER: `worker` now holds a copy of `member`'s unit (or of its
  * operand alone, if the answer says so). */
 int on_recovered_ready(sched_t *s, inst_t *in, const sched_event_t *ev) {
-  const sched_params_t p = params_of(&ev->msg);
+  const proto_params_t p = proto_params_of(&ev->msg);
   uint32_t k = ev->msg.u.ready.member, j, t;
   int unit = ev->msg.u.ready.unit, absorbed = ev->msg.u.ready.absorbed;
   member_t *mb;
@@ -217,7 +217,7 @@ int on_recovered_ready(sched_t *s, inst_t *in, const sched_event_t *ev) {
     return DRED_ERR_ARG;
   m = msg_new(in->g->n, ev->worker, k, ev->msg.u.ready.buf);
   if (m == NULL) return DRED_ERR_NOMEM;
-  if (!params_agree(&in->params, &p)) {
+  if (!proto_params_agree(&in->params, &p)) {
     free(m);
     inst_fail(in, DRED_ERR_MISMATCH);
     inst_settle(s, in);

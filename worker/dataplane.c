@@ -273,15 +273,14 @@ int dred_dp_init(dred_rt_t *rt) {
 void dred_dp_finalize(dred_rt_t *rt, int collective) {
   /* Only what is this node's and ours: the dynamic window itself is freed with dred-master
    * in dred_boot_teardown() (common/mpi/boot.c), after this. */
+  dred_meetpath_finalize(rt, collective); /* its window, collective over the node too */
   if (collective) {
     if (rt->pool_size > 0) MPI_Win_detach(rt->dwin, rt->pool_base);
     MPI_Win_unlock_all(rt->swin);
     MPI_Win_free(&rt->swin); /* collective over our node's workers: the master is not in it */
-    dred_meetpath_finalize(rt, 1);
     MPI_Win_unlock_all(rt->dwin);
     MPI_Comm_free(&rt->node);
   }
-  if (!collective) dred_meetpath_finalize(rt, 0);
   dred_mem_finalize(rt);
   dred_pool_destroy(&rt->pool);
   uv_mutex_destroy(&rt->pool_mu);

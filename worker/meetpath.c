@@ -30,7 +30,6 @@
 #include "runtime.h"
 
 #define WAIT_SLICE_NS 100000000ull /* a waiter rechecks its future at least this often */
-#define SWEEP_MS 2                 /* dred_finalize: how often undecided slots are looked at */
 
 void dred_meetpath_init(dred_rt_t *rt) {
   int mine, all = 0, ok = 0, allok = 0, nrank = 0, du = 0;
@@ -90,7 +89,8 @@ static void arrive_after_deaths(dred_rt_t *rt, dred_group_t *g) {
 
 int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, uint64_t seq) {
   dred_group_t *g = in->group;
-  dred_meet_params_t p;
+  proto_msg_t ready;
+  proto_params_t p;
   dred_meet_arrival_t a;
   dred_future *f = in->fut;
   int wants;
@@ -106,16 +106,10 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, uint64_t seq) {
                 DRED_MEET_GROUPS);
   }
   if (g->meet_ring == NULL) return 0;
-  memset(&p, 0, sizeof p);
-  p.count = in->count;
-  p.type_size = in->ti.size;
-  p.extent = in->ti.extent;
-  p.type_sig = in->ti.sig;
-  p.root = in->root;
-  p.op = (int32_t)MPI_Op_c2f(in->op);
-  p.op_is_user = (uint8_t)in->ti.op_is_user;
-  p.commutative = (uint8_t)in->ti.commutative;
-  p.inl = (uint8_t)(in->inl != 0);
+  /* The parameters this member's READY would carry, from the one READY builder: the slot
+   * compares exactly what dred-master would. */
+  dred_rt_ready(in, in->member, &ready);
+  p = proto_params_of(&ready);
   /* A function of what members must agree on (and of n), so members that agree choose
    * alike; the root's operand stays in its acc. */
   wants = in->inl && (uint64_t)g->n * in->bytes <= DRED_MEET_DATA;
@@ -161,6 +155,7 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status) {
   }
   in->meet_claimed = 1;
   dred_queue_remove(&in->qlink);
+  rt->meet_done++;
   uv_mutex_unlock(&rt->lock);
 
   if (!decided) {
@@ -171,12 +166,13 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status) {
   if (st == DRED_OK && in->is_root)
     st = dred_dp_inline_fold(rt, in, dred_meet_data(in->meet_slot), in->group->n);
   dred_meet_release(in->meet_slot, in->meet_seq, in->member);
+  dred_rt_inst_finish(rt, in, st);
+  /* Read after the reduction left the table: a dred_finalize that began earlier waits for
+   * it (wake its thread to say BYE), one that begins later finds it gone. */
   uv_mutex_lock(&rt->lock);
-  rt->meet_done++;
   wake = rt->bye_requested;
   uv_mutex_unlock(&rt->lock);
-  dred_rt_inst_finish(rt, in, st);
-  if (wake) uv_async_send(&rt->wake); /* dred_finalize may be waiting for this one */
+  if (wake) uv_async_send(&rt->wake);
   return 1;
 }
 
@@ -253,8 +249,6 @@ void dred_meetpath_fail_all(dred_rt_t *rt, int status) {
   while ((left = settle_batch(rt, status)) > 0 && left != before) before = left;
 }
 
-static void sweep_tick(uv_timer_t *t) { (void)t; } /* the turn after it sweeps */
-
 int dred_meetpath_sweep(dred_rt_t *rt, int deadline_passed) {
   int left, total = 0;
   if (deadline_passed) {
@@ -271,8 +265,5 @@ int dred_meetpath_sweep(dred_rt_t *rt, int deadline_passed) {
     dred_meetpath_fail_all(rt, DRED_ERR_SHUTDOWN);
   }
   left = settle_batch(rt, DRED_OK);
-  /* Nothing wakes this thread when a slot decides: look again shortly. */
-  if (left > 0 && !uv_is_active((uv_handle_t *)&rt->meet_timer))
-    uv_timer_start(&rt->meet_timer, sweep_tick, SWEEP_MS, 0);
   return left;
 }

@@ -676,15 +676,19 @@ static void noop_async(uv_async_t *h) { (void)h; }
 static void wake_turn(uv_timer_t *t) { (void)t; } /* the turn after it does the work */
 
 /* dred_finalize: reductions that met in shared memory and that no application thread is
- * waiting on are settled here (meetpath.c), and ended past the deadline. */
-static void meet_sweep(dred_rt_t *rt) {
-  uint64_t deadline;
+ * waiting on are settled here (meetpath.c), and ended past the deadline.  Returns when to
+ * look again (0: nothing pending): a slot deciding wakes nobody in this process. */
+#define MEET_SWEEP_NS 2000000ull
+static uint64_t meet_sweep(dred_rt_t *rt) {
+  uint64_t deadline, now;
   int pending;
   uv_mutex_lock(&rt->lock);
   pending = rt->bye_requested && !dred_queue_empty(&rt->meetq);
   deadline = rt->finalize_deadline_ns;
   uv_mutex_unlock(&rt->lock);
-  if (pending) (void)dred_meetpath_sweep(rt, deadline != 0 && uv_hrtime() >= deadline);
+  if (!pending) return 0;
+  now = uv_hrtime();
+  return dred_meetpath_sweep(rt, deadline != 0 && now >= deadline) > 0 ? now + MEET_SWEEP_NS : 0;
 }
 
 /* One turn of work after every wake-up of the loop (see the comment at the top). */
@@ -698,13 +702,14 @@ static void on_turn(uv_check_t *h) {
   progress |= run_tasks(rt) > 0;
   t2 = uv_hrtime();
   {
-    uint64_t due = 0, admit_due = 0, now;
+    uint64_t due = 0, admit_due = 0, meet_due, now;
     /* reductions waiting for pool room: a release above may have made some; all go once
      * dred_finalize stopped waiting */
     if (!dred_queue_empty(&rt->poolq))
       progress |= dred_admit_progress(rt, announce, rt->abandon_pass, &admit_due) > 0;
     if (DRED_RT_ROBUST_ON(rt)) rt->robust->progress(rt, &due);
     if (admit_due != 0 && (due == 0 || admit_due < due)) due = admit_due;
+    if ((meet_due = meet_sweep(rt)) != 0 && (due == 0 || meet_due < due)) due = meet_due;
     /* armed once per due time, not every turn: turns run back to back while busy */
     if (due != 0 && due != rt->due_armed_ns && (now = uv_hrtime()) < due) {
       uv_timer_start(&rt->due, wake_turn, (due - now + 999999) / 1000000, 0); /* ms, up */
@@ -712,7 +717,6 @@ static void on_turn(uv_check_t *h) {
     }
   }
   t3 = uv_hrtime();
-  meet_sweep(rt);
   finalize_deadline(rt);
   maybe_bye(rt);
   if (rt->nserving > 0) { /* drive MPI's progress for the readers (on_serve) */
@@ -791,7 +795,7 @@ int dred_rt_start(dred_rt_t *rt) {
   if (uv_async_init(&rt->loop, &rt->wake, noop_async) != 0 ||
       uv_check_init(&rt->loop, &rt->turn) != 0 || uv_idle_init(&rt->loop, &rt->spin) != 0 ||
       uv_timer_init(&rt->loop, &rt->mpi_poll) != 0 || uv_timer_init(&rt->loop, &rt->watch_timer) != 0 ||
-      uv_timer_init(&rt->loop, &rt->due) != 0 || uv_timer_init(&rt->loop, &rt->meet_timer) != 0)
+      uv_timer_init(&rt->loop, &rt->due) != 0)
     return DRED_ERR_INTERNAL;
   rt->turn.data = rt;
   uv_check_start(&rt->turn, on_turn);
@@ -832,7 +836,6 @@ void dred_rt_stop(dred_rt_t *rt) {
   uv_close((uv_handle_t *)&rt->spin, close_cb);
   uv_close((uv_handle_t *)&rt->mpi_poll, close_cb);
   uv_close((uv_handle_t *)&rt->due, close_cb);
-  uv_close((uv_handle_t *)&rt->meet_timer, close_cb);
   dred_net_close(&rt->net);
   uv_run(&rt->loop, UV_RUN_DEFAULT);
   uv_loop_close(&rt->loop);

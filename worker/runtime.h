@@ -381,7 +381,6 @@ typedef struct dred_rt {
   MPI_Win meet_win;
   dred_queue_t meetq;
   uint64_t meet_done, meet_spilled; /* under lock */
-  uv_timer_t meet_timer; /* dred_finalize: polls slots nobody else waits on */
 } dred_rt_t;
 
 /* runtime.c */
@@ -415,7 +414,8 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status);
 void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns);
 /* Runtime thread: worker `w` was declared failed; the master is lost (status); at
  * dred_finalize, settle what decided and end the rest past the deadline.  Returns the
- * number still pending. */
+ * number still pending: nothing wakes the thread when a slot decides, so the caller
+ * looks again shortly. */
 void dred_meetpath_on_failed(dred_rt_t *rt, uint32_t w);
 void dred_meetpath_fail_all(dred_rt_t *rt, int status);
 int dred_meetpath_sweep(dred_rt_t *rt, int deadline_passed);

@@ -50,8 +50,8 @@ static void table_free(dred_meet_table_t *t) { munmap(t, dred_meet_table_bytes()
 
 /* Parameters everyone agrees on unless a test changes them: `count` 4-byte ints, a
  * built-in commutative op, inline. */
-static dred_meet_params_t params(uint64_t count, uint32_t root) {
-  dred_meet_params_t p;
+static proto_params_t params(uint64_t count, uint32_t root) {
+  proto_params_t p;
   memset(&p, 0, sizeof p);
   p.count = count;
   p.type_size = 4;
@@ -74,7 +74,7 @@ static unsigned char operand[DRED_MEET_MAX_MEMBERS][DRED_MEET_DATA];
 
 /* Arrive as a real member does: with its operand when it wants to meet and is not the
  * root, NULL / 0 otherwise. */
-static int arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t k, const dred_meet_params_t *p,
+static int arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t k, const proto_params_t *p,
                   int wants, int error, dred_meet_arrival_t *a) {
   size_t bytes = (size_t)(p->count * p->extent), i;
   if (!wants || k == p->root)
@@ -138,7 +138,7 @@ static void release_all(dred_meet_slot_t *s, uint64_t seq, uint32_t n) {
 
 /* The operands in `s` are those of `seq`'s non-root members. */
 static void assert_operands(const dred_meet_slot_t *s, uint64_t seq, uint32_t n,
-                            const dred_meet_params_t *p) {
+                            const proto_params_t *p) {
   const unsigned char *d = dred_meet_data(s);
   size_t bytes = (size_t)(p->count * p->extent), i;
   uint32_t k;
@@ -190,7 +190,7 @@ static void test_rings(void **state) {
 
   /* rings of different groups do not share slots */
   {
-    dred_meet_params_t p = params(4, 0);
+    proto_params_t p = params(4, 0);
     dred_meet_slot_t *s1 = MEET(r1, 0, 0, &p), *s2 = NULL;
     for (i = 0; i < N; i++) s2 = MEET(r2, 0, i, &p);
     assert_true(s1 != s2);
@@ -237,7 +237,7 @@ static void test_rings(void **state) {
  * the last arrival, then OK for everyone, the operands in place, the slot freed by the
  * last release only. */
 static void meet_in_order(dred_meet_ring_t *r, uint64_t seq, uint32_t n, const uint32_t *order,
-                          const uint32_t *rel, const dred_meet_params_t *p) {
+                          const uint32_t *rel, const proto_params_t *p) {
   dred_meet_slot_t *s = NULL, *sk;
   uint32_t busy0 = stats(r).busy, i;
   for (i = 0; i < n; i++) {
@@ -273,7 +273,7 @@ static void test_happy_path(void **state) {
    * round; 24 reductions wrap the 16 slots, so freed slots are reused too */
   for (code = 0; code < N * N * N * N; code++) {
     int distinct = 1;
-    dred_meet_params_t p;
+    proto_params_t p;
     for (i = 0, j = code; i < N; i++, j /= N) order[i] = j % N;
     for (i = 0; i < N; i++)
       for (j = i + 1; j < N; j++) distinct &= order[i] != order[j];
@@ -289,7 +289,7 @@ static void test_happy_path(void **state) {
 
   /* a slot freed by its last release opens for seq + depth */
   {
-    dred_meet_params_t p = params(4, 1);
+    proto_params_t p = params(4, 1);
     uint32_t in[N] = {0, 1, 2, 3};
     meet_in_order(r, 100, N, in, in, &p);
     meet_in_order(r, 100 + DRED_MEET_DEPTH, N, in, in, &p);
@@ -298,7 +298,7 @@ static void test_happy_path(void **state) {
 
   /* reductions in flight side by side: all DRED_MEET_DEPTH slots held at once */
   {
-    dred_meet_params_t p = params(2, 3);
+    proto_params_t p = params(2, 3);
     dred_meet_slot_t *s[DRED_MEET_DEPTH];
     for (j = 0; j < DRED_MEET_DEPTH; j++) s[j] = MEET(r, 200 + j, 0, &p);
     for (i = 1; i < N; i++)
@@ -320,7 +320,7 @@ static void test_group_sizes(void **state) {
   dred_meet_table_t *t = table_new();
   uint32_t w[DRED_MEET_MAX_MEMBERS], order[DRED_MEET_MAX_MEMBERS], i;
   dred_meet_ring_t *r1, *rmax;
-  dred_meet_params_t p;
+  proto_params_t p;
   (void)state;
   for (i = 0; i < DRED_MEET_MAX_MEMBERS; i++) w[i] = 100 + i, order[i] = (i * 37) % DRED_MEET_MAX_MEMBERS;
 
@@ -346,7 +346,7 @@ static void test_group_sizes(void **state) {
 /* All members arrive (member `odd` with `po`, the others with `p`): the outcome for
  * everyone is `want`, and the slot frees when they release. */
 static void run_odd_one(dred_meet_ring_t *r, uint64_t seq, uint32_t odd,
-                        const dred_meet_params_t *p, const dred_meet_params_t *po, int want) {
+                        const proto_params_t *p, const proto_params_t *po, int want) {
   dred_meet_slot_t *s = NULL;
   uint32_t k;
   for (k = 0; k < N; k++) {
@@ -366,7 +366,7 @@ static void run_odd_one(dred_meet_ring_t *r, uint64_t seq, uint32_t odd,
 static void test_mismatch(void **state) {
   dred_meet_table_t *t = table_new();
   dred_meet_ring_t *r = dred_meet_ring_of(t, 2, N, WORKERS);
-  dred_meet_params_t p = params(4, 0), po;
+  proto_params_t p = params(4, 0), po;
   uint64_t seq = 0;
   uint32_t odd, field;
   (void)state;
@@ -390,7 +390,7 @@ static void test_mismatch(void **state) {
 
   /* user ops: only commutativity can be compared (their handles differ by process) */
   {
-    dred_meet_params_t u = params(4, 2), uo;
+    proto_params_t u = params(4, 2), uo;
     u.op_is_user = 1;
     for (odd = 0; odd < N; odd++) {
       uo = u;
@@ -403,7 +403,7 @@ static void test_mismatch(void **state) {
 
   /* everyone agrees on a root that is not a member */
   {
-    dred_meet_params_t pr = params(4, N);
+    proto_params_t pr = params(4, N);
     run_odd_one(r, seq++, 0, &pr, &pr, DRED_ERR_MISMATCH);
     pr.root = 1000;
     run_odd_one(r, seq++, 2, &pr, &pr, DRED_ERR_MISMATCH);
@@ -417,7 +417,7 @@ static void test_mismatch(void **state) {
 static void test_member_error(void **state) {
   dred_meet_table_t *t = table_new();
   dred_meet_ring_t *r = dred_meet_ring_of(t, 3, N, WORKERS);
-  dred_meet_params_t p = params(4, 1);
+  proto_params_t p = params(4, 1);
   dred_meet_arrival_t a;
   dred_meet_slot_t *s = NULL;
   uint32_t bad, k;
@@ -446,7 +446,7 @@ static void test_member_error(void **state) {
 static void test_mixed(void **state) {
   dred_meet_table_t *t = table_new();
   dred_meet_ring_t *r = dred_meet_ring_of(t, 4, N, WORKERS);
-  dred_meet_params_t p = params(4, 3);
+  proto_params_t p = params(4, 3);
   dred_meet_slot_t *s0, *s2, *s;
   uint32_t k;
   (void)state;
@@ -519,7 +519,7 @@ static void test_mixed(void **state) {
 static void test_spill(void **state) {
   dred_meet_table_t *t = table_new();
   dred_meet_ring_t *r = dred_meet_ring_of(t, 5, 3, WORKERS);
-  dred_meet_params_t p = params(4, 0);
+  proto_params_t p = params(4, 0);
   const uint64_t D = DRED_MEET_DEPTH;
   dred_meet_slot_t *s;
   uint32_t in[3] = {0, 1, 2};
@@ -591,7 +591,7 @@ static void test_spill(void **state) {
 static void test_member_failed(void **state) {
   dred_meet_table_t *t = table_new();
   dred_meet_ring_t *r = dred_meet_ring_of(t, 6, 3, WORKERS);
-  dred_meet_params_t p = params(4, 0);
+  proto_params_t p = params(4, 0);
   const uint64_t D = DRED_MEET_DEPTH;
   dred_meet_slot_t *s0, *s1, *s2, *s3;
   dred_meet_arrival_t a;
@@ -695,7 +695,7 @@ static void test_member_failed(void **state) {
 static void test_end(void **state) {
   dred_meet_table_t *t = table_new();
   dred_meet_ring_t *r = dred_meet_ring_of(t, 7, N, WORKERS);
-  dred_meet_params_t p = params(4, 0);
+  proto_params_t p = params(4, 0);
   dred_meet_slot_t *s;
   dred_meet_arrival_t a;
   uint32_t k;
@@ -762,7 +762,7 @@ static int reap(pid_t pid, unsigned ms) {
  * lost wake-up shows as a late decision (exit 5).  With DRED_OK it also checks member 0's
  * operand, which the parent brings.  Returns once the child has arrived. */
 static pid_t start_waiter(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
-                          const dred_meet_params_t *p, int expect) {
+                          const proto_params_t *p, int expect) {
   int fd[2];
   char c;
   pid_t pid;
@@ -807,7 +807,7 @@ static void assert_exit0(pid_t pid) {
 static void test_cross_process(void **state) {
   dred_meet_table_t *t = table_new();
   dred_meet_ring_t *r = dred_meet_ring_of(t, 8, 3, WORKERS);
-  dred_meet_params_t p = params(4, 1);
+  proto_params_t p = params(4, 1);
   dred_meet_slot_t *s;
   pid_t pid;
   (void)state;
@@ -865,7 +865,7 @@ static void assert_wait_returns(dred_meet_slot_t *s, uint64_t seq, uint64_t time
 static void test_wait_bounded(void **state) {
   dred_meet_table_t *t = table_new();
   dred_meet_ring_t *r = dred_meet_ring_of(t, 9, 2, WORKERS);
-  dred_meet_params_t p = params(4, 0);
+  proto_params_t p = params(4, 0);
   dred_meet_slot_t *s;
   (void)state;
   assert_non_null(r);
@@ -884,7 +884,7 @@ static void test_wait_bounded(void **state) {
 static void test_lock_holder_dies(void **state) {
   dred_meet_table_t *t = table_new();
   dred_meet_ring_t *r = dred_meet_ring_of(t, 10, 3, WORKERS);
-  dred_meet_params_t p = params(4, 0);
+  proto_params_t p = params(4, 0);
   dred_meet_slot_t *s;
   dred_meet_arrival_t a;
   long page = sysconf(_SC_PAGESIZE);
@@ -945,7 +945,7 @@ static void test_lock_holder_dies(void **state) {
 static void test_bad_args(void **state) {
   dred_meet_table_t *t = table_new();
   dred_meet_ring_t *r = dred_meet_ring_of(t, 11, N, WORKERS);
-  dred_meet_params_t p = params(4, 0), big = params(DRED_MEET_DATA / N / 4 + 1, 0),
+  proto_params_t p = params(4, 0), big = params(DRED_MEET_DATA / N / 4 + 1, 0),
                      edge = params(DRED_MEET_DATA / N / 4, 0);
   static unsigned char buf[DRED_MEET_DATA];
   dred_meet_slot_t *s = NULL;
