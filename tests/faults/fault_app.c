@@ -315,6 +315,10 @@ typedef struct {
   int ranks[MAX_VICTIMS];
   pid_t pids[MAX_VICTIMS];
   pid_t master; /* 0: the master's node survives */
+  /* --kill-at call: kill once every victim's calls returned (its DIR/called.<r>), not at a
+   * fixed moment -- a fixed 3 ms once landed inside calls that took 13-18 ms, and a kill
+   * inside the call is a different trial (PROC_FAILED is then right). */
+  int after_calls;
 } node_killer_t;
 
 static node_killer_t g_node_killer;
@@ -326,6 +330,11 @@ static void *node_killer_main(void *arg) {
   int i;
   double d = k->deadline_mono;
   sleep_until(d);
+  for (i = 0; k->after_calls && i < k->n; i++) { /* bounded: 30 s, then kill anyway */
+    char path[4200];
+    snprintf(path, sizeof path, "%s/called.%d", g_outdir, k->ranks[i]);
+    for (int w = 0; w < 150000 && access(path, F_OK) != 0; w++) usleep(200);
+  }
   now = wall_ns();
   for (i = 0; i < k->n; i++) {
     snprintf(name, sizeof name, "kill.%d", k->ranks[i]);
@@ -844,6 +853,7 @@ int main(int argc, char **argv) {
       if (killer) {
         memset(&g_node_killer, 0, sizeof g_node_killer);
         g_node_killer.deadline_mono = t0 + kill_at;
+        g_node_killer.after_calls = g_kill_after_call;
         for (j = 0; j < nvictims; j++) {
           g_node_killer.ranks[g_node_killer.n] = victims[j];
           if ((g_node_killer.pids[g_node_killer.n] = rank_pid(victims[j])) <= 1)
