@@ -38,10 +38,12 @@ static uint64_t get(cursor_t *c, unsigned bytes) {
   return v;
 }
 
-/* What a READY's error may say: a member joins without a buffer only because it could not
- * allocate one (or attach it to the RMA window); anything else is not a READY we sent. */
+/* What a READY's error may say: a member joins without a buffer because it could not
+ * allocate one (or attach it to the RMA window), or because its call was refused for a
+ * reason of its own process (the in-flight cap, a tag still in flight there: api.c);
+ * anything else is not a READY we sent. */
 static int proto_ready_error_ok(int32_t e) {
-  return e == 0 || e == DRED_ERR_NOMEM || e == DRED_ERR_INTERNAL;
+  return e == 0 || e == DRED_ERR_NOMEM || e == DRED_ERR_INTERNAL || e == DRED_ERR_ARG;
 }
 
 static void put_bytes(cursor_t *c, const uint8_t *p, size_t n) {

@@ -249,15 +249,95 @@ int dred_finalize(void) {
   return rc;
 }
 
+/* Frees an instance nobody else has seen: its operand copy, pool reservation, holds. */
+static void inst_discard(dred_rt_t *rt, dred_inst_t *in) {
+  dred_lifetime_release(in->op, in->type, in->held);
+  dred_admit_release(rt, in); /* its pool reservation, or the copy waiting for one */
+  if (in->acc != NULL && !in->acc_is_app && !(in->is_root && in->acc == in->recvbuf))
+    dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
+  dred_mem_unref(rt, in->app_blk); /* the application's block: never ours to free */
+  if (in->type_hold != MPI_DATATYPE_NULL) PMPI_Type_free(&in->type_hold); /* our own dup */
+  dred_future_free(in->fut);
+  dred_future_free(in->fut); /* both references: nobody else saw it */
+  free(in);
+}
+
+/* Why this process cannot take part in a call right now, from its own state rather than
+ * from the call's arguments: DRED_OK, or the status every member's reduction ends with.
+ * Under rt->lock.  `bytes` is the call's operand size (checked against this node). */
+static int state_refusal(dred_rt_t *rt, uint64_t bytes) {
+  if (rt->ninst - rt->nrefused + rt->entering >= rt->cfg.max_inflight) {
+    uint64_t n = ++rt->cap_refused;
+    if ((n & (n - 1)) == 0)
+      DRED_ERROR("dred_ireduce: %zu reductions already in flight on this process "
+                 "(DRED_MAX_INFLIGHT=%llu): refused, and the reduction ends DRED_ERR_NOMEM on "
+                 "every member (%llu call(s) refused so far; logged at powers of 2)",
+                 rt->ninst - rt->nrefused, (unsigned long long)rt->cfg.max_inflight,
+                 (unsigned long long)n);
+    return DRED_ERR_NOMEM;
+  }
+  if (bytes > phys_bytes()) {
+    DRED_ERROR("dred_ireduce: %llu bytes is more than this node's memory (%llu bytes): the "
+               "reduction ends DRED_ERR_NOMEM on every member", (unsigned long long)bytes,
+               (unsigned long long)phys_bytes());
+    return DRED_ERR_NOMEM;
+  }
+  return DRED_OK;
+}
+
+/* Takes the call's turn on its communicator: the k-th call with DRED_TAG_AUTO is the
+ * group's k-th auto-tagged reduction everywhere, the k-th use of an explicit tag its k-th
+ * use everywhere.  Every call that got this far takes its turn, refused or not -- that is
+ * what keeps the members' sequences in step when a limit is hit on some of them only.
+ * Under rt->lock.  Sets *key; may set *refuse (a tag still in flight here).  Returns
+ * DRED_OK, or DRED_ERR_NOMEM when the tag's use count could not grow (no turn taken). */
+static int take_turn(dred_rt_t *rt, dred_group_t *g, int tag, int64_t *key, int *refuse) {
+  uint32_t uses;
+  if (tag == DRED_TAG_AUTO) {
+    *key = proto_key_auto(g->auto_seq);
+    g->auto_seq++;
+    return DRED_OK;
+  }
+  /* the key names this use of the tag (common/proto.h); the previous use is the one that
+   * may still be in flight */
+  uses = dred_tagseq_uses(&g->tags, tag);
+  if (dred_tagseq_bump(&g->tags, tag) != DRED_OK) {
+    DRED_ERROR("dred_ireduce: no memory to count the uses of tag %d", tag);
+    return DRED_ERR_NOMEM;
+  }
+  if (*refuse == DRED_OK && uses > 0 &&
+      dred_rt_find(rt, g->id, proto_key_explicit(tag, uses - 1)) != NULL) {
+    DRED_ERROR("dred_ireduce: tag %d is already in flight on this communicator: refused, and "
+               "this use of it ends DRED_ERR_ARG on every member", tag);
+    *refuse = DRED_ERR_ARG;
+  }
+  *key = proto_key_explicit(tag, uses);
+  return DRED_OK;
+}
+
+/*
+ * Two kinds of refusal, told apart on purpose (dred(3), "Refused calls"):
+ *   - a bad argument (DRED_ERR_ARG before the call takes its turn): a function of the
+ *     caller's own arguments only; the call did not happen, takes no turn, and the program
+ *     may issue it again corrected;
+ *   - a refusal from this process's state (the in-flight cap, the node's memory, a tag
+ *     still in flight here): another member may well have accepted the same call, so the
+ *     call takes its turn and joins the reduction saying why; the caller gets the status
+ *     now, and every other member's future for that reduction ends with it.
+ * After dred_finalize began or the service died, a call takes its turn and is refused
+ * here only: nothing more can complete anyway.
+ */
 int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                  MPI_Op op, int root, MPI_Comm comm, int tag, dred_future **future) {
   dred_rt_t *rt = g_rt;
   dred_group_t *g;
   dred_typeinfo_t ti;
   dred_inst_t *in;
-  int rc, member, is_root, inl, offnode;
+  dred_future *fut;
+  int rc, member, is_root, inl, offnode, refuse = DRED_OK;
   dred_handover_ticket_t ticket;
   size_t extra;
+  uint64_t bytes;
   int64_t itag;
 
   if (future == NULL) {
@@ -296,29 +376,21 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   /* count < 2^31 and extent < 2^32, so the product cannot overflow 64 bits; what it must
    * not do is exceed what a process could ever hold (the accumulator, plus the first
    * partial result at a non-root member). */
-  {
-    uint64_t bytes = (uint64_t)count * ti.extent;
-    if (bytes > DRED_MAX_BYTES) {
-      DRED_ERROR("dred_ireduce: %d elements of %u bytes (%llu bytes) exceed the maximum of a "
-                 "reduction (%llu bytes)", count, ti.extent, (unsigned long long)bytes,
-                 (unsigned long long)DRED_MAX_BYTES);
-      return DRED_ERR_ARG;
-    }
-    if (bytes > phys_bytes()) {
-      DRED_ERROR("dred_ireduce: %llu bytes (%d elements of %u bytes) is more than this node's "
-                 "memory (%llu bytes)", (unsigned long long)bytes, count, ti.extent,
-                 (unsigned long long)phys_bytes());
-      return DRED_ERR_NOMEM;
-    }
+  bytes = (uint64_t)count * ti.extent;
+  if (bytes > DRED_MAX_BYTES) {
+    DRED_ERROR("dred_ireduce: %d elements of %u bytes (%llu bytes) exceed the maximum of a "
+               "reduction (%llu bytes)", count, ti.extent, (unsigned long long)bytes,
+               (unsigned long long)DRED_MAX_BYTES);
+    return DRED_ERR_ARG;
   }
 
   /* Small enough to travel inside the control messages (DRED_INLINE_MAX), with all the
    * group's operands fitting one INLINE message: no pool block, no snapshot, no replica,
    * no task.  Every member decides alike from count, extent and group size, given the
    * same setting; members whose settings differ disagree and end with MISMATCH. */
-  inl = rt->cfg.inline_max > 0 && (uint64_t)count * ti.extent <= rt->cfg.inline_max &&
-        (uint64_t)count * ti.extent * g->n <= PROTO_INLINE_TOTAL;
-  extra = inl && !is_root ? (size_t)count * ti.extent : 0;
+  inl = rt->cfg.inline_max > 0 && bytes <= rt->cfg.inline_max &&
+        bytes * g->n <= PROTO_INLINE_TOTAL;
+  extra = inl && !is_root ? (size_t)bytes : 0;
   if ((in = calloc(1, sizeof *in + extra)) == NULL || (in->fut = dred_future_new()) == NULL) {
     free(in);
     DRED_ERROR("dred_ireduce: out of memory");
@@ -336,127 +408,113 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   in->type_hold = MPI_DATATYPE_NULL;
   in->op = op;
   in->ti = ti;
-  /* Before the call returns: the application may free the op or datatype as soon as it
-   * has its future, and the runtime combines with them later (lifetime.c). */
-  if ((rc = dred_lifetime_hold(op, ti.op_is_user, datatype, &in->held)) != DRED_OK) {
-    dred_future_free(in->fut);
-    dred_future_free(in->fut);
-    free(in);
-    return rc;
-  }
-  in->bytes = (size_t)count * ti.extent;
+  in->bytes = (size_t)bytes;
   in->pool_off = -1;
-  /* Packed and image layouts run MPI_Pack/MPI_Unpack with the datatype after this call
-   * returns (reloads, the root's unpack); MPI lets the caller free it meanwhile. */
-  if (ti.layout != DRED_LAYOUT_DIRECT && MPI_Type_dup(datatype, &in->type_hold) != MPI_SUCCESS) {
-    DRED_ERROR("dred_ireduce: MPI_Type_dup of the datatype failed");
-    dred_future_free(in->fut);
-    dred_future_free(in->fut);
-    free(in);
-    return DRED_ERR_INTERNAL;
-  }
   in->inl = inl;
-  if (inl && !is_root) {
-    /* The operand, in dred's layout, goes with the READY; the master holds it from then
-     * on (a crash before the READY is sent loses it: DRED_ERR_PROC_FAILED, as a crash
-     * during the copy into the pool does on the ordinary path). */
-    in->inl_data = (uint8_t *)(in + 1);
-    if (extra > 0 && (rc = dred_dp_load(rt, in, (char *)in->inl_data)) != DRED_OK)
-      in->join_error = rc; /* joins saying so: every member ends with it (announce) */
-  } else {
-    /* The operand goes into shared memory now, on this thread, rather than when the
-     * runtime thread gets round to it: until a copy exists outside this process, a crash
-     * loses it.  (An inline root combines in acc too: recvbuf, or a buffer of its own.) */
-    dred_dp_acc_early(rt, in);
-  }
+  if (inl && !is_root) in->inl_data = (uint8_t *)(in + 1);
 
+  /* At the cap, met reductions that decided but that nobody waited on (freed futures,
+   * refused calls) are finished first: they hold a place only until someone looks. */
   uv_mutex_lock(&rt->lock);
+  if (rt->ninst - rt->nrefused + rt->entering >= rt->cfg.max_inflight &&
+      !dred_queue_empty(&rt->meetq)) {
+    uv_mutex_unlock(&rt->lock);
+    (void)dred_meetpath_reclaim(rt);
+    uv_mutex_lock(&rt->lock);
+  }
+  /* The turn first: whatever happens next, this call is the group's next one here. */
   if (rt->dead) {
+    refuse = rt->dead_status;
+  } else if (rt->bye_requested) {
+    refuse = DRED_ERR_SHUTDOWN; /* the runtime counts on no insert after this */
+  } else {
+    refuse = state_refusal(rt, bytes);
+  }
+  if (take_turn(rt, g, tag, &itag, &refuse) != DRED_OK) {
+    uv_mutex_unlock(&rt->lock);
+    inst_discard(rt, in);
+    return DRED_ERR_NOMEM;
+  }
+  in->tag = itag;
+  if (rt->dead || rt->bye_requested) {
+    uint64_t n = ++rt->dead_refused;
+    uv_mutex_unlock(&rt->lock);
     /* Every later call is refused the same way: an application that goes on calling
      * after the failure would flood the log, so the 1st, 2nd, 4th, 8th... are logged. */
-    uint64_t n = ++rt->dead_refused;
-    rc = rt->dead_status;
-    uv_mutex_unlock(&rt->lock);
     if ((n & (n - 1)) == 0)
       DRED_ERROR("dred_ireduce: %s (%llu call(s) refused so far; logged at powers of 2)",
-                 dred_strerror(rc), (unsigned long long)n);
-    goto fail;
+                 refuse == DRED_ERR_SHUTDOWN ? "dred_finalize is in progress" : dred_strerror(refuse),
+                 (unsigned long long)n);
+    inst_discard(rt, in);
+    return refuse;
   }
-  if (rt->bye_requested) {
-    uv_mutex_unlock(&rt->lock);
-    DRED_ERROR("dred_ireduce: dred_finalize is in progress");
-    rc = DRED_ERR_SHUTDOWN;
-    goto fail;
-  }
-  if (rt->ninst >= rt->cfg.max_inflight) {
-    size_t n = rt->ninst;
-    uv_mutex_unlock(&rt->lock);
-    DRED_ERROR("dred_ireduce: %zu reductions already in flight on this process "
-               "(DRED_MAX_INFLIGHT=%llu): refused; wait for some to finish or raise the cap",
-               n, (unsigned long long)rt->cfg.max_inflight);
-    rc = DRED_ERR_NOMEM;
-    goto fail;
-  }
-  if (tag == DRED_TAG_AUTO) {
-    itag = proto_key_auto(g->auto_seq);
+  rt->entering++; /* counted against the cap until inserted */
+  uv_mutex_unlock(&rt->lock);
+
+  if (refuse != DRED_OK) {
+    /* Joins without an operand, saying why: no copy, no hold on op or datatype, and no
+     * place under the cap (it holds a few hundred bytes until its peers arrive). */
+    in->join_error = refuse;
+    in->refused = 1;
   } else {
-    /* the key names this use of the tag (common/proto.h); the previous use is the one
-     * that may still be in flight */
-    uint32_t uses = dred_tagseq_uses(&g->tags, tag);
-    if (uses > 0 && dred_rt_find(rt, g->id, proto_key_explicit(tag, uses - 1)) != NULL) {
-      uv_mutex_unlock(&rt->lock);
-      DRED_ERROR("dred_ireduce: tag %d is already in flight on this communicator", tag);
-      rc = DRED_ERR_ARG;
-      goto fail;
+    /* Before the call returns: the application may free the op or datatype as soon as it
+     * has its future, and the runtime combines with them later (lifetime.c). */
+    if ((rc = dred_lifetime_hold(op, ti.op_is_user, datatype, &in->held)) != DRED_OK)
+      in->join_error = rc;
+    /* Packed and image layouts run MPI_Pack/MPI_Unpack with the datatype after this call
+     * returns (reloads, the root's unpack); MPI lets the caller free it meanwhile. */
+    else if (ti.layout != DRED_LAYOUT_DIRECT &&
+             MPI_Type_dup(datatype, &in->type_hold) != MPI_SUCCESS) {
+      DRED_ERROR("dred_ireduce: MPI_Type_dup of the datatype failed");
+      in->type_hold = MPI_DATATYPE_NULL;
+      in->join_error = DRED_ERR_INTERNAL;
+    } else if (inl && !is_root) {
+      /* The operand, in dred's layout, goes with the READY; the master holds it from then
+       * on (a crash before the READY is sent loses it: DRED_ERR_PROC_FAILED, as a crash
+       * during the copy into the pool does on the ordinary path). */
+      if (extra > 0 && (rc = dred_dp_load(rt, in, (char *)in->inl_data)) != DRED_OK)
+        in->join_error = rc; /* joins saying so: every member ends with it (announce) */
+    } else {
+      /* The operand goes into shared memory now, on this thread, rather than when the
+       * runtime thread gets round to it: until a copy exists outside this process, a crash
+       * loses it.  (An inline root combines in acc too: recvbuf, or a buffer of its own.) */
+      dred_dp_acc_early(rt, in);
     }
-    if (dred_tagseq_bump(&g->tags, tag) != DRED_OK) {
-      uv_mutex_unlock(&rt->lock);
-      DRED_ERROR("dred_ireduce: no memory to count the uses of tag %d", tag);
-      rc = DRED_ERR_NOMEM;
-      goto fail;
-    }
-    itag = proto_key_explicit(tag, uses);
   }
-  if (tag == DRED_TAG_AUTO) g->auto_seq++;
-  in->tag = itag;
+
+  fut = in->fut;
+  uv_mutex_lock(&rt->lock);
+  rt->entering--;
   /* A small reduction of a one-node group meets its peers in shared memory (meetpath.c):
    * no message, nothing for the runtime thread; the future's waits finish it. */
-  if (tag == DRED_TAG_AUTO && dred_meetpath_arrive(rt, in, (uint64_t)(g->auto_seq - 1))) {
-    *future = in->fut;
+  if (tag == DRED_TAG_AUTO && dred_meetpath_arrive(rt, in, (uint64_t)(-1 - itag))) {
     dred_rt_insert(rt, in);
     uv_mutex_unlock(&rt->lock);
-    return DRED_OK;
+    goto out;
   }
   if (rt->cfg.replicas > 0) rt->robust->publish(rt, in);
   /* A copy on another node, not only in this node's memory, before the call returns
    * (handover.c): registered before the runtime can see `in`, so its answer is not
    * missed. */
   if ((offnode = dred_handover_offnode(rt, in))) dred_handover_ticket_add(rt, &ticket, g->id, itag);
-  /* Hand the future out before the runtime can see `in`: it may finish and free `in`
-   * as soon as the lock is released. */
-  *future = in->fut;
+  /* `in` is the runtime's as soon as the lock is released: it may finish and free it. */
   dred_rt_insert(rt, in);
   if (dred_rt_announce_now(rt, in)) {
     uv_mutex_unlock(&rt->lock);
-    return DRED_OK; /* inline: no hand-over, nothing for the runtime thread to do */
+    goto out; /* inline: no hand-over, nothing for the runtime thread to do */
   }
   dred_queue_insert_tail(&rt->submitq, &in->qlink);
   uv_mutex_unlock(&rt->lock);
   uv_async_send(&rt->wake);
   if (offnode) dred_handover_wait(rt, &ticket);
-  return DRED_OK;
 
-fail:
-  dred_lifetime_release(in->op, in->type, in->held);
-  dred_admit_release(rt, in); /* its pool reservation, or the copy waiting for one */
-  if (in->acc != NULL && !in->acc_is_app && !(in->is_root && in->acc == in->recvbuf))
-    dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
-  dred_mem_unref(rt, in->app_blk); /* the application's block: never ours to free */
-  if (in->type_hold != MPI_DATATYPE_NULL) PMPI_Type_free(&in->type_hold); /* our own dup */
-  dred_future_free(in->fut);
-  dred_future_free(in->fut); /* both references: nobody else saw it */
-  free(in);
-  return rc;
+out:
+  if (refuse != DRED_OK) {
+    dred_future_free(fut); /* the caller gets the status, not a future */
+    return refuse;
+  }
+  *future = fut;
+  return DRED_OK;
 }
 
 int dred_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,

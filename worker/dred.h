@@ -79,12 +79,16 @@ typedef struct dred_future dred_future;
  * reduces works: predefined (pair types such as MPI_DOUBLE_INT included) and derived,
  * contiguous or not (dred(3)).  `tag` >= 0 names the reduction (members match on equal
  * tags; a tag may be reused once its reduction is done: the n-th call with a tag on a
- * communicator matches every other member's n-th call with it, counting only calls that
- * returned DRED_OK), or DRED_TAG_AUTO.  On DRED_OK `*future` is set; on an error it is set to NULL and nothing
- * was started.  Limits: count * extent above 1 TiB is DRED_ERR_ARG, above the node's
- * physical memory DRED_ERR_NOMEM; more than DRED_MAX_INFLIGHT (default 65536) reductions
- * in flight in this process is DRED_ERR_NOMEM.  A member that cannot allocate its copy of
- * the operand still joins, and the reduction ends DRED_ERR_NOMEM on every member. */
+ * communicator matches every other member's n-th call with it), or DRED_TAG_AUTO.  On
+ * DRED_OK `*future` is set; on an error it is set to NULL.  Two kinds of error (dred(3),
+ * "Refused calls"): a bad argument (DRED_ERR_ARG: pointers, count, root, tag, comm, type,
+ * op, MPI_IN_PLACE at a non-root, count * extent above 1 TiB) takes no turn -- the call
+ * never happened; a refusal from this process's state (DRED_ERR_NOMEM: more than
+ * DRED_MAX_INFLIGHT, default 65536, reductions in flight here, or count * extent above the
+ * node's physical memory; DRED_ERR_ARG: the same tag still in flight here) takes its turn
+ * and every other member's future for that reduction ends with the same status.  A member
+ * that cannot allocate its copy of the operand still joins, and the reduction ends
+ * DRED_ERR_NOMEM on every member. */
 DRED_EXTERN int dred_ireduce(const void *sendbuf, void *recvbuf, int count,
                              MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
                              int tag, dred_future **future);

@@ -76,21 +76,22 @@ int dred_future_is_done(dred_future *f) {
 }
 
 int dred_future_wait(dred_future *f, int timeout_ms) {
+  uint64_t deadline, now;
   int st;
   if (f == NULL) {
     DRED_ERROR("dred_future_wait: future is NULL");
     return DRED_ERR_ARG;
   }
   if (timeout_ms < 0) return dred_future_get(f);
+  /* One deadline for the whole call, whichever way the reduction goes: the time spent
+   * waiting in the meeting place is not granted again on the condition variable. */
+  deadline = uv_hrtime() + (uint64_t)timeout_ms * 1000000ull;
   if (f->meet_slot != NULL) dred_meetpath_wait(f, (uint64_t)timeout_ms * 1000000ull);
   uv_mutex_lock(&f->mu);
-  if (!f->done && timeout_ms > 0) {
-    /* uv_cond_timedwait may wake early (spuriously, or on a broadcast for another
-     * waiter): wait again for what is left of the deadline. */
-    uint64_t deadline = uv_hrtime() + (uint64_t)timeout_ms * 1000000ull, now;
-    while (!f->done && (now = uv_hrtime()) < deadline)
-      (void)uv_cond_timedwait(&f->cv, &f->mu, deadline - now);
-  }
+  /* uv_cond_timedwait may wake early (spuriously, or on a broadcast for another waiter):
+   * wait again for what is left of the deadline. */
+  while (!f->done && (now = uv_hrtime()) < deadline)
+    (void)uv_cond_timedwait(&f->cv, &f->mu, deadline - now);
   st = f->done ? f->status : DRED_ERR_TIMEOUT;
   uv_mutex_unlock(&f->mu);
   return st;

@@ -267,3 +267,26 @@ int dred_meetpath_sweep(dred_rt_t *rt, int deadline_passed) {
   left = settle_batch(rt, DRED_OK);
   return left;
 }
+
+int dred_meetpath_reclaim(dred_rt_t *rt) {
+  enum { BATCH = 64 };
+  uint64_t gid[BATCH];
+  int64_t tag[BATCH];
+  int n, i, total = 0;
+  do {
+    dred_queue_t *q;
+    n = 0;
+    uv_mutex_lock(&rt->lock);
+    DRED_QUEUE_FOREACH(q, &rt->meetq) {
+      dred_inst_t *in = DRED_QUEUE_DATA(q, dred_inst_t, qlink);
+      if (n == BATCH) break;
+      if (!in->meet_claimed && dred_meet_poll(in->meet_slot, in->meet_seq, NULL)) {
+        gid[n] = in->group_id;
+        tag[n++] = in->tag;
+      }
+    }
+    uv_mutex_unlock(&rt->lock);
+    for (i = 0; i < n; i++) total += dred_meetpath_settle(rt, gid[i], tag[i], DRED_OK);
+  } while (n == BATCH);
+  return total;
+}

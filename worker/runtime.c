@@ -64,6 +64,7 @@ dred_inst_t *dred_rt_find(dred_rt_t *rt, uint64_t group_id, int64_t tag) {
 void dred_rt_insert(dred_rt_t *rt, dred_inst_t *in) {
   dred_queue_insert_tail(&rt->inst[inst_bucket(in->group_id, in->tag)], &in->hlink);
   rt->ninst++;
+  rt->nrefused += in->refused;
 }
 
 proto_buf_t dred_rt_bufref(const dred_rt_t *rt, const char *p, int64_t pool_off, uint64_t len) {
@@ -86,6 +87,7 @@ void dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   uv_mutex_lock(&rt->lock);
   dred_queue_remove(&in->hlink);
   rt->ninst--;
+  rt->nrefused -= in->refused;
   /* Ended by a finalize deadline (ours or another member's) while dred_finalize waited for
    * it: dred_finalize reports DRED_ERR_TIMEOUT. */
   if (status == DRED_ERR_SHUTDOWN && rt->bye_requested) rt->cut_short++;
@@ -154,6 +156,13 @@ void dred_rt_ready(const dred_inst_t *in, uint32_t member, proto_msg_t *m) {
   if (member == in->member) m->u.ready.meet_mask = in->meet_mask;
 }
 
+/* The error a READY may carry for a member that joins without its operand: its refusal
+ * (DRED_ERR_ARG, DRED_ERR_NOMEM: api.c) or DRED_ERR_INTERNAL; any other local failure to
+ * get a buffer is a lack of memory. */
+static int32_t ready_error(int rc) {
+  return rc == DRED_ERR_INTERNAL || rc == DRED_ERR_ARG ? rc : DRED_ERR_NOMEM;
+}
+
 /* An inline reduction: one READY carrying the operand (none from the root, whose operand
  * stays in its acc), no replicas, no buffer reference; the master answers the root with
  * INLINE and everyone with END. */
@@ -165,9 +174,10 @@ static void inline_ready(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *m) {
   m->u.ready.buf.owner = (uint32_t)rt->world_rank;
   if (rc == DRED_OK && in->is_root) rc = dred_dp_acc_prepare(rt, in);
   if (rc != DRED_OK) {
-    DRED_ERROR("reduction (tag " PROTO_KEY_FMT ") cannot start here: %s", PROTO_KEY_ARG(in->tag),
-               dred_status_str(rc));
-    m->u.ready.error = rc == DRED_ERR_INTERNAL ? DRED_ERR_INTERNAL : DRED_ERR_NOMEM;
+    if (in->join_error == DRED_OK) /* a refused call was logged by dred_ireduce */
+      DRED_ERROR("reduction (tag " PROTO_KEY_FMT ") cannot start here: %s",
+                 PROTO_KEY_ARG(in->tag), dred_status_str(rc));
+    m->u.ready.error = ready_error(rc);
   } else if (!in->is_root) {
     m->u.ready.data = in->inl_data;
     m->u.ready.data_len = (uint32_t)in->bytes;
@@ -225,8 +235,9 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   if ((rc = dred_dp_acc_prepare(rt, in)) != DRED_OK) {
     /* The other members are already on their way: tell the master this member's
      * reduction failed, so every member's future ends instead of waiting for us. */
-    DRED_ERROR("reduction (tag " PROTO_KEY_FMT ") cannot start here: %s", PROTO_KEY_ARG(in->tag),
-               dred_status_str(rc));
+    if (in->join_error == DRED_OK) /* a refused call was logged by dred_ireduce */
+      DRED_ERROR("reduction (tag " PROTO_KEY_FMT ") cannot start here: %s",
+                 PROTO_KEY_ARG(in->tag), dred_status_str(rc));
     in->acc = NULL;
   }
   if (in->acc != NULL) {
@@ -235,7 +246,7 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   } else {
     /* No buffer: join anyway, saying why, so the master ends the instance with this
      * status for every member instead of leaving them waiting for us. */
-    m.u.ready.error = rc == DRED_ERR_INTERNAL ? DRED_ERR_INTERNAL : DRED_ERR_NOMEM;
+    m.u.ready.error = ready_error(rc);
     m.u.ready.buf.pool_off = -1;
   }
   send_to_master(rt, &m, NULL);

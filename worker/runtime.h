@@ -196,6 +196,7 @@ typedef struct dred_inst {
   int pool_admitted, pool_queued, pool_wait;
   uint64_t pool_queued_ns;
   int join_error;      /* dred_ireduce could not allocate acc: joins with this error */
+  int refused;         /* the call was refused (join_error says why): holds no operand */
   int abandon_sent;    /* ABANDON sent: dred_finalize could wait no longer for it */
   /* An inline reduction (bytes <= DRED_INLINE_MAX): a non-root member's operand, in dred's
    * layout, is inl_data (inside this allocation) and travels in its READY; it has no acc,
@@ -327,6 +328,9 @@ typedef struct dred_rt {
   int dead;            /* master lost or fatal error: new calls fail */
   int dead_status;
   uint64_t dead_refused; /* dred_ireduce calls refused since (under `lock`) */
+  uint64_t cap_refused;  /* calls refused at DRED_MAX_INFLIGHT (under `lock`) */
+  size_t entering;       /* dred_ireduce calls between their turn and their insert */
+  size_t nrefused;       /* refused calls in the table: not counted against the cap */
   dred_queue_t handover_tickets; /* dred_ireduce calls waiting for an off-node copy (handover.c) */
   uv_cond_t handover_cv;         /* broadcast when one of them may go on */
 
@@ -419,6 +423,10 @@ void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns);
 void dred_meetpath_on_failed(dred_rt_t *rt, uint32_t w);
 void dred_meetpath_fail_all(dred_rt_t *rt, int status);
 int dred_meetpath_sweep(dred_rt_t *rt, int deadline_passed);
+/* Finish every met reduction whose slot decided and that nobody finished yet -- those
+ * whose futures were freed or never waited on -- so they stop counting against
+ * DRED_MAX_INFLIGHT.  Application thread, without rt->lock.  Returns how many. */
+int dred_meetpath_reclaim(dred_rt_t *rt);
 
 /* Signal dispositions libdred sets at dred_init where the application left the default
  * (signals.c): SIGUSR1/SIGPIPE ignored, SIGTERM/SIGINT/SIGHUP remove our files first. */

@@ -15,7 +15,9 @@
  *    needs one basic type; strided types of one type are reduced, tests/mpi/types.c), tag < -1, the tag of
  *    the in-flight reduction, MPI_IN_PLACE at a non-root.  Explicit-tag and DRED_TAG_AUTO
  *    forms; member 0 makes extra rejected DRED_TAG_AUTO calls, which must not consume an
- *    auto-tag (the DRED_TAG_AUTO reductions after them must still match).
+ *    auto-tag (the DRED_TAG_AUTO reductions after them must still match).  The tag of the
+ *    in-flight reduction is refused from the member's own state, not its arguments, so that
+ *    call takes its turn: the late member's second use of the tag must end DRED_ERR_ARG.
  * 3. The good reduction's result is checked against MPI_Reduce.
  * 4. dred_future_is_done(NULL) == -1, dred_future_get(NULL) == DRED_ERR_ARG,
  *    dred_future_free(NULL) is harmless, dred_strerror never returns NULL.
@@ -217,6 +219,23 @@ int main(int argc, char **argv)
     else if (me == groot) {
         if (memcmp(gd, gm, sizeof(int) * N)) fail("badinput/good_reduction_during_bad_calls: wrong result");
         else pass("badinput/good_reduction_during_bad_calls");
+    }
+    /* A refusal from a member's own state takes its turn: the members that were refused
+     * tag 100 while it was in flight joined its second use saying so, and the late member's
+     * second use of it (accepted here: its first use ended) ends DRED_ERR_ARG too. */
+    if (P >= 2 && me == late) {
+        dred_future *again = NULL;
+        set_step("tag 100 again (late member)");
+        int st = dred_ireduce(gs, gd, N, MPI_INT, MPI_SUM, groot, g_comm, 100, &again);
+        if (st == DRED_OK) {
+            st = wait_bounded(again, 30, "badinput/tag 100 again");
+            dred_future_free(again);
+        }
+        if (st != DRED_ERR_ARG)
+            fail("badinput/tag_reused_in_flight_is_collective: the late member's second use of "
+                 "tag 100 ended %d (%s), expected DRED_ERR_ARG", st, dred_strerror(st));
+        else
+            pass("badinput/tag_reused_in_flight_is_collective");
     }
     good_reduction("auto_after_rejected_auto_calls", DRED_TAG_AUTO, 0);
     good_reduction("tag_200_after_rejected_calls_with_it", 200, P / 2);

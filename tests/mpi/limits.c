@@ -7,12 +7,19 @@
  *                                          compared with ref_reduce; replicas stay on
  *   dredrun -n P mpi_limits cap            DRED_MAX_INFLIGHT=40 (set here): rank 0's 41st
  *                                          reduction in flight gets DRED_ERR_NOMEM, and one
- *                                          more works once the 40 ended
+ *                                          more works once the 40 ended; the others' call
+ *                                          of that tag ends DRED_ERR_NOMEM (its turn taken)
+ *   dredrun -n P mpi_limits capsync [-n B] DRED_MAX_INFLIGHT=32: the last rank issues B
+ *                                          auto-tagged calls alone (refused at the cap), then
+ *                                          all do; 200 more after: exact, and every call's
+ *                                          outcome agrees across members
  *   dredrun -n P mpi_limits early [-d S]   the last rank calls dred_finalize at once, the
  *                                          others S seconds later: everyone gets DRED_OK
  *   dredrun -n P mpi_limits wait [-d S]    the last rank calls a reduction S seconds late:
  *                                          dred_future_wait(f, 200 ms) and (f, 0) give
- *                                          DRED_ERR_TIMEOUT, (f, -1) the right result
+ *                                          DRED_ERR_TIMEOUT, (f, -1) the right result;
+ *                                          -a: a small auto-tagged one, met in shared
+ *                                          memory, waited 1000 ms (never much longer)
  *   dredrun -n P mpi_limits neverjoin      the last rank never calls two reductions (one of
  *                                          which the others abandon with dred_future_free)
  *                                          and finalizes late: the others' dred_finalize
@@ -159,6 +166,20 @@ static int run_cap(void)
             dred_future_free(extra);
         }
         MPI_Barrier(g_comm);
+    } else {
+        /* The refused call took its turn: the others' call with tag CAP is that reduction,
+         * and it ends with rank 0's refusal instead of waiting for it for ever. */
+        dred_future *extra = NULL;
+        int st = dred_ireduce(&x[CAP], &y[CAP], 1, MPI_DOUBLE, MPI_SUM, 0, g_comm, CAP, &extra);
+        if (st == DRED_OK) {
+            st = wait_bounded(extra, 30, "cap: the others' call rank 0 was refused");
+            dred_future_free(extra);
+        }
+        if (st != DRED_ERR_NOMEM)
+            fail("cap: the reduction rank 0 was refused ended %d (%s) here, expected "
+                 "DRED_ERR_NOMEM", st, dred_strerror(st));
+        else
+            pass("cap: the reduction rank 0 was refused ended DRED_ERR_NOMEM here too");
     }
     for (int i = 0; i < CAP; i++) {
         if (f[i] == NULL) continue;
@@ -181,6 +202,82 @@ static int run_cap(void)
         if (y[CAP + 1] != want[CAP + 1]) fail("cap: last reduction wrong");
         else pass("cap: %d reductions under the cap and one after them right", CAP);
     }
+    return test_finish();
+}
+
+/* ---- capsync: refusals at the cap keep the members in step --------------------------------- */
+
+/* The last rank issues a burst of auto-tagged reductions before anyone else calls (so it is
+ * refused most of them at DRED_MAX_INFLIGHT), then the others issue the same burst, each
+ * call waited for before the next (so they are never refused); the programs drop the
+ * refused calls and go on, as an application would.  Then `after` more
+ * reductions on every rank: their results must be exact.  Had the refused calls taken no
+ * turn, the ranks' auto-tag sequences would disagree from there on and combine operands of
+ * different calls (silently wrong) or wait for ever.  Every call's outcome must also agree
+ * across members: ended DRED_OK on all of them, or refused/failed on all of them. */
+static int run_capsync(int burst, int after)
+{
+    double *x = calloc(burst + after, sizeof *x), *y = calloc(burst + after, sizeof *y);
+    dred_future **f = calloc(burst, sizeof *f);
+    int *st = calloc(burst, sizeof *st), *all = NULL;
+    int last = g_size - 1, refused = 0;
+    for (int i = 0; i < burst + after; i++) x[i] = g_rank * 100000.0 + i;
+    if (g_rank != last) MPI_Barrier(g_comm);
+    for (int i = 0; i < burst; i++) {
+        st[i] = dred_ireduce(&x[i], &y[i], 1, MPI_DOUBLE, MPI_SUM, 0, g_comm, DRED_TAG_AUTO, &f[i]);
+        if (st[i] != DRED_OK && st[i] != DRED_ERR_NOMEM)
+            fail("capsync: call %d returned %s", i, dred_strerror(st[i]));
+        if (st[i] != DRED_OK) refused++;
+        if (st[i] == DRED_OK && g_rank != last) { /* the others wait for each: never refused */
+            st[i] = wait_bounded(f[i], 60, "capsync: burst");
+            dred_future_free(f[i]);
+            f[i] = NULL;
+        }
+    }
+    if (g_rank == last) MPI_Barrier(g_comm);
+    for (int i = 0; i < burst; i++) {
+        if (st[i] != DRED_OK || f[i] == NULL) continue;
+        st[i] = wait_bounded(f[i], 60, "capsync: burst");
+        dred_future_free(f[i]);
+    }
+    pass("capsync: rank %d refused %d of %d calls at the cap", g_rank, refused, burst);
+    for (int j = 0; j < after; j++) {
+        dred_future *g = NULL;
+        int s = dred_ireduce(&x[burst + j], &y[burst + j], 1, MPI_DOUBLE, MPI_SUM, 0, g_comm,
+                             DRED_TAG_AUTO, &g);
+        if (s == DRED_OK) {
+            s = wait_bounded(g, 60, "capsync: after");
+            dred_future_free(g);
+        }
+        if (s != DRED_OK) fail("capsync: reduction %d after the burst ended %s", j, dred_strerror(s));
+    }
+    if (g_rank == 0) all = calloc((size_t)burst * g_size, sizeof *all);
+    MPI_Gather(st, burst, MPI_INT, all, burst, MPI_INT, 0, g_comm);
+    double *want = calloc(burst + after, sizeof *want);
+    ref_reduce(x, want, burst + after, MPI_DOUBLE, MPI_SUM, 0, g_comm);
+    if (g_rank == 0) {
+        int wrong = 0, split = 0, ok = 0;
+        for (int i = 0; i < burst; i++) {
+            int oks = 0;
+            for (int r = 0; r < g_size; r++) oks += all[r * burst + i] == DRED_OK;
+            if (oks != 0 && oks != g_size) split++;
+            if (st[i] == DRED_OK && y[i] != want[i]) wrong++;
+            ok += oks == g_size;
+        }
+        for (int j = 0; j < after; j++)
+            if (y[burst + j] != want[burst + j]) wrong++;
+        if (split) fail("capsync: %d call(s) ended DRED_OK on some members and not on others", split);
+        if (wrong) fail("capsync: %d result(s) wrong", wrong);
+        if (!split && !wrong)
+            pass("capsync: %d burst reductions ended DRED_OK everywhere and exact, the rest refused "
+                 "everywhere; %d reductions after the burst exact", ok, after);
+    }
+    free(all);
+    free(want);
+    free(x);
+    free(y);
+    free(f);
+    free(st);
     return test_finish();
 }
 
@@ -216,6 +313,8 @@ static int run_early(double delay)
     return (any || g_fail) ? 1 : 0;
 }
 
+static int g_auto_tags; /* -a: wait's and neverjoin's reductions with DRED_TAG_AUTO */
+
 /* ---- wait: dred_future_wait with a timeout ------------------------------------------------- */
 
 static int run_wait(double delay)
@@ -232,22 +331,25 @@ static int run_wait(double delay)
         set_step("wait: sleeping %.1f s before calling", delay);
         sleep_s(delay);
     }
-    st = dred_ireduce(x, y, N, MPI_INT, MPI_SUM, 0, g_comm, 5, &f);
+    /* -a: a small auto-tagged reduction, which meets in shared memory on one node */
+    int count = g_auto_tags ? 8 : N, ms = g_auto_tags ? 1000 : 200;
+    st = dred_ireduce(x, y, count, MPI_INT, MPI_SUM, 0, g_comm, g_auto_tags ? DRED_TAG_AUTO : 5, &f);
     if (st != DRED_OK) {
         fail("wait: dred_ireduce: %s", dred_strerror(st));
         return finish_expect(DRED_OK);
     }
     if (!late) {
         double t0 = now_s();
-        st = dred_future_wait(f, 200);
+        st = dred_future_wait(f, ms);
         double dt = now_s() - t0;
+        /* the bound is a promise: a wait that took twice its timeout fails here */
         if (st != DRED_ERR_TIMEOUT)
-            fail("wait: dred_future_wait(f, 200) while a member is %.1f s late returned %d (%s)",
-                 delay, st, dred_strerror(st));
-        else if (dt < 0.19 || dt > wait_limit(delay))
-            fail("wait: dred_future_wait(f, 200) returned after %.3f s", dt);
+            fail("wait: dred_future_wait(f, %d) while a member is %.1f s late returned %d (%s)",
+                 ms, delay, st, dred_strerror(st));
+        else if (dt < ms / 1000.0 - 0.01 || dt > ms / 1000.0 + wait_limit(0.5))
+            fail("wait: dred_future_wait(f, %d) returned after %.3f s", ms, dt);
         else
-            pass("wait: dred_future_wait(f, 200) gave DRED_ERR_TIMEOUT after %.3f s", dt);
+            pass("wait: dred_future_wait(f, %d) gave DRED_ERR_TIMEOUT after %.3f s", ms, dt);
         t0 = now_s();
         st = dred_future_wait(f, 0);
         dt = now_s() - t0;
@@ -262,9 +364,9 @@ static int run_wait(double delay)
     if ((st = dred_future_wait(f, 0)) != DRED_OK)
         fail("wait: dred_future_wait(f, 0) on a done future returned %s", dred_strerror(st));
     dred_future_free(f);
-    ref_reduce(x, want, N, MPI_INT, MPI_SUM, 0, g_comm);
+    ref_reduce(x, want, count, MPI_INT, MPI_SUM, 0, g_comm);
     if (g_rank == 0) {
-        if (memcmp(y, want, sizeof y)) fail("wait: wrong result");
+        if (memcmp(y, want, sizeof(int) * count)) fail("wait: wrong result");
         else pass("wait: the reduction a timed-out wait left running completed right");
     }
     return test_finish();
@@ -286,7 +388,6 @@ static void *watch_future(void *arg)
     return NULL;
 }
 
-static int g_auto_tags; /* -a: neverjoin's reductions with DRED_TAG_AUTO */
 
 static int run_neverjoin(double late_s)
 {
@@ -431,6 +532,7 @@ int main(int argc, char **argv)
     snprintf(prog, sizeof prog, "limits(%s)", mode);
     /* settings this process needs before dred_init reads them */
     if (!strcmp(mode, "cap")) setenv("DRED_MAX_INFLIGHT", "40", 1);
+    if (!strcmp(mode, "capsync")) setenv("DRED_MAX_INFLIGHT", "32", 1);
     if (!strcmp(mode, "neverjoin") && getenv("DRED_FINALIZE_WAIT_S") == NULL)
         setenv("DRED_FINALIZE_WAIT_S", "2", 1);
     if (!strcmp(mode, "sizes")) {
@@ -446,6 +548,7 @@ int main(int argc, char **argv)
     test_init(&argc, &argv, prog);
     if (!strcmp(mode, "flood")) return run_flood(n);
     if (!strcmp(mode, "cap")) return run_cap();
+    if (!strcmp(mode, "capsync")) return run_capsync(n < 10000 ? n : 400, 200);
     if (!strcmp(mode, "early")) return run_early(delay >= 0 ? delay : 3.0);
     if (!strcmp(mode, "wait")) return run_wait(delay >= 0 ? delay : 1.5);
     if (!strcmp(mode, "neverjoin")) return run_neverjoin(delay >= 0 ? delay : 5.0);
