@@ -2,7 +2,8 @@
 #
 #   make            build dred-master, libdred (.so/.a), dredrun, dred-demo
 #   make run        install what is missing, build, run the demo job
-#   make test       install what is missing, build, run unit + MPI tests
+#   make test       install what is missing, build, run every test
+#   make check      unit tests + a few fast MPI cases (the edit-compile-test loop, < 1 min)
 #   make asan       the same tests under AddressSanitizer/UBSan (build-asan/)
 #   make install PREFIX=dir
 #
@@ -57,7 +58,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi_%,$(MPI_TEST_SRC))
 MPITEST_OBJ := $(BUILD)/obj/tests/mpi/mpitest.o
 
-.PHONY: fuzz fuzz-build all deps run test symbols-check layers-check unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench kernel-bench asan install clean
+.PHONY: fuzz fuzz-build all deps run test check readme-check symbols-check layers-check unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench kernel-bench asan install clean
 FAULT_APP := $(BUILD)/tests/fault_app
 TRIALS  ?= 100
 WORKERS ?= 8
@@ -177,6 +178,21 @@ unit-test: $(UNIT_BIN)
 mpi-test: all $(MPI_TEST_BIN) $(LIFETIMES_SO)
 	@BUILD=$(BUILD) bash tests/run-mpi.sh
 
+# make check: the edit-compile-test loop, under a minute on 2 cores -- the unit tests and a
+# handful of fast MPI cases (=NAME: that case exactly, see tests/run-mpi.sh): reductions of
+# every kind on sub-groups, start-up and shutdown, simulated nodes, hostile messages, and
+# dred-master beside the job.
+CHECK_CASES := =groups-p4 =lifecycle-self =inplace-p4@abc =hostile-offset =ext-world-p4
+CHECK_BIN := $(addprefix $(BUILD)/tests/mpi_,groups lifecycle inplace hostile)
+check: all $(UNIT_BIN) $(CHECK_BIN)
+	@bash tests/run-unit.sh $(UNIT_BIN)
+	@BUILD=$(BUILD) bash tests/run-mpi.sh $(CHECK_CASES)
+
+# README.md's C programs, compiled against a staged `make install` with pkg-config and run
+# under its dredrun (tests/check-readme.sh).
+readme-check: all
+	@BUILD=$(BUILD) bash tests/check-readme.sh
+
 $(FAULT_APP): tests/faults/fault_app.c tests/mpi/sleepy_wait.h worker/kernel.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
@@ -204,7 +220,7 @@ $(KERNEL_BENCH): tests/bench/kernel_bench.c $(BUILD)/obj/worker/kernel.o \
 kernel-bench: $(KERNEL_BENCH)
 	$(KERNEL_BENCH)
 
-# make bench: quick mode (p = 8); BENCH_ARGS=--full for the README's tables and plots.
+# make bench: quick mode (p = 8); BENCH_ARGS=--full for docs/performance.md's tables and plots.
 bench: deps all $(BENCH) $(SCHED_BENCH)
 	@BUILD=$(BUILD) bash tests/bench/run-bench.sh $(BENCH_ARGS)
 	@mkdir -p $(BUILD)/bench && bash -o pipefail -c '$(SCHED_BENCH) | tee $(BUILD)/bench/sched-bench.txt'
@@ -274,6 +290,7 @@ test: deps
 	@$(MAKE) --no-print-directory tools-test
 	@$(MAKE) --no-print-directory deploy-test
 	@$(MAKE) --no-print-directory man-check
+	@$(MAKE) --no-print-directory readme-check
 
 # Unit tests run with leak checking; the MPI tests without it: MPICH/UCX leave allocations
 # of modules they unload at MPI_Finalize ("<unknown module>" frames), which LSan reports.

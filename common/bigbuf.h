@@ -6,7 +6,7 @@
  * took 110 ms against 4 ms into one backed by transparent huge pages (2 MiB pages: 16
  * faults instead of 8192).  A copy of an operand received over a link (common/net.c) is
  * written exactly once into such a buffer, and that fault storm was most of what an
- * off-node replica cost (README, "Performance").
+ * off-node replica cost (docs/performance.md).
  *
  * dred_bigbuf_alloc gives buffers of DRED_BIGBUF_MIN bytes or more their own 2 MiB-aligned
  * anonymous mapping, advised MADV_HUGEPAGE (the kernel's "madvise" THP mode, a common

@@ -1,7 +1,7 @@
 /*
  * config.h -- dred's tunables, read once from the environment (DRED_*), with defaults.
  *
- * One table so that README's configuration section, dred-master's --help and the code
+ * One table so that docs/configuration.md, dred-master's --help and the code
  * agree.  dred-master flags override the environment for the master's own settings.
  */
 #ifndef DRED_CONFIG_H

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# check-layers.sh -- the layering README.md describes holds in the built objects.
+# check-layers.sh -- the layering docs/design.md describes holds in the built objects.
 #
-# The rules (README, "Layout"):
+# The rules (docs/design.md, "Code layout and layers"):
 #   1. common/ and storage/ are the floor: their objects use no symbol defined by worker/
 #      or master/, and their sources include nothing from there.
 #   2. worker/ (libdred) and master/ (dred-master) meet only through common/ and storage/:

@@ -14,7 +14,8 @@
 # never by name.  Processes of a case still alive after its mpiexec ended are killed too and
 # fail the case.  Ends with "N passed, N failed"; exits non-zero if any case failed.
 #
-# PATTERN: run only the cases whose name contains one of the patterns (e.g. "ops badinput").
+# PATTERN: run only the cases whose name contains one of the patterns (e.g. "ops badinput");
+# a PATTERN =NAME selects the case named exactly NAME (e.g. "=ops-p3", not inline-off-ops-p3).
 # Environment: BUILD (default build); DRED_TEST_TIMEOUT_SCALE multiplies every timeout
 # (and every bounded wait inside the test programs), e.g. 3 under sanitizers.
 set -u
@@ -271,7 +272,13 @@ for line in "${CASES[@]}"; do
   read -r name prog np limit args <<<"$line"
   if [ $# -gt 0 ]; then
     want=0
-    for pat in "$@"; do [[ "$name" == *"$pat"* ]] && want=1; done
+    for pat in "$@"; do
+      if [[ "$pat" == =* ]]; then
+        [[ "$name" == "${pat#=}" ]] && want=1
+      elif [[ "$name" == *"$pat"* ]]; then
+        want=1
+      fi
+    done
     [ "$want" = 1 ] || continue
   fi
   limit=$(awk -v a="$limit" -v b="$scale" 'BEGIN { printf "%d", a * b }')

@@ -4,7 +4,7 @@
  * What it is for.  A member's operand snapshot in its shared-memory pool is what survives
  * the member's death while its node lives (replicate.c), so the member's first combine
  * used to write its result to a fresh block and leave the snapshot intact.  Writing a
- * third buffer costs about half again what updating one in place does here (README,
+ * third buffer costs about half again what updating one in place does here (docs/performance.md,
  * replication's price).  Absorption combines in place instead, yet keeps everything
  * recoverable: when both buffers of a task are snapshots on one node (dred-master says so
  * in TASK's absorb), the executor's snapshot absorbs the provider's, and from then on it

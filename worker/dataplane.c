@@ -129,7 +129,7 @@ static void symheap_restore(symheap_t *s) {
  * project's VM: ~4 us per page per process even for pages another process already has,
  * so 7 peers' 256 MiB pools cost each process about a second) the first batches of
  * large concurrent reductions pay it: 28 x 8 MiB at p = 8 took 0.8-0.9 s in the first
- * repetition of a job and 0.2-0.45 s after about ten (README, Performance).
+ * repetition of a job and 0.2-0.45 s after about ten (docs/performance.md).
  * DRED_PREFAULT_PEERS=1 pays it here instead, once, before the master watches us.  Off by
  * default: a job whose reductions use only the bottom of each pool (first fit,
  * common/pool.c) would map pages it never reads. */

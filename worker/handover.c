@@ -16,7 +16,7 @@
  *    copy to wait for, when the holder fails or the link breaks, when the reduction ends
  *    (nothing is left to lose), or when the runtime dies.  The wait is bounded by
  *    DRED_FAIL_TIMEOUT_MS: past it the call returns anyway and says so (a holder that slow
- *    is about to be declared failed).  Measured cost: README, "Node loss".
+ *    is about to be declared failed).  Measured cost: docs/faults.md and docs/performance.md.
  *
  * 2. The beacon: replica writers step aside while a member is still copying its operand
  *    out of the application's buffer.

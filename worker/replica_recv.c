@@ -25,7 +25,7 @@
  *     pool's size): in memory it already guards against the sender's loss, which is all a
  *     store can do here (only its owner ever reads a store), and a reduction that ends
  *     first -- most do -- writes nothing.  Writing each on arrival cost the failure-free
- *     path its SQLite work: README, "Performance".  A RECOVER reads a held copy from
+ *     path its SQLite work: docs/performance.md.  A RECOVER reads a held copy from
  *     memory (recover.c).
  *   - Writes in flight are listed (dred_repl_writes_in_flight) so that a RECOVER for a copy still
  *     being written waits for it (recover.c); each finished write wakes the parked

@@ -153,7 +153,7 @@ static int start_copies(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
      * (read-only) until its first combine moves on.  A private one is no less a snapshot
      * for the copies sent from it; only node peers cannot read it (no directory slot).
      * Copying it again here, on the loop's thread, stalled the loop for seconds with
-     * operands of gigabytes (README, Limits). */
+     * operands of gigabytes (docs/design.md, Limits). */
     sn->p = in->acc;
     sn->pool_off = in->pool_off;
     sn->malloced = in->acc_malloced;

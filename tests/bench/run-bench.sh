@@ -5,7 +5,7 @@
 #   bash tests/bench/run-bench.sh [--quick | --full] [options]
 #
 #   --quick          (default) p = 8 only, fewer sizes; under 10 minutes on a quiet machine
-#   --full           p = 4, 8, 16; every size 128 KiB..128 MiB; for README's Performance section
+#   --full           p = 4, 8, 16; every size 128 KiB..128 MiB; for docs/performance.md
 #   --ps "LIST"      override the process counts, e.g. --ps "8 16"
 #   --reps R         timed repetitions per point (default 7)
 #   --hogs N         stress-ng CPU hogs for the slow scenario (default 2), pinned to the last CPU
