@@ -5,6 +5,7 @@
 #   make test       install what is missing, build, run unit + MPI tests
 #   make asan       the same tests under AddressSanitizer/UBSan (build-asan/)
 #   make install PREFIX=dir
+#   make interpose-test   unmodified MPI programs on dred through libdred-mpi.so
 #
 # Objects are split in two: CORE (common/, storage/, master/sched*.c) has no MPI in it and
 # links into the CMocka unit tests with plain cc; everything else is built with mpicc.
@@ -46,6 +47,15 @@ MASTER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(MASTER_SRC))
 
 LIB_A   := $(BUILD)/lib/libdred.a
 LIB_SO  := $(BUILD)/lib/libdred.so
+# libdred-mpi.so (interpose/): MPI's profiling interface in front of libmpi, so unmodified
+# MPI programs reduce through dred (`dredrun --mpi`).  Linked against libdred.so, found
+# beside it ($ORIGIN) in the build and the installed tree; it carries its own hidden copy
+# of dred's datatype/op check (worker/typecheck.c) and settings parser (common/config.c),
+# which libdred.so does not export.
+LIB_MPI_SO := $(BUILD)/lib/libdred-mpi.so
+INTERPOSE_SRC := $(wildcard interpose/*.c)
+INTERPOSE_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(INTERPOSE_SRC)) \
+  $(addprefix $(BUILD)/obj/,worker/typecheck.o common/config.o common/log.o storage/storedir.o)
 MASTER  := $(BUILD)/bin/dred-master
 DEMO    := $(BUILD)/bin/dred-demo
 DREDRUN := $(BUILD)/bin/dredrun
@@ -63,7 +73,7 @@ TRIALS  ?= 100
 WORKERS ?= 8
 BYTES   ?= 32M
 MODE    ?= worker
-all: $(LIB_A) $(LIB_SO) $(MASTER) $(DREDRUN) $(LAUNCH) $(DREDSTAT) $(DEMO)
+all: $(LIB_A) $(LIB_SO) $(LIB_MPI_SO) $(MASTER) $(DREDRUN) $(LAUNCH) $(DREDSTAT) $(DEMO)
 
 deps:
 	@bash deploy/install-deps.sh
@@ -82,6 +92,11 @@ $(LIB_A): $(WORKER_OBJ) $(LIB_CORE_OBJ)
 $(LIB_SO): $(WORKER_OBJ) $(LIB_CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(MPICC) -shared $(SAN) -o $@ $^ $(LDLIBS)
+
+$(LIB_MPI_SO): $(INTERPOSE_OBJ) $(LIB_SO)
+	@mkdir -p $(dir $@)
+	$(MPICC) -shared $(SAN) -o $@ $(INTERPOSE_OBJ) -L$(dir $(LIB_SO)) -ldred \
+	  -Wl,-rpath,'$$ORIGIN' $(LDLIBS)
 
 $(MASTER): $(MASTER_OBJ) $(CORE_OBJ)
 	@mkdir -p $(dir $@)
