@@ -28,6 +28,7 @@ CFLAGS  := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread $(SAN) -Iworker -iquote comm
 OBJ_CFLAGS := $(CFLAGS) -fvisibility=hidden
 LDLIBS  := -luv -lsqlite3 -lm -pthread
 MPIRUN  ?= mpiexec
+MPIF90  ?= mpif90
 
 # The scheduler (master/sched.c + its recovery rules, master/sched_recover.c, and its
 # node-by-node pairing, master/sched_nodes.c): no MPI, so
@@ -67,7 +68,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi_%,$(MPI_TEST_SRC))
 MPITEST_OBJ := $(BUILD)/obj/tests/mpi/mpitest.o
 
-.PHONY: fuzz fuzz-build all deps run test symbols-check layers-check unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench kernel-bench asan install clean
+.PHONY: interpose-test fuzz fuzz-build all deps run test symbols-check layers-check unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench kernel-bench asan install clean
 FAULT_APP := $(BUILD)/tests/fault_app
 TRIALS  ?= 100
 WORKERS ?= 8
@@ -268,6 +269,18 @@ fuzz:
 	  grep -E '^stat::number_of_executed_units' $(BUILD)/fuzz/$$(basename $$f).log | sed 's/^/  /'; \
 	done; echo "fuzz: ok"
 
+# Unmodified MPI programs (plain mpicc/mpif90, no dred header) on dred through
+# libdred-mpi.so: tests/interpose/run.sh says what each case checks.
+INTERPOSE_TEST_BIN := $(addprefix $(BUILD)/tests/interpose/,reduce_app fault_app reduce_f bench)
+$(BUILD)/tests/interpose/%: tests/interpose/%.c
+	@mkdir -p $(dir $@)
+	$(MPICC) -std=gnu11 $(OPT) $(WARN) -o $@ $<
+$(BUILD)/tests/interpose/reduce_f: tests/interpose/reduce_f.f90
+	@mkdir -p $(dir $@)
+	$(MPIF90) -O2 -o $@ $<
+interpose-test: all $(INTERPOSE_TEST_BIN)
+	@BUILD=$(BUILD) bash tests/interpose/run.sh
+
 tools-test: all
 	@BUILD=$(BUILD) bash tests/tools/test-dredstat.sh
 	@BUILD=$(BUILD) bash tests/tools/test-settings.sh
@@ -285,6 +298,7 @@ test: deps
 	@$(MAKE) --no-print-directory unit-test
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10
 	@$(MAKE) --no-print-directory mpi-test
+	@$(MAKE) --no-print-directory interpose-test
 	@$(MAKE) --no-print-directory fault-test
 	@$(MAKE) --no-print-directory tools-test
 	@$(MAKE) --no-print-directory deploy-test
@@ -312,6 +326,8 @@ install: all
 	install -m 644 $(MAN1) $(PREFIX)/share/man/man1/
 	install -m 644 $(MAN3) $(PREFIX)/share/man/man3/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' deploy/dred.pc.in > $(PREFIX)/lib/pkgconfig/dred.pc
+	install -m 755 $(LIB_MPI_SO) $(PREFIX)/lib/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' deploy/dred-mpi.pc.in > $(PREFIX)/lib/pkgconfig/dred-mpi.pc
 
 clean:
 	rm -rf build build-asan
