@@ -6,6 +6,7 @@
 #   make check      unit tests + a few fast MPI cases (the edit-compile-test loop, < 1 min)
 #   make asan       the same tests under AddressSanitizer/UBSan (build-asan/)
 #   make install PREFIX=dir
+#   make interpose-test   unmodified MPI programs on dred through libdred-mpi.so
 #
 # Objects are split in two: CORE (common/, storage/, master/sched*.c) has no MPI in it and
 # links into the CMocka unit tests with plain cc; everything else is built with mpicc.
@@ -28,6 +29,7 @@ CFLAGS  := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread $(SAN) -Iworker -iquote comm
 OBJ_CFLAGS := $(CFLAGS) -fvisibility=hidden
 LDLIBS  := -luv -lsqlite3 -lm -pthread
 MPIRUN  ?= mpiexec
+MPIF90  ?= mpif90
 
 # The scheduler (master/sched.c + its recovery rules, master/sched_recover.c, and its
 # node-by-node pairing, master/sched_nodes.c): no MPI, so
@@ -47,6 +49,15 @@ MASTER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(MASTER_SRC))
 
 LIB_A   := $(BUILD)/lib/libdred.a
 LIB_SO  := $(BUILD)/lib/libdred.so
+# libdred-mpi.so (interpose/): MPI's profiling interface in front of libmpi, so unmodified
+# MPI programs reduce through dred (`dredrun --mpi`).  Linked against libdred.so, found
+# beside it ($ORIGIN) in the build and the installed tree; it carries its own hidden copy
+# of dred's datatype/op check (worker/typecheck.c) and settings parser (common/config.c),
+# which libdred.so does not export.
+LIB_MPI_SO := $(BUILD)/lib/libdred-mpi.so
+INTERPOSE_SRC := $(wildcard interpose/*.c)
+INTERPOSE_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(INTERPOSE_SRC)) \
+  $(addprefix $(BUILD)/obj/,worker/typecheck.o common/config.o common/log.o storage/storedir.o)
 MASTER  := $(BUILD)/bin/dred-master
 DEMO    := $(BUILD)/bin/dred-demo
 DREDRUN := $(BUILD)/bin/dredrun
@@ -58,13 +69,13 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi_%,$(MPI_TEST_SRC))
 MPITEST_OBJ := $(BUILD)/obj/tests/mpi/mpitest.o
 
-.PHONY: fuzz fuzz-build all deps run test check readme-check symbols-check layers-check unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench kernel-bench asan install clean
+.PHONY: interpose-test fuzz fuzz-build all deps run test check readme-check symbols-check layers-check unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench kernel-bench asan install clean
 FAULT_APP := $(BUILD)/tests/fault_app
 TRIALS  ?= 100
 WORKERS ?= 8
 BYTES   ?= 32M
 MODE    ?= worker
-all: $(LIB_A) $(LIB_SO) $(MASTER) $(DREDRUN) $(LAUNCH) $(DREDSTAT) $(DEMO)
+all: $(LIB_A) $(LIB_SO) $(LIB_MPI_SO) $(MASTER) $(DREDRUN) $(LAUNCH) $(DREDSTAT) $(DEMO)
 
 deps:
 	@bash deploy/install-deps.sh
@@ -83,6 +94,11 @@ $(LIB_A): $(WORKER_OBJ) $(LIB_CORE_OBJ)
 $(LIB_SO): $(WORKER_OBJ) $(LIB_CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(MPICC) -shared $(SAN) -o $@ $^ $(LDLIBS)
+
+$(LIB_MPI_SO): $(INTERPOSE_OBJ) $(LIB_SO)
+	@mkdir -p $(dir $@)
+	$(MPICC) -shared $(SAN) -o $@ $(INTERPOSE_OBJ) -L$(dir $(LIB_SO)) -ldred \
+	  -Wl,-rpath,'$$ORIGIN' $(LDLIBS)
 
 $(MASTER): $(MASTER_OBJ) $(CORE_OBJ)
 	@mkdir -p $(dir $@)
@@ -269,6 +285,18 @@ fuzz:
 	  grep -E '^stat::number_of_executed_units' $(BUILD)/fuzz/$$(basename $$f).log | sed 's/^/  /'; \
 	done; echo "fuzz: ok"
 
+# Unmodified MPI programs (plain mpicc/mpif90, no dred header) on dred through
+# libdred-mpi.so: tests/interpose/run.sh says what each case checks.
+INTERPOSE_TEST_BIN := $(addprefix $(BUILD)/tests/interpose/,reduce_app fault_app reduce_f bench)
+$(BUILD)/tests/interpose/%: tests/interpose/%.c
+	@mkdir -p $(dir $@)
+	$(MPICC) -std=gnu11 $(OPT) $(WARN) -o $@ $<
+$(BUILD)/tests/interpose/reduce_f: tests/interpose/reduce_f.f90
+	@mkdir -p $(dir $@)
+	$(MPIF90) -O2 -o $@ $<
+interpose-test: all $(INTERPOSE_TEST_BIN)
+	@BUILD=$(BUILD) bash tests/interpose/run.sh
+
 tools-test: all
 	@BUILD=$(BUILD) bash tests/tools/test-dredstat.sh
 	@BUILD=$(BUILD) bash tests/tools/test-settings.sh
@@ -286,6 +314,7 @@ test: deps
 	@$(MAKE) --no-print-directory unit-test
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10
 	@$(MAKE) --no-print-directory mpi-test
+	@$(MAKE) --no-print-directory interpose-test
 	@$(MAKE) --no-print-directory fault-test
 	@$(MAKE) --no-print-directory tools-test
 	@$(MAKE) --no-print-directory deploy-test
@@ -314,6 +343,8 @@ install: all
 	install -m 644 $(MAN1) $(PREFIX)/share/man/man1/
 	install -m 644 $(MAN3) $(PREFIX)/share/man/man3/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' deploy/dred.pc.in > $(PREFIX)/lib/pkgconfig/dred.pc
+	install -m 755 $(LIB_MPI_SO) $(PREFIX)/lib/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' deploy/dred-mpi.pc.in > $(PREFIX)/lib/pkgconfig/dred-mpi.pc
 
 clean:
 	rm -rf build build-asan

@@ -13,18 +13,29 @@
 #include "../storage/storedir.h"
 #include "dred_status.h"
 
-static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi) {
+int dred_config_env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi,
+                        uint64_t *out, char *why, size_t cap) {
   const char *s = getenv(name);
   char *end;
   unsigned long long v;
-  if (s == NULL || *s == '\0') return def;
+  *out = def;
+  if (s == NULL || *s == '\0') return 0;
   errno = 0;
   v = strtoull(s, &end, 10);
-  if (errno != 0 || *end != '\0' || v < lo || v > hi) {
-    DRED_WARN("%s=%s is not a number in [%llu, %llu]; using %llu", name, s,
-              (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)def);
-    return def;
+  if (errno != 0 || *end != '\0' || *s == '-' || v < lo || v > hi) {
+    snprintf(why, cap, "%s=%s is not a number in [%llu, %llu]", name, s,
+             (unsigned long long)lo, (unsigned long long)hi);
+    return -1;
   }
+  *out = v;
+  return 0;
+}
+
+static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi) {
+  char why[160];
+  uint64_t v;
+  if (dred_config_env_u64(name, def, lo, hi, &v, why, sizeof why) != 0)
+    DRED_WARN("%s; using %llu", why, (unsigned long long)def);
   return v;
 }
 
@@ -78,6 +89,16 @@ void dred_config_load(dred_config_t *c) {
     if (strlen(s) >= sizeof c->journal) c->storage_too_long = 1;
     snprintf(c->journal, sizeof c->journal, "%s", s);
   }
+}
+
+int dred_config_load_mpi(dred_config_t *c, char *why, size_t cap) {
+  uint64_t v;
+  if (dred_config_env_u64("DRED_MPI_MIN_BYTES", DRED_MPI_MIN_BYTES_DEFAULT, 0,
+                          (uint64_t)1 << 40, &c->mpi_min_bytes, why, cap) != 0)
+    return -1;
+  if (dred_config_env_u64("DRED_MPI_REPORT", 0, 0, 2, &v, why, cap) != 0) return -1;
+  c->mpi_report = (int)v;
+  return 0;
 }
 
 int dred_config_check(const dred_config_t *c, int role, uint64_t master_heartbeat_ms, char *why,

@@ -38,6 +38,13 @@ typedef struct {
   uint64_t inline_max;       /* DRED_INLINE_MAX       reductions of at most this many bytes per
                                 operand travel inside the control messages: no pool
                                 buffer, no snapshot, no replicas, no tasks (1024; 0 off) */
+  /* libdred-mpi.so (interpose/), read by dred_config_load_mpi, strictly: */
+  uint64_t mpi_min_bytes;    /* DRED_MPI_MIN_BYTES    MPI_Reduce/MPI_Ireduce of fewer bytes
+                                (count x type size) go to MPI, not dred
+                                (DRED_MPI_MIN_BYTES_DEFAULT)                         */
+  int mpi_report;            /* DRED_MPI_REPORT       1: at MPI_Finalize each process prints
+                                one line per intercepted call kind to stderr; 2: also
+                                why calls went to MPI (0)                             */
   int handover_node;         /* DRED_HANDOVER_NODE    1: in a group spanning nodes, dred_ireduce
                                 returns once a copy of the operand is held on another
                                 node, so losing this node afterwards loses nothing; 0:
@@ -71,8 +78,25 @@ typedef struct {
   uint64_t test_absorb_kill_piece;
 } dred_config_t;
 
+/* The default of DRED_MPI_MIN_BYTES (1 MiB).  Measured with tests/interpose/bench.c (an
+ * Ireduce + Wait loop, SUM of doubles, p = 2, one node, 2 shared cores): MPI was faster
+ * at every size up to 512 KiB (0.7-1.4 us against 1.2-2.1 us up to 512 B; 1.4 us-4.3 ms
+ * against 4-40 ms from 2 KiB to 512 KiB, where dred leaves its inline and shared-memory
+ * paths), dred from 2 MiB (4.8-7.1 ms against 8.0-10.4 ms; 8 MiB 7.7 against 19.5 ms). */
+#define DRED_MPI_MIN_BYTES_DEFAULT 1048576
+
 /* Fill `c` from the environment.  Bad values are logged and replaced by the default. */
 void dred_config_load(dred_config_t *c);
+
+/* Read one unsigned setting: *out is `def` when `name` is unset or empty, else its value.
+ * A value that is not a decimal number in [lo, hi] leaves *out = def, says why in `why`
+ * and returns -1 (callers decide whether that is fatal); 0 otherwise. */
+int dred_config_env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi,
+                        uint64_t *out, char *why, size_t cap);
+
+/* The libdred-mpi settings (DRED_MPI_*) into `c`.  Strict: a malformed value is not
+ * replaced by its default; returns -1 with the reason in `why`, 0 when all are good. */
+int dred_config_load_mpi(dred_config_t *c, char *why, size_t cap);
 
 /* Cross-check settings that are each valid alone but not together.  `role` says whose
  * settings these are: DRED_CONFIG_MASTER checks the policy name and the heartbeat against

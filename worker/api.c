@@ -78,14 +78,16 @@ int dred_init(int *argc, char ***argv) {
     DRED_ERROR("dred_init after dred_finalize is not supported");
     return DRED_ERR_SHUTDOWN;
   }
+  /* PMPI names: libdred-mpi.so (interpose/) defines MPI_Init_thread and MPI_Query_thread
+   * in front of MPI; dred asks MPI itself. */
   MPI_Initialized(&inited);
   if (!inited) {
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+    if (PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
       DRED_ERROR("MPI_Init_thread failed");
       return DRED_ERR_INTERNAL;
     }
   } else {
-    MPI_Query_thread(&provided);
+    PMPI_Query_thread(&provided);
   }
   if ((rt = calloc(1, sizeof *rt)) == NULL) return DRED_ERR_NOMEM;
   rt->robust = dred_robust_layer(); /* the one place the engine names the robust layer */

@@ -43,7 +43,8 @@ void dred_meetpath_init(dred_rt_t *rt) {
   /* Every process must take the same path for the same reduction, so the choice is the
    * job's, not each process's: one that says no (DRED_MEET=0, DRED_SHM=0) turns it off. */
   mine = rt->cfg.meet && rt->cfg.shm;
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, rt->comm);
+  /* PMPI: never through a profiling layer's MPI_Allreduce (interpose/) */
+  PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, rt->comm);
   if (!all) {
     if (mine) DRED_INFO("meeting place off: another process has DRED_MEET=0 or DRED_SHM=0");
     return;
@@ -61,7 +62,7 @@ void dred_meetpath_init(dred_rt_t *rt) {
     rt->meet_win = MPI_WIN_NULL;
   }
   /* also orders the node leader's initialisation before anyone's first use */
-  MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, rt->comm);
+  PMPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, rt->comm);
   if (!allok) {
     DRED_WARN("meeting place unavailable (%s): small one-node reductions go through dred-master",
               ok ? "another node could not set it up" : "no shared window of its size here");

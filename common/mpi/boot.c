@@ -19,6 +19,9 @@
  *   everything dred made.  After a death none of it runs (MPI collectives hang once a
  *   process died): both programs exit without MPI_Finalize, and only dred_boot_finish
  *   (local: our socket, node_of) is called.
+ * The collectives and MPI_Finalize are called by their PMPI_ names: a profiling layer in
+ * front of the application's MPI (libdred-mpi.so, interpose/) defines MPI_Allreduce,
+ * MPI_Bcast and MPI_Finalize, and dred's own start-up must not run through it.
  */
 #include "boot.h"
 
@@ -137,7 +140,7 @@ static int links_up(dred_boot_t *b, dred_net_t *net, uv_loop_t *loop, const uint
     rc = DRED_ERR_NOMEM;
   {
     int bad = rc != DRED_OK, anybad = 0;
-    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, b->priv);
+    PMPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, b->priv);
     if (anybad) {
       if (rc == DRED_OK) DRED_ERROR("another process of the job could not set up its control socket");
       free(all);
@@ -223,7 +226,7 @@ static int boot_beside(dred_boot_t *b, dred_net_t *net, uv_loop_t *loop) {
   MPI_Comm_dup(MPI_COMM_WORLD, &b->comm); /* the application's own world, duplicated */
   rc = beside_env(secret, &uaddr, &taddr, &mhost);
   ok = rc == DRED_OK;
-  MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, b->priv);
+  PMPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, b->priv);
   if (!allok) return rc != DRED_OK ? rc : DRED_ERR_ARG;
   node = node_leader(b, &nsize);
   /* The master's node: the one whose processes share its host name (none: every worker
@@ -233,15 +236,15 @@ static int boot_beside(dred_boot_t *b, dred_net_t *net, uv_loop_t *loop) {
   here = mhost != NULL ? strcmp(host, mhost) == 0 : access(uaddr + 5, F_OK) == 0;
   {
     int in = here ? node : INT32_MAX;
-    MPI_Allreduce(&in, &mnode, 1, MPI_INT, MPI_MIN, b->priv);
+    PMPI_Allreduce(&in, &mnode, 1, MPI_INT, MPI_MIN, b->priv);
   }
   if (wr == 0 && uv_random(NULL, NULL, secret + DRED_NET_TOKEN_BYTES, JOB_ID_BYTES, 0, NULL) != 0)
     memset(secret + DRED_NET_TOKEN_BYTES, 0, JOB_ID_BYTES);
-  MPI_Bcast(secret + DRED_NET_TOKEN_BYTES, JOB_ID_BYTES, MPI_BYTE, 0, b->priv);
+  PMPI_Bcast(secret + DRED_NET_TOKEN_BYTES, JOB_ID_BYTES, MPI_BYTE, 0, b->priv);
   name_dir(b, secret + DRED_NET_TOKEN_BYTES);
   {
     int local = nsize < ws || mnode != node;
-    MPI_Allreduce(&local, &spans, 1, MPI_INT, MPI_MAX, b->priv);
+    PMPI_Allreduce(&local, &spans, 1, MPI_INT, MPI_MAX, b->priv);
   }
   b->multinode = spans;
   rc = links_up(b, net, loop, secret, node, spans);
@@ -293,12 +296,12 @@ int dred_boot_start(dred_boot_t *b, int is_master, dred_net_t *net, uv_loop_t *l
   if (b->rank == 0 && (dred_net_token_new(secret) != 0 ||
                        uv_random(NULL, NULL, secret + DRED_NET_TOKEN_BYTES, JOB_ID_BYTES, 0, NULL) != 0))
     memset(secret, 0, sizeof secret); /* caught below: every process gets the same zeros */
-  MPI_Bcast(secret, (int)sizeof secret, MPI_BYTE, 0, b->priv);
+  PMPI_Bcast(secret, (int)sizeof secret, MPI_BYTE, 0, b->priv);
   name_dir(b, secret + DRED_NET_TOKEN_BYTES);
   snprintf(b->watch, sizeof b->watch, "%s/watch", b->dir); /* fits: dir < DRED_NET_ADDR_MAX */
   {
     int local = nsize < b->size;
-    MPI_Allreduce(&local, &spans, 1, MPI_INT, MPI_MAX, b->priv);
+    PMPI_Allreduce(&local, &spans, 1, MPI_INT, MPI_MAX, b->priv);
   }
   b->multinode = spans;
   rc = links_up(b, net, loop, secret, node, spans);
@@ -431,7 +434,7 @@ void dred_boot_teardown(dred_boot_t *b, MPI_Win *dwin, int finalize) {
   if (dwin != NULL && *dwin != MPI_WIN_NULL) MPI_Win_free(dwin);
   if (b->comm != MPI_COMM_NULL) MPI_Comm_free(&b->comm);
   if (b->priv != MPI_COMM_NULL) MPI_Comm_free(&b->priv);
-  if (finalize) MPI_Finalize();
+  if (finalize) PMPI_Finalize();
 }
 
 /* ---- the start-of-job handshake (boot.h) ---- */
@@ -446,7 +449,7 @@ void dred_jobinit_new_id(char *out, size_t cap) {
 }
 
 int dred_jobinit_exchange(MPI_Comm priv, dred_jobinit_t *ji) {
-  int rc = MPI_Bcast(ji, (int)sizeof *ji, MPI_BYTE, 0, priv);
+  int rc = PMPI_Bcast(ji, (int)sizeof *ji, MPI_BYTE, 0, priv);
   ji->job_id[sizeof ji->job_id - 1] = '\0';
   ji->reason[sizeof ji->reason - 1] = '\0';
   return rc;
@@ -456,7 +459,7 @@ int dred_jobinit_agree(MPI_Comm priv, int mine, int *who) {
   int in[2], out[2];
   MPI_Comm_rank(priv, &in[1]);
   in[0] = mine;
-  if (MPI_Allreduce(in, out, 1, MPI_2INT, MPI_MAXLOC, priv) != MPI_SUCCESS) {
+  if (PMPI_Allreduce(in, out, 1, MPI_2INT, MPI_MAXLOC, priv) != MPI_SUCCESS) {
     *who = in[1];
     return DRED_ERR_INTERNAL;
   }

@@ -1,0 +1,103 @@
+/*
+ * interpose.h -- libdred-mpi's internals: unmodified MPI programs on dred through MPI's
+ * profiling interface.
+ *
+ * libdred-mpi.so defines MPI_Init, MPI_Init_thread, MPI_Query_thread, MPI_Finalize,
+ * MPI_Reduce, MPI_Ireduce, and the collectives dred does not serve yet (MPI_Allreduce,
+ * MPI_Iallreduce, MPI_Bcast, MPI_Ibcast).  Loaded before libmpi (LD_PRELOAD, which
+ * `dredrun --mpi` sets, or linked ahead of it), its definitions are the ones the program
+ * calls; each does its work and reaches MPI by the PMPI_ name.  Which file does what:
+ *
+ *   init.c      MPI_Init/_thread, MPI_Query_thread, MPI_Finalize: MPI, then dred
+ *   settings.c  DRED_MPI_* through common/config.c, strictly
+ *   calls.c     the table of intercepted calls (DMPI_CALLS) and their counters; the
+ *               DRED_MPI_REPORT lines
+ *   route.c     dred or MPI for one call, decided from what every member shares
+ *   commtag.c   a tag sequence per application communicator (dred's auto-tag sequence is
+ *               per member list, MPI's call order per communicator)
+ *   request.c   MPI_Requests over dred futures (MPICH's extended generalized requests)
+ *   errors.c    dred statuses as MPI error classes; the communicator's error handler
+ *   reduce.c    MPI_Reduce, MPI_Ireduce
+ *   forward.c   the collectives dred does not serve yet, straight to MPI, counted
+ */
+#ifndef DRED_INTERPOSE_H
+#define DRED_INTERPOSE_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "dred.h"
+
+/* Every intercepted call kind: X(id, "name").  A call dred starts serving keeps its entry;
+ * only its wrapper (forward.c to a file of its own) changes. */
+#define DMPI_CALLS(X)                  \
+  X(REDUCE, "MPI_Reduce")              \
+  X(IREDUCE, "MPI_Ireduce")            \
+  X(ALLREDUCE, "MPI_Allreduce")        \
+  X(IALLREDUCE, "MPI_Iallreduce")      \
+  X(BCAST, "MPI_Bcast")                \
+  X(IBCAST, "MPI_Ibcast")
+
+#define DMPI_CALL_ENUM(id, name) DMPI_##id,
+typedef enum { DMPI_CALLS(DMPI_CALL_ENUM) DMPI_NCALLS } dmpi_call_t;
+#undef DMPI_CALL_ENUM
+
+/* Why a call went to MPI rather than dred (DRED_MPI_REPORT=2 prints the counts). */
+#define DMPI_WHYS(X)                                                     \
+  X(NOT_SERVED, "not yet served")                                        \
+  X(NO_DRED, "dred is not running in this process")                      \
+  X(BAD_ARGS, "arguments MPI reports on (null or invalid communicator, root)") \
+  X(INTERCOMM, "intercommunicator")                                      \
+  X(SELF, "MPI_COMM_SELF")                                               \
+  X(SMALL, "below DRED_MPI_MIN_BYTES")                                   \
+  X(TYPE_OP, "datatype/op dred does not reduce")                         \
+  X(NO_TAGS, "no dred tag range left for the communicator")
+
+#define DMPI_WHY_ENUM(id, text) DMPI_WHY_##id,
+typedef enum { DMPI_WHYS(DMPI_WHY_ENUM) DMPI_NWHYS } dmpi_why_t;
+#undef DMPI_WHY_ENUM
+
+/* ---- settings.c ---- */
+typedef struct {
+  uint64_t min_bytes; /* DRED_MPI_MIN_BYTES */
+  int report;         /* DRED_MPI_REPORT    */
+} dmpi_settings_t;
+/* Read DRED_MPI_*; on a malformed value print why and return -1. */
+int dmpi_settings_load(dmpi_settings_t *s);
+extern dmpi_settings_t dmpi_settings;
+
+/* ---- init.c ---- */
+/* 1 between a successful dred_init in MPI_Init* and dred_finalize in MPI_Finalize. */
+int dmpi_dred_on(void);
+
+/* ---- calls.c ---- */
+void dmpi_count_dred(dmpi_call_t call);
+void dmpi_count_mpi(dmpi_call_t call, dmpi_why_t why);
+/* The DRED_MPI_REPORT lines of this process, on stderr. */
+void dmpi_report(int level);
+
+/* ---- route.c ---- */
+/* Should this reduction go to dred?  Returns 1 with *tag set (DRED_TAG_AUTO or an
+ * explicit tag, commtag.c), or 0 with *why set.  Decided only from what a correct program
+ * passes alike on every member of `comm`, so every member takes the same path; may run a
+ * collective over `comm` (the first reduction on a communicator, commtag.c). */
+int dmpi_route_reduce(int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+                      int *tag, dmpi_why_t *why);
+
+/* ---- commtag.c ---- */
+int dmpi_commtag_init(void);
+void dmpi_commtag_finalize(void);
+/* The tag of the next reduction on `comm`; -1 when the communicator has no tag range. */
+int dmpi_commtag_next(MPI_Comm comm, int *tag);
+
+/* ---- errors.c ---- */
+/* The MPI error class for a dred status (MPI_SUCCESS for DRED_OK). */
+int dmpi_error_class(int dred_status);
+/* Raise `code` on `comm` (its error handler decides: abort, or return) and return it. */
+int dmpi_raise(MPI_Comm comm, int code);
+
+/* ---- request.c ---- */
+/* An MPI_Request for a started dred reduction (its future); MPI_SUCCESS or an error code. */
+int dmpi_request_start(dred_future *f, MPI_Comm comm, MPI_Request *request);
+
+#endif /* DRED_INTERPOSE_H */

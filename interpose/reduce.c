@@ -1,0 +1,54 @@
+/*
+ * reduce.c -- MPI_Reduce and MPI_Ireduce through dred.
+ *
+ * route.c decides, for every member alike, whether dred or MPI serves the call.  Through
+ * dred: dred_ireduce with the tag commtag.c gives the communicator's next reduction;
+ * MPI_Ireduce wraps the future in an MPI_Request (request.c), MPI_Reduce waits on it here.
+ * A status other than DRED_OK becomes an MPI error class raised on the communicator
+ * (errors.c).  A call dred_ireduce refuses locally (its out-of-memory cases; the
+ * argument errors route.c cannot see, such as a NULL buffer) returns that error from
+ * MPI_Ireduce itself with MPI_REQUEST_NULL, as an erroneous MPI call would.
+ */
+#include "interpose.h"
+
+/* Start the reduction on dred; MPI_SUCCESS with *f set, or the MPI error code. */
+static int start(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                 MPI_Op op, int root, MPI_Comm comm, int tag, dred_future **f) {
+  return dmpi_error_class(
+      dred_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, tag, f));
+}
+
+DRED_EXTERN int MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
+                           MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
+  dred_future *f = NULL;
+  dmpi_why_t why;
+  int tag, code;
+  if (!dmpi_route_reduce(count, datatype, op, root, comm, &tag, &why)) {
+    dmpi_count_mpi(DMPI_REDUCE, why);
+    return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+  }
+  dmpi_count_dred(DMPI_REDUCE);
+  if ((code = start(sendbuf, recvbuf, count, datatype, op, root, comm, tag, &f)) != MPI_SUCCESS)
+    return dmpi_raise(comm, code);
+  code = dmpi_error_class(dred_future_get(f));
+  dred_future_free(f);
+  return dmpi_raise(comm, code);
+}
+
+DRED_EXTERN int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
+                            MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                            MPI_Request *request) {
+  dred_future *f = NULL;
+  dmpi_why_t why;
+  int tag, code;
+  if (!dmpi_route_reduce(count, datatype, op, root, comm, &tag, &why)) {
+    dmpi_count_mpi(DMPI_IREDUCE, why);
+    return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+  }
+  dmpi_count_dred(DMPI_IREDUCE);
+  *request = MPI_REQUEST_NULL;
+  if ((code = start(sendbuf, recvbuf, count, datatype, op, root, comm, tag, &f)) != MPI_SUCCESS)
+    return dmpi_raise(comm, code);
+  if ((code = dmpi_request_start(f, comm, request)) != MPI_SUCCESS) return dmpi_raise(comm, code);
+  return MPI_SUCCESS;
+}

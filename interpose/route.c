@@ -1,0 +1,119 @@
+/*
+ * route.c -- dred or MPI, for one MPI_Reduce/MPI_Ireduce.
+ *
+ * A reduction must take the same path on every member: half the group in dred and half in
+ * MPI waits forever.  So the decision uses only what a correct MPI program passes alike
+ * on every member of the communicator -- the communicator itself (inter or intra, its
+ * size), the root, the datatype and op (MPI requires the same op, and type signatures
+ * whose byte counts match: count x type size is the same everywhere) -- and never a
+ * local condition (a buffer address, this process's memory).  Checked in this order:
+ *   dred not running here (dred_init failed: every process fails it together)
+ *   a null or invalid communicator, a root out of range -> MPI, which reports the error
+ *   an intercommunicator, MPI_COMM_SELF -> MPI (dred serves intracommunicators of its
+ *     processes; MPI_COMM_SELF it refuses)
+ *   count x type size below DRED_MPI_MIN_BYTES -> MPI (faster there: settings.c)
+ *   a datatype/op pair dred's own check refuses (worker/typecheck.c, the same code dred_ireduce
+ *     runs, linked in here) -> MPI; this is why dred_ireduce's local DRED_ERR_ARG for
+ *     them can never split a group
+ *   no tag range for the communicator (commtag.c) -> MPI.
+ * Refusals of predefined pairs are remembered: typecheck logs each refusal, and a program
+ * that keeps reducing, say, MPI_WCHAR should not fill its log.
+ */
+#include <pthread.h>
+
+#include "interpose.h"
+#include "runtime.h" /* dred_typecheck */
+
+#define CACHE_MAX 64
+
+typedef struct {
+  MPI_Datatype type;
+  MPI_Op op;
+  int ok;
+} pair_t;
+
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static pair_t cache[CACHE_MAX];
+static int ncache;
+
+static int op_predefined(MPI_Op op) {
+  static const MPI_Op ops[] = {MPI_MAX,  MPI_MIN,  MPI_SUM,  MPI_PROD, MPI_LAND,
+                               MPI_BAND, MPI_LOR,  MPI_BOR,  MPI_LXOR, MPI_BXOR,
+                               MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP};
+  size_t i;
+  for (i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (ops[i] == op) return 1;
+  return 0;
+}
+
+static int type_named(MPI_Datatype t) {
+  int ni, na, nd, combiner = MPI_COMBINER_NAMED;
+  if (t == MPI_DATATYPE_NULL) return 1;
+  PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
+  return combiner == MPI_COMBINER_NAMED;
+}
+
+/* 1 if dred reduces `op` on `type`. */
+static int dred_reduces(MPI_Datatype type, MPI_Op op) {
+  dred_typeinfo_t ti;
+  int i, ok, cacheable = op_predefined(op) && type_named(type);
+  if (cacheable) {
+    pthread_mutex_lock(&cache_mu);
+    for (i = 0; i < ncache; i++) {
+      if (cache[i].type == type && cache[i].op == op) {
+        ok = cache[i].ok;
+        pthread_mutex_unlock(&cache_mu);
+        return ok;
+      }
+    }
+    pthread_mutex_unlock(&cache_mu);
+  }
+  ok = dred_typecheck(type, op, &ti) == DRED_OK;
+  if (cacheable) {
+    pthread_mutex_lock(&cache_mu);
+    if (ncache < CACHE_MAX) cache[ncache++] = (pair_t){type, op, ok};
+    pthread_mutex_unlock(&cache_mu);
+  }
+  return ok;
+}
+
+int dmpi_route_reduce(int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+                      int *tag, dmpi_why_t *why) {
+  int inter = 0, size = 0, tsize = 0, cmp = MPI_UNEQUAL;
+  if (!dmpi_dred_on()) {
+    *why = DMPI_WHY_NO_DRED;
+    return 0;
+  }
+  if (comm == MPI_COMM_NULL || count < 0 || type == MPI_DATATYPE_NULL || op == MPI_OP_NULL ||
+      PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) {
+    *why = DMPI_WHY_BAD_ARGS;
+    return 0;
+  }
+  if (inter) {
+    *why = DMPI_WHY_INTERCOMM;
+    return 0;
+  }
+  PMPI_Comm_size(comm, &size);
+  if (root < 0 || root >= size || PMPI_Type_size(type, &tsize) != MPI_SUCCESS) {
+    *why = DMPI_WHY_BAD_ARGS;
+    return 0;
+  }
+  PMPI_Comm_compare(comm, MPI_COMM_SELF, &cmp);
+  if (cmp == MPI_IDENT) {
+    *why = DMPI_WHY_SELF;
+    return 0;
+  }
+  if ((uint64_t)count * (uint64_t)tsize < dmpi_settings.min_bytes) {
+    *why = DMPI_WHY_SMALL;
+    return 0;
+  }
+  if (!dred_reduces(type, op)) {
+    *why = DMPI_WHY_TYPE_OP;
+    return 0;
+  }
+  if (dmpi_commtag_next(comm, tag) != 0) {
+    *why = DMPI_WHY_NO_TAGS;
+    return 0;
+  }
+  return 1;
+}
