@@ -14,7 +14,9 @@
  * Before any query the file is checked to be a dred journal (its four tables with the
  * documented columns), so a wrong file gives one clear sentence rather than an SQL error.
  * `plot` writes a data file and a gnuplot script to a private temporary directory, runs
- * gnuplot on them and removes them.  `status` connects to the master's status socket with
+ * gnuplot there, copies the PNG out and removes them; no journal text and no path enters
+ * the script (see "plot" below).  A journal is data from whoever wrote it: every string
+ * from a journal or a status socket is escaped before it reaches a terminal.  `status` connects to the master's status socket with
  * libuv and copies what the master writes until it closes the connection.
  *
  * Times in the journal are nanoseconds since the master started; a task's span is from
@@ -82,15 +84,80 @@ static void die_usage(const char *fmt, ...) {
   exit(EXIT_USAGE);
 }
 
+static void term_write(FILE *out, const char *buf, size_t n);
+
+/* Print one error line.  Its arguments may carry journal text (column names, SQLite's
+ * messages about the file) or names found in a directory, so it is written through
+ * term_write: no control character from them reaches the terminal. */
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int fail(const char *fmt, ...) {
+  char msg[2048];
   va_list ap;
-  fprintf(stderr, "dredstat: ");
+  int n;
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  n = vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "\n");
+  if (n < 0) n = 0;
+  if ((size_t)n >= sizeof msg) n = (int)sizeof msg - 1;
+  fputs("dredstat: ", stderr);
+  term_write(stderr, msg, (size_t)n);
+  fputc('\n', stderr);
   return EXIT_RUNTIME;
+}
+
+/* ---- text from a journal or a socket ------------------------------------------------------
+ *
+ * A journal or a status socket may come from someone else (a copied journal, a socket
+ * planted in a directory we do not own), so what they say is data, never markup: before
+ * it reaches a terminal every control character and every byte outside printable ASCII is
+ * written as \xNN (an escape sequence could otherwise rewrite the screen or the title,
+ * or answer back to the terminal), and before it reaches a gnuplot script it is cut down
+ * to a short run of characters gnuplot gives no meaning to inside a quoted string. */
+
+static int byte_is_plain(unsigned char c) { return c >= 0x20 && c < 0x7f; }
+
+/* `s` with every byte that is not printable ASCII written as \xNN (a backslash itself as
+ * \x5c, so the output is unambiguous); malloc'd, NULL when out of memory. */
+static char *term_safe(const char *s) {
+  const unsigned char *p;
+  size_t n = 1;
+  char *out, *o;
+  if (s == NULL) s = "";
+  for (p = (const unsigned char *)s; *p; p++) n += byte_is_plain(*p) && *p != '\\' ? 1 : 4;
+  if ((out = malloc(n)) == NULL) return NULL;
+  for (o = out, p = (const unsigned char *)s; *p; p++) {
+    if (byte_is_plain(*p) && *p != '\\') *o++ = (char)*p;
+    else o += sprintf(o, "\\x%02x", *p);
+  }
+  *o = '\0';
+  return out;
+}
+
+/* Write n bytes of a status answer to `out`: lines and tabs as they are, anything else
+ * that is not printable ASCII as \xNN. */
+static void term_write(FILE *out, const char *buf, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)buf[i];
+    if ((byte_is_plain(c) && c != '\\') || c == '\n' || c == '\t') fputc(c, out);
+    else fprintf(out, "\\x%02x", c);
+  }
+}
+
+/* `s` for a gnuplot title: at most cap-1 characters of [A-Za-z0-9 _.,:=+-], anything
+ * else replaced by '_'.  No quote, backslash, newline, '@' or '{' can reach the script,
+ * so a journal value can neither end the string nor start a command or markup. */
+static void gp_label(const char *s, char *out, size_t cap) {
+  size_t i = 0;
+  if (cap == 0) return;
+  for (; s != NULL && *s && i + 1 < cap; s++) {
+    char c = *s;
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             c == ' ' || c == '_' || c == '.' || c == ',' || c == ':' || c == '=' ||
+             c == '+' || c == '-';
+    out[i++] = ok ? c : '_';
+  }
+  out[i] = '\0';
 }
 
 /* ---- the journal ----------------------------------------------------------------------- */
@@ -279,7 +346,7 @@ static int table_add(table_t *t, ...) {
   va_start(ap, t);
   for (c = 0; c < t->ncols; c++) {
     const char *s = va_arg(ap, const char *);
-    t->cell[t->nrows * (size_t)t->ncols + (size_t)c] = strdup(s ? s : "");
+    t->cell[t->nrows * (size_t)t->ncols + (size_t)c] = term_safe(s); /* may be journal text */
   }
   va_end(ap);
   t->nrows++;
@@ -442,14 +509,20 @@ static int cmd_summary(const char *path) {
     if (table_add(&wt, c[0], c[1], c[2], c[3], c[4], c[5], c[6], f) != 0) goto oom;
   }
 
-  printf("journal %s: %" PRId64 " workers, policy %s, %" PRId64 " reductions (%" PRId64
-         " failed), %" PRId64 " tasks, %.3f ms journaled\n",
-         path, nworkers, policy, nred, nbad, ntasks, (double)span_ns / 1e6);
+  {
+    char *safe = term_safe(policy);
+    printf("journal %s: %" PRId64 " workers, policy %s, %" PRId64 " reductions (%" PRId64
+           " failed), %" PRId64 " tasks, %.3f ms journaled\n",
+           path, nworkers, safe ? safe : "?", nred, nbad, ntasks, (double)span_ns / 1e6);
+    free(safe);
+  }
   {
     /* small reductions of one-node groups met in shared memory: the master never saw
      * them, so they are in no table here (worker/meetpath.c) */
     char *met = meta_get(db, "met_in_shared_memory", NULL);
-    if (met != NULL) printf("met in shared memory (not in the tables): %s member calls\n", met);
+    char *safe = met != NULL ? term_safe(met) : NULL;
+    if (safe != NULL) printf("met in shared memory (not in the tables): %s member calls\n", safe);
+    free(safe);
     free(met);
   }
   if (ndur > 0) {
@@ -582,18 +655,39 @@ done:
 
 /* ---- plot ---------------------------------------------------------------------------------- */
 
-/* `s` as a gnuplot single-quoted string: only ' needs escaping, as ''. */
-static void gp_str(FILE *out, const char *s) {
-  fputc('\'', out);
-  for (; *s; s++) {
-    if (*s == '\'') fputc('\'', out);
-    fputc(*s, out);
+/* What goes into the gnuplot script.  gnuplot is a programming language (system(),
+ * backquotes, `load`), so the script holds nothing but our own text, numbers, and the
+ * policy name cut down by gp_label; the task data go in a data file, which gnuplot only
+ * reads numbers from.  Even the file names are fixed ones inside the private directory
+ * (gnuplot runs there), so neither the -o path nor $TMPDIR is ever parsed by gnuplot:
+ * the PNG is copied to its destination afterwards. */
+#define GP_SCRIPT "plot.gp"
+#define GP_DATA "tasks.dat"
+#define GP_PNG "tasks.png"
+
+/* Copy the file `from` to `to` (created or truncated, mode 0666 less the umask). */
+static int copy_file(const char *from, const char *to) {
+  char buf[65536];
+  FILE *in = fopen(from, "rb"), *out;
+  size_t n;
+  int rc = 0;
+  if (in == NULL) return fail("%s: %s", from, strerror(errno));
+  if ((out = fopen(to, "wb")) == NULL) {
+    fclose(in);
+    return fail("%s: cannot write: %s", to, strerror(errno));
   }
-  fputc('\'', out);
+  while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+    if (fwrite(buf, 1, n, out) != n) break;
+  if (ferror(in)) rc = fail("%s: %s", from, strerror(errno));
+  if ((ferror(out) || fclose(out) != 0) && rc == 0)
+    rc = fail("%s: write failed: %s", to, strerror(errno));
+  fclose(in);
+  if (rc != 0) unlink(to); /* never leave half a PNG behind */
+  return rc;
 }
 
-/* Run gnuplot on `script`; returns 0 when it exited 0. */
-static int run_gnuplot(const char *script) {
+/* Run gnuplot on GP_SCRIPT inside `dir`; returns 0 when it exited 0. */
+static int run_gnuplot(const char *dir) {
   const char *gp = getenv("GNUPLOT");
   pid_t pid;
   int status;
@@ -601,7 +695,11 @@ static int run_gnuplot(const char *script) {
   pid = fork();
   if (pid < 0) return fail("fork failed: %s", strerror(errno));
   if (pid == 0) {
-    execlp(gp, gp, script, (char *)NULL);
+    if (chdir(dir) != 0) {
+      fprintf(stderr, "dredstat: %s: %s\n", dir, strerror(errno));
+      _exit(127);
+    }
+    execlp(gp, gp, GP_SCRIPT, (char *)NULL);
     fprintf(stderr, "dredstat: cannot run %s: %s (install gnuplot, e.g. apt-get install "
                     "gnuplot-nox, or set GNUPLOT)\n", gp, strerror(errno));
     _exit(127);
@@ -622,7 +720,7 @@ static int cmd_plot(const char *path, const char *outpath) {
   FILE *f = NULL;
   int64_t nworkers, w, ntasks = 0, *count = NULL, span_ns = 0;
   int rc, height;
-  char *policy = NULL;
+  char *policy = NULL, title_policy[33];
   struct stat sb;
 
   if ((rc = journal_open(path, &db)) != 0) return rc;
@@ -643,9 +741,10 @@ static int cmd_plot(const char *path, const char *outpath) {
     goto out_db;
   }
   {
-    char dpath[600], spath[600];
-    snprintf(dpath, sizeof dpath, "%s/tasks.dat", dirbuf);
-    snprintf(spath, sizeof spath, "%s/plot.gp", dirbuf);
+    char dpath[600], spath[600], ppath[600];
+    snprintf(dpath, sizeof dpath, "%s/" GP_DATA, dirbuf);
+    snprintf(spath, sizeof spath, "%s/" GP_SCRIPT, dirbuf);
+    snprintf(ppath, sizeof ppath, "%s/" GP_PNG, dirbuf);
     /* Data: worker start_ms end_ms colour.  The colour is a hash of the reduction's key
      * (group, tag), so the tasks of one reduction share a colour and consecutive auto-tag
      * reductions of a group get different ones. */
@@ -699,10 +798,10 @@ static int cmd_plot(const char *path, const char *outpath) {
                "} else {\n"
                "  set terminal png size 1200,%d\n"
                "}\n", height, height);
-    fprintf(f, "set output ");
-    gp_str(f, outpath);
-    fprintf(f, "\nset title 'dred tasks per worker: %" PRId64 " tasks, policy %s "
-               "(colour = reduction)' noenhanced\n", ntasks, policy);
+    gp_label(policy, title_policy, sizeof title_policy);
+    fprintf(f, "set output '" GP_PNG "'\n");
+    fprintf(f, "set title 'dred tasks per worker: %" PRId64 " tasks, policy %s "
+               "(colour = reduction)' noenhanced\n", ntasks, title_policy);
     fprintf(f, "set xlabel 'time since dred-master start (ms)'\n"
                "set xrange [0:%.6f]\n"
                "set yrange [0.4:%" PRId64 ".6]\n"
@@ -721,8 +820,7 @@ static int cmd_plot(const char *path, const char *outpath) {
                "set linetype 3 lc rgb '#2ca02c'\nset linetype 4 lc rgb '#d62728'\n"
                "set linetype 5 lc rgb '#9467bd'\nset linetype 6 lc rgb '#8c564b'\n"
                "set linetype 7 lc rgb '#e377c2'\nset linetype 8 lc rgb '#17becf'\n"
-               "plot ");
-    gp_str(f, dpath);
+               "plot '" GP_DATA "'");
     fprintf(f, " using (($2+$3)/2):1:(($3-$2)/2 > minw ? ($3-$2)/2 : minw):(0.35):4 "
                "with boxxyerror lc variable notitle\n");
     if (fclose(f) != 0) {
@@ -732,9 +830,10 @@ static int cmd_plot(const char *path, const char *outpath) {
     }
     f = NULL;
     unlink(outpath); /* so a stale PNG is never mistaken for this one */
-    rc = run_gnuplot(spath);
-    if (rc == 0 && (stat(outpath, &sb) != 0 || sb.st_size == 0))
-      rc = fail("gnuplot did not write %s", outpath);
+    rc = run_gnuplot(dirbuf);
+    if (rc == 0 && (stat(ppath, &sb) != 0 || sb.st_size == 0))
+      rc = fail("gnuplot did not write a PNG");
+    if (rc == 0) rc = copy_file(ppath, outpath);
     if (rc == 0)
       fprintf(stderr, "dredstat: plotted %" PRId64 " tasks on %" PRId64 " workers to %s\n",
               ntasks, nworkers, outpath);
@@ -742,6 +841,7 @@ static int cmd_plot(const char *path, const char *outpath) {
     if (f) fclose(f);
     unlink(dpath);
     unlink(spath);
+    unlink(ppath);
     rmdir(dirbuf);
   }
 out_db:

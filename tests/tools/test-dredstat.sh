@@ -128,6 +128,39 @@ check "plot wrote a PNG" sh -c "file '$tmp/tasks.png' | grep -q 'PNG image data'
 check "plot removed its temporary files" test -z "$(ls -A "$tmp/plottmp")"
 check "the journal was not modified (read-only)" test "$(sha256sum "$J" | cut -d' ' -f1)" = "$sum_before"
 
+# A journal is data from whoever wrote it: a policy that would end gnuplot's quoted title
+# and call system() must not run anything, and control characters must not reach the
+# terminal (an escape sequence in the policy, a group name, the met counter).
+evil="$tmp/evil.db"
+marker="$tmp/pwned"
+cp "$J" "$evil"
+python3 - "$evil" "$marker" <<'EOF2'
+import sqlite3, sys
+db, marker = sys.argv[1], sys.argv[2]
+c = sqlite3.connect(db)
+pol = "predict' noenhanced\nsystem(\"id > %s\")\nset title 'x" % marker
+c.execute("update meta set value = ? where key = 'policy'", (pol,))
+if c.execute("select count(*) from meta where key = 'policy'").fetchone()[0] == 0:
+    c.execute("insert into meta(key, value) values('policy', ?)", (pol,))
+c.execute("update reductions set grp = ? where id = (select min(id) from reductions)",
+          ("g\x1b]0;owned\x07\x1b[2J",))
+c.execute("insert or replace into meta(key, value) values('met_in_shared_memory', ?)",
+          ("1\x1b[31mred",))
+c.commit()
+EOF2
+rm -f "$marker" "$tmp/evil.png"
+out="$(TMPDIR="$tmp/plottmp" timeout 60 "$dredstat" plot "$evil" -o "$tmp/evil.png" 2>&1)"; rc=$?
+check "plot of a journal whose policy calls system(): the command did not run" test ! -e "$marker"
+if [ "$rc" -eq 0 ] && file "$tmp/evil.png" | grep -q 'PNG image data'; then
+  ok "plot of that journal still draws its PNG"
+else
+  bad "plot of that journal still draws its PNG" "rc=$rc: $(printf '%s' "$out" | head -3)"
+fi
+check "plot of that journal removed its temporary files" test -z "$(ls -A "$tmp/plottmp")"
+timeout 30 "$dredstat" summary "$evil" >"$tmp/evil.txt" 2>&1
+check "summary of that journal prints no control characters (escaped as \\xNN)" sh -c \
+  "! LC_ALL=C grep -q '[[:cntrl:]]' '$tmp/evil.txt' && grep -q 'x1b\\]0;owned' '$tmp/evil.txt' && grep -q 'policy predict.*x0asystem' '$tmp/evil.txt'"
+
 # a finished journal copied into a directory nobody may write (no -wal/-shm can be made)
 rodir="$tmp/ro"
 mkdir "$rodir" && cp "$J" "$rodir/journal.db" && chmod 644 "$rodir/journal.db" && chmod 555 "$rodir"
