@@ -44,7 +44,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "../common/config.h"
+#include "../common/privdir.h"
 #include "../common/sockpath.h"
 #include "../common/proto.h"  /* proto_task_status_name() */
 #include "../common/status.h" /* dred_status_str() */
@@ -876,7 +876,7 @@ static void st_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b) {
 static void st_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b) {
   status_ctx_t *c = s->data;
   if (n > 0) {
-    fwrite(b->base, 1, (size_t)n, stdout);
+    term_write(stdout, b->base, (size_t)n); /* the text is the peer's: no escapes through */
     c->got += (size_t)n;
     return;
   }
@@ -915,39 +915,131 @@ static void st_timeout(uv_timer_t *t) {
   st_close(c);
 }
 
+/* May dredstat talk to the socket at `path`?  Only to a socket (lstat: never through a
+ * link) owned by us, in a directory owned by us that nobody else can write, so that what
+ * was checked is what connect() reaches.  A socket someone else made could answer
+ * anything.  Returns 0, or 1 after printing why not. */
+static int sock_check(const char *path) {
+  struct stat sb;
+  char dir[600], *slash;
+  if (lstat(path, &sb) != 0) {
+    if (errno == ENOENT)
+      return fail("%s: no status socket: is dred-master running with this DRED_STORAGE_DIR?",
+                  path);
+    return fail("%s: %s", path, strerror(errno));
+  }
+  if (!S_ISSOCK(sb.st_mode)) return fail("%s: not a socket: refused", path);
+  if (sb.st_uid != geteuid())
+    return fail("%s: owned by uid %ld, not by you (uid %ld): refused (someone else's socket "
+                "can say anything)", path, (long)sb.st_uid, (long)geteuid());
+  snprintf(dir, sizeof dir, "%s", path);
+  slash = strrchr(dir, '/');
+  if (slash == dir) dir[1] = '\0';
+  else if (slash != NULL) *slash = '\0';
+  else snprintf(dir, sizeof dir, ".");
+  if (stat(dir, &sb) != 0) return fail("%s: %s", dir, strerror(errno));
+  if (sb.st_uid != geteuid() || (sb.st_mode & 022) != 0)
+    return fail("%s: the socket's directory %s is %s: refused (the socket could be swapped)",
+                path, dir, sb.st_uid != geteuid() ? "another user's" : "writable by others");
+  return 0;
+}
+
+/* One storage directory for status_find: each of its job directories' socket that passes
+ * the checks is counted in *nfound, the first kept in `first`, the others listed. */
+static void status_scan(const char *base, char *first, size_t cap, size_t *nfound) {
+  char why[256], pat[1024];
+  glob_t g;
+  size_t j;
+  int rc = dred_privdir_check(base, why, sizeof why);
+  if (rc == ENOENT) return;
+  if (rc != 0) {
+    fail("%s: %s: not searched", base, why);
+    return;
+  }
+  if (strlen(base) > sizeof pat - 64) return;
+  snprintf(pat, sizeof pat, "%s/job-*/" DRED_STOREDIR_STATUS_SOCKET, base);
+  if (glob(pat, 0, NULL, &g) != 0) return;
+  for (j = 0; j < g.gl_pathc; j++) {
+    char jobdir[1024], *slash;
+    snprintf(jobdir, sizeof jobdir, "%s", g.gl_pathv[j]);
+    if ((slash = strrchr(jobdir, '/')) != NULL) *slash = '\0';
+    if (dred_privdir_check(jobdir, why, sizeof why) != 0) {
+      fail("%s: %s: not searched", jobdir, why);
+      continue;
+    }
+    if (sock_check(g.gl_pathv[j]) != 0) continue;
+    if (*nfound == 0) {
+      snprintf(first, cap, "%s", g.gl_pathv[j]);
+    } else {
+      char *f = *nfound == 1 ? term_safe(first) : NULL, *safe = term_safe(g.gl_pathv[j]);
+      if (*nfound == 1)
+        fprintf(stderr, "dredstat: several jobs have a status socket; give one:\n"
+                        "  dredstat status %s\n", f ? f : "?");
+      fprintf(stderr, "  dredstat status %s\n", safe ? safe : "?");
+      free(f);
+      free(safe);
+    }
+    (*nfound)++;
+  }
+  globfree(&g);
+}
+
+/* The running job's status socket under the storage directories: $DRED_STORAGE_DIR, else
+ * the default ones (common/privdir.h: $XDG_RUNTIME_DIR/dred or /tmp/dred-<uid>, and any
+ * fresh /tmp/dred-<uid>-XXXXXX chosen when that one was squatted).  Directories that are
+ * not private to us, job directories likewise, and sockets not ours are passed over with
+ * a warning, never connected to.  Returns 0 with the path in `out`, 1 (none) or 2 (several;
+ * listed) after printing. */
+static int status_find(char *out, size_t cap) {
+  const char *env = getenv("DRED_STORAGE_DIR");
+  char base[600], why[256];
+  size_t nfound = 0;
+
+  *out = '\0';
+  if (env != NULL && *env != '\0') {
+    snprintf(base, sizeof base, "%s", env);
+    status_scan(base, out, cap, &nfound);
+  } else {
+    glob_t g;
+    char pat[64];
+    size_t i;
+    int kind = dred_privdir_default("/tmp", 0, base, sizeof base);
+    if (kind == DRED_PRIVDIR_XDG || kind == DRED_PRIVDIR_TMP)
+      status_scan(base, out, cap, &nfound);
+    else if (kind == DRED_PRIVDIR_SQUATTED && dred_privdir_check(base, why, sizeof why) < 0)
+      fail("%s: %s: not searched", base, why);
+    snprintf(pat, sizeof pat, "/tmp/dred-%ld-*", (long)geteuid());
+    if (glob(pat, 0, NULL, &g) == 0) {
+      for (i = 0; i < g.gl_pathc; i++) status_scan(g.gl_pathv[i], out, cap, &nfound);
+      globfree(&g);
+    }
+  }
+  if (nfound > 1) return 2;
+  if (nfound == 0) {
+    char *safe = term_safe(base);
+    fail("%s/job-*/%s: no status socket of yours: is dred-master running with this "
+         "DRED_STORAGE_DIR?", safe ? safe : "?", DRED_STOREDIR_STATUS_SOCKET);
+    free(safe);
+    return 1;
+  }
+  return 0;
+}
+
 static int cmd_status(const char *sock) {
   status_ctx_t c;
   uv_loop_t loop;
   dred_sockpath_t sp;
   char def[600];
   size_t max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+  int rc;
 
   if (sock == NULL) {
     /* Each job has its own directory, <storage>/job-<id> (storage/storedir.h): take the
      * one job with a socket; with several running, the user must say which. */
-    dred_config_t cfg;
-    glob_t g;
-    char pat[600];
-    int grc;
-    dred_config_load(&cfg); /* the same default storage dir as dred-master */
-    snprintf(pat, sizeof pat, "%s/job-*/%s", cfg.storage_dir, DRED_STOREDIR_STATUS_SOCKET);
-    grc = glob(pat, 0, NULL, &g);
-    if (grc == GLOB_NOMATCH || (grc == 0 && g.gl_pathc == 0)) {
-      if (grc == 0) globfree(&g);
-      return fail("%s/job-*/%s: no status socket: is dred-master running with this "
-                  "DRED_STORAGE_DIR?", cfg.storage_dir, DRED_STOREDIR_STATUS_SOCKET);
-    }
-    if (grc != 0) return fail("%s: cannot list job directories", cfg.storage_dir);
-    if (g.gl_pathc > 1) {
-      size_t i;
-      fprintf(stderr, "dredstat: %zu jobs have a status socket; give one:\n", g.gl_pathc);
-      for (i = 0; i < g.gl_pathc; i++) fprintf(stderr, "  dredstat status %s\n", g.gl_pathv[i]);
-      globfree(&g);
-      return 2;
-    }
-    snprintf(def, sizeof def, "%s", g.gl_pathv[0]);
-    globfree(&g);
+    if ((rc = status_find(def, sizeof def)) != 0) return rc;
     sock = def;
+  } else if (sock_check(sock) != 0) {
+    return EXIT_RUNTIME;
   }
   if (dred_sockpath_init(&sp, sock) != 0)
     return fail("%s: path longer than a Unix socket allows (%zu bytes) and its directory "
