@@ -338,8 +338,8 @@ if [ -z "$sq_skip" ]; then
   # escape sequences (an OSC title change, a screen clear) and a fake status line.
   runuser -u dredtest3 -- mkdir -m 755 "/tmp/dred-$squid" "/tmp/dred-$squid/job-planted"
   setsid runuser -u dredtest3 -- timeout 120 python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777); s.listen(8)
 while True:
     c, _ = s.accept(); c.sendall(b"\x1b]0;owned\x07\x1b[2Jworkers: 99 planted\n"); c.close()
 ' "/tmp/dred-$squid/job-planted/dred-master.sock" >/dev/null 2>&1 &
