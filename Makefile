@@ -114,7 +114,7 @@ $(LAUNCH): tools/dred-launch.c
 
 # dredstat takes the journal's schema from storage/journal.c and the task outcome names
 # from common/proto.c, so it links those (and what they need) rather than copy them.
-DREDSTAT_OBJ := $(addprefix $(BUILD)/obj/,common/config.o common/log.o common/status.o common/sockpath.o \
+DREDSTAT_OBJ := $(addprefix $(BUILD)/obj/,common/log.o common/privdir.o common/status.o common/sockpath.o \
   common/proto.o storage/journal.o storage/sqlite_util.o storage/storedir.o)
 $(DREDSTAT): tools/dredstat.c $(DREDSTAT_OBJ)
 	@mkdir -p $(dir $@)

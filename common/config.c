@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "privdir.h"
 #include "../storage/storedir.h"
 #include "dred_status.h"
 
@@ -68,8 +69,9 @@ void dred_config_load(dred_config_t *c) {
   if (s && *s) {
     if (strlen(s) >= sizeof c->storage_dir) c->storage_too_long = 1;
     snprintf(c->storage_dir, sizeof c->storage_dir, "%s", s);
-  } else {
-    snprintf(c->storage_dir, sizeof c->storage_dir, "/tmp/dred-%ld", (long)getuid());
+  } else if (dred_privdir_default("/tmp", 1, c->storage_dir, sizeof c->storage_dir) < 0) {
+    /* Logged; the storage checks refuse this name, so the job says why it cannot run. */
+    snprintf(c->storage_dir, sizeof c->storage_dir, "/tmp/dred-%ld", (long)geteuid());
   }
   s = getenv("DRED_TEST_ABSORB_KILL");
   if (s && *s) {

@@ -60,8 +60,10 @@ typedef struct {
   int death_watch;           /* DRED_DEATH_WATCH      0: the master sees deaths on its node only
                                 by their links, not by robust mutexes (common/deathwatch.h) (1) */
   char policy[16];           /* DRED_POLICY           predict | last | first (predict)     */
-  char storage_dir[512];     /* DRED_STORAGE_DIR      base directory (/tmp/dred-<uid>); each job
-                                uses <storage_dir>/job-<id> (storage/storedir.h)      */
+  char storage_dir[512];     /* DRED_STORAGE_DIR      base directory (default: common/privdir.h,
+                                $XDG_RUNTIME_DIR/dred or /tmp/dred-<uid>, or a fresh
+                                /tmp/dred-<uid>-XXXXXX when that one is squatted); each
+                                job uses <storage_dir>/job-<id> (storage/storedir.h)  */
   char journal[512];         /* DRED_JOURNAL          master journal path ("": the default,
                                 <job directory>/journal.db)                          */
   int keep_storage;          /* DRED_KEEP_STORAGE     1: leave the job's stores and directory

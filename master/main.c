@@ -42,6 +42,9 @@ static void usage(FILE *out) {
           "  --no-journal          do not journal\n"
           "  --storage DIR         storage directory (DRED_STORAGE_DIR): private (0700, yours),\n"
           "                        one job-<id> subdirectory per job\n"
+          "  --print-storage       make sure the storage directory exists and is private, print\n"
+          "                        its path and exit (dredrun exports it, so that every process\n"
+          "                        of a job uses the one this chose)\n"
           "  --start-timeout-s N   bound on the job's start-up: every application process must\n"
           "                        have called dred_init by then (DRED_START_TIMEOUT_S, 300)\n"
           "Outside the MPI job (dredrun --external-master; no MPI in this process):\n"
@@ -65,6 +68,7 @@ static int parse_u64(const char *s, uint64_t *out) {
 typedef struct {
   const char *addr_file, *tcp_host; /* beside the job (beside.c) */
   uint64_t workers, start_timeout_s;
+  int print_storage; /* --print-storage: not a job, a question from dredrun */
 } beside_flags_t;
 
 static int parse_flags(master_t *m, int argc, char **argv, int *no_journal, beside_flags_t *bf) {
@@ -74,7 +78,8 @@ static int parse_flags(master_t *m, int argc, char **argv, int *no_journal, besi
       {"no-journal", no_argument, 0, 'n'},          {"storage", required_argument, 0, 's'},
       {"workers", required_argument, 0, 'w'},       {"addr-file", required_argument, 0, 'a'},
       {"tcp-host", required_argument, 0, 'H'},      {"start-timeout-s", required_argument, 0, 'S'},
-      {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
+      {"print-storage", no_argument, 0, 'P'},      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
   int c;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
@@ -109,6 +114,9 @@ static int parse_flags(master_t *m, int argc, char **argv, int *no_journal, besi
       case 's':
         if (strlen(optarg) >= sizeof m->cfg.storage_dir) m->cfg.storage_too_long = 1;
         snprintf(m->cfg.storage_dir, sizeof m->cfg.storage_dir, "%s", optarg);
+        break;
+      case 'P':
+        bf->print_storage = 1;
         break;
       case 'h':
         return 1;
@@ -294,6 +302,13 @@ int main(int argc, char **argv) {
   rc = parse_flags(&m, argc, argv, &no_journal, &bf);
   if (rc > 0) {
     usage(stdout);
+    return 0;
+  }
+  if (rc == 0 && bf.print_storage) {
+    /* The default may be a fresh directory (common/privdir.h): dredrun asks here once and
+     * passes the answer to every process of the job. */
+    if (m.cfg.storage_too_long || dred_storedir_check(m.cfg.storage_dir) != DRED_OK) return 1;
+    printf("%s\n", m.cfg.storage_dir);
     return 0;
   }
   /* A setting this master cannot run with must still fail the whole job, not just this

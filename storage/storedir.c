@@ -21,35 +21,16 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../common/privdir.h"
 
-/* Is the directory entry at `dir` a private directory of ours?  Logs why not. */
+/* Is the directory entry at `dir` a private directory of ours?  Logs why not.  The rule
+ * is common/privdir.c's, which also picks the default directory by it. */
 static int dir_is_private(const char *dir) {
-  struct stat sb;
-  if (lstat(dir, &sb) != 0) {
-    DRED_ERROR("storage directory %s: %s", dir, strerror(errno));
-    return DRED_ERR_STORAGE;
-  }
-  if (S_ISLNK(sb.st_mode)) {
-    DRED_ERROR("storage directory %s: is a symbolic link: refused (give a real directory "
-               "of your own, mode 0700)", dir);
-    return DRED_ERR_STORAGE;
-  }
-  if (!S_ISDIR(sb.st_mode)) {
-    DRED_ERROR("storage directory %s: exists and is not a directory: refused", dir);
-    return DRED_ERR_STORAGE;
-  }
-  if (sb.st_uid != geteuid()) {
-    DRED_ERROR("storage directory %s: owned by uid %ld, not by you (uid %ld): refused "
-               "(another user may have created it; set DRED_STORAGE_DIR to a directory of "
-               "your own)", dir, (long)sb.st_uid, (long)geteuid());
-    return DRED_ERR_STORAGE;
-  }
-  if ((sb.st_mode & 077) != 0) {
-    DRED_ERROR("storage directory %s: mode %04o lets other users in: refused (chmod 700 "
-               "it, or let dred create it)", dir, (unsigned)(sb.st_mode & 07777));
-    return DRED_ERR_STORAGE;
-  }
-  return DRED_OK;
+  char why[256];
+  int rc = dred_privdir_check(dir, why, sizeof why);
+  if (rc == 0) return DRED_OK;
+  DRED_ERROR("storage directory %s: %s", dir, rc == ENOENT ? strerror(ENOENT) : why);
+  return DRED_ERR_STORAGE;
 }
 
 int dred_storedir_check(const char *dir) {

@@ -2,9 +2,10 @@
  * storedir.h -- the storage directory: private to its user, one subdirectory per job.
  *
  * Replica stores, the master's journal and its status socket live under a base directory
- * (DRED_STORAGE_DIR, default /tmp/dred-<uid>).  The default name is predictable, so
- * another user can create it first; a store in a directory others can write can be
- * replaced by a symbolic link to any file of ours.  So the base directory and every job
+ * (DRED_STORAGE_DIR; the default, chosen so that it cannot be squatted, is
+ * common/privdir.h's).  A name given by the user may still be one another user created
+ * first, and a store in a directory others can write can be replaced by a symbolic link
+ * to any file of ours.  So the base directory and every job
  * directory must be a real directory (not a symbolic link), owned by the effective user,
  * with no access for group or others (0700); dred creates them that way and refuses
  * anything else with DRED_ERR_STORAGE and a log line naming the path and the problem.

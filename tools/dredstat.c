@@ -14,7 +14,9 @@
  * Before any query the file is checked to be a dred journal (its four tables with the
  * documented columns), so a wrong file gives one clear sentence rather than an SQL error.
  * `plot` writes a data file and a gnuplot script to a private temporary directory, runs
- * gnuplot on them and removes them.  `status` connects to the master's status socket with
+ * gnuplot there, copies the PNG out and removes them; no journal text and no path enters
+ * the script (see "plot" below).  A journal is data from whoever wrote it: every string
+ * from a journal or a status socket is escaped before it reaches a terminal.  `status` connects to the master's status socket with
  * libuv and copies what the master writes until it closes the connection.
  *
  * Times in the journal are nanoseconds since the master started; a task's span is from
@@ -42,7 +44,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "../common/config.h"
+#include "../common/privdir.h"
 #include "../common/sockpath.h"
 #include "../common/proto.h"  /* proto_task_status_name() */
 #include "../common/status.h" /* dred_status_str() */
@@ -82,15 +84,80 @@ static void die_usage(const char *fmt, ...) {
   exit(EXIT_USAGE);
 }
 
+static void term_write(FILE *out, const char *buf, size_t n);
+
+/* Print one error line.  Its arguments may carry journal text (column names, SQLite's
+ * messages about the file) or names found in a directory, so it is written through
+ * term_write: no control character from them reaches the terminal. */
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int fail(const char *fmt, ...) {
+  char msg[2048];
   va_list ap;
-  fprintf(stderr, "dredstat: ");
+  int n;
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  n = vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "\n");
+  if (n < 0) n = 0;
+  if ((size_t)n >= sizeof msg) n = (int)sizeof msg - 1;
+  fputs("dredstat: ", stderr);
+  term_write(stderr, msg, (size_t)n);
+  fputc('\n', stderr);
   return EXIT_RUNTIME;
+}
+
+/* ---- text from a journal or a socket ------------------------------------------------------
+ *
+ * A journal or a status socket may come from someone else (a copied journal, a socket
+ * planted in a directory we do not own), so what they say is data, never markup: before
+ * it reaches a terminal every control character and every byte outside printable ASCII is
+ * written as \xNN (an escape sequence could otherwise rewrite the screen or the title,
+ * or answer back to the terminal), and before it reaches a gnuplot script it is cut down
+ * to a short run of characters gnuplot gives no meaning to inside a quoted string. */
+
+static int byte_is_plain(unsigned char c) { return c >= 0x20 && c < 0x7f; }
+
+/* `s` with every byte that is not printable ASCII written as \xNN (a backslash itself as
+ * \x5c, so the output is unambiguous); malloc'd, NULL when out of memory. */
+static char *term_safe(const char *s) {
+  const unsigned char *p;
+  size_t n = 1;
+  char *out, *o;
+  if (s == NULL) s = "";
+  for (p = (const unsigned char *)s; *p; p++) n += byte_is_plain(*p) && *p != '\\' ? 1 : 4;
+  if ((out = malloc(n)) == NULL) return NULL;
+  for (o = out, p = (const unsigned char *)s; *p; p++) {
+    if (byte_is_plain(*p) && *p != '\\') *o++ = (char)*p;
+    else o += sprintf(o, "\\x%02x", *p);
+  }
+  *o = '\0';
+  return out;
+}
+
+/* Write n bytes of a status answer to `out`: lines and tabs as they are, anything else
+ * that is not printable ASCII as \xNN. */
+static void term_write(FILE *out, const char *buf, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)buf[i];
+    if ((byte_is_plain(c) && c != '\\') || c == '\n' || c == '\t') fputc(c, out);
+    else fprintf(out, "\\x%02x", c);
+  }
+}
+
+/* `s` for a gnuplot title: at most cap-1 characters of [A-Za-z0-9 _.,:=+-], anything
+ * else replaced by '_'.  No quote, backslash, newline, '@' or '{' can reach the script,
+ * so a journal value can neither end the string nor start a command or markup. */
+static void gp_label(const char *s, char *out, size_t cap) {
+  size_t i = 0;
+  if (cap == 0) return;
+  for (; s != NULL && *s && i + 1 < cap; s++) {
+    char c = *s;
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             c == ' ' || c == '_' || c == '.' || c == ',' || c == ':' || c == '=' ||
+             c == '+' || c == '-';
+    out[i++] = ok ? c : '_';
+  }
+  out[i] = '\0';
 }
 
 /* ---- the journal ----------------------------------------------------------------------- */
@@ -279,7 +346,7 @@ static int table_add(table_t *t, ...) {
   va_start(ap, t);
   for (c = 0; c < t->ncols; c++) {
     const char *s = va_arg(ap, const char *);
-    t->cell[t->nrows * (size_t)t->ncols + (size_t)c] = strdup(s ? s : "");
+    t->cell[t->nrows * (size_t)t->ncols + (size_t)c] = term_safe(s); /* may be journal text */
   }
   va_end(ap);
   t->nrows++;
@@ -442,14 +509,20 @@ static int cmd_summary(const char *path) {
     if (table_add(&wt, c[0], c[1], c[2], c[3], c[4], c[5], c[6], f) != 0) goto oom;
   }
 
-  printf("journal %s: %" PRId64 " workers, policy %s, %" PRId64 " reductions (%" PRId64
-         " failed), %" PRId64 " tasks, %.3f ms journaled\n",
-         path, nworkers, policy, nred, nbad, ntasks, (double)span_ns / 1e6);
+  {
+    char *safe = term_safe(policy);
+    printf("journal %s: %" PRId64 " workers, policy %s, %" PRId64 " reductions (%" PRId64
+           " failed), %" PRId64 " tasks, %.3f ms journaled\n",
+           path, nworkers, safe ? safe : "?", nred, nbad, ntasks, (double)span_ns / 1e6);
+    free(safe);
+  }
   {
     /* small reductions of one-node groups met in shared memory: the master never saw
      * them, so they are in no table here (worker/meetpath.c) */
     char *met = meta_get(db, "met_in_shared_memory", NULL);
-    if (met != NULL) printf("met in shared memory (not in the tables): %s member calls\n", met);
+    char *safe = met != NULL ? term_safe(met) : NULL;
+    if (safe != NULL) printf("met in shared memory (not in the tables): %s member calls\n", safe);
+    free(safe);
     free(met);
   }
   if (ndur > 0) {
@@ -582,18 +655,39 @@ done:
 
 /* ---- plot ---------------------------------------------------------------------------------- */
 
-/* `s` as a gnuplot single-quoted string: only ' needs escaping, as ''. */
-static void gp_str(FILE *out, const char *s) {
-  fputc('\'', out);
-  for (; *s; s++) {
-    if (*s == '\'') fputc('\'', out);
-    fputc(*s, out);
+/* What goes into the gnuplot script.  gnuplot is a programming language (system(),
+ * backquotes, `load`), so the script holds nothing but our own text, numbers, and the
+ * policy name cut down by gp_label; the task data go in a data file, which gnuplot only
+ * reads numbers from.  Even the file names are fixed ones inside the private directory
+ * (gnuplot runs there), so neither the -o path nor $TMPDIR is ever parsed by gnuplot:
+ * the PNG is copied to its destination afterwards. */
+#define GP_SCRIPT "plot.gp"
+#define GP_DATA "tasks.dat"
+#define GP_PNG "tasks.png"
+
+/* Copy the file `from` to `to` (created or truncated, mode 0666 less the umask). */
+static int copy_file(const char *from, const char *to) {
+  char buf[65536];
+  FILE *in = fopen(from, "rb"), *out;
+  size_t n;
+  int rc = 0;
+  if (in == NULL) return fail("%s: %s", from, strerror(errno));
+  if ((out = fopen(to, "wb")) == NULL) {
+    fclose(in);
+    return fail("%s: cannot write: %s", to, strerror(errno));
   }
-  fputc('\'', out);
+  while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+    if (fwrite(buf, 1, n, out) != n) break;
+  if (ferror(in)) rc = fail("%s: %s", from, strerror(errno));
+  if ((ferror(out) || fclose(out) != 0) && rc == 0)
+    rc = fail("%s: write failed: %s", to, strerror(errno));
+  fclose(in);
+  if (rc != 0) unlink(to); /* never leave half a PNG behind */
+  return rc;
 }
 
-/* Run gnuplot on `script`; returns 0 when it exited 0. */
-static int run_gnuplot(const char *script) {
+/* Run gnuplot on GP_SCRIPT inside `dir`; returns 0 when it exited 0. */
+static int run_gnuplot(const char *dir) {
   const char *gp = getenv("GNUPLOT");
   pid_t pid;
   int status;
@@ -601,7 +695,11 @@ static int run_gnuplot(const char *script) {
   pid = fork();
   if (pid < 0) return fail("fork failed: %s", strerror(errno));
   if (pid == 0) {
-    execlp(gp, gp, script, (char *)NULL);
+    if (chdir(dir) != 0) {
+      fprintf(stderr, "dredstat: %s: %s\n", dir, strerror(errno));
+      _exit(127);
+    }
+    execlp(gp, gp, GP_SCRIPT, (char *)NULL);
     fprintf(stderr, "dredstat: cannot run %s: %s (install gnuplot, e.g. apt-get install "
                     "gnuplot-nox, or set GNUPLOT)\n", gp, strerror(errno));
     _exit(127);
@@ -622,7 +720,7 @@ static int cmd_plot(const char *path, const char *outpath) {
   FILE *f = NULL;
   int64_t nworkers, w, ntasks = 0, *count = NULL, span_ns = 0;
   int rc, height;
-  char *policy = NULL;
+  char *policy = NULL, title_policy[33];
   struct stat sb;
 
   if ((rc = journal_open(path, &db)) != 0) return rc;
@@ -643,9 +741,10 @@ static int cmd_plot(const char *path, const char *outpath) {
     goto out_db;
   }
   {
-    char dpath[600], spath[600];
-    snprintf(dpath, sizeof dpath, "%s/tasks.dat", dirbuf);
-    snprintf(spath, sizeof spath, "%s/plot.gp", dirbuf);
+    char dpath[600], spath[600], ppath[600];
+    snprintf(dpath, sizeof dpath, "%s/" GP_DATA, dirbuf);
+    snprintf(spath, sizeof spath, "%s/" GP_SCRIPT, dirbuf);
+    snprintf(ppath, sizeof ppath, "%s/" GP_PNG, dirbuf);
     /* Data: worker start_ms end_ms colour.  The colour is a hash of the reduction's key
      * (group, tag), so the tasks of one reduction share a colour and consecutive auto-tag
      * reductions of a group get different ones. */
@@ -699,10 +798,10 @@ static int cmd_plot(const char *path, const char *outpath) {
                "} else {\n"
                "  set terminal png size 1200,%d\n"
                "}\n", height, height);
-    fprintf(f, "set output ");
-    gp_str(f, outpath);
-    fprintf(f, "\nset title 'dred tasks per worker: %" PRId64 " tasks, policy %s "
-               "(colour = reduction)' noenhanced\n", ntasks, policy);
+    gp_label(policy, title_policy, sizeof title_policy);
+    fprintf(f, "set output '" GP_PNG "'\n");
+    fprintf(f, "set title 'dred tasks per worker: %" PRId64 " tasks, policy %s "
+               "(colour = reduction)' noenhanced\n", ntasks, title_policy);
     fprintf(f, "set xlabel 'time since dred-master start (ms)'\n"
                "set xrange [0:%.6f]\n"
                "set yrange [0.4:%" PRId64 ".6]\n"
@@ -721,8 +820,7 @@ static int cmd_plot(const char *path, const char *outpath) {
                "set linetype 3 lc rgb '#2ca02c'\nset linetype 4 lc rgb '#d62728'\n"
                "set linetype 5 lc rgb '#9467bd'\nset linetype 6 lc rgb '#8c564b'\n"
                "set linetype 7 lc rgb '#e377c2'\nset linetype 8 lc rgb '#17becf'\n"
-               "plot ");
-    gp_str(f, dpath);
+               "plot '" GP_DATA "'");
     fprintf(f, " using (($2+$3)/2):1:(($3-$2)/2 > minw ? ($3-$2)/2 : minw):(0.35):4 "
                "with boxxyerror lc variable notitle\n");
     if (fclose(f) != 0) {
@@ -732,9 +830,10 @@ static int cmd_plot(const char *path, const char *outpath) {
     }
     f = NULL;
     unlink(outpath); /* so a stale PNG is never mistaken for this one */
-    rc = run_gnuplot(spath);
-    if (rc == 0 && (stat(outpath, &sb) != 0 || sb.st_size == 0))
-      rc = fail("gnuplot did not write %s", outpath);
+    rc = run_gnuplot(dirbuf);
+    if (rc == 0 && (stat(ppath, &sb) != 0 || sb.st_size == 0))
+      rc = fail("gnuplot did not write a PNG");
+    if (rc == 0) rc = copy_file(ppath, outpath);
     if (rc == 0)
       fprintf(stderr, "dredstat: plotted %" PRId64 " tasks on %" PRId64 " workers to %s\n",
               ntasks, nworkers, outpath);
@@ -742,6 +841,7 @@ static int cmd_plot(const char *path, const char *outpath) {
     if (f) fclose(f);
     unlink(dpath);
     unlink(spath);
+    unlink(ppath);
     rmdir(dirbuf);
   }
 out_db:
@@ -776,7 +876,7 @@ static void st_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b) {
 static void st_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b) {
   status_ctx_t *c = s->data;
   if (n > 0) {
-    fwrite(b->base, 1, (size_t)n, stdout);
+    term_write(stdout, b->base, (size_t)n); /* the text is the peer's: no escapes through */
     c->got += (size_t)n;
     return;
   }
@@ -815,39 +915,131 @@ static void st_timeout(uv_timer_t *t) {
   st_close(c);
 }
 
+/* May dredstat talk to the socket at `path`?  Only to a socket (lstat: never through a
+ * link) owned by us, in a directory owned by us that nobody else can write, so that what
+ * was checked is what connect() reaches.  A socket someone else made could answer
+ * anything.  Returns 0, or 1 after printing why not. */
+static int sock_check(const char *path) {
+  struct stat sb;
+  char dir[600], *slash;
+  if (lstat(path, &sb) != 0) {
+    if (errno == ENOENT)
+      return fail("%s: no status socket: is dred-master running with this DRED_STORAGE_DIR?",
+                  path);
+    return fail("%s: %s", path, strerror(errno));
+  }
+  if (!S_ISSOCK(sb.st_mode)) return fail("%s: not a socket: refused", path);
+  if (sb.st_uid != geteuid())
+    return fail("%s: owned by uid %ld, not by you (uid %ld): refused (someone else's socket "
+                "can say anything)", path, (long)sb.st_uid, (long)geteuid());
+  snprintf(dir, sizeof dir, "%s", path);
+  slash = strrchr(dir, '/');
+  if (slash == dir) dir[1] = '\0';
+  else if (slash != NULL) *slash = '\0';
+  else snprintf(dir, sizeof dir, ".");
+  if (stat(dir, &sb) != 0) return fail("%s: %s", dir, strerror(errno));
+  if (sb.st_uid != geteuid() || (sb.st_mode & 022) != 0)
+    return fail("%s: the socket's directory %s is %s: refused (the socket could be swapped)",
+                path, dir, sb.st_uid != geteuid() ? "another user's" : "writable by others");
+  return 0;
+}
+
+/* One storage directory for status_find: each of its job directories' socket that passes
+ * the checks is counted in *nfound, the first kept in `first`, the others listed. */
+static void status_scan(const char *base, char *first, size_t cap, size_t *nfound) {
+  char why[256], pat[1024];
+  glob_t g;
+  size_t j;
+  int rc = dred_privdir_check(base, why, sizeof why);
+  if (rc == ENOENT) return;
+  if (rc != 0) {
+    fail("%s: %s: not searched", base, why);
+    return;
+  }
+  if (strlen(base) > sizeof pat - 64) return;
+  snprintf(pat, sizeof pat, "%s/job-*/" DRED_STOREDIR_STATUS_SOCKET, base);
+  if (glob(pat, 0, NULL, &g) != 0) return;
+  for (j = 0; j < g.gl_pathc; j++) {
+    char jobdir[1024], *slash;
+    snprintf(jobdir, sizeof jobdir, "%s", g.gl_pathv[j]);
+    if ((slash = strrchr(jobdir, '/')) != NULL) *slash = '\0';
+    if (dred_privdir_check(jobdir, why, sizeof why) != 0) {
+      fail("%s: %s: not searched", jobdir, why);
+      continue;
+    }
+    if (sock_check(g.gl_pathv[j]) != 0) continue;
+    if (*nfound == 0) {
+      snprintf(first, cap, "%s", g.gl_pathv[j]);
+    } else {
+      char *f = *nfound == 1 ? term_safe(first) : NULL, *safe = term_safe(g.gl_pathv[j]);
+      if (*nfound == 1)
+        fprintf(stderr, "dredstat: several jobs have a status socket; give one:\n"
+                        "  dredstat status %s\n", f ? f : "?");
+      fprintf(stderr, "  dredstat status %s\n", safe ? safe : "?");
+      free(f);
+      free(safe);
+    }
+    (*nfound)++;
+  }
+  globfree(&g);
+}
+
+/* The running job's status socket under the storage directories: $DRED_STORAGE_DIR, else
+ * the default ones (common/privdir.h: $XDG_RUNTIME_DIR/dred or /tmp/dred-<uid>, and any
+ * fresh /tmp/dred-<uid>-XXXXXX chosen when that one was squatted).  Directories that are
+ * not private to us, job directories likewise, and sockets not ours are passed over with
+ * a warning, never connected to.  Returns 0 with the path in `out`, 1 (none) or 2 (several;
+ * listed) after printing. */
+static int status_find(char *out, size_t cap) {
+  const char *env = getenv("DRED_STORAGE_DIR");
+  char base[600], why[256];
+  size_t nfound = 0;
+
+  *out = '\0';
+  if (env != NULL && *env != '\0') {
+    snprintf(base, sizeof base, "%s", env);
+    status_scan(base, out, cap, &nfound);
+  } else {
+    glob_t g;
+    char pat[64];
+    size_t i;
+    int kind = dred_privdir_default("/tmp", 0, base, sizeof base);
+    if (kind == DRED_PRIVDIR_XDG || kind == DRED_PRIVDIR_TMP)
+      status_scan(base, out, cap, &nfound);
+    else if (kind == DRED_PRIVDIR_SQUATTED && dred_privdir_check(base, why, sizeof why) < 0)
+      fail("%s: %s: not searched", base, why);
+    snprintf(pat, sizeof pat, "/tmp/dred-%ld-*", (long)geteuid());
+    if (glob(pat, 0, NULL, &g) == 0) {
+      for (i = 0; i < g.gl_pathc; i++) status_scan(g.gl_pathv[i], out, cap, &nfound);
+      globfree(&g);
+    }
+  }
+  if (nfound > 1) return 2;
+  if (nfound == 0) {
+    char *safe = term_safe(base);
+    fail("%s/job-*/%s: no status socket of yours: is dred-master running with this "
+         "DRED_STORAGE_DIR?", safe ? safe : "?", DRED_STOREDIR_STATUS_SOCKET);
+    free(safe);
+    return 1;
+  }
+  return 0;
+}
+
 static int cmd_status(const char *sock) {
   status_ctx_t c;
   uv_loop_t loop;
   dred_sockpath_t sp;
   char def[600];
   size_t max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+  int rc;
 
   if (sock == NULL) {
     /* Each job has its own directory, <storage>/job-<id> (storage/storedir.h): take the
      * one job with a socket; with several running, the user must say which. */
-    dred_config_t cfg;
-    glob_t g;
-    char pat[600];
-    int grc;
-    dred_config_load(&cfg); /* the same default storage dir as dred-master */
-    snprintf(pat, sizeof pat, "%s/job-*/%s", cfg.storage_dir, DRED_STOREDIR_STATUS_SOCKET);
-    grc = glob(pat, 0, NULL, &g);
-    if (grc == GLOB_NOMATCH || (grc == 0 && g.gl_pathc == 0)) {
-      if (grc == 0) globfree(&g);
-      return fail("%s/job-*/%s: no status socket: is dred-master running with this "
-                  "DRED_STORAGE_DIR?", cfg.storage_dir, DRED_STOREDIR_STATUS_SOCKET);
-    }
-    if (grc != 0) return fail("%s: cannot list job directories", cfg.storage_dir);
-    if (g.gl_pathc > 1) {
-      size_t i;
-      fprintf(stderr, "dredstat: %zu jobs have a status socket; give one:\n", g.gl_pathc);
-      for (i = 0; i < g.gl_pathc; i++) fprintf(stderr, "  dredstat status %s\n", g.gl_pathv[i]);
-      globfree(&g);
-      return 2;
-    }
-    snprintf(def, sizeof def, "%s", g.gl_pathv[0]);
-    globfree(&g);
+    if ((rc = status_find(def, sizeof def)) != 0) return rc;
     sock = def;
+  } else if (sock_check(sock) != 0) {
+    return EXIT_RUNTIME;
   }
   if (dred_sockpath_init(&sp, sock) != 0)
     return fail("%s: path longer than a Unix socket allows (%zu bytes) and its directory "

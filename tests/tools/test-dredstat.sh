@@ -34,12 +34,18 @@ has() { [ "$1" -eq "$2" ] && printf '%s\n' "$3" | grep -q -- "$4"; }
 tmp="$(mktemp -d /tmp/dredstat-test.XXXXXX)"
 bgpid=""
 ubin=""   # a copy of dredstat an unprivileged user can run (root only)
+sqbin=""  # the squat check's copies of the programs (root only)
+sqpid=""  # the squat check's planted socket server (its own session)
+squid=""  # the squat check's victim uid: /tmp/dred-<squid>* are removed at the end
 cleanup() {
   if [ -n "$bgpid" ] && kill -0 "$bgpid" 2>/dev/null; then
     kill "$bgpid" 2>/dev/null; sleep 1; kill -9 "$bgpid" 2>/dev/null
   fi
+  if [ -n "$sqpid" ]; then kill -KILL -- "-$sqpid" 2>/dev/null; wait "$sqpid" 2>/dev/null; fi
+  if [ -n "$squid" ]; then rm -rf "/tmp/dred-$squid" "/tmp/dred-$squid"-*; fi
   rm -rf "$tmp"
   if [ -n "$ubin" ]; then rm -rf "$ubin"; fi
+  if [ -n "$sqbin" ]; then rm -rf "$sqbin"; fi
 }
 trap cleanup EXIT
 
@@ -127,6 +133,39 @@ fi
 check "plot wrote a PNG" sh -c "file '$tmp/tasks.png' | grep -q 'PNG image data'"
 check "plot removed its temporary files" test -z "$(ls -A "$tmp/plottmp")"
 check "the journal was not modified (read-only)" test "$(sha256sum "$J" | cut -d' ' -f1)" = "$sum_before"
+
+# A journal is data from whoever wrote it: a policy that would end gnuplot's quoted title
+# and call system() must not run anything, and control characters must not reach the
+# terminal (an escape sequence in the policy, a group name, the met counter).
+evil="$tmp/evil.db"
+marker="$tmp/pwned"
+cp "$J" "$evil"
+python3 - "$evil" "$marker" <<'EOF2'
+import sqlite3, sys
+db, marker = sys.argv[1], sys.argv[2]
+c = sqlite3.connect(db)
+pol = "predict' noenhanced\nsystem(\"id > %s\")\nset title 'x" % marker
+c.execute("update meta set value = ? where key = 'policy'", (pol,))
+if c.execute("select count(*) from meta where key = 'policy'").fetchone()[0] == 0:
+    c.execute("insert into meta(key, value) values('policy', ?)", (pol,))
+c.execute("update reductions set grp = ? where id = (select min(id) from reductions)",
+          ("g\x1b]0;owned\x07\x1b[2J",))
+c.execute("insert or replace into meta(key, value) values('met_in_shared_memory', ?)",
+          ("1\x1b[31mred",))
+c.commit()
+EOF2
+rm -f "$marker" "$tmp/evil.png"
+out="$(TMPDIR="$tmp/plottmp" timeout 60 "$dredstat" plot "$evil" -o "$tmp/evil.png" 2>&1)"; rc=$?
+check "plot of a journal whose policy calls system(): the command did not run" test ! -e "$marker"
+if [ "$rc" -eq 0 ] && file "$tmp/evil.png" | grep -q 'PNG image data'; then
+  ok "plot of that journal still draws its PNG"
+else
+  bad "plot of that journal still draws its PNG" "rc=$rc: $(printf '%s' "$out" | head -3)"
+fi
+check "plot of that journal removed its temporary files" test -z "$(ls -A "$tmp/plottmp")"
+timeout 30 "$dredstat" summary "$evil" >"$tmp/evil.txt" 2>&1
+check "summary of that journal prints no control characters (escaped as \\xNN)" sh -c \
+  "! LC_ALL=C grep -q '[[:cntrl:]]' '$tmp/evil.txt' && grep -q 'x1b\\]0;owned' '$tmp/evil.txt' && grep -q 'policy predict.*x0asystem' '$tmp/evil.txt'"
 
 # a finished journal copied into a directory nobody may write (no -wal/-shm can be made)
 rodir="$tmp/ro"
@@ -273,6 +312,73 @@ usage_case summary "$J" -o x
 usage_case status a b
 usage_case plot "$J" -o -
 check "dredstat --help exits 0" sh -c "'$dredstat' --help | grep -q usage"
+
+# A squatted default storage directory.  Another user who creates /tmp/dred-<uid> first
+# (with a socket in it that talks escape sequences) must neither stop the victim's jobs
+# nor be believed by the victim's dredstat.  Needs two local users besides root: victim
+# dredtest2, squatter dredtest3 (created once, kept; never anyone else's account).
+echo "test-dredstat: a squatted /tmp/dred-<uid> (victim dredtest2, squatter dredtest3)"
+sq_skip=""
+if [ "$(id -u)" != 0 ]; then sq_skip="not root: cannot act as two other users"
+elif ! command -v runuser >/dev/null || ! command -v useradd >/dev/null; then sq_skip="no runuser/useradd"
+else
+  for u in dredtest2 dredtest3; do
+    id "$u" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$u" >/dev/null 2>&1 \
+      || { sq_skip="cannot create user $u"; break; }
+  done
+fi
+if [ -z "$sq_skip" ]; then
+  squid="$(id -u dredtest2)"
+  rm -rf "/tmp/dred-$squid" "/tmp/dred-$squid"-*   # a previous run's, both test users'
+  # The programs where the victim can run them (the clone may sit in a 0700 directory).
+  sqbin="$(mktemp -d /tmp/dredstat-sq.XXXXXX)"
+  chmod 755 "$sqbin"
+  cp "$dredstat" "$bin/dred-master" "$bin/dred-launch" "$dredrun" "$app" "$sqbin/" && chmod 755 "$sqbin"/*
+  # The squatter's directory, a job directory and a listening socket that answers with
+  # escape sequences (an OSC title change, a screen clear) and a fake status line.
+  runuser -u dredtest3 -- mkdir -m 755 "/tmp/dred-$squid" "/tmp/dred-$squid/job-planted"
+  setsid runuser -u dredtest3 -- timeout 120 python3 -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777); s.listen(8)
+while True:
+    c, _ = s.accept(); c.sendall(b"\x1b]0;owned\x07\x1b[2Jworkers: 99 planted\n"); c.close()
+' "/tmp/dred-$squid/job-planted/dred-master.sock" >/dev/null 2>&1 &
+  sqpid=$!
+  for _ in $(seq 1 50); do [ -S "/tmp/dred-$squid/job-planted/dred-master.sock" ] && break; sleep 0.1; done
+  as_victim() { (cd /tmp && runuser -u dredtest2 -- env -u DRED_STORAGE_DIR -u XDG_RUNTIME_DIR \
+    -u DRED_MASTER -u DRED_LAUNCH "$@"); }
+  out="$(as_victim timeout 10 "$sqbin/dredstat" status 2>&1)"; rc=$?
+  if [ "$rc" -ne 0 ] && ! printf '%s' "$out" | grep -q planted && ! printf '%s' "$out" | LC_ALL=C grep -q $'\x1b' &&
+     printf '%s' "$out" | grep -q "/tmp/dred-$squid: owned by uid"; then
+    ok "dredstat status refuses the squatter's directory and never reads its socket"
+  else
+    bad "dredstat status refuses the squatter's directory and never reads its socket" "rc=$rc: $(printf '%q' "$out")"
+  fi
+  out="$(as_victim timeout 10 "$sqbin/dredstat" status "/tmp/dred-$squid/job-planted/dred-master.sock" 2>&1)"; rc=$?
+  check "dredstat status SOCKET refuses a socket owned by someone else" has "$rc" 1 "$out" "owned by uid"
+  as_victim timeout -k 5 "$JOB_TIMEOUT" "$sqbin/dredrun" -n 2 "$sqbin/stat-app" -c 20000 -r 2 -s 8 \
+    >"$tmp/sqjob.log" 2>&1 &
+  bgpid=$!
+  answered=0
+  for _ in $(seq 1 100); do   # up to ~30 s for MPI start-up on a loaded machine
+    if as_victim timeout 10 "$sqbin/dredstat" status >"$tmp/sqstatus.txt" 2>&1 &&
+       grep -q "^workers: 2 total" "$tmp/sqstatus.txt"; then answered=1; break; fi
+    kill -0 "$bgpid" 2>/dev/null || break
+    sleep 0.3
+  done
+  if timeout "$JOB_TIMEOUT" tail --pid="$bgpid" -f /dev/null; then :; fi
+  wait "$bgpid"; rc=$?; bgpid=""
+  if [ "$rc" -eq 0 ] && grep -q "stat-app: ok" "$tmp/sqjob.log" &&
+     grep -q "storage directory /tmp/dred-$squid: owned by uid .*using the new private directory /tmp/dred-$squid-" "$tmp/sqjob.log"; then
+    ok "the victim's job runs anyway, in a fresh private directory, and the warning names the squatted one"
+  else
+    bad "the victim's job runs anyway, in a fresh private directory, and the warning names the squatted one" "rc=$rc: $(tail -5 "$tmp/sqjob.log")"
+  fi
+  check "dredstat status (no arguments) found the job in its fresh directory" test "$answered" = 1
+  kill -KILL -- "-$sqpid" 2>/dev/null; wait "$sqpid" 2>/dev/null; sqpid=""
+else
+  echo "  skip  squatted storage directory ($sq_skip)"
+fi
 
 echo "test-dredstat: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
