@@ -4,13 +4,13 @@
 #
 # Part 1, a death during start-up.  A job's start-up is collective (common/mpi/boot.c):
 # a process that dies before its dred_init finished leaves every other one waiting in
-# collectives that never end.  dred-launch used to linger as for any death (that keeps
-# survivors alive once the job is up), so the job waited the whole DRED_START_TIMEOUT_S
-# (300 s) and dred-master then blamed the phase it was waiting in ("shared-memory
-# pools").  Now dred-launch knows whether its program's start-up was over (the program
-# says "up" on the pipe DRED_LAUNCH_FD names: tools/dred-launch.c) and, if not, dies at
-# once of the same signal, which makes Hydra end the job, with a line naming the program,
-# its pid and that it died during start-up.  Each trial runs `dredrun -n 3 dred-demo`,
+# collectives that never end.  Were dred-launch to linger there as after a death once the
+# job is up (which keeps the survivors alive), the job would wait the whole
+# DRED_START_TIMEOUT_S (300 s) and dred-master would then blame the phase it was waiting
+# in ("shared-memory pools").  dred-launch knows whether its program's start-up was over
+# (the program says "up" on the pipe DRED_LAUNCH_FD names: tools/dred-launch.c) and, if
+# not, dies at once of the same signal, which makes Hydra end the job, with a line naming
+# the program, its pid and that it died during start-up.  Each trial runs `dredrun -n 3 dred-demo`,
 # stops one process as soon as it exists -- a stopped process holds every start-up
 # collective open, so the victim surely dies during start-up whatever the machine's speed
 # -- SIGTERMs another, by pid, 0.6-2 s after the launch, continues the stopped one, and
@@ -77,8 +77,8 @@ start() {
 
 # pid_of COMM [NOT]: a process of the job whose name is COMM (not NOT), waiting up to 20 s
 pid_of() {
-  local p i
-  for i in $(seq 1 400); do
+  local p
+  for _ in $(seq 1 400); do
     for p in $(tree_pids "$jobpid"); do
       [ "$p" != "${2:-}" ] && [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$1" ] && { echo "$p"; return 0; }
     done
@@ -109,8 +109,7 @@ echo "test-launch: a process killed during start-up ends the job at once, named 
 # victim stopped delay: the victim gets SIGTERM `delay` s after the launch while `stopped`
 # holds start-up open
 for trial in "worker dred-master 0.6" "worker dred-master 1.2" "worker dred-master 2.0" "master dred-demo 1.0"; do
-  set -- $trial
-  what=$1 hold=$2 delay=$3
+  read -r what hold delay <<<"$trial"
   start "startdeath-$what-$delay"
   if ! held=$(pid_of "$hold"); then
     finish; bad "$what killed at $delay s: the job started" "no $hold process: $(printf '%s' "$out" | tail -3)"; continue
