@@ -300,6 +300,7 @@ interpose-test: all $(INTERPOSE_TEST_BIN)
 tools-test: all
 	@BUILD=$(BUILD) bash tests/tools/test-dredstat.sh
 	@BUILD=$(BUILD) bash tests/tools/test-settings.sh
+	@BUILD=$(BUILD) bash tests/tools/test-launch.sh
 
 deploy-test: all $(FAULT_APP)
 	@bash tests/deploy/check-deploy.sh

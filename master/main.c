@@ -260,6 +260,14 @@ static void maybe_shutdown(master_t *m) {
 
 static void close_cb(uv_handle_t *h) { (void)h; }
 
+/* MPI_Abort kills every process of the job before any can remove its control socket:
+ * remove this node's whole control directory first (common/mpi/boot.h). */
+static void master_abort(master_t *m, int code) {
+  dred_boot_abandon(&m->boot);
+  MPI_Abort(MPI_COMM_WORLD, code);
+  exit(code); /* not reached: MPI_Abort does not return */
+}
+
 /* The collective shutdown hangs if a worker dies during it (see dred_finalize). */
 static void shutdown_timeout(int sig) {
   static const char msg[] =
@@ -378,8 +386,9 @@ int main(int argc, char **argv) {
     /* Collective set-up, the same function dred_init() runs in every worker. */
     if ((rc = dred_boot_start(&m.boot, 1, &m.net, &m.loop)) != DRED_OK) {
       DRED_ERROR("start-up failed: %s", dred_status_str(rc));
-      MPI_Abort(MPI_COMM_WORLD, 2);
+      master_abort(&m, 2);
     }
+    master_startwatch_boot(&m.boot); /* its control directory goes if the watch ends the job */
     m.priv = m.boot.priv;
     if (ji.status != DRED_OK) DRED_ERROR("refusing to start the job: %s", ji.reason);
     /* The death watch of the workers on this node (common/deathwatch.h): made before the
@@ -396,7 +405,7 @@ int main(int argc, char **argv) {
        * log lines a moment, then end the job: an application that carried on regardless
        * would wait for a master that is gone (MPI_Finalize would hang). */
       sleep(1);
-      MPI_Abort(MPI_COMM_WORLD, 2);
+      master_abort(&m, 2);
       return 2;
     }
     master_startwatch_phase("while the workers set up their shared-memory pools (DRED_POOL_MB "
@@ -404,7 +413,8 @@ int main(int argc, char **argv) {
                             "or lower DRED_POOL_MB)");
     MPI_Win_create_dynamic(MPI_INFO_NULL, m.priv, &m.dwin); /* returns once workers are set up */
     master_startwatch_end();
-    if ((m.up = calloc((size_t)m.nworkers + 1, 1)) == NULL) MPI_Abort(MPI_COMM_WORLD, 3);
+    dred_boot_tell_launcher(); /* a death from now on is one the job survives */
+    if ((m.up = calloc((size_t)m.nworkers + 1, 1)) == NULL) master_abort(&m, 3);
     memset(m.up, 1, (size_t)m.nworkers + 1);
     m.nup = m.nworkers;
   }
@@ -417,7 +427,7 @@ int main(int argc, char **argv) {
   if (m.sched == NULL || m.last_heard == NULL || m.bye == NULL || m.pong == NULL) {
     DRED_ERROR("out of memory at start");
     if (m.external) return 3;
-    MPI_Abort(MPI_COMM_WORLD, 3);
+    master_abort(&m, 3);
   }
   for (rc = 1; rc <= m.nworkers; rc++) {
     m.last_heard[rc] = m.t_start;

@@ -87,6 +87,7 @@ void master_watch_create(master_t *m);
 int master_startwatch_begin(uint64_t timeout_s); /* before MPI_Init */
 void master_startwatch_mpi_up(int mpi_thread_level);
 void master_startwatch_phase(const char *phase); /* a static string for the log line */
+void master_startwatch_boot(const dred_boot_t *boot); /* control directory made: removed on time-out */
 void master_startwatch_end(void);
 
 /* detector.c */

@@ -20,6 +20,9 @@
  * this thread while the main thread is inside a collective needs MPI_THREAD_MULTIPLE;
  * with less the watch exits instead.  The master beside the job (beside.c) has its own
  * bound (--start-timeout-s) on its socket.
+ *
+ * Once dred_boot_start has made the job's control directory (master_startwatch_boot), the
+ * watch removes that directory before MPI_Abort: the processes MPI_Abort kills cannot.
  */
 #include <mpi.h>
 #include <unistd.h>
@@ -33,12 +36,14 @@ static struct {
   uint64_t timeout_s;
   int abort_ok;      /* MPI is initialised with MPI_THREAD_MULTIPLE: MPI_Abort may be called */
   const char *phase; /* what start-up waits for now: a static string */
+  const dred_boot_t *boot; /* set once the control directory exists; not written after */
 } g_sw;               /* abort_ok and phase change under the watchdog's lock */
 
 static void timed_out(void *arg) {
   (void)arg;
   DRED_ERROR("start-up did not finish within %llu s (DRED_START_TIMEOUT_S), %s: ending "
              "the job", (unsigned long long)g_sw.timeout_s, g_sw.phase);
+  if (g_sw.boot != NULL) dred_boot_abandon(g_sw.boot);
   if (g_sw.abort_ok) MPI_Abort(MPI_COMM_WORLD, 2);
   _exit(2); /* inside MPI_Init: no MPI call allowed; the others end on their own */
 }
@@ -72,6 +77,12 @@ void master_startwatch_mpi_up(int mpi_thread_level) {
 void master_startwatch_phase(const char *phase) {
   dred_watchdog_lock(&g_sw.w);
   g_sw.phase = phase;
+  dred_watchdog_unlock(&g_sw.w);
+}
+
+void master_startwatch_boot(const dred_boot_t *boot) {
+  dred_watchdog_lock(&g_sw.w);
+  g_sw.boot = boot;
   dred_watchdog_unlock(&g_sw.w);
 }
 

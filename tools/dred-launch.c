@@ -29,9 +29,23 @@
  * finalized for, 0 of 30 with every program finalized for.  dred does not use Hydra's
  * failure notice (it detects failures itself).  A program that did finalize has shut the
  * socket down, so the launcher's attempt fails at once.
+ *
+ * Lingering is for a program that dies once the job is up: the others carry on without
+ * it.  One killed during start-up -- before its dred_init (dred-master: its own start-up)
+ * finished -- leaves every other process in the start-up collectives, which never end
+ * without it: lingering would hide the death until DRED_START_TIMEOUT_S, and the master
+ * would then blame the phase it waited in.  So the launcher hands the program the write
+ * end of a pipe, its number in DRED_LAUNCH_FD; libdred and dred-master write "up" on it
+ * once their start-up is over (common/mpi/boot.c, dred_boot_tell_launcher).  A program
+ * killed before that is reported as dead during start-up, and the launcher dies at once
+ * of the same signal without finalizing PMI for it: Hydra then ends the whole job, as it
+ * does for any process that dies without the launcher.  A program that merely exits
+ * early (one that does not use dred, or /bin/true) is not such a death: the master's
+ * start-up watch says what it waited for.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -115,8 +129,21 @@ static void pmi_finalize_for_program(int timeout_ms) {
   }
 }
 
+/* Whether the program said its start-up is over (the top): "up" on the pipe, read
+ * without waiting -- the program has ended, so whatever it wrote is there. */
+static int program_was_up(int rfd) {
+  char buf[64];
+  size_t got = 0;
+  ssize_t n;
+  if (rfd < 0) return 1; /* no pipe: cannot tell, keep the old behaviour (linger) */
+  while (got < sizeof buf - 1 && (n = read(rfd, buf + got, sizeof buf - 1 - got)) > 0)
+    got += (size_t)n;
+  buf[got] = '\0';
+  return strstr(buf, "up") != NULL;
+}
+
 int main(int argc, char **argv) {
-  int status = 0;
+  int status = 0, note[2] = {-1, -1}, up;
   pid_t parent = getppid();
   const char *s = getenv("DRED_LAUNCH_LINGER_S"), *ts = getenv("DRED_LAUNCH_TERM_LINGER_S");
   long linger = s ? atol(s) : 3600, term_linger = ts ? atol(ts) : 10;
@@ -126,16 +153,28 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: dred-launch PROGRAM [ARGS...]  (used by dredrun)\n");
     return 2;
   }
+  /* Non-blocking read end (read once the program ended); the write end is the program's. */
+  if (pipe2(note, O_CLOEXEC | O_NONBLOCK) != 0) note[0] = note[1] = -1;
   child = fork();
   if (child < 0) {
     perror("dred-launch: fork");
     return 127;
   }
   if (child == 0) {
+    if (note[1] >= 0) {
+      char fd[16];
+      int fl = fcntl(note[1], F_GETFL);
+      /* the program's end blocks as usual (a write of 3 bytes never fills a pipe anyway) */
+      if (fl >= 0) (void)fcntl(note[1], F_SETFL, fl & ~O_NONBLOCK);
+      (void)fcntl(note[1], F_SETFD, 0); /* kept across exec */
+      snprintf(fd, sizeof fd, "%d", note[1]);
+      setenv("DRED_LAUNCH_FD", fd, 1);
+    }
     execvp(argv[1], argv + 1);
     fprintf(stderr, "dred-launch: cannot run %s: %s\n", argv[1], strerror(errno));
     _exit(127);
   }
+  if (note[1] >= 0) close(note[1]);
   signal(SIGINT, forward);
   signal(SIGTERM, forward);
   signal(SIGHUP, forward);
@@ -146,6 +185,17 @@ int main(int argc, char **argv) {
       perror("dred-launch: waitpid");
       return 127;
     }
+  }
+  up = program_was_up(note[0]);
+  if (WIFSIGNALED(status) && !up && !terminating) {
+    /* Killed during start-up: end the job now (the top), naming who and when. */
+    fprintf(stderr, "dred-launch: %s (pid %ld) was killed by signal %d (%s) during start-up, "
+            "before its dred_init finished: ending the job (the others wait for it in "
+            "start-up collectives that cannot finish)\n", argv[1], (long)child,
+            WTERMSIG(status), strsignal(WTERMSIG(status)));
+    signal(WTERMSIG(status), SIG_DFL);
+    raise(WTERMSIG(status));
+    return 128 + WTERMSIG(status);
   }
   pmi_finalize_for_program(1000);
   /* Hydra's own report comes only at the job's end, if at all (a lingering launcher hides

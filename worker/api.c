@@ -184,6 +184,7 @@ int dred_init(int *argc, char ***argv) {
   if ((rc = dred_rt_start(rt)) != DRED_OK) return rc;
   g_rt = rt;
   g_state = API_RUNNING;
+  dred_boot_tell_launcher(); /* a death from now on is one the job survives */
   DRED_INFO("dred ready: %d workers, pool %zu MiB, chunk %zu KiB, dred-master %s",
             rt->world_size - 1, rt->pool_size >> 20, rt->chunk_bytes >> 10,
             rt->boot.external ? "outside the job" : "rank 0");

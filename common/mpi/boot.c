@@ -26,6 +26,7 @@
 #include "boot.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,9 +50,10 @@ typedef struct {
 
 /* Our control directory: private to us (0700, ours, a real directory).  Every process
  * of the job on this node makes or finds it; a directory someone else made is refused. */
-static int make_dir(const char *dir) {
+static int make_dir(const char *dir, int *made) {
   struct stat st;
-  if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+  *made = mkdir(dir, 0700) == 0;
+  if (!*made && errno != EEXIST) {
     DRED_ERROR("cannot create the control directory %s: %s", dir, strerror(errno));
     return DRED_ERR_INTERNAL;
   }
@@ -61,6 +63,24 @@ static int make_dir(const char *dir) {
     return DRED_ERR_INTERNAL;
   }
   return DRED_OK;
+}
+
+/* The process that made the control directory names it to dredrun, when dredrun started
+ * the job: DRED_RUN_DIR is a private directory of dredrun's, on its node, and dredrun
+ * removes every directory named there once the job has ended, whatever ended it (MPI_Abort
+ * and SIGKILL leave no process to tidy up).  One file per directory made: "ctl.<rank>",
+ * holding the path.  Elsewhere (another node, no dredrun) there is nothing to do. */
+static void name_to_dredrun(const dred_boot_t *b) {
+  const char *run = getenv("DRED_RUN_DIR");
+  char path[4300];
+  int fd, n;
+  if (run == NULL || run[0] != '/') return;
+  n = snprintf(path, sizeof path, "%s/ctl.%d", run, b->rank);
+  if (n < 0 || (size_t)n >= sizeof path) return;
+  if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) return;
+  (void)!write(fd, b->dir, strlen(b->dir));
+  (void)!write(fd, "\n", 1);
+  close(fd);
 }
 
 /* Rank `rank`'s control socket in the job's control directory; 0 if it does not fit. */
@@ -119,11 +139,12 @@ static int links_up(dred_boot_t *b, dred_net_t *net, uv_loop_t *loop, const uint
   boot_rec_t mine, *all = NULL;
   char host[256];
   size_t hlen = sizeof host;
-  int nproc, i, rc;
+  int nproc, i, rc, made = 0;
 
   memset(&mine, 0, sizeof mine);
   mine.node = node;
-  rc = make_dir(b->dir);
+  rc = make_dir(b->dir, &made);
+  if (made) name_to_dredrun(b);
   if (rc == DRED_OK) rc = dred_net_init(net, loop, b->rank, b->size, token);
   if (rc == DRED_OK) {
     /* TCP only if the job spans nodes; single-node jobs open no port. */
@@ -322,7 +343,7 @@ int dred_boot_standalone(dred_boot_t *b, int nworkers, dred_net_t *net, uv_loop_
                          const char *tcp_host, char unix_addr[DRED_NET_ADDR_MAX],
                          char tcp_addr[DRED_NET_ADDR_MAX], uint8_t token[DRED_NET_TOKEN_BYTES]) {
   uint8_t id[JOB_ID_BYTES];
-  int rc;
+  int rc, made = 0;
   memset(b, 0, sizeof *b);
   b->priv = b->comm = MPI_COMM_NULL;
   b->external = 1;
@@ -337,7 +358,8 @@ int dred_boot_standalone(dred_boot_t *b, int nworkers, dred_net_t *net, uv_loop_
   snprintf(b->watch, sizeof b->watch, "%s/watch", b->dir); /* fits: dir < DRED_NET_ADDR_MAX */
   if ((b->node_of = calloc((size_t)b->size, sizeof *b->node_of)) == NULL) return DRED_ERR_NOMEM;
   b->nnodes = 1;
-  if ((rc = make_dir(b->dir)) != DRED_OK) return rc;
+  if ((rc = make_dir(b->dir, &made)) != DRED_OK) return rc;
+  if (made) name_to_dredrun(b);
   if ((rc = dred_net_init(net, loop, 0, b->size, token)) != DRED_OK) return rc;
   if (dred_net_listen(net, b->sock, tcp_host, unix_addr, tcp_addr) != 0) return DRED_ERR_INTERNAL;
   leave_register(b);
@@ -427,6 +449,35 @@ void dred_boot_finish(dred_boot_t *b) {
   if (b->dir[0] != '\0') (void)rmdir(b->dir); /* fails until the last process left: fine */
   free(b->node_of);
   b->node_of = NULL;
+}
+
+void dred_boot_abandon(const dred_boot_t *b) {
+  char path[sizeof b->sock];
+  int r;
+  if (b->dir[0] == '\0') return;
+  dred_leave_clear();
+  for (r = 0; r < b->size; r++)
+    if (sock_path(b, r, path, sizeof path)) (void)unlink(path);
+  if (b->watch[0] != '\0' && strncmp(b->watch, b->dir, strlen(b->dir)) == 0) (void)unlink(b->watch);
+  (void)rmdir(b->dir);
+}
+
+void dred_boot_tell_launcher(void) {
+  static const char up[] = "up\n";
+  const char *s = getenv("DRED_LAUNCH_FD");
+  char *end;
+  struct stat st;
+  long fd;
+  if (s == NULL || s[0] == '\0') return;
+  errno = 0;
+  fd = strtol(s, &end, 10);
+  /* Only a pipe: a number left in the environment must not make us write into a file. */
+  if (errno == 0 && *end == '\0' && fd > 2 && fd < 1 << 20 && fstat((int)fd, &st) == 0 &&
+      S_ISFIFO(st.st_mode)) {
+    (void)!write((int)fd, up, sizeof up - 1);
+    close((int)fd);
+  }
+  unsetenv("DRED_LAUNCH_FD"); /* not the launcher of a program this one starts */
 }
 
 void dred_boot_teardown(dred_boot_t *b, MPI_Win *dwin, int finalize) {

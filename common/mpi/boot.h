@@ -71,6 +71,17 @@ void dred_boot_forget(const dred_boot_t *b, int rank);
  * Local only: called at every exit, also after a failure. */
 void dred_boot_finish(dred_boot_t *b);
 
+/* The job is ending without its collective end (MPI_Abort next, which kills every process
+ * of the job before it can tidy up): remove the whole control directory on this node --
+ * every rank's socket in it, the death-watch file, the directory -- rather than only our
+ * socket.  Local; safe from any thread once dred_boot_start returned. */
+void dred_boot_abandon(const dred_boot_t *b);
+
+/* Start-up is over for this process: tell dred-launch (tools/dred-launch.c), if it started
+ * us, on the pipe it named in DRED_LAUNCH_FD; from then on a death of ours is a failure the
+ * job survives, not a start-up that cannot finish.  No launcher: nothing to do. */
+void dred_boot_tell_launcher(void);
+
 /* ---- teardown: the collective end both programs run, in the same order ----------------
  *
  * Once the master sent SHUTDOWN and the loops ended, and only if no process of the job
