@@ -71,6 +71,14 @@ typedef struct {
   uint64_t test_absorb_kill_piece;
 } dred_config_t;
 
+/* Control links not yet through HELLO (common/net.h): DRED_HELLO_TIMEOUT_MS, how long one
+ * may wait for it (5000; 100..600000), and DRED_MAX_PENDING_LINKS, how many may wait at
+ * once before the oldest is closed (64; 1..1000000; never fewer than twice the job's ranks).
+ * Read by dred_net_init for every process's listener, dred-master's included. */
+#define DRED_HELLO_TIMEOUT_MS_DEFAULT 5000
+#define DRED_MAX_PENDING_LINKS_DEFAULT 64
+void dred_config_links(uint64_t *hello_timeout_ms, size_t *max_pending);
+
 /* Fill `c` from the environment.  Bad values are logged and replaced by the default. */
 void dred_config_load(dred_config_t *c);
 

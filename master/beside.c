@@ -83,8 +83,13 @@ static int wait_joins(master_t *m, uint64_t timeout_ms) {
   while (rc == DRED_OK && njoined < m->nworkers && !expired) {
     uv_run(&m->loop, UV_RUN_ONCE);
     while (rc == DRED_OK && (r = dred_net_recv(&m->net, &src, &msg)) != 0) {
-      if (src < 1 || src > m->nworkers) continue;
-      if (r == DRED_NET_LOST) {
+      if (src < 1 || src > m->nworkers || r == DRED_NET_NOFD) continue;
+      if (r == DRED_NET_LOST && m->net.nofd > 0) {
+        DRED_ERROR("worker %d's link closed before the job started, and this master has run out "
+                   "of file descriptors (limit %d): raise `ulimit -n` for dred-master", src,
+                   m->net.fd_limit);
+        rc = DRED_ERR_INTERNAL;
+      } else if (r == DRED_NET_LOST) {
         DRED_ERROR("worker %d left before the job started (its log says why)", src);
         rc = DRED_ERR_PROC_FAILED;
       } else if (msg.type != PROTO_JOIN || msg.u.join.stage != 0 || joined[src]) {
@@ -106,7 +111,9 @@ static int wait_joins(master_t *m, uint64_t timeout_ms) {
   }
   if (rc == DRED_OK && njoined < m->nworkers) {
     DRED_ERROR("%d of %d workers joined within %llu ms (--start-timeout-s): the job did not "
-               "start", njoined, m->nworkers, (unsigned long long)timeout_ms);
+               "start%s", njoined, m->nworkers, (unsigned long long)timeout_ms,
+               m->net.nofd > 0 ? "; this master ran out of file descriptors on the way (see "
+                                 "above): raise `ulimit -n` for dred-master" : "");
     rc = DRED_ERR_TIMEOUT;
   }
   if (rc == DRED_OK) {

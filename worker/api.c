@@ -377,7 +377,7 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     uint64_t n = ++rt->dead_refused;
     rc = rt->dead_status;
     uv_mutex_unlock(&rt->lock);
-    if ((n & (n - 1)) == 0)
+    if (dred_log_due(n))
       DRED_ERROR("dred_ireduce: %s (%llu call(s) refused so far; logged at powers of 2)",
                  dred_strerror(rc), (unsigned long long)n);
     goto fail;
