@@ -23,25 +23,48 @@
 
 #include "../common/log.h"
 #include "../common/status.h"
+#include "../storage/storedir.h"
 #include "master.h"
 
 /* The address file: the variables a worker reads (common/mpi/boot.h), one KEY=VALUE a
  * line: DRED_MASTER_HOST=this host's name, DRED_MASTER_ADDR=unix:PATH,
  * DRED_MASTER_TCP=tcp:HOST:PORT (only when listening on TCP), DRED_JOB_TOKEN=HEX.  The
- * launcher exports them to the job (it may name the host otherwise: simulated nodes). */
+ * launcher exports them to the job (it may name the host otherwise: simulated nodes);
+ * `dredrun --addr-env FILE CMD...` is the reader for a master started by hand, and takes
+ * exactly these keys.
+ *
+ * The file holds the job's token and says where the workers go, so whoever can replace it
+ * owns the job.  Its directory must therefore be one nobody else can write to
+ * (storage/storedir.h: dred_storedir_owned), and the file is made under a fresh name there
+ * with mode 0600, written whole and renamed over `path`: a reader never sees half of it. */
 static int write_addr_file(const char *path, const char *uaddr, const char *taddr,
                            const uint8_t token[DRED_NET_TOKEN_BYTES]) {
-  char tmp[1100];
+  char tmp[1100], dir[1100];
+  const char *slash = strrchr(path, '/');
   FILE *f;
   int fd, i, ok;
-  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
+  if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp) {
     DRED_ERROR("--addr-file %s: path too long", path);
     return DRED_ERR_ARG;
   }
-  (void)unlink(tmp);
-  if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600)) < 0 || (f = fdopen(fd, "w")) == NULL) {
-    DRED_ERROR("--addr-file %s: cannot create it: %s", tmp, strerror(errno));
-    if (fd >= 0) close(fd);
+  if (slash == NULL) snprintf(dir, sizeof dir, ".");
+  else if (slash == path) snprintf(dir, sizeof dir, "/");
+  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  if (slash != NULL && slash[1] == '\0') {
+    DRED_ERROR("--addr-file %s: names a directory, not a file", path);
+    return DRED_ERR_ARG;
+  }
+  if (dred_storedir_owned("--addr-file directory", dir) != DRED_OK) {
+    DRED_ERROR("--addr-file %s: refused: the file holds the job's token and where its workers "
+               "connect, so it must be in a directory only you can write to", path);
+    return DRED_ERR_ARG;
+  }
+  if ((fd = mkstemp(tmp)) < 0 || fchmod(fd, 0600) != 0 || (f = fdopen(fd, "w")) == NULL) {
+    DRED_ERROR("--addr-file %s: cannot create %s: %s", path, tmp, strerror(errno));
+    if (fd >= 0) {
+      close(fd);
+      (void)unlink(tmp);
+    }
     return DRED_ERR_ARG;
   }
   {

@@ -55,7 +55,7 @@ void master_suspect_failed(master_t *m, int worker, const char *why) {
   if (worker < 1 || worker > m->nworkers || master_worker_failed(m, worker) || m->nofd_stop)
     return;
   m->nofd_stop = 1;
-  DRED_ERROR("dred-master ran out of file descriptors (limit %d; see the lines above): worker "
+  DRED_ERROR("dred-master is out of file descriptors (limit %d): worker "
              "%d (%s) is not declared failed, since a link this process could not accept "
              "looks the same; stopping the job -- raise `ulimit -n` for dred-master",
              m->net.fd_limit, worker, why);
