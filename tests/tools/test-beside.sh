@@ -165,7 +165,13 @@ else
       "rc=$rc: $(printf '%s' "$out" | grep -v UCX | tail -3) | master: $(grep -v UCX "$tmp/master.log" | tail -3)"
   fi
   kill -KILL "$fp" 2>/dev/null; wait "$fp" 2>/dev/null
-  wait_gone "$mpid" 20 || kill -KILL "$mpid" 2>/dev/null
+  if wait_gone "$mpid" 20; then
+    if [ "$wrc" -eq 0 ]; then ok "dred-master exits 0 after the job"; else
+      bad "dred-master exits 0 after the job" "status $wrc: $(grep -v UCX "$tmp/master.log" | grep -v "before HELLO" | tail -3)"; fi
+  else
+    bad "dred-master exits 0 after the job" "still running 20 s after it: $(grep -v UCX "$tmp/master.log" | grep -v "before HELLO" | tail -3)"
+    kill -KILL "$mpid" 2>/dev/null; wait "$mpid" 2>/dev/null
+  fi
   nref="$(grep -c "control link refused" "$tmp/master.log")"
   if [ "$nref" -ge 1 ] && [ "$nref" -le 12 ]; then
     ok "2000 wrong-token HELLOs: $nref log lines (1st, 2nd, 4th...)"
