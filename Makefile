@@ -301,6 +301,7 @@ tools-test: all
 	@BUILD=$(BUILD) bash tests/tools/test-dredstat.sh
 	@BUILD=$(BUILD) bash tests/tools/test-settings.sh
 	@BUILD=$(BUILD) bash tests/tools/test-launch.sh
+	@BUILD=$(BUILD) bash tests/tools/test-beside.sh
 
 deploy-test: all $(FAULT_APP)
 	@bash tests/deploy/check-deploy.sh

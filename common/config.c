@@ -103,6 +103,14 @@ int dred_config_load_mpi(dred_config_t *c, char *why, size_t cap) {
   return 0;
 }
 
+void dred_config_links(uint64_t *hello_timeout_ms, size_t *max_pending) {
+  if (hello_timeout_ms != NULL)
+    *hello_timeout_ms = env_u64("DRED_HELLO_TIMEOUT_MS", DRED_HELLO_TIMEOUT_MS_DEFAULT, 100, 600000);
+  if (max_pending != NULL)
+    *max_pending = (size_t)env_u64("DRED_MAX_PENDING_LINKS", DRED_MAX_PENDING_LINKS_DEFAULT, 1,
+                                   1000000);
+}
+
 int dred_config_check(const dred_config_t *c, int role, uint64_t master_heartbeat_ms, char *why,
                       size_t cap) {
 #define CHECK_FAIL(...) (snprintf(why, cap, __VA_ARGS__), DRED_ERR_ARG)

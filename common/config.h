@@ -87,6 +87,14 @@ typedef struct {
  * paths), dred from 2 MiB (4.8-7.1 ms against 8.0-10.4 ms; 8 MiB 7.7 against 19.5 ms). */
 #define DRED_MPI_MIN_BYTES_DEFAULT 1048576
 
+/* Control links not yet through HELLO (common/net.h): DRED_HELLO_TIMEOUT_MS, how long one
+ * may wait for it (5000; 100..600000), and DRED_MAX_PENDING_LINKS, how many may wait at
+ * once before the oldest is closed (64; 1..1000000; never fewer than twice the job's ranks).
+ * Read by dred_net_init for every process's listener, dred-master's included. */
+#define DRED_HELLO_TIMEOUT_MS_DEFAULT 5000
+#define DRED_MAX_PENDING_LINKS_DEFAULT 64
+void dred_config_links(uint64_t *hello_timeout_ms, size_t *max_pending);
+
 /* Fill `c` from the environment.  Bad values are logged and replaced by the default. */
 void dred_config_load(dred_config_t *c);
 

@@ -38,6 +38,8 @@ int dred_log_enabled(dred_log_level_t level) {
   return (int)level <= log_level;
 }
 
+int dred_log_due(unsigned long long count) { return count != 0 && (count & (count - 1)) == 0; }
+
 void dred_log(dred_log_level_t level, const char *fmt, ...) {
   static const char *names[] = {"error", "warn", "info", "debug"};
   char line[1024];

@@ -17,6 +17,12 @@ void dred_log_setup(const char *role, int rank);
 int dred_log_enabled(dred_log_level_t level);
 void dred_log(dred_log_level_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A message that can repeat without bound (links refused in a flood, calls refused after a
+ * failure) is logged at its 1st, 2nd, 4th, 8th... occurrence only, with the count so far:
+ * O(log n) lines for n occurrences, and the first one at once.  The caller keeps the count
+ * (under whatever lock guards it) and asks with the new value. */
+int dred_log_due(unsigned long long count);
+
 #define DRED_ERROR(...) dred_log(DRED_LOG_ERROR, __VA_ARGS__)
 #define DRED_WARN(...) dred_log(DRED_LOG_WARN, __VA_ARGS__)
 #define DRED_INFO(...) \

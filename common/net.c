@@ -32,20 +32,32 @@
  * else it writes there.  Links are opened and closed under `wlock` too, so the direct
  * writer never sees a closed descriptor.
  *
+ * Waiting for HELLO: an accepted link sits in `pending` (oldest first) with the loop time it
+ * came in.  One unreferenced timer, armed while anything waits, closes those past their
+ * deadline.  on_connection closes the oldest waiting link when there are more than the cap
+ * (never below twice the job's ranks, so the job's own links, which may all arrive in one
+ * burst before any is read, never push each other out), and, once the new link's
+ * descriptor number says the reserve is being eaten into, the oldest one that came in on an
+ * earlier turn of the loop.  The number tells because the kernel hands out the lowest free
+ * descriptor: all below it are taken, so at most limit - fd - 1 are free.
+ *
  * Closing: a link that reads EOF or an error is closed; if it was admitted, an inbox entry
  * tells the owner which peer is gone, behind what the peer sent before -- that is how the
  * master sees a killed worker within milliseconds, and a worker its master.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "bigbuf.h"
+#include "config.h"
 #include "dred_status.h"
 #include "log.h"
 #include "net.h"
@@ -65,6 +77,7 @@ struct dred_net_link {
   } h;
   uv_connect_t conn;
   int peer;     /* rank once admitted (or for an outgoing link), else -1 */
+  uint64_t accepted_ms; /* loop time it was accepted (waiting for HELLO) */
   int admitted;
   int outgoing; /* we opened it: n->out[peer], else n->in[peer] */
   int closing;
@@ -79,13 +92,22 @@ struct dred_net_link {
 typedef struct inbox_entry {
   dred_queue_t link; /* n->inbox */
   int src;
-  int lost;          /* not a message: the link to src closed */
+  int lost;          /* not a message: LINK_LOST (the link to src closed) or LINK_NOFD */
   proto_msg_t msg;
   uint8_t *payload;  /* bulk bytes that followed the message (NULL: none, or discarded) */
   size_t payload_len;
   size_t len;
   uint8_t bytes[];
 } inbox_entry_t;
+
+/* Why a link closes, for link_close: nothing to report, the peer's link is gone, or this
+ * process could not set it up for want of descriptors. */
+#define LINK_QUIET 0
+#define LINK_LOST 1
+#define LINK_NOFD 2
+
+/* Descriptors kept free for the job's own links, beyond one per rank. */
+#define FD_RESERVE_EXTRA 16
 
 typedef struct wreq {
   uv_write_t req;
@@ -134,7 +156,8 @@ static void link_free_cb(uv_handle_t *h) {
   free(l);
 }
 
-/* Close a link; `lost` reports an admitted peer to the owner (in order, via the inbox). */
+/* Close a link; `lost` (LINK_LOST, LINK_NOFD) reports an admitted peer to the owner (in
+ * order, via the inbox). */
 static void link_close(dred_net_link_t *l, int lost) {
   dred_net_t *n = l->net;
   int peer = l->peer;
@@ -142,7 +165,10 @@ static void link_close(dred_net_link_t *l, int lost) {
   if (l->closing) return;
   uv_mutex_lock(&n->wlock); /* a direct writer must not write to a descriptor being closed */
   l->closing = 1;
-  if (!l->admitted) dred_queue_remove(&l->qlink);
+  if (!l->admitted) {
+    dred_queue_remove(&l->qlink);
+    n->npending--;
+  }
   if (l->admitted && peer >= 0) {
     dred_net_link_t **slot = l->outgoing ? &n->out[peer] : &n->in[peer];
     if (*slot == l) *slot = NULL;
@@ -151,10 +177,10 @@ static void link_close(dred_net_link_t *l, int lost) {
   uv_mutex_unlock(&n->wlock);
   /* A peer whose link broke is never dialled again: its process is gone (or said goodbye),
    * and a reconnect to a dead master's address only produces "connection refused". */
-  if (lost && l->admitted && peer >= 0) n->book[peer][0] = '\0';
+  if (lost == LINK_LOST && l->admitted && peer >= 0) n->book[peer][0] = '\0';
   if (lost && l->admitted && peer >= 0 && (e = calloc(1, sizeof *e)) != NULL) {
     e->src = peer;
-    e->lost = 1;
+    e->lost = lost;
     dred_queue_insert_tail(&n->inbox, &e->link);
   }
 }
@@ -308,15 +334,22 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
 static int admit(dred_net_link_t *l, const uint8_t *p) {
   dred_net_t *n = l->net;
   uint32_t rank = le32(p + 4);
+  /* Anyone who can reach the port can make these: logged at powers of 2 only. */
   if (le32(p) != HELLO_MAGIC || !token_equal(p + 8, n->token)) {
-    DRED_ERROR("control link refused: not a HELLO with this job's token");
+    if (dred_log_due(++n->refused))
+      DRED_ERROR("control link refused: not a HELLO with this job's token (%llu link(s) "
+                 "refused so far; logged at powers of 2)", (unsigned long long)n->refused);
     return -1;
   }
   if (rank >= (uint32_t)n->nranks || (int)rank == n->self || n->in[rank] != NULL) {
-    DRED_ERROR("control link refused: rank %u is out of range or already connected", rank);
+    if (dred_log_due(++n->refused))
+      DRED_ERROR("control link refused: rank %u is out of range or already connected (%llu "
+                 "link(s) refused so far; logged at powers of 2)", rank,
+                 (unsigned long long)n->refused);
     return -1;
   }
   dred_queue_remove(&l->qlink);
+  n->npending--;
   l->peer = (int)rank;
   l->admitted = 1;
   uv_mutex_lock(&n->wlock);
@@ -338,7 +371,6 @@ static int parse(dred_net_link_t *l) {
     if (!l->admitted) {
       if (avail < HELLO_BYTES) break;
       if (admit(l, p) != 0) {
-        n->refused++;
         rc = -1;
         break;
       }
@@ -414,7 +446,7 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   if (nread < 0) {
     if (nread != UV_EOF)
       DRED_DEBUG("control link to rank %d: %s", l->peer, uv_strerror((int)nread));
-    link_close(l, 1);
+    link_close(l, LINK_LOST);
     return;
   }
   if (l->bulk != NULL) {
@@ -434,24 +466,113 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     if (e->payload != NULL) return; /* the buffer held exactly the rest of the payload */
   }
   l->rlen += (size_t)nread;
-  if (parse(l) != 0) link_close(l, 1);
+  if (parse(l) != 0) link_close(l, LINK_LOST);
 }
 
 /* ---- listening and connecting -------------------------------------------------------- */
 
+static int is_nofd(int err) { return err == UV_EMFILE || err == UV_ENFILE; }
+
+/* This process could not open or accept a link for want of descriptors: say so plainly,
+ * at powers of 2 (a shortage repeats at every attempt). */
+static void log_nofd(dred_net_t *n, const char *what, int peer, int err) {
+  if (!dred_log_due(++n->nofd)) return;
+  if (peer >= 0)
+    DRED_ERROR("cannot %s a control link to rank %d: %s: this process is out of file "
+               "descriptors (limit %d; raise `ulimit -n`); rank %d is not known to have "
+               "failed (%llu shortage(s) so far; logged at powers of 2)",
+               what, peer, uv_strerror(err), n->fd_limit, peer, (unsigned long long)n->nofd);
+  else
+    DRED_ERROR("cannot %s a control link: %s: this process is out of file descriptors "
+               "(limit %d; raise `ulimit -n`); the connection was closed unread, and if it "
+               "was one of the job's the job cannot go on (%llu shortage(s) so far; logged at "
+               "powers of 2)", what, uv_strerror(err), n->fd_limit, (unsigned long long)n->nofd);
+}
+
+/* Close waiting link `l` (why: for the log), counting it. */
+static void pending_evict(dred_net_link_t *l, const char *why) {
+  dred_net_t *n = l->net;
+  if (dred_log_due(++n->evicted))
+    DRED_WARN("control link closed before HELLO: %s (%llu closed so far; logged at powers of "
+              "2)", why, (unsigned long long)n->evicted);
+  link_close(l, LINK_QUIET);
+}
+
+static void hello_timer_cb(uv_timer_t *t) {
+  dred_net_t *n = t->data;
+  uint64_t now = uv_now(n->loop);
+  dred_queue_t *q;
+  while ((q = dred_queue_head(&n->pending)) != NULL) {
+    dred_net_link_t *l = DRED_QUEUE_DATA(q, dred_net_link_t, qlink);
+    if (l->accepted_ms + n->hello_timeout_ms > now) {
+      uv_timer_start(&n->hello_timer, hello_timer_cb, l->accepted_ms + n->hello_timeout_ms - now, 0);
+      return;
+    }
+    pending_evict(l, "no HELLO within DRED_HELLO_TIMEOUT_MS");
+  }
+}
+
 static void on_connection(uv_stream_t *srv, int status) {
   dred_net_t *n = srv->data;
   dred_net_link_t *l;
-  int tcp = srv == (uv_stream_t *)&n->tcp_srv;
-  if (status != 0) return;
+  dred_queue_t *q;
+  size_t cap;
+  int tcp = srv == (uv_stream_t *)&n->tcp_srv, fd = -1;
+  if (status != 0) {
+    /* libuv has closed the connection that found no descriptor (its spare-descriptor trick) */
+    if (is_nofd(status)) log_nofd(n, "accept", -1, status);
+    else DRED_DEBUG("control listener: accept failed: %s", uv_strerror(status));
+    return;
+  }
   if ((l = link_new(n, tcp)) == NULL) return;
+  l->accepted_ms = uv_now(n->loop);
   dred_queue_insert_tail(&n->pending, &l->qlink);
+  n->npending++;
   if (uv_accept(srv, &l->h.stream) != 0 || uv_read_start(&l->h.stream, alloc_cb, read_cb) != 0) {
-    link_close(l, 0);
+    link_close(l, LINK_QUIET);
     return;
   }
   if (tcp) uv_tcp_nodelay(&l->h.tcp, 1);
   link_grow_buffers(l);
+  if (!uv_is_active((uv_handle_t *)&n->hello_timer))
+    uv_timer_start(&n->hello_timer, hello_timer_cb, n->hello_timeout_ms, 0);
+  cap = n->max_pending > 2 * (size_t)n->nranks ? n->max_pending : 2 * (size_t)n->nranks;
+  while (n->npending > cap && (q = dred_queue_head(&n->pending)) != NULL)
+    pending_evict(DRED_QUEUE_DATA(q, dred_net_link_t, qlink),
+                  "more links waiting for HELLO than DRED_MAX_PENDING_LINKS");
+  if (n->fd_limit > 0 && uv_fileno(&l->h.handle, &fd) == 0 &&
+      fd >= n->fd_limit - (n->nranks + FD_RESERVE_EXTRA) &&
+      (q = dred_queue_head(&n->pending)) != NULL) {
+    dred_net_link_t *old = DRED_QUEUE_DATA(q, dred_net_link_t, qlink);
+    if (old != l && old->accepted_ms < l->accepted_ms)
+      pending_evict(old, "file descriptors are running out; the rest are kept for the job's "
+                         "own links");
+  }
+}
+
+/* Raise the soft limit on descriptors to the hard one (a job's links, stores and MPI's own
+ * need more than a default of 1024 at scale); the limit in force, or -1 if unknown. */
+static int fd_limit_raise(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return -1;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rlim_t want = rl.rlim_max;
+    rl.rlim_cur = want;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0) (void)getrlimit(RLIMIT_NOFILE, &rl);
+  }
+  return rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 0x3fffffff ? 0x3fffffff : (int)rl.rlim_cur;
+}
+
+int dred_net_fd_free(const dred_net_t *n) {
+  DIR *d;
+  struct dirent *e;
+  int used = 0;
+  if (n == NULL || n->fd_limit <= 0) return -1;
+  if ((d = opendir("/proc/self/fd")) == NULL) return errno == EMFILE || errno == ENFILE ? 0 : -1;
+  while ((e = readdir(d)) != NULL) used += e->d_name[0] != '.';
+  closedir(d);
+  used--; /* the directory's own descriptor */
+  return used >= n->fd_limit ? 0 : n->fd_limit - used;
 }
 
 int dred_net_token_new(uint8_t token[DRED_NET_TOKEN_BYTES]) {
@@ -478,6 +599,11 @@ int dred_net_init(dred_net_t *n, uv_loop_t *loop, int self, int nranks,
     goto fail;
   }
   n->flush.data = n;
+  uv_timer_init(loop, &n->hello_timer); /* cannot fail on Linux */
+  uv_unref((uv_handle_t *)&n->hello_timer); /* it never keeps a loop running */
+  n->hello_timer.data = n;
+  dred_config_links(&n->hello_timeout_ms, &n->max_pending);
+  n->fd_limit = fd_limit_raise();
   dred_queue_init(&n->pending);
   dred_queue_init(&n->inbox);
   return DRED_OK;
@@ -551,12 +677,17 @@ int dred_net_listen(dred_net_t *n, const char *unix_path, const char *tcp_host,
 static void connect_cb(uv_connect_t *req, int status) {
   dred_net_link_t *l = req->handle->data;
   if (status != 0) {
+    if (is_nofd(status)) {
+      log_nofd(l->net, "open", l->peer, status);
+      link_close(l, LINK_NOFD);
+      return;
+    }
     DRED_ERROR("control link to rank %d: connect failed: %s", l->peer, uv_strerror(status));
-    link_close(l, 1);
+    link_close(l, LINK_LOST);
     return;
   }
   link_grow_buffers(l);
-  if (uv_read_start(&l->h.stream, alloc_cb, read_cb) != 0) link_close(l, 1);
+  if (uv_read_start(&l->h.stream, alloc_cb, read_cb) != 0) link_close(l, LINK_LOST);
 }
 
 int dred_net_connect(dred_net_t *n, int peer, const char *addr) {
@@ -578,21 +709,33 @@ int dred_net_connect(dred_net_t *n, int peer, const char *addr) {
   l->admitted = 1;
   l->outgoing = 1;
   if (!tcp) {
+    /* The socket is made here, not by uv_pipe_connect, so that a shortage of descriptors
+     * is known for what it is (libuv would report it later as a failed connect). */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    rc = fd < 0 ? uv_translate_sys_error(errno) : uv_pipe_open(&l->h.pipe, fd);
+    if (rc != 0) {
+      if (fd >= 0) close(fd);
+      if (is_nofd(rc)) log_nofd(n, "open", peer, rc);
+      else DRED_ERROR("control address '%s': %s", addr, uv_strerror(rc));
+      link_close(l, is_nofd(rc) ? LINK_NOFD : LINK_QUIET);
+      return rc;
+    }
     uv_pipe_connect(&l->conn, &l->h.pipe, addr + 5, connect_cb);
   } else {
     char host[DRED_NET_ADDR_MAX];
     const char *colon = strrchr(addr + 4, ':');
     struct sockaddr_in sa;
     if (colon == NULL || (size_t)(colon - (addr + 4)) >= sizeof host) {
-      link_close(l, 0);
+      link_close(l, LINK_QUIET);
       return UV_EINVAL;
     }
     memcpy(host, addr + 4, (size_t)(colon - (addr + 4)));
     host[colon - (addr + 4)] = '\0';
     if ((rc = uv_ip4_addr(host, atoi(colon + 1), &sa)) != 0 ||
         (rc = uv_tcp_connect(&l->conn, &l->h.tcp, (const struct sockaddr *)&sa, connect_cb)) != 0) {
-      DRED_ERROR("control address '%s': %s", addr, uv_strerror(rc));
-      link_close(l, 0);
+      if (is_nofd(rc)) log_nofd(n, "open", peer, rc);
+      else DRED_ERROR("control address '%s': %s", addr, uv_strerror(rc));
+      link_close(l, is_nofd(rc) ? LINK_NOFD : LINK_QUIET); /* the owner hears of a shortage */
       return rc;
     }
     uv_tcp_nodelay(&l->h.tcp, 1);
@@ -601,7 +744,7 @@ int dred_net_connect(dred_net_t *n, int peer, const char *addr) {
   put_le32(hello + 4, (uint32_t)n->self);
   memcpy(hello + 8, n->token, DRED_NET_TOKEN_BYTES);
   if (link_write(l, hello, sizeof hello, NULL, 0, NULL, NULL) != DRED_OK) {
-    link_close(l, 0);
+    link_close(l, LINK_QUIET);
     return UV_EIO;
   }
   /* Indexed only with HELLO queued first: a direct writer (dred_net_send_now) finds the
@@ -745,7 +888,7 @@ int dred_net_recv(dred_net_t *n, int *src, proto_msg_t *m) {
   e = DRED_QUEUE_DATA(q, inbox_entry_t, link);
   *src = e->src;
   n->last = e; /* a GROUP's member list points into e->bytes */
-  if (e->lost) return DRED_NET_LOST;
+  if (e->lost) return e->lost == LINK_NOFD ? DRED_NET_NOFD : DRED_NET_LOST;
   *m = e->msg;
   return DRED_NET_MSG;
 }
@@ -763,8 +906,8 @@ int dred_net_connected(const dred_net_t *n, int peer) {
 
 void dred_net_drop(dred_net_t *n, int peer) {
   if (n == NULL || peer < 0 || peer >= n->nranks) return;
-  if (n->out[peer] != NULL) link_close(n->out[peer], 0);
-  if (n->in[peer] != NULL) link_close(n->in[peer], 0);
+  if (n->out[peer] != NULL) link_close(n->out[peer], LINK_QUIET);
+  if (n->in[peer] != NULL) link_close(n->in[peer], LINK_QUIET);
   n->book[peer][0] = '\0'; /* never reconnect to a peer declared failed */
 }
 
@@ -775,11 +918,11 @@ void dred_net_close(dred_net_t *n) {
   int i;
   if (n == NULL || n->out == NULL) return;
   for (i = 0; i < n->nranks; i++) {
-    if (n->out[i] != NULL) link_close(n->out[i], 0);
-    if (n->in[i] != NULL) link_close(n->in[i], 0);
+    if (n->out[i] != NULL) link_close(n->out[i], LINK_QUIET);
+    if (n->in[i] != NULL) link_close(n->in[i], LINK_QUIET);
   }
   while ((q = dred_queue_head(&n->pending)) != NULL)
-    link_close(DRED_QUEUE_DATA(q, dred_net_link_t, qlink), 0);
+    link_close(DRED_QUEUE_DATA(q, dred_net_link_t, qlink), LINK_QUIET);
   if (n->unix_open) {
     uv_close((uv_handle_t *)&n->unix_srv, srv_close_cb);
     if (n->unix_path[0] != '\0') (void)unlink(n->unix_path);
@@ -787,6 +930,7 @@ void dred_net_close(dred_net_t *n) {
   if (n->tcp_open) uv_close((uv_handle_t *)&n->tcp_srv, srv_close_cb);
   n->unix_open = n->tcp_open = 0;
   uv_close((uv_handle_t *)&n->flush, srv_close_cb);
+  uv_close((uv_handle_t *)&n->hello_timer, srv_close_cb);
   while ((q = dred_queue_head(&n->inbox)) != NULL) {
     dred_queue_remove(q);
     entry_free(DRED_QUEUE_DATA(q, inbox_entry_t, link));

@@ -19,6 +19,19 @@
  * nothing outside the job can talk to it.  Two processes may each open a link to the
  * other: sends use our own outgoing link when there is one, else the peer's.
  *
+ * Links not yet through HELLO cost a descriptor each and say nothing about who holds them,
+ * so they are bounded three ways: a link that sends no HELLO within hello_timeout_ms is
+ * closed; beyond max_pending of them the oldest is closed; and once the descriptor a new
+ * link got shows that fewer than `reserve` descriptors are left (the job's own links still
+ * to come), the oldest other waiting link is closed for it.  Each of these, a refused
+ * HELLO and an accept that failed for want of descriptors are logged at the 1st, 2nd,
+ * 4th... occurrence (log.h).  A link this process could not open for want of descriptors
+ * (EMFILE, ENFILE) is not a peer's failure: it comes out of the inbox as DRED_NET_NOFD,
+ * never as DRED_NET_LOST, and `nofd` counts every such shortage seen, so the owner can
+ * tell its own shortage from a peer's death (accepts that libuv drops silently: see
+ * dred_net_fd_free).  dred_net_init raises the soft limit
+ * on descriptors to the hard one.
+ *
  * Frames are the codec's own messages (common/proto.h: an 8-byte header carrying the
  * payload length).  A header that is not dred's, or that announces more than
  * PROTO_MAX_SIZE, closes the link before anything is allocated for it.  Decoded messages
@@ -65,6 +78,15 @@ struct dred_net {
   char unix_path[DRED_NET_ADDR_MAX];
   void *data;               /* the owner's */
   uint64_t sent, received, refused;
+  /* Links not yet through HELLO (see above); the owner may change the first two after
+   * dred_net_init (common/config.h: DRED_HELLO_TIMEOUT_MS, DRED_MAX_PENDING_LINKS). */
+  uint64_t hello_timeout_ms;
+  size_t max_pending;
+  size_t npending;
+  int fd_limit;             /* the soft limit on descriptors after dred_net_init raised it */
+  uv_timer_t hello_timer;   /* closes links past their HELLO deadline (unreferenced) */
+  uint64_t nofd;            /* accepts and opens that failed for want of descriptors */
+  uint64_t evicted;         /* waiting links closed: no HELLO in time, over the cap, reserve */
   size_t bulk_piece;        /* a bulk payload goes to libuv in pieces of at most this many
                                bytes (uv_buf_t's length is an unsigned int): 1 GiB; tests
                                lower it to cut small payloads into many pieces */
@@ -121,9 +143,13 @@ void *dred_net_take_payload(dred_net_t *n, size_t *len);
 
 /* Take what came in next: DRED_NET_MSG (src and m filled; a GROUP's member list is
  * valid until the next call), DRED_NET_LOST (the link to src closed: EOF, reset, a refused
- * frame), or 0 if nothing is waiting. */
+ * frame), DRED_NET_NOFD (above), or 0 if nothing is waiting. */
 #define DRED_NET_MSG 1
 #define DRED_NET_LOST 2
+/* DRED_NET_NOFD: a link to src that this process opened could not be set up for want of
+ * descriptors (logged, with the limit).  src is not known to have failed; its address is
+ * kept, so the next message to it dials again. */
+#define DRED_NET_NOFD 4
 int dred_net_recv(dred_net_t *n, int *src, proto_msg_t *m);
 
 /* Is there a link to `peer` (either way)? */
@@ -134,6 +160,13 @@ void dred_net_drop(dred_net_t *n, int peer);
 
 /* Close every handle; run the loop afterwards so the close callbacks free them. */
 void dred_net_close(dred_net_t *n);
+
+/* How many descriptors this process has free (its limit less those open: /proc/self/fd),
+ * 0 when none, -1 if unknown.  libuv drops a connection that finds no descriptor without
+ * telling (it accepts and closes it on a spare one), so an owner about to blame a peer for
+ * a link that never came or closed asks this first.  Costs a directory read: not per
+ * message. */
+int dred_net_fd_free(const dred_net_t *n);
 
 /* 16 random bytes for a job's token (uv_random). */
 int dred_net_token_new(uint8_t token[DRED_NET_TOKEN_BYTES]);

@@ -23,25 +23,48 @@
 
 #include "../common/log.h"
 #include "../common/status.h"
+#include "../storage/storedir.h"
 #include "master.h"
 
 /* The address file: the variables a worker reads (common/mpi/boot.h), one KEY=VALUE a
  * line: DRED_MASTER_HOST=this host's name, DRED_MASTER_ADDR=unix:PATH,
  * DRED_MASTER_TCP=tcp:HOST:PORT (only when listening on TCP), DRED_JOB_TOKEN=HEX.  The
- * launcher exports them to the job (it may name the host otherwise: simulated nodes). */
+ * launcher exports them to the job (it may name the host otherwise: simulated nodes);
+ * `dredrun --addr-env FILE CMD...` is the reader for a master started by hand, and takes
+ * exactly these keys.
+ *
+ * The file holds the job's token and says where the workers go, so whoever can replace it
+ * owns the job.  Its directory must therefore be one nobody else can write to
+ * (storage/storedir.h: dred_storedir_owned), and the file is made under a fresh name there
+ * with mode 0600, written whole and renamed over `path`: a reader never sees half of it. */
 static int write_addr_file(const char *path, const char *uaddr, const char *taddr,
                            const uint8_t token[DRED_NET_TOKEN_BYTES]) {
-  char tmp[1100];
+  char tmp[1100], dir[1100];
+  const char *slash = strrchr(path, '/');
   FILE *f;
   int fd, i, ok;
-  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
+  if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp) {
     DRED_ERROR("--addr-file %s: path too long", path);
     return DRED_ERR_ARG;
   }
-  (void)unlink(tmp);
-  if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600)) < 0 || (f = fdopen(fd, "w")) == NULL) {
-    DRED_ERROR("--addr-file %s: cannot create it: %s", tmp, strerror(errno));
-    if (fd >= 0) close(fd);
+  if (slash == NULL) snprintf(dir, sizeof dir, ".");
+  else if (slash == path) snprintf(dir, sizeof dir, "/");
+  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  if (slash != NULL && slash[1] == '\0') {
+    DRED_ERROR("--addr-file %s: names a directory, not a file", path);
+    return DRED_ERR_ARG;
+  }
+  if (dred_storedir_owned("--addr-file directory", dir) != DRED_OK) {
+    DRED_ERROR("--addr-file %s: refused: the file holds the job's token and where its workers "
+               "connect, so it must be in a directory only you can write to", path);
+    return DRED_ERR_ARG;
+  }
+  if ((fd = mkstemp(tmp)) < 0 || fchmod(fd, 0600) != 0 || (f = fdopen(fd, "w")) == NULL) {
+    DRED_ERROR("--addr-file %s: cannot create %s: %s", path, tmp, strerror(errno));
+    if (fd >= 0) {
+      close(fd);
+      (void)unlink(tmp);
+    }
     return DRED_ERR_ARG;
   }
   {
@@ -83,8 +106,13 @@ static int wait_joins(master_t *m, uint64_t timeout_ms) {
   while (rc == DRED_OK && njoined < m->nworkers && !expired) {
     uv_run(&m->loop, UV_RUN_ONCE);
     while (rc == DRED_OK && (r = dred_net_recv(&m->net, &src, &msg)) != 0) {
-      if (src < 1 || src > m->nworkers) continue;
-      if (r == DRED_NET_LOST) {
+      if (src < 1 || src > m->nworkers || r == DRED_NET_NOFD) continue;
+      if (r == DRED_NET_LOST && m->net.nofd > 0) {
+        DRED_ERROR("worker %d's link closed before the job started, and this master has run out "
+                   "of file descriptors (limit %d): raise `ulimit -n` for dred-master", src,
+                   m->net.fd_limit);
+        rc = DRED_ERR_INTERNAL;
+      } else if (r == DRED_NET_LOST) {
         DRED_ERROR("worker %d left before the job started (its log says why)", src);
         rc = DRED_ERR_PROC_FAILED;
       } else if (msg.type != PROTO_JOIN || msg.u.join.stage != 0 || joined[src]) {
@@ -106,7 +134,9 @@ static int wait_joins(master_t *m, uint64_t timeout_ms) {
   }
   if (rc == DRED_OK && njoined < m->nworkers) {
     DRED_ERROR("%d of %d workers joined within %llu ms (--start-timeout-s): the job did not "
-               "start", njoined, m->nworkers, (unsigned long long)timeout_ms);
+               "start%s", njoined, m->nworkers, (unsigned long long)timeout_ms,
+               m->net.nofd > 0 ? "; this master ran out of file descriptors on the way (see "
+                                 "above): raise `ulimit -n` for dred-master" : "");
     rc = DRED_ERR_TIMEOUT;
   }
   if (rc == DRED_OK) {

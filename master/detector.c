@@ -42,13 +42,33 @@ void master_declare_failed(master_t *m, int worker, const char *why) {
     if (!master_worker_failed(m, w)) dred_net_send(&m->net, w, &msg, NULL);
 }
 
+/* Fewer free descriptors than this when a worker is about to be blamed: this master is out
+ * of them (libuv holds one spare for its accept trick), and its own shortage may be why. */
+#define FD_SHORT 4
+
+void master_suspect_failed(master_t *m, int worker, const char *why) {
+  int nfree;
+  if (m->net.nofd == 0 && ((nfree = dred_net_fd_free(&m->net)) < 0 || nfree >= FD_SHORT)) {
+    master_declare_failed(m, worker, why);
+    return;
+  }
+  if (worker < 1 || worker > m->nworkers || master_worker_failed(m, worker) || m->nofd_stop)
+    return;
+  m->nofd_stop = 1;
+  DRED_ERROR("dred-master is out of file descriptors (limit %d): worker "
+             "%d (%s) is not declared failed, since a link this process could not accept "
+             "looks the same; stopping the job -- raise `ulimit -n` for dred-master",
+             m->net.fd_limit, worker, why);
+  uv_stop(&m->loop);
+}
+
 static void on_heartbeat(uv_timer_t *t) {
   master_t *m = t->data;
   uint64_t now = uv_hrtime(), limit = m->cfg.fail_timeout_ms * 1000000ull;
   proto_msg_t msg;
   int w;
 
-  if (m->shutdown_sent) return; /* workers are leaving: nothing more to judge or ping */
+  if (m->shutdown_sent || m->nofd_stop) return; /* nothing more to judge or ping */
   /* If this timer fired late, the master itself was stalled (descheduled, blocked on I/O):
    * the workers' silence is ours.  Give everyone a fresh start instead of declaring them
    * all failed. */
@@ -68,14 +88,14 @@ static void on_heartbeat(uv_timer_t *t) {
         char why[96];
         snprintf(why, sizeof why, "not set up %llu ms after the start (--start-timeout-s)",
                  (unsigned long long)((now - m->t_welcome) / 1000000ull));
-        master_declare_failed(m, w, why);
+        master_suspect_failed(m, w, why);
       }
       continue;
     }
     if (now - m->last_heard[w] > limit) {
       char why[96];
       snprintf(why, sizeof why, "silent for %llu ms", (unsigned long long)((now - m->last_heard[w]) / 1000000ull));
-      master_declare_failed(m, w, why);
+      master_suspect_failed(m, w, why);
       continue;
     }
     dred_net_send(&m->net, w, &msg, NULL);

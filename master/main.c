@@ -227,16 +227,17 @@ static void on_turn(uv_check_t *h) {
   for (n = 0; n < 4096 && (rc = dred_net_recv(&m->net, &src, &msg)) != 0; n++) {
     if (rc == DRED_NET_MSG) {
       master_on_message(m, src, &msg);
-    } else if (!m->shutdown_sent && src >= 1 && src <= m->nworkers) {
+    } else if (rc == DRED_NET_LOST && !m->shutdown_sent && src >= 1 && src <= m->nworkers) {
       /* Before SHUTDOWN a closed link means the process died (or lost its node): say so
        * now rather than a failure timeout later. */
-      master_declare_failed(m, src, "its control link closed");
-    }
+      master_suspect_failed(m, src, "its control link closed");
+    } /* DRED_NET_NOFD: our own shortage, logged by net.c; the next send dials again */
   }
   master_drain_actions(m);
   maybe_shutdown(m);
   if (!dred_queue_empty(&m->net.inbox)) uv_timer_start(&m->kick_timer, noop_timer, 0, 0);
   if (m->shutdown_sent && m->net.writes == 0) uv_stop(&m->loop);
+  if (m->nofd_stop) uv_stop(&m->loop);
   if (master_nfailed(m) == m->nworkers) {
     DRED_ERROR("every worker failed: stopping");
     uv_stop(&m->loop);
@@ -496,6 +497,7 @@ int main(int argc, char **argv) {
   /* Exit status 1 after a worker failure, in both forms: the job's status then says a
    * process was lost even when every process that is left exits 0 (one stopped past the
    * failure timeout and continued, say). */
+  if (m.nofd_stop) return 1; /* workers may be anywhere: no collective shutdown */
   if (m.external) return nfailed > 0 ? 1 : 0; /* no MPI here (beside.c) */
   if (nfailed > 0) {
     /* Collective frees and MPI_Finalize hang once a process died (DESIGN.md). */

@@ -51,6 +51,7 @@ typedef struct {
   uint64_t ping_seq;
   uint64_t last_tick;       /* when the heartbeat timer last ran */
   int shutdown_sent;
+  int nofd_stop;            /* out of descriptors: the job was stopped (detector.c) */
   /* statistics */
   uint64_t t_start, events, actions, tasks_sent;
   struct master_status *status; /* status.c's socket server; NULL when not running */
@@ -93,5 +94,11 @@ void master_startwatch_end(void);
 /* detector.c */
 void master_detector_start(master_t *m);
 void master_declare_failed(master_t *m, int worker, const char *why);
+/* The same for evidence that this master's own shortage of descriptors can fake (a link
+ * that closed, silence): once this process could not open a link for want of descriptors
+ * (net.nofd), or has next to none free now (libuv closes a connection it cannot accept
+ * without a word), a worker's link may have been lost to that, not to the worker's death,
+ * so no worker is declared failed; the job is stopped with an error saying why. */
+void master_suspect_failed(master_t *m, int worker, const char *why);
 
 #endif /* DRED_MASTER_H */

@@ -23,6 +23,39 @@
 #include "../common/log.h"
 #include "../common/privdir.h"
 
+/* Is the directory entry at `dir` a real directory, owned by us, with none of the `forbid`
+ * mode bits?  Logs why not, each line starting with `what` and ending with `hint` where
+ * the user is to act. */
+static int dir_judge(const char *what, const char *dir, mode_t forbid, const char *owner_hint,
+                     const char *mode_hint) {
+  struct stat sb;
+  if (lstat(dir, &sb) != 0) {
+    DRED_ERROR("%s %s: %s", what, dir, strerror(errno));
+    return DRED_ERR_STORAGE;
+  }
+  if (S_ISLNK(sb.st_mode)) {
+    DRED_ERROR("%s %s: is a symbolic link: refused (give a real directory of your own%s)",
+               what, dir, forbid == 077 ? ", mode 0700" : "");
+    return DRED_ERR_STORAGE;
+  }
+  if (!S_ISDIR(sb.st_mode)) {
+    DRED_ERROR("%s %s: exists and is not a directory: refused", what, dir);
+    return DRED_ERR_STORAGE;
+  }
+  if (sb.st_uid != geteuid()) {
+    DRED_ERROR("%s %s: owned by uid %ld, not by you (uid %ld): refused (another user may have "
+               "created it; %s)", what, dir, (long)sb.st_uid, (long)geteuid(), owner_hint);
+    return DRED_ERR_STORAGE;
+  }
+  if ((sb.st_mode & forbid) != 0) {
+    DRED_ERROR("%s %s: mode %04o lets other users %s: refused (%s)", what, dir,
+               (unsigned)(sb.st_mode & 07777), forbid == 077 ? "in" : "replace what is in it",
+               mode_hint);
+    return DRED_ERR_STORAGE;
+  }
+  return DRED_OK;
+}
+
 /* Is the directory entry at `dir` a private directory of ours?  Logs why not.  The rule
  * is common/privdir.c's, which also picks the default directory by it. */
 static int dir_is_private(const char *dir) {
@@ -31,6 +64,15 @@ static int dir_is_private(const char *dir) {
   if (rc == 0) return DRED_OK;
   DRED_ERROR("storage directory %s: %s", dir, rc == ENOENT ? strerror(ENOENT) : why);
   return DRED_ERR_STORAGE;
+}
+
+int dred_storedir_owned(const char *what, const char *dir) {
+  if (what == NULL || dir == NULL || *dir == '\0') {
+    DRED_ERROR("%s: empty directory path", what ? what : "directory");
+    return DRED_ERR_ARG;
+  }
+  return dir_judge(what, dir, 022, "use a directory of your own",
+                   "chmod go-w it, or use a directory of your own");
 }
 
 int dred_storedir_check(const char *dir) {

@@ -45,6 +45,12 @@ extern "C" {
  * another user, or open to group or others.  DRED_OK otherwise. */
 int dred_storedir_check(const char *dir);
 
+/* Is `dir` a directory nobody else can change: a real directory (not a symbolic link),
+ * owned by the effective user, not writable by group or others (reading is allowed: this
+ * is for a file whose own mode keeps it private, written there by rename).  Nothing is
+ * created.  `what` starts the log lines.  DRED_OK or DRED_ERR_STORAGE (logged). */
+int dred_storedir_owned(const char *what, const char *dir);
+
 /* Check `base` as above, then create (or, for a second process of the job on this node,
  * accept) <base>/job-<job_id>, checked the same way, and write its path to `out` (`cap`
  * bytes).  DRED_ERR_ARG for a job id that is empty, too long or has other characters. */

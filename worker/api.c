@@ -444,7 +444,7 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     uv_mutex_unlock(&rt->lock);
     /* Every later call is refused the same way: an application that goes on calling
      * after the failure would flood the log, so the 1st, 2nd, 4th, 8th... are logged. */
-    if ((n & (n - 1)) == 0)
+    if (dred_log_due(n))
       DRED_ERROR("dred_ireduce: %s (%llu call(s) refused so far; logged at powers of 2)",
                  refuse == DRED_ERR_SHUTDOWN ? "dred_finalize is in progress" : dred_strerror(refuse),
                  (unsigned long long)n);

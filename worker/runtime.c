@@ -423,6 +423,18 @@ static int recv_messages(dred_rt_t *rt) {
     int rc = dred_net_recv(&rt->net, &src, &m);
     if (rc == 0) break;
     got++;
+    if (rc == DRED_NET_NOFD) {
+      /* This process could not open a link (net.c logged the limit).  To a peer: the next
+       * message dials again, and the master judges the peer, not us.  To the master: what
+       * was queued on it is gone, so every reduction ends now, saying why, instead of
+       * waiting out DRED_MASTER_TIMEOUT_MS and calling the master lost. */
+      if (src == 0 && !rt->shutdown && !rt->dead) {
+        DRED_ERROR("this process could not open its control link to dred-master: out of file "
+                   "descriptors (raise `ulimit -n`); its reductions end with an error");
+        dred_rt_fail_everything(rt, DRED_ERR_INTERNAL);
+      }
+      continue;
+    }
     if (rc == DRED_NET_LOST) {
       /* The master's link, before SHUTDOWN: the master process is gone -- every reduction
        * ends now with DRED_ERR_MASTER_LOST instead of after the watchdog's timeout.  A

@@ -392,7 +392,11 @@ int dred_boot_join(dred_boot_t *b, dred_net_t *net, uv_loop_t *loop, uint64_t ti
     uv_run(loop, UV_RUN_ONCE);
     while (!got && (r = dred_net_recv(net, &src, &m)) != 0) {
       if (src != 0) continue; /* nobody else talks to us before the job agreed to run */
-      if (r == DRED_NET_LOST) {
+      if (r == DRED_NET_NOFD) {
+        DRED_ERROR("cannot open the control link to dred-master: this process is out of file "
+                   "descriptors (raise `ulimit -n`)");
+        got = -1;
+      } else if (r == DRED_NET_LOST) {
         DRED_ERROR("dred-master closed its link before it welcomed this worker");
         got = -1;
       } else if (m.type == PROTO_WELCOME) {

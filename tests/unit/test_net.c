@@ -12,6 +12,12 @@
  * short by its sender's death never delivered; frames written straight into a link from
  * another thread (dred_net_send_now): refused while the loop has a write queued there,
  * in order with the loop's own, and finished by the loop when the kernel took a part.
+ * Links that never say HELLO: a flood of wrong tokens logged at powers of 2 only; idle
+ * links past the cap or the HELLO deadline closed, the job's own link still admitted; the
+ * oldest waiting link given up when descriptors run short; and a link this process cannot
+ * open or accept for want of descriptors reported as DRED_NET_NOFD, never as a lost peer.
+ * Raw clients are plain blocking sockets of this thread: the kernel completes their
+ * connect from the listen backlog, the loop accepts them when pumped.
  */
 #define _GNU_SOURCE /* memfd_create */
 #include <setjmp.h>
@@ -22,7 +28,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -641,6 +654,258 @@ static void bulk_past_2gib_announced(void **st) {
   bulk_cut_short((size_t)5 << 29, 1u << 20);
 }
 
+/* ---- links that never say HELLO ---------------------------------------------------- */
+
+/* A blocking client socket connected to the Unix path or to TCP "tcp:IP:PORT" at `addr`. */
+static int raw_dial(const char *addr) {
+  int fd;
+  if (strncmp(addr, "unix:", 5) == 0) {
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", addr + 5);
+    fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+  } else {
+    struct sockaddr_in sa;
+    const char *colon = strrchr(addr, ':');
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)atoi(colon + 1));
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+  }
+  return fd;
+}
+
+/* Has the far end closed `fd` (EOF, or a reset)? */
+static int raw_closed(int fd) {
+  char c;
+  ssize_t r = recv(fd, &c, 1, MSG_DONTWAIT);
+  return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+static void pump_ms(int ms) {
+  int i;
+  for (i = 0; i < ms; i++) {
+    uv_run(&loop, UV_RUN_NOWAIT);
+    usleep(1000);
+  }
+}
+
+/* stderr into `path` until stderr_back: what the code under test logs, to be counted. */
+static int stderr_to(const char *path) {
+  int saved, fd;
+  fflush(stderr);
+  saved = dup(2);
+  fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  assert_true(saved >= 0 && fd >= 0);
+  dup2(fd, 2);
+  close(fd);
+  return saved;
+}
+static void stderr_back(int saved) {
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+}
+static int lines_with(const char *path, const char *needle) {
+  char line[2048];
+  int n = 0;
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  while (fgets(line, sizeof line, f) != NULL) n += strstr(line, needle) != NULL;
+  fclose(f);
+  return n;
+}
+
+/* 300 links with a wrong token: each refused, but O(log n) lines -- the 1st, 2nd, 4th... */
+static void wrong_token_flood_logs_at_powers_of_2(void **st) {
+  dred_net_t srv;
+  char ua[DRED_NET_ADDR_MAX], log_path[160];
+  uint8_t hello[24];
+  int i, saved, fd;
+  (void)st;
+  snprintf(log_path, sizeof log_path, "%s/stderr.log", dir);
+  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
+  assert_int_equal(dred_net_listen(&srv, sock_path, NULL, ua, NULL), 0);
+  memcpy(hello, "DRHL", 4); /* HELLO_MAGIC, little-endian */
+  memset(hello + 4, 0, 4);  /* rank 0... */
+  hello[4] = 1;             /* ...1 */
+  memcpy(hello + 8, bad_token, DRED_NET_TOKEN_BYTES);
+  saved = stderr_to(log_path);
+  for (i = 0; i < 300; i++) {
+    int j;
+    fd = raw_dial(ua);
+    assert_int_equal(write(fd, hello, sizeof hello), (ssize_t)sizeof hello);
+    for (j = 0; j < 2000 && srv.refused < (uint64_t)i + 1; j++) {
+      uv_run(&loop, UV_RUN_NOWAIT);
+      if (srv.refused < (uint64_t)i + 1) usleep(100);
+    }
+    close(fd);
+  }
+  stderr_back(saved);
+  assert_int_equal(srv.refused, 300);
+  /* 1, 2, 4, ..., 256: 9 lines for 300 */
+  assert_int_equal(lines_with(log_path, "control link refused"), 9);
+  assert_int_equal(lines_with(log_path, "300 link(s) refused"), 0);
+  assert_int_equal(lines_with(log_path, "256 link(s) refused so far"), 1);
+  unlink(log_path);
+  close_all(&srv, NULL);
+}
+
+/* 50 idle TCP links against a cap of 8 (the floor is twice the 4 ranks): at most 8 wait,
+ * the oldest are closed, and a worker of the job still gets in and is heard. */
+static void idle_links_beyond_the_cap_are_closed(void **st) {
+  dred_net_t srv, w;
+  char ua[DRED_NET_ADDR_MAX], ta[DRED_NET_ADDR_MAX];
+  proto_msg_t m = ready(0), r;
+  int fds[50], i, closed = 0, src = -1;
+  (void)st;
+  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
+  srv.max_pending = 8;
+  assert_int_equal(dred_net_listen(&srv, sock_path, "127.0.0.1", ua, ta), 0);
+  for (i = 0; i < 50; i++) {
+    fds[i] = raw_dial(ta);
+    if (i % 10 == 9) pump_ms(5);
+  }
+  pump_ms(100);
+  assert_true(srv.npending <= 8);
+  for (i = 0; i < 50; i++) closed += raw_closed(fds[i]);
+  assert_true(closed >= 42);
+  assert_true(srv.evicted >= 42);
+  assert_int_equal(dred_net_init(&w, &loop, 1, 4, token), 0);
+  assert_int_equal(dred_net_connect(&w, 0, ta), 0);
+  assert_int_equal(dred_net_send(&w, 0, &m, NULL), 0);
+  pump_until(has_message, &srv);
+  assert_int_equal(dred_net_recv(&srv, &src, &r), DRED_NET_MSG);
+  assert_int_equal(src, 1);
+  for (i = 0; i < 50; i++) close(fds[i]);
+  close_all(&srv, &w);
+}
+
+/* A link that sends nothing is closed once its HELLO deadline passed; one of the job's,
+ * admitted meanwhile, is not. */
+static void silent_links_closed_at_the_hello_deadline(void **st) {
+  dred_net_t srv, w;
+  char ua[DRED_NET_ADDR_MAX], ta[DRED_NET_ADDR_MAX];
+  proto_msg_t m = ready(0);
+  int fds[3], i, one = 1;
+  void *arg[2] = {&srv, &one};
+  (void)st;
+  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
+  srv.hello_timeout_ms = 200;
+  assert_int_equal(dred_net_listen(&srv, sock_path, "127.0.0.1", ua, ta), 0);
+  fds[0] = raw_dial(ta);
+  fds[1] = raw_dial(ua);
+  fds[2] = raw_dial(ta);
+  assert_int_equal(dred_net_init(&w, &loop, 1, 4, token), 0);
+  assert_int_equal(dred_net_connect(&w, 0, ua), 0);
+  assert_int_equal(dred_net_send(&w, 0, &m, NULL), 0);
+  pump_ms(50);
+  assert_int_equal(srv.npending, 3);
+  for (i = 0; i < 3; i++) assert_false(raw_closed(fds[i]));
+  pump_ms(400);
+  assert_int_equal(srv.npending, 0);
+  for (i = 0; i < 3; i++) assert_true(raw_closed(fds[i]));
+  assert_true(dred_net_connected(&srv, 1));
+  pump_until(admitted, arg);
+  for (i = 0; i < 3; i++) close(fds[i]);
+  close_all(&srv, &w);
+}
+
+/* Descriptors short (the limit the listener believes in lowered so that every new link
+ * eats into the reserve): a new link pushes out the oldest waiting one from an earlier turn,
+ * and the job's own link still gets in. */
+static void short_of_descriptors_the_oldest_waiting_link_goes(void **st) {
+  dred_net_t srv, w;
+  char ua[DRED_NET_ADDR_MAX], ta[DRED_NET_ADDR_MAX];
+  proto_msg_t m = ready(0), r;
+  int a, b, src = -1;
+  (void)st;
+  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
+  assert_int_equal(dred_net_listen(&srv, sock_path, "127.0.0.1", ua, ta), 0);
+  srv.fd_limit = 8;
+  a = raw_dial(ta);
+  pump_ms(20);
+  assert_int_equal(srv.npending, 1);
+  b = raw_dial(ta);
+  pump_ms(20);
+  assert_int_equal(srv.npending, 1);
+  assert_true(raw_closed(a));
+  assert_false(raw_closed(b));
+  assert_int_equal(dred_net_init(&w, &loop, 1, 4, token), 0);
+  assert_int_equal(dred_net_connect(&w, 0, ta), 0);
+  assert_int_equal(dred_net_send(&w, 0, &m, NULL), 0);
+  pump_until(has_message, &srv);
+  assert_int_equal(dred_net_recv(&srv, &src, &r), DRED_NET_MSG);
+  assert_int_equal(src, 1);
+  close(a);
+  close(b);
+  close_all(&srv, &w);
+}
+
+/* No descriptor left: the link this process opens comes back as DRED_NET_NOFD, not as a
+ * lost peer, and the peer's address is kept (the next message dials again, and gets in);
+ * an accept that finds none is closed (by libuv) without a waiting link left behind, and
+ * dred_net_fd_free says none is free.  The soft limit is set to the lowest free
+ * descriptor, so the next socket() fails with EMFILE. */
+static void out_of_descriptors_is_not_a_lost_peer(void **st) {
+  dred_net_t srv, w;
+  char ua[DRED_NET_ADDR_MAX];
+  proto_msg_t m = ready(0), r;
+  struct rlimit saved, low;
+  int src = -1, rc = 0, i, probe, raw;
+  (void)st;
+  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
+  assert_int_equal(dred_net_listen(&srv, sock_path, NULL, ua, NULL), 0);
+  assert_int_equal(dred_net_init(&w, &loop, 1, 4, token), 0);
+  dred_net_set_addr(&w, 0, ua);
+  raw = socket(AF_UNIX, SOCK_STREAM, 0); /* made now: it needs no descriptor later */
+  assert_true(raw >= 0);
+  assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  probe = dup(0);
+  assert_true(probe >= 0);
+  close(probe);
+  low = saved;
+  low.rlim_cur = (rlim_t)probe;
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+  rc = dred_net_send(&w, 0, &m, NULL); /* dials: socket() fails */
+  for (i = 0; i < 200 && dred_queue_empty(&w.inbox); i++) {
+    uv_run(&loop, UV_RUN_NOWAIT);
+    usleep(1000);
+  }
+  {
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    assert_true(strlen(sock_path) < sizeof sa.sun_path);
+    memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
+    assert_int_equal(connect(raw, (struct sockaddr *)&sa, sizeof sa), 0);
+  }
+  pump_ms(50);
+  srv.fd_limit = (int)probe;
+  assert_int_equal(dred_net_fd_free(&srv), 0);
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+  (void)rc;
+  assert_true(w.nofd >= 1);
+  assert_int_equal(dred_net_recv(&w, &src, &r), DRED_NET_NOFD);
+  assert_int_equal(src, 0);
+  /* libuv closed the connection it could not accept (its spare descriptor), unannounced */
+  assert_true(raw_closed(raw));
+  assert_int_equal(srv.npending, 0);
+  /* descriptors back: the next message dials again */
+  assert_int_equal(dred_net_send(&w, 0, &m, NULL), 0);
+  pump_until(has_message, &srv);
+  assert_int_equal(dred_net_recv(&srv, &src, &r), DRED_NET_MSG);
+  assert_int_equal(src, 1);
+  close(raw);
+  close_all(&srv, &w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(unix_roundtrip, setup, teardown),
@@ -659,6 +924,12 @@ int main(void) {
       cmocka_unit_test_setup_teardown(send_now_unix, setup, teardown),
       cmocka_unit_test_setup_teardown(send_now_tcp, setup, teardown),
       cmocka_unit_test_setup_teardown(send_now_full_socket_finishes_frames, setup, teardown),
+      cmocka_unit_test_setup_teardown(wrong_token_flood_logs_at_powers_of_2, setup, teardown),
+      cmocka_unit_test_setup_teardown(idle_links_beyond_the_cap_are_closed, setup, teardown),
+      cmocka_unit_test_setup_teardown(silent_links_closed_at_the_hello_deadline, setup, teardown),
+      cmocka_unit_test_setup_teardown(short_of_descriptors_the_oldest_waiting_link_goes, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(out_of_descriptors_is_not_a_lost_peer, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
