@@ -59,6 +59,7 @@ void dred_config_load(dred_config_t *c) {
   c->start_timeout_s = env_u64("DRED_START_TIMEOUT_S", 300, 1, 86400 * 365);
   c->finalize_wait_s = env_u64("DRED_FINALIZE_WAIT_S", 60, 0, 86400 * 365);
   c->max_inflight = env_u64("DRED_MAX_INFLIGHT", 65536, 1, 1u << 24);
+  c->node_mem_mb = env_u64("DRED_NODE_MEM_MB", 0, 0, (uint64_t)1 << 30);
   c->inline_max = env_u64("DRED_INLINE_MAX", 1024, 0, 64 * 1024);
   c->death_watch = (int)env_u64("DRED_DEATH_WATCH", 1, 0, 1);
   c->handover_node = (int)env_u64("DRED_HANDOVER_NODE", 1, 0, 1);

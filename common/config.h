@@ -35,6 +35,9 @@ typedef struct {
                                 DRED_ERR_SHUTDOWN (60; 0 = no bound)                   */
   uint64_t max_inflight;     /* DRED_MAX_INFLIGHT     reductions in flight per process;
                                 dred_ireduce beyond it returns DRED_ERR_NOMEM (65536)  */
+  uint64_t node_mem_mb;      /* DRED_NODE_MEM_MB      operand bytes the reductions in flight
+                                on one node may hold, all processes together (0: the
+                                node's physical memory)                                */
   uint64_t inline_max;       /* DRED_INLINE_MAX       reductions of at most this many bytes per
                                 operand travel inside the control messages: no pool
                                 buffer, no snapshot, no replicas, no tasks (1024; 0 off) */

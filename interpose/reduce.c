@@ -5,9 +5,11 @@
  * dred: dred_ireduce with the tag commtag.c gives the communicator's next reduction;
  * MPI_Ireduce wraps the future in an MPI_Request (request.c), MPI_Reduce waits on it here.
  * A status other than DRED_OK becomes an MPI error class raised on the communicator
- * (errors.c).  A call dred_ireduce refuses locally (its out-of-memory cases; the
- * argument errors route.c cannot see, such as a NULL buffer) returns that error from
- * MPI_Ireduce itself with MPI_REQUEST_NULL, as an erroneous MPI call would.
+ * (errors.c).  A call dred_ireduce refuses returns that error from MPI_Ireduce itself with
+ * MPI_REQUEST_NULL, as an erroneous MPI call would: an argument error route.c cannot see
+ * (a NULL buffer) took no turn; a refusal from this process's state (the in-flight cap,
+ * the node's memory budget) took its turn, and every other member's request for the call
+ * completes with the same class (dred(3), Refused calls).
  */
 #include "interpose.h"
 

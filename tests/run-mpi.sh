@@ -90,6 +90,7 @@ CASES=(
   "limits-cap       limits      3   40  cap"
   "limits-capsync   limits      4   90  capsync -n 400"
   "limits-capsync@ab limits     4   90  @a:2,b:3 capsync -n 400"
+  "limits-nodemem   limits      3   60  +DRED_NODE_MEM_MB=1 nodemem"
   "limits-early     limits      3   45  +DRED_HEARTBEAT_MS=100 +DRED_FAIL_TIMEOUT_MS=1000 +DRED_MASTER_TIMEOUT_MS=1500 early -d 3"
   "limits-wait      limits      3   40  wait -d 1.5"
   "limits-wait-meet limits      3   40  +DRED_LOG_LEVEL=info ?place:~1~reduction(s)~met wait -d 3 -a"

@@ -39,16 +39,6 @@ static int api_check(const char *fn) {
   return DRED_OK;
 }
 
-/* Physical memory of this node, read once: no reduction larger than it can be held. */
-static uint64_t phys_bytes(void) {
-  static uint64_t cached;
-  if (cached == 0) {
-    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    cached = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : DRED_MAX_BYTES;
-  }
-  return cached;
-}
-
 dred_rt_t *dred_api_rt(const char *fn, int *rc) {
   if ((*rc = api_check(fn)) != DRED_OK) return NULL;
   return g_rt;
@@ -267,11 +257,11 @@ static void inst_discard(dred_rt_t *rt, dred_inst_t *in) {
 
 /* Why this process cannot take part in a call right now, from its own state rather than
  * from the call's arguments: DRED_OK, or the status every member's reduction ends with.
- * Under rt->lock.  `bytes` is the call's operand size (checked against this node). */
-static int state_refusal(dred_rt_t *rt, uint64_t bytes) {
+ * Under rt->lock. */
+static int state_refusal(dred_rt_t *rt) {
   if (rt->ninst - rt->nrefused + rt->entering >= rt->cfg.max_inflight) {
     uint64_t n = ++rt->cap_refused;
-    if ((n & (n - 1)) == 0)
+    if (dred_log_due(n))
       DRED_ERROR("dred_ireduce: %zu reductions already in flight on this process "
                  "(DRED_MAX_INFLIGHT=%llu): refused, and the reduction ends DRED_ERR_NOMEM on "
                  "every member (%llu call(s) refused so far; logged at powers of 2)",
@@ -279,13 +269,26 @@ static int state_refusal(dred_rt_t *rt, uint64_t bytes) {
                  (unsigned long long)n);
     return DRED_ERR_NOMEM;
   }
-  if (bytes > phys_bytes()) {
-    DRED_ERROR("dred_ireduce: %llu bytes is more than this node's memory (%llu bytes): the "
-               "reduction ends DRED_ERR_NOMEM on every member", (unsigned long long)bytes,
-               (unsigned long long)phys_bytes());
-    return DRED_ERR_NOMEM;
-  }
   return DRED_OK;
+}
+
+/* Takes `in`'s operand from the node's memory budget (nodemem.c): the node's reductions in
+ * flight, every process's together, may hold at most DRED_NODE_MEM_MB (default: physical
+ * memory).  DRED_OK, or DRED_ERR_NOMEM logged (at powers of 2).  Under rt->lock. */
+static int node_budget_take(dred_rt_t *rt, dred_inst_t *in) {
+  uint64_t held = 0, n;
+  if (in->bytes == 0 || dred_nodemem_take(rt, in->bytes, &held) == 0) {
+    in->node_bytes = in->bytes;
+    return DRED_OK;
+  }
+  n = ++rt->cap_refused;
+  if (dred_log_due(n))
+    DRED_ERROR("dred_ireduce: %zu bytes would take this node's reductions in flight to %llu "
+               "bytes, over DRED_NODE_MEM_MB's %llu: refused, and the reduction ends "
+               "DRED_ERR_NOMEM on every member (%llu call(s) refused so far; logged at powers "
+               "of 2)", in->bytes, (unsigned long long)(held + in->bytes),
+               (unsigned long long)rt->nodemem_limit, (unsigned long long)n);
+  return DRED_ERR_NOMEM;
 }
 
 /* Takes the call's turn on its communicator: the k-th call with DRED_TAG_AUTO is the
@@ -323,8 +326,8 @@ static int take_turn(dred_rt_t *rt, dred_group_t *g, int tag, int64_t *key, int 
  *   - a bad argument (DRED_ERR_ARG before the call takes its turn): a function of the
  *     caller's own arguments only; the call did not happen, takes no turn, and the program
  *     may issue it again corrected;
- *   - a refusal from this process's state (the in-flight cap, the node's memory, a tag
- *     still in flight here): another member may well have accepted the same call, so the
+ *   - a refusal from this process's state (the in-flight cap, the node's memory budget, a
+ *     tag still in flight here): another member may well have accepted the same call, so the
  *     call takes its turn and joins the reduction saying why; the caller gets the status
  *     now, and every other member's future for that reduction ends with it.
  * After dred_finalize began or the service died, a call takes its turn and is refused
@@ -431,7 +434,7 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   } else if (rt->bye_requested) {
     refuse = DRED_ERR_SHUTDOWN; /* the runtime counts on no insert after this */
   } else {
-    refuse = state_refusal(rt, bytes);
+    refuse = state_refusal(rt);
   }
   if (take_turn(rt, g, tag, &itag, &refuse) != DRED_OK) {
     uv_mutex_unlock(&rt->lock);
@@ -451,6 +454,7 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     inst_discard(rt, in);
     return refuse;
   }
+  if (refuse == DRED_OK) refuse = node_budget_take(rt, in);
   rt->entering++; /* counted against the cap until inserted */
   uv_mutex_unlock(&rt->lock);
 

@@ -240,6 +240,7 @@ int dred_dp_init(dred_rt_t *rt) {
     return DRED_ERR_NOMEM;
   dred_admit_init(rt);
   dred_meetpath_init(rt); /* collective too: the node's meeting place (meetpath.c) */
+  dred_nodemem_init(rt);  /* and the node's memory budget (nodemem.c) */
 
   /* The dynamic window comes after the pool: it is collective with dred-master, which
    * starts its failure detector only once this returns -- MPICH touches every page of a
@@ -274,6 +275,7 @@ void dred_dp_finalize(dred_rt_t *rt, int collective) {
   /* Only what is this node's and ours: the dynamic window itself is freed with dred-master
    * in dred_boot_teardown() (common/mpi/boot.c), after this. */
   dred_meetpath_finalize(rt, collective); /* its window, collective over the node too */
+  dred_nodemem_finalize(rt, collective);
   if (collective) {
     if (rt->pool_size > 0) MPI_Win_detach(rt->dwin, rt->pool_base);
     MPI_Win_unlock_all(rt->swin);

@@ -84,8 +84,9 @@ typedef struct dred_future dred_future;
  * "Refused calls"): a bad argument (DRED_ERR_ARG: pointers, count, root, tag, comm, type,
  * op, MPI_IN_PLACE at a non-root, count * extent above 1 TiB) takes no turn -- the call
  * never happened; a refusal from this process's state (DRED_ERR_NOMEM: more than
- * DRED_MAX_INFLIGHT, default 65536, reductions in flight here, or count * extent above the
- * node's physical memory; DRED_ERR_ARG: the same tag still in flight here) takes its turn
+ * DRED_MAX_INFLIGHT, default 65536, reductions in flight here, or an operand that would take
+ * the node's reductions in flight over DRED_NODE_MEM_MB, default its physical memory;
+ * DRED_ERR_ARG: the same tag still in flight here) takes its turn
  * and every other member's future for that reduction ends with the same status.  A member
  * that cannot allocate its copy of the operand still joins, and the reduction ends
  * DRED_ERR_NOMEM on every member. */

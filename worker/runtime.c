@@ -88,6 +88,8 @@ void dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   dred_queue_remove(&in->hlink);
   rt->ninst--;
   rt->nrefused -= in->refused;
+  dred_nodemem_give(rt, in->node_bytes);
+  in->node_bytes = 0;
   /* Ended by a finalize deadline (ours or another member's) while dred_finalize waited for
    * it: dred_finalize reports DRED_ERR_TIMEOUT. */
   if (status == DRED_ERR_SHUTDOWN && rt->bye_requested) rt->cut_short++;
@@ -528,6 +530,7 @@ static int recv_messages(dred_rt_t *rt) {
         rt->robust->on_failed(rt, m.u.failed.worker);
         /* slots of the meeting place that wait for it end now (after failed[] is set) */
         dred_meetpath_on_failed(rt, m.u.failed.worker);
+        dred_nodemem_on_failed(rt, m.u.failed.worker); /* its share of the node's budget */
         break;
       case PROTO_RECOVER:
         rt->robust->on_recover(rt, &m);

@@ -197,6 +197,7 @@ typedef struct dred_inst {
   uint64_t pool_queued_ns;
   int join_error;      /* dred_ireduce could not allocate acc: joins with this error */
   int refused;         /* the call was refused (join_error says why): holds no operand */
+  uint64_t node_bytes; /* taken from the node's memory budget (nodemem.c) until it ends */
   int abandon_sent;    /* ABANDON sent: dred_finalize could wait no longer for it */
   /* An inline reduction (bytes <= DRED_INLINE_MAX): a non-root member's operand, in dred's
    * layout, is inl_data (inside this allocation) and travels in its READY; it has no acc,
@@ -331,6 +332,13 @@ typedef struct dred_rt {
   uint64_t cap_refused;  /* calls refused at DRED_MAX_INFLIGHT (under `lock`) */
   size_t entering;       /* dred_ireduce calls between their turn and their insert */
   size_t nrefused;       /* refused calls in the table: not counted against the cap */
+  /* The node's memory budget for reductions in flight (nodemem.c): the shared counters
+   * (total, then one per node rank), or NULL and this process's own count. */
+  uint64_t *nodemem;
+  MPI_Win nodemem_win;
+  uint64_t nodemem_limit, nodemem_local;
+  int nodemem_me;
+  int *nodemem_rank_of;  /* job rank -> node rank, -1 off this node */
   dred_queue_t handover_tickets; /* dred_ireduce calls waiting for an off-node copy (handover.c) */
   uv_cond_t handover_cv;         /* broadcast when one of them may go on */
 
@@ -423,6 +431,16 @@ void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns);
 void dred_meetpath_on_failed(dred_rt_t *rt, uint32_t w);
 void dred_meetpath_fail_all(dred_rt_t *rt, int status);
 int dred_meetpath_sweep(dred_rt_t *rt, int deadline_passed);
+/* nodemem.c: the node's memory budget.  init/finalize are collective over the node (after
+ * the pool); take returns 0, or -1 when the node's reductions in flight would exceed
+ * DRED_NODE_MEM_MB (then *total says how much they hold); give returns what take took;
+ * on_failed takes a dead node peer's share off the total. */
+void dred_nodemem_init(dred_rt_t *rt);
+void dred_nodemem_finalize(dred_rt_t *rt, int collective);
+int dred_nodemem_take(dred_rt_t *rt, uint64_t bytes, uint64_t *total);
+void dred_nodemem_give(dred_rt_t *rt, uint64_t bytes);
+void dred_nodemem_on_failed(dred_rt_t *rt, uint32_t w);
+
 /* Finish every met reduction whose slot decided and that nobody finished yet -- those
  * whose futures were freed or never waited on -- so they stop counting against
  * DRED_MAX_INFLIGHT.  Application thread, without rt->lock.  Returns how many. */

@@ -13,6 +13,9 @@
  *                                          auto-tagged calls alone (refused at the cap), then
  *                                          all do; 200 more after: exact, and every call's
  *                                          outcome agrees across members
+ *   dredrun -n P mpi_limits nodemem       with DRED_NODE_MEM_MB=1 for the job, P >= 2 on one
+ *                                          node: 100 KiB operands fit, 600 KiB ones end
+ *                                          DRED_ERR_NOMEM on every member; the budget returns
  *   dredrun -n P mpi_limits early [-d S]   the last rank calls dred_finalize at once, the
  *                                          others S seconds later: everyone gets DRED_OK
  *   dredrun -n P mpi_limits wait [-d S]    the last rank calls a reduction S seconds late:
@@ -278,6 +281,59 @@ static int run_capsync(int burst, int after)
     free(y);
     free(f);
     free(st);
+    return test_finish();
+}
+
+/* ---- nodemem: the node's memory budget (DRED_NODE_MEM_MB=1, set for the job) -------------- */
+
+/* One reduction of `ints` ints on every member; returns its status here (refused or not). */
+static int nodemem_one(int ints, int *x, int *y)
+{
+    dred_future *f = NULL;
+    int st = dred_ireduce(x, y, ints, MPI_INT, MPI_SUM, 0, g_comm, DRED_TAG_AUTO, &f);
+    if (st == DRED_OK) {
+        st = wait_bounded(f, 30, "nodemem");
+        dred_future_free(f);
+    }
+    return st;
+}
+
+/* The members on one node hold a copy of their operand each: with a budget of 1 MiB for
+ * the node, three members' 100 KiB operands fit (and three such reductions in flight at
+ * once), three 600 KiB ones do not -- every member's reduction must end DRED_ERR_NOMEM,
+ * although each operand alone is under the budget -- and the budget is whole again after. */
+static int run_nodemem(void)
+{
+    enum { SMALL = 25600, BIG = 153600 }; /* 100 KiB, 600 KiB of ints */
+    int *x = malloc(sizeof(int) * BIG), *y = malloc(sizeof(int) * BIG), *want = malloc(sizeof(int) * BIG);
+    for (int i = 0; i < BIG; i++) x[i] = i % 1000 + g_rank;
+    int st = nodemem_one(SMALL, x, y);
+    ref_reduce(x, want, SMALL, MPI_INT, MPI_SUM, 0, g_comm);
+    if (st != DRED_OK) fail("nodemem: 100 KiB reduction: %s", dred_strerror(st));
+    else if (g_rank == 0 && memcmp(y, want, sizeof(int) * SMALL)) fail("nodemem: 100 KiB reduction wrong");
+    else pass("nodemem: 100 KiB per member within a 1 MiB node budget");
+    st = nodemem_one(BIG, x, y);
+    if (st != DRED_ERR_NOMEM)
+        fail("nodemem: 600 KiB per member over a 1 MiB node budget ended %d (%s), expected "
+             "DRED_ERR_NOMEM on every member", st, dred_strerror(st));
+    else pass("nodemem: 600 KiB per member over the node budget: DRED_ERR_NOMEM here");
+    dred_future *f[3] = {0};
+    int ok = 1;
+    for (int k = 0; k < 3; k++)
+        if (dred_ireduce(x, y, SMALL / 4, MPI_INT, MPI_SUM, 0, g_comm, DRED_TAG_AUTO, &f[k]) != DRED_OK) ok = 0;
+    for (int k = 0; k < 3; k++) {
+        if (f[k] == NULL) continue;
+        if (wait_bounded(f[k], 30, "nodemem: three") != DRED_OK) ok = 0;
+        dred_future_free(f[k]);
+    }
+    if (!ok) fail("nodemem: three 25 KiB reductions in flight within the budget failed");
+    st = nodemem_one(SMALL, x, y);
+    if (st != DRED_OK) fail("nodemem: 100 KiB after the refusal: %s (budget not given back?)", dred_strerror(st));
+    else if (g_rank == 0 && memcmp(y, want, sizeof(int) * SMALL)) fail("nodemem: 100 KiB after the refusal wrong");
+    else pass("nodemem: the budget is whole again after the refused reduction");
+    free(x);
+    free(y);
+    free(want);
     return test_finish();
 }
 
@@ -549,6 +605,7 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "flood")) return run_flood(n);
     if (!strcmp(mode, "cap")) return run_cap();
     if (!strcmp(mode, "capsync")) return run_capsync(n < 10000 ? n : 400, 200);
+    if (!strcmp(mode, "nodemem")) return run_nodemem();
     if (!strcmp(mode, "early")) return run_early(delay >= 0 ? delay : 3.0);
     if (!strcmp(mode, "wait")) return run_wait(delay >= 0 ? delay : 1.5);
     if (!strcmp(mode, "neverjoin")) return run_neverjoin(delay >= 0 ? delay : 5.0);
