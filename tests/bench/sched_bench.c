@@ -26,7 +26,8 @@
  * engine's shape, one member per node -- the node's ranks combined in shared memory
  * before the master hears of it -- so 64 READYs and 63 DONEs per reduction.  Both copy
  * each operand to a worker on the next node, as replica placement does.  The table gives
- * events and microseconds per reduction, with 1 and 16 reductions in flight.
+ * events and microseconds per reduction, with 1 and 16 reductions in flight: wall clock,
+ * and this thread's CPU time, which a machine busy with other work stretches less.
  *
  *   dred-sched-bench [--quick] [--events N] [--reps R] [--policy predict|last|first]
  */
@@ -60,7 +61,7 @@ typedef struct {
 
 typedef struct {
   uint64_t events, actions, reductions, tasks;
-  double seconds;
+  double seconds, cpu_seconds; /* wall clock; this thread's CPU time */
   int failed;
 } result_t;
 
@@ -75,6 +76,13 @@ static uint64_t rng(void) { /* xorshift64* */
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* This thread's CPU time: the cost itself, where a busy machine stretches the wall clock. */
+static double cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -140,7 +148,7 @@ static result_t run(uint32_t P, uint32_t C, uint64_t N, sched_policy_t policy,
   inst_check_t *chk = malloc((size_t)C * sizeof *chk);
   sched_event_t ev;
   uint64_t now = 0, done_red = 0;
-  double t0;
+  double t0, c0;
   uint32_t k;
 
   memset(&r, 0, sizeof r);
@@ -157,6 +165,7 @@ static result_t run(uint32_t P, uint32_t C, uint64_t N, sched_policy_t policy,
     }
 
   t0 = now_s();
+  c0 = cpu_s();
   if (sched_group_define(s, GROUP_ID, P, workers) != 0) {
     fail(&r, "group definition refused", P, 0);
     goto out;
@@ -228,6 +237,7 @@ static result_t run(uint32_t P, uint32_t C, uint64_t N, sched_policy_t policy,
     done_red += C;
   }
   r.seconds = now_s() - t0;
+  r.cpu_seconds = cpu_s() - c0;
   r.reductions = done_red;
   if (!r.failed && (sched_instances(s) != 0 || sched_tasks_in_flight(s) != 0))
     fail(&r, "scheduler not empty at the end", (long long)sched_instances(s),
@@ -273,17 +283,17 @@ static int scale_table(uint64_t target, int reps, sched_policy_t policy) {
   size_t si, ci;
   int bad = 0;
   printf("\nmaster's cost per reduction at 64 nodes x 64 ranks (4096 ranks):\n");
-  printf("%-14s %7s %3s %10s %10s %11s %10s %9s\n", "shape", "members", "C", "reductions",
-         "events/red", "actions/red", "us/red", "ns/event");
+  printf("%-14s %7s %3s %10s %10s %11s %10s %10s %9s\n", "shape", "members", "C", "reductions",
+         "events/red", "actions/red", "us/red", "cpu us/red", "ns/event");
   for (si = 0; si < sizeof shapes / sizeof *shapes; si++)
     for (ci = 0; ci < sizeof Cs / sizeof *Cs; ci++) {
       int row_bad = 0;
       result_t m = median_run(shapes[si].P, Cs[ci], target, reps, policy, shapes[si].per_node,
                               &row_bad);
       double red = (double)m.reductions;
-      printf("%-14s %7u %3u %10llu %10.0f %11.0f %10.1f %9.1f%s\n", shapes[si].shape,
+      printf("%-14s %7u %3u %10llu %10.0f %11.0f %10.1f %10.1f %9.1f%s\n", shapes[si].shape,
              shapes[si].P, Cs[ci], (unsigned long long)m.reductions, (double)m.events / red,
-             (double)m.actions / red, 1e6 * m.seconds / red,
+             (double)m.actions / red, 1e6 * m.seconds / red, 1e6 * m.cpu_seconds / red,
              1e9 * m.seconds / (double)m.events, row_bad ? "  FAILED" : "");
       fflush(stdout);
       bad |= row_bad;
