@@ -213,10 +213,16 @@ $(FAULT_APP): tests/faults/fault_app.c tests/mpi/sleepy_wait.h worker/kernel.h $
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
+# dred-bench: bench.c (main), its harness and command line, and one file per scenario family
+# (tests/bench/bench.h lists them).  Named one by one, not tests/bench/bench_*.c: a file there
+# that is a program of its own must not be linked in.  Hidden visibility: the program's short
+# global names (rank, P, check, ...) must never interpose on a shared library's.
 BENCH := $(BUILD)/bin/dred-bench
-$(BENCH): tests/bench/bench.c tests/mpi/sleepy_wait.h $(LIB_A)
+BENCH_SRC := $(addprefix tests/bench/,bench.c bench_harness.c bench_args.c bench_single.c \
+  bench_concurrent.c bench_small.c bench_loop.c bench_overlap.c bench_bound.c)
+$(BENCH): $(BENCH_SRC) tests/bench/bench.h tests/mpi/sleepy_wait.h $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+	$(MPICC) $(CFLAGS) -fvisibility=hidden -o $@ $(BENCH_SRC) $(LIB_A) $(LDLIBS)
 
 # The scheduler alone (no MPI): events/s through master/sched*.c; SCHED_BENCH_ARGS=--quick etc.
 SCHED_BENCH := $(BUILD)/bin/dred-sched-bench

@@ -5,7 +5,7 @@
  * defined, a member's operand is ready, a task finished, a worker failed) each stamped
  * with the time, and drains the actions it emits (send this task, end this reduction,
  * journal this record).  Everything the seed paper's scheduler decides lives here, so the
- * unit tests in tests/unit/test_sched.c drive every rule directly.
+ * unit tests in tests/unit/test_sched_*.c drive every rule directly.
  *
  * Vocabulary (seed 002, section 2).  A reduction instance is keyed by (group, tag).  A
  * message is (holder worker, path set P): the holder's buffer covers the operands of the

@@ -19,6 +19,16 @@
  * array push per event), so ns/event is an upper bound on the scheduler's own cost.  Each
  * configuration runs --reps times; the table shows the median run.
  *
+ * The second table is the master's cost per reduction at scale, 64 nodes x 64 ranks
+ * (engine issue 38): "ranks" is today's shape, every rank a member of a 4096-member group
+ * with its workers on 64 nodes (sched_set_node, so master/sched_nodes.c pairs within each
+ * node first), 4096 READYs and 4095 DONEs per reduction; "node partials" is the node
+ * engine's shape, one member per node -- the node's ranks combined in shared memory
+ * before the master hears of it -- so 64 READYs and 63 DONEs per reduction.  Both copy
+ * each operand to a worker on the next node, as replica placement does.  The table gives
+ * events and microseconds per reduction, with 1 and 16 reductions in flight: wall clock,
+ * and this thread's CPU time, which a machine busy with other work stretches less.
+ *
  *   dred-sched-bench [--quick] [--events N] [--reps R] [--policy predict|last|first]
  */
 #include <stdint.h>
@@ -51,7 +61,7 @@ typedef struct {
 
 typedef struct {
   uint64_t events, actions, reductions, tasks;
-  double seconds;
+  double seconds, cpu_seconds; /* wall clock; this thread's CPU time */
   int failed;
 } result_t;
 
@@ -66,6 +76,13 @@ static uint64_t rng(void) { /* xorshift64* */
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* This thread's CPU time: the cost itself, where a busy machine stretches the wall clock. */
+static double cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -118,8 +135,12 @@ static int drain(sched_t *s, pending_t *pool, size_t *npool, inst_check_t *chk, 
   return 0;
 }
 
-/* One configuration: P workers, C instances at a time, N reductions (a multiple of C). */
-static result_t run(uint32_t P, uint32_t C, uint64_t N, sched_policy_t policy) {
+/* One configuration: P workers, C instances at a time, N reductions (a multiple of C).
+ * per_node > 0: worker w on node (w-1) / per_node, and each operand's copy on the worker
+ * per_node further on (the next node); 0: every worker on one node, the copy on the next
+ * worker. */
+static result_t run(uint32_t P, uint32_t C, uint64_t N, sched_policy_t policy,
+                    uint32_t per_node) {
   result_t r;
   sched_t *s = sched_new(P, policy);
   uint32_t *workers = malloc((size_t)P * sizeof *workers);
@@ -127,7 +148,7 @@ static result_t run(uint32_t P, uint32_t C, uint64_t N, sched_policy_t policy) {
   inst_check_t *chk = malloc((size_t)C * sizeof *chk);
   sched_event_t ev;
   uint64_t now = 0, done_red = 0;
-  double t0;
+  double t0, c0;
   uint32_t k;
 
   memset(&r, 0, sizeof r);
@@ -137,8 +158,14 @@ static result_t run(uint32_t P, uint32_t C, uint64_t N, sched_policy_t policy) {
   }
   memset(&ev, 0, sizeof ev);
   for (k = 0; k < P; k++) workers[k] = k + 1;
+  for (k = 0; per_node > 0 && k < P; k++)
+    if (sched_set_node(s, k + 1, k / per_node) != 0) {
+      fail(&r, "node assignment refused", k + 1, k / per_node);
+      goto out;
+    }
 
   t0 = now_s();
+  c0 = cpu_s();
   if (sched_group_define(s, GROUP_ID, P, workers) != 0) {
     fail(&r, "group definition refused", P, 0);
     goto out;
@@ -187,7 +214,7 @@ static result_t run(uint32_t P, uint32_t C, uint64_t N, sched_policy_t policy) {
         ev.msg.u.ready.buf.addr = 0x10000u * (p.member + 1);
         ev.msg.u.ready.buf.pool_off = (int64_t)p.member * COUNT * ELEM_BYTES;
         ev.msg.u.ready.nreplicas = 1;
-        ev.msg.u.ready.replicas[0] = (p.member + 1) % P + 1;
+        ev.msg.u.ready.replicas[0] = (p.member + (per_node ? per_node : 1)) % P + 1;
       }
       r.events++;
       if ((rc = sched_feed(s, &ev)) != 0) {
@@ -210,6 +237,7 @@ static result_t run(uint32_t P, uint32_t C, uint64_t N, sched_policy_t policy) {
     done_red += C;
   }
   r.seconds = now_s() - t0;
+  r.cpu_seconds = cpu_s() - c0;
   r.reductions = done_red;
   if (!r.failed && (sched_instances(s) != 0 || sched_tasks_in_flight(s) != 0))
     fail(&r, "scheduler not empty at the end", (long long)sched_instances(s),
@@ -227,6 +255,50 @@ out:
 static int cmp_result(const void *a, const void *b) {
   double x = ((const result_t *)a)->seconds, y = ((const result_t *)b)->seconds;
   return (x > y) - (x < y);
+}
+
+/* The median of `reps` runs of one configuration, about `target` events each. */
+static result_t median_run(uint32_t P, uint32_t C, uint64_t target, int reps,
+                           sched_policy_t policy, uint32_t per_node, int *bad) {
+  uint64_t per_red = 2ull * P - 1, batches = (target / per_red + C - 1) / C;
+  result_t res[99];
+  int rep;
+  if (batches == 0) batches = 1;
+  for (rep = 0; rep < reps; rep++) {
+    res[rep] = run(P, C, batches * C, policy, per_node);
+    if (res[rep].failed) *bad = 1;
+  }
+  qsort(res, (size_t)reps, sizeof *res, cmp_result);
+  return res[reps / 2];
+}
+
+/* The master's cost per reduction at 64 nodes x 64 ranks, today and with node partials
+ * (see the opening comment).  Returns 1 if a run failed its checks. */
+static int scale_table(uint64_t target, int reps, sched_policy_t policy) {
+  static const struct {
+    const char *shape;
+    uint32_t P, per_node;
+  } shapes[] = {{"ranks", 64 * 64, 64}, {"node partials", 64, 1}};
+  static const uint32_t Cs[] = {1, 16};
+  size_t si, ci;
+  int bad = 0;
+  printf("\nmaster's cost per reduction at 64 nodes x 64 ranks (4096 ranks):\n");
+  printf("%-14s %7s %3s %10s %10s %11s %10s %10s %9s\n", "shape", "members", "C", "reductions",
+         "events/red", "actions/red", "us/red", "cpu us/red", "ns/event");
+  for (si = 0; si < sizeof shapes / sizeof *shapes; si++)
+    for (ci = 0; ci < sizeof Cs / sizeof *Cs; ci++) {
+      int row_bad = 0;
+      result_t m = median_run(shapes[si].P, Cs[ci], target, reps, policy, shapes[si].per_node,
+                              &row_bad);
+      double red = (double)m.reductions;
+      printf("%-14s %7u %3u %10llu %10.0f %11.0f %10.1f %10.1f %9.1f%s\n", shapes[si].shape,
+             shapes[si].P, Cs[ci], (unsigned long long)m.reductions, (double)m.events / red,
+             (double)m.actions / red, 1e6 * m.seconds / red, 1e6 * m.cpu_seconds / red,
+             1e9 * m.seconds / (double)m.events, row_bad ? "  FAILED" : "");
+      fflush(stdout);
+      bad |= row_bad;
+    }
+  return bad;
 }
 
 int main(int argc, char **argv) {
@@ -269,16 +341,9 @@ int main(int argc, char **argv) {
   for (pi = 0; pi < sizeof Ps / sizeof *Ps; pi++) {
     for (ci = 0; ci < sizeof Cs / sizeof *Cs; ci++) {
       uint32_t P = Ps[pi], C = Cs[ci];
-      uint64_t per_red = 2ull * P - 1, batches = (target / per_red + C - 1) / C;
-      result_t res[99], m;
-      int rep, row_bad = 0;
-      if (batches == 0) batches = 1;
-      for (rep = 0; rep < reps; rep++) {
-        res[rep] = run(P, C, batches * C, policy);
-        if (res[rep].failed) row_bad = bad = 1;
-      }
-      qsort(res, (size_t)reps, sizeof *res, cmp_result);
-      m = res[reps / 2];
+      int row_bad = 0;
+      result_t m = median_run(P, C, target, reps, policy, 0, &row_bad);
+      bad |= row_bad;
       printf("%5u %5u %11llu %11llu %11llu %9.1f %12.0f %12.0f %9.1f%s\n", P, C,
              (unsigned long long)m.reductions, (unsigned long long)m.events,
              (unsigned long long)m.actions, 1e3 * m.seconds, (double)m.events / m.seconds,
@@ -287,6 +352,7 @@ int main(int argc, char **argv) {
       fflush(stdout);
     }
   }
+  bad |= scale_table(target, reps, policy);
   if (bad) {
     printf("sched-bench: FAILED (see stderr)\n");
     return 1;

@@ -1,0 +1,711 @@
+/*
+ * test_sched_sim.c -- the scheduler against a small simulator that plays every worker: it
+ * answers each TASK with a TASK_DONE (absorbing in place or not) and each RECOVER with a
+ * recovered READY (or RECOVER_FAILED) as dred's worker would, in random order, kills
+ * workers at random, and tracks per buffer how many times each operand went into it, so a
+ * result that counts an operand twice or misses one is caught.  SCHED_TEST_SEED=n picks
+ * another seed for the random rounds.
+ *
+ * Events are built by tests/unit/sched_harness.h.
+ */
+#include "sched_harness.h"
+
+/* ---- the simulator ------------------------------------------------------------------- */
+
+/* The simulator plays every worker as dred's would, absorption included:
+ *   - every non-root member's READY is its snapshot (snap = 1; snap_buf, a buffer that
+ *     exists from the member's call on); it copies its operand to the next member's
+ *     worker, unless the round makes it one of the members without a copy (norep), whose
+ *     operand then survives its worker only in its snapshot, readable by node peers;
+ *   - a TASK with absorb = 1 is done in place or not, at random: in place, the executor's
+ *     snapshot takes the provider's buffer (DONE absorbed = 1, the same buffer id, its
+ *     contents grown, snap_last = the provider); not in place, the sum goes to a fresh
+ *     buffer and the snapshot stays as it was.  An executor killed with an in-place task
+ *     has finished the absorption or not begun it, at random (a node peer finishes one
+ *     under way, so those two are all a peer can find);
+ *   - a RECOVER is answered by the member's own live worker from its snapshot as it stands
+ *     (unit = 1; its operand alone when single is asked, unit = 0), by a holder of the
+ *     copy with the operand alone (unit = 0), or by a node peer of a dead member from its
+ *     snapshot: unit = 1, absorbed = 1 iff the snapshot's last absorption is the RECOVER's
+ *     tentative member; refused (RECOVER_FAILED) when single is asked and the snapshot
+ *     absorbed something, or when its last absorption is neither `last` nor `tentative`
+ *     (counted as a mismatch: the scheduler's bookkeeping disagrees with the snapshot).
+ * What the scheduler dispatches is checked against that model (TASK.absorb is 1 exactly
+ * when both buffers are their members' snapshots, on one node, the executor not the root),
+ * and every completed instance must count each operand exactly once. */
+
+#define SIM_MAXN 128
+#define SIM_MAXW 128
+#define SIM_NONE PROTO_NO_MEMBER
+/* EXEC_CORRUPT from an executor absorbing in place leaves its snapshot partly combined:
+ * the simulator makes such DONEs up too (the scheduler then asks for the operand alone,
+ * test_absorb_exec_corrupt_recovers_operand_alone). */
+#define SIM_CORRUPT_IN_PLACE 1
+
+enum { P_READY, P_RECOVER, P_DONE };
+
+typedef struct {
+  int kind, inst;
+  uint32_t worker; /* who sends it; dropped if dead by then */
+  uint32_t member;
+  uint64_t task_id;
+  uint32_t prov, em, pm;
+  uint64_t pbuf;
+  uint8_t absorb, inplace;      /* TASK: may absorb; this worker does it in place */
+  uint32_t last, tentative;     /* RECOVER's fields */
+  uint8_t single;
+} pend_t;
+
+typedef struct {
+  sched_key_t key;
+  uint32_t n, workers[SIM_MAXN];
+  uint32_t bogus[SIM_MAXN]; /* a replica holder that answers RECOVER_FAILED, or 0 */
+  uint8_t norep[SIM_MAXN];  /* announces no copy: only its snapshot survives its worker */
+  uint64_t snap_buf[SIM_MAXN]; /* non-root members: the snapshot's buffer id */
+  uint32_t snap_last[SIM_MAXN]; /* the member whose unit the snapshot absorbed last */
+  proto_msg_t p;
+  int created;
+  int ends[SIM_MAXN];
+  uint32_t end_order[SIM_MAXN];
+  uint32_t nend;
+  int journaled;
+  int32_t status;
+  uint32_t jtasks, jrec, recovered_fed;
+  uint64_t cur_buf[SIM_MAXN]; /* by holder member */
+} sim_inst_t;
+
+typedef struct {
+  sched_t *s;
+  uint32_t nw;
+  uint8_t dead[SIM_MAXW + 1];
+  uint32_t node[SIM_MAXW + 1];
+  sim_inst_t *in;
+  int ninst;
+  pend_t *pend;
+  size_t npend, cappend;
+  int16_t **vec; /* per buffer id: how often each member's operand is in it */
+  size_t nbuf, capbuf;
+  int last_inst;
+  uint64_t last_buf;
+  uint32_t last_worker; /* who sent the event fed last */
+  uint64_t rng;
+  int flaky; /* inject PROVIDER_LOST / EXEC_CORRUPT with live providers */
+  uint32_t norep_pct; /* percent of non-root members without a copy */
+  uint32_t target_pct; /* percent of deaths aimed at a worker with something in flight */
+  uint32_t kills, max_kills;
+  uint32_t tasks_seen;
+  /* absorption counters: what the run exercised */
+  uint32_t absorb_tasks, inplace, killed_inplace, unit_answers, absorbed_answers,
+      split_answers, single_asks, peer_answers, refusals, mismatches;
+} sim_t;
+
+static uint64_t rnd(sim_t *m) { /* xorshift64* */
+  m->rng ^= m->rng >> 12;
+  m->rng ^= m->rng << 25;
+  m->rng ^= m->rng >> 27;
+  return m->rng * 2685821657736338717ULL;
+}
+static uint32_t rndn(sim_t *m, uint32_t n) { return (uint32_t)(rnd(m) % n); }
+
+static uint64_t sim_buf(sim_t *m, int inst, int member) {
+  if (m->nbuf == m->capbuf) {
+    m->capbuf = m->capbuf ? m->capbuf * 2 : 256;
+    m->vec = realloc(m->vec, m->capbuf * sizeof *m->vec);
+    assert_non_null(m->vec);
+  }
+  m->vec[m->nbuf] = calloc(m->in[inst].n, sizeof(int16_t));
+  assert_non_null(m->vec[m->nbuf]);
+  if (member >= 0) m->vec[m->nbuf][member] = 1;
+  return ++m->nbuf; /* ids start at 1 */
+}
+
+/* A fresh buffer holding what buffer `from` holds (a copy read from it). */
+static uint64_t sim_buf_copy(sim_t *m, int inst, uint64_t from) {
+  uint64_t b = sim_buf(m, inst, -1);
+  memcpy(m->vec[b - 1], m->vec[from - 1], m->in[inst].n * sizeof(int16_t));
+  return b;
+}
+
+static void sim_push(sim_t *m, pend_t pe) {
+  if (m->npend == m->cappend) {
+    m->cappend = m->cappend ? m->cappend * 2 : 256;
+    m->pend = realloc(m->pend, m->cappend * sizeof *m->pend);
+    assert_non_null(m->pend);
+  }
+  m->pend[m->npend++] = pe;
+}
+
+static int sim_find(const sim_t *m, sched_key_t k) {
+  int i;
+  for (i = 0; i < m->ninst; i++)
+    if (m->in[i].key.group == k.group && m->in[i].key.tag == k.tag) return i;
+  fail_msg("action for an unknown key");
+  return -1;
+}
+
+static uint32_t sim_member_of(const sim_inst_t *in, uint32_t w) {
+  uint32_t k;
+  for (k = 0; k < in->n; k++)
+    if (in->workers[k] == w) return k;
+  fail_msg("END to a worker outside the group");
+  return 0;
+}
+
+/* Only these hold a copy of member k's operand: its own worker and, unless it makes none,
+ * the next member's (eq. 4). */
+static int sim_has_copy(const sim_inst_t *in, uint32_t k, uint32_t w) {
+  return w == in->workers[k] || (!in->norep[k] && in->n > 1 && w == in->workers[(k + 1) % in->n]);
+}
+
+/* Worker w, not member k's own, on the node of member k's worker: it can read k's
+ * snapshot once k's worker is dead. */
+static int sim_node_peer(const sim_t *m, const sim_inst_t *in, uint32_t k, uint32_t w) {
+  return w != in->workers[k] && m->node[w] == m->node[in->workers[k]];
+}
+
+/* Absorb buffer `from` into member em's snapshot in place. */
+static void sim_absorb(sim_t *m, sim_inst_t *in, uint32_t em, uint32_t pm, uint64_t from) {
+  uint64_t sb = in->snap_buf[em];
+  uint32_t k;
+  for (k = 0; k < in->n; k++)
+    m->vec[sb - 1][k] = (int16_t)(m->vec[sb - 1][k] + m->vec[from - 1][k]);
+  in->snap_last[em] = pm;
+}
+
+static void sim_drain(sim_t *m) {
+  sched_action_t a;
+  while (sched_next_action(m->s, &a)) {
+    int i = sim_find(m, a.key);
+    sim_inst_t *in = &m->in[i];
+    uint32_t k;
+    pend_t pe;
+    memset(&pe, 0, sizeof pe);
+    pe.inst = i;
+    switch (a.type == SCHED_ACT_SEND ? (int)a.msg.type : -(int)a.type) {
+      case PROTO_TASK: {
+        uint32_t em = a.msg.u.task.exec_member, pm = a.msg.u.task.prov_member;
+        uint64_t eb = in->cur_buf[em], pb = a.msg.u.task.buf.addr;
+        int want;
+        assert_false(m->dead[a.worker]);
+        assert_false(m->dead[a.msg.u.task.provider]);
+        assert_int_not_equal(eb, 0);
+        assert_int_equal(in->cur_buf[pm], pb);
+        for (k = 0; k < in->n; k++) /* the two sides never share an operand */
+          assert_true(m->vec[eb - 1][k] + m->vec[pb - 1][k] <= 1);
+        if (!in->p.u.ready.commutative) { /* adjacent intervals, exec_is_left as they lie */
+          uint32_t elo = in->n, ehi = 0, plo = in->n, phi = 0;
+          for (k = 0; k < in->n; k++) {
+            if (m->vec[eb - 1][k]) { if (k < elo) elo = k; ehi = k; }
+            if (m->vec[pb - 1][k]) { if (k < plo) plo = k; phi = k; }
+          }
+          assert_true(ehi + 1 == plo || phi + 1 == elo);
+          assert_int_equal(a.msg.u.task.exec_is_left, ehi < plo);
+        }
+        /* in place exactly between two snapshots (held by their own workers, so the
+         * buffers are the snapshots themselves) on one node, never at the root */
+        want = em != in->p.u.ready.root && in->snap_buf[em] != 0 && eb == in->snap_buf[em] &&
+               in->snap_buf[pm] != 0 && pb == in->snap_buf[pm] &&
+               m->node[a.worker] == m->node[a.msg.u.task.provider];
+        assert_int_equal(a.msg.u.task.absorb, want);
+        if (want) {
+          assert_int_equal(a.worker, in->workers[em]);
+          assert_int_equal(a.msg.u.task.provider, in->workers[pm]);
+          m->absorb_tasks++;
+        }
+        pe.kind = P_DONE;
+        pe.worker = a.worker;
+        pe.task_id = a.msg.u.task.task_id;
+        pe.prov = a.msg.u.task.provider;
+        pe.em = em;
+        pe.pm = pm;
+        pe.pbuf = pb;
+        pe.absorb = a.msg.u.task.absorb;
+        pe.inplace = pe.absorb && rndn(m, 3) != 0;
+        sim_push(m, pe);
+        m->tasks_seen++;
+        break;
+      }
+      case PROTO_RECOVER:
+        assert_false(m->dead[a.worker]);
+        pe.kind = P_RECOVER;
+        pe.worker = a.worker;
+        pe.member = a.msg.u.recover.member;
+        pe.last = a.msg.u.recover.last;
+        pe.tentative = a.msg.u.recover.tentative;
+        pe.single = a.msg.u.recover.single;
+        assert_true(pe.last == SIM_NONE || pe.last < in->n);
+        assert_true(pe.tentative == SIM_NONE || pe.tentative < in->n);
+        if (pe.single) m->single_asks++;
+        sim_push(m, pe);
+        break;
+      case PROTO_END:
+        k = sim_member_of(in, a.worker);
+        assert_int_equal(a.msg.u.end.status, DRED_OK);
+        assert_false(m->dead[a.worker]);
+        in->ends[k]++;
+        in->end_order[in->nend++] = a.worker;
+        break;
+      case -SCHED_ACT_JOURNAL_TASK:
+        break;
+      case PROTO_INLINE: /* the simulator never starts an inline instance */
+        free(a.owned);
+        fail_msg("INLINE for an instance that is not inline");
+        break;
+      case -SCHED_ACT_JOURNAL_REDUCTION:
+        in->journaled++;
+        in->status = a.u.jred.status;
+        in->jtasks = a.u.jred.tasks;
+        in->jrec = a.u.jred.recovered;
+        assert_int_equal(a.u.jred.members, in->n);
+        /* the buffer fed last is the result: every operand exactly once */
+        assert_int_equal(m->last_inst, i);
+        assert_int_equal(m->last_worker, in->workers[in->p.u.ready.root]); /* the result is at the root */
+        for (k = 0; k < in->n; k++) assert_int_equal(m->vec[m->last_buf - 1][k], 1);
+        /* every member alive at the end told exactly once, the dead never */
+        for (k = 0; k < in->n; k++) assert_int_equal(in->ends[k], m->dead[in->workers[k]] ? 0 : 1);
+        break;
+      default:
+        fail_msg("unknown action");
+    }
+  }
+}
+
+/* Feed member k's READY from worker w with buffer `buf`: its own (recovered = 0: the
+ * snapshot, replicas announced), or an answer to a RECOVER with its flags. */
+static void sim_feed_ready(sim_t *m, int inst, uint32_t k, uint32_t w, uint64_t buf, int recovered,
+                           int snap, int unit, int absorbed) {
+  sim_inst_t *in = &m->in[inst];
+  uint32_t reps[2];
+  uint8_t nrep = 0;
+  proto_msg_t r = ready_msg(in->key, k, in->p);
+  if (!recovered && in->n > 1) {
+    if (in->bogus[k]) reps[nrep++] = in->bogus[k];
+    if (!in->norep[k]) reps[nrep++] = in->workers[(k + 1) % in->n];
+  }
+  r.u.ready.buf.addr = buf;
+  r.u.ready.recovered = (uint8_t)recovered;
+  r.u.ready.snap = (uint8_t)snap;
+  r.u.ready.unit = (uint8_t)unit;
+  r.u.ready.absorbed = (uint8_t)absorbed;
+  r.u.ready.nreplicas = nrep;
+  memcpy(r.u.ready.replicas, reps, nrep * sizeof *reps);
+  in->cur_buf[k] = buf;
+  m->last_inst = inst;
+  m->last_buf = buf;
+  m->last_worker = w;
+  if (recovered) in->recovered_fed++;
+  assert_int_equal(feed(m->s, w, &r), 0);
+  in->created = 1;
+}
+
+/* Worker pe->worker answers a RECOVER of member pe->member, as dred's worker would. */
+static void sim_answer(sim_t *m, const pend_t *pe) {
+  sim_inst_t *in = &m->in[pe->inst];
+  uint32_t k = pe->member, w = pe->worker, own = in->workers[k], root = in->p.u.ready.root;
+  int copy, peer = 0, peer_absorbed = 0;
+  uint64_t b;
+  if (w == own) {
+    if (k == root || pe->single) { /* its operand, reloaded (a snap flag means nothing here) */
+      int unit = k == root && !pe->single && (int)rndn(m, 2);
+      sim_feed_ready(m, pe->inst, k, w, sim_buf(m, pe->inst, (int)k), 1, (int)rndn(m, 2), unit, 0);
+      if (!unit) m->split_answers++;
+      return;
+    }
+    /* its snapshot as it stands: its unit; the scheduler must know what it absorbed */
+    if (in->snap_last[k] != pe->last || pe->tentative != SIM_NONE) m->mismatches++;
+    m->unit_answers++;
+    sim_feed_ready(m, pe->inst, k, w, in->snap_buf[k], 1, 1, 1, 0);
+    return;
+  }
+  copy = sim_has_copy(in, k, w);
+  if (k != root && m->dead[own] && sim_node_peer(m, in, k, w)) { /* it may read the snapshot */
+    uint32_t sl = in->snap_last[k];
+    if (pe->single) {
+      peer = sl == SIM_NONE; /* only a snapshot that never absorbed is the operand alone */
+    } else if (pe->tentative != SIM_NONE && sl == pe->tentative) {
+      peer = 1;
+      peer_absorbed = 1;
+    } else if (sl == pe->last) {
+      peer = 1;
+    } else {
+      m->mismatches++;
+    }
+  }
+  if (peer && (!copy || rndn(m, 2))) {
+    b = sim_buf_copy(m, pe->inst, in->snap_buf[k]);
+    m->peer_answers++;
+    /* whatever snap says (it read a snapshot), only the member's own worker holds one */
+    if (pe->single) {
+      m->split_answers++;
+      sim_feed_ready(m, pe->inst, k, w, b, 1, (int)rndn(m, 2), 0, 0);
+    } else {
+      m->unit_answers++;
+      m->absorbed_answers += (uint32_t)peer_absorbed;
+      sim_feed_ready(m, pe->inst, k, w, b, 1, (int)rndn(m, 2), 1, peer_absorbed);
+    }
+  } else if (copy) {
+    m->split_answers++;
+    sim_feed_ready(m, pe->inst, k, w, sim_buf(m, pe->inst, (int)k), 1, (int)rndn(m, 2), 0, 0);
+  } else {
+    m->refusals++;
+    assert_int_equal(recfail(m->s, in->key, k, w, DRED_ERR_STORAGE), 0);
+  }
+}
+
+static void sim_deliver(sim_t *m, pend_t pe) {
+  sim_inst_t *in = &m->in[pe.inst];
+  uint32_t k;
+  if (m->dead[pe.worker]) return; /* a dead worker's message never arrives */
+  switch (pe.kind) {
+    case P_READY: {
+      uint32_t root = in->p.u.ready.root;
+      if (pe.member == root) /* the root has no snapshot; a snap flag from it means nothing */
+        sim_feed_ready(m, pe.inst, pe.member, pe.worker, sim_buf(m, pe.inst, (int)pe.member), 0,
+                       (int)rndn(m, 2), 0, 0);
+      else
+        sim_feed_ready(m, pe.inst, pe.member, pe.worker, in->snap_buf[pe.member], 0, 1, 0, 0);
+      break;
+    }
+    case P_RECOVER:
+      sim_answer(m, &pe);
+      break;
+    case P_DONE: {
+      uint64_t eb = in->cur_buf[pe.em];
+      uint32_t r = rndn(m, 100);
+      uint64_t addr;
+      uint32_t st = PROTO_TASK_OK;
+      int absorbed = 0;
+      /* Read before it died, or not: the provider of an absorbing task lies on this node
+       * and its snapshot stays readable, so no EXEC_CORRUPT is made up for one -- unless
+       * SIM_CORRUPT_IN_PLACE, and then only for an executor with a copy (its snapshot is
+       * not all that is left of its operand). */
+      if (m->dead[pe.prov]) st = pe.absorb ? rndn(m, 2) : rndn(m, 3);
+      else if (m->flaky && r < 5) st = PROTO_TASK_PROVIDER_LOST;
+      else if (m->flaky && r < 8 && (!pe.absorb || (SIM_CORRUPT_IN_PLACE && !in->norep[pe.em])))
+        st = PROTO_TASK_EXEC_CORRUPT;
+      uint64_t exec_ns = 1 + rndn(m, 1000);
+      if (st == PROTO_TASK_EXEC_CORRUPT && pe.inplace) { /* the snapshot partly combined */
+        uint64_t sb = in->snap_buf[pe.em];
+        for (k = 0; k < in->n; k++)
+          m->vec[sb - 1][k] = (int16_t)(m->vec[sb - 1][k] + 100 * m->vec[pe.pbuf - 1][k]);
+        in->snap_last[pe.em] = pe.pm; /* an absorption under way */
+      }
+      if (st == PROTO_TASK_OK && pe.inplace) { /* into its snapshot, which stays its buffer */
+        assert_int_equal(eb, in->snap_buf[pe.em]);
+        sim_absorb(m, in, pe.em, pe.pm, pe.pbuf);
+        addr = eb;
+        absorbed = 1;
+        m->inplace++;
+      } else if (st == PROTO_TASK_OK) {
+        addr = sim_buf(m, pe.inst, -1);
+        for (k = 0; k < in->n; k++)
+          m->vec[addr - 1][k] = (int16_t)(m->vec[eb - 1][k] + m->vec[pe.pbuf - 1][k]);
+      } else if (st == PROTO_TASK_PROVIDER_LOST) {
+        addr = eb; /* untouched */
+      } else { /* half-combined garbage: must never be used again */
+        addr = sim_buf(m, pe.inst, -1);
+        for (k = 0; k < in->n; k++) m->vec[addr - 1][k] = 100;
+      }
+      in->cur_buf[pe.em] = addr;
+      m->last_inst = pe.inst;
+      m->last_buf = addr;
+      m->last_worker = pe.worker;
+      assert_int_equal(done_full(m->s, pe.task_id, pe.worker, st, exec_ns, addr, absorbed), 0);
+      break;
+    }
+  }
+}
+
+/* Is member k of `in` still recoverable when worker w is dead too?  Its own worker, or the
+ * holder of its copy, or a node peer that can read its snapshot whatever it is asked: a
+ * member without a copy is never asked for its operand alone (single = 1 follows only an
+ * answer of the operand alone, which only a copy or a single answer gives), and a
+ * snapshot that never absorbed anything (and never will: its worker is dead, or it is
+ * still there to answer) is the operand alone anyway. */
+static int sim_recoverable_without(const sim_t *m, const sim_inst_t *in, uint32_t k, uint32_t w) {
+  uint32_t own = in->workers[k], j;
+  if (own != w && !m->dead[own]) return 1;
+  if (!in->norep[k]) {
+    uint32_t rep = in->workers[(k + 1) % in->n];
+    if (in->n > 1 && rep != w && !m->dead[rep]) return 1;
+    if (in->snap_last[k] != SIM_NONE) return 0;
+  }
+  if (k == in->p.u.ready.root) return 0;
+  for (j = 0; j < in->n; j++) {
+    uint32_t pw = in->workers[j];
+    if (j != k && pw != w && !m->dead[pw] && sim_node_peer(m, in, k, pw)) return 1;
+  }
+  return 0;
+}
+
+/* May w die without making the run unrecoverable?  Never a root, never every holder of
+ * an operand (seed 002: a failure before the remote copy is stored cannot be recovered). */
+static int sim_can_kill(const sim_t *m, uint32_t w) {
+  int i;
+  uint32_t k;
+  if (m->dead[w]) return 0;
+  for (i = 0; i < m->ninst; i++) {
+    const sim_inst_t *in = &m->in[i];
+    if (in->journaled) continue;
+    if (!in->created || in->workers[in->p.u.ready.root] == w) return 0;
+    for (k = 0; k < in->n; k++)
+      if (!sim_recoverable_without(m, in, k, w)) return 0;
+  }
+  return 1;
+}
+
+static void sim_kill(sim_t *m) {
+  uint32_t tries, w;
+  size_t j;
+  sched_event_t ev;
+  for (tries = 0; tries < 8; tries++) {
+    /* now and then a worker with something in flight (a task it executes, a RECOVER it
+     * was asked): the deaths that exercise the recovery rules */
+    w = m->npend > 0 && rndn(m, 100) < m->target_pct ? m->pend[rndn(m, (uint32_t)m->npend)].worker
+                                                     : 1 + rndn(m, m->nw);
+    if (!sim_can_kill(m, w)) continue;
+    m->dead[w] = 1;
+    m->kills++;
+    /* its in-place absorptions: finished (a node peer completes one under way) or not
+     * begun, at random; their DONEs never arrive */
+    for (j = 0; j < m->npend; j++) {
+      pend_t *pe = &m->pend[j];
+      if (pe->kind != P_DONE || pe->worker != w || !pe->inplace || rndn(m, 2) == 0) continue;
+      sim_absorb(m, &m->in[pe->inst], pe->em, pe->pm, pe->pbuf);
+      m->killed_inplace++;
+    }
+    memset(&ev, 0, sizeof ev);
+    ev.type = SCHED_EV_WORKER_FAILED;
+    ev.worker = w;
+    assert_int_equal(sched_feed(m->s, &ev), 0);
+    assert_int_equal(sched_worker_alive(m->s, w), 0);
+    return;
+  }
+}
+
+static void sim_add_inst(sim_t *m, uint64_t gid, int64_t tag, uint32_t n, const uint32_t *workers) {
+  sim_inst_t *in;
+  uint32_t k;
+  m->in = realloc(m->in, (size_t)(m->ninst + 1) * sizeof *m->in);
+  assert_non_null(m->in);
+  in = &m->in[m->ninst];
+  memset(in, 0, sizeof *in);
+  in->key = K(gid, tag);
+  in->n = n;
+  memcpy(in->workers, workers, n * sizeof *workers);
+  in->p = prm(rndn(m, n), (int)rndn(m, 2));
+  in->p.u.ready.count = 1 + rndn(m, 1000);
+  in->p.u.ready.extent = in->p.u.ready.type_size = rndn(m, 2) ? 4 : 8;
+  in->p.u.ready.op = 1 + (int32_t)rndn(m, 5);
+  for (k = 0; k < n; k++) {
+    uint32_t b = 1 + rndn(m, m->nw);
+    in->norep[k] = k != in->p.u.ready.root && rndn(m, 100) < m->norep_pct;
+    in->bogus[k] = sim_has_copy(in, k, b) ? 0 : b;
+    in->snap_last[k] = SIM_NONE;
+  }
+  assert_int_equal(sched_group_define(m->s, gid, n, workers), 0);
+  m->ninst++;
+}
+
+/* Deliver pending messages in random order until none is left, killing workers at random
+ * once every instance exists.  Then every instance must have ended OK with each operand
+ * counted once and each live member told exactly once. */
+static void sim_run(sim_t *m, int kill_permille) {
+  int i;
+  uint32_t k;
+  pend_t pe;
+  for (i = 0; i < m->ninst; i++) /* every member calls; READYs travel in any order */
+    for (k = 0; k < m->in[i].n; k++) {
+      if (k != m->in[i].p.u.ready.root) m->in[i].snap_buf[k] = sim_buf(m, i, (int)k);
+      memset(&pe, 0, sizeof pe);
+      pe.kind = P_READY;
+      pe.inst = i;
+      pe.member = k;
+      pe.worker = m->in[i].workers[k];
+      sim_push(m, pe);
+    }
+  while (m->npend > 0) {
+    size_t j = rndn(m, (uint32_t)m->npend);
+    int all_created = 1;
+    for (i = 0; i < m->ninst; i++) all_created &= m->in[i].created;
+    if (all_created && m->kills < m->max_kills && (int)rndn(m, 1000) < kill_permille) {
+      sim_kill(m);
+      sim_drain(m);
+    }
+    pe = m->pend[j];
+    m->pend[j] = m->pend[--m->npend];
+    sim_deliver(m, pe);
+    sim_drain(m);
+  }
+  assert_int_equal(sched_instances(m->s), 0);
+  assert_int_equal(sched_tasks_in_flight(m->s), 0);
+  assert_int_equal(m->mismatches, 0); /* no answer found a snapshot the scheduler did not expect */
+  for (i = 0; i < m->ninst; i++) {
+    sim_inst_t *in = &m->in[i];
+    assert_int_equal(in->journaled, 1);
+    assert_int_equal(in->status, DRED_OK);
+    assert_int_equal(in->jrec, in->recovered_fed);
+    assert_true(in->jtasks >= in->n - 1);
+  }
+}
+
+static void sim_free(sim_t *m) {
+  size_t b;
+  for (b = 0; b < m->nbuf; b++) free(m->vec[b]);
+  free(m->vec);
+  free(m->pend);
+  free(m->in);
+  sched_free(m->s);
+}
+
+/* 64 instances on 16 groups x 4 tags, their events interleaved at random: each completes
+ * on its own with n-1 tasks and its ENDs in member order (every worker on one node, so
+ * many tasks absorb in place). */
+static void test_isolation_64_instances(void **state) {
+  sim_t m;
+  uint32_t gi, t, k;
+  int i;
+  memset(&m, 0, sizeof m);
+  m.rng = 0x9e3779b97f4a7c15ULL;
+  m.nw = 16;
+  m.s = sched_new(m.nw, SCHED_POLICY_PREDICT);
+  for (gi = 0; gi < 16; gi++) {
+    uint32_t n = 2 + gi % 9, w[16];
+    for (k = 0; k < n; k++) w[k] = 1 + (gi + 3 * k) % 16; /* distinct: 3 is prime to 16 */
+    for (t = 0; t < 4; t++) sim_add_inst(&m, 500 + gi, (int64_t)t - 2, n, w);
+  }
+  sim_run(&m, 0);
+  for (i = 0; i < m.ninst; i++) {
+    sim_inst_t *in = &m.in[i];
+    assert_int_equal(in->jtasks, in->n - 1);
+    assert_int_equal(in->jrec, 0);
+    assert_int_equal(in->nend, in->n);
+    for (k = 0; k < in->n; k++) assert_int_equal(in->end_order[k], in->workers[k]);
+  }
+  for (i = 0, t = 0; i < m.ninst; i++) t += m.in[i].n - 1;
+  assert_int_equal(m.tasks_seen, t); /* no task beyond the n-1 each instance needs */
+  assert_true(m.inplace > 0);
+  sim_free(&m);
+}
+
+/* How a batch of random rounds is drawn. */
+typedef struct {
+  uint32_t rounds, min_instances; /* at least this many rounds and instances */
+  int kill_permille;              /* chance of a death before each delivery */
+  uint32_t max_kills;             /* deaths per round: 0 .. max_kills - 1 */
+  uint32_t max_nodes;             /* workers on 1 .. max_nodes nodes */
+  uint32_t norep_rounds;          /* one round in norep_rounds has members without a copy */
+  uint32_t target_pct;
+  uint32_t big_every;             /* every big_every-th round has 65..124 workers */
+} sim_cfg_t;
+
+/* Run the rounds of `cfg` from `seed`; *sum adds up their counters (kills in sum->kills,
+ * operands recovered in sum->tasks_seen).  Returns the number of instances. */
+static uint32_t sim_rounds(const sim_cfg_t *cfg, uint64_t seed, sim_t *sum) {
+  uint32_t round, total = 0;
+  for (round = 0; total < cfg->min_instances || round < cfg->rounds; round++) {
+    sim_t m;
+    uint32_t ninst, i, k, perm[SIM_MAXW], nnodes, w;
+    memset(&m, 0, sizeof m);
+    m.rng = seed * 0x9e3779b97f4a7c15ULL + round + 1;
+    m.nw = round % cfg->big_every == cfg->big_every - 1 ? 65 + rndn(&m, 60) : 2 + rndn(&m, 11);
+    m.s = sched_new(m.nw, (sched_policy_t)rndn(&m, 3));
+    m.flaky = (int)rndn(&m, 2);
+    m.max_kills = rndn(&m, cfg->max_kills);
+    m.norep_pct = rndn(&m, cfg->norep_rounds) == 0 ? 50 : 0;
+    m.target_pct = cfg->target_pct;
+    nnodes = 1 + rndn(&m, cfg->max_nodes);
+    for (w = 1; w <= m.nw; w++) {
+      m.node[w] = rndn(&m, nnodes);
+      assert_int_equal(sched_set_node(m.s, w, m.node[w]), 0);
+    }
+    ninst = 1 + rndn(&m, 4);
+    for (i = 0; i < ninst; i++) {
+      uint32_t n = 1 + rndn(&m, m.nw);
+      for (k = 0; k < m.nw; k++) perm[k] = k + 1;
+      for (k = m.nw - 1; k > 0; k--) { /* Fisher-Yates */
+        uint32_t j = rndn(&m, k + 1), t = perm[k];
+        perm[k] = perm[j];
+        perm[j] = t;
+      }
+      sim_add_inst(&m, 1000 + i, (int64_t)rndn(&m, 3), n, perm);
+    }
+    sim_run(&m, cfg->kill_permille);
+    total += ninst;
+    sum->kills += m.kills;
+    for (i = 0; i < ninst; i++) sum->tasks_seen += m.in[i].jrec;
+    sum->absorb_tasks += m.absorb_tasks;
+    sum->inplace += m.inplace;
+    sum->killed_inplace += m.killed_inplace;
+    sum->unit_answers += m.unit_answers;
+    sum->absorbed_answers += m.absorbed_answers;
+    sum->split_answers += m.split_answers;
+    sum->single_asks += m.single_asks;
+    sum->peer_answers += m.peer_answers;
+    sum->refusals += m.refusals;
+    sim_free(&m);
+  }
+  return total;
+}
+
+static uint64_t sim_seed(void) {
+  const char *env = getenv("SCHED_TEST_SEED");
+  return env ? strtoull(env, NULL, 0) : 20240601ULL;
+}
+
+static void sim_report(const char *name, uint64_t seed, uint32_t total, const sim_t *sum) {
+  print_message("%s: seed %llu, %u instances, %u worker deaths, %u operands recovered\n", name,
+                (unsigned long long)seed, total, sum->kills, sum->tasks_seen);
+  print_message("%s: %u absorbing tasks, %u in place, %u killed in place; answers: %u unit, "
+                "%u absorbed, %u operand alone, %u from node peers; %u single asked, %u refused\n",
+                name, sum->absorb_tasks, sum->inplace, sum->killed_inplace, sum->unit_answers,
+                sum->absorbed_answers, sum->split_answers, sum->peer_answers, sum->single_asks,
+                sum->refusals);
+}
+
+/* Random rounds of 1..4 concurrent instances (some of more than 64 members), workers on
+ * 1..3 nodes, random arrival and completion order, random in-place absorption, random
+ * worker deaths and flaky reads, some members without a copy (their snapshot is all
+ * that is left when their worker dies): every instance must end OK with every operand
+ * counted exactly once.  SCHED_TEST_SEED=n picks another seed. */
+static void test_random_with_failures(void **state) {
+  const sim_cfg_t cfg = {150, 200, 30, 4, 3, 3, 50, 10};
+  uint64_t seed = sim_seed();
+  sim_t sum;
+  uint32_t total;
+  memset(&sum, 0, sizeof sum);
+  total = sim_rounds(&cfg, seed, &sum);
+  sim_report("random", seed, total, &sum);
+  assert_true(total >= 200);
+  assert_true(sum.kills > 0);
+  assert_true(sum.tasks_seen > 0);
+  assert_true(sum.inplace > 0 && sum.unit_answers > 0 && sum.peer_answers > 0);
+}
+
+/* The same simulator aimed at absorption: small groups on one or two nodes (so most tasks
+ * may absorb), many deaths, most of them of a worker with a task or a RECOVER in flight,
+ * and members without a copy in half the rounds.  Every rule must have been exercised:
+ * executors killed in the middle of an in-place absorption, node peers finishing one
+ * (absorbed = 1), units split by an answer of the operand alone and, after that, RECOVERs
+ * asking for the operand alone (single = 1). */
+static void test_random_absorption(void **state) {
+  const sim_cfg_t cfg = {1500, 1500, 200, 12, 2, 2, 80, 1000000};
+  uint64_t seed = sim_seed();
+  sim_t sum;
+  uint32_t total;
+  memset(&sum, 0, sizeof sum);
+  total = sim_rounds(&cfg, seed, &sum);
+  sim_report("absorption", seed, total, &sum);
+  assert_true(sum.inplace > 0 && sum.killed_inplace > 0 && sum.absorbed_answers > 0);
+  assert_true(sum.unit_answers > 0 && sum.split_answers > 0 && sum.peer_answers > 0);
+  assert_true(sum.single_asks > 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_isolation_64_instances),
+      cmocka_unit_test(test_random_with_failures),
+      cmocka_unit_test(test_random_absorption),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
