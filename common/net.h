@@ -5,7 +5,7 @@
  * the workers' runtime threads.  Why not MPI: MPICH 4.0.2 serialises every MPI call of a
  * process behind one lock, so while the application waits inside a blocking MPI call a
  * runtime thread polling MPI for control messages waits for that lock, and every control
- * hop costs a scheduling round (DESIGN.md).  A socket is woken by the kernel (epoll, via
+ * hop costs a scheduling round (docs/design.md).  A socket is woken by the kernel (epoll, via
  * the libuv loop the thread already runs), costs nothing when idle, and tells the other end
  * at once when a process dies: its descriptors close, the peer reads EOF or a reset.
  *

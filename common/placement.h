@@ -3,10 +3,10 @@
  * writes the copies, worker/replica_send.c) and by dred-master (which must know where to
  * look for them when the member's READY never arrived, master/sched_recover.c).
  *
- * Why one function: the two sides used to write the rule twice ("the next live member in
- * cyclic order"), so a change to one would have sent the master asking the wrong holders.
- * And why node-aware: a copy on the member's own node dies with the node, so the first
- * copy must go to another node when the group spans several (DESIGN.md, fault tolerance).
+ * Why one function: if the two sides each wrote the rule ("the next live member in cyclic
+ * order"), a change to one would send the master asking the wrong holders.  And why
+ * node-aware: a copy on the member's own node dies with the node, so the first copy must
+ * go to another node when the group spans several (docs/design.md, fault tolerance).
  *
  * The rule.  Candidates for member k's copies are the other members of the group in this
  * order: first every member on another node than k's, in cyclic group order, starting

@@ -1,7 +1,7 @@
 /*
  * replica.h -- the node-local replica store: checksummed copies of reduction operands.
  *
- * Fault tolerance (DESIGN.md, seed 002 section 3): when member i of a group calls reduce,
+ * Fault tolerance (docs/design.md, seed 002 section 3): when member i of a group calls reduce,
  * its operand O_i is written to worker i's own store and to the store of the next live
  * member, so the operand survives the loss of the buffer it was combined into, or of
  * worker i itself.  Recovery reads a copy back; the copies of a reduction are dropped when

@@ -2,7 +2,7 @@
  * replica_async.h -- replica store operations run on the libuv thread pool.
  *
  * A worker's runtime thread is a libuv loop that must keep answering heartbeats and
- * driving RMA while an operand's copies are written (DESIGN.md: replicas are stored
+ * driving RMA while an operand's copies are written (docs/design.md: replicas are stored
  * "asynchronously so it overlaps the reduction").  These helpers queue the blocking
  * dred_replica_* call with uv_queue_work() and call `cb(arg, status)` on the loop's
  * thread when it is done; `status` is what the blocking call returned, or

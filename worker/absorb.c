@@ -2,9 +2,9 @@
  * absorb.c -- combining into a snapshot in place, and finishing that when its owner dies.
  *
  * What it is for.  A member's operand snapshot in its shared-memory pool is what survives
- * the member's death while its node lives (replicate.c), so the member's first combine
- * used to write its result to a fresh block and leave the snapshot intact.  Writing a
- * third buffer costs about half again what updating one in place does here (docs/performance.md,
+ * the member's death while its node lives (replicate.c); a first combine that wrote its
+ * result to a fresh block would leave the snapshot intact, but writing a third buffer
+ * costs about half again what updating one in place does (docs/performance.md,
  * replication's price).  Absorption combines in place instead, yet keeps everything
  * recoverable: when both buffers of a task are snapshots on one node (dred-master says so
  * in TASK's absorb), the executor's snapshot absorbs the provider's, and from then on it

@@ -5,8 +5,8 @@
  * Why: MPI lets a program free an op or a datatype right after starting a nonblocking
  * reduction with it; the reduction must still use what it was started with.  dred combines
  * long after dred_ireduce returned, on its runtime thread, with the handle the caller gave.
- * Freed, MPICH recycles the handle value at once: the next MPI_Op_create returned the same
- * handle, and a pending reduction silently combined with the new op (issue 11.2).
+ * Freed, MPICH recycles the handle value at once: the next MPI_Op_create returns the same
+ * handle, and a pending reduction would silently combine with the new op.
  *
  * How: libdred defines MPI_Op_free and MPI_Type_free itself -- MPI's profiling interface
  * allows a library to -- and calls PMPI_Op_free / PMPI_Type_free for the real work.

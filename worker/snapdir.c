@@ -5,8 +5,9 @@
  * member copies it into its shared-memory pool inside dred_ireduce (on the caller's
  * thread, before anything else happens), and the neighbour then stores it from there
  * (replica_recv.c).  Between that copy and the moment the neighbour hears of it there is a
- * gap -- the runtime thread must wake up and send the header -- and a crash in that gap
- * used to lose the operand for good, although its bytes still lay in shared memory.
+ * gap -- the runtime thread must wake up and send the header -- and without more, a crash
+ * in that gap would lose the operand for good, although its bytes still lie in shared
+ * memory.
  *
  * The directory closes the gap: the first DRED_SNAPDIR_BYTES of every pool segment hold
  * a small table of (group, tag, member, offset, length) for the snapshots it contains.

@@ -3,7 +3,7 @@
  * in the same order, over MPI, and the control links it leaves them with; then the
  * start-of-job handshake (below) in which they agree that the job can run.
  *
- * MPI is the bootstrap (DESIGN.md): every process of the job is in MPI_COMM_WORLD, rank 0
+ * MPI is the bootstrap (docs/design.md): every process of the job is in MPI_COMM_WORLD, rank 0
  * is dred-master.  dred_boot_start() makes dred's private communicator (a duplicate of
  * the world, so dred never matches the application's messages), splits off dred_comm()
  * (the application processes; the master passes MPI_UNDEFINED), learns which processes
@@ -85,7 +85,7 @@ void dred_boot_tell_launcher(void);
 /* ---- teardown: the collective end both programs run, in the same order ----------------
  *
  * Once the master sent SHUTDOWN and the loops ended, and only if no process of the job
- * died (collective frees and MPI_Finalize hang once one did: DESIGN.md; then neither
+ * died (collective frees and MPI_Finalize hang once one did: docs/design.md; then neither
  * program calls this and both exit without MPI_Finalize), each process calls
  * dred_boot_teardown(), which runs:
  *   1. MPI_Win_free(dwin): the dynamic RMA window every process created over priv after
@@ -113,11 +113,11 @@ void dred_boot_teardown(dred_boot_t *b, MPI_Win *dwin, int finalize);
  *   2. MPI_Allreduce(MPI_MAXLOC) of (status, rank): each process adds its own verdict
  *      (a worker's settings, its replica store), so all of them learn whether the job can
  *      run and who refused first.
- * Why: a master that refused a setting used to exit before MPI_Init, leaving every worker
- * in dred_init forever; a worker that could not open its store ran without replicas and
- * its application never knew.  Now the master still joins MPI_Init and these two
- * collectives, so every dred_init returns the refusal as a status (DRED_ERR_ARG for a
- * setting, DRED_ERR_STORAGE for a store), and the master then ends the job (MPI_Abort).
+ * Why: a master that exited before MPI_Init over a bad setting would leave every worker in
+ * dred_init for ever, and a worker that could not open its store would run without
+ * replicas with its application none the wiser.  So the master still joins MPI_Init and
+ * these two collectives, every dred_init returns the refusal as a status (DRED_ERR_ARG for
+ * a setting, DRED_ERR_STORAGE for a store), and the master then ends the job (MPI_Abort).
  */
 
 typedef struct {

@@ -20,7 +20,7 @@ void measure_conc(int C) {
   if (!snd || !dr || !mr || !f || !req || !sts || !fst) die("out of memory");
   for (int j = 0; j < C; j++) {
     if (opt.send_pool) {
-      /* the zero-copy hand-over (issue 15): dred reads the operand in place; MPI reads the
+      /* the zero-copy hand-over: dred reads the operand in place; MPI reads the
        * same buffer, so both contenders get the same memory */
       if (dred_alloc_mem(bytes, (void **)&snd[j]) != DRED_OK)
         die("dred_alloc_mem of concurrent send %d failed: raise DRED_POOL_MB (needs %d x %zu "

@@ -1,8 +1,8 @@
 /*
  * bench_loop.c -- a loop of small reductions among the application's own collectives, in
- * the shape of issue 11's application, against the same loop with no reduction at all.
+ * the shape of an iterative solver's step, against the same loop with no reduction at all.
  *
- *  loop        the shape of the issue's application (issue 11, point 4): --loop-iters N
+ *  loop        an iterative solver's step (small reductions among its own collectives): --loop-iters N
  *              (3000) iterations of { ireduce 1 double to root 0; MPI_Allreduce of one int
  *              and MPI_Bcast of one double (blocking, MPI's own); wait for the reduction }.
  *              Total time of the loop (sum over chunks of --loop-chunk iterations, dred,

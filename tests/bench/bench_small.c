@@ -2,7 +2,7 @@
  * bench_small.c -- many small nonblocking reductions back to back, K in flight: what one
  * reduction costs at that depth.
  *
- *  small       many small nonblocking reductions back to back (issue 11, point 4): sizes 8 B
+ *  small       many small nonblocking reductions back to back: sizes 8 B
  *              and 1 KiB (--small-sizes), K = 1, 4, 16, 64 in flight (--kin).  A round: every
  *              rank leaves a barrier (MPI's blocking wait with DRED_WAIT=mpi, as applications
  *              wait), starts K reductions with tags 0..K-1 and roots j % p (dred_ireduce, or

@@ -20,7 +20,7 @@
  * configuration runs --reps times; the table shows the median run.
  *
  * The second table is the master's cost per reduction at scale, 64 nodes x 64 ranks
- * (engine issue 38): "ranks" is today's shape, every rank a member of a 4096-member group
+ * (the node engine's shape): "ranks" is today's shape, every rank a member of a 4096-member group
  * with its workers on 64 nodes (sched_set_node, so master/sched_nodes.c pairs within each
  * node first), 4096 READYs and 4095 DONEs per reduction; "node partials" is the node
  * engine's shape, one member per node -- the node's ranks combined in shared memory

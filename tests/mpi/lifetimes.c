@@ -1,6 +1,6 @@
 /*
  * lifetimes.c -- an op or datatype freed while a dred reduction using it is pending stays
- * valid for that reduction (issue 11.2), and a free after completion frees at once.
+ * valid for that reduction, and a free after completion frees at once.
  *
  *   dredrun -n P mpi_lifetimes [-n NRED]      (also built as mpi_lifetimes_so, linked with
  *                                              libdred.so instead of libdred.a)

@@ -37,7 +37,7 @@
  *                                          one member that cannot allocate (RLIMIT_AS, no
  *                                          pool): every member's future ends DRED_ERR_NOMEM
  *
- * Why: issue 12 (points 2, 3, 6, 8).  Each mode failed before its fix: flood with false
+ * Why: each mode failed before its fix: flood with false
  * failure detections and DRED_ERR_MASTER_LOST, cap with no cap, early with
  * DRED_ERR_MASTER_LOST at the early rank (and a hang or exit 70 elsewhere), wait/neverjoin
  * with no timed wait and a dred_finalize that hung, sizes with DRED_ERR_MISMATCH.

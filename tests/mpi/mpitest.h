@@ -11,9 +11,9 @@
  * wait_limit() scales every bound by DRED_TEST_TIMEOUT_SCALE (tests/run-mpi.sh sets it).
  * affine_op() is the non-commutative user op of several tests.
  *
- * Why: this block used to be copied into each test program of tests/mpi (nine ~140-line
- * copies, and the affine op in four); it is now tests/mpi/mpitest.c, compiled once and linked into every mpi_* test by
- * the Makefile.  tests/run-mpi.sh matches on the line formats above: keep them as they are.
+ * Why: one copy of the scaffolding every test program of tests/mpi needs (tests/mpi/
+ * mpitest.c, compiled once and linked into every mpi_* test by the Makefile).
+ * tests/run-mpi.sh matches on the line formats above: keep them as they are.
  */
 #ifndef DRED_TESTS_MPITEST_H
 #define DRED_TESTS_MPITEST_H

@@ -9,13 +9,14 @@
  * before its dred_future_get.  The root polls dred_future_is_done with a bounded deadline
  * and must see the reduction done before FRACTION (default 0.75) of the busy member's
  * compute time has passed.  The busy member's own future must already be done (within
- * 100 ms) when it finishes computing.  The result is compared with MPI_Reduce.
+ * 100 ms) when it finishes computing.  The result is compared with ref_reduce (mpitest.h:
+ * a local rank-order fold, independent of dred and of MPI's collectives).
  *
  * Then, with nothing in flight, every member sleeps (no MPI call) while it measures the CPU
  * time its runtime thread takes over one second (/proc/self/task/<tid>/stat of the thread
  * named dred-runtime): an idle runtime must sleep in epoll, so it must stay under 10% of
- * that second.  (A flag left set once kept every runtime thread spinning for the rest of a
- * job after its first reduction.)
+ * that second: a flag left set after a reduction would keep every runtime thread spinning
+ * for the rest of the job, taking a core the application needs.
  */
 #include <dirent.h>
 #include <limits.h>

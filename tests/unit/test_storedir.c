@@ -1,5 +1,5 @@
 /*
- * test_storedir.c -- the storage directory is private (storage/storedir.c, issue 12.5).
+ * test_storedir.c -- the storage directory is private (storage/storedir.c).
  *
  * Each test works in its own mkdtemp() directory under a umask of 022 (a usual one, under
  * which SQLite alone created 0644 files).  Covered: a missing base directory is created
