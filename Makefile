@@ -57,7 +57,7 @@ LIB_SO  := $(BUILD)/lib/libdred.so
 LIB_MPI_SO := $(BUILD)/lib/libdred-mpi.so
 INTERPOSE_SRC := $(wildcard interpose/*.c)
 INTERPOSE_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(INTERPOSE_SRC)) \
-  $(addprefix $(BUILD)/obj/,worker/typecheck.o common/config.o common/log.o storage/storedir.o)
+  $(addprefix $(BUILD)/obj/,worker/typecheck.o common/config.o common/settings.o common/log.o storage/storedir.o)
 MASTER  := $(BUILD)/bin/dred-master
 DEMO    := $(BUILD)/bin/dred-demo
 DREDRUN := $(BUILD)/bin/dredrun
@@ -108,13 +108,16 @@ $(DEMO): tests/demo/demo.c tests/mpi/sleepy_wait.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
-$(LAUNCH): tools/dred-launch.c
+# dred-launch stays small (no libuv, no MPI): its source plus the settings table and the
+# logger that reports a bad setting.
+LAUNCH_OBJ := $(addprefix $(BUILD)/obj/,common/settings.o common/log.o)
+$(LAUNCH): tools/dred-launch.c $(LAUNCH_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $<
+	$(CC) $(CFLAGS) -o $@ $^
 
 # dredstat takes the journal's schema from storage/journal.c and the task outcome names
 # from common/proto.c, so it links those (and what they need) rather than copy them.
-DREDSTAT_OBJ := $(addprefix $(BUILD)/obj/,common/log.o common/privdir.o common/status.o common/sockpath.o \
+DREDSTAT_OBJ := $(addprefix $(BUILD)/obj/,common/log.o common/settings.o common/privdir.o common/status.o common/sockpath.o \
   common/proto.o storage/journal.o storage/sqlite_util.o storage/storedir.o)
 $(DREDSTAT): tools/dredstat.c $(DREDSTAT_OBJ)
 	@mkdir -p $(dir $@)
@@ -236,7 +239,7 @@ sched-bench: $(SCHED_BENCH)
 # make kernel-bench: GB/s of worker/kernel.c's SUM/double kernel against MPI_Reduce_local.
 KERNEL_BENCH := $(BUILD)/bin/kernel-bench
 $(KERNEL_BENCH): tests/bench/kernel_bench.c $(BUILD)/obj/worker/kernel.o \
-  $(BUILD)/obj/worker/kernel_baseline.o
+  $(BUILD)/obj/worker/kernel_baseline.o $(BUILD)/obj/common/settings.o $(BUILD)/obj/common/log.o
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 kernel-bench: $(KERNEL_BENCH)
