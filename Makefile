@@ -63,19 +63,22 @@ DEMO    := $(BUILD)/bin/dred-demo
 DREDRUN := $(BUILD)/bin/dredrun
 LAUNCH  := $(BUILD)/bin/dred-launch
 DREDSTAT := $(BUILD)/bin/dredstat
+# Prints common/settings.h's table as the docs' table and man entries (make settings-check);
+# built with everything, never installed.
+SETTINGS_DOC := $(BUILD)/bin/dred-settings
 MAN1    := man/dred-master.1 man/dredrun.1 man/dredstat.1
 MAN3    := man/dred.3
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi_%,$(MPI_TEST_SRC))
 MPITEST_OBJ := $(BUILD)/obj/tests/mpi/mpitest.o
 
-.PHONY: interpose-test fuzz fuzz-build all deps run test check readme-check symbols-check layers-check unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench kernel-bench asan install clean
+.PHONY: interpose-test fuzz fuzz-build all deps run test check readme-check symbols-check layers-check unit-test mpi-test tools-test deploy-test man-check settings-check fault-test faults bench sched-bench kernel-bench asan install clean
 FAULT_APP := $(BUILD)/tests/fault_app
 TRIALS  ?= 100
 WORKERS ?= 8
 BYTES   ?= 32M
 MODE    ?= worker
-all: $(LIB_A) $(LIB_SO) $(LIB_MPI_SO) $(MASTER) $(DREDRUN) $(LAUNCH) $(DREDSTAT) $(DEMO)
+all: $(LIB_A) $(LIB_SO) $(LIB_MPI_SO) $(MASTER) $(DREDRUN) $(LAUNCH) $(DREDSTAT) $(DEMO) $(SETTINGS_DOC)
 
 deps:
 	@bash deploy/install-deps.sh
@@ -112,6 +115,10 @@ $(DEMO): tests/demo/demo.c tests/mpi/sleepy_wait.h $(LIB_A)
 # logger that reports a bad setting.
 LAUNCH_OBJ := $(addprefix $(BUILD)/obj/,common/settings.o common/log.o)
 $(LAUNCH): tools/dred-launch.c $(LAUNCH_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^
+
+$(SETTINGS_DOC): tools/dred-settings.c $(LAUNCH_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^
 
@@ -315,6 +322,12 @@ tools-test: all
 deploy-test: all $(FAULT_APP)
 	@bash tests/deploy/check-deploy.sh
 
+# Every DRED_* setting is one row of common/settings.h: docs/configuration.md's table and the
+# man pages' ENVIRONMENT entries follow it, and no code reads a DRED_* variable around it
+# (tests/check-settings.sh; `bash tests/check-settings.sh build --update` regenerates).
+settings-check: $(SETTINGS_DOC)
+	@bash tests/check-settings.sh $(BUILD)
+
 man-check:
 	@for f in $(MAN1) $(MAN3); do groff -man -Tutf8 -ww -z $$f || exit 1; done; echo "man pages: ok"
 
@@ -330,6 +343,7 @@ test: deps
 	@$(MAKE) --no-print-directory tools-test
 	@$(MAKE) --no-print-directory deploy-test
 	@$(MAKE) --no-print-directory man-check
+	@$(MAKE) --no-print-directory settings-check
 	@$(MAKE) --no-print-directory readme-check
 
 # Unit tests run with leak checking; the MPI tests without it: MPICH/UCX leave allocations
