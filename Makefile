@@ -57,25 +57,28 @@ LIB_SO  := $(BUILD)/lib/libdred.so
 LIB_MPI_SO := $(BUILD)/lib/libdred-mpi.so
 INTERPOSE_SRC := $(wildcard interpose/*.c)
 INTERPOSE_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(INTERPOSE_SRC)) \
-  $(addprefix $(BUILD)/obj/,worker/typecheck.o common/config.o common/log.o storage/storedir.o)
+  $(addprefix $(BUILD)/obj/,worker/typecheck.o common/config.o common/settings.o common/log.o storage/storedir.o)
 MASTER  := $(BUILD)/bin/dred-master
 DEMO    := $(BUILD)/bin/dred-demo
 DREDRUN := $(BUILD)/bin/dredrun
 LAUNCH  := $(BUILD)/bin/dred-launch
 DREDSTAT := $(BUILD)/bin/dredstat
+# Prints common/settings.h's table as the docs' table and man entries (make settings-check);
+# built with everything, never installed.
+SETTINGS_DOC := $(BUILD)/bin/dred-settings
 MAN1    := man/dred-master.1 man/dredrun.1 man/dredstat.1
 MAN3    := man/dred.3
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi_%,$(MPI_TEST_SRC))
 MPITEST_OBJ := $(BUILD)/obj/tests/mpi/mpitest.o
 
-.PHONY: interpose-test fuzz fuzz-build all deps run test check readme-check symbols-check layers-check unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench kernel-bench asan install clean
+.PHONY: interpose-test fuzz fuzz-build all deps run test check readme-check symbols-check layers-check unit-test mpi-test tools-test deploy-test man-check settings-check fault-test faults bench sched-bench kernel-bench asan install clean
 FAULT_APP := $(BUILD)/tests/fault_app
 TRIALS  ?= 100
 WORKERS ?= 8
 BYTES   ?= 32M
 MODE    ?= worker
-all: $(LIB_A) $(LIB_SO) $(LIB_MPI_SO) $(MASTER) $(DREDRUN) $(LAUNCH) $(DREDSTAT) $(DEMO)
+all: $(LIB_A) $(LIB_SO) $(LIB_MPI_SO) $(MASTER) $(DREDRUN) $(LAUNCH) $(DREDSTAT) $(DEMO) $(SETTINGS_DOC)
 
 deps:
 	@bash deploy/install-deps.sh
@@ -108,13 +111,20 @@ $(DEMO): tests/demo/demo.c tests/mpi/sleepy_wait.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
-$(LAUNCH): tools/dred-launch.c
+# dred-launch stays small (no libuv, no MPI): its source plus the settings table and the
+# logger that reports a bad setting.
+LAUNCH_OBJ := $(addprefix $(BUILD)/obj/,common/settings.o common/log.o)
+$(LAUNCH): tools/dred-launch.c $(LAUNCH_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $<
+	$(CC) $(CFLAGS) -o $@ $^
+
+$(SETTINGS_DOC): tools/dred-settings.c $(LAUNCH_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^
 
 # dredstat takes the journal's schema from storage/journal.c and the task outcome names
 # from common/proto.c, so it links those (and what they need) rather than copy them.
-DREDSTAT_OBJ := $(addprefix $(BUILD)/obj/,common/log.o common/privdir.o common/status.o common/sockpath.o \
+DREDSTAT_OBJ := $(addprefix $(BUILD)/obj/,common/log.o common/settings.o common/privdir.o common/status.o common/sockpath.o \
   common/proto.o storage/journal.o storage/sqlite_util.o storage/storedir.o)
 $(DREDSTAT): tools/dredstat.c $(DREDSTAT_OBJ)
 	@mkdir -p $(dir $@)
@@ -236,7 +246,7 @@ sched-bench: $(SCHED_BENCH)
 # make kernel-bench: GB/s of worker/kernel.c's SUM/double kernel against MPI_Reduce_local.
 KERNEL_BENCH := $(BUILD)/bin/kernel-bench
 $(KERNEL_BENCH): tests/bench/kernel_bench.c $(BUILD)/obj/worker/kernel.o \
-  $(BUILD)/obj/worker/kernel_baseline.o
+  $(BUILD)/obj/worker/kernel_baseline.o $(BUILD)/obj/common/settings.o $(BUILD)/obj/common/log.o
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 kernel-bench: $(KERNEL_BENCH)
@@ -312,6 +322,12 @@ tools-test: all
 deploy-test: all $(FAULT_APP)
 	@bash tests/deploy/check-deploy.sh
 
+# Every DRED_* setting is one row of common/settings.h: docs/configuration.md's table and the
+# man pages' ENVIRONMENT entries follow it, and no code reads a DRED_* variable around it
+# (tests/check-settings.sh; `bash tests/check-settings.sh build --update` regenerates).
+settings-check: $(SETTINGS_DOC)
+	@bash tests/check-settings.sh $(BUILD)
+
 man-check:
 	@for f in $(MAN1) $(MAN3); do groff -man -Tutf8 -ww -z $$f || exit 1; done; echo "man pages: ok"
 
@@ -327,6 +343,7 @@ test: deps
 	@$(MAKE) --no-print-directory tools-test
 	@$(MAKE) --no-print-directory deploy-test
 	@$(MAKE) --no-print-directory man-check
+	@$(MAKE) --no-print-directory settings-check
 	@$(MAKE) --no-print-directory readme-check
 
 # Unit tests run with leak checking; the MPI tests without it: MPICH/UCX leave allocations

@@ -11,12 +11,14 @@
 #include <strings.h>
 #include <time.h>
 
+#include "settings.h"
+
 static char log_prefix[48] = "dred";
 static int log_level = -1;
 static int log_time = -1; /* DRED_LOG_TIME=1: each line starts with the wall-clock time */
 
 static int log_level_parse(void) {
-  const char *s = getenv("DRED_LOG_LEVEL");
+  const char *s = dred_setting_raw(DRED_S_LOG_LEVEL);
   if (s == NULL || *s == '\0') return DRED_LOG_WARN;
   if (strcasecmp(s, "error") == 0) return DRED_LOG_ERROR;
   if (strcasecmp(s, "warn") == 0) return DRED_LOG_WARN;
@@ -48,7 +50,8 @@ void dred_log(dred_log_level_t level, const char *fmt, ...) {
 
   if (!dred_log_enabled(level)) return;
   if (log_time < 0) {
-    const char *t = getenv("DRED_LOG_TIME");
+    /* Raw, not dred_setting_u64: that logs a bad value, and this is the logger. */
+    const char *t = dred_setting_raw(DRED_S_LOG_TIME);
     log_time = t != NULL && strcmp(t, "1") == 0;
   }
   if (log_time) {

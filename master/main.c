@@ -26,10 +26,17 @@
 #include "../common/leave.h"
 #include "../common/log.h"
 #include "../common/mpi/boot.h"
+#include "../common/settings.h"
 #include "../common/status.h"
 #include "../storage/storedir.h"
 #include "master.h"
 #include "status.h"
+
+/* The table's words are markdown: its `code` quotes are left out on a terminal. */
+static void put_plain(FILE *out, const char *s) {
+  for (; *s; s++)
+    if (*s != '`') fputc(*s, out);
+}
 
 static void usage(FILE *out) {
   fprintf(out,
@@ -51,7 +58,19 @@ static void usage(FILE *out) {
           "  --workers P           the job's application processes\n"
           "  --addr-file F         write the addresses and the job's token to F (0600)\n"
           "  --tcp-host H          listen on TCP at H's address too (jobs spanning nodes)\n"
-          "  -h, --help            this text\n");
+          "  -h, --help            this text\n"
+          "Settings dred-master reads (environment; default, range; see dred-master(1)):\n");
+  /* From common/settings.h's table, so --help cannot miss one or show another default. */
+  for (int i = 0; i < DRED_SETTINGS_COUNT; i++) {
+    const dred_setting_t *s = &dred_settings[i];
+    char def[512], range[128];
+    if (!(s->by & DRED_BY_MASTER)) continue;
+    fprintf(out, "  %-24s ", s->name);
+    put_plain(out, dred_setting_default_str(s, def, sizeof def));
+    fputs("; ", out);
+    put_plain(out, dred_setting_range_str(s, range, sizeof range));
+    fputc('\n', out);
+  }
 }
 
 static int parse_u64(const char *s, uint64_t *out) {

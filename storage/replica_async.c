@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../common/settings.h"
 
 typedef enum { REPLICA_OP_PUT, REPLICA_OP_GET, REPLICA_OP_DROP } replica_op_t;
 
@@ -51,7 +52,7 @@ static const char *const replica_op_names[] = {"put", "get", "drop"};
  * priority too; we try to raise it for reads, which works where the limits allow. */
 static void replica_async_set_priority(int for_put) {
   static __thread int lowered;
-  const char *s = getenv("DRED_REPLICA_NICE");
+  const char *s = dred_setting_raw(DRED_S_REPLICA_NICE);
   long nice_val;
   struct sched_param sp;
   memset(&sp, 0, sizeof sp);

@@ -22,14 +22,14 @@
 #include <stddef.h>
 
 #include "../common/dred_status.h"
+#include "../common/settings.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Longest accepted base directory, in bytes.  Leaves room, within the 512-byte paths of
- * common/config.h, for "/job-<id>/dred-replica-4294967295.db-journal". */
-#define DRED_STOREDIR_MAX 400
+/* DRED_STOREDIR_MAX, the longest accepted base directory in bytes, is common/settings.h's:
+ * it is DRED_STORAGE_DIR's range, which common/config.c checks too. */
 /* Longest job id (characters [A-Za-z0-9_.-], not starting with '.'). */
 #define DRED_JOB_ID_MAX 48
 

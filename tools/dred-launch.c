@@ -57,6 +57,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/settings.h"
+
 #define LINGER_NAME "dred-linger"
 
 static pid_t child = -1;
@@ -145,8 +147,9 @@ static int program_was_up(int rfd) {
 int main(int argc, char **argv) {
   int status = 0, note[2] = {-1, -1}, up;
   pid_t parent = getppid();
-  const char *s = getenv("DRED_LAUNCH_LINGER_S"), *ts = getenv("DRED_LAUNCH_TERM_LINGER_S");
-  long linger = s ? atol(s) : 3600, term_linger = ts ? atol(ts) : 10;
+  /* From the settings table (common/settings.h): a bad value is logged, the default used. */
+  long linger = (long)dred_setting_u64(DRED_S_LAUNCH_LINGER_S),
+       term_linger = (long)dred_setting_u64(DRED_S_LAUNCH_TERM_LINGER_S);
   time_t until;
 
   if (argc < 2) {

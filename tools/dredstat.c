@@ -47,6 +47,7 @@
 #include "../common/privdir.h"
 #include "../common/sockpath.h"
 #include "../common/proto.h"  /* proto_task_status_name() */
+#include "../common/settings.h"
 #include "../common/status.h" /* dred_status_str() */
 #include "../storage/journal.h"
 #include "../storage/storedir.h"
@@ -991,7 +992,7 @@ static void status_scan(const char *base, char *first, size_t cap, size_t *nfoun
  * a warning, never connected to.  Returns 0 with the path in `out`, 1 (none) or 2 (several;
  * listed) after printing. */
 static int status_find(char *out, size_t cap) {
-  const char *env = getenv("DRED_STORAGE_DIR");
+  const char *env = dred_setting_raw(DRED_S_STORAGE_DIR);
   char base[600], why[256];
   size_t nfound = 0;
 

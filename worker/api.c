@@ -15,6 +15,7 @@
 #include "../common/deathwatch.h"
 #include "../common/log.h"
 #include "../common/mpi/boot.h"
+#include "../common/settings.h"
 #include "../common/status.h"
 #include "../common/watchdog.h"
 #include "runtime.h"
@@ -85,7 +86,7 @@ int dred_init(int *argc, char ***argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rt->world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &rt->world_size);
   /* A master outside the job (common/mpi/boot.h): our job rank is our world rank + 1. */
-  external = getenv("DRED_MASTER_ADDR") != NULL;
+  external = dred_setting_raw(DRED_S_MASTER_ADDR) != NULL;
   dred_log_setup("worker", rt->world_rank + external);
   if (provided < MPI_THREAD_MULTIPLE) {
     DRED_ERROR("MPI was initialised without MPI_THREAD_MULTIPLE; dred needs it "

@@ -61,6 +61,7 @@
 #define dred_kernel_find dred_kernel_find_baseline
 #endif
 #include "kernel.h"
+#include "../common/settings.h"
 
 /* -O3 to vectorise; no-trapping-math so that the float SUM/PROD select is vectorised too
  * (values are unchanged: only FP exception flags, which nobody reads here, are concerned). */
@@ -171,8 +172,7 @@ static int kernels_enabled(void) {
   static int state; /* 0 not read yet, 1 enabled, 2 disabled */
   int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
   if (s == 0) {
-    const char *e = getenv("DRED_KERNELS");
-    s = e != NULL && strcmp(e, "0") == 0 ? 2 : 1;
+    s = dred_setting_u64(DRED_S_KERNELS) == 0 ? 2 : 1;
     __atomic_store_n(&state, s, __ATOMIC_RELEASE);
   }
   return s == 1;

@@ -39,6 +39,7 @@
 #include "../dred_status.h"
 #include "../leave.h"
 #include "../log.h"
+#include "../settings.h"
 
 #define JOB_ID_BYTES 8
 
@@ -71,7 +72,7 @@ static int make_dir(const char *dir, int *made) {
  * and SIGKILL leave no process to tidy up).  One file per directory made: "ctl.<rank>",
  * holding the path.  Elsewhere (another node, no dredrun) there is nothing to do. */
 static void name_to_dredrun(const dred_boot_t *b) {
-  const char *run = getenv("DRED_RUN_DIR");
+  const char *run = dred_setting_raw(DRED_S_RUN_DIR);
   char path[4300];
   int fd, n;
   if (run == NULL || run[0] != '/') return;
@@ -187,12 +188,12 @@ static int links_up(dred_boot_t *b, dred_net_t *net, uv_loop_t *loop, const uint
  * everyone's and no collective is left waiting. */
 static int beside_env(uint8_t *token, const char **unix_addr, const char **tcp_addr,
                       const char **host) {
-  const char *hex = getenv("DRED_JOB_TOKEN");
+  const char *hex = dred_setting_raw(DRED_S_JOB_TOKEN);
   unsigned v;
   int i;
-  *unix_addr = getenv("DRED_MASTER_ADDR");
-  *tcp_addr = getenv("DRED_MASTER_TCP");
-  *host = getenv("DRED_MASTER_HOST");
+  *unix_addr = dred_setting_raw(DRED_S_MASTER_ADDR);
+  *tcp_addr = dred_setting_raw(DRED_S_MASTER_TCP);
+  *host = dred_setting_raw(DRED_S_MASTER_HOST);
   if (*unix_addr == NULL || strncmp(*unix_addr, "unix:", 5) != 0 ||
       strlen(*unix_addr) >= DRED_NET_ADDR_MAX) {
     DRED_ERROR("DRED_MASTER_ADDR='%s' is not the master's \"unix:PATH\" address",
@@ -305,7 +306,7 @@ int dred_boot_start(dred_boot_t *b, int is_master, dred_net_t *net, uv_loop_t *l
   int nsize = 0, node, rc, spans = 0;
 
   memset(b, 0, sizeof *b);
-  if (!is_master && getenv("DRED_MASTER_ADDR") != NULL) return boot_beside(b, net, loop);
+  if (!is_master && dred_setting_raw(DRED_S_MASTER_ADDR) != NULL) return boot_beside(b, net, loop);
   MPI_Comm_rank(MPI_COMM_WORLD, &b->rank);
   MPI_Comm_size(MPI_COMM_WORLD, &b->size);
   MPI_Comm_dup(MPI_COMM_WORLD, &b->priv);
@@ -468,7 +469,7 @@ void dred_boot_abandon(const dred_boot_t *b) {
 
 void dred_boot_tell_launcher(void) {
   static const char up[] = "up\n";
-  const char *s = getenv("DRED_LAUNCH_FD");
+  const char *s = dred_setting_raw(DRED_S_LAUNCH_FD);
   char *end;
   struct stat st;
   long fd;

@@ -42,6 +42,7 @@
 #include <uv.h>
 
 #include "../../common/proto.h"
+#include "../../common/settings.h"
 #include "mpitest.h"
 
 static int g_world_rank = -1;
@@ -114,7 +115,7 @@ int main(int argc, char **argv) {
     else if (c == 'r') rounds = atoi(optarg);
   }
   {
-    const char *mb = getenv("DRED_POOL_MB");
+    const char *mb = dred_setting_raw(DRED_S_POOL_MB);
     g_pool_bytes = ((uint64_t)(mb ? strtoull(mb, NULL, 10) : 256) << 20) + 8192u;
   }
   test_init(&argc, &argv, "hostile");

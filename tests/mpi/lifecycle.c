@@ -33,6 +33,7 @@
 
 #include "dred.h"
 #include "mpitest.h"
+#include "../../common/settings.h"
 
 static int world_rank_env(void)
 {
@@ -108,7 +109,7 @@ int main(int argc, char **argv)
 {
     int app_mode = argc > 1 && !strcmp(argv[1], "app");
     int world_mode = argc > 1 && !strcmp(argv[1], "world");
-    int external = getenv("DRED_MASTER_ADDR") != NULL;
+    int external = dred_setting_raw(DRED_S_MASTER_ADDR) != NULL;
     g_prog = app_mode ? "lifecycle(app)" : world_mode ? "lifecycle(world)" : "lifecycle(self)";
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     signal(SIGTERM, on_term);

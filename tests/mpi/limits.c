@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "mpitest.h"
+#include "../../common/settings.h"
 
 static void sleep_s(double s)
 {
@@ -449,7 +450,7 @@ static int run_neverjoin(double late_s)
 {
     double x = g_rank, y = 0, x2 = 2.0 * g_rank, y2 = 0;
     int lagger = g_rank == g_size - 1, st, any = 0;
-    const char *e = getenv("DRED_FINALIZE_WAIT_S");
+    const char *e = dred_setting_raw(DRED_S_FINALIZE_WAIT_S);
     double bound = e ? atof(e) : 60;
     dred_future *kept = NULL, *abandoned = NULL;
     pthread_t th;
@@ -589,7 +590,7 @@ int main(int argc, char **argv)
     /* settings this process needs before dred_init reads them */
     if (!strcmp(mode, "cap")) setenv("DRED_MAX_INFLIGHT", "40", 1);
     if (!strcmp(mode, "capsync")) setenv("DRED_MAX_INFLIGHT", "32", 1);
-    if (!strcmp(mode, "neverjoin") && getenv("DRED_FINALIZE_WAIT_S") == NULL)
+    if (!strcmp(mode, "neverjoin") && dred_setting_raw(DRED_S_FINALIZE_WAIT_S) == NULL)
         setenv("DRED_FINALIZE_WAIT_S", "2", 1);
     if (!strcmp(mode, "sizes")) {
         const char *r = getenv("PMI_RANK"), *s = getenv("PMI_SIZE");

@@ -86,6 +86,7 @@
 
 #include "dred.h"
 #include "mpitest.h"
+#include "../../common/settings.h"
 
 #define MAXK_LIMIT 64
 #define GUARD 64 /* bytes past count + 1 elements that nobody may write */
@@ -1138,7 +1139,7 @@ int main(int argc, char **argv)
     if (o.maxbytes < 64) o.maxbytes = 64;
     if (o.ntags < 1) o.ntags = 1;
     if (o.maxpause_us < 0) o.maxpause_us = 0;
-    const char *im = getenv("DRED_INLINE_MAX");
+    const char *im = dred_setting_raw(DRED_S_INLINE_MAX);
     if (im) g_inline_max = atoi(im);
 
     test_init(&argc, &argv, "mix");
