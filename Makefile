@@ -34,7 +34,7 @@ MPIF90  ?= mpif90
 # The scheduler (master/sched.c + its recovery rules, master/sched_recover.c, and its
 # node-by-node pairing, master/sched_nodes.c): no MPI, so
 # it is CORE, linked into dred-master, the unit tests, the fuzzer and sched_bench.
-SCHED_SRC  := master/sched.c master/sched_recover.c master/sched_nodes.c
+SCHED_SRC  := master/sched.c master/sched_recover.c master/sched_nodes.c master/sched_distribute.c
 CORE_SRC   := $(wildcard common/*.c) $(wildcard storage/*.c) $(SCHED_SRC)
 COMMON_MPI_SRC := $(wildcard common/mpi/*.c)
 WORKER_SRC := $(wildcard worker/*.c) $(COMMON_MPI_SRC)
