@@ -575,7 +575,8 @@ out:
   return DRED_OK;
 }
 
-/* The blocking forms: the nonblocking call with DRED_TAG_AUTO, then dred_future_get. */
+/* The blocking forms: the nonblocking call with DRED_TAG_AUTO (its status rc, its future
+ * f: two statements, as argument evaluation order is unspecified), then dred_future_get. */
 static int call_wait(int rc, dred_future *f) {
   if (rc != DRED_OK) return rc;
   rc = dred_future_get(f);
@@ -592,8 +593,8 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 int dred_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                 MPI_Op op, int root, MPI_Comm comm) {
   dred_future *f = NULL;
-  return call_wait(dred_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm,
-                                DRED_TAG_AUTO, &f), f);
+  int rc = dred_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, DRED_TAG_AUTO, &f);
+  return call_wait(rc, f);
 }
 
 int dred_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
@@ -605,8 +606,8 @@ int dred_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 int dred_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                    MPI_Op op, MPI_Comm comm) {
   dred_future *f = NULL;
-  return call_wait(dred_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, DRED_TAG_AUTO, &f),
-                   f);
+  int rc = dred_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, DRED_TAG_AUTO, &f);
+  return call_wait(rc, f);
 }
 
 /* The root's data is its operand, already in place in `buffer` (MPI_IN_PLACE); every
@@ -620,5 +621,6 @@ int dred_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
 
 int dred_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   dred_future *f = NULL;
-  return call_wait(dred_ibcast(buffer, count, datatype, root, comm, DRED_TAG_AUTO, &f), f);
+  int rc = dred_ibcast(buffer, count, datatype, root, comm, DRED_TAG_AUTO, &f);
+  return call_wait(rc, f);
 }
