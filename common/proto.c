@@ -119,6 +119,8 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       put(&c, m->u.ready.nreplicas, 1);
       for (i = 0; i < m->u.ready.nreplicas; i++) put(&c, m->u.ready.replicas[i], 4);
       put_buf(&c, &m->u.ready.buf);
+      if (m->u.ready.kind >= PROTO_KINDS) return 0;
+      put(&c, m->u.ready.kind, 1);
       put(&c, m->u.ready.meet_mask, 8);
       put(&c, (uint32_t)m->u.ready.error, 4);
       if (m->u.ready.snap > 1 || m->u.ready.unit > 1 || m->u.ready.absorbed > 1 ||
@@ -134,8 +136,6 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       put(&c, m->u.ready.inl, 1);
       put(&c, m->u.ready.data_len, 4);
       put_bytes(&c, m->u.ready.data, m->u.ready.data_len);
-      if (m->u.ready.kind >= PROTO_KINDS) return 0;
-      put(&c, m->u.ready.kind, 1);
       break;
     case PROTO_DATA:
       if (m->u.data.len > PROTO_DATA_MAX || m->u.data.offset > m->u.data.total ||
@@ -305,6 +305,8 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
       if (m->u.ready.nreplicas > PROTO_MAX_REPLICAS) return DRED_ERR_ARG;
       for (i = 0; i < m->u.ready.nreplicas; i++) m->u.ready.replicas[i] = (uint32_t)get(&c, 4);
       get_buf(&c, &m->u.ready.buf);
+      m->u.ready.kind = (uint8_t)get(&c, 1);
+      if (m->u.ready.kind >= PROTO_KINDS) return DRED_ERR_ARG;
       m->u.ready.meet_mask = get(&c, 8);
       m->u.ready.error = (int32_t)(uint32_t)get(&c, 4);
       if (m->u.ready.op_is_user > 1 || m->u.ready.commutative > 1 || m->u.ready.recovered > 1)
@@ -323,8 +325,6 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
           (m->u.ready.data_len > 0 && !m->u.ready.inl))
         return DRED_ERR_ARG;
       m->u.ready.data = get_bytes(&c, m->u.ready.data_len);
-      m->u.ready.kind = (uint8_t)get(&c, 1);
-      if (m->u.ready.kind >= PROTO_KINDS) return DRED_ERR_ARG;
       break;
     case PROTO_DATA:
       m->u.data.group = get(&c, 8);
