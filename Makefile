@@ -69,7 +69,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi_%,$(MPI_TEST_SRC))
 MPITEST_OBJ := $(BUILD)/obj/tests/mpi/mpitest.o
 
-.PHONY: interpose-test fuzz fuzz-build all deps run test check readme-check symbols-check layers-check unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench kernel-bench asan install clean
+.PHONY: bench-coll interpose-test fuzz fuzz-build all deps run test check readme-check symbols-check layers-check unit-test mpi-test tools-test deploy-test man-check fault-test faults bench sched-bench kernel-bench asan install clean
 FAULT_APP := $(BUILD)/tests/fault_app
 TRIALS  ?= 100
 WORKERS ?= 8
@@ -217,6 +217,13 @@ BENCH := $(BUILD)/bin/dred-bench
 $(BENCH): tests/bench/bench.c tests/mpi/sleepy_wait.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+
+# allreduce and bcast, dred against MPI in the same job (tests/bench/bench_collectives.c)
+BENCH_COLL := $(BUILD)/bin/dred-bench-coll
+$(BENCH_COLL): tests/bench/bench_collectives.c tests/mpi/sleepy_wait.h $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+bench-coll: $(BENCH_COLL)
 
 # The scheduler alone (no MPI): events/s through master/sched*.c; SCHED_BENCH_ARGS=--quick etc.
 SCHED_BENCH := $(BUILD)/bin/dred-sched-bench
