@@ -58,21 +58,6 @@ static void send_pieces(dred_rt_t *rt, const dred_inst_t *in, const char *src) {
   }
 }
 
-/* This member cannot give what it owes: the master ends the collective for every member
- * with `status` (ABANDON's rule) instead of leaving them waiting. */
-static void give_up(dred_rt_t *rt, dred_inst_t *in, int status) {
-  proto_msg_t m;
-  if (in->abandon_sent) return;
-  memset(&m, 0, sizeof m);
-  m.type = PROTO_ABANDON;
-  m.u.recover.group = in->group_id;
-  m.u.recover.tag = in->tag;
-  m.u.recover.member = in->member;
-  m.u.recover.error = status;
-  dred_rt_send_master(rt, &m);
-  in->abandon_sent = 1;
-}
-
 void dred_dist_announce_bcast(dred_rt_t *rt, dred_inst_t *in) {
   proto_msg_t m;
   int rc = in->join_error;
@@ -102,7 +87,7 @@ void dred_dist_on_push(dred_rt_t *rt, const proto_msg_t *m) {
   if (in->kind != PROTO_KIND_ALLREDUCE || !in->is_root || in->acc == NULL) {
     DRED_ERROR("PUSH for a collective (tag " PROTO_KEY_FMT ") whose result is not here",
                PROTO_KEY_ARG(in->tag));
-    give_up(rt, in, DRED_ERR_INTERNAL);
+    dred_rt_abandon(rt, in, DRED_ERR_INTERNAL); /* everyone ends with it */
     return;
   }
   send_pieces(rt, in, in->acc);

@@ -117,9 +117,11 @@ void dred_rt_send_master(dred_rt_t *rt, const proto_msg_t *m) { send_to_master(r
 
 /* ---- 2. submissions ------------------------------------------------------------------ */
 
-/* dred_finalize could wait no longer for `in`: ask the master to end it for everyone.  Our
- * buffers stay until its END (other members' tasks may be reading them). */
-static void send_abandon(dred_rt_t *rt, dred_inst_t *in) {
+/* Ask the master to end `in` for every member with `status` (ABANDON), once: dred_finalize
+ * could wait no longer for it (DRED_ERR_SHUTDOWN), or this member cannot give what the
+ * collective needs from it (distribute.c).  Our buffers stay until its END (other members'
+ * tasks may be reading them). */
+void dred_rt_abandon(dred_rt_t *rt, dred_inst_t *in, int status) {
   proto_msg_t m;
   if (in->abandon_sent || in->state != INST_ANNOUNCED) return;
   memset(&m, 0, sizeof m);
@@ -127,10 +129,12 @@ static void send_abandon(dred_rt_t *rt, dred_inst_t *in) {
   m.u.recover.group = in->group_id;
   m.u.recover.tag = in->tag;
   m.u.recover.member = in->member;
-  m.u.recover.error = DRED_ERR_SHUTDOWN;
+  m.u.recover.error = status;
   send_to_master(rt, &m, NULL);
   in->abandon_sent = 1;
 }
+
+static void send_abandon(dred_rt_t *rt, dred_inst_t *in) { dred_rt_abandon(rt, in, DRED_ERR_SHUTDOWN); }
 
 /* One builder for every READY this process sends, whether it announces its own operand
  * or a recovered copy of another member's: the master compares the parameters of all

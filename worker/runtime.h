@@ -422,6 +422,8 @@ void dred_rt_insert(dred_rt_t *rt, dred_inst_t *in);                     /* unde
 /* runtime.c: finish `in` once it ended and nothing reads its buffers any more */
 void dred_rt_inst_maybe_finish(dred_rt_t *rt, dred_inst_t *in);
 void dred_rt_send_master(dred_rt_t *rt, const proto_msg_t *m);
+/* ABANDON `in` with `status` for every member (once; only an announced instance). */
+void dred_rt_abandon(dred_rt_t *rt, dred_inst_t *in, int status);
 /* End every reduction of this process with `status`; no new ones start. */
 void dred_rt_fail_everything(dred_rt_t *rt, int status);
 /* End `in` now: the root's result to recvbuf, buffers released, future completed, freed. */

@@ -105,6 +105,18 @@ static proto_msg_t dat(int64_t tag, uint64_t off, uint64_t total, const uint8_t 
   return p;
 }
 
+/* The executor w reports task `id` done. */
+static int task_ok(sched_t *s, uint32_t w, uint64_t id) {
+  proto_msg_t dn;
+  memset(&dn, 0, sizeof dn);
+  dn.type = PROTO_DONE;
+  dn.u.done.task_id = id;
+  dn.u.done.status = PROTO_TASK_OK;
+  dn.u.done.exec_ns = 10;
+  dn.u.done.buf.pool_off = -1;
+  return feed(s, w, &dn);
+}
+
 static int count_sends(proto_type_t t, uint32_t w) {
   int c = 0;
   for (size_t i = 0; i < NA; i++)
@@ -198,16 +210,7 @@ static void test_allreduce_large_push_and_data(void **st) {
   assert_int_equal(feed(s, 1, &r), 0);
   drain(s);
   assert_int_equal(count_sends(PROTO_TASK, 1), 1); /* executor: member 0, the root */
-  {
-    proto_msg_t dn;
-    memset(&dn, 0, sizeof dn);
-    dn.type = PROTO_DONE;
-    dn.u.done.task_id = A[0].msg.u.task.task_id;
-    dn.u.done.status = PROTO_TASK_OK;
-    dn.u.done.exec_ns = 10;
-    dn.u.done.buf.pool_off = -1;
-    assert_int_equal(feed(s, 1, &dn), 0);
-  }
+  assert_int_equal(task_ok(s, 1, A[0].msg.u.task.task_id), 0);
   drain(s);
   assert_int_equal(count_sends(PROTO_PUSH, 1), 1);
   assert_int_equal(count_sends(PROTO_END, 0), 0);
@@ -253,16 +256,8 @@ static void test_allreduce_holder_lost(void **st) {
   for (int round = 0; round < 4; round++) {
     drain(s);
     for (size_t i = 0; i < NA; i++)
-      if (A[i].type == SCHED_ACT_SEND && A[i].msg.type == PROTO_TASK) {
-        proto_msg_t dn;
-        memset(&dn, 0, sizeof dn);
-        dn.type = PROTO_DONE;
-        dn.u.done.task_id = A[i].msg.u.task.task_id;
-        dn.u.done.status = PROTO_TASK_OK;
-        dn.u.done.exec_ns = 10;
-        dn.u.done.buf.pool_off = -1;
-        assert_int_equal(feed(s, A[i].worker, &dn), 0);
-      }
+      if (A[i].type == SCHED_ACT_SEND && A[i].msg.type == PROTO_TASK)
+        assert_int_equal(task_ok(s, A[i].worker, A[i].msg.u.task.task_id), 0);
     if (count_sends(PROTO_PUSH, 0) > 0) break;
   }
   assert_int_equal(count_sends(PROTO_PUSH, 1), 1);
