@@ -424,9 +424,10 @@ void inst_settle(sched_t *s, inst_t *in) {
   if (!dred_queue_empty(&in->queue)) {
     msg_t *head = DRED_QUEUE_DATA(dred_queue_head(&in->queue), msg_t, q);
     if (head->nset == in->g->n) {
-      if (in->params.kind == PROTO_KIND_ALLREDUCE)
+      if (in->params.kind == PROTO_KIND_ALLREDUCE) {
         dist_begin(s, in, head);
-      else
+        dist_settle(s, in); /* an empty result is whole already */
+      } else
         inst_complete(s, in);
       return;
     }

@@ -115,7 +115,7 @@ void dist_begin(sched_t *s, inst_t *in, msg_t *whole) {
   in->dist = 1;
   in->holder = root;
   in->m[root].dsent = in->bytes;
-  if (in->bytes == 0) return; /* nothing to send: dist_settle ends it */
+  if (in->bytes == 0) return; /* nothing to send: the caller's dist_settle ends it */
   act_send(s, in->key, PROTO_PUSH, in->g->workers[root]);
 }
 

@@ -125,6 +125,8 @@ CASES=(
   "inline-ops@abc   ops         8  200  @a:3,b:3,c:3 +DRED_INLINE_MAX=65536 --no-derived -s 83 -c 1,7,1000 -e 32"
   "inline-noncomm@abc noncomm   8  120  @a:3,b:3,c:3 +DRED_INLINE_MAX=65536 -s 9"
   "inline-off-ops-p3 ops        3  120  +DRED_INLINE_MAX=0 --no-derived -s 52 -c 1,7"
+  "inline-off-allreduce-p3 allreduce 3 150 +DRED_INLINE_MAX=0 -s 53"
+  "inline-off-bcast-p3 bcast    3  150  +DRED_INLINE_MAX=0 -s 54"
   # No replicas (DRED_REPLICAS=0): the base engine alone, the robust layer never called
   # in a failure-free job (worker/runtime.h, DRED_RT_ROBUST_ON)
   "norepl-ops-p5    ops         5  150  +DRED_REPLICAS=0 --no-derived -s 53 -c 1,7,1000 -e 8"

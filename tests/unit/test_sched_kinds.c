@@ -358,6 +358,27 @@ static void test_bcast_faults(void **st) {
   sched_free(s);
 }
 
+/* A large-path allreduce of zero bytes (inline off): nothing to PUSH, everyone told OK
+ * when the reduction is whole. */
+static void test_allreduce_empty(void **st) {
+  sched_t *s = mk(2);
+  proto_msg_t r;
+  (void)st;
+  r = rdy(6, 0, PROTO_KIND_ALLREDUCE, 0, 0, 0, NULL, 0);
+  assert_int_equal(feed(s, 1, &r), 0);
+  r = rdy(6, 1, PROTO_KIND_ALLREDUCE, 0, 0, 0, NULL, 0);
+  assert_int_equal(feed(s, 2, &r), 0);
+  drain(s);
+  assert_int_equal(count_sends(PROTO_TASK, 1), 1);
+  assert_int_equal(task_ok(s, 1, A[0].msg.u.task.task_id), 0);
+  drain(s);
+  assert_int_equal(count_sends(PROTO_PUSH, 0), 0);
+  assert_int_equal(end_of(1), DRED_OK);
+  assert_int_equal(end_of(2), DRED_OK);
+  assert_int_equal(sched_instances(s), 0);
+  sched_free(s);
+}
+
 /* Explicit tags are per kind: the same tag of two kinds is two instances (keys differ). */
 static void test_explicit_keys_per_kind(void **st) {
   (void)st;
@@ -377,6 +398,7 @@ int main(void) {
       cmocka_unit_test(test_allreduce_holder_lost),
       cmocka_unit_test(test_bcast_early_arrivers),
       cmocka_unit_test(test_bcast_faults),
+      cmocka_unit_test(test_allreduce_empty),
       cmocka_unit_test(test_explicit_keys_per_kind),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
