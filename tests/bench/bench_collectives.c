@@ -5,7 +5,7 @@
  *   dredrun -n P dred-bench-coll [--reps N] [--max BYTES] [--csv FILE]
  *
  * What it measures: for each size from 8 B to --max (default 8 MiB, x8 steps) and each
- * collective, --reps timed repetitions (default 30, fewer above 256 KiB) after two warm-up
+ * collective, --reps timed repetitions (default 30, fewer above 32 KiB) after two warm-up
  * ones.  Between repetitions every member waits in a blocking MPI_Barrier, as applications
  * wait in MPI between collectives (the case dred's control plane must not lose in: MPICH
  * spins there and holds its lock).  A repetition's time is the slowest member's, from its
@@ -111,7 +111,8 @@ int main(int argc, char **argv) {
     if (csv != NULL && (cf = fopen(csv, "a")) != NULL)
       fprintf(cf, "p,bytes,dred_allreduce_us,mpi_allreduce_us,dred_bcast_us,mpi_bcast_us\n");
   }
-  for (size_t bytes = 8; bytes <= maxb; bytes *= 8) {
+  /* 8 B, x8 steps, and --max itself (8 MiB is not a power of 8) */
+  for (size_t bytes = 8; bytes <= maxb; bytes = bytes * 8 > maxb && bytes < maxb ? maxb : bytes * 8) {
     int reps = reps_arg > 0 ? reps_arg : bytes <= (32u << 10) ? 30 : bytes <= (256u << 10) ? 15 : 7;
     double da = run(C_DRED_ALLREDUCE, bytes, reps, comm, rank, size) * 1e6;
     double ma = run(C_MPI_ALLREDUCE, bytes, reps, comm, rank, size) * 1e6;
