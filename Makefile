@@ -34,7 +34,7 @@ MPIF90  ?= mpif90
 # The scheduler (master/sched.c + its recovery rules, master/sched_recover.c, and its
 # node-by-node pairing, master/sched_nodes.c): no MPI, so
 # it is CORE, linked into dred-master, the unit tests, the fuzzer and sched_bench.
-SCHED_SRC  := master/sched.c master/sched_recover.c master/sched_nodes.c
+SCHED_SRC  := master/sched.c master/sched_recover.c master/sched_nodes.c master/sched_distribute.c
 CORE_SRC   := $(wildcard common/*.c) $(wildcard storage/*.c) $(SCHED_SRC)
 COMMON_MPI_SRC := $(wildcard common/mpi/*.c)
 WORKER_SRC := $(wildcard worker/*.c) $(COMMON_MPI_SRC)
@@ -72,7 +72,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi_%,$(MPI_TEST_SRC))
 MPITEST_OBJ := $(BUILD)/obj/tests/mpi/mpitest.o
 
-.PHONY: interpose-test fuzz fuzz-build all deps run test check readme-check symbols-check layers-check unit-test mpi-test tools-test deploy-test man-check settings-check fault-test faults bench sched-bench kernel-bench asan install clean
+.PHONY: bench-coll interpose-test fuzz fuzz-build all deps run test check readme-check symbols-check layers-check unit-test mpi-test tools-test deploy-test man-check settings-check fault-test faults bench sched-bench kernel-bench asan install clean
 FAULT_APP := $(BUILD)/tests/fault_app
 TRIALS  ?= 100
 WORKERS ?= 8
@@ -233,6 +233,13 @@ BENCH_SRC := $(addprefix tests/bench/,bench.c bench_harness.c bench_args.c bench
 $(BENCH): $(BENCH_SRC) tests/bench/bench.h tests/mpi/sleepy_wait.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -fvisibility=hidden -o $@ $(BENCH_SRC) $(LIB_A) $(LDLIBS)
+
+# allreduce and bcast, dred against MPI in the same job (tests/bench/bench_collectives.c)
+BENCH_COLL := $(BUILD)/bin/dred-bench-coll
+$(BENCH_COLL): tests/bench/bench_collectives.c tests/mpi/sleepy_wait.h $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+bench-coll: $(BENCH_COLL)
 
 # The scheduler alone (no MPI): events/s through master/sched*.c; SCHED_BENCH_ARGS=--quick etc.
 SCHED_BENCH := $(BUILD)/bin/dred-sched-bench

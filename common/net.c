@@ -785,6 +785,8 @@ static uint8_t *frame_encode(const proto_msg_t *m, const uint32_t *group_workers
     cap = PROTO_HEADER + PROTO_INLINE_FIXED + (size_t)m->u.inl.n * (size_t)m->u.inl.bytes;
   else if (m->type == PROTO_READY)
     cap = PROTO_HEADER + 128u + (size_t)m->u.ready.data_len;
+  else if (m->type == PROTO_DATA && m->u.data.len <= PROTO_DATA_MAX)
+    cap = PROTO_HEADER + PROTO_DATA_FIXED + (size_t)m->u.data.len;
   *len = 0;
   if (cap > SMALL_FRAME && (buf = malloc(cap)) == NULL) return NULL;
   *len = proto_encode(m, group_workers, buf, cap);

@@ -119,6 +119,8 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       put(&c, m->u.ready.nreplicas, 1);
       for (i = 0; i < m->u.ready.nreplicas; i++) put(&c, m->u.ready.replicas[i], 4);
       put_buf(&c, &m->u.ready.buf);
+      if (m->u.ready.kind >= PROTO_KINDS) return 0;
+      put(&c, m->u.ready.kind, 1);
       put(&c, m->u.ready.meet_mask, 8);
       put(&c, (uint32_t)m->u.ready.error, 4);
       if (m->u.ready.snap > 1 || m->u.ready.unit > 1 || m->u.ready.absorbed > 1 ||
@@ -134,6 +136,18 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       put(&c, m->u.ready.inl, 1);
       put(&c, m->u.ready.data_len, 4);
       put_bytes(&c, m->u.ready.data, m->u.ready.data_len);
+      break;
+    case PROTO_DATA:
+      if (m->u.data.len > PROTO_DATA_MAX || m->u.data.offset > m->u.data.total ||
+          m->u.data.len > m->u.data.total - m->u.data.offset ||
+          (m->u.data.len > 0 && m->u.data.data == NULL))
+        return 0;
+      put(&c, m->u.data.group, 8);
+      put(&c, (uint64_t)m->u.data.tag, 8);
+      put(&c, m->u.data.offset, 8);
+      put(&c, m->u.data.total, 8);
+      put(&c, m->u.data.len, 4);
+      put_bytes(&c, m->u.data.data, m->u.data.len);
       break;
     case PROTO_INLINE:
       if (m->u.inl.n == 0 || m->u.inl.n > PROTO_MAX_GROUP || m->u.inl.root >= m->u.inl.n ||
@@ -207,6 +221,7 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       put(&c, m->u.task.absorb, 1);
       break;
     case PROTO_END:
+    case PROTO_PUSH:
       put(&c, m->u.end.group, 8);
       put(&c, (uint64_t)m->u.end.tag, 8);
       put(&c, (uint32_t)m->u.end.status, 4);
@@ -290,6 +305,8 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
       if (m->u.ready.nreplicas > PROTO_MAX_REPLICAS) return DRED_ERR_ARG;
       for (i = 0; i < m->u.ready.nreplicas; i++) m->u.ready.replicas[i] = (uint32_t)get(&c, 4);
       get_buf(&c, &m->u.ready.buf);
+      m->u.ready.kind = (uint8_t)get(&c, 1);
+      if (m->u.ready.kind >= PROTO_KINDS) return DRED_ERR_ARG;
       m->u.ready.meet_mask = get(&c, 8);
       m->u.ready.error = (int32_t)(uint32_t)get(&c, 4);
       if (m->u.ready.op_is_user > 1 || m->u.ready.commutative > 1 || m->u.ready.recovered > 1)
@@ -308,6 +325,17 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
           (m->u.ready.data_len > 0 && !m->u.ready.inl))
         return DRED_ERR_ARG;
       m->u.ready.data = get_bytes(&c, m->u.ready.data_len);
+      break;
+    case PROTO_DATA:
+      m->u.data.group = get(&c, 8);
+      m->u.data.tag = (int64_t)get(&c, 8);
+      m->u.data.offset = get(&c, 8);
+      m->u.data.total = get(&c, 8);
+      m->u.data.len = (uint32_t)get(&c, 4);
+      if (m->u.data.len > PROTO_DATA_MAX || m->u.data.offset > m->u.data.total ||
+          m->u.data.len > m->u.data.total - m->u.data.offset)
+        return DRED_ERR_ARG;
+      m->u.data.data = get_bytes(&c, m->u.data.len);
       break;
     case PROTO_INLINE:
       m->u.inl.group = get(&c, 8);
@@ -380,6 +408,7 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
       if (m->u.task.exec_is_left > 1 || m->u.task.absorb > 1) return DRED_ERR_ARG;
       break;
     case PROTO_END:
+    case PROTO_PUSH:
       m->u.end.group = get(&c, 8);
       m->u.end.tag = (int64_t)get(&c, 8);
       m->u.end.status = (int32_t)(uint32_t)get(&c, 4);
@@ -433,13 +462,14 @@ proto_params_t proto_params_of(const proto_msg_t *ready) {
   p.op_is_user = ready->u.ready.op_is_user;
   p.commutative = ready->u.ready.commutative;
   p.inl = ready->u.ready.inl;
+  p.kind = ready->u.ready.kind;
   return p;
 }
 
 int proto_params_agree(const proto_params_t *a, const proto_params_t *b) {
   if (a->count != b->count || a->type_size != b->type_size || a->extent != b->extent ||
       a->type_sig != b->type_sig || a->root != b->root || a->commutative != b->commutative ||
-      a->op_is_user != b->op_is_user || a->inl != b->inl)
+      a->op_is_user != b->op_is_user || a->inl != b->inl || a->kind != b->kind)
     return 0;
   return a->op_is_user || a->op == b->op; /* user ops: commutativity is all we can compare */
 }
@@ -482,6 +512,8 @@ const char *proto_type_name(int type) {
     case PROTO_INLINE: return "INLINE";
     case PROTO_JOIN: return "JOIN";
     case PROTO_WELCOME: return "WELCOME";
+    case PROTO_DATA: return "DATA";
+    case PROTO_PUSH: return "PUSH";
     default: return "UNKNOWN";
   }
 }

@@ -21,8 +21,9 @@
  * 5: a copy sent on a link is answered with REPLICA_ACK (pool_off -1) once held.
  * 6: PONG reports the worker's pool use.  7: JOIN and WELCOME (a master outside the
  * MPI job, common/mpi/boot.h).  8: in-place absorption (READY's snap, unit and
- * absorbed, TASK's absorb, DONE's absorbed, RECOVER's last, tentative and single). */
-#define PROTO_VERSION 8u
+ * absorbed, TASK's absorb, DONE's absorbed, RECOVER's last, tentative and single).
+ * 9: collective kinds (READY's kind; DATA and PUSH; an explicit key names its kind). */
+#define PROTO_VERSION 9u
 /* "No member" in the member fields that may name none (RECOVER's last and tentative). */
 #define PROTO_NO_MEMBER 0xffffffffu
 #define PROTO_HEADER 8u
@@ -35,6 +36,16 @@
  * READY carries at most this much too. */
 #define PROTO_INLINE_TOTAL (256u * 1024u)
 #define PROTO_INLINE_FIXED 36u /* INLINE's payload before the operands */
+#define PROTO_DATA_FIXED 36u   /* DATA's payload before its bytes */
+/* The bytes one DATA message carries at most: a result travels in pieces of this size. */
+#define PROTO_DATA_MAX PROTO_INLINE_TOTAL
+
+/* The kinds of collective dred runs (READY's kind).  Members that disagree on the kind of
+ * a reduction end it with DRED_ERR_MISMATCH (proto_params_agree). */
+#define PROTO_KIND_REDUCE 0u
+#define PROTO_KIND_ALLREDUCE 1u
+#define PROTO_KIND_BCAST 2u
+#define PROTO_KINDS 3u
 #define PROTO_MAX_GROUP_SIZE (PROTO_HEADER + 16u + 4u * PROTO_MAX_GROUP)
 #define PROTO_MAX_INLINE_SIZE (PROTO_HEADER + PROTO_INLINE_FIXED + PROTO_INLINE_TOTAL)
 #define PROTO_MAX_SIZE \
@@ -51,10 +62,20 @@
  * that dropped the others, a snapshot entry of a member killed before it handled its END.
  * Under the bare tag, recovering the later use's operand for a dead member could read
  * the earlier one's and end DRED_OK with a wrong value; under distinct keys it finds
- * nothing and moves on.  (u wraps after 2^32 uses of one tag.) */
+ * nothing and moves on.  (u wraps after 2^32 uses of one tag.)
+ *
+ * Explicit tags are per kind (a reduce with tag 5 and an allreduce with tag 5 are two
+ * collectives, each counting its own uses): proto_key_kind puts the kind into the use
+ * field as u * 4 + kind, so the keys of different kinds never meet (u then wraps after
+ * 2^30 uses).  Auto keys are one sequence for all kinds, as MPI orders a communicator's
+ * collectives: members that disagree on the kind of the k-th meet under one key and the
+ * READYs' kind fields say MISMATCH. */
 #define PROTO_KEY_USE_SHIFT 31
 static inline int64_t proto_key_explicit(int32_t tag, uint32_t use) {
   return (int64_t)(((uint64_t)use << PROTO_KEY_USE_SHIFT) | (uint32_t)tag);
+}
+static inline int64_t proto_key_kind(int32_t tag, uint32_t use, uint32_t kind) {
+  return proto_key_explicit(tag, use * 4u + (kind & 3u));
 }
 static inline int64_t proto_key_auto(int64_t seq) { return -1 - seq; }
 /* The application's tag of a key (DRED_TAG_AUTO keys: the key itself, < 0). */
@@ -97,12 +118,20 @@ typedef enum {
   PROTO_FAILED = 23,     /* a worker was declared failed                            */
   PROTO_RECOVER = 24,    /* load a member's operand from a replica                  */
   PROTO_SHUTDOWN = 25,   /* every worker said BYE: leave                            */
-  PROTO_INLINE = 26,     /* to the root of an inline reduction: every member's operand,
-                            in member order (the root's own slot is zeros): fold them  */
-  PROTO_WELCOME = 27     /* a master outside the MPI job only, once every worker
+  PROTO_INLINE = 26,     /* to the root of an inline reduction (to every member of an
+                            inline allreduce): every member's operand, in member
+                            order (a reduce root's own slot is zeros): fold them       */
+  PROTO_WELCOME = 27,    /* a master outside the MPI job only, once every worker
                             joined: its verdict on the job (status, reason), the job
                             id and its heartbeat interval (the MPMD start-up
                             broadcasts the same over MPI, common/mpi/boot.h)        */
+  /* both ways */
+  PROTO_DATA = 28,       /* a piece of a collective's result (allreduce, bcast): from
+                            the member holding it to the master, and from the master
+                            to every other member, in order, offset by offset       */
+  /* master -> worker */
+  PROTO_PUSH = 29        /* to the member holding an allreduce's whole result: send it
+                            to the master as DATA (end's layout; status unused)      */
 } proto_type_t;
 
 /* A reference to a buffer in another process's memory, as its owner announced it.  It
@@ -166,6 +195,8 @@ typedef struct {
        * (its snapshot as it stands: its own operand and every unit absorbed into it), not
        * its operand alone; absorbed: that unit includes the RECOVER's tentative one. */
       uint8_t snap, unit, absorbed;
+      /* PROTO_KIND_*: which collective the member called */
+      uint8_t kind;
     } ready;
     struct {
       uint64_t group;
@@ -175,6 +206,14 @@ typedef struct {
       uint64_t bytes;    /* per member; n x bytes <= PROTO_INLINE_TOTAL               */
       const uint8_t *data; /* n x bytes, member k at k x bytes; into the decoded buffer */
     } inl;
+    struct {
+      uint64_t group;
+      int64_t tag;
+      uint64_t offset;   /* where `data` goes in the result                          */
+      uint64_t total;    /* the result's bytes (count x extent)                       */
+      uint32_t len;      /* <= PROTO_DATA_MAX                                         */
+      const uint8_t *data; /* into the decoded buffer, or the sender's memory          */
+    } data;
     struct {
       uint64_t task_id;
       uint32_t status;
@@ -263,6 +302,7 @@ typedef struct {
   uint8_t op_is_user; /* user ops compare only by commutativity          */
   uint8_t commutative;
   uint8_t inl;        /* an inline reduction: operands travel in READY    */
+  uint8_t kind;       /* PROTO_KIND_*                                     */
 } proto_params_t;
 
 /* The agreement fields of a READY. */

@@ -52,6 +52,7 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
     case PROTO_READY:
     case PROTO_DONE:
     case PROTO_RECOVER_FAILED:
+    case PROTO_DATA:
       break;
     case PROTO_ABANDON:
       DRED_WARN("worker %d abandons reduction group %016llx tag " PROTO_KEY_FMT " (%s)", src,
@@ -128,6 +129,7 @@ int master_drain_actions(master_t *m) {
                             a.u.jtask.exec_ns, a.u.jtask.status);
         break;
       case SCHED_ACT_JOURNAL_REDUCTION:
+        free(a.owned); /* a distributed result: every DATA pointing into it went out */
         if (a.u.jred.status != DRED_OK)
           DRED_INFO("reduction group %016llx tag " PROTO_KEY_FMT " ended: %s",
                     (unsigned long long)a.key.group, PROTO_KEY_ARG(a.key.tag),

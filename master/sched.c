@@ -183,12 +183,17 @@ sched_action_t *act_send(sched_t *s, sched_key_t key, proto_type_t type, uint32_
       a->msg.u.task.tag = key.tag;
       break;
     case PROTO_END:
+    case PROTO_PUSH:
       a->msg.u.end.group = key.group;
       a->msg.u.end.tag = key.tag;
       break;
     case PROTO_INLINE:
       a->msg.u.inl.group = key.group;
       a->msg.u.inl.tag = key.tag;
+      break;
+    case PROTO_DATA:
+      a->msg.u.data.group = key.group;
+      a->msg.u.data.tag = key.tag;
       break;
     default: /* PROTO_RECOVER */
       a->msg.u.recover.group = key.group;
@@ -344,18 +349,23 @@ static void inst_free(sched_t *s, inst_t *in) {
   free(in->by_lo);
   free(in->by_hi);
   free(in->inl_data);
+  free(in->res);
   nodes_inst_free(in);
   free(in);
 }
 
-static void inst_tell(sched_t *s, inst_t *in, uint32_t k, int32_t status) {
+void inst_tell(sched_t *s, inst_t *in, uint32_t k, int32_t status) {
   act_send(s, in->key, PROTO_END, in->g->workers[k])->msg.u.end.status = status;
   in->m[k].told = 1;
   in->nowed--;
 }
 
-static void inst_journal_and_free(sched_t *s, inst_t *in) {
+void inst_journal_and_free(sched_t *s, inst_t *in) {
   sched_action_t *a = act_push(s, SCHED_ACT_JOURNAL_REDUCTION, in->key);
+  /* The DATA actions sent before point into the distributed result: the record, the
+   * instance's last action, takes it, and the taker frees it after those went out. */
+  a->owned = in->res;
+  in->res = NULL;
   a->u.jred.members = in->g->n;
   a->u.jred.bytes = in->bytes;
   a->u.jred.start_ns = in->start_ns;
@@ -367,7 +377,7 @@ static void inst_journal_and_free(sched_t *s, inst_t *in) {
 }
 
 /* A message covers every member: the result is at the root.  Tell everyone alive. */
-static void inst_complete(sched_t *s, inst_t *in) {
+void inst_complete(sched_t *s, inst_t *in) {
   uint32_t k;
   for (k = 0; k < in->g->n; k++)
     if (!in->m[k].told && worker_alive(s, in->g->workers[k])) inst_tell(s, in, k, DRED_OK);
@@ -395,23 +405,6 @@ static void inst_try_finish(sched_t *s, inst_t *in) {
 
 static void inst_pair(sched_t *s, inst_t *in);
 
-/* Every member of an inline instance arrived: the root gets all operands in one message
- * (it folds them in rank order), then everyone alive is told OK.  The operands go to the
- * action, which the adapter frees once sent. */
-static void inst_inline_complete(sched_t *s, inst_t *in) {
-  uint32_t root = in->params.root;
-  if (worker_alive(s, in->g->workers[root])) {
-    sched_action_t *a = act_send(s, in->key, PROTO_INLINE, in->g->workers[root]);
-    a->msg.u.inl.root = root;
-    a->msg.u.inl.n = in->g->n;
-    a->msg.u.inl.bytes = in->bytes;
-    a->msg.u.inl.data = in->inl_data;
-    a->owned = in->inl_data;
-    in->inl_data = NULL;
-  }
-  inst_complete(s, in);
-}
-
 /* Bring an instance to rest after an event.  A running one ends if a message covers all
  * members (it is then the only message), else pairs what it can; a failed one goes on
  * toward its ENDs.  May free `in`: callers must not touch it afterwards. */
@@ -420,14 +413,22 @@ void inst_settle(sched_t *s, inst_t *in) {
     inst_try_finish(s, in);
     return;
   }
+  if (in->dist) { /* bcast, or an allreduce whose result is whole: no tasks */
+    dist_settle(s, in);
+    return;
+  }
   if (in->params.inl) { /* no tasks: complete once every member's operand is here */
-    if (in->ninl == in->g->n) inst_inline_complete(s, in);
+    if (in->ninl == in->g->n) dist_inline_complete(s, in);
     return;
   }
   if (!dred_queue_empty(&in->queue)) {
     msg_t *head = DRED_QUEUE_DATA(dred_queue_head(&in->queue), msg_t, q);
     if (head->nset == in->g->n) {
-      inst_complete(s, in);
+      if (in->params.kind == PROTO_KIND_ALLREDUCE) {
+        dist_begin(s, in, head);
+        dist_settle(s, in); /* an empty result is whole already */
+      } else
+        inst_complete(s, in);
       return;
     }
   }
@@ -566,7 +567,7 @@ int32_t known_error(int32_t error, int32_t otherwise) {
  * is a peer that does not follow the protocol, and everyone is told MISMATCH rather than
  * left waiting. */
 static void inline_take(inst_t *in, uint32_t k, const proto_msg_t *ready) {
-  uint64_t want = k == in->params.root ? 0 : in->bytes;
+  uint64_t want = dist_inline_want(in, k);
   if (in->bytes > PROTO_INLINE_TOTAL || (uint64_t)in->g->n * in->bytes > PROTO_INLINE_TOTAL ||
       ready->u.ready.data_len != want || (want > 0 && ready->u.ready.data == NULL)) {
     inst_fail(in, DRED_ERR_MISMATCH);
@@ -641,11 +642,15 @@ static int on_ready(sched_t *s, const sched_event_t *ev) {
   /* nowed counts the members alive at creation: O(1) on the common path */
   if (created && in->status == DRED_OK && in->nowed < g->n) inst_started_after_deaths(s, in);
 
-  if (in->status == DRED_OK && p->inl) inline_take(in, k, r);
+  if (in->status == DRED_OK && p->inl && p->kind != PROTO_KIND_BCAST) inline_take(in, k, r);
 
   if (in->status != DRED_OK) {
     free(m);
     if (in->drained) inst_tell(s, in, k, in->status); /* late arrival: told at once */
+  } else if (p->kind == PROTO_KIND_BCAST) {
+    free(m); /* no buffer to pair: the root's data comes in its READY or as DATA */
+    in->m[k].state = M_LIVE;
+    dist_bcast_ready(s, in, k, r);
   } else if (p->inl) {
     free(m); /* the operand is in inl_data: no message, no task */
     in->m[k].state = M_LIVE;
@@ -868,6 +873,8 @@ int sched_feed(sched_t *s, const sched_event_t *ev) {
       return on_recover_failed(s, ev);
     case PROTO_ABANDON:
       return on_abandon(s, ev);
+    case PROTO_DATA:
+      return on_data(s, ev);
     default: /* not a message the scheduler takes: the adapter should not have passed it */
       return DRED_ERR_ARG;
   }

@@ -71,6 +71,8 @@ typedef struct {
  *                         buffer and the instance ends with that status for everyone
  *   PROTO_DONE            an executor finished a task (done.status: proto_task_status_t)
  *   PROTO_RECOVER_FAILED  the worker asked to RECOVER `member` has no usable copy
+ *   PROTO_DATA            a piece of an allreduce's or bcast's result, from its holder
+ *                         (sched_distribute.c)
  *   PROTO_ABANDON         a member gives up on a reduction it announced: the instance ends
  *                         with recover.error (0: DRED_ERR_SHUTDOWN) for every member
  *
@@ -100,9 +102,12 @@ typedef struct {
  *   PROTO_END      to a member: the instance ended with end.status
  *   PROTO_RECOVER  to a holder: load recover.member's operand from a replica and report
  *                  it with a READY flagged recovered
- *   PROTO_INLINE   to the root of an inline instance: every member's operand.  inl.data
- *                  points into `owned`, which the taker must free() once it has encoded
- *                  (or dropped) the message
+ *   PROTO_INLINE   to the root of an inline instance (every member of an inline
+ *                  allreduce): every member's operand.  inl.data points into `owned` of
+ *                  the last INLINE of the instance, which frees it once encoded (or dropped)
+ *   PROTO_PUSH     to an allreduce's member 0: its result is whole; send it as DATA
+ *   PROTO_DATA     to a member of an allreduce or bcast: a piece of the result (it points
+ *                  into the JOURNAL_REDUCTION's `owned`, which comes later)
  *
  * Journal records are not messages: they keep the scheduler's own shapes below. */
 typedef enum {
@@ -117,7 +122,10 @@ typedef struct {
                        group and tag: the scheduler fills both from the instance)       */
   uint32_t worker;  /* SEND: the destination worker rank */
   proto_msg_t msg;  /* SEND: the message */
-  void *owned;      /* SEND: heap memory msg points into (INLINE's operands), or NULL */
+  /* Heap memory the taker must free() once the action is taken (after sending a SEND):
+   * INLINE's operands (one copy for several INLINEs: only the last of them owns it), or,
+   * on a JOURNAL_REDUCTION, the distributed result earlier DATA messages point into */
+  void *owned;
   union {
     struct {
       uint64_t task_id;

@@ -74,6 +74,7 @@ typedef struct {
   uint32_t via;     /* M_RECOVERING inside another member's unit: that member */
   uint8_t no_unit;  /* its snapshot no longer stands for its unit: recover it alone */
   msg_t *held;      /* the tentative provider's message, held until the answer */
+  uint64_t dsent;   /* distribution (sched_distribute.c): bytes of the result sent to it */
 } member_t;
 
 struct msg {
@@ -126,6 +127,13 @@ typedef struct inst {
   uint8_t by_node;        /* pairs node by node (sched_nodes.c) until recovery begins */
   uint32_t *pend;         /* by_node: per node, members not arrived + tasks executing */
   msg_t **slot;           /* by_node: a pairing pass's scratch, one per node */
+  /* Distribution (sched_distribute.c): a bcast from the start, an allreduce once its
+   * result is whole at its holder.  res holds the result's first `have` bytes (NULL
+   * until the first arrive); `holder` is the member whose worker sends them. */
+  uint8_t dist;
+  uint32_t holder;
+  uint8_t *res;
+  uint64_t have;
   member_t m[];
 } inst_t;
 
@@ -159,7 +167,30 @@ void task_dispatch(sched_t *s, inst_t *in, msg_t *a, msg_t *b);
 void task_free(sched_t *s, task_t *t);
 void inst_fail(inst_t *in, int32_t status);
 void inst_settle(sched_t *s, inst_t *in);
+void inst_tell(sched_t *s, inst_t *in, uint32_t k, int32_t status);
+void inst_complete(sched_t *s, inst_t *in); /* tell every live member OK, then free */
+void inst_journal_and_free(sched_t *s, inst_t *in);
 int32_t known_error(int32_t error, int32_t otherwise);
+
+/* ---- sched_distribute.c: allreduce and bcast ------------------------------------------------ */
+
+/* The inline operand member k's READY must carry (bytes), by kind. */
+uint64_t dist_inline_want(const inst_t *in, uint32_t k);
+/* Every operand of an inline instance is here: INLINE to the root, or to every member of an
+ * allreduce.  Then every live member is told OK. */
+void dist_inline_complete(sched_t *s, inst_t *in);
+/* A bcast member's READY (parameters agreed): the root's may carry the data. */
+void dist_bcast_ready(sched_t *s, inst_t *in, uint32_t k, const proto_msg_t *r);
+/* An allreduce's result is whole at the root (its message covers every member). */
+void dist_begin(sched_t *s, inst_t *in, msg_t *whole);
+/* Send what each arrived member lacks; tell those that have it all; free when done. */
+void dist_settle(sched_t *s, inst_t *in);
+/* Would the root's death end this instance with DRED_ERR_ROOT_FAILED?  A reduce's root is
+ * where the result goes; a bcast's root and an allreduce's root (member 0, where the
+ * result of a large one is gathered) matter only until the master holds the whole result,
+ * and an inline allreduce's root is a member like the others. */
+int dist_root_matters(const inst_t *in);
+int on_data(sched_t *s, const sched_event_t *ev); /* PROTO_DATA */
 
 /* ---- sched_recover.c: the recovery rules -------------------------------------------------- */
 

@@ -179,6 +179,8 @@ static void unit_split(sched_t *s, inst_t *in, uint32_t k) {
 /* Member k's worker is dead and its READY never came: RECOVER its operand from its
  * copies (an inline instance, which keeps none, fails). */
 static void member_lost_before_ready(sched_t *s, inst_t *in, uint32_t k) {
+  if (in->params.kind == PROTO_KIND_BCAST)
+    return; /* a bcast member brings nothing: it only stops being owed the data */
   if (in->params.inl)
     inst_fail(in, DRED_ERR_PROC_FAILED); /* inline: no replica to recover its operand from */
   else
@@ -189,7 +191,7 @@ void inst_started_after_deaths(sched_t *s, inst_t *in) {
   const group_t *g = in->g;
   uint32_t k;
   nodes_off(in);
-  if (!worker_alive(s, g->workers[in->params.root])) {
+  if (!worker_alive(s, g->workers[in->params.root]) && dist_root_matters(in)) {
     inst_fail(in, DRED_ERR_ROOT_FAILED); /* the result would have nowhere to go */
     return;
   }
@@ -298,8 +300,9 @@ static void inst_worker_failed(sched_t *s, inst_t *in, uint32_t w) {
   uint32_t k;
 
   nodes_off(in); /* recovery, or a worker that will never report: arrival order from now */
-  if (in->status == DRED_OK && g->workers[in->params.root] == w)
-    inst_fail(in, DRED_ERR_ROOT_FAILED); /* the result has nowhere to go */
+  /* the result has nowhere to go, or is lost with its only holder (dist_root_matters) */
+  if (in->status == DRED_OK && g->workers[in->params.root] == w && dist_root_matters(in))
+    inst_fail(in, DRED_ERR_ROOT_FAILED);
 
   /* Tasks it was executing will never report.  Walk backwards so that, of several
    * providers put back at the head, the earliest-dispatched ends up first. */

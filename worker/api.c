@@ -257,15 +257,15 @@ static void inst_discard(dred_rt_t *rt, dred_inst_t *in) {
 }
 
 /* Why this process cannot take part in a call right now, from its own state rather than
- * from the call's arguments: DRED_OK, or the status every member's reduction ends with.
+ * from the call's arguments: DRED_OK, or the status every member's collective ends with.
  * Under rt->lock. */
-static int state_refusal(dred_rt_t *rt) {
+static int state_refusal(dred_rt_t *rt, const char *fn) {
   if (rt->ninst - rt->nrefused + rt->entering >= rt->cfg.max_inflight) {
     uint64_t n = ++rt->cap_refused;
     if (dred_log_due(n))
-      DRED_ERROR("dred_ireduce: %zu reductions already in flight on this process "
-                 "(DRED_MAX_INFLIGHT=%llu): refused, and the reduction ends DRED_ERR_NOMEM on "
-                 "every member (%llu call(s) refused so far; logged at powers of 2)",
+      DRED_ERROR("%s: %zu collectives already in flight on this process "
+                 "(DRED_MAX_INFLIGHT=%llu): refused, and this one ends DRED_ERR_NOMEM on "
+                 "every member (%llu call(s) refused so far; logged at powers of 2)", fn,
                  rt->ninst - rt->nrefused, (unsigned long long)rt->cfg.max_inflight,
                  (unsigned long long)n);
     return DRED_ERR_NOMEM;
@@ -276,7 +276,7 @@ static int state_refusal(dred_rt_t *rt) {
 /* Takes `in`'s operand from the node's memory budget (nodemem.c): the node's reductions in
  * flight, every process's together, may hold at most DRED_NODE_MEM_MB (default: physical
  * memory).  DRED_OK, or DRED_ERR_NOMEM logged (at powers of 2).  Under rt->lock. */
-static int node_budget_take(dred_rt_t *rt, dred_inst_t *in) {
+static int node_budget_take(dred_rt_t *rt, const char *fn, dred_inst_t *in) {
   uint64_t held = 0, n;
   if (in->bytes == 0 || dred_nodemem_take(rt, in->bytes, &held) == 0) {
     in->node_bytes = in->bytes;
@@ -284,21 +284,24 @@ static int node_budget_take(dred_rt_t *rt, dred_inst_t *in) {
   }
   n = ++rt->cap_refused;
   if (dred_log_due(n))
-    DRED_ERROR("dred_ireduce: %zu bytes would take this node's reductions in flight to %llu "
-               "bytes, over DRED_NODE_MEM_MB's %llu: refused, and the reduction ends "
-               "DRED_ERR_NOMEM on every member (%llu call(s) refused so far; logged at powers "
-               "of 2)", in->bytes, (unsigned long long)(held + in->bytes),
+    DRED_ERROR("%s: %zu bytes would take this node's collectives in flight to %llu bytes, "
+               "over DRED_NODE_MEM_MB's %llu: refused, and this one ends DRED_ERR_NOMEM on "
+               "every member (%llu call(s) refused so far; logged at powers of 2)", fn, in->bytes, (unsigned long long)(held + in->bytes),
                (unsigned long long)rt->nodemem_limit, (unsigned long long)n);
   return DRED_ERR_NOMEM;
 }
 
 /* Takes the call's turn on its communicator: the k-th call with DRED_TAG_AUTO is the
- * group's k-th auto-tagged reduction everywhere, the k-th use of an explicit tag its k-th
- * use everywhere.  Every call that got this far takes its turn, refused or not -- that is
- * what keeps the members' sequences in step when a limit is hit on some of them only.
- * Under rt->lock.  Sets *key; may set *refuse (a tag still in flight here).  Returns
- * DRED_OK, or DRED_ERR_NOMEM when the tag's use count could not grow (no turn taken). */
-static int take_turn(dred_rt_t *rt, dred_group_t *g, int tag, int64_t *key, int *refuse) {
+ * group's k-th auto-tagged collective everywhere, whatever its kind (MPI orders a
+ * communicator's collectives; members that disagree on the kind end with MISMATCH), the
+ * k-th use of an explicit tag by one kind its k-th use everywhere (explicit tags are per
+ * kind: common/proto.h, proto_key_kind).  Every call that got this far takes its turn,
+ * refused or not -- that is what keeps the members' sequences in step when a limit is hit
+ * on some of them only.  Under rt->lock.  Sets *key; may set *refuse (a tag still in
+ * flight here).  Returns DRED_OK, or DRED_ERR_NOMEM when the tag's use count could not
+ * grow (no turn taken). */
+static int take_turn(dred_rt_t *rt, const char *fn, dred_group_t *g, int kind, int tag,
+                     int64_t *key, int *refuse) {
   uint32_t uses;
   if (tag == DRED_TAG_AUTO) {
     *key = proto_key_auto(g->auto_seq);
@@ -307,118 +310,182 @@ static int take_turn(dred_rt_t *rt, dred_group_t *g, int tag, int64_t *key, int 
   }
   /* the key names this use of the tag (common/proto.h); the previous use is the one that
    * may still be in flight */
-  uses = dred_tagseq_uses(&g->tags, tag);
-  if (dred_tagseq_bump(&g->tags, tag) != DRED_OK) {
-    DRED_ERROR("dred_ireduce: no memory to count the uses of tag %d", tag);
+  uses = dred_tagseq_uses(&g->tags[kind], tag);
+  if (dred_tagseq_bump(&g->tags[kind], tag) != DRED_OK) {
+    DRED_ERROR("%s: no memory to count the uses of tag %d", fn, tag);
     return DRED_ERR_NOMEM;
   }
   if (*refuse == DRED_OK && uses > 0 &&
-      dred_rt_find(rt, g->id, proto_key_explicit(tag, uses - 1)) != NULL) {
-    DRED_ERROR("dred_ireduce: tag %d is already in flight on this communicator: refused, and "
-               "this use of it ends DRED_ERR_ARG on every member", tag);
+      dred_rt_find(rt, g->id, proto_key_kind(tag, uses - 1, (uint32_t)kind)) != NULL) {
+    DRED_ERROR("%s: tag %d is already in flight on this communicator: refused, and "
+               "this use of it ends DRED_ERR_ARG on every member", fn, tag);
     *refuse = DRED_ERR_ARG;
   }
-  *key = proto_key_explicit(tag, uses);
+  *key = proto_key_kind(tag, uses, (uint32_t)kind);
   return DRED_OK;
 }
 
+/* One call of any kind, as the caller made it (the front half below is shared). */
+typedef struct {
+  int kind;        /* PROTO_KIND_* */
+  const char *fn;  /* the public function, for the log */
+  const void *sendbuf;
+  void *recvbuf;
+  int count;
+  MPI_Datatype type;
+  MPI_Op op;       /* MPI_OP_NULL for a bcast */
+  int root;        /* 0 for an allreduce */
+} call_t;
+
+/* The caller's arguments, checked against the group (bad ones take no turn).  Fills *ti,
+ * *bytes and *is_root.  DRED_OK or DRED_ERR_ARG (logged). */
+static int call_check(const call_t *c, const dred_group_t *g, int member, int inline_max,
+                      dred_typeinfo_t *ti, uint64_t *bytes, int *inl, int *is_root) {
+  int rc;
+  if (c->root < 0 || (uint32_t)c->root >= g->n) {
+    DRED_ERROR("%s: root %d out of range for a communicator of %u", c->fn, c->root, g->n);
+    return DRED_ERR_ARG;
+  }
+  rc = c->kind == PROTO_KIND_BCAST ? dred_typecheck_bcast(c->type, ti)
+                                   : dred_typecheck(c->type, c->op, ti);
+  if (rc != DRED_OK) return rc;
+  if (c->kind == PROTO_KIND_REDUCE && c->sendbuf == MPI_IN_PLACE && member != c->root) {
+    DRED_ERROR("%s: MPI_IN_PLACE is allowed only at the root", c->fn);
+    return DRED_ERR_ARG;
+  }
+  if (c->count > 0 && c->sendbuf == NULL) {
+    DRED_ERROR("%s: %s is NULL", c->fn, c->kind == PROTO_KIND_BCAST ? "buffer" : "sendbuf");
+    return DRED_ERR_ARG;
+  }
+  if (c->count > 0 && c->recvbuf == NULL &&
+      (c->kind == PROTO_KIND_ALLREDUCE || member == c->root)) {
+    DRED_ERROR("%s: recvbuf is NULL%s", c->fn, c->kind == PROTO_KIND_REDUCE ? " at the root" : "");
+    return DRED_ERR_ARG;
+  }
+  /* count < 2^31 and extent < 2^32, so the product cannot overflow 64 bits; what it must
+   * not do is exceed what a process could ever hold (the accumulator, plus the first
+   * partial result at a non-root member). */
+  *bytes = (uint64_t)c->count * ti->extent;
+  if (*bytes > DRED_MAX_BYTES) {
+    DRED_ERROR("%s: %d elements of %u bytes (%llu bytes) exceed the maximum of a "
+               "collective (%llu bytes)", c->fn, c->count, ti->extent, (unsigned long long)*bytes,
+               (unsigned long long)DRED_MAX_BYTES);
+    return DRED_ERR_ARG;
+  }
+  /* Small enough to travel inside the control messages (DRED_INLINE_MAX), with all the
+   * group's operands fitting one INLINE message (a bcast: the root's data one READY): no
+   * pool block, no snapshot, no replica, no task.  Every member decides alike from count,
+   * extent and group size, given the same setting; members whose settings differ
+   * disagree and end with MISMATCH. */
+  *inl = inline_max > 0 && *bytes <= (uint64_t)inline_max &&
+         (c->kind == PROTO_KIND_BCAST || *bytes * g->n <= PROTO_INLINE_TOTAL);
+  /* who combines into (or, for a bcast, sends from) its own accumulator: runtime.h */
+  *is_root = member == c->root || (c->kind == PROTO_KIND_ALLREDUCE && *inl);
+  return DRED_OK;
+}
+
+/* The operand (or a bcast root's data) into dred's buffers on the caller's thread: until
+ * a copy exists outside this process, a crash loses it.  Errors become the instance's
+ * join_error: it joins saying so, and every member ends with that status. */
+static void call_load(dred_rt_t *rt, dred_inst_t *in, int user_op, size_t extra) {
+  int rc;
+  /* Before the call returns: the application may free the op or datatype as soon as it
+   * has its future, and the runtime combines with them later (lifetime.c). */
+  if ((rc = dred_lifetime_hold(in->op, user_op, in->type, &in->held)) != DRED_OK) {
+    in->join_error = rc;
+    return;
+  }
+  /* Packed and image layouts run MPI_Pack/MPI_Unpack with the datatype after this call
+   * returns (reloads, the unpack at the end); MPI lets the caller free it meanwhile. */
+  if (in->ti.layout != DRED_LAYOUT_DIRECT && MPI_Type_dup(in->type, &in->type_hold) != MPI_SUCCESS) {
+    DRED_ERROR("MPI_Type_dup of the datatype failed");
+    in->type_hold = MPI_DATATYPE_NULL;
+    in->join_error = DRED_ERR_INTERNAL;
+    return;
+  }
+  if (in->kind == PROTO_KIND_BCAST && !in->is_root) return; /* nothing to send */
+  if (in->inl && !in->is_root) {
+    /* The operand, in dred's layout, goes with the READY; the master holds it from then
+     * on (a crash before the READY is sent loses it: DRED_ERR_PROC_FAILED, as a crash
+     * during the copy into the pool does on the ordinary path). */
+    if (extra > 0 && (rc = dred_dp_load(rt, in, (char *)in->inl_data)) != DRED_OK)
+      in->join_error = rc; /* joins saying so: every member ends with it (announce) */
+    return;
+  }
+  /* Into shared memory now, on this thread, rather than when the runtime thread gets
+   * round to it.  (A root -- an inline allreduce's every member, a bcast's root --
+   * combines or sends from acc: recvbuf, or a buffer of its own.) */
+  dred_dp_acc_early(rt, in);
+}
+
 /*
+ * The front half every kind shares: argument checks, the group, the turn, the refusal.
  * Two kinds of refusal, told apart on purpose (dred(3), "Refused calls"):
  *   - a bad argument (DRED_ERR_ARG before the call takes its turn): a function of the
  *     caller's own arguments only; the call did not happen, takes no turn, and the program
  *     may issue it again corrected;
  *   - a refusal from this process's state (the in-flight cap, the node's memory budget, a
  *     tag still in flight here): another member may well have accepted the same call, so the
- *     call takes its turn and joins the reduction saying why; the caller gets the status
- *     now, and every other member's future for that reduction ends with it.
+ *     call takes its turn and joins the collective saying why; the caller gets the status
+ *     now, and every other member's future for that collective ends with it.
  * After dred_finalize began or the service died, a call takes its turn and is refused
  * here only: nothing more can complete anyway.
  */
-int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                 MPI_Op op, int root, MPI_Comm comm, int tag, dred_future **future) {
+static int call_start(const call_t *c, MPI_Comm comm, int tag, dred_future **future) {
   dred_rt_t *rt = g_rt;
   dred_group_t *g;
   dred_typeinfo_t ti;
   dred_inst_t *in;
   dred_future *fut;
-  int rc, member, is_root, inl, offnode, refuse = DRED_OK;
+  int rc, member, is_root, inl, offnode, met, refuse = DRED_OK;
   dred_handover_ticket_t ticket;
   size_t extra;
   uint64_t bytes;
   int64_t itag;
 
   if (future == NULL) {
-    DRED_ERROR("dred_ireduce: future pointer is NULL");
+    DRED_ERROR("%s: future pointer is NULL", c->fn);
     return DRED_ERR_ARG;
   }
   *future = NULL;
-  if ((rc = api_check("dred_ireduce")) != DRED_OK) return rc;
-  if (count < 0) {
-    DRED_ERROR("dred_ireduce: negative count %d", count);
+  if ((rc = api_check(c->fn)) != DRED_OK) return rc;
+  if (c->count < 0) {
+    DRED_ERROR("%s: negative count %d", c->fn, c->count);
     return DRED_ERR_ARG;
   }
   if (tag < DRED_TAG_AUTO) {
-    DRED_ERROR("dred_ireduce: tag %d is negative (use >= 0 or DRED_TAG_AUTO)", tag);
+    DRED_ERROR("%s: tag %d is negative (use >= 0 or DRED_TAG_AUTO)", c->fn, tag);
     return DRED_ERR_ARG;
   }
   if ((rc = dred_group_of(rt, comm, &g, &member)) != DRED_OK) return rc;
-  if (root < 0 || (uint32_t)root >= g->n) {
-    DRED_ERROR("dred_ireduce: root %d out of range for a communicator of %u", root, g->n);
-    return DRED_ERR_ARG;
-  }
-  if ((rc = dred_typecheck(datatype, op, &ti)) != DRED_OK) return rc;
-  is_root = member == root;
-  if (sendbuf == MPI_IN_PLACE && !is_root) {
-    DRED_ERROR("dred_ireduce: MPI_IN_PLACE is allowed only at the root");
-    return DRED_ERR_ARG;
-  }
-  if (count > 0 && sendbuf == NULL) {
-    DRED_ERROR("dred_ireduce: sendbuf is NULL");
-    return DRED_ERR_ARG;
-  }
-  if (count > 0 && is_root && recvbuf == NULL) {
-    DRED_ERROR("dred_ireduce: recvbuf is NULL at the root");
-    return DRED_ERR_ARG;
-  }
-  /* count < 2^31 and extent < 2^32, so the product cannot overflow 64 bits; what it must
-   * not do is exceed what a process could ever hold (the accumulator, plus the first
-   * partial result at a non-root member). */
-  bytes = (uint64_t)count * ti.extent;
-  if (bytes > DRED_MAX_BYTES) {
-    DRED_ERROR("dred_ireduce: %d elements of %u bytes (%llu bytes) exceed the maximum of a "
-               "reduction (%llu bytes)", count, ti.extent, (unsigned long long)bytes,
-               (unsigned long long)DRED_MAX_BYTES);
-    return DRED_ERR_ARG;
-  }
+  if ((rc = call_check(c, g, member, (int)rt->cfg.inline_max, &ti, &bytes, &inl, &is_root)) !=
+      DRED_OK)
+    return rc;
 
-  /* Small enough to travel inside the control messages (DRED_INLINE_MAX), with all the
-   * group's operands fitting one INLINE message: no pool block, no snapshot, no replica,
-   * no task.  Every member decides alike from count, extent and group size, given the
-   * same setting; members whose settings differ disagree and end with MISMATCH. */
-  inl = rt->cfg.inline_max > 0 && bytes <= rt->cfg.inline_max &&
-        bytes * g->n <= PROTO_INLINE_TOTAL;
-  extra = inl && !is_root ? (size_t)bytes : 0;
+  extra = inl && !is_root && c->kind == PROTO_KIND_REDUCE ? (size_t)bytes : 0;
   if ((in = calloc(1, sizeof *in + extra)) == NULL || (in->fut = dred_future_new()) == NULL) {
     free(in);
-    DRED_ERROR("dred_ireduce: out of memory");
+    DRED_ERROR("%s: out of memory", c->fn);
     return DRED_ERR_NOMEM;
   }
   in->group = g;
   in->group_id = g->id;
   in->member = (uint32_t)member;
-  in->root = (uint32_t)root;
+  in->root = (uint32_t)c->root;
+  in->kind = c->kind;
   in->is_root = is_root;
-  in->sendbuf = sendbuf;
-  in->recvbuf = recvbuf;
-  in->count = (uint64_t)count;
-  in->type = datatype;
+  in->receives = c->kind != PROTO_KIND_REDUCE && !is_root;
+  in->sendbuf = c->sendbuf;
+  in->recvbuf = c->recvbuf;
+  in->count = (uint64_t)c->count;
+  in->type = c->type;
   in->type_hold = MPI_DATATYPE_NULL;
-  in->op = op;
+  in->op = c->op;
   in->ti = ti;
   in->bytes = (size_t)bytes;
   in->pool_off = -1;
   in->inl = inl;
-  if (inl && !is_root) in->inl_data = (uint8_t *)(in + 1);
+  if (extra > 0) in->inl_data = (uint8_t *)(in + 1);
 
   /* At the cap, met reductions that decided but that nobody waited on (freed futures,
    * refused calls) are finished first: they hold a place only until someone looks. */
@@ -435,9 +502,9 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   } else if (rt->bye_requested) {
     refuse = DRED_ERR_SHUTDOWN; /* the runtime counts on no insert after this */
   } else {
-    refuse = state_refusal(rt);
+    refuse = state_refusal(rt, c->fn);
   }
-  if (take_turn(rt, g, tag, &itag, &refuse) != DRED_OK) {
+  if (take_turn(rt, c->fn, g, c->kind, tag, &itag, &refuse) != DRED_OK) {
     uv_mutex_unlock(&rt->lock);
     inst_discard(rt, in);
     return DRED_ERR_NOMEM;
@@ -449,13 +516,13 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     /* Every later call is refused the same way: an application that goes on calling
      * after the failure would flood the log, so the 1st, 2nd, 4th, 8th... are logged. */
     if (dred_log_due(n))
-      DRED_ERROR("dred_ireduce: %s (%llu call(s) refused so far; logged at powers of 2)",
+      DRED_ERROR("%s: %s (%llu call(s) refused so far; logged at powers of 2)", c->fn,
                  refuse == DRED_ERR_SHUTDOWN ? "dred_finalize is in progress" : dred_strerror(refuse),
                  (unsigned long long)n);
     inst_discard(rt, in);
     return refuse;
   }
-  if (refuse == DRED_OK) refuse = node_budget_take(rt, in);
+  if (refuse == DRED_OK) refuse = node_budget_take(rt, c->fn, in);
   rt->entering++; /* counted against the cap until inserted */
   uv_mutex_unlock(&rt->lock);
 
@@ -465,42 +532,29 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     in->join_error = refuse;
     in->refused = 1;
   } else {
-    /* Before the call returns: the application may free the op or datatype as soon as it
-     * has its future, and the runtime combines with them later (lifetime.c). */
-    if ((rc = dred_lifetime_hold(op, ti.op_is_user, datatype, &in->held)) != DRED_OK)
-      in->join_error = rc;
-    /* Packed and image layouts run MPI_Pack/MPI_Unpack with the datatype after this call
-     * returns (reloads, the root's unpack); MPI lets the caller free it meanwhile. */
-    else if (ti.layout != DRED_LAYOUT_DIRECT &&
-             MPI_Type_dup(datatype, &in->type_hold) != MPI_SUCCESS) {
-      DRED_ERROR("dred_ireduce: MPI_Type_dup of the datatype failed");
-      in->type_hold = MPI_DATATYPE_NULL;
-      in->join_error = DRED_ERR_INTERNAL;
-    } else if (inl && !is_root) {
-      /* The operand, in dred's layout, goes with the READY; the master holds it from then
-       * on (a crash before the READY is sent loses it: DRED_ERR_PROC_FAILED, as a crash
-       * during the copy into the pool does on the ordinary path). */
-      if (extra > 0 && (rc = dred_dp_load(rt, in, (char *)in->inl_data)) != DRED_OK)
-        in->join_error = rc; /* joins saying so: every member ends with it (announce) */
-    } else {
-      /* The operand goes into shared memory now, on this thread, rather than when the
-       * runtime thread gets round to it: until a copy exists outside this process, a crash
-       * loses it.  (An inline root combines in acc too: recvbuf, or a buffer of its own.) */
-      dred_dp_acc_early(rt, in);
-    }
+    call_load(rt, in, ti.op_is_user, extra);
   }
 
   fut = in->fut;
   uv_mutex_lock(&rt->lock);
   rt->entering--;
-  /* A small reduction of a one-node group meets its peers in shared memory (meetpath.c):
-   * no message, nothing for the runtime thread; the future's waits finish it. */
-  if (tag == DRED_TAG_AUTO && dred_meetpath_arrive(rt, in, (uint64_t)(-1 - itag))) {
-    dred_rt_insert(rt, in);
-    uv_mutex_unlock(&rt->lock);
-    goto out;
+  /* A small reduce of a one-node group meets its peers in shared memory (meetpath.c): no
+   * message, nothing for the runtime thread; the future's waits finish it.  The meeting
+   * place folds only at a root, so an allreduce or a bcast arrives there as a member bound
+   * for dred-master (not inline, as far as the slot is concerned): the slot then takes
+   * its turn in the auto sequence, and a member that called another kind sees the
+   * disagreement there, which dred-master ends with MISMATCH. */
+  if (tag == DRED_TAG_AUTO) {
+    in->inl = c->kind == PROTO_KIND_REDUCE && inl;
+    met = dred_meetpath_arrive(rt, in, (uint64_t)(-1 - itag));
+    in->inl = inl;
+    if (met) {
+      dred_rt_insert(rt, in);
+      uv_mutex_unlock(&rt->lock);
+      goto out;
+    }
   }
-  if (rt->cfg.replicas > 0) rt->robust->publish(rt, in);
+  if (rt->cfg.replicas > 0 && c->kind != PROTO_KIND_BCAST) rt->robust->publish(rt, in);
   /* A copy on another node, not only in this node's memory, before the call returns
    * (handover.c): registered before the runtime can see `in`, so its answer is not
    * missed. */
@@ -525,12 +579,52 @@ out:
   return DRED_OK;
 }
 
-int dred_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                MPI_Op op, int root, MPI_Comm comm) {
-  dred_future *f = NULL;
-  int rc = dred_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, DRED_TAG_AUTO, &f);
+/* The blocking forms: the nonblocking call with DRED_TAG_AUTO (its status rc, its future
+ * f: two statements, as argument evaluation order is unspecified), then dred_future_get. */
+static int call_wait(int rc, dred_future *f) {
   if (rc != DRED_OK) return rc;
   rc = dred_future_get(f);
   dred_future_free(f);
   return rc;
+}
+
+int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                 MPI_Op op, int root, MPI_Comm comm, int tag, dred_future **future) {
+  call_t c = {PROTO_KIND_REDUCE, "dred_ireduce", sendbuf, recvbuf, count, datatype, op, root};
+  return call_start(&c, comm, tag, future);
+}
+
+int dred_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                MPI_Op op, int root, MPI_Comm comm) {
+  dred_future *f = NULL;
+  int rc = dred_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, DRED_TAG_AUTO, &f);
+  return call_wait(rc, f);
+}
+
+int dred_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, int tag, dred_future **future) {
+  call_t c = {PROTO_KIND_ALLREDUCE, "dred_iallreduce", sendbuf, recvbuf, count, datatype, op, 0};
+  return call_start(&c, comm, tag, future);
+}
+
+int dred_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm) {
+  dred_future *f = NULL;
+  int rc = dred_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, DRED_TAG_AUTO, &f);
+  return call_wait(rc, f);
+}
+
+/* The root's data is its operand, already in place in `buffer` (MPI_IN_PLACE); every
+ * member's result goes to `buffer`. */
+int dred_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                int tag, dred_future **future) {
+  call_t c = {PROTO_KIND_BCAST, "dred_ibcast", buffer, buffer, count, datatype, MPI_OP_NULL, root};
+  if (buffer != NULL && count > 0) c.sendbuf = MPI_IN_PLACE;
+  return call_start(&c, comm, tag, future);
+}
+
+int dred_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  dred_future *f = NULL;
+  int rc = dred_ibcast(buffer, count, datatype, root, comm, DRED_TAG_AUTO, &f);
+  return call_wait(rc, f);
 }

@@ -98,6 +98,37 @@ DRED_EXTERN int dred_ireduce(const void *sendbuf, void *recvbuf, int count,
 DRED_EXTERN int dred_reduce(const void *sendbuf, void *recvbuf, int count,
                             MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm);
 
+/* Start an allreduce: every member of `comm` gets, in `recvbuf`, the reduction of every
+ * member's `sendbuf` (count elements of `datatype` under `op`), bit-identical on every
+ * member (non-commutative ops in rank order).  Any member may pass MPI_IN_PLACE as
+ * `sendbuf` (its operand is then in `recvbuf`).  Types, ops, tags, futures, refusals and
+ * lifetimes are dred_ireduce's; DRED_TAG_AUTO calls of every kind share one sequence per
+ * group (the k-th auto call of any kind matches the k-th elsewhere; members that disagree
+ * on the kind get DRED_ERR_MISMATCH), explicit tags are per kind.  A member that dies
+ * after its operand is in (or is recovered) costs the others nothing; member 0, where a
+ * large allreduce gathers its result, dying before dred-master holds it ends the
+ * allreduce with DRED_ERR_ROOT_FAILED everywhere (dred(3)). */
+DRED_EXTERN int dred_iallreduce(const void *sendbuf, void *recvbuf, int count,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int tag,
+                                dred_future **future);
+
+/* Blocking form: dred_iallreduce with DRED_TAG_AUTO, then dred_future_get. */
+DRED_EXTERN int dred_allreduce(const void *sendbuf, void *recvbuf, int count,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+
+/* Start a broadcast of `count` elements of `datatype` from `buffer` at `root` to `buffer`
+ * at every other member of `comm` (any datatype; derived ones travel packed and are
+ * unpacked with the caller's type).  `buffer` belongs to the bcast until its future is
+ * done.  Tags, futures and refusals as for dred_iallreduce.  The root dying before
+ * dred-master holds its data ends the bcast with DRED_ERR_ROOT_FAILED everywhere; after,
+ * every surviving member still gets the data. */
+DRED_EXTERN int dred_ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
+                            MPI_Comm comm, int tag, dred_future **future);
+
+/* Blocking form: dred_ibcast with DRED_TAG_AUTO, then dred_future_get. */
+DRED_EXTERN int dred_bcast(void *buffer, int count, MPI_Datatype datatype, int root,
+                           MPI_Comm comm);
+
 /* Block until the reduction is done and return its status.  May be called again. */
 DRED_EXTERN int dred_future_get(dred_future *f);
 

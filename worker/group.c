@@ -130,11 +130,12 @@ const char *dred_group_copy_refused(dred_rt_t *rt, uint64_t id, uint32_t member,
 
 void dred_groups_free(dred_rt_t *rt) {
   dred_queue_t *q, *n;
+  unsigned k;
   DRED_QUEUE_FOREACH_SAFE(q, n, &rt->groups) {
     dred_group_t *g = DRED_QUEUE_DATA(q, dred_group_t, link);
     dred_queue_remove(q);
     free(g->workers);
-    dred_tagseq_free(&g->tags);
+    for (k = 0; k < PROTO_KINDS; k++) dred_tagseq_free(&g->tags[k]);
     free(g);
   }
 }

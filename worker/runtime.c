@@ -81,7 +81,7 @@ proto_buf_t dred_rt_bufref(const dred_rt_t *rt, const char *p, int64_t pool_off,
 /* End an instance: release its buffers, complete its future, forget it. */
 void dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   /* a packed or image result reaches recvbuf only now, and only if it is the result */
-  if (status == DRED_OK && in->is_root) status = dred_dp_unpack_result(rt, in);
+  status = dred_dist_finish(rt, in, status);
   dred_dp_acc_release(rt, in);
   if (in->type_hold != MPI_DATATYPE_NULL) PMPI_Type_free(&in->type_hold); /* our own dup */
   uv_mutex_lock(&rt->lock);
@@ -119,9 +119,11 @@ void dred_rt_send_master(dred_rt_t *rt, const proto_msg_t *m) { send_to_master(r
 
 /* ---- 2. submissions ------------------------------------------------------------------ */
 
-/* dred_finalize could wait no longer for `in`: ask the master to end it for everyone.  Our
- * buffers stay until its END (other members' tasks may be reading them). */
-static void send_abandon(dred_rt_t *rt, dred_inst_t *in) {
+/* Ask the master to end `in` for every member with `status` (ABANDON), once: dred_finalize
+ * could wait no longer for it (DRED_ERR_SHUTDOWN), or this member cannot give what the
+ * collective needs from it (distribute.c).  Our buffers stay until its END (other members'
+ * tasks may be reading them). */
+void dred_rt_abandon(dred_rt_t *rt, dred_inst_t *in, int status) {
   proto_msg_t m;
   if (in->abandon_sent || in->state != INST_ANNOUNCED) return;
   memset(&m, 0, sizeof m);
@@ -129,10 +131,12 @@ static void send_abandon(dred_rt_t *rt, dred_inst_t *in) {
   m.u.recover.group = in->group_id;
   m.u.recover.tag = in->tag;
   m.u.recover.member = in->member;
-  m.u.recover.error = DRED_ERR_SHUTDOWN;
+  m.u.recover.error = status;
   send_to_master(rt, &m, NULL);
   in->abandon_sent = 1;
 }
+
+static void send_abandon(dred_rt_t *rt, dred_inst_t *in) { dred_rt_abandon(rt, in, DRED_ERR_SHUTDOWN); }
 
 /* One builder for every READY this process sends, whether it announces its own operand
  * or a recovered copy of another member's: the master compares the parameters of all
@@ -154,6 +158,7 @@ void dred_rt_ready(const dred_inst_t *in, uint32_t member, proto_msg_t *m) {
   m->u.ready.op_is_user = (uint8_t)in->ti.op_is_user;
   m->u.ready.commutative = (uint8_t)in->ti.commutative;
   m->u.ready.inl = (uint8_t)(in->inl != 0);
+  m->u.ready.kind = (uint8_t)in->kind;
   /* its slot in the meeting place was mixed: the members that met there (meetpath.c) */
   if (member == in->member) m->u.ready.meet_mask = in->meet_mask;
 }
@@ -165,9 +170,11 @@ static int32_t ready_error(int rc) {
   return rc == DRED_ERR_INTERNAL || rc == DRED_ERR_ARG ? rc : DRED_ERR_NOMEM;
 }
 
-/* An inline reduction: one READY carrying the operand (none from the root, whose operand
- * stays in its acc), no replicas, no buffer reference; the master answers the root with
- * INLINE and everyone with END. */
+/* An inline collective: one READY carrying the operand (a reduce's root sends none, its
+ * operand stays in its acc; an allreduce's every member sends its acc, a bcast's root its
+ * data, a bcast's other members nothing), no replicas, no buffer reference; the master
+ * answers the root (an allreduce's every member) with INLINE, a bcast's members with
+ * DATA, and everyone with END. */
 static void inline_ready(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *m) {
   int rc = in->join_error;
   dred_rt_ready(in, in->member, m);
@@ -180,8 +187,11 @@ static void inline_ready(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *m) {
       DRED_ERROR("reduction (tag " PROTO_KEY_FMT ") cannot start here: %s",
                  PROTO_KEY_ARG(in->tag), dred_status_str(rc));
     m->u.ready.error = ready_error(rc);
-  } else if (!in->is_root) {
+  } else if (in->kind == PROTO_KIND_REDUCE && !in->is_root) {
     m->u.ready.data = in->inl_data;
+    m->u.ready.data_len = (uint32_t)in->bytes;
+  } else if (in->kind != PROTO_KIND_REDUCE && in->is_root) {
+    m->u.ready.data = (const uint8_t *)in->acc;
     m->u.ready.data_len = (uint32_t)in->bytes;
   }
 }
@@ -227,6 +237,11 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   }
   if (in->inl) {
     announce_inline(rt, in, &m);
+    return;
+  }
+  if (in->kind == PROTO_KIND_BCAST) {
+    dred_dist_announce_bcast(rt, in);
+    if (rt->abandon_pass) send_abandon(rt, in);
     return;
   }
   if (dred_admit_defer(rt, in)) return; /* waits for pool room; admit.c announces it later */
@@ -361,8 +376,11 @@ static void on_end(dred_rt_t *rt, const proto_msg_t *m) {
   in->end_status = m->u.end.status;
   /* an inline root whose fold failed: its result is not in recvbuf, whatever the master says */
   if (in->end_status == DRED_OK && in->inl_status != DRED_OK) in->end_status = in->inl_status;
+  /* a receiver that never got its whole result cannot report success */
+  in->end_status = dred_dist_end_status(in, in->end_status);
   /* an inline root that never got its operands cannot report success */
-  if (in->end_status == DRED_OK && in->inl && in->is_root && !in->inl_folded) {
+  if (in->end_status == DRED_OK && in->inl && in->is_root && !in->inl_folded &&
+      in->kind != PROTO_KIND_BCAST) {
     DRED_ERROR("inline reduction (tag " PROTO_KEY_FMT ") ended OK without its operands",
                PROTO_KEY_ARG(in->tag));
     in->end_status = DRED_ERR_INTERNAL;
@@ -387,7 +405,8 @@ static void on_inline(dred_rt_t *rt, const proto_msg_t *m) {
     return;
   }
   in->inl_folded = 1;
-  if (m->u.inl.n != in->group->n || m->u.inl.bytes != in->bytes || m->u.inl.root != in->member) {
+  if (m->u.inl.n != in->group->n || m->u.inl.bytes != in->bytes ||
+      (in->kind == PROTO_KIND_REDUCE && m->u.inl.root != in->member)) {
     DRED_ERROR("INLINE for reduction (tag " PROTO_KEY_FMT ") does not match it (%u x %llu bytes)",
                PROTO_KEY_ARG(in->tag), m->u.inl.n, (unsigned long long)m->u.inl.bytes);
     in->inl_status = DRED_ERR_INTERNAL;
@@ -488,6 +507,12 @@ static int recv_messages(dred_rt_t *rt) {
         break;
       case PROTO_INLINE:
         on_inline(rt, &m);
+        break;
+      case PROTO_DATA:
+        dred_dist_on_data(rt, &m);
+        break;
+      case PROTO_PUSH:
+        dred_dist_on_push(rt, &m);
         break;
       case PROTO_PING:
         /* Answered after our BYE too, until SHUTDOWN: a process that finalized early

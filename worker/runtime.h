@@ -81,7 +81,8 @@ typedef struct dred_group {
   uint32_t n;
   uint32_t *workers;  /* private-communicator ranks of the members, in comm order */
   int64_t auto_seq;   /* next DRED_TAG_AUTO sequence number (under rt->lock)      */
-  dred_tagseq_t tags; /* explicit tags' use counts, for their keys (under rt->lock) */
+  dred_tagseq_t tags[PROTO_KINDS]; /* explicit tags' use counts, per kind, for their
+                                     * keys (under rt->lock) */
   int defined;        /* GROUP sent to the master (set by the runtime under lock) */
   int spans_nodes;    /* its members are on more than one node                     */
   /* Its ring in the node's meeting place (meetpath.c), looked up at its first auto-tagged
@@ -127,6 +128,9 @@ typedef struct {
   uint32_t sig;          /* type-signature fingerprint members must agree on (READY) */
 } dred_typeinfo_t;
 int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti);
+/* The same for a bcast, which has no op: DIRECT for a type without holes, else PACKED as
+ * bytes (MPI_Pack / MPI_Unpack with the caller's type: only its bytes are written). */
+int dred_typecheck_bcast(MPI_Datatype type, dred_typeinfo_t *ti);
 
 /* ---- op/datatype lifetimes (lifetime.c) ---- */
 #define DRED_HELD_OP 1   /* the reduction holds a reference on its user op          */
@@ -165,7 +169,18 @@ typedef struct dred_inst {
   int64_t tag;
   dred_group_t *group;
   uint32_t member, root;
+  /* The collective (PROTO_KIND_*) and this member's role in it (distribute.c).  is_root:
+   * the member that combines into its own accumulator and ends with the result there --
+   * a reduce's root, a large allreduce's member 0 (where the reduction gathers), every
+   * member of an inline allreduce, a bcast's root (its data).  receives: the member gets
+   * the result from dred-master as DATA into `res` (recvbuf, or a buffer of its own for
+   * PACKED and IMAGE layouts): a large allreduce's other members, a bcast's non-roots. */
+  int kind;
   int is_root;
+  int receives;
+  char *res;
+  int res_own;         /* res is ours (malloc'd), not recvbuf */
+  uint64_t res_have;   /* bytes of the result received so far */
   dred_future *fut;
   const void *sendbuf; /* MPI_IN_PLACE at the root: operand already in recvbuf */
   void *recvbuf;
@@ -395,6 +410,17 @@ typedef struct dred_rt {
   uint64_t meet_done, meet_spilled; /* under lock */
 } dred_rt_t;
 
+/* distribute.c: allreduce and bcast, what the reduce path does not do */
+/* A bcast's announcement: READY (the root's carries the data if inline), then at a large
+ * bcast's root the data as DATA. */
+void dred_dist_announce_bcast(dred_rt_t *rt, dred_inst_t *in);
+void dred_dist_on_push(dred_rt_t *rt, const proto_msg_t *m);
+void dred_dist_on_data(dred_rt_t *rt, const proto_msg_t *m);
+/* END(OK) came: a receiver without its whole result cannot report success. */
+int dred_dist_end_status(dred_inst_t *in, int status);
+/* At the end: a receiver's result into recvbuf (PACKED, IMAGE), its buffer freed. */
+int dred_dist_finish(dred_rt_t *rt, dred_inst_t *in, int status);
+
 /* runtime.c */
 int dred_rt_start(dred_rt_t *rt);
 void dred_rt_stop(dred_rt_t *rt); /* after SHUTDOWN (or master lost): join the thread */
@@ -404,6 +430,8 @@ void dred_rt_insert(dred_rt_t *rt, dred_inst_t *in);                     /* unde
 /* runtime.c: finish `in` once it ended and nothing reads its buffers any more */
 void dred_rt_inst_maybe_finish(dred_rt_t *rt, dred_inst_t *in);
 void dred_rt_send_master(dred_rt_t *rt, const proto_msg_t *m);
+/* ABANDON `in` with `status` for every member (once; only an announced instance). */
+void dred_rt_abandon(dred_rt_t *rt, dred_inst_t *in, int status);
 /* End every reduction of this process with `status`; no new ones start. */
 void dred_rt_fail_everything(dred_rt_t *rt, int status);
 /* End `in` now: the root's result to recvbuf, buffers released, future completed, freed. */
@@ -602,6 +630,7 @@ typedef struct {
 static inline int dred_handover_offnode(const dred_rt_t *rt, const dred_inst_t *in) {
   return rt->cfg.handover_node && rt->cfg.replicas > 1 && in->group->spans_nodes &&
          !in->is_root && !in->inl && in->bytes > 0 && in->join_error == DRED_OK &&
+         in->kind != PROTO_KIND_BCAST && /* a bcast member has no operand to hand over */
          !in->pool_queued; /* one that waited for pool room does not wait in its call too */
 }
 /* Application thread, under rt->lock, before the reduction is submitted. */

@@ -361,3 +361,54 @@ int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti) {
   ti->sig = fnv(sig, ti->mult);
   return DRED_OK;
 }
+
+int dred_typecheck_bcast(MPI_Datatype type, dred_typeinfo_t *ti) {
+  int size = 0, ni, na, nd, combiner;
+  MPI_Aint lb, extent, tlb, textent;
+  char tn[MPI_MAX_OBJECT_NAME];
+  uint32_t sig = 2166136261u;
+
+  if (type == MPI_DATATYPE_NULL) {
+    DRED_ERROR("datatype is MPI_DATATYPE_NULL");
+    return DRED_ERR_ARG;
+  }
+  MPI_Type_size(type, &size);
+  MPI_Type_get_extent(type, &lb, &extent);
+  MPI_Type_get_true_extent(type, &tlb, &textent);
+  MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
+  if (size <= 0 || extent <= 0 || extent > (MPI_Aint)UINT32_MAX / 2) {
+    DRED_ERROR("datatype %s has size %d and extent %ld: nothing to broadcast",
+               type_name(type, tn, sizeof tn), size, (long)extent);
+    return DRED_ERR_ARG;
+  }
+  ti->size = (uint32_t)size;
+  ti->op_is_user = 0;
+  ti->commutative = 1;
+  ti->type_extent = extent;
+  ti->true_lb = tlb;
+  ti->true_extent = textent;
+  ti->base_padded = 0;
+  ti->mult = 1;
+  /* MPI matches a bcast's type signatures, not layouts: a named type's signature is the
+   * type itself; a derived type is compared by its size here (its packed bytes). */
+  if (combiner == MPI_COMBINER_NAMED) {
+    ti->layout = DRED_LAYOUT_DIRECT;
+    ti->exec_type = type;
+    ti->extent = (uint32_t)extent;
+    ti->sig = fnv(fnv(sig, (uint32_t)MPI_Type_c2f(type)), 2);
+    return DRED_OK;
+  }
+  ti->sig = fnv(fnv(sig, 0x62636173u), (uint64_t)size); /* "bcas" */
+  if (lb == 0 && tlb == 0 && (MPI_Aint)size == extent && textent == extent) {
+    ti->layout = DRED_LAYOUT_DIRECT; /* no holes: the bytes as they are */
+    ti->exec_type = type;
+    ti->extent = (uint32_t)extent;
+    return DRED_OK;
+  }
+  /* holes or offsets: travel packed (MPI_Pack writes size bytes per element) */
+  ti->layout = DRED_LAYOUT_PACKED;
+  ti->exec_type = MPI_BYTE;
+  ti->mult = (uint32_t)size;
+  ti->extent = (uint32_t)size;
+  return DRED_OK;
+}

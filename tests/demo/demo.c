@@ -3,13 +3,15 @@
  *
  *   dredrun -n P dred-demo [-r REPS]
  *
- * Three cases, each repeated REPS times (default 5), dred interleaved with MPICH on the
+ * Five cases, each repeated REPS times (default 5), dred interleaved with MPICH on the
  * same processes in the same run (the order alternates every repetition):
  *   (a) MPI_SUM of 8 MiB of doubles, root 0: dred_reduce vs MPI_Reduce;
  *   (b) a user op from MPI_Op_create (element-wise max of |x|, commutative) on 4 MiB of
  *       doubles, root P-1: dred_reduce vs MPI_Reduce;
  *   (c) 16 concurrent MPI_SUM reductions of 1 MiB of doubles each, roots k % P, distinct
- *       tags: dred_ireduce + dred_future_get vs MPI_Ireduce + MPI_Waitall.
+ *       tags: dred_ireduce + dred_future_get vs MPI_Ireduce + MPI_Waitall;
+ *   (d) MPI_SUM of 1 MiB of doubles to every member: dred_allreduce vs MPI_Allreduce;
+ *   (e) 1 MiB of doubles from root 0 to every member: dred_bcast vs MPI_Bcast.
  * A repetition's time is the slowest member's time from a common barrier to its own
  * completion; outside the timed region members wait with a sleeping poll
  * (tests/mpi/sleepy_wait.h: MPICH's blocking calls busy-poll and would starve dred's
@@ -28,6 +30,7 @@
 #include "../mpi/sleepy_wait.h"
 
 #define NCONC 16
+#define NROWS 5
 
 static int rank_, size_;
 static MPI_Comm comm;
@@ -100,12 +103,14 @@ int main(int argc, char **argv)
     MPI_Comm_rank(comm, &rank_);
     MPI_Comm_size(comm, &size_);
 
-    struct row rows[3] = {
+    struct row rows[NROWS] = {
         {"(a) MPI_SUM double", "8 MiB", NULL, NULL, 0, 0},
         {"(b) user op max|x| double", "4 MiB", NULL, NULL, 0, 0},
         {"(c) 16 concurrent MPI_SUM", "16 x 1 MiB", NULL, NULL, 0, 0},
+        {"(d) allreduce MPI_SUM double", "1 MiB", NULL, NULL, 0, 0},
+        {"(e) bcast double, root 0", "1 MiB", NULL, NULL, 0, 0},
     };
-    for (int c = 0; c < 3; c++) {
+    for (int c = 0; c < NROWS; c++) {
         rows[c].dred_t = calloc((size_t)reps, sizeof(double));
         rows[c].mpi_t = calloc((size_t)reps, sizeof(double));
     }
@@ -191,10 +196,45 @@ int main(int argc, char **argv)
     }
     for (int k = 0; k < NCONC; k++) { free(sc[k]); free(dc[k]); free(mc[k]); }
 
+    /* (d) allreduce and (e) bcast of 1 MiB: every member holds the result */
+    const int nd = 1024 * 1024 / (int)sizeof(double);
+    double *sd = malloc(sizeof(double) * (size_t)nd), *dd = malloc(sizeof(double) * (size_t)nd),
+           *md = malloc(sizeof(double) * (size_t)nd);
+    fill(sd, nd, 7);
+    for (int r = 0; r < reps; r++) {
+        for (int c = 3; c < 5; c++) {
+            for (int which = 0; which < 2; which++) {
+                int dred_turn = (which + r) % 2 == 0, s = DRED_OK;
+                double *buf = dred_turn ? dd : md;
+                if (c == 4) { /* the root's data, garbage elsewhere */
+                    if (rank_ == 0) memcpy(buf, sd, sizeof(double) * (size_t)nd);
+                    else memset(buf, 0xff, sizeof(double) * (size_t)nd);
+                }
+                sleepy_barrier(comm);
+                double t0 = MPI_Wtime();
+                if (dred_turn) {
+                    s = c == 3 ? dred_allreduce(sd, dd, nd, MPI_DOUBLE, MPI_SUM, comm)
+                               : dred_bcast(dd, nd, MPI_DOUBLE, 0, comm);
+                    if (s != DRED_OK) {
+                        rows[c].errors++;
+                        fprintf(stderr, "dred-demo: %s: %s\n", rows[c].name, dred_strerror(s));
+                    }
+                    rows[c].dred_t[r] = slowest(MPI_Wtime() - t0);
+                } else {
+                    if (c == 3) MPI_Allreduce(sd, md, nd, MPI_DOUBLE, MPI_SUM, comm);
+                    else MPI_Bcast(md, nd, MPI_DOUBLE, 0, comm);
+                    rows[c].mpi_t[r] = slowest(MPI_Wtime() - t0);
+                }
+            }
+            if (memcmp(dd, md, sizeof(double) * (size_t)nd)) rows[c].wrong = 1; /* every member */
+        }
+    }
+    free(sd); free(dd); free(md);
+
     /* gather verdicts */
     int local[2] = {0, 0}, global[2];
-    int wrong_c[3], err_c[3];
-    for (int c = 0; c < 3; c++) {
+    int wrong_c[NROWS], err_c[NROWS];
+    for (int c = 0; c < NROWS; c++) {
         MPI_Allreduce(&rows[c].wrong, &wrong_c[c], 1, MPI_INT, MPI_MAX, comm);
         MPI_Allreduce(&rows[c].errors, &err_c[c], 1, MPI_INT, MPI_MAX, comm);
         rows[c].wrong = wrong_c[c];
@@ -209,11 +249,12 @@ int main(int argc, char **argv)
                "member's time\n", size_, reps);
         printf("%-30s %-12s %10s %10s %7s  %s\n", "case", "size", "dred ms", "MPI ms", "ratio",
                "result");
-        for (int c = 0; c < 3; c++) print_row(&rows[c], reps);
-        printf("ratio = dred time / MPI time (MPICH MPI_Reduce / MPI_Ireduce on dred_comm())\n");
+        for (int c = 0; c < NROWS; c++) print_row(&rows[c], reps);
+        printf("ratio = dred time / MPI time (MPICH MPI_Reduce / MPI_Ireduce / MPI_Allreduce / "
+               "MPI_Bcast on dred_comm())\n");
         fflush(stdout);
     }
-    for (int c = 0; c < 3; c++) { free(rows[c].dred_t); free(rows[c].mpi_t); }
+    for (int c = 0; c < NROWS; c++) { free(rows[c].dred_t); free(rows[c].mpi_t); }
     MPI_Op_free(&op_maxabs);
     st = dred_finalize();
     if (st != DRED_OK && rank_ == 0) fprintf(stderr, "dred-demo: dred_finalize: %s\n", dred_strerror(st));

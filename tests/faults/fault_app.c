@@ -6,7 +6,13 @@
  *           [--victim-mode none|worker|root|master|two|concurrent|node|masternode]
  *           [--kill-rank K[,K2]] [--kill-at SEC|call | --kill-frac F] [--kill-index I]
  *           [--master-pid-file FILE] [--pool-buffers] [--root-late SEC] [--op sum|affine]
- *           [--auto-tags]
+ *           [--auto-tags] [--coll reduce|allreduce|bcast]
+ *
+ * --coll allreduce: every step's collectives are dred_iallreduce, and every member (not
+ * only the root) checks its result against the closed form.  --coll bcast: dred_ibcast
+ * from the root, every member checks that it holds the root's operand.  The victim modes
+ * are the same; the harness's modes allreduce, bcast and bcastroot use them
+ * (tests/faults/run-faults.sh).
  *
  * --auto-tags: every reduction is DRED_TAG_AUTO instead of an explicit tag, so small ones
  * of a one-node job meet in shared memory (worker/meetpath.c) rather than go through
@@ -383,6 +389,8 @@ static void *victim_main(void *arg) {
 #define AFF_Q 4093.0
 static int g_affine;
 static int g_auto_tags; /* --auto-tags */
+static int g_coll;      /* --coll: 0 reduce, 1 allreduce, 2 bcast */
+static int g_root;      /* the root (a bcast's result is its operand) */
 static MPI_Datatype g_pair = MPI_DATATYPE_NULL;
 static MPI_Op g_aff_op = MPI_OP_NULL;
 
@@ -432,6 +440,15 @@ static void fill(double *b, size_t n, int r, int j, int s) {
 static size_t check(const double *b, size_t n, int p, int j, int s, size_t *first) {
   size_t i, bad = 0;
   double a = (double)((1 + j % 3) * p * (p + 1) / 2);
+  if (g_coll == 2) { /* a bcast: the root's operand (fill), p plays no part */
+    a = (double)((g_root + 1) * (1 + j % 3));
+    for (i = 0; i < n; i++)
+      if (b[i] != a + (double)((i + 13u * (size_t)j + 7u * (size_t)s) % 1000u)) {
+        if (bad == 0) *first = i;
+        bad++;
+      }
+    return bad;
+  }
   if (g_affine) {
     for (i = 0; i + 1 < n; i += 2) {
       double ea, eb;
@@ -514,10 +531,18 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
     if (g_victim_step && __atomic_load_n(&g_entered_ns, __ATOMIC_RELAXED) == 0)
       __atomic_store_n(&g_entered_ns, wall_ns(), __ATOMIC_SEQ_CST);
     double c0 = mono_s();
-    int rc = dred_ireduce(b->send[j], g_rank == b->root ? b->recv[j] : NULL,
-                          (int)(g_affine ? b->count / 2 : b->count),
-                          g_affine ? g_pair : MPI_DOUBLE, g_affine ? g_aff_op : MPI_SUM,
-                          b->root, dred_comm(), g_auto_tags ? DRED_TAG_AUTO : tag, &f[j]);
+    int rc, cnt = (int)(g_affine ? b->count / 2 : b->count), tg = g_auto_tags ? DRED_TAG_AUTO : tag;
+    MPI_Datatype dt = g_affine ? g_pair : MPI_DOUBLE;
+    MPI_Op op = g_affine ? g_aff_op : MPI_SUM;
+    if (g_coll == 1) {
+      rc = dred_iallreduce(b->send[j], b->recv[j], cnt, dt, op, dred_comm(), tg, &f[j]);
+    } else if (g_coll == 2) {
+      if (g_rank == b->root) memcpy(b->recv[j], b->send[j], b->count * sizeof(double));
+      rc = dred_ibcast(b->recv[j], cnt, dt, b->root, dred_comm(), tg, &f[j]);
+    } else {
+      rc = dred_ireduce(b->send[j], g_rank == b->root ? b->recv[j] : NULL, cnt, dt, op, b->root,
+                        dred_comm(), tg, &f[j]);
+    }
     call_ms[j] = (mono_s() - c0) * 1e3;
     getrusage(RUSAGE_THREAD, &ru1);
     /* A slow call: was it waiting for a core (involuntary switches, little CPU), blocked
@@ -578,7 +603,7 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
       size_t bad = 0, first = 0;
       if (!fresh[j]) continue;
       fresh[j] = 0;
-      if (g_rank == b->root && st[j] == DRED_OK) {
+      if ((g_rank == b->root || g_coll != 0) && st[j] == DRED_OK) { /* every member's result */
         bad = check(b->recv[j], b->count, g_size, j, s + (phase[0] == 'c' ? 500 : 0), &first);
         chk = bad ? "wrong" : "exact";
         if (bad) res.wrong++;
@@ -681,7 +706,7 @@ int main(int argc, char **argv) {
       {"kill-frac", required_argument, 0, 'F'},  {"kill-index", required_argument, 0, 'i'},
       {"outdir", required_argument, 0, 'o'},     {"master-pid-file", required_argument, 0, 'M'},
       {"pool-buffers", no_argument, 0, 'P'},     {"root-late", required_argument, 0, 'L'},
-      {"op", required_argument, 0, 'O'},         {"auto-tags", no_argument, 0, 'A'},
+      {"op", required_argument, 0, 'O'},         {"coll", required_argument, 0, 'X'},         {"auto-tags", no_argument, 0, 'A'},
       {0, 0, 0, 0}};
   int c, rc, s, j, victim = 0, killer = 0, node_mode, pool_buffers = 0;
   bufs_t b;
@@ -733,6 +758,13 @@ int main(int argc, char **argv) {
     case 'M': snprintf(master_pid_file, sizeof master_pid_file, "%s", optarg); break;
     case 'P': pool_buffers = 1; break;
     case 'A': g_auto_tags = 1; break;
+    case 'X':
+      g_coll = strcmp(optarg, "allreduce") == 0 ? 1 : strcmp(optarg, "bcast") == 0 ? 2 : 0;
+      if (g_coll == 0 && strcmp(optarg, "reduce") != 0) {
+        fprintf(stderr, "fault_app: --coll reduce|allreduce|bcast, not %s\n", optarg);
+        return 2;
+      }
+      break;
     case 'L': root_late = atof(optarg); break;
     case 'O':
       if (strcmp(optarg, "affine") == 0) g_affine = 1;
@@ -749,6 +781,7 @@ int main(int argc, char **argv) {
   if (calib < 1) calib = 1;
   if (kill_index < 0 || kill_index >= nred) kill_index = nred - 1;
   if (root < 0 || root >= g_size) root = 0;
+  g_root = root;
 
   stderr_to_file();
   snprintf(path, sizeof path, "%s/rank.%d.txt", g_outdir, g_rank);
@@ -788,8 +821,8 @@ int main(int argc, char **argv) {
     } else {
       b.send[j] = malloc(b.count * sizeof(double));
     }
-    b.recv[j] = g_rank == root ? malloc(b.count * sizeof(double)) : NULL;
-    if (b.send[j] == NULL || (g_rank == root && b.recv[j] == NULL)) {
+    b.recv[j] = g_rank == root || g_coll ? malloc(b.count * sizeof(double)) : NULL;
+    if (b.send[j] == NULL || ((g_rank == root || g_coll) && b.recv[j] == NULL)) {
       out("error no memory");
       MPI_Abort(MPI_COMM_WORLD, 3);
     }

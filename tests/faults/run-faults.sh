@@ -37,6 +37,14 @@
 #               once, by pid (the root kills them; tests/faults/fault_app.c)
 #   masternode  the same for the master's node: dred-master and the application processes
 #               beside it (the root elsewhere)  (expected: MASTER_LOST everywhere)
+#   allreduce   dred_iallreduce instead of reduce (fault_app --coll allreduce), member 0
+#               gathers the result; SIGKILL one random other member: every survivor
+#               checks its own result (exact, or PROC_FAILED where the victim's operand
+#               was lost before it was in)
+#   bcast       dred_ibcast from a random root; SIGKILL one random non-root member: every
+#               survivor must end exact
+#   bcastroot   the same, SIGKILL the root (expected: exact once dred-master held its data,
+#               ROOT_FAILED everywhere before)
 #   all         worker root master two concurrent: TRIALS for worker, max(TRIALS/5, 10) for the others
 #
 # A survivor's outcome is the status of the kill step's reductions on it: "exact" (DRED_OK
@@ -318,7 +326,7 @@ fail_count=0
 pass_count=0
 
 run_trial() { # run_trial MODE N
-  local m=$1 n=$2 dir marker c b root v killrank frac t0 mpid tfile t bound
+  local m=$1 n=$2 dir marker c b root v killrank frac t0 mpid tfile t bound coll
   local survivors r i vlist told_min told_max det kill_ns left trial_s
   local start_deadline now
 
@@ -330,7 +338,13 @@ run_trial() { # run_trial MODE N
   c=1; b=$nbytes
   if [ "$m" = concurrent ]; then c=${conc:-16}; b=$(( nbytes / c )); elif [ -n "$conc" ]; then c=$conc; fi
   root=$(rand_int "$workers")
+  coll=reduce
   case "$m" in
+    allreduce) coll=allreduce; root=0
+      v=$(( 1 + $(rand_int $((workers - 1))) )); vlist="$v"; killrank="$v" ;;
+    bcast) coll=bcast
+      v=$(( (root + 1 + $(rand_int $((workers - 1)))) % workers )); vlist="$v"; killrank="$v" ;;
+    bcastroot) coll=bcast; v=$root; vlist="$v"; killrank="$v" ;;
     worker|concurrent)
       v=$(( (root + 1 + $(rand_int $((workers - 1)))) % workers )); vlist="$v"; killrank="$v" ;;
     root)
@@ -391,7 +405,7 @@ EOF
     setsid "$DREDRUN" ${layout:+--sim-nodes "$layout"} $([ "$external" = 1 ] && echo --external-master) -n "$workers" "$APP" --outdir "$dir" --bytes "$b" --concurrent "$c" \
     --root "$root" --calib "$calib" --reductions "$reductions" --kill-index 1 \
     --victim-mode "$m" --kill-rank "$killrank" --kill-frac "$frac" ${kill_at_abs:+--kill-at "$kill_at_abs"} \
-    --master-pid-file "$dir/master.pid" ${pool_flag:+"$pool_flag"} ${auto_flag:+"$auto_flag"} --op "$op" \
+    --master-pid-file "$dir/master.pid" ${pool_flag:+"$pool_flag"} ${auto_flag:+"$auto_flag"} --op "$op" --coll "$coll" \
     >"$dir/dredrun.out" 2>&1 </dev/null &
   mpid=$!
   echo "$mpid" >"$dir/mpiexec.pid"

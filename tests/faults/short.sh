@@ -3,7 +3,7 @@
 #
 #   BUILD=build bash tests/faults/short.sh
 #
-# Nine parts, most through run-faults.sh (fresh job per trial, see that file):
+# Parts, most through run-faults.sh (fresh job per trial, see that file):
 #   1. 8 trials, 4 workers, 4 MiB, a random non-root worker SIGKILLed at a random moment
 #      in [0, t] of a reduction: every survivor must end with the exact result or an explicit
 #      error -- 0 wrong, 0 hung, no survivor dying, dred_finalize never hanging.  And 2 such
@@ -72,7 +72,7 @@ part() { # part DESCRIPTION run-faults.sh ARGS...
   shift
   echo "== faults: $what"
   out=$(bash "$here/run-faults.sh" --csv "$csv" --seed "$seed" "$@" 2>&1)
-  echo "$out" | grep -E '^\[|FAIL|^mode |^(worker|root|master|two|concurrent|node|masternode) ' | sed 's/^/   /'
+  echo "$out" | grep -E '^\[|FAIL|^mode |^(worker|root|master|two|concurrent|node|masternode|allreduce|bcast|bcastroot) ' | sed 's/^/   /'
   echo "$out" | grep -F 'FAIL:' >>"$faildigest"
   line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
   if [ -z "$line" ]; then
@@ -115,6 +115,13 @@ DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
 DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 DRED_REPLICA_DELAY_MS=0 \
   part "node loss right after the calls, copies stored at once (DRED_REPLICA_DELAY_MS=0), a:2,b:2,c:2, 5 workers, 4 MiB (every survivor exact)" \
   --mode node --trials 1 --workers 5 --nodes 3 --bytes 4M --calib 1 --kill-at call --expect exact
+# allreduce and bcast: every survivor checks its own result (tests/faults/fault_app.c --coll)
+part "allreduce: 3 member kills, 4 workers, 4 MiB (every survivor exact or an explicit error; 0 wrong, 0 hung)" \
+  --mode allreduce --trials 3 --workers 4 --bytes 4M
+part "bcast: 2 non-root kills and 2 root kills, 4 workers, 4 MiB (0 wrong, 0 hung)" \
+  --mode bcast,bcastroot --trials 2 --workers 4 --bytes 4M
+part "bcast: a non-root killed right after its call, 4 workers, 16 MiB (every survivor exact)" \
+  --mode bcast --trials 1 --workers 4 --bytes 16M --kill-at call --expect exact
 # dred-master beside the job (dredrun --external-master): the same guarantees without it
 # in the application's MPI_COMM_WORLD
 part "external master: 4 worker kills, 4 workers, 4 MiB (0 wrong, 0 hung)" \

@@ -1,0 +1,194 @@
+/*
+ * bcast.c -- dred_ibcast / dred_bcast against the MPI definition.
+ *
+ *   dredrun -n P mpi_bcast [-s SEED]
+ *
+ * What it checks: roots 0, P-1 and P/2; MPI_INT, MPI_DOUBLE, MPI_DOUBLE_INT and a vector
+ * type with holes (the holes of every member's buffer must keep what they held: the type
+ * travels packed); counts from 0 through the inline path to several DATA pieces; every
+ * member's buffer must equal the root's.  Then nonblocking bcasts with explicit tags in
+ * flight together, waited for in reverse; then a root mismatch (DRED_ERR_MISMATCH at the
+ * member that disagrees, no hang anywhere) followed by a bcast that must work; on a sub-communicator too.
+ * The expected data is the root's, sent to member 0 and on to all by point to point.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dred.h"
+#include "mpitest.h"
+
+struct di { double v; int i; };
+static MPI_Datatype t_vec; /* 2 ints out of every 3 */
+
+static size_t esize(int kind) {
+  static const size_t s[] = {sizeof(int), sizeof(double), sizeof(struct di), 3 * sizeof(int)};
+  return s[kind];
+}
+static const char *kname[] = {"int", "double", "double_int", "vector_holes"};
+
+static void gen(int kind, unsigned char *buf, int n, uint64_t seed) {
+  for (size_t i = 0; i < esize(kind) * (size_t)n; i++) buf[i] = (unsigned char)mix64(seed + i);
+  if (kind == 2) /* a defined padding is not required: compare values only */
+    for (int i = 0; i < n; i++) ((struct di *)buf)[i].v = (double)(mix64(seed ^ (uint64_t)i) % 1000);
+}
+
+/* root's buffer -> everyone, point to point */
+static void from_root(void *buf, size_t bytes, int root, MPI_Comm comm) {
+  int r, p;
+  MPI_Comm_rank(comm, &r);
+  MPI_Comm_size(comm, &p);
+  if (r == root) {
+    for (int k = 0; k < p; k++)
+      if (k != root) MPI_Send(buf, (int)bytes, MPI_BYTE, k, 81, comm);
+  } else {
+    MPI_Recv(buf, (int)bytes, MPI_BYTE, root, 81, comm, MPI_STATUS_IGNORE);
+  }
+}
+
+static int same(int kind, const unsigned char *a, const unsigned char *b, int n) {
+  if (kind == 2) {
+    for (int i = 0; i < n; i++) {
+      const struct di *x = (const void *)(a + i * sizeof(struct di)), *y = (const void *)(b + i * sizeof(struct di));
+      if (x->v != y->v || x->i != y->i) return 0;
+    }
+    return 1;
+  }
+  if (kind == 3) { /* the data ints; every third int is a hole that must be untouched */
+    const int *x = (const void *)a, *y = (const void *)b;
+    for (int i = 0; i < 3 * n; i++)
+      if (i % 3 != 2 && x[i] != y[i]) return 0;
+    return 1;
+  }
+  return memcmp(a, b, esize(kind) * (size_t)n) == 0;
+}
+
+static void run(int kind, int n, int root, uint64_t seed, MPI_Comm comm, const char *where) {
+  int r;
+  MPI_Comm_rank(comm, &r);
+  size_t bytes = esize(kind) * (size_t)n;
+  unsigned char *buf = malloc(bytes + 1), *ref = malloc(bytes + 1);
+  MPI_Datatype dt = kind == 0 ? MPI_INT : kind == 1 ? MPI_DOUBLE : kind == 2 ? MPI_DOUBLE_INT : t_vec;
+  char check[200];
+  dred_future *f = NULL;
+  int st;
+  snprintf(check, sizeof check, "bcast/%s/%s/n=%d/root=%d", where, kname[kind], n, root);
+  set_step("%s", check);
+  if (r == root) gen(kind, buf, n, seed);
+  else memset(buf, 0x33, bytes);
+  memcpy(ref, buf, bytes);
+  st = dred_ibcast(buf, n, dt, root, comm, DRED_TAG_AUTO, &f);
+  if (st == DRED_OK) {
+    st = wait_bounded(f, 60, check);
+    dred_future_free(f);
+  }
+  from_root(ref, bytes, root, comm);
+  if (st != DRED_OK) {
+    fail("%s: rank %d status %s", check, r, dred_strerror(st));
+  } else if (!same(kind, buf, ref, n)) {
+    fail("%s: rank %d data differs from the root's", check, r);
+  } else if (kind == 3 && r != root) {
+    for (int i = 2; i < 3 * n; i += 3)
+      if (((int *)buf)[i] != 0x33333333) {
+        fail("%s: rank %d: a hole of the datatype was written", check, r);
+        break;
+      }
+  }
+  if (st == DRED_OK && r == root) pass("%s", check);
+  free(buf); free(ref);
+}
+
+static void tagged(uint64_t seed) {
+  enum { N = 6 };
+  int *b[N], *ref[N];
+  dred_future *f[N];
+  const int counts[N] = {1, 200, 5000, 70000, 300000, 10};
+  set_step("tagged: issue");
+  for (int i = 0; i < N; i++) {
+    int root = i % g_size;
+    b[i] = malloc(sizeof(int) * (size_t)counts[i]);
+    ref[i] = malloc(sizeof(int) * (size_t)counts[i]);
+    for (int k = 0; k < counts[i]; k++) ref[i][k] = (int)mix64(seed + (uint64_t)(i * 1000003 + k));
+    memcpy(b[i], ref[i], sizeof(int) * (size_t)counts[i]);
+    if (g_rank != root) memset(b[i], 0, sizeof(int) * (size_t)counts[i]);
+    if (dred_ibcast(b[i], counts[i], MPI_INT, root, g_comm, 100 + i, &f[i]) != DRED_OK) {
+      fail("tagged: bcast %d refused", i);
+      f[i] = NULL;
+    }
+  }
+  for (int i = N - 1; i >= 0; i--) {
+    char check[64];
+    snprintf(check, sizeof check, "bcast/tagged/tag=%d/n=%d", 100 + i, counts[i]);
+    int st = f[i] ? wait_bounded(f[i], 60, check) : -1;
+    dred_future_free(f[i]);
+    if (st != DRED_OK) fail("%s: status %d", check, st);
+    else if (memcmp(b[i], ref[i], sizeof(int) * (size_t)counts[i])) fail("%s: rank %d wrong data", check, g_rank);
+    else if (g_rank == 0) pass("%s", check);
+    free(b[i]); free(ref[i]);
+  }
+}
+
+static void mismatch(void) {
+  int a[50] = {0}, st;
+  if (g_size < 2) return;
+  set_step("bcast/mismatch/root");
+  /* Members are served as soon as the root's data is in, so one served before the
+   * disagreeing member arrived keeps its DRED_OK (it has the root's data), and nobody
+   * waits forever. */
+  /* Which member "disagrees" is whichever arrives after the first READY fixed the
+   * parameters: at least one member gets MISMATCH, every other OK. */
+  st = dred_bcast(a, 50, MPI_INT, g_rank == 1 ? 1 : 0, g_comm);
+  {
+    int mism = st == DRED_ERR_MISMATCH, total = 0;
+    if (st != DRED_ERR_MISMATCH && st != DRED_OK)
+      fail("bcast/mismatch/root: rank %d got %s", g_rank, dred_strerror(st));
+    if (g_rank == 0) {
+      total = mism;
+      for (int k = 1; k < g_size; k++) {
+        MPI_Recv(&mism, 1, MPI_INT, k, 82, g_comm, MPI_STATUS_IGNORE);
+        total += mism;
+      }
+      if (total == 0) fail("bcast/mismatch/root: nobody got MISMATCH");
+      else pass("bcast/mismatch/root: %d member(s) got MISMATCH", total);
+    } else {
+      MPI_Send(&mism, 1, MPI_INT, 0, 82, g_comm);
+    }
+  }
+  set_step("bcast/mismatch/after");
+  for (int i = 0; i < 50; i++) a[i] = g_rank == 0 ? i : -1;
+  st = dred_bcast(a, 50, MPI_INT, 0, g_comm);
+  if (st != DRED_OK || a[49] != 49) fail("bcast/mismatch/after: rank %d got %s", g_rank, dred_strerror(st));
+  else if (g_rank == 0) pass("bcast/mismatch/after: the next bcast works");
+}
+
+int main(int argc, char **argv) {
+  uint64_t seed = 777;
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "-s") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
+  test_init(&argc, &argv, "bcast");
+  MPI_Datatype v;
+  MPI_Type_vector(1, 2, 3, MPI_INT, &v);
+  MPI_Type_create_resized(v, 0, 3 * sizeof(int), &t_vec);
+  MPI_Type_free(&v);
+  MPI_Type_commit(&t_vec);
+  const int counts[] = {0, 1, 50, 2000, 100000};
+  int roots[3] = {0, g_size - 1, g_size / 2};
+  for (int ri = 0; ri < 3; ri++) {
+    if (ri > 0 && roots[ri] == roots[ri - 1]) continue;
+    for (int k = 0; k < 4; k++)
+      for (int c = 0; c < 5; c++)
+        run(k, counts[c], roots[ri], seed + (uint64_t)(ri * 100 + k * 10 + c), g_comm, "world");
+  }
+  if (g_size >= 3) {
+    MPI_Comm sub;
+    MPI_Comm_split(g_comm, g_rank % 2, g_size - g_rank, &sub);
+    run(0, 100, 0, seed + 900, sub, "split");
+    run(3, 90000, 0, seed + 901, sub, "split");
+    MPI_Comm_free(&sub);
+  }
+  tagged(seed + 1000);
+  mismatch();
+  MPI_Type_free(&t_vec);
+  return test_finish();
+}

@@ -1,0 +1,149 @@
+/*
+ * distribute.c -- what a worker does for allreduce and bcast beyond the reduce path: send
+ * a result to dred-master, receive it from there, put it into recvbuf.
+ *
+ * What it is for.  An allreduce is a reduce to member 0 followed by a distribution of the
+ * result; a bcast is that distribution alone, from its root.  dred-master carries the
+ * result (master/sched_distribute.c): it outlives any member, so once it holds the result
+ * no member's death loses it, and every member that called gets it, early callers first.
+ *
+ * How it works.
+ *   - Small collectives ride the inline path (runtime.c): an allreduce's every member
+ *     sends its operand in READY and folds the master's INLINE in rank order, a bcast's
+ *     root sends its data in READY.  Nothing here.
+ *   - A large bcast's root sends READY, then its data in DATA messages of at most
+ *     PROTO_DATA_MAX bytes, from its accumulator (recvbuf, or the packed copy made on the
+ *     calling thread); the other members send a READY without a buffer.
+ *   - A large allreduce runs the reduce path to member 0; when the result is whole there
+ *     the master sends PUSH, and member 0 answers with the result as DATA.
+ *   - A receiver (a bcast's non-root, a large allreduce's other members) takes DATA in
+ *     order into `res`: recvbuf itself for a DIRECT layout, else a buffer of its own that
+ *     is unpacked into recvbuf at the end (only the type's bytes are written, as in MPI).
+ *     END(OK) follows the last piece on the same link; a receiver without its whole
+ *     result turns it into DRED_ERR_INTERNAL rather than report a result it lacks.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "../common/status.h"
+#include "runtime.h"
+
+static dred_inst_t *find(dred_rt_t *rt, uint64_t group, int64_t tag) {
+  dred_inst_t *in;
+  uv_mutex_lock(&rt->lock);
+  in = dred_rt_find(rt, group, tag);
+  uv_mutex_unlock(&rt->lock);
+  return in;
+}
+
+/* The result (or a bcast root's data) to the master, piece by piece.  net.c copies each
+ * frame, so `src` may change once this returns. */
+static void send_pieces(dred_rt_t *rt, const dred_inst_t *in, const char *src) {
+  proto_msg_t m;
+  uint64_t off = 0;
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_DATA;
+  m.u.data.group = in->group_id;
+  m.u.data.tag = in->tag;
+  m.u.data.total = in->bytes;
+  while (off < in->bytes) {
+    uint64_t len = in->bytes - off;
+    if (len > PROTO_DATA_MAX) len = PROTO_DATA_MAX;
+    m.u.data.offset = off;
+    m.u.data.len = (uint32_t)len;
+    m.u.data.data = (const uint8_t *)src + off;
+    dred_rt_send_master(rt, &m);
+    off += len;
+  }
+}
+
+void dred_dist_announce_bcast(dred_rt_t *rt, dred_inst_t *in) {
+  proto_msg_t m;
+  int rc = in->join_error;
+  dred_rt_ready(in, in->member, &m);
+  m.u.ready.buf.pool_off = -1;
+  m.u.ready.buf.len = in->bytes;
+  m.u.ready.buf.owner = (uint32_t)rt->world_rank;
+  if (rc == DRED_OK && in->is_root) rc = dred_dp_acc_prepare(rt, in);
+  if (rc != DRED_OK) {
+    if (in->join_error == DRED_OK) /* a refused call was logged by dred_ibcast */
+      DRED_ERROR("bcast (tag " PROTO_KEY_FMT ") cannot start here: %s", PROTO_KEY_ARG(in->tag),
+                 dred_status_str(rc));
+    m.u.ready.error = rc == DRED_ERR_INTERNAL || rc == DRED_ERR_ARG ? rc : DRED_ERR_NOMEM;
+  }
+  dred_rt_send_master(rt, &m);
+  in->state = INST_ANNOUNCED;
+  if (rc == DRED_OK && in->is_root) send_pieces(rt, in, in->acc);
+}
+
+void dred_dist_on_push(dred_rt_t *rt, const proto_msg_t *m) {
+  dred_inst_t *in = find(rt, m->u.end.group, m->u.end.tag);
+  if (in == NULL || in->state != INST_ANNOUNCED) {
+    DRED_WARN("PUSH for an unknown or finished collective (tag " PROTO_KEY_FMT ") ignored",
+              PROTO_KEY_ARG(m->u.end.tag));
+    return;
+  }
+  if (in->kind != PROTO_KIND_ALLREDUCE || !in->is_root || in->acc == NULL) {
+    DRED_ERROR("PUSH for a collective (tag " PROTO_KEY_FMT ") whose result is not here",
+               PROTO_KEY_ARG(in->tag));
+    dred_rt_abandon(rt, in, DRED_ERR_INTERNAL); /* everyone ends with it */
+    return;
+  }
+  send_pieces(rt, in, in->acc);
+}
+
+void dred_dist_on_data(dred_rt_t *rt, const proto_msg_t *m) {
+  dred_inst_t *in = find(rt, m->u.data.group, m->u.data.tag);
+  if (in == NULL || in->state != INST_ANNOUNCED || !in->receives) {
+    DRED_WARN("DATA for an unknown or finished collective (tag " PROTO_KEY_FMT ") ignored",
+              PROTO_KEY_ARG(m->u.data.tag));
+    return;
+  }
+  if (in->inl_status != DRED_OK) return; /* already wrong: END reports it */
+  if (m->u.data.total != in->bytes || m->u.data.offset != in->res_have ||
+      m->u.data.len > in->bytes - in->res_have) {
+    DRED_ERROR("DATA for collective (tag " PROTO_KEY_FMT ") does not fit it (%llu bytes at "
+               "%llu of %llu; %llu expected)", PROTO_KEY_ARG(in->tag),
+               (unsigned long long)m->u.data.len, (unsigned long long)m->u.data.offset,
+               (unsigned long long)m->u.data.total, (unsigned long long)in->bytes);
+    in->inl_status = DRED_ERR_INTERNAL;
+    return;
+  }
+  if (in->res == NULL) {
+    if (in->ti.layout == DRED_LAYOUT_DIRECT) {
+      in->res = in->recvbuf;
+    } else if ((in->res = malloc(in->bytes)) == NULL) {
+      DRED_ERROR("no memory for a %zu-byte result", in->bytes);
+      in->inl_status = DRED_ERR_NOMEM;
+      return;
+    } else {
+      in->res_own = 1;
+    }
+  }
+  memcpy(in->res + in->res_have, m->u.data.data, m->u.data.len);
+  in->res_have += m->u.data.len;
+}
+
+int dred_dist_end_status(dred_inst_t *in, int status) {
+  if (status != DRED_OK || !in->receives || in->res_have == in->bytes) return status;
+  if (in->inl_status != DRED_OK) return in->inl_status;
+  DRED_ERROR("collective (tag " PROTO_KEY_FMT ") ended OK with %llu of its %zu bytes here",
+             PROTO_KEY_ARG(in->tag), (unsigned long long)in->res_have, in->bytes);
+  return DRED_ERR_INTERNAL;
+}
+
+int dred_dist_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
+  if (status == DRED_OK && in->is_root && in->kind != PROTO_KIND_BCAST) {
+    status = dred_dp_unpack_result(rt, in);
+  } else if (status == DRED_OK && in->receives && in->res_own) {
+    char *acc = in->acc; /* unpack_result reads acc: point it at the result for the call */
+    in->acc = in->res;
+    status = dred_dp_unpack_result(rt, in);
+    in->acc = acc;
+  }
+  if (in->res_own) free(in->res);
+  in->res = NULL;
+  in->res_own = 0;
+  return status;
+}
