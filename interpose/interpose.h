@@ -3,8 +3,8 @@
  * profiling interface.
  *
  * libdred-mpi.so defines MPI_Init, MPI_Init_thread, MPI_Query_thread, MPI_Finalize,
- * MPI_Reduce, MPI_Ireduce, and the collectives dred does not serve yet (MPI_Allreduce,
- * MPI_Iallreduce, MPI_Bcast, MPI_Ibcast).  Loaded before libmpi (LD_PRELOAD, which
+ * MPI_Reduce, MPI_Ireduce, MPI_Allreduce, MPI_Iallreduce, MPI_Bcast and MPI_Ibcast.
+ * Loaded before libmpi (LD_PRELOAD, which
  * `dredrun --mpi` sets, or linked ahead of it), its definitions are the ones the program
  * calls; each does its work and reaches MPI by the PMPI_ name.  Which file does what:
  *
@@ -18,7 +18,8 @@
  *   request.c   MPI_Requests over dred futures (MPICH's extended generalized requests)
  *   errors.c    dred statuses as MPI error classes; the communicator's error handler
  *   reduce.c    MPI_Reduce, MPI_Ireduce
- *   forward.c   the collectives dred does not serve yet, straight to MPI, counted
+ *   allreduce.c MPI_Allreduce, MPI_Iallreduce
+ *   bcast.c     MPI_Bcast, MPI_Ibcast
  */
 #ifndef DRED_INTERPOSE_H
 #define DRED_INTERPOSE_H
@@ -44,13 +45,12 @@ typedef enum { DMPI_CALLS(DMPI_CALL_ENUM) DMPI_NCALLS } dmpi_call_t;
 
 /* Why a call went to MPI rather than dred (DRED_MPI_REPORT=2 prints the counts). */
 #define DMPI_WHYS(X)                                                     \
-  X(NOT_SERVED, "not yet served")                                        \
   X(NO_DRED, "dred is not running in this process")                      \
   X(BAD_ARGS, "arguments MPI reports on (null or invalid communicator, root)") \
   X(INTERCOMM, "intercommunicator")                                      \
   X(SELF, "MPI_COMM_SELF")                                               \
   X(SMALL, "below DRED_MPI_MIN_BYTES")                                   \
-  X(TYPE_OP, "datatype/op dred does not reduce")                         \
+  X(TYPE_OP, "datatype/op dred does not reduce (or datatype it does not broadcast)") \
   X(NO_TAGS, "no dred tag range left for the communicator")
 
 #define DMPI_WHY_ENUM(id, text) DMPI_WHY_##id,
@@ -77,12 +77,14 @@ void dmpi_count_mpi(dmpi_call_t call, dmpi_why_t why);
 void dmpi_report(int level);
 
 /* ---- route.c ---- */
-/* Should this reduction go to dred?  Returns 1 with *tag set (DRED_TAG_AUTO or an
+/* Should this collective go to dred?  Returns 1 with *tag set (DRED_TAG_AUTO or an
  * explicit tag, commtag.c), or 0 with *why set.  Decided only from what a correct program
  * passes alike on every member of `comm`, so every member takes the same path; may run a
- * collective over `comm` (the first reduction on a communicator, commtag.c). */
-int dmpi_route_reduce(int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
-                      int *tag, dmpi_why_t *why);
+ * collective over `comm` (the first collective on a communicator, commtag.c).  `op` is
+ * ignored for a bcast, `root` for an allreduce. */
+typedef enum { DMPI_KIND_REDUCE, DMPI_KIND_ALLREDUCE, DMPI_KIND_BCAST } dmpi_kind_t;
+int dmpi_route(dmpi_kind_t kind, int count, MPI_Datatype type, MPI_Op op, int root,
+               MPI_Comm comm, int *tag, dmpi_why_t *why);
 
 /* ---- commtag.c ---- */
 int dmpi_commtag_init(void);

@@ -25,7 +25,7 @@ DRED_EXTERN int MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
   dred_future *f = NULL;
   dmpi_why_t why;
   int tag, code;
-  if (!dmpi_route_reduce(count, datatype, op, root, comm, &tag, &why)) {
+  if (!dmpi_route(DMPI_KIND_REDUCE, count, datatype, op, root, comm, &tag, &why)) {
     dmpi_count_mpi(DMPI_REDUCE, why);
     return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
   }
@@ -43,7 +43,7 @@ DRED_EXTERN int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
   dred_future *f = NULL;
   dmpi_why_t why;
   int tag, code;
-  if (!dmpi_route_reduce(count, datatype, op, root, comm, &tag, &why)) {
+  if (!dmpi_route(DMPI_KIND_REDUCE, count, datatype, op, root, comm, &tag, &why)) {
     dmpi_count_mpi(DMPI_IREDUCE, why);
     return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
   }

@@ -53,7 +53,7 @@ static int type_named(MPI_Datatype t) {
   return combiner == MPI_COMBINER_NAMED;
 }
 
-/* 1 if dred reduces `op` on `type`. */
+/* 1 if dred reduces `op` on `type`; with MPI_OP_NULL, if dred broadcasts `type`. */
 static int dred_reduces(MPI_Datatype type, MPI_Op op) {
   dred_typeinfo_t ti;
   int i, ok, cacheable = op_predefined(op) && type_named(type);
@@ -68,7 +68,8 @@ static int dred_reduces(MPI_Datatype type, MPI_Op op) {
     }
     pthread_mutex_unlock(&cache_mu);
   }
-  ok = dred_typecheck(type, op, &ti) == DRED_OK;
+  ok = (op == MPI_OP_NULL ? dred_typecheck_bcast(type, &ti) : dred_typecheck(type, op, &ti)) ==
+       DRED_OK;
   if (cacheable) {
     pthread_mutex_lock(&cache_mu);
     if (ncache < CACHE_MAX) cache[ncache++] = (pair_t){type, op, ok};
@@ -77,14 +78,17 @@ static int dred_reduces(MPI_Datatype type, MPI_Op op) {
   return ok;
 }
 
-int dmpi_route_reduce(int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
-                      int *tag, dmpi_why_t *why) {
+int dmpi_route(dmpi_kind_t kind, int count, MPI_Datatype type, MPI_Op op, int root,
+               MPI_Comm comm, int *tag, dmpi_why_t *why) {
   int inter = 0, size = 0, tsize = 0, cmp = MPI_UNEQUAL;
   if (!dmpi_dred_on()) {
     *why = DMPI_WHY_NO_DRED;
     return 0;
   }
-  if (comm == MPI_COMM_NULL || count < 0 || type == MPI_DATATYPE_NULL || op == MPI_OP_NULL ||
+  if (kind == DMPI_KIND_BCAST) op = MPI_OP_NULL; /* none: the type alone decides */
+  if (kind == DMPI_KIND_ALLREDUCE) root = 0;      /* none */
+  if (comm == MPI_COMM_NULL || count < 0 || type == MPI_DATATYPE_NULL ||
+      (op == MPI_OP_NULL && kind != DMPI_KIND_BCAST) ||
       PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) {
     *why = DMPI_WHY_BAD_ARGS;
     return 0;

@@ -35,6 +35,11 @@ CASES=(
   "reduce-p4@ab  reduce_app 4 150 a:2,b:2  MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
   "reduce-p5@abc reduce_app 5 150 a:2,b:2,c:1 MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
   "reduce-default-p2 reduce_app 2 90 -     -"
+  "coll-p1       coll_app   1  90 -        MPI_Allreduce,MPI_Iallreduce,MPI_Bcast,MPI_Ibcast DRED_MPI_MIN_BYTES=0"
+  "coll-p2       coll_app   2  90 -        MPI_Allreduce,MPI_Iallreduce,MPI_Bcast,MPI_Ibcast DRED_MPI_MIN_BYTES=0"
+  "coll-p3       coll_app   3 120 -        MPI_Allreduce,MPI_Iallreduce,MPI_Bcast,MPI_Ibcast DRED_MPI_MIN_BYTES=0"
+  "coll-p5@abc   coll_app   5 150 a:2,b:2,c:1 MPI_Allreduce,MPI_Iallreduce,MPI_Bcast,MPI_Ibcast DRED_MPI_MIN_BYTES=0"
+  "coll-default-p3 coll_app 3 90 -       -"
   "fortran-p2    reduce_f   2  60 -        MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
   "fortran-p3@ab reduce_f   3  90 a:2,b:1  MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
 )
