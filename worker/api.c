@@ -486,11 +486,12 @@ int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
   }
 
   fut = in->fut;
+  dred_meetpath_prepare(rt, in); /* a pool block peers can read, if it needs one */
   uv_mutex_lock(&rt->lock);
   rt->entering--;
-  /* A small reduction of a one-node group meets its peers in shared memory (meetpath.c):
-   * no message, nothing for the runtime thread; the future's waits finish it. */
-  if (tag == DRED_TAG_AUTO && dred_meetpath_arrive(rt, in, (uint64_t)(-1 - itag))) {
+  /* A reduction of a one-node group meets its peers in shared memory (meetpath.c): no
+   * message, nothing for the runtime thread; the future's waits finish it. */
+  if (dred_meetpath_arrive(rt, in)) {
     dred_rt_insert(rt, in);
     uv_mutex_unlock(&rt->lock);
     goto out;
