@@ -365,6 +365,15 @@ dred_meet_ref_t dred_meet_operand(const dred_meet_slot_t *s, uint32_t k) {
   return none;
 }
 
+int dred_meet_given_up(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
+  int gone;
+  if (s == NULL || member >= DRED_MEET_MAX_MEMBERS) return 0;
+  slot_lock(s);
+  gone = !(s->busy && s->seq == seq) || (s->released & bit(member)) != 0;
+  slot_unlock(s);
+  return gone;
+}
+
 int dred_meet_needs(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
   int needs;
   if (s == NULL || member >= DRED_MEET_MAX_MEMBERS) return 0;

@@ -151,6 +151,10 @@ const void *dred_meet_data(const dred_meet_slot_t *s);
 /* Where member k's operand is (meaningful once the slot decided OK). */
 dred_meet_ref_t dred_meet_operand(const dred_meet_slot_t *s, uint32_t k);
 
+/* 1 if `member` counts as released from `seq` without having released it itself: it was
+ * declared failed (dred_meet_member_failed), and the blocks it was reading may be gone. */
+int dred_meet_given_up(dred_meet_slot_t *s, uint64_t seq, uint32_t member);
+
 /* 1 while member `member`'s pool block may still be read for `seq`: the slot decided OK
  * and its root has not released it yet.  0: the owner may free the block. */
 int dred_meet_needs(dred_meet_slot_t *s, uint64_t seq, uint32_t member);

@@ -418,6 +418,10 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
       st = dred_dp_inline_fold(rt, in, dred_meet_data(in->meet_slot), in->group->n);
     else
       st = fold_by_ref(rt, in, budget, &done);
+    /* Declared failed while folding (stalled past the failure timeout): the peers were
+     * told nobody reads their blocks any more, so what we read may not be theirs. */
+    if (st == DRED_OK && !meet_small(in) && dred_meet_given_up(in->meet_slot, in->meet_seq, in->member))
+      st = DRED_ERR_PROC_FAILED;
     if (st == DRED_OK && !done) {
       /* a bounded step (dred_future_is_done, a zero wait): the rest at the next look */
       uv_mutex_lock(&rt->lock);
