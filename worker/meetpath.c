@@ -1,23 +1,26 @@
 /*
- * meetpath.c -- small reductions of one-node groups, met in shared memory (common/meet.h)
+ * meetpath.c -- reductions of one-node groups, met in shared memory (common/meet.h)
  * instead of through dred-master.
  *
- * Which reductions.  An auto-tagged (DRED_TAG_AUTO) reduction of a group whose members
- * all live on this node, when the job agreed to use the meeting place (DRED_MEET=1 in
- * every process, shared memory on).  Its members arrive in the slot of the group's ring
- * that its auto-tag sequence number names; one whose own parameters make it inline and
- * small enough (n x bytes <= DRED_MEET_DATA) waits there, any other goes to dred-master
- * as before (meet.h says how a mismatch between the two, and a full ring, stay safe).
- * Explicit tags always go to dred-master: only the auto-tag sequence numbers a
- * reduction the same way in every member without a message.
+ * Which reductions.  Every reduction of a group whose members all live on this node, when
+ * the job agreed to use the meeting place (DRED_MEET=1 in every process, shared memory
+ * on): auto-tagged ones in the group's auto stream, slot = auto sequence number, and
+ * explicit tags each in a stream of their own, slot = the tag's use count -- both the same
+ * in every member without a message.  A small operand (n x bytes <= DRED_MEET_DATA) is
+ * copied into the slot; any other is named by reference to a block of this process's
+ * shared pool (acc itself, or a copy made by dred_meetpath_prepare outside the locks).
+ * With no pool room for that block the slot spills and everyone goes to dred-master (the
+ * earlier arrivals are re-routed here, by whichever thread looks next).
  *
  * Who finishes it.  Nothing is sent, so no END comes: the thread that looks at the
  * reduction once its slot decided finishes it -- the application thread in
  * dred_future_get / _wait / _is_done / _free, or the runtime thread when this process
  * finalizes, loses dred-master, or learns a member failed.  meet_claimed (under rt->lock)
- * makes that exactly one of them.  At the root, finishing is the fold of every operand
- * in rank order (dred_dp_inline_fold, as for the master's INLINE), so the result is the
- * one the master path gives, bit for bit.
+ * makes that exactly one of them at a time.  At the root, finishing is the fold of every
+ * operand in rank order: small ones with dred_dp_inline_fold (the master's INLINE code, bit
+ * for bit), referenced ones read in place from the peers' pool blocks (fold_by_ref), in
+ * bounded steps when the look is a test.  A non-root finishes as soon as the slot decided;
+ * its block is lent until the slot says the root no longer reads it (lent_t).
  *
  * What the master sees.  Nothing per reduction.  Each worker counts what met here
  * (meet_done, in its PONGs: the status socket and dredstat show it per worker).

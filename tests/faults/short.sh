@@ -23,6 +23,10 @@
 #      reductions per step, the victim killed right after its first call (3 trials): that
 #      one exact, the 7 it never joined end DRED_ERR_PROC_FAILED on every survivor once the
 #      master declares it failed (random moments do not land inside steps this short).
+#   4c. the node engine (one-node auto-tagged reductions of any size met in shared memory
+#      by reference, worker/meetpath.c): a non-root killed at a random moment of a 4 MiB
+#      reduction (4 trials), right after its call of a 16 MiB one (2, exact: its pool block
+#      outlives it), under a non-commutative op (2), during 16 concurrent ones (2).
 #   5. 2 node losses on simulated nodes a:2,b:2,c:2 (5 workers, 4 MiB): every application
 #      process of one node that is neither the master's nor the root's, SIGKILLed at once
 #      at a random moment -- exact or an explicit error, 0 wrong, 0 hung, no survivor dying.
@@ -103,6 +107,14 @@ part "worker killed right after its call, small auto-tagged reductions met in sh
   --mode worker --trials 2 --workers 4 --bytes 64 --auto-tags --kill-at call --expect exact
 part "worker killed after the first of 8 small auto-tagged reductions met in shared memory, 4 workers, 64 B (the one it joined exact, the 7 it never joined PROC_FAILED on every survivor, none hangs)" \
   --mode worker --trials 3 --workers 4 --bytes 64 --conc 8 --auto-tags --kill-at call --expect PROC_FAILED
+part "worker killed at a random moment, 4 MiB auto-tagged reductions met in shared memory by reference (the node engine: the root folds from the peers' pool blocks), 4 workers (exact or an explicit error)" \
+  --mode worker --trials 4 --workers 4 --bytes 4M --auto-tags --calib 1
+part "worker killed right after its call, 16 MiB met by reference, 4 workers (every survivor exact: its pool block outlives it)" \
+  --mode worker --trials 2 --workers 4 --bytes 16M --auto-tags --kill-at call --expect exact
+part "worker killed at a random moment, 1 MiB met by reference, non-commutative op (rank order kept)" \
+  --mode worker --trials 2 --workers 4 --bytes 1M --auto-tags --op affine --calib 1
+part "worker killed during 16 concurrent reductions met by reference, 4 workers" \
+  --mode concurrent --trials 2 --workers 4 --bytes 4M --auto-tags --calib 1
 
 DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
   part "node loss on a:2,b:2,c:2, 5 workers, 4 MiB (0 wrong, 0 hung, no survivor dies)" \
