@@ -386,7 +386,9 @@ int dred_meet_needs(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
 
 /* Polls of the futex word before sleeping on it: an outcome due in a few microseconds
  * (the last member is copying its operand in) is taken without a system call. */
-#define SPIN_POLLS 2000
+static unsigned spin_polls = 2000;
+
+void dred_meet_set_spin(unsigned polls) { spin_polls = polls; }
 
 void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint64_t timeout_ns) {
   uint32_t w;
@@ -394,7 +396,7 @@ void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint64_t timeout_ns) {
   int i;
   if (s == NULL) return;
   w = __atomic_load_n(&s->wake, __ATOMIC_ACQUIRE);
-  for (i = 0; i < SPIN_POLLS && timeout_ns > 0; i++) {
+  for (i = 0; (unsigned)i < spin_polls && timeout_ns > 0; i++) {
     if (__atomic_load_n(&s->wake, __ATOMIC_ACQUIRE) != w) return;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();

@@ -159,6 +159,11 @@ int dred_meet_given_up(dred_meet_slot_t *s, uint64_t seq, uint32_t member);
  * and its root has not released it yet.  0: the owner may free the block. */
 int dred_meet_needs(dred_meet_slot_t *s, uint64_t seq, uint32_t member);
 
+/* How many polls a waiter makes before sleeping (this process; default 2000).  Spinning
+ * pays only where every member has a core: with more processes than cores it takes the
+ * core from the member it waits for, so the caller sets 0 there. */
+void dred_meet_set_spin(unsigned polls);
+
 /* Wait at most timeout_ns for `seq` to be decided (returns at once if it is). */
 void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint64_t timeout_ns);
 

@@ -27,6 +27,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/log.h"
 #include "../common/meet.h"
@@ -78,6 +79,12 @@ void dred_meetpath_init(dred_rt_t *rt) {
     return;
   }
   rt->meet = base;
+  {
+    int nnode = 0;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    MPI_Comm_size(rt->node, &nnode);
+    dred_meet_set_spin(ncpu > 0 && nnode <= ncpu ? 2000u : 0u); /* see dred_meet_set_spin */
+  }
 }
 
 void dred_meetpath_finalize(dred_rt_t *rt, int collective) {
