@@ -4,7 +4,8 @@
  *
  * Every rule a member follows is decided under the slot's lock from what the slot holds,
  * never from timing, so members that agree always take the same path.  The region is
- * mapped at different addresses in different processes: nothing in it is a pointer.
+ * mapped at different addresses in different processes: nothing in it is a pointer (an
+ * operand left in a pool block is named by its owner and offset, never its address).
  */
 #define _GNU_SOURCE
 #include "meet.h"
@@ -33,8 +34,9 @@ struct dred_meet_slot {
   uint64_t master;        /* of those, the ones that went to dred-master                */
   uint64_t released;      /* members done with it (or dead)                             */
   int32_t error;          /* the first member error                                     */
-  uint32_t pad2_;
+  uint32_t root;          /* OK: the root's member index (whose release ends all reads)  */
   proto_params_t p[DRED_MEET_MAX_MEMBERS];
+  dred_meet_ref_t ref[DRED_MEET_MAX_MEMBERS]; /* where each member's operand is         */
   _Alignas(64) unsigned char data[DRED_MEET_DATA];
 };
 
@@ -44,8 +46,9 @@ struct dred_meet_ring {
   uint32_t state;         /* RING_*: claimed once, never given back                    */
   uint32_t n;
   uint64_t gid;
+  int64_t stream;         /* DRED_MEET_AUTO, or the explicit tag                        */
   uint32_t workers[DRED_MEET_MAX_MEMBERS];
-  uint64_t spills, mixed; /* under any slot's lock: approximate is fine (tests, stats)  */
+  uint64_t spills, mixed, noplace; /* under any slot's lock: approximate (tests, stats) */
   uint64_t gone;          /* members declared failed: never meet again (atomic)         */
   _Alignas(64) struct dred_meet_slot slots[DRED_MEET_DEPTH];
 };
@@ -88,12 +91,20 @@ int dred_meet_table_init(void *mem) {
 
 /* ---- rings ------------------------------------------------------------------------- */
 
-static int ring_is(const dred_meet_ring_t *r, uint64_t gid, uint32_t n, const uint32_t *w) {
-  return r->gid == gid && r->n == n && memcmp(r->workers, w, n * sizeof *w) == 0;
+static int ring_is(const dred_meet_ring_t *r, uint64_t gid, int64_t stream, uint32_t n,
+                   const uint32_t *w) {
+  return r->gid == gid && r->stream == stream && r->n == n &&
+         memcmp(r->workers, w, n * sizeof *w) == 0;
 }
 
 dred_meet_ring_t *dred_meet_ring_of(dred_meet_table_t *t, uint64_t gid, uint32_t n,
                                     const uint32_t *workers) {
+  return dred_meet_stream_of(t, gid, DRED_MEET_AUTO, n, workers);
+}
+
+dred_meet_ring_t *dred_meet_stream_of(dred_meet_table_t *t, uint64_t gid, int64_t stream,
+                                      uint32_t n, const uint32_t *workers) {
+  uint64_t h;
   uint32_t i, start;
   if (t == NULL || workers == NULL || n == 0 || n > DRED_MEET_MAX_MEMBERS ||
       __atomic_load_n(&t->magic, __ATOMIC_ACQUIRE) != MEET_MAGIC)
@@ -101,7 +112,8 @@ dred_meet_ring_t *dred_meet_ring_of(dred_meet_table_t *t, uint64_t gid, uint32_t
   /* Linear probing from the id's hash.  A claim is a compare-and-swap FREE -> CLAIMING,
    * the fields, then READY: a reader that meets CLAIMING waits the few stores out.  Rings
    * are never freed, so "no ring for this group" is final for everyone. */
-  start = (uint32_t)((gid ^ (gid >> 32)) % DRED_MEET_GROUPS);
+  h = gid ^ ((uint64_t)stream * 0x9e3779b97f4a7c15ull);
+  start = (uint32_t)((h ^ (h >> 32)) % DRED_MEET_GROUPS);
   for (i = 0; i < DRED_MEET_GROUPS; i++) {
     dred_meet_ring_t *r = &t->rings[(start + i) % DRED_MEET_GROUPS];
     uint32_t st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
@@ -110,6 +122,7 @@ dred_meet_ring_t *dred_meet_ring_of(dred_meet_table_t *t, uint64_t gid, uint32_t
       if (__atomic_compare_exchange_n(&r->state, &expect, RING_CLAIMING, 0, __ATOMIC_ACQ_REL,
                                       __ATOMIC_ACQUIRE)) {
         r->gid = gid;
+        r->stream = stream;
         r->n = n;
         memcpy(r->workers, workers, n * sizeof *workers);
         __atomic_store_n(&r->state, RING_READY, __ATOMIC_RELEASE);
@@ -123,7 +136,7 @@ dred_meet_ring_t *dred_meet_ring_of(dred_meet_table_t *t, uint64_t gid, uint32_t
       sched_yield();
       st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
     }
-    if (st == RING_READY && ring_is(r, gid, n, workers)) return r;
+    if (st == RING_READY && ring_is(r, gid, stream, n, workers)) return r;
   }
   return NULL;
 }
@@ -179,6 +192,14 @@ static void slot_decide(dred_meet_slot_t *s, uint32_t n) {
     slot_end(s, DRED_MEET_FAILED, s->error);
     return;
   }
+  /* Every operand but the root's must be readable where it says it is. */
+  for (k = 0; k < n; k++)
+    if (k != s->p[0].root && s->ref[k].kind != DRED_MEET_OP_SLOT &&
+        s->ref[k].kind != DRED_MEET_OP_POOL) {
+      slot_end(s, DRED_MEET_FAILED, DRED_ERR_MISMATCH);
+      return;
+    }
+  s->root = s->p[0].root;
   slot_end(s, DRED_MEET_OK, DRED_OK);
 }
 
@@ -189,7 +210,26 @@ static void slot_free_if_done(dred_meet_slot_t *s, uint32_t n) {
 int dred_meet_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                      const proto_params_t *p, int wants, const void *data, size_t bytes,
                      int error, dred_meet_arrival_t *out) {
+  dred_meet_ref_t op;
+  memset(&op, 0, sizeof op);
+  /* the small path's rule: every member but the root copies its operand into the slot */
+  op.kind = p != NULL && member != p->root ? DRED_MEET_OP_SLOT : DRED_MEET_OP_NONE;
+  op.len = bytes;
+  if (wants && r != NULL && p != NULL &&
+      (p->count > DRED_MEET_DATA || (uint64_t)r->n * p->count * p->extent > DRED_MEET_DATA)) {
+    out->meet = 0;
+    out->slot = NULL;
+    out->mask = 0;
+    return -1; /* the small path's operands must fit the slot, the root's included */
+  }
+  return dred_meet_arrive_op(r, seq, member, p, wants, &op, data, error, out);
+}
+
+int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                        const proto_params_t *p, int wants, const dred_meet_ref_t *op,
+                        const void *data, int error, dred_meet_arrival_t *out) {
   dred_meet_slot_t *s;
+  dred_meet_ref_t none;
   uint32_t n;
   uint64_t me;
   out->meet = 0;
@@ -198,9 +238,16 @@ int dred_meet_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   if (r == NULL || p == NULL || member >= r->n)
     return -1;
   n = r->n;
-  if (wants && ((bytes > 0 && data == NULL) || (bytes != 0 && bytes != p->count * p->extent) ||
-                p->count > DRED_MEET_DATA || (uint64_t)n * p->count * p->extent > DRED_MEET_DATA))
+  if (op == NULL || !wants) {
+    memset(&none, 0, sizeof none);
+    op = &none;
+  }
+  if (op->kind > DRED_MEET_OP_NOPLACE) return -1;
+  if (wants && op->kind == DRED_MEET_OP_SLOT &&
+      ((op->len > 0 && data == NULL) || (op->len != 0 && op->len != p->count * p->extent) ||
+       p->count > DRED_MEET_DATA || (uint64_t)n * p->count * p->extent > DRED_MEET_DATA))
     return -1;
+  if (wants && op->kind == DRED_MEET_OP_POOL && op->len != p->count * p->extent) return -1;
   me = bit(member);
   /* A member declared failed that still runs (it was only stalled) must not reopen a slot
    * the others left: it would wait for them for ever and hold the slot.  dred-master,
@@ -226,7 +273,9 @@ int dred_meet_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
     s->state = DRED_MEET_OPEN;
     s->status = DRED_OK;
     s->error = DRED_OK;
+    s->root = 0;
     s->arrived = s->master = 0;
+    memset(s->ref, 0, n * sizeof s->ref[0]);
     /* members declared failed take nothing from it: only the living hold the slot */
     s->released = __atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) & all_of(n);
   }
@@ -250,11 +299,21 @@ int dred_meet_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
       r->mixed++;
       slot_end(s, DRED_MEET_MIXED, DRED_ERR_MISMATCH);
       wants = 0;
-    } else if (wants && bytes > 0) {
-      memcpy(s->data + (size_t)member * bytes, data, bytes);
+    } else if (wants && op->kind == DRED_MEET_OP_NOPLACE && error == DRED_OK) {
+      /* Our operand has no place a peer could read (the pool is full): the reduction goes
+       * to dred-master whole.  Members that arrived before us learn it from the slot and
+       * follow; everyone after us goes straight there.  Parameters are not compared here:
+       * dred-master does that as for any reduction. */
+      r->noplace++;
+      slot_end(s, DRED_MEET_SPILL, DRED_OK);
+      wants = 0;
+    } else if (wants) {
+      s->ref[member] = *op;
+      if (op->kind == DRED_MEET_OP_SLOT && op->len > 0)
+        memcpy(s->data + (size_t)member * op->len, data, op->len);
     }
-  } else if (s->state == DRED_MEET_MIXED) {
-    wants = 0; /* dred-master tells everyone who was not named */
+  } else if (s->state == DRED_MEET_MIXED || s->state == DRED_MEET_SPILL) {
+    wants = 0; /* MIXED: dred-master tells everyone who was not named; SPILL: it reduces */
   } else {
     wants = 1; /* FAILED (a death, a deadline): decided for everyone, taken here */
   }
@@ -288,12 +347,61 @@ int dred_meet_poll(dred_meet_slot_t *s, uint64_t seq, int *status) {
   return decided;
 }
 
+int dred_meet_state(dred_meet_slot_t *s, uint64_t seq) {
+  int st;
+  if (s == NULL) return -1;
+  slot_lock(s);
+  st = s->busy && s->seq == seq ? (int)s->state : -1;
+  slot_unlock(s);
+  return st;
+}
+
 const void *dred_meet_data(const dred_meet_slot_t *s) { return s->data; }
+
+dred_meet_ref_t dred_meet_operand(const dred_meet_slot_t *s, uint32_t k) {
+  dred_meet_ref_t none;
+  if (s != NULL && k < DRED_MEET_MAX_MEMBERS) return s->ref[k];
+  memset(&none, 0, sizeof none);
+  return none;
+}
+
+int dred_meet_given_up(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
+  int gone;
+  if (s == NULL || member >= DRED_MEET_MAX_MEMBERS) return 0;
+  slot_lock(s);
+  gone = !(s->busy && s->seq == seq) || (s->released & bit(member)) != 0;
+  slot_unlock(s);
+  return gone;
+}
+
+int dred_meet_needs(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
+  int needs;
+  if (s == NULL || member >= DRED_MEET_MAX_MEMBERS) return 0;
+  slot_lock(s);
+  needs = s->busy && s->seq == seq && s->state == DRED_MEET_OK && s->root < s->n &&
+          !(s->released & bit(s->root)) && s->ref[member].kind == DRED_MEET_OP_POOL;
+  slot_unlock(s);
+  return needs;
+}
+
+/* Polls of the futex word before sleeping on it: an outcome due in a few microseconds
+ * (the last member is copying its operand in) is taken without a system call. */
+static unsigned spin_polls = 2000;
+
+void dred_meet_set_spin(unsigned polls) { spin_polls = polls; }
 
 void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint64_t timeout_ns) {
   uint32_t w;
   struct timespec ts;
+  int i;
   if (s == NULL) return;
+  w = __atomic_load_n(&s->wake, __ATOMIC_ACQUIRE);
+  for (i = 0; (unsigned)i < spin_polls && timeout_ns > 0; i++) {
+    if (__atomic_load_n(&s->wake, __ATOMIC_ACQUIRE) != w) return;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
   __atomic_add_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
   w = __atomic_load_n(&s->wake, __ATOMIC_ACQUIRE);
   if (!dred_meet_poll(s, seq, NULL)) {
@@ -340,6 +448,17 @@ void dred_meet_member_failed(dred_meet_ring_t *r, uint32_t member, int status) {
   }
 }
 
+void dred_meet_group_member_failed(dred_meet_table_t *t, uint64_t gid, uint32_t member,
+                                   int status) {
+  uint32_t g;
+  if (t == NULL || __atomic_load_n(&t->magic, __ATOMIC_ACQUIRE) != MEET_MAGIC) return;
+  for (g = 0; g < DRED_MEET_GROUPS; g++) {
+    dred_meet_ring_t *r = &t->rings[g];
+    if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == RING_READY && r->gid == gid)
+      dred_meet_member_failed(r, member, status);
+  }
+}
+
 void dred_meet_ring_stats(const dred_meet_ring_t *r, dred_meet_ring_stats_t *st) {
   uint32_t d;
   memset(st, 0, sizeof *st);
@@ -347,4 +466,5 @@ void dred_meet_ring_stats(const dred_meet_ring_t *r, dred_meet_ring_stats_t *st)
   for (d = 0; d < DRED_MEET_DEPTH; d++) st->busy += __atomic_load_n(&r->slots[d].busy, __ATOMIC_ACQUIRE) != 0;
   st->spills = r->spills;
   st->mixed = r->mixed;
+  st->noplace = r->noplace;
 }

@@ -1,29 +1,42 @@
 /*
- * meet.h -- where the members of a one-node group meet for a small reduction, in shared
- * memory, without dred-master.
+ * meet.h -- where the members of a one-node group meet for a reduction, in shared memory,
+ * without dred-master.
  *
- * Why.  An inline reduction (an operand of at most DRED_INLINE_MAX bytes) otherwise costs
- * one READY per member to dred-master, an INLINE to the root and an END to every member:
- * on a busy node each of those wakes a process that takes a core from the application.
- * When every member of a group lives on one node, the members can meet in memory they
- * all map: each writes its parameters and operand into the reduction's slot, the last
- * to arrive compares everyone's parameters and records the outcome, and the root folds
- * the operands in rank order when it asks for its result.  No message, no other process
- * woken.
+ * Why.  Through dred-master a reduction costs one READY per member, a TASK or an INLINE
+ * and an END to every member: on a node that runs one process per core each of those
+ * wakes a thread that has no core of its own.  When every member of a group lives on one
+ * node, the members can meet in memory they all map: each arrives in the reduction's slot
+ * with its parameters and its operand, the last to arrive compares everyone's parameters
+ * and records the outcome, and the root folds the operands in rank order when it asks for
+ * its result.  No message, no other process woken.
+ *
+ * Operands.  A small one (the group's operands within DRED_MEET_DATA) is copied into the
+ * slot.  A larger one stays where it already is, in its member's block of the node's
+ * shared pool (worker/dataplane.c): the member records a reference (its job rank, the
+ * block's offset in its pool segment, the length) and the root reads the block in place.
+ * The pool outlives a process that dies (the node's other processes map it), so a member
+ * killed after it arrived takes nothing with it.  The block stays its owner's: the owner
+ * frees it once dred_meet_needs() says the root no longer reads it (it folded, died, or
+ * the slot ended) -- a dead owner's pool is never used again, so nothing leaks that
+ * matters.  A member whose operand found no room in the pool arrives with NOPLACE: the
+ * slot SPILLs, and the whole reduction goes to dred-master (the members that arrived
+ * before it are re-routed by whichever of their threads looks next).
  *
  * The table.  One region per node (an MPI shared-memory window, worker/meetpath.c),
- * DRED_MEET_GROUPS rings.  A ring belongs to one group for the whole job: the first
- * member to look for its group claims a free ring; a full table stays full, so every
- * member of a group that found no ring finds none (and all use dred-master).  A ring has
- * DRED_MEET_DEPTH slots; the group's k-th DRED_TAG_AUTO reduction uses slot k mod depth.
+ * DRED_MEET_GROUPS rings.  A ring belongs to one stream for the whole job: a group's
+ * DRED_TAG_AUTO reductions form one stream, each explicit tag of a group another.  The
+ * first member to look for its stream claims a free ring; a full table stays full, so
+ * every member of a stream that found no ring finds none (and all use dred-master).  A
+ * ring has DRED_MEET_DEPTH slots; the stream's k-th reduction (the k-th auto call, or the
+ * k-th use of the tag) uses slot k mod depth.
  *
- * Who goes where.  A member's own parameters decide whether it may meet here (`wants`:
- * inline, n x bytes within DRED_MEET_DATA).  Members whose parameters agree decide alike;
- * members that disagree (a mismatch) may not, so every auto-tagged reduction of a group
- * with a ring arrives here, including the ones that go to dred-master (via_master): a
- * slot that holds both kinds is MIXED, and the one arrival that made it so names the
- * members that met here (`mask`) in its READY, so dred-master ends the reduction with
- * DRED_ERR_MISMATCH for everyone and nobody waits for a READY that never comes.
+ * Who goes where.  A member's own parameters decide whether it may meet here (`wants`).
+ * Members whose parameters agree decide alike; members that disagree (a mismatch) may
+ * not, so every reduction of a stream with a ring arrives here, including the ones that
+ * go to dred-master (via_master): a slot that holds both kinds is MIXED, and the one
+ * arrival that made it so names the members that met here (`mask`) in its READY, so
+ * dred-master ends the reduction with DRED_ERR_MISMATCH for everyone and nobody waits for
+ * a READY that never comes.
  *
  * Ring wrap.  Slot k mod depth may still be held by reduction k - depth (a member has not
  * taken its outcome yet).  The first arrival of k that finds it so marks k spilled in the
@@ -33,10 +46,10 @@
  * Failures.  A member that dies before it arrived leaves the others waiting: the
  * runtime that learns of the death (FAILED) calls dred_meet_member_failed, which ends
  * every open slot that still misses it with DRED_ERR_PROC_FAILED.  A member that dies
- * after it arrived took nothing with it (its operand is in the slot).  Each slot's lock
- * is a robust mutex: one whose holder died ends the slot with DRED_ERR_PROC_FAILED.
- * Waiting is a futex on a word of the slot (woken at every outcome), always bounded by
- * the caller's timeout.
+ * after it arrived took nothing with it (its operand is in the slot or in the node's
+ * pool).  Each slot's lock is a robust mutex: one whose holder died ends the slot with
+ * DRED_ERR_PROC_FAILED.  Waiting spins briefly, then waits on a futex on a word of the
+ * slot (woken at every outcome), always bounded by the caller's timeout.
  *
  * No MPI here: tests/unit/test_meet.c drives every rule on an ordinary buffer.
  */
@@ -48,17 +61,36 @@
 
 #include "proto.h" /* proto_params_t: what members must agree on */
 
-#define DRED_MEET_GROUPS 64       /* rings per node                                   */
+#define DRED_MEET_GROUPS 256      /* rings (streams) per node                         */
 #define DRED_MEET_DEPTH 16        /* slots per ring: reductions of a group in flight  */
 #define DRED_MEET_MAX_MEMBERS 64  /* larger groups never meet here                    */
-#define DRED_MEET_DATA 2048       /* n x bytes of a slot's operands                   */
+#define DRED_MEET_DATA 2048       /* n x bytes of operands copied into a slot         */
+#define DRED_MEET_AUTO (-1)       /* the stream of a group's DRED_TAG_AUTO reductions  */
 
 typedef enum {
   DRED_MEET_OPEN = 0, /* waiting for members                               */
   DRED_MEET_OK,       /* all arrived and agree: the root may fold          */
   DRED_MEET_FAILED,   /* ended with `status` (MISMATCH, PROC_FAILED, ...)  */
-  DRED_MEET_MIXED     /* some members went to dred-master: MISMATCH        */
+  DRED_MEET_MIXED,    /* some members went to dred-master: MISMATCH        */
+  DRED_MEET_SPILL     /* a member found no place for its operand: every member
+                       * goes to dred-master, which computes it as usual  */
 } dred_meet_state_t;
+
+/* Where a member's operand is, as it arrives. */
+typedef enum {
+  DRED_MEET_OP_NONE = 0, /* nothing to read: the root (its operand is its own)        */
+  DRED_MEET_OP_SLOT,     /* copied into the slot (data, bytes)                         */
+  DRED_MEET_OP_POOL,     /* in the member's pool block: worker, off, len               */
+  DRED_MEET_OP_NOPLACE   /* its parameters let it meet, but its operand has no place
+                          * a peer could read: the slot spills to dred-master          */
+} dred_meet_op_kind_t;
+
+typedef struct {
+  uint32_t kind;   /* dred_meet_op_kind_t                                            */
+  uint32_t worker; /* POOL: the owner's job rank                                     */
+  int64_t off;     /* POOL: the block's offset in the owner's pool segment            */
+  uint64_t len;    /* POOL: its length (the operand's bytes)                          */
+} dred_meet_ref_t;
 
 typedef struct dred_meet_table dred_meet_table_t;
 typedef struct dred_meet_ring dred_meet_ring_t;
@@ -71,8 +103,12 @@ size_t dred_meet_table_bytes(void);
  * anyone else uses it).  0, or -1 if the robust process-shared locks are unavailable. */
 int dred_meet_table_init(void *mem);
 
-/* The ring of group `gid` (members `workers[0..n-1]`, job ranks), claimed if the group
- * has none yet.  NULL: n is 0 or above DRED_MEET_MAX_MEMBERS, or the table is full. */
+/* The ring of stream `stream` (DRED_MEET_AUTO, or an explicit tag) of group `gid`
+ * (members `workers[0..n-1]`, job ranks), claimed if the stream has none yet.  NULL: n is
+ * 0 or above DRED_MEET_MAX_MEMBERS, or the table is full. */
+dred_meet_ring_t *dred_meet_stream_of(dred_meet_table_t *t, uint64_t gid, int64_t stream,
+                                      uint32_t n, const uint32_t *workers);
+/* The group's auto-tagged stream: dred_meet_stream_of(t, gid, DRED_MEET_AUTO, ...). */
 dred_meet_ring_t *dred_meet_ring_of(dred_meet_table_t *t, uint64_t gid, uint32_t n,
                                     const uint32_t *workers);
 
@@ -93,13 +129,40 @@ typedef struct {
 int dred_meet_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                      const proto_params_t *p, int wants, const void *data, size_t bytes,
                      int error, dred_meet_arrival_t *out);
+/* The same with the operand's place said explicitly: `op` NULL or DRED_MEET_OP_NONE at the
+ * root; DRED_MEET_OP_SLOT with `data` (n x bytes within DRED_MEET_DATA); DRED_MEET_OP_POOL
+ * with a reference (any size); DRED_MEET_OP_NOPLACE spills the reduction (`*out` then says
+ * dred-master, mask 0).  Ignored unless `wants`. */
+int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                        const proto_params_t *p, int wants, const dred_meet_ref_t *op,
+                        const void *data, int error, dred_meet_arrival_t *out);
 
 /* The outcome of `seq` in `slot`: 0 while open; 1 when decided, with `*status` DRED_OK or
  * the error every member gets. */
 int dred_meet_poll(dred_meet_slot_t *s, uint64_t seq, int *status);
 
-/* The operands, member k's at k x bytes (the root's place holds nothing). */
+/* The state of `seq` in `slot` (dred_meet_state_t), or -1 when the slot holds another
+ * reduction (this one is over there). */
+int dred_meet_state(dred_meet_slot_t *s, uint64_t seq);
+
+/* The operands copied into the slot, member k's at k x bytes (the root's place holds
+ * nothing). */
 const void *dred_meet_data(const dred_meet_slot_t *s);
+/* Where member k's operand is (meaningful once the slot decided OK). */
+dred_meet_ref_t dred_meet_operand(const dred_meet_slot_t *s, uint32_t k);
+
+/* 1 if `member` counts as released from `seq` without having released it itself: it was
+ * declared failed (dred_meet_member_failed), and the blocks it was reading may be gone. */
+int dred_meet_given_up(dred_meet_slot_t *s, uint64_t seq, uint32_t member);
+
+/* 1 while member `member`'s pool block may still be read for `seq`: the slot decided OK
+ * and its root has not released it yet.  0: the owner may free the block. */
+int dred_meet_needs(dred_meet_slot_t *s, uint64_t seq, uint32_t member);
+
+/* How many polls a waiter makes before sleeping (this process; default 2000).  Spinning
+ * pays only where every member has a core: with more processes than cores it takes the
+ * core from the member it waits for, so the caller sets 0 there. */
+void dred_meet_set_spin(unsigned polls);
 
 /* Wait at most timeout_ns for `seq` to be decided (returns at once if it is). */
 void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint64_t timeout_ns);
@@ -118,11 +181,15 @@ void dred_meet_end(dred_meet_slot_t *s, uint64_t seq, int status);
  * run (declared failed while only stalled) its arrivals go to dred-master.  Idempotent
  * (each survivor calls it). */
 void dred_meet_member_failed(dred_meet_ring_t *r, uint32_t member, int status);
+/* The same for every stream of group `gid` that has a ring. */
+void dred_meet_group_member_failed(dred_meet_table_t *t, uint64_t gid, uint32_t member,
+                                   int status);
 
-/* Counters for tests: slots of a ring that are in use, spills and mixed slots so far. */
+/* Counters for tests: slots of a ring that are in use, spills (ring wrap), mixed slots and
+ * slots spilled for want of a place for an operand so far. */
 typedef struct {
   uint32_t busy;
-  uint64_t spills, mixed;
+  uint64_t spills, mixed, noplace;
 } dred_meet_ring_stats_t;
 void dred_meet_ring_stats(const dred_meet_ring_t *r, dred_meet_ring_stats_t *st);
 

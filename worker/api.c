@@ -536,17 +536,19 @@ static int call_start(const call_t *c, MPI_Comm comm, int tag, dred_future **fut
   }
 
   fut = in->fut;
+  dred_meetpath_prepare(rt, in); /* a pool block peers can read, if it needs one */
   uv_mutex_lock(&rt->lock);
   rt->entering--;
-  /* A small reduce of a one-node group meets its peers in shared memory (meetpath.c): no
-   * message, nothing for the runtime thread; the future's waits finish it.  The meeting
-   * place folds only at a root, so an allreduce or a bcast arrives there as a member bound
-   * for dred-master (not inline, as far as the slot is concerned): the slot then takes
-   * its turn in the auto sequence, and a member that called another kind sees the
-   * disagreement there, which dred-master ends with MISMATCH. */
-  if (tag == DRED_TAG_AUTO) {
+  /* The node engine (meetpath.c) folds only at a root: a reduce of a one-node group meets
+   * its peers there -- no message, nothing for the runtime thread; the future's waits
+   * finish it.  An auto-tagged allreduce or bcast still arrives in its slot, as a member
+   * bound for dred-master (not inline, as far as the slot is concerned): the slot takes its
+   * turn in the auto sequence, and a member that called another kind sees the
+   * disagreement there, which dred-master ends with MISMATCH.  An explicit-tag one stays
+   * out: explicit tags are per kind, so its stream is not the reduce's. */
+  if (c->kind == PROTO_KIND_REDUCE || tag == DRED_TAG_AUTO) {
     in->inl = c->kind == PROTO_KIND_REDUCE && inl;
-    met = dred_meetpath_arrive(rt, in, (uint64_t)(-1 - itag));
+    met = dred_meetpath_arrive(rt, in);
     in->inl = inl;
     if (met) {
       dred_rt_insert(rt, in);

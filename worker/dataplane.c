@@ -338,6 +338,12 @@ int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, 
   return DRED_OK;
 }
 
+int dred_dp_pool_block(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off) {
+  *pool_off = pool_take(rt, bytes);
+  *p = *pool_off >= 0 ? rt->pool_base + *pool_off : NULL;
+  return *pool_off >= 0 ? DRED_OK : DRED_ERR_NOMEM;
+}
+
 int dred_dp_buf_adopt(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, int *malloced) {
   int64_t off = pool_take(rt, bytes);
   if (off >= 0) { /* at most a pool's worth: a short copy into pages mapped at start */

@@ -1,35 +1,42 @@
 /*
- * meetpath.c -- small reductions of one-node groups, met in shared memory (common/meet.h)
+ * meetpath.c -- reductions of one-node groups, met in shared memory (common/meet.h)
  * instead of through dred-master.
  *
- * Which reductions.  An auto-tagged (DRED_TAG_AUTO) reduction of a group whose members
- * all live on this node, when the job agreed to use the meeting place (DRED_MEET=1 in
- * every process, shared memory on).  Its members arrive in the slot of the group's ring
- * that its auto-tag sequence number names; one whose own parameters make it inline and
- * small enough (n x bytes <= DRED_MEET_DATA) waits there, any other goes to dred-master
- * as before (meet.h says how a mismatch between the two, and a full ring, stay safe).
- * Explicit tags always go to dred-master: only the auto-tag sequence numbers a
- * reduction the same way in every member without a message.
+ * Which reductions.  Every reduction of a group whose members all live on this node, when
+ * the job agreed to use the meeting place (DRED_MEET=1 in every process, shared memory
+ * on): auto-tagged ones in the group's auto stream, slot = auto sequence number, and
+ * explicit tags each in a stream of their own, slot = the tag's use count -- both the same
+ * in every member without a message.  A small operand (n x bytes <= DRED_MEET_DATA) is
+ * copied into the slot; any other is named by reference to a block of this process's
+ * shared pool (acc itself, or a copy made by dred_meetpath_prepare outside the locks).
+ * With no pool room for that block the slot spills and everyone goes to dred-master (the
+ * earlier arrivals are re-routed here, by whichever thread looks next).
  *
  * Who finishes it.  Nothing is sent, so no END comes: the thread that looks at the
  * reduction once its slot decided finishes it -- the application thread in
  * dred_future_get / _wait / _is_done / _free, or the runtime thread when this process
  * finalizes, loses dred-master, or learns a member failed.  meet_claimed (under rt->lock)
- * makes that exactly one of them.  At the root, finishing is the fold of every operand
- * in rank order (dred_dp_inline_fold, as for the master's INLINE), so the result is the
- * one the master path gives, bit for bit.
+ * makes that exactly one of them at a time.  At the root, finishing is the fold of every
+ * operand in rank order: small ones with dred_dp_inline_fold (the master's INLINE code, bit
+ * for bit), referenced ones read in place from the peers' pool blocks (fold_by_ref), in
+ * bounded steps when the look is a test.  A non-root finishes as soon as the slot decided;
+ * its block is lent until the slot says the root no longer reads it (lent_t).
  *
  * What the master sees.  Nothing per reduction.  Each worker counts what met here
  * (meet_done, in its PONGs: the status socket and dredstat show it per worker).
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/log.h"
 #include "../common/meet.h"
+#include "kernel.h"
 #include "runtime.h"
 
 #define WAIT_SLICE_NS 100000000ull /* a waiter rechecks its future at least this often */
+
+static int lent_reclaim(dred_rt_t *rt, int all);
 
 void dred_meetpath_init(dred_rt_t *rt) {
   int mine, all = 0, ok = 0, allok = 0, nrank = 0, du = 0;
@@ -38,6 +45,7 @@ void dred_meetpath_init(dred_rt_t *rt) {
   size_t bytes = dred_meet_table_bytes();
 
   dred_queue_init(&rt->meetq);
+  dred_queue_init(&rt->meet_lent);
   rt->meet = NULL;
   rt->meet_win = MPI_WIN_NULL;
   /* Every process must take the same path for the same reduction, so the choice is the
@@ -71,63 +79,184 @@ void dred_meetpath_init(dred_rt_t *rt) {
     return;
   }
   rt->meet = base;
+  {
+    int nnode = 0;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    MPI_Comm_size(rt->node, &nnode);
+    dred_meet_set_spin(ncpu > 0 && nnode <= ncpu ? 2000u : 0u); /* see dred_meet_set_spin */
+  }
 }
 
 void dred_meetpath_finalize(dred_rt_t *rt, int collective) {
+  (void)lent_reclaim(rt, 1); /* the pool goes with the data plane */
   if (collective && rt->meet_win != MPI_WIN_NULL) MPI_Win_free(&rt->meet_win);
   rt->meet = NULL;
 }
 
 /* A member of `g` that the master declared failed before we arrived: its slot would wait
  * for it for ever, and the runtime's sweep (dred_meetpath_on_failed) ran already. */
-static void arrive_after_deaths(dred_rt_t *rt, dred_group_t *g) {
+static void arrive_after_deaths(dred_rt_t *rt, dred_group_t *g, dred_meet_ring_t *r) {
   uint32_t k;
   if (rt->nfailed == 0) return;
   for (k = 0; k < g->n; k++)
     if (g->workers[k] < (uint32_t)rt->world_size && rt->failed[g->workers[k]])
-      dred_meet_member_failed(g->meet_ring, k, DRED_ERR_PROC_FAILED);
+      dred_meet_member_failed(r, k, DRED_ERR_PROC_FAILED);
 }
 
-int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, uint64_t seq) {
+/* The group's operands all fit the slot: they are copied there (the small path). */
+static int meet_small(const dred_inst_t *in) {
+  return in->inl && (uint64_t)in->group->n * in->bytes <= DRED_MEET_DATA;
+}
+
+/* acc is a block of our own pool that nothing else owns: peers may read it in place. */
+static int acc_is_plain_pool(const dred_inst_t *in) {
+  return !in->inl && in->acc != NULL && in->pool_off >= 0 && !in->acc_is_app &&
+         in->app_blk == NULL && in->repl == NULL;
+}
+
+/* A block lent to a met reduction: ours, read by its root until the slot says otherwise. */
+typedef struct {
+  dred_queue_t link; /* rt->meet_lent */
+  dred_meet_slot_t *slot;
+  uint64_t seq;
+  uint32_t member;
+  char *p;
+  int64_t off;
+  size_t bytes;
+} lent_t;
+
+/* Free the lent blocks their roots are done with.  `all`: every one (the pool goes). */
+static int lent_reclaim(dred_rt_t *rt, int all) {
+  dred_queue_t done, *q, *nx;
+  int n = 0;
+  dred_queue_init(&done);
+  uv_mutex_lock(&rt->lock);
+  DRED_QUEUE_FOREACH_SAFE(q, nx, &rt->meet_lent) {
+    lent_t *l = DRED_QUEUE_DATA(q, lent_t, link);
+    if (all || !dred_meet_needs(l->slot, l->seq, l->member)) {
+      dred_queue_remove(q);
+      dred_queue_insert_tail(&done, q);
+    }
+  }
+  uv_mutex_unlock(&rt->lock);
+  DRED_QUEUE_FOREACH_SAFE(q, nx, &done) {
+    lent_t *l = DRED_QUEUE_DATA(q, lent_t, link);
+    dred_queue_remove(q);
+    if (!all) dred_dp_buf_free(rt, l->bytes, l->p, l->off, 0);
+    free(l);
+    n++;
+  }
+  return n;
+}
+
+void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in) {
+  const void *src;
+  if (rt->meet == NULL || in->group->spans_nodes || in->is_root || in->refused ||
+      in->kind != PROTO_KIND_REDUCE ||
+      in->join_error != DRED_OK || in->bytes == 0 || meet_small(in) || acc_is_plain_pool(in))
+    return;
+  if (!dred_queue_empty(&rt->meet_lent)) (void)lent_reclaim(rt, 0);
+  /* The operand in dred's layout: inline data, or acc (the application's block, a
+   * snapshot, or a private copy waiting for pool room). */
+  src = in->inl ? (const void *)in->inl_data : (const void *)in->acc;
+  if (src == NULL) return;
+  if (dred_dp_pool_block(rt, in->bytes, &in->meet_blk, &in->meet_blk_off) != DRED_OK) {
+    in->meet_blk = NULL; /* no room: this reduction will spill to dred-master */
+    return;
+  }
+  memcpy(in->meet_blk, src, in->bytes);
+}
+
+static void meet_blk_free(dred_rt_t *rt, dred_inst_t *in) {
+  if (in->meet_blk == NULL) return;
+  dred_dp_buf_free(rt, in->bytes, in->meet_blk, in->meet_blk_off, 0);
+  in->meet_blk = NULL;
+  in->meet_blk_off = -1;
+}
+
+/* The ring of the stream `in` belongs to (its group's auto-tagged reductions, or its
+ * explicit tag), or NULL.  Under rt->lock. */
+static dred_meet_ring_t *ring_for(dred_rt_t *rt, dred_inst_t *in, uint64_t *seq) {
+  dred_group_t *g = in->group;
+  int64_t stream = proto_key_tag(in->tag);
+  dred_meet_ring_t *r;
+  if (in->tag < 0) {
+    *seq = (uint64_t)(-1 - in->tag);
+    if (!g->meet_looked) {
+      g->meet_looked = 1;
+      g->meet_ring = dred_meet_ring_of(rt->meet, g->id, g->n, g->workers);
+      if (g->meet_ring == NULL && g->n <= DRED_MEET_MAX_MEMBERS)
+        DRED_INFO("group %016llx (%u members): the node's meeting place is full (%d streams); "
+                  "its auto-tagged reductions go through dred-master",
+                  (unsigned long long)g->id, g->n, DRED_MEET_GROUPS);
+    }
+    return g->meet_ring;
+  }
+  *seq = proto_key_use(in->tag);
+  r = dred_meet_stream_of(rt->meet, g->id, stream, g->n, g->workers);
+  return r;
+}
+
+int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in) {
   dred_group_t *g = in->group;
   proto_msg_t ready;
   proto_params_t p;
   dred_meet_arrival_t a;
+  dred_meet_ref_t op;
+  dred_meet_ring_t *r;
   dred_future *f = in->fut;
+  uint64_t seq = 0;
+  const void *data = NULL;
   int wants;
 
   in->meet_mask = 0;
   if (rt->meet == NULL || g->spans_nodes) return 0;
-  if (!g->meet_looked) {
-    g->meet_looked = 1;
-    g->meet_ring = dred_meet_ring_of(rt->meet, g->id, g->n, g->workers);
-    if (g->meet_ring == NULL && g->n <= DRED_MEET_MAX_MEMBERS)
-      DRED_INFO("group %016llx (%u members): the node's meeting place is full (%d groups); its "
-                "small reductions go through dred-master", (unsigned long long)g->id, g->n,
-                DRED_MEET_GROUPS);
+  if ((r = ring_for(rt, in, &seq)) == NULL) {
+    meet_blk_free(rt, in);
+    return 0;
   }
-  if (g->meet_ring == NULL) return 0;
   /* The parameters this member's READY would carry, from the one READY builder: the slot
    * compares exactly what dred-master would. */
   dred_rt_ready(in, in->member, &ready);
   p = proto_params_of(&ready);
-  /* A function of what members must agree on (and of n), so members that agree choose
-   * alike; the root's operand stays in its acc. */
-  wants = in->inl && (uint64_t)g->n * in->bytes <= DRED_MEET_DATA;
-  if (dred_meet_arrive(g->meet_ring, seq, in->member, &p, wants,
-                       wants && !in->is_root ? in->inl_data : NULL,
-                       wants && !in->is_root ? in->bytes : 0, in->join_error, &a) != 0) {
+  /* Where our operand is.  Every member of a one-node group meets; the root's operand
+   * stays in its acc.  A small group's operands are copied into the slot (members decide
+   * that alike, from n and the operand's size); any other operand is read in place from a
+   * block of our pool, or -- when the pool had no room for one -- the reduction spills. */
+  memset(&op, 0, sizeof op);
+  /* Only a reduce meets (the engine folds at a root); another kind arrives so that its
+   * slot keeps the auto sequence and sees a kind disagreement, then goes to dred-master. */
+  wants = in->kind == PROTO_KIND_REDUCE;
+  if (!wants || in->is_root || in->join_error != DRED_OK) {
+    op.kind = DRED_MEET_OP_NONE;
+  } else if (meet_small(in)) {
+    op.kind = DRED_MEET_OP_SLOT;
+    op.len = in->bytes;
+    data = in->inl_data;
+  } else if (acc_is_plain_pool(in) || in->meet_blk != NULL) {
+    op.kind = DRED_MEET_OP_POOL;
+    op.worker = (uint32_t)rt->world_rank;
+    op.off = in->meet_blk != NULL ? in->meet_blk_off : in->pool_off;
+    op.len = in->bytes;
+  } else {
+    op.kind = DRED_MEET_OP_NOPLACE;
+  }
+  if (dred_meet_arrive_op(r, seq, in->member, &p, wants, &op, data, in->join_error, &a) != 0) {
     DRED_ERROR("reduction (tag " PROTO_KEY_FMT ") could not arrive in its meeting slot: "
                "going through dred-master", PROTO_KEY_ARG(in->tag));
+    meet_blk_free(rt, in);
     return 0;
   }
   if (!a.meet) {
     in->meet_mask = a.mask;
-    rt->meet_spilled += wants;
+    rt->meet_spilled++;
+    meet_blk_free(rt, in); /* dred-master reads acc / the inline data, as for any reduction */
     return 0;
   }
+  in->meet_by_ref = op.kind == DRED_MEET_OP_POOL;
   in->meet_slot = a.slot;
   in->meet_seq = seq;
+  in->meet_fold_next = 0;
   in->state = INST_MEET;
   dred_queue_insert_tail(&rt->meetq, &in->qlink);
   f->meet_rt = rt;
@@ -135,39 +264,198 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, uint64_t seq) {
   f->meet_seq = seq;
   f->meet_gid = in->group_id;
   f->meet_tag = in->tag;
-  arrive_after_deaths(rt, g);
+  arrive_after_deaths(rt, g, r);
   return 1;
 }
 
-int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status) {
+/* The slot spilled (a member had no place for its operand): `in` goes to dred-master like
+ * any reduction.  Under rt->lock, `in` unclaimed in rt->meetq. */
+static void reroute(dred_rt_t *rt, dred_inst_t *in) {
+  dred_queue_remove(&in->qlink);
+  in->state = INST_SUBMITTED;
+  dred_meet_release(in->meet_slot, in->meet_seq, in->member);
+  meet_blk_free(rt, in);
+  in->meet_by_ref = 0;
+  rt->meet_spilled++;
+  if (rt->cfg.replicas > 0) rt->robust->publish(rt, in);
+  dred_queue_insert_tail(&rt->submitq, &in->qlink);
+}
+
+#define FOLD_CHUNK (64u * 1024u) /* bytes of the root's acc folded at a time (in cache) */
+
+/* The root of a reduction met by reference: fold every member's operand into acc in rank
+ * order, FOLD_CHUNK of acc at a time, reading each operand where its slot says it is (a
+ * node peer's pool block, checked against that peer's segment).  acc holds the root's
+ * operand x[r]; each chunk becomes ((x[r] op x[r+1]) op ... op x[n-1]), then x[k] op that
+ * for k = r-1 down to 0: by associativity the rank-order result MPI defines.  Stops after
+ * about `budget` bytes combined; *done says whether it finished. */
+static int fold_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done) {
+  const dred_typeinfo_t *ti = &in->ti;
+  dred_group_t *g = in->group;
+  const dred_kernel_t *kern = dred_dp_kernel(in);
+  const char *src[DRED_MEET_MAX_MEMBERS];
+  MPI_Aint sh = ti->layout == DRED_LAYOUT_IMAGE ? ti->true_lb : 0;
+  uint64_t ce = FOLD_CHUNK / ti->extent, spent = 0;
+  char *tmp = NULL;
+  uint32_t k, n = g->n, r = in->member;
+  int rc = DRED_OK;
+
+  *done = 0;
+  if (ce == 0) ce = 1;
+  if (in->acc == NULL) return DRED_ERR_INTERNAL;
+  for (k = 0; k < n; k++) {
+    dred_meet_ref_t ref = dred_meet_operand(in->meet_slot, k);
+    const dred_seg_t *sg;
+    src[k] = NULL;
+    if (k == r) continue;
+    if (ref.kind == DRED_MEET_OP_SLOT) {
+      src[k] = (const char *)dred_meet_data(in->meet_slot) + (size_t)k * in->bytes;
+      continue;
+    }
+    sg = ref.worker < (uint32_t)rt->world_size ? &rt->segs[ref.worker] : NULL;
+    if (ref.kind != DRED_MEET_OP_POOL || ref.worker != g->workers[k] || sg == NULL ||
+        rt->peer_base[ref.worker] == NULL || ref.len != in->bytes ||
+        ref.off < (int64_t)sg->head || (uint64_t)ref.off > sg->size ||
+        sg->size - (uint64_t)ref.off < ref.len) {
+      DRED_ERROR("reduction (tag " PROTO_KEY_FMT "): member %u's operand reference (worker "
+                 "%u, offset %lld, %llu bytes) is not in its pool segment: refused",
+                 PROTO_KEY_ARG(in->tag), k, ref.worker, (long long)ref.off,
+                 (unsigned long long)ref.len);
+      return DRED_ERR_INTERNAL;
+    }
+    src[k] = rt->peer_base[ref.worker] + ref.off;
+  }
+  if (!ti->commutative && r + 1 < n && (tmp = malloc((size_t)ce * ti->extent)) == NULL)
+    return DRED_ERR_NOMEM;
+  while (in->meet_fold_next < in->count && rc == DRED_OK) {
+    uint64_t e0 = in->meet_fold_next, ne = in->count - e0 < ce ? in->count - e0 : ce;
+    size_t off = (size_t)e0 * ti->extent, nb = (size_t)ne * ti->extent;
+    int cnt = (int)(ne * ti->mult);
+    char *a = in->acc + off;
+    if (spent > 0 && spent >= budget) break;
+    for (k = r + 1; k < n && rc == DRED_OK; k++) { /* a = a op x[k] */
+      if (ti->commutative) {
+        if (kern != NULL)
+          kern->inplace(src[k] + off, a, (size_t)cnt);
+        else if (MPI_Reduce_local(src[k] + off - sh, a - sh, cnt, ti->exec_type, in->op) != MPI_SUCCESS)
+          rc = DRED_ERR_INTERNAL;
+      } else {
+        memcpy(tmp, src[k] + off, nb);
+        if (MPI_Reduce_local(a - sh, tmp - sh, cnt, ti->exec_type, in->op) != MPI_SUCCESS)
+          rc = DRED_ERR_INTERNAL;
+        else
+          memcpy(a, tmp, nb);
+      }
+    }
+    for (k = r; k-- > 0 && rc == DRED_OK;) { /* a = x[k] op a */
+      if (kern != NULL)
+        kern->inplace(src[k] + off, a, (size_t)cnt);
+      else if (MPI_Reduce_local(src[k] + off - sh, a - sh, cnt, ti->exec_type, in->op) != MPI_SUCCESS)
+        rc = DRED_ERR_INTERNAL;
+    }
+    in->meet_fold_next = e0 + ne;
+    spent += (uint64_t)nb * (n - 1);
+  }
+  free(tmp);
+  if (rc != DRED_OK)
+    DRED_ERROR("MPI_Reduce_local failed while folding a reduction met in shared memory "
+               "(tag " PROTO_KEY_FMT ")", PROTO_KEY_ARG(in->tag));
+  *done = rc == DRED_OK && in->meet_fold_next >= in->count;
+  return rc;
+}
+
+/* A non-root member met by reference finished OK: its block may still be read by the
+ * root, so it is lent (freed once the slot no longer needs it) instead of freed now. */
+static void lend_block(dred_rt_t *rt, dred_inst_t *in) {
+  lent_t *l = malloc(sizeof *l);
+  char *p = in->meet_blk != NULL ? in->meet_blk : in->acc;
+  int64_t off = in->meet_blk != NULL ? in->meet_blk_off : in->pool_off;
+  if (l == NULL) {
+    /* Cannot remember it: never free it (a leak of one block, never a block reused while
+     * the root reads it). */
+    DRED_ERROR("no memory to track a %zu-byte pool block lent to a met reduction: the block "
+               "is not reused", in->bytes);
+  } else {
+    l->slot = in->meet_slot;
+    l->seq = in->meet_seq;
+    l->member = in->member;
+    l->p = p;
+    l->off = off;
+    l->bytes = in->bytes;
+    uv_mutex_lock(&rt->lock);
+    dred_queue_insert_tail(&rt->meet_lent, &l->link);
+    uv_mutex_unlock(&rt->lock);
+  }
+  if (in->meet_blk != NULL) {
+    in->meet_blk = NULL;
+    in->meet_blk_off = -1;
+  } else { /* acc is no longer this reduction's to free (dred_dp_acc_release) */
+    in->acc = NULL;
+    in->pool_off = -1;
+  }
+}
+
+int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, uint64_t budget) {
   dred_inst_t *in;
-  int st = DRED_OK, decided, wake;
+  int st = DRED_OK, state, decided, wake, done = 1;
 
   uv_mutex_lock(&rt->lock);
   in = dred_rt_find(rt, gid, tag);
   if (in == NULL || in->state != INST_MEET || in->meet_claimed) {
+    int r = in != NULL && in->state != INST_MEET ? 2 : 1; /* re-routed to dred-master */
     uv_mutex_unlock(&rt->lock); /* finished, or being finished by another thread */
-    return 1;
+    return r;
   }
-  decided = dred_meet_poll(in->meet_slot, in->meet_seq, &st);
+  state = dred_meet_state(in->meet_slot, in->meet_seq);
+  if (state == DRED_MEET_SPILL && status == DRED_OK) {
+    reroute(rt, in);
+    uv_mutex_unlock(&rt->lock);
+    uv_async_send(&rt->wake);
+    return 2;
+  }
+  decided = state != DRED_MEET_OPEN;
   if (!decided && status == DRED_OK) {
     uv_mutex_unlock(&rt->lock);
     return 0;
   }
   in->meet_claimed = 1;
-  dred_queue_remove(&in->qlink);
-  rt->meet_done++;
   uv_mutex_unlock(&rt->lock);
 
   if (!decided) {
     /* ends it for every member, unless it decided meanwhile: then that outcome stands */
     dred_meet_end(in->meet_slot, in->meet_seq, status);
-    (void)dred_meet_poll(in->meet_slot, in->meet_seq, &st);
   }
-  if (st == DRED_OK && in->is_root)
-    st = dred_dp_inline_fold(rt, in, dred_meet_data(in->meet_slot), in->group->n);
+  (void)dred_meet_poll(in->meet_slot, in->meet_seq, &st);
+  if (dred_meet_state(in->meet_slot, in->meet_seq) == DRED_MEET_SPILL)
+    st = status != DRED_OK ? status : DRED_ERR_INTERNAL; /* ending it: nobody goes on */
+  if (st == DRED_OK && in->is_root) {
+    if (meet_small(in))
+      st = dred_dp_inline_fold(rt, in, dred_meet_data(in->meet_slot), in->group->n);
+    else
+      st = fold_by_ref(rt, in, budget, &done);
+    /* Declared failed while folding (stalled past the failure timeout): the peers were
+     * told nobody reads their blocks any more, so what we read may not be theirs. */
+    if (st == DRED_OK && !meet_small(in) && dred_meet_given_up(in->meet_slot, in->meet_seq, in->member))
+      st = DRED_ERR_PROC_FAILED;
+    if (st == DRED_OK && !done) {
+      /* a bounded step (dred_future_is_done, a zero wait): the rest at the next look */
+      uv_mutex_lock(&rt->lock);
+      in->meet_claimed = 0;
+      uv_mutex_unlock(&rt->lock);
+      return 0;
+    }
+  }
+  if (st == DRED_OK && in->meet_by_ref && !in->is_root)
+    lend_block(rt, in);
+  else
+    meet_blk_free(rt, in);
+  uv_mutex_lock(&rt->lock);
+  dred_queue_remove(&in->qlink);
+  rt->meet_done++;
+  uv_mutex_unlock(&rt->lock);
   dred_meet_release(in->meet_slot, in->meet_seq, in->member);
   dred_rt_inst_finish(rt, in, st);
+  if (!dred_queue_empty(&rt->meet_lent)) (void)lent_reclaim(rt, 0);
   /* Read after the reduction left the table: a dred_finalize that began earlier waits for
    * it (wake its thread to say BYE), one that begins later finds it gone. */
   uv_mutex_lock(&rt->lock);
@@ -177,34 +465,72 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status) {
   return 1;
 }
 
+/* Combining a bounded look does (dred_future_is_done, dred_future_wait(f, 0)) */
+#define LOOK_BUDGET (1u << 20)
+#define CLAIMED_SLICE_NS 200000ull /* another thread holds the fold: look again this soon */
+
 void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns) {
   uint64_t start = uv_hrtime(), now, left;
   for (;;) {
-    int done;
+    int done, r;
     uv_mutex_lock(&f->mu);
     done = f->done;
     uv_mutex_unlock(&f->mu);
     if (done) return;
     now = uv_hrtime();
     left = timeout_ns == UINT64_MAX ? UINT64_MAX : now - start >= timeout_ns ? 0 : timeout_ns - (now - start);
-    if (dred_meet_poll(f->meet_slot, f->meet_seq, NULL) &&
-        dred_meetpath_settle(f->meet_rt, f->meet_gid, f->meet_tag, DRED_OK)) {
-      /* Finished -- by us, or by a thread that claimed it first: its completion is due
-       * in moments (a fold of at most DRED_MEET_DATA bytes). */
-      uv_mutex_lock(&f->mu);
-      while (!f->done && left > 0) {
-        uint64_t slice = left < WAIT_SLICE_NS ? left : WAIT_SLICE_NS;
-        (void)uv_cond_timedwait(&f->cv, &f->mu, slice);
-        if (left != UINT64_MAX) left -= slice;
+    if (dred_meet_poll(f->meet_slot, f->meet_seq, NULL)) {
+      r = dred_meetpath_settle(f->meet_rt, f->meet_gid, f->meet_tag, DRED_OK,
+                               timeout_ns == UINT64_MAX ? UINT64_MAX : LOOK_BUDGET);
+      if (r == 0) { /* a step of the fold done: more if time allows */
+        if (left == 0) return;
+        continue;
       }
+      /* Finished by us; or claimed by another thread (its completion is due in moments,
+       * or it did a bounded step and let go); or gone to dred-master (its END completes
+       * it). */
+      uv_mutex_lock(&f->mu);
+      if (!f->done && left > 0) {
+        uint64_t cap = r == 2 ? WAIT_SLICE_NS : CLAIMED_SLICE_NS;
+        (void)uv_cond_timedwait(&f->cv, &f->mu, left < cap ? left : cap);
+      }
+      done = f->done;
       uv_mutex_unlock(&f->mu);
-      return;
+      if (done || left == 0) return;
+      continue;
     }
     if (left == 0) return;
     /* Woken by the slot's outcome; the slice bounds how late we notice anything else (the
      * runtime thread finishing it after a failure, a lost master). */
     dred_meet_wait(f->meet_slot, f->meet_seq, left < WAIT_SLICE_NS ? left : WAIT_SLICE_NS);
   }
+}
+
+int dred_meetpath_turn(dred_rt_t *rt) {
+  enum { BATCH = 64 };
+  uint64_t gid[BATCH], now;
+  int64_t tag[BATCH];
+  int n = 0, i, did = 0;
+  dred_queue_t *q;
+  if (rt->meet == NULL) return 0;
+  if (!dred_queue_empty(&rt->meet_lent)) did |= lent_reclaim(rt, 0) > 0;
+  /* A spilled slot re-routes a member whose application thread never looks (it waits in
+   * MPI, or will only wait at dred_finalize): looked at every few milliseconds at most. */
+  now = uv_hrtime();
+  if (now - rt->meet_turn_ns < 2000000ull) return did;
+  rt->meet_turn_ns = now;
+  uv_mutex_lock(&rt->lock);
+  DRED_QUEUE_FOREACH(q, &rt->meetq) {
+    dred_inst_t *in = DRED_QUEUE_DATA(q, dred_inst_t, qlink);
+    if (n == BATCH) break;
+    if (!in->meet_claimed && dred_meet_state(in->meet_slot, in->meet_seq) == DRED_MEET_SPILL) {
+      gid[n] = in->group_id;
+      tag[n++] = in->tag;
+    }
+  }
+  uv_mutex_unlock(&rt->lock);
+  for (i = 0; i < n; i++) did |= dred_meetpath_settle(rt, gid[i], tag[i], DRED_OK, UINT64_MAX) == 2;
+  return did;
 }
 
 void dred_meetpath_on_failed(dred_rt_t *rt, uint32_t w) {
@@ -214,9 +540,9 @@ void dred_meetpath_on_failed(dred_rt_t *rt, uint32_t w) {
   uv_mutex_lock(&rt->lock);
   DRED_QUEUE_FOREACH(q, &rt->groups) {
     dred_group_t *g = DRED_QUEUE_DATA(q, dred_group_t, link);
-    if (g->meet_ring == NULL) continue;
-    for (k = 0; k < g->n; k++)
-      if (g->workers[k] == w) dred_meet_member_failed(g->meet_ring, k, DRED_ERR_PROC_FAILED);
+    if (g->spans_nodes) continue;
+    for (k = 0; k < g->n; k++) /* every stream of the group: its auto tags, each tag */
+      if (g->workers[k] == w) dred_meet_group_member_failed(rt->meet, g->id, k, DRED_ERR_PROC_FAILED);
   }
   uv_mutex_unlock(&rt->lock);
 }
@@ -237,7 +563,7 @@ static int settle_batch(dred_rt_t *rt, int status) {
     tag[n++] = in->tag;
   }
   uv_mutex_unlock(&rt->lock);
-  for (i = 0; i < n; i++) (void)dred_meetpath_settle(rt, gid[i], tag[i], status);
+  for (i = 0; i < n; i++) (void)dred_meetpath_settle(rt, gid[i], tag[i], status, UINT64_MAX);
   uv_mutex_lock(&rt->lock);
   DRED_QUEUE_FOREACH(q, &rt->meetq) left++;
   uv_mutex_unlock(&rt->lock);
@@ -287,7 +613,7 @@ int dred_meetpath_reclaim(dred_rt_t *rt) {
       }
     }
     uv_mutex_unlock(&rt->lock);
-    for (i = 0; i < n; i++) total += dred_meetpath_settle(rt, gid[i], tag[i], DRED_OK);
+    for (i = 0; i < n; i++) total += dred_meetpath_settle(rt, gid[i], tag[i], DRED_OK, UINT64_MAX) != 0;
   } while (n == BATCH);
   return total;
 }

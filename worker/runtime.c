@@ -761,6 +761,7 @@ static void on_turn(uv_check_t *h) {
     if (DRED_RT_ROBUST_ON(rt)) rt->robust->progress(rt, &due);
     if (admit_due != 0 && (due == 0 || admit_due < due)) due = admit_due;
     if ((meet_due = meet_sweep(rt)) != 0 && (due == 0 || meet_due < due)) due = meet_due;
+    progress |= dred_meetpath_turn(rt);
     /* armed once per due time, not every turn: turns run back to back while busy */
     if (due != 0 && due != rt->due_armed_ns && (now = uv_hrtime()) < due) {
       uv_timer_start(&rt->due, wake_turn, (due - now + 999999) / 1000000, 0); /* ms, up */

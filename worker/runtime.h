@@ -228,6 +228,13 @@ typedef struct dred_inst {
   struct dred_meet_slot *meet_slot;
   uint64_t meet_seq, meet_mask;
   int meet_claimed;
+  /* A non-root operand that met by reference: the pool block peers read (acc itself when
+   * acc is a plain pool block of ours, else meet_blk, a copy made for the meeting), and
+   * the root's progress through a fold done in bounded steps. */
+  int meet_by_ref;
+  char *meet_blk;
+  int64_t meet_blk_off;
+  uint64_t meet_fold_next;
   inst_state_t state;
   int end_status;      /* set when END arrives while tasks are still running */
   int tasks_pending;   /* tasks queued or running for this instance */
@@ -408,6 +415,10 @@ typedef struct dred_rt {
   MPI_Win meet_win;
   dred_queue_t meetq;
   uint64_t meet_done, meet_spilled; /* under lock */
+  /* Pool blocks of ours that a met reduction's root may still read after our future
+   * completed (meetpath.c): freed once the slot says it no longer needs them. */
+  dred_queue_t meet_lent;
+  uint64_t meet_turn_ns;
 } dred_rt_t;
 
 /* distribute.c: allreduce and bcast, what the reduce path does not do */
@@ -438,17 +449,27 @@ void dred_rt_fail_everything(dred_rt_t *rt, int status);
 void dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status);
 
 /* ---- the node's meeting place (meetpath.c, over common/meet.h) ---- */
+/* Runtime thread, once per loop turn: lent blocks the root is done with go back to the
+ * pool, and met reductions whose slot spilled go to dred-master (for members whose
+ * application thread does not look).  Returns 1 if it did anything. */
+int dred_meetpath_turn(dred_rt_t *rt);
 /* dred_init, collective over dred_comm(): map the node's table, agree job-wide whether it
  * is used.  Never fails the job: without it every reduction goes to the master. */
 void dred_meetpath_init(dred_rt_t *rt);
 void dred_meetpath_finalize(dred_rt_t *rt, int collective);
-/* dred_ireduce, under rt->lock, `in` complete but not inserted, `seq` its auto-tag
- * sequence number: 1 if it met in shared memory (insert it, hand out the future, nothing
- * for the runtime thread to do); 0 to go to the master (in->meet_mask set). */
-int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, uint64_t seq);
+/* dred_ireduce, before taking rt->lock, once the operand is loaded: give a non-root
+ * operand that will meet by reference a pool block, if it is not in one of ours already
+ * (the copy is made here, outside the lock). */
+void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in);
+/* dred_ireduce, under rt->lock, `in` complete (its key in->tag) but not inserted: 1 if it
+ * met in shared memory (insert it, hand out the future, nothing for the runtime thread to
+ * do); 0 to go to the master (in->meet_mask set). */
+int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in);
 /* Any thread: finish a met reduction whose slot decided, or with `status` if it has not
- * (0: only if decided).  Returns 1 if it is finished or another thread is finishing it. */
-int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status);
+ * (0: only if decided).  `budget`: bytes of combining the root may do in this call
+ * (UINT64_MAX: all).  Returns 0 while pending (or its fold is only part done), 1 if it is
+ * finished or another thread is finishing it, 2 if it went to dred-master instead. */
+int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, uint64_t budget);
 /* The future's side: wait at most timeout_ns (UINT64_MAX: for ever) for a met reduction,
  * settling it when its slot decides.  Returns when the future is done or time ran out. */
 void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns);
@@ -678,6 +699,9 @@ int dred_dp_load(dred_rt_t *rt, const dred_inst_t *in, char *dst);
  * recvbuf as the caller's datatype lays it out (holes untouched).  DIRECT: nothing to do. */
 int dred_dp_unpack_result(dred_rt_t *rt, dred_inst_t *in);
 int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, int *malloced);
+/* A block of our pool and nothing else (no private fallback, no MPI call): DRED_OK, or
+ * DRED_ERR_NOMEM when the pool has no room.  Freed with dred_dp_buf_free(..., 0). */
+int dred_dp_pool_block(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off);
 void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, int malloced);
 /* A private copy from dred_bigbuf_alloc (*p, `bytes`) becomes a reduction buffer as
  * dred_dp_buf_alloc would give one: moved into the pool when it has room, else kept where

@@ -23,6 +23,13 @@
 #      reductions per step, the victim killed right after its first call (3 trials): that
 #      one exact, the 7 it never joined end DRED_ERR_PROC_FAILED on every survivor once the
 #      master declares it failed (random moments do not land inside steps this short).
+#   4c. the node engine (one-node auto-tagged reductions of any size met in shared memory
+#      by reference, worker/meetpath.c): a non-root killed at a random moment of a 4 MiB
+#      reduction (4 trials), right after its call of a 16 MiB one (2, exact: its pool block
+#      outlives it), under a non-commutative op (2), during 16 concurrent ones (2); the root
+#      killed (1: the other members had nothing more to do, DRED_OK) and dred-master killed
+#      (1: exact, the engine needs no master).  Parts 2, 3, 7's master kill and 9 test
+#      dred-master's own paths and run with DRED_MEET=0.
 #   5. 2 node losses on simulated nodes a:2,b:2,c:2 (5 workers, 4 MiB): every application
 #      process of one node that is neither the master's nor the root's, SIGKILLed at once
 #      at a random moment -- exact or an explicit error, 0 wrong, 0 hung, no survivor dying.
@@ -93,9 +100,11 @@ part "8 worker kills, 4 workers, 4 MiB (0 wrong, 0 hung)" \
 DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
   part "2 worker kills on simulated nodes a:2,b:2,c:2, 5 workers, 4 MiB, a non-commutative op (its node peers live on; 0 wrong, 0 hung)" \
   --mode worker --trials 2 --workers 5 --nodes 3 --bytes 4M --calib 1 --op affine
-part "root kill, 4 workers, 16 MiB (every survivor ROOT_FAILED)" \
+# (2 and 3 through dred-master: DRED_MEET=0; on the node engine a dead root's peers and a
+# dead master's workers need nothing from them: part 4c)
+DRED_MEET=0 part "root kill, 4 workers, 16 MiB (every survivor ROOT_FAILED)" \
   --mode root --trials 1 --workers 4 --bytes 16M --kill-at 0.005 --expect ROOT_FAILED
-part "master kill, 4 workers, 16 MiB (every survivor MASTER_LOST)" \
+DRED_MEET=0 part "master kill, 4 workers, 16 MiB (every survivor MASTER_LOST)" \
   --mode master --trials 1 --workers 4 --bytes 16M --kill-at 0.005 --expect MASTER_LOST
 part "worker killed right after its call, 4 workers, 16 MiB (every survivor exact)" \
   --mode worker --trials 2 --workers 4 --bytes 16M --kill-at call --expect exact
@@ -103,6 +112,18 @@ part "worker killed right after its call, small auto-tagged reductions met in sh
   --mode worker --trials 2 --workers 4 --bytes 64 --auto-tags --kill-at call --expect exact
 part "worker killed after the first of 8 small auto-tagged reductions met in shared memory, 4 workers, 64 B (the one it joined exact, the 7 it never joined PROC_FAILED on every survivor, none hangs)" \
   --mode worker --trials 3 --workers 4 --bytes 64 --conc 8 --auto-tags --kill-at call --expect PROC_FAILED
+part "worker killed at a random moment, 4 MiB auto-tagged reductions met in shared memory by reference (the node engine: the root folds from the peers' pool blocks), 4 workers (exact or an explicit error)" \
+  --mode worker --trials 4 --workers 4 --bytes 4M --auto-tags --calib 1
+part "worker killed right after its call, 16 MiB met by reference, 4 workers (every survivor exact: its pool block outlives it)" \
+  --mode worker --trials 2 --workers 4 --bytes 16M --auto-tags --kill-at call --expect exact
+part "worker killed at a random moment, 1 MiB met by reference, non-commutative op (rank order kept)" \
+  --mode worker --trials 2 --workers 4 --bytes 1M --auto-tags --op affine --calib 1
+part "worker killed during 16 concurrent reductions met by reference, 4 workers" \
+  --mode concurrent --trials 2 --workers 4 --bytes 4M --auto-tags --calib 1
+part "root killed 5 ms into a 16 MiB reduction met by reference (the others had nothing more to do: exact, i.e. DRED_OK, no hang)" \
+  --mode root --trials 1 --workers 4 --bytes 16M --auto-tags --kill-at 0.005 --expect exact
+part "dred-master killed 5 ms into a 16 MiB reduction met by reference (the node engine needs no master: exact; later reductions MASTER_LOST)" \
+  --mode master --trials 1 --workers 4 --bytes 16M --auto-tags --kill-at 0.005 --expect exact
 
 DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
   part "node loss on a:2,b:2,c:2, 5 workers, 4 MiB (0 wrong, 0 hung, no survivor dies)" \
@@ -128,7 +149,7 @@ part "external master: 4 worker kills, 4 workers, 4 MiB (0 wrong, 0 hung)" \
   --external --mode worker --trials 4 --workers 4 --bytes 4M
 part "external master: worker killed right after its call, 4 workers, 16 MiB (every survivor exact)" \
   --external --mode worker --trials 1 --workers 4 --bytes 16M --kill-at call --expect exact
-part "external master: master kill, 4 workers, 16 MiB (every survivor MASTER_LOST)" \
+DRED_MEET=0 part "external master: master kill, 4 workers, 16 MiB (every survivor MASTER_LOST)" \
   --external --mode master --trials 1 --workers 4 --bytes 16M --kill-at 0.005 --expect MASTER_LOST
 # The master's node lost.  Survivors used to vanish now and then (1-4 in 60-80 trials): when
 # a process ended without PMI finalize, mpiexec's SIGUSR1 fan-out could hit a proxy that had
@@ -173,7 +194,7 @@ script_part "the job cancelled with SIGTERM mid-job (every process ends, leaving
 # 9. roll-forward (tests/faults/rollforward.sh): the executor of an absorption killed by
 #    DRED_TEST_ABSORB_KILL halfway through its first piece, halfway through piece 513, and
 #    after its last piece: a node peer finishes the absorption, every survivor exact.
-script_part "executor killed inside an absorption at pieces 0, 513 and after the last (a node peer finishes it; exact)" \
+DRED_MEET=0 script_part "executor killed inside an absorption at pieces 0, 513 and after the last (a node peer finishes it; exact)" \
   rollforward.sh
 
 if [ -s "$faildigest" ]; then

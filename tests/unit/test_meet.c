@@ -7,6 +7,12 @@
  * DRED_MEET_DEPTH before (spill), a member's death, dred_meet_end and a lock holder's death
  * all decide the same outcome for everyone, whatever the arrival order; waiting works
  * across processes and is bounded by its timeout; out-of-range arrivals are refused.
+ * Operands met by reference (a member's pool block, any size): every arrival order and
+ * root decides alike and names each block; a block is needed until the root releases (or
+ * dies, or the slot ends); a member without a place for its operand spills the slot to
+ * dred-master for everyone, before or after the others arrived; failures and a lock
+ * holder's death end such slots as they end small ones; explicit tags get rings of their
+ * own, and a death reaches every stream of its group.
  *
  * Tables live in MAP_SHARED anonymous mappings: page-aligned (the table asks for 64-byte
  * alignment, more than malloc promises) and shared with forked children, as the node's
@@ -931,6 +937,354 @@ static void test_lock_holder_dies(void **state) {
   table_free(t);
 }
 
+/* ---- 10. operands met by reference --------------------------------------------------- */
+
+#define BIG 100000 /* ints: far more than a slot holds */
+
+static dred_meet_ref_t ref_of(uint32_t k, const proto_params_t *p) {
+  dred_meet_ref_t op;
+  memset(&op, 0, sizeof op);
+  if (k == p->root) return op; /* the root reads, it publishes nothing */
+  op.kind = DRED_MEET_OP_POOL;
+  op.worker = WORKERS[k];
+  op.off = 4096 + 65536 * (int64_t)k;
+  op.len = p->count * p->extent;
+  return op;
+}
+
+static int arrive_ref(dred_meet_ring_t *r, uint64_t seq, uint32_t k, const proto_params_t *p,
+                      uint32_t kind, int error, dred_meet_arrival_t *a) {
+  dred_meet_ref_t op = ref_of(k, p);
+  if (kind != DRED_MEET_OP_POOL) op.kind = kind;
+  return dred_meet_arrive_op(r, seq, k, p, 1, &op, NULL, error, a);
+}
+
+static dred_meet_slot_t *meet_ref(dred_meet_ring_t *r, uint64_t seq, uint32_t k,
+                                  const proto_params_t *p) {
+  dred_meet_arrival_t a;
+  assert_int_equal(arrive_ref(r, seq, k, p, DRED_MEET_OP_POOL, DRED_OK, &a), 0);
+  assert_int_equal(a.meet, 1);
+  assert_non_null(a.slot);
+  assert_true(a.mask == 0);
+  return a.slot;
+}
+
+static void assert_needs(dred_meet_slot_t *s, uint64_t seq, const proto_params_t *p, int want) {
+  uint32_t k;
+  for (k = 0; k < N; k++)
+    assert_int_equal(dred_meet_needs(s, seq, k), k == p->root ? 0 : want);
+}
+
+static void test_by_ref_orders(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 21, N, WORKERS);
+  uint32_t perm[N], i, j, k, c = 0;
+  uint64_t seq = 0;
+  (void)state;
+  assert_non_null(r);
+  /* every arrival order of four members, each with every root */
+  for (perm[0] = 0; perm[0] < N; perm[0]++)
+    for (perm[1] = 0; perm[1] < N; perm[1]++)
+      for (perm[2] = 0; perm[2] < N; perm[2]++)
+        for (perm[3] = 0; perm[3] < N; perm[3]++) {
+          int distinct = 1;
+          for (i = 0; i < N; i++)
+            for (j = i + 1; j < N; j++) distinct &= perm[i] != perm[j];
+          if (!distinct) continue;
+          for (uint32_t root = 0; root < N; root++, seq++) {
+            proto_params_t p = params(BIG, root);
+            dred_meet_slot_t *s = NULL;
+            p.inl = 0;
+            for (i = 0; i < N; i++) {
+              if (s != NULL) ASSERT_OPEN(s, seq);
+              s = meet_ref(r, seq, perm[i], &p);
+            }
+            ASSERT_DECIDED(s, seq, DRED_OK);
+            assert_int_equal(dred_meet_state(s, seq), DRED_MEET_OK);
+            for (k = 0; k < N; k++) {
+              dred_meet_ref_t got = dred_meet_operand(s, k), want = ref_of(k, &p);
+              assert_int_equal(got.kind, want.kind);
+              if (k == root) continue;
+              assert_int_equal(got.worker, want.worker);
+              assert_int_equal(got.off, want.off);
+              assert_int_equal(got.len, want.len);
+            }
+            /* the blocks are read until the root is done, whoever else released */
+            assert_needs(s, seq, &p, 1);
+            for (k = 0; k < N; k++)
+              if (k != root) dred_meet_release(s, seq, k);
+            assert_needs(s, seq, &p, 1);
+            dred_meet_release(s, seq, root);
+            assert_needs(s, seq, &p, 0);
+            assert_int_equal(stats(r).busy, 0);
+            assert_int_equal(dred_meet_state(s, seq), -1); /* over */
+            c++;
+          }
+        }
+  assert_int_equal(c, 24 * N);
+  table_free(t);
+}
+
+static void test_by_ref_mismatch(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 22, N, WORKERS);
+  proto_params_t p = params(BIG, 1), q = params(BIG + 1, 1);
+  dred_meet_slot_t *s = NULL;
+  dred_meet_arrival_t a;
+  uint32_t k;
+  (void)state;
+  p.inl = q.inl = 0;
+  /* one member's count differs: MISMATCH for all, and no block is needed */
+  for (k = 0; k < N; k++) s = meet_ref(r, 0, k, k == 2 ? &q : &p);
+  ASSERT_DECIDED(s, 0, DRED_ERR_MISMATCH);
+  assert_needs(s, 0, &p, 0);
+  release_all(s, 0, N);
+  /* a non-root that says it has nothing to read (it thinks it is the root): MISMATCH */
+  for (k = 0; k < N; k++)
+    if (k == 3)
+      assert_int_equal(arrive_ref(r, 1, k, &p, DRED_MEET_OP_NONE, DRED_OK, &a), 0);
+    else
+      s = meet_ref(r, 1, k, &p);
+  ASSERT_DECIDED(s, 1, DRED_ERR_MISMATCH);
+  release_all(s, 1, N);
+  /* a reference whose length is not the operand's: refused, holds nothing */
+  {
+    dred_meet_ref_t op = ref_of(2, &p);
+    op.len--;
+    assert_int_equal(dred_meet_arrive_op(r, 2, 2, &p, 1, &op, NULL, DRED_OK, &a), -1);
+    assert_int_equal(a.meet, 0);
+    op = ref_of(2, &p);
+    op.kind = 77;
+    assert_int_equal(dred_meet_arrive_op(r, 2, 2, &p, 1, &op, NULL, DRED_OK, &a), -1);
+  }
+  assert_int_equal(stats(r).busy, 0);
+  /* a member's own error wins over everything: everyone gets it */
+  for (k = 0; k < N; k++)
+    assert_int_equal(arrive_ref(r, 3, k, &p, DRED_MEET_OP_POOL, k == 0 ? DRED_ERR_NOMEM : DRED_OK, &a), 0);
+  ASSERT_DECIDED(a.slot, 3, DRED_ERR_NOMEM);
+  release_all(a.slot, 3, N);
+  table_free(t);
+}
+
+static void test_noplace_spills(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 23, N, WORKERS);
+  proto_params_t p = params(BIG, 0);
+  dred_meet_slot_t *s = NULL;
+  dred_meet_arrival_t a;
+  uint32_t k, first;
+  (void)state;
+  p.inl = 0;
+  /* the first arrival has no place: everyone goes to dred-master, naming nobody */
+  for (first = 0; first < N; first++) {
+    uint64_t seq = first;
+    assert_int_equal(arrive_ref(r, seq, first, &p, DRED_MEET_OP_NOPLACE, DRED_OK, &a), 0);
+    assert_int_equal(a.meet, 0);
+    assert_true(a.mask == 0);
+    for (k = 0; k < N; k++) {
+      if (k == first) continue;
+      assert_int_equal(arrive_ref(r, seq, k, &p, DRED_MEET_OP_POOL, DRED_OK, &a), 0);
+      assert_int_equal(a.meet, 0);
+      assert_true(a.mask == 0);
+    }
+    assert_int_equal(stats(r).busy, 0);
+  }
+  assert_int_equal(stats(r).noplace, N);
+  /* members 0 and 1 met before member 2 found no place: they learn SPILL from the slot
+   * (and go to dred-master themselves), member 3 goes there at once */
+  s = meet_ref(r, 10, 0, &p);
+  s = meet_ref(r, 10, 1, &p);
+  assert_int_equal(arrive_ref(r, 10, 2, &p, DRED_MEET_OP_NOPLACE, DRED_OK, &a), 0);
+  assert_int_equal(a.meet, 0);
+  assert_int_equal(dred_meet_state(s, 10), DRED_MEET_SPILL);
+  ASSERT_DECIDED(s, 10, DRED_OK);
+  assert_needs(s, 10, &p, 0);
+  assert_int_equal(arrive_ref(r, 10, 3, &p, DRED_MEET_OP_POOL, DRED_OK, &a), 0);
+  assert_int_equal(a.meet, 0);
+  dred_meet_release(s, 10, 0);
+  assert_int_equal(stats(r).busy, 1);
+  dred_meet_release(s, 10, 1);
+  assert_int_equal(stats(r).busy, 0);
+  /* after all others met, the last one without a place still spills it */
+  for (k = 0; k < N - 1; k++) s = meet_ref(r, 11, k, &p);
+  assert_int_equal(arrive_ref(r, 11, N - 1, &p, DRED_MEET_OP_NOPLACE, DRED_OK, &a), 0);
+  assert_int_equal(a.meet, 0);
+  assert_int_equal(dred_meet_state(s, 11), DRED_MEET_SPILL);
+  for (k = 0; k < N - 1; k++) dred_meet_release(s, 11, k);
+  assert_int_equal(stats(r).busy, 0);
+  /* a member that has no place because its call failed joins with its error instead */
+  for (k = 0; k < N; k++)
+    assert_int_equal(arrive_ref(r, 12, k, &p, k == 1 ? DRED_MEET_OP_NOPLACE : DRED_MEET_OP_POOL,
+                                k == 1 ? DRED_ERR_NOMEM : DRED_OK, &a), 0);
+  assert_int_equal(a.meet, 1);
+  ASSERT_DECIDED(a.slot, 12, DRED_ERR_NOMEM);
+  release_all(a.slot, 12, N);
+  /* a slot already MIXED stays MIXED: a member without a place follows to dred-master */
+  TO_MASTER(r, 13, 0, &p, 0, 0);
+  assert_int_equal(arrive_ref(r, 13, 1, &p, DRED_MEET_OP_NOPLACE, DRED_OK, &a), 0);
+  assert_int_equal(a.meet, 0);
+  assert_int_equal(stats(r).mixed, 1);
+  table_free(t);
+}
+
+static void test_by_ref_failures(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 24, N, WORKERS), *r2;
+  proto_params_t p = params(BIG, 0);
+  dred_meet_slot_t *s = NULL;
+  dred_meet_arrival_t a;
+  long page = sysconf(_SC_PAGESIZE);
+  void *bad;
+  pid_t pid;
+  int st;
+  uint32_t k;
+  (void)state;
+  p.inl = 0;
+  /* a member dies before it arrived: PROC_FAILED, no block needed */
+  for (k = 0; k < N - 1; k++) s = meet_ref(r, 0, k, &p);
+  ASSERT_OPEN(s, 0);
+  dred_meet_member_failed(r, N - 1, DRED_ERR_PROC_FAILED);
+  ASSERT_DECIDED(s, 0, DRED_ERR_PROC_FAILED);
+  assert_needs(s, 0, &p, 0);
+  for (k = 0; k < N - 1; k++) dred_meet_release(s, 0, k);
+  assert_int_equal(stats(r).busy, 0);
+
+  /* a non-root dies after it arrived: nothing lost, its block is still read by the root */
+  r = dred_meet_ring_of(t, 25, N, WORKERS);
+  for (k = 0; k < N; k++) s = meet_ref(r, 0, k, &p);
+  ASSERT_DECIDED(s, 0, DRED_OK);
+  dred_meet_member_failed(r, 2, DRED_ERR_PROC_FAILED);
+  ASSERT_DECIDED(s, 0, DRED_OK);
+  assert_int_equal(dred_meet_needs(s, 0, 2), 1);
+  assert_int_equal(dred_meet_operand(s, 2).worker, WORKERS[2]);
+  /* ... until the root dies too: then nobody reads, and the slot empties */
+  dred_meet_member_failed(r, 0, DRED_ERR_PROC_FAILED);
+  assert_needs(s, 0, &p, 0);
+  dred_meet_release(s, 0, 1);
+  dred_meet_release(s, 0, 3);
+  assert_int_equal(stats(r).busy, 0);
+
+  /* dred_meet_end (finalize deadline) on an open by-reference slot */
+  r = dred_meet_ring_of(t, 26, N, WORKERS);
+  s = meet_ref(r, 0, 1, &p);
+  dred_meet_end(s, 0, DRED_ERR_SHUTDOWN);
+  ASSERT_DECIDED(s, 0, DRED_ERR_SHUTDOWN);
+  assert_needs(s, 0, &p, 0);
+  for (k = 0; k < N; k++)
+    if (k != 1) assert_int_equal(arrive_ref(r, 0, k, &p, DRED_MEET_OP_POOL, DRED_OK, &a), 0);
+  ASSERT_DECIDED(s, 0, DRED_ERR_SHUTDOWN);
+  release_all(s, 0, N);
+
+  /* a process killed while it holds the lock of a slot where others met by reference:
+   * PROC_FAILED for everyone, no block needed, the lock usable again */
+  r = dred_meet_ring_of(t, 27, N, WORKERS);
+  bad = mmap(NULL, (size_t)page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  assert_true(bad != MAP_FAILED);
+  s = meet_ref(r, 0, 0, &p);
+  s = meet_ref(r, 0, 2, &p);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    struct sigaction sa;
+    struct rlimit no_core = {0, 0};
+    int devnull = open("/dev/null", O_WRONLY);
+    proto_params_t small = params(4, 0);
+    dred_meet_ref_t op;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+    setrlimit(RLIMIT_CORE, &no_core);
+    if (devnull >= 0) dup2(devnull, 2);
+    /* a copy into the slot that faults under the lock (its parameters would mismatch, but
+     * it dies first) */
+    memset(&op, 0, sizeof op);
+    op.kind = DRED_MEET_OP_SLOT;
+    op.len = 16;
+    small.count = 4;
+    dred_meet_arrive_op(r, 0, 1, &small, 1, &op, bad, DRED_OK, &a);
+    _exit(0);
+  }
+  st = reap(pid, 4000);
+  assert_false(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  ASSERT_DECIDED(s, 0, DRED_ERR_PROC_FAILED);
+  assert_needs(s, 0, &p, 0);
+  assert_int_equal(arrive_ref(r, 0, 3, &p, DRED_MEET_OP_POOL, DRED_OK, &a), 0);
+  ASSERT_DECIDED(a.slot, 0, DRED_ERR_PROC_FAILED);
+  dred_meet_member_failed(r, 1, DRED_ERR_PROC_FAILED);
+  dred_meet_release(s, 0, 0);
+  dred_meet_release(s, 0, 2);
+  dred_meet_release(s, 0, 3);
+  assert_int_equal(stats(r).busy, 0);
+  munmap(bad, (size_t)page);
+
+  /* a killed member that had arrived by reference (SIGKILL at any moment after): the
+   * others meet as if it lived */
+  r2 = dred_meet_ring_of(t, 28, N, WORKERS);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    (void)meet_ref(r2, 0, 3, &p);
+    for (;;) pause();
+  }
+  {
+    uint64_t end = now_ns() + 4000000000ull;
+    dred_meet_ring_stats_t rs;
+    do {
+      dred_meet_ring_stats(r2, &rs);
+    } while (rs.busy == 0 && now_ns() < end);
+    assert_int_equal(rs.busy, 1);
+  }
+  kill(pid, SIGKILL);
+  (void)reap(pid, 4000);
+  for (k = 0; k < N - 1; k++) s = meet_ref(r2, 0, k, &p);
+  ASSERT_DECIDED(s, 0, DRED_OK);
+  assert_int_equal(dred_meet_operand(s, 3).off, ref_of(3, &p).off);
+  dred_meet_member_failed(r2, 3, DRED_ERR_PROC_FAILED);
+  ASSERT_DECIDED(s, 0, DRED_OK);
+  release_all(s, 0, N - 1);
+  assert_int_equal(stats(r2).busy, 0);
+  table_free(t);
+}
+
+static void test_streams(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *ra = dred_meet_ring_of(t, 31, N, WORKERS);
+  dred_meet_ring_t *r5 = dred_meet_stream_of(t, 31, 5, N, WORKERS);
+  dred_meet_ring_t *r6 = dred_meet_stream_of(t, 31, 6, N, WORKERS);
+  dred_meet_ring_t *o5 = dred_meet_stream_of(t, 32, 5, N, WORKERS);
+  proto_params_t p = params(4, 0);
+  dred_meet_slot_t *sa, *s5, *so;
+  (void)state;
+  assert_non_null(ra);
+  assert_non_null(r5);
+  assert_non_null(r6);
+  assert_non_null(o5);
+  assert_ptr_equal(dred_meet_stream_of(t, 31, DRED_MEET_AUTO, N, WORKERS), ra);
+  assert_ptr_equal(dred_meet_stream_of(t, 31, 5, N, WORKERS), r5);
+  assert_true(ra != r5 && r5 != r6 && r5 != o5 && ra != r6);
+  /* the k-th use of a tag meets in its own ring, whatever the auto stream does */
+  sa = MEET(ra, 0, 1, &p);
+  s5 = MEET(r5, 0, 1, &p);
+  so = MEET(o5, 0, 1, &p);
+  assert_true(sa != s5);
+  /* a death reaches every stream of its group, and only those */
+  dred_meet_group_member_failed(t, 31, 2, DRED_ERR_PROC_FAILED);
+  ASSERT_DECIDED(sa, 0, DRED_ERR_PROC_FAILED);
+  ASSERT_DECIDED(s5, 0, DRED_ERR_PROC_FAILED);
+  ASSERT_OPEN(so, 0);
+  /* a full table: a stream that finds no ring finds none for everyone */
+  {
+    uint32_t i, found = 0;
+    for (i = 0; i < 2 * DRED_MEET_GROUPS; i++)
+      found += dred_meet_stream_of(t, 33, (int64_t)i, N, WORKERS) != NULL;
+    assert_int_equal(found, DRED_MEET_GROUPS - 4);
+    assert_null(dred_meet_stream_of(t, 33, 2 * DRED_MEET_GROUPS, N, WORKERS));
+    assert_non_null(dred_meet_stream_of(t, 33, 0, N, WORKERS)); /* claimed ones stay */
+  }
+  table_free(t);
+}
+
 /* ---- 9. bad arguments -------------------------------------------------------------- */
 
 #define REFUSED(r, seq, k, p, wants, data, bytes)                                         \
@@ -1006,7 +1360,9 @@ int main(void) {
       cmocka_unit_test(test_spill),         cmocka_unit_test(test_member_failed),
       cmocka_unit_test(test_end),           cmocka_unit_test(test_cross_process),
       cmocka_unit_test(test_wait_bounded),  cmocka_unit_test(test_lock_holder_dies),
-      cmocka_unit_test(test_bad_args),
+      cmocka_unit_test(test_bad_args),      cmocka_unit_test(test_by_ref_orders),
+      cmocka_unit_test(test_by_ref_mismatch), cmocka_unit_test(test_noplace_spills),
+      cmocka_unit_test(test_by_ref_failures), cmocka_unit_test(test_streams),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
