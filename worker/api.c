@@ -245,6 +245,8 @@ int dred_finalize(void) {
 
 /* Frees an instance nobody else has seen: its operand copy, pool reservation, holds. */
 static void inst_discard(dred_rt_t *rt, dred_inst_t *in) {
+  dred_nodemem_give(rt, in->node_bytes);
+  dred_meetpath_unprepare(rt, in);
   dred_lifetime_release(in->op, in->type, in->held);
   dred_admit_release(rt, in); /* its pool reservation, or the copy waiting for one */
   if (in->acc != NULL && !in->acc_is_app && !(in->is_root && in->acc == in->recvbuf))
@@ -539,6 +541,15 @@ static int call_start(const call_t *c, MPI_Comm comm, int tag, dred_future **fut
   dred_meetpath_prepare(rt, in); /* a pool block peers can read, if it needs one */
   uv_mutex_lock(&rt->lock);
   rt->entering--;
+  if (rt->dead) {
+    /* The service died while the operand was being copied: the runtime has already ended
+     * what it knew of (dred_meetpath_fail_all), and a slot joined now would wait for
+     * members that are refusing every call.  The turn is taken; end it here. */
+    int st = rt->dead_status;
+    uv_mutex_unlock(&rt->lock);
+    inst_discard(rt, in);
+    return st;
+  }
   /* The node engine (meetpath.c) folds only at a root: a reduce of a one-node group meets
    * its peers there -- no message, nothing for the runtime thread; the future's waits
    * finish it.  An auto-tagged allreduce or bcast still arrives in its slot, as a member

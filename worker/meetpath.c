@@ -174,6 +174,8 @@ static void meet_blk_free(dred_rt_t *rt, dred_inst_t *in) {
   in->meet_blk_off = -1;
 }
 
+void dred_meetpath_unprepare(dred_rt_t *rt, dred_inst_t *in) { meet_blk_free(rt, in); }
+
 /* The ring of the stream `in` belongs to (its group's auto-tagged reductions, or its
  * explicit tag), or NULL.  Under rt->lock. */
 static dred_meet_ring_t *ring_for(dred_rt_t *rt, dred_inst_t *in, uint64_t *seq) {

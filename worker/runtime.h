@@ -461,6 +461,8 @@ void dred_meetpath_finalize(dred_rt_t *rt, int collective);
  * operand that will meet by reference a pool block, if it is not in one of ours already
  * (the copy is made here, outside the lock). */
 void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in);
+/* The block prepare gave `in`, freed (a call that ends before it arrives anywhere). */
+void dred_meetpath_unprepare(dred_rt_t *rt, dred_inst_t *in);
 /* dred_ireduce, under rt->lock, `in` complete (its key in->tag) but not inserted: 1 if it
  * met in shared memory (insert it, hand out the future, nothing for the runtime thread to
  * do); 0 to go to the master (in->meet_mask set). */

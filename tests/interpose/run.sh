@@ -100,11 +100,13 @@ for line in "${CASES[@]}"; do
   why=""
   if grep -q "^# rc .* timed_out 1" "$log"; then why="timed out"
   elif ! grep -q "^# rc 0 " "$log"; then why="exit status $(sed -n 's/^# rc \([0-9]*\) .*/\1/p' "$log")"
-  elif grep -q '^FAIL' "$log"; then why="FAIL lines"
-  elif ! grep -q '^ALL PASSED' "$log"; then why="no ALL PASSED"
+  elif grep -qE '(^|[^A-Z])FAIL ' "$log"; then why="FAIL lines"
+  elif ! grep -q 'ALL PASSED' "$log"; then why="no ALL PASSED"
   elif [ "$calls" != - ]; then
     for c in ${calls//,/ }; do
-      n=$(grep -cE "^dred-mpi: $c dred=[1-9][0-9]* " "$log")
+      # The processes' stdout and stderr meet in one stream, so a report line may follow
+      # another process's unfinished line: count the reports, not the lines they start.
+      n=$(grep -oE "dred-mpi: $c dred=[1-9][0-9]* " "$log" | wc -l)
       [ "$n" = "$np" ] || { why="$n of $np processes report '$c dred=N>0'"; break; }
     done
   fi

@@ -8,8 +8,10 @@
  * against MPI_Reduce on the same data, and after the first round sleeps SLEEP_S seconds
  * (so a test can query `dredstat status` while the master is up and idle).  Rank 0 prints
  * "stat-app: ok" when everything matched; the exit status is 0 only then.  -m SMALL: then
- * SMALL blocking dred_reduce calls of one double (auto tags), which on one node meet in
- * shared memory and never reach the master's tables (the journal counts them apart).
+ * SMALL blocking dred_reduce calls of one double (auto tags) on each node's members, which
+ * meet in shared memory and never reach the master's tables (the journal counts them
+ * apart).  Run on more than one node (dredrun --sim-nodes), the rounds' reductions span
+ * nodes and go through dred-master, so the journal has tasks.
  */
 #include <dred.h>
 #include <stdio.h>
@@ -92,10 +94,20 @@ int main(int argc, char **argv) {
     }
     if (round == 0 && sleep_s > 0) sleep((unsigned)sleep_s);
   }
-  for (round = 0; round < small; round++) {
-    double x = rank + round, sum = 0;
-    if (dred_reduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, comm) != DRED_OK) bad++;
-    if (rank == 0 && sum != (double)size * (size - 1) / 2 + (double)size * round) bad++;
+  if (small > 0) {
+    /* On this node's members only: a group within one node meets in shared memory. */
+    MPI_Comm node;
+    int nrank, nsize, base = 0;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &nrank);
+    MPI_Comm_size(node, &nsize);
+    MPI_Allreduce(&rank, &base, 1, MPI_INT, MPI_SUM, node); /* sum of the members' ranks */
+    for (round = 0; round < small; round++) {
+      double x = rank + round, sum = 0;
+      if (dred_reduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, node) != DRED_OK) bad++;
+      if (nrank == 0 && sum != (double)base + (double)nsize * round) bad++;
+    }
+    MPI_Comm_free(&node);
   }
   MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_SUM, comm);
   if (rank == 0) printf("stat-app: %s (%d workers, %d rounds, %d doubles)\n",
