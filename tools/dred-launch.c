@@ -62,6 +62,21 @@
 #define LINGER_NAME "dred-linger"
 
 static pid_t child = -1;
+
+/* End the whole job through PMI ("cmd=abort", what MPI_Abort sends): mpiexec then kills
+ * every process, -disable-auto-cleanup or not.  Needed because a death during start-up is
+ * not always seen by the others: a program killed before its MPI connections were made
+ * leaves them spinning in the start-up collectives with nothing to fail on, and Hydra,
+ * told not to clean up, waits for them (seen here in about one trial in four).  Nothing
+ * to do without PMI_FD (not under Hydra). */
+static void end_job_now(int code) {
+  char req[64];
+  const char *s = getenv("PMI_FD");
+  int fd, n;
+  if (s == NULL || (fd = atoi(s)) < 0) return;
+  n = snprintf(req, sizeof req, "cmd=abort exitcode=%d\n", code);
+  if (write(fd, req, (size_t)n) != n) return;
+}
 static volatile sig_atomic_t terminating;
 
 /* A termination request (Ctrl-C, mpiexec cleanup, timeout) goes to the program, and the
@@ -196,6 +211,7 @@ int main(int argc, char **argv) {
             "before its dred_init finished: ending the job (the others wait for it in "
             "start-up collectives that cannot finish)\n", argv[1], (long)child,
             WTERMSIG(status), strsignal(WTERMSIG(status)));
+    end_job_now(128 + WTERMSIG(status));
     signal(WTERMSIG(status), SIG_DFL);
     raise(WTERMSIG(status));
     return 128 + WTERMSIG(status);

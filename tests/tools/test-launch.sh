@@ -91,7 +91,14 @@ pid_of() {
 # finish: wait for the job, at most LIMIT s after its launch; sets rc, secs, out
 finish() {
   while kill -0 "$jobpid" 2>/dev/null && [ $(( $(now_ms) - t0 )) -lt $((LIMIT * 1000)) ]; do sleep 0.1; done
-  if kill -0 "$jobpid" 2>/dev/null; then rc=124; kill_job; else wait "$jobpid"; rc=$?; jobpid=""; fi
+  if kill -0 "$jobpid" 2>/dev/null; then
+    rc=124
+    # what was still running, for the failure's report
+    for p in "$jobpid" $(tree_pids "$jobpid"); do
+      echo "# still running: $(ps -o pid=,stat=,args= -p "$p" 2>/dev/null | cut -c1-120)" >>"$log"
+    done
+    kill_job
+  else wait "$jobpid"; rc=$?; jobpid=""; fi
   secs=$(awk -v a="$t0" -v b="$(now_ms)" 'BEGIN { printf "%.1f", (b - a) / 1000 }')
   kill_job # anything that outlived mpiexec
   out="$(grep -v UCX "$log")"
@@ -130,7 +137,7 @@ for trial in "worker dred-master 0.6" "worker dred-master 1.2" "worker dred-mast
     ok "$name: the job ended in $secs s (exit $rc), naming it and start-up"
   else
     bad "$name: the job ends within ${LIMIT} s, naming it and start-up" \
-      "rc=$rc after $secs s: $(printf '%s' "$out" | grep -E 'dred|error' | head -4)"
+      "rc=$rc after $secs s: $(printf '%s' "$out" | grep -E 'dred|error|still running' | head -9)"
   fi
   nothing_left "$name"
 done
