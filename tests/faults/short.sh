@@ -10,9 +10,9 @@
 #      trials on simulated nodes a:2,b:2,c:2 (5 workers): one process lost, its node peers
 #      alive, reductions spanning nodes, and the op non-commutative (fault_app --op affine:
 #      a recovered operand put back out of rank order gives a wrong answer).
-#   2. 1 trial killing the root 5 ms into a 16 MiB reduction: every survivor must get
+#   2. 1 trial killing the root 5 ms into a 64 MiB reduction: every survivor must get
 #      DRED_ERR_ROOT_FAILED.
-#   3. 1 trial killing dred-master 5 ms into a 16 MiB reduction: every survivor must get
+#   3. 1 trial killing dred-master 5 ms into a 64 MiB reduction: every survivor must get
 #      DRED_ERR_MASTER_LOST.
 #   4. 2 trials killing a worker right after its dred_ireduce call returns, 4 workers,
 #      16 MiB: the operand is only in the victim's pool then (often before its neighbour
@@ -102,10 +102,12 @@ DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
   --mode worker --trials 2 --workers 5 --nodes 3 --bytes 4M --calib 1 --op affine
 # (2 and 3 through dred-master: DRED_MEET=0; on the node engine a dead root's peers and a
 # dead master's workers need nothing from them: part 4c)
-DRED_MEET=0 part "root kill, 4 workers, 16 MiB (every survivor ROOT_FAILED)" \
-  --mode root --trials 1 --workers 4 --bytes 16M --kill-at 0.005 --expect ROOT_FAILED
-DRED_MEET=0 part "master kill, 4 workers, 16 MiB (every survivor MASTER_LOST)" \
-  --mode master --trials 1 --workers 4 --bytes 16M --kill-at 0.005 --expect MASTER_LOST
+# 64 MiB: a kill 5 ms in must land well inside the step; a 16 MiB step took 12 ms on a
+# quiet machine here, and a kill after the END went out rightly leaves everyone exact.
+DRED_MEET=0 part "root kill, 4 workers, 64 MiB (every survivor ROOT_FAILED)" \
+  --mode root --trials 1 --workers 4 --bytes 64M --kill-at 0.005 --expect ROOT_FAILED
+DRED_MEET=0 part "master kill, 4 workers, 64 MiB (every survivor MASTER_LOST)" \
+  --mode master --trials 1 --workers 4 --bytes 64M --kill-at 0.005 --expect MASTER_LOST
 part "worker killed right after its call, 4 workers, 16 MiB (every survivor exact)" \
   --mode worker --trials 2 --workers 4 --bytes 16M --kill-at call --expect exact
 part "worker killed right after its call, small auto-tagged reductions met in shared memory, 4 workers, 64 B (every survivor exact: the operand is in the slot)" \
