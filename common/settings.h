@@ -58,6 +58,11 @@
  * against 4-40 ms from 2 KiB to 512 KiB, where dred leaves its inline and shared-memory
  * paths), dred from 2 MiB (4.8-7.1 ms against 8.0-10.4 ms; 8 MiB 7.7 against 19.5 ms). */
 #define DRED_MPI_MIN_BYTES_DEFAULT 1048576
+/* The default of DRED_MPI_COLL_MIN_BYTES: 2^40, above any real message, so intercepted
+ * allreduces and broadcasts go to MPI unless asked.  Measured with dred-bench-coll at p = 2
+ * on one node (docs/performance.md, 2026-11-27): dred's were 4.6-70 times MPI's time at
+ * every size from 8 B to 8 MiB (every copy of the result goes through dred-master). */
+#define DRED_MPI_COLL_MIN_BYTES_DEFAULT ((uint64_t)1 << 40)
 
 #define DRED_SETTINGS_STR_(x) #x
 #define DRED_SETTINGS_STR(x) DRED_SETTINGS_STR_(x)
@@ -164,6 +169,8 @@
     "connections that may wait for their HELLO at once (never fewer than twice the job's processes); beyond it the oldest is closed") \
   N(MPI_MIN_BYTES, DRED_MPI_MIN_BYTES_DEFAULT, 0, (uint64_t)1 << 40, DRED_BY_MPI, \
     "intercepted reductions smaller than this go to MPI (where MPI measured faster at p = 2 here)") \
+  N(MPI_COLL_MIN_BYTES, DRED_MPI_COLL_MIN_BYTES_DEFAULT, 0, (uint64_t)1 << 40, DRED_BY_MPI, \
+    "intercepted allreduces and broadcasts smaller than this go to MPI; the default, 2^40, sends them all there (dred's measured slower than MPI's at every size here); 0 sends them all through dred, for its fault tolerance") \
   N(MPI_REPORT, 0, 0, 2, DRED_BY_MPI, \
     "1: every process prints at `MPI_Finalize` one line per intercepted call kind, `dred-mpi: <call> dred=<n> mpi=<m>`; 2: also why calls went to MPI") \
   T(TEST_ABSORB_KILL, "unset", "`TAG:PIECE`", DRED_BY_WORKER, \

@@ -2,7 +2,7 @@
  * bcast.c -- MPI_Bcast and MPI_Ibcast through dred.
  *
  * As reduce.c: route.c decides for every member alike (a datatype dred broadcasts, a size
- * at or above DRED_MPI_MIN_BYTES, an intracommunicator other than MPI_COMM_SELF),
+ * at or above DRED_MPI_COLL_MIN_BYTES, an intracommunicator other than MPI_COMM_SELF),
  * dred_ibcast runs it with the communicator's next tag (commtag.c), the nonblocking form
  * wraps the future in a real MPI_Request (request.c), and a status other than DRED_OK is
  * raised on the communicator as an MPI error class (errors.c).

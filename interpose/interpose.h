@@ -49,7 +49,7 @@ typedef enum { DMPI_CALLS(DMPI_CALL_ENUM) DMPI_NCALLS } dmpi_call_t;
   X(BAD_ARGS, "arguments MPI reports on (null or invalid communicator, root)") \
   X(INTERCOMM, "intercommunicator")                                      \
   X(SELF, "MPI_COMM_SELF")                                               \
-  X(SMALL, "below DRED_MPI_MIN_BYTES")                                   \
+  X(SMALL, "below DRED_MPI_MIN_BYTES (DRED_MPI_COLL_MIN_BYTES)")        \
   X(TYPE_OP, "datatype/op dred does not reduce (or datatype it does not broadcast)") \
   X(NO_TAGS, "no dred tag range left for the communicator")
 
@@ -59,7 +59,8 @@ typedef enum { DMPI_WHYS(DMPI_WHY_ENUM) DMPI_NWHYS } dmpi_why_t;
 
 /* ---- settings.c ---- */
 typedef struct {
-  uint64_t min_bytes; /* DRED_MPI_MIN_BYTES */
+  uint64_t min_bytes; /* DRED_MPI_MIN_BYTES: reduce */
+  uint64_t coll_min_bytes; /* DRED_MPI_COLL_MIN_BYTES: allreduce, bcast */
   int report;         /* DRED_MPI_REPORT    */
 } dmpi_settings_t;
 /* Read DRED_MPI_*; on a malformed value print why and return -1. */

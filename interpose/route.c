@@ -11,7 +11,8 @@
  *   a null or invalid communicator, a root out of range -> MPI, which reports the error
  *   an intercommunicator, MPI_COMM_SELF -> MPI (dred serves intracommunicators of its
  *     processes; MPI_COMM_SELF it refuses)
- *   count x type size below DRED_MPI_MIN_BYTES -> MPI (faster there: settings.c)
+ *   count x type size below DRED_MPI_MIN_BYTES (allreduce, bcast: DRED_MPI_COLL_MIN_BYTES)
+ *   -> MPI (faster there: common/settings.h)
  *   a datatype/op pair dred's own check refuses (worker/typecheck.c, the same code dred_ireduce
  *     runs, linked in here) -> MPI; this is why dred_ireduce's local DRED_ERR_ARG for
  *     them can never split a group
@@ -107,7 +108,8 @@ int dmpi_route(dmpi_kind_t kind, int count, MPI_Datatype type, MPI_Op op, int ro
     *why = DMPI_WHY_SELF;
     return 0;
   }
-  if ((uint64_t)count * (uint64_t)tsize < dmpi_settings.min_bytes) {
+  if ((uint64_t)count * (uint64_t)tsize <
+      (kind == DMPI_KIND_REDUCE ? dmpi_settings.min_bytes : dmpi_settings.coll_min_bytes)) {
     *why = DMPI_WHY_SMALL;
     return 0;
   }

@@ -1,5 +1,6 @@
 /*
- * settings.c -- libdred-mpi's settings, DRED_MPI_MIN_BYTES and DRED_MPI_REPORT.
+ * settings.c -- libdred-mpi's settings: DRED_MPI_MIN_BYTES, DRED_MPI_COLL_MIN_BYTES and
+ * DRED_MPI_REPORT.
  *
  * Parsed by common/config.c (dred_config_load_mpi), like every DRED_* setting, but
  * strictly: a malformed value is an error at MPI_Init, not a default used with a warning.
@@ -21,6 +22,7 @@ int dmpi_settings_load(dmpi_settings_t *s) {
     return -1;
   }
   s->min_bytes = c.mpi_min_bytes;
+  s->coll_min_bytes = c.mpi_coll_min_bytes;
   s->report = c.mpi_report;
   return 0;
 }
