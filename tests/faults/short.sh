@@ -37,10 +37,10 @@
 #      in a group spanning nodes the call returns once its operand's copy is held on another
 #      node (worker/handover.c), so every survivor must get the exact result.
 #   6. 1 loss of the master's node (dred-master and the worker beside it, 5 ms into a
-#      16 MiB reduction): every survivor must get DRED_ERR_MASTER_LOST.
+#      64 MiB reduction): every survivor must get DRED_ERR_MASTER_LOST.
 #   7. dred-master beside the job (dredrun --external-master): 4 worker kills at random
 #      moments, 1 kill right after the victim's call (exact), 1 master kill 5 ms into a
-#      16 MiB reduction (every survivor MASTER_LOST).
+#      64 MiB reduction (every survivor MASTER_LOST).
 #   8. the whole job stalled: every process SIGSTOPped for 3 s mid-job, then SIGCONTed
 #      (tests/faults/pause.sh, 2 trials): no worker declared failed, no master declared
 #      lost, every reduction exact.  And 1 trial stopping one worker alone for 3 s: it is
@@ -151,15 +151,15 @@ part "external master: 4 worker kills, 4 workers, 4 MiB (0 wrong, 0 hung)" \
   --external --mode worker --trials 4 --workers 4 --bytes 4M
 part "external master: worker killed right after its call, 4 workers, 16 MiB (every survivor exact)" \
   --external --mode worker --trials 1 --workers 4 --bytes 16M --kill-at call --expect exact
-DRED_MEET=0 part "external master: master kill, 4 workers, 16 MiB (every survivor MASTER_LOST)" \
-  --external --mode master --trials 1 --workers 4 --bytes 16M --kill-at 0.005 --expect MASTER_LOST
+DRED_MEET=0 part "external master: master kill, 4 workers, 64 MiB (every survivor MASTER_LOST)" \
+  --external --mode master --trials 1 --workers 4 --bytes 64M --kill-at 0.005 --expect MASTER_LOST
 # The master's node lost.  Survivors used to vanish now and then (1-4 in 60-80 trials): when
 # a process ended without PMI finalize, mpiexec's SIGUSR1 fan-out could hit a proxy that had
 # just closed, and mpiexec then SIGKILLed the whole job; dred-launch now finalizes PMI for
 # every program it ran (tools/dred-launch.c).
 DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
-  part "master's node lost, 5 workers, 16 MiB (every survivor MASTER_LOST)" \
-  --mode masternode --trials 1 --workers 5 --nodes 3 --bytes 16M --calib 1 --kill-at 0.005 --expect MASTER_LOST
+  part "master's node lost, 5 workers, 64 MiB (every survivor MASTER_LOST)" \
+  --mode masternode --trials 1 --workers 5 --nodes 3 --bytes 64M --calib 1 --kill-at 0.005 --expect MASTER_LOST
 
 # 8. stalls (tests/faults/pause.sh): the whole job stopped 3 s mid-job, longer than both
 #    timeouts, then continued -- nobody declared failed or lost, every reduction exact; one
