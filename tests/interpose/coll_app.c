@@ -11,52 +11,12 @@
  * MPI_Waitall and MPI_Waitany.  Prints "FAIL ..." for each wrong value and "ALL PASSED"
  * at rank 0 when every process passed; exits 1 otherwise.
  */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-static int rank, size, nfail;
-
-#define CHECK(cond, ...)              \
-  do {                                \
-    if (!(cond)) {                    \
-      nfail++;                        \
-      printf("FAIL rank %d: ", rank); \
-      printf(__VA_ARGS__);            \
-      printf("\n");                   \
-      fflush(stdout);                 \
-    }                                 \
-  } while (0)
-
-/* The operand of rank r, element i: small, so sums and products stay exact. */
-static long val(int r, int i) { return (r * 7 + i * 3) % 5 + 1; }
-
-static long combine(MPI_Op op, long a, long b) {
-  if (op == MPI_SUM) return a + b;
-  if (op == MPI_PROD) return a * b;
-  if (op == MPI_MAX) return a > b ? a : b;
-  return a < b ? a : b; /* MPI_MIN */
-}
-
-typedef enum { T_INT, T_LONG, T_DOUBLE } tkind;
-static MPI_Datatype mpitype(tkind t) { return t == T_INT ? MPI_INT : t == T_LONG ? MPI_LONG : MPI_DOUBLE; }
-static size_t tsize(tkind t) { return t == T_INT ? sizeof(int) : t == T_LONG ? sizeof(long) : sizeof(double); }
-static void put(void *b, tkind t, int i, long v) {
-  if (t == T_INT) ((int *)b)[i] = (int)v;
-  else if (t == T_LONG) ((long *)b)[i] = v;
-  else ((double *)b)[i] = (double)v;
-}
-static long get(const void *b, tkind t, int i) {
-  if (t == T_INT) return ((const int *)b)[i];
-  if (t == T_LONG) return ((const long *)b)[i];
-  return (long)((const double *)b)[i];
-}
+#include "app.h"
 
 /* One allreduce on `comm` (world ranks members[]), checked on every member. */
 static void allreduce(MPI_Comm comm, const int *members, tkind t, MPI_Op op, int count, int nb,
                       int inplace, const char *what) {
-  int me, n, i, k, rc;
+  int me, n, i, rc;
   void *in = malloc(tsize(t) * (size_t)count), *out = malloc(tsize(t) * (size_t)count);
   MPI_Request req;
   MPI_Comm_rank(comm, &me);
@@ -70,8 +30,7 @@ static void allreduce(MPI_Comm comm, const int *members, tkind t, MPI_Op op, int
   }
   CHECK(rc == MPI_SUCCESS, "%s: allreduce returned %d", what, rc);
   for (i = 0; rc == MPI_SUCCESS && i < count; i++) {
-    long e = val(members[0], i);
-    for (k = 1; k < n; k++) e = combine(op, e, val(members[k], i));
+    long e = expect(op, i, n, members);
     if (get(out, t, i) != e) {
       CHECK(0, "%s: allreduce count %d element %d = %ld, expected %ld", what, count, i,
             get(out, t, i), e);
@@ -145,6 +104,7 @@ static void mixed(int any) {
 int main(int argc, char **argv) {
   static const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN};
   static const int counts[] = {1, 100, 5000};
+  static const tkind kinds[] = {T_INT, T_LONG, T_DOUBLE};
   int *world, i, o, t, c, nb, r, all = 0, n;
   MPI_Comm split;
   MPI_Init(&argc, &argv);
@@ -157,13 +117,13 @@ int main(int argc, char **argv) {
   for (o = 0; o < 4; o++)
     for (t = 0; t < 3; t++)
       for (c = 0; c < 3; c++)
-        for (nb = 0; nb < 2; nb++) allreduce(MPI_COMM_WORLD, world, (tkind)t, ops[o], counts[c], nb, 0, "world");
+        for (nb = 0; nb < 2; nb++) allreduce(MPI_COMM_WORLD, world, kinds[t], ops[o], counts[c], nb, 0, "world");
   if (rank == 0) printf("PASS allreduce ops x types x counts on MPI_COMM_WORLD\n");
   for (nb = 0; nb < 2; nb++) allreduce(MPI_COMM_WORLD, world, T_DOUBLE, MPI_SUM, 777, nb, 1, "in place");
   if (rank == 0) printf("PASS allreduce MPI_IN_PLACE\n");
   for (r = 0; r < size; r++)
     for (t = 0; t < 3; t++)
-      for (c = 0; c < 3; c++) bcast(MPI_COMM_WORLD, (tkind)t, counts[c], r, (r + t + c) % 2, "world");
+      for (c = 0; c < 3; c++) bcast(MPI_COMM_WORLD, kinds[t], counts[c], r, (r + t + c) % 2, "world");
   if (rank == 0) printf("PASS bcast from every root, types x counts\n");
 
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &split); /* reversed order by key */
