@@ -35,6 +35,11 @@ struct dred_meet_slot {
   uint64_t released;      /* members done with it (or dead)                             */
   int32_t error;          /* the first member error                                     */
   uint32_t root;          /* OK: the root's member index (whose release ends all reads)  */
+  uint32_t kind;          /* OK: the collective (PROTO_KIND_*), from the parameters      */
+  int32_t fold_status;    /* an allreduce's chunk phase: DRED_OK, or why it cannot end   */
+  uint64_t claimed;       /* an allreduce's chunks someone folds (or folded)            */
+  uint64_t folded;        /* ... and those whose result is whole in its home block      */
+  uint8_t claimer[DRED_MEET_MAX_CHUNKS]; /* who claimed each chunk                      */
   proto_params_t p[DRED_MEET_MAX_MEMBERS];
   dred_meet_ref_t ref[DRED_MEET_MAX_MEMBERS]; /* where each member's operand is         */
   _Alignas(64) unsigned char data[DRED_MEET_DATA];
@@ -175,6 +180,13 @@ static void slot_lock(dred_meet_slot_t *s) {
 
 static void slot_unlock(dred_meet_slot_t *s) { pthread_mutex_unlock(&s->mu); }
 
+/* Whether a collective of `kind` rooted at `root` reads member k's operand. */
+static int reads_operand(uint32_t kind, uint32_t root, uint32_t k) {
+  if (kind == PROTO_KIND_ALLREDUCE) return 1;
+  if (kind == PROTO_KIND_BCAST) return k == root;
+  return k != root;
+}
+
 /* Everyone is in: decide.  Called with the lock held, the slot open, no member via
  * dred-master (that would have made it MIXED). */
 static void slot_decide(dred_meet_slot_t *s, uint32_t n) {
@@ -192,15 +204,33 @@ static void slot_decide(dred_meet_slot_t *s, uint32_t n) {
     slot_end(s, DRED_MEET_FAILED, s->error);
     return;
   }
-  /* Every operand but the root's must be readable where it says it is. */
+  /* Every operand the collective reads must be readable where it says it is: a reduce's
+   * all but the root's (the root folds into its own), an allreduce's all, a bcast's the
+   * root's alone. */
   for (k = 0; k < n; k++)
-    if (k != s->p[0].root && s->ref[k].kind != DRED_MEET_OP_SLOT &&
+    if (reads_operand(s->p[0].kind, s->p[0].root, k) && s->ref[k].kind != DRED_MEET_OP_SLOT &&
         s->ref[k].kind != DRED_MEET_OP_POOL) {
       slot_end(s, DRED_MEET_FAILED, DRED_ERR_MISMATCH);
       return;
     }
   s->root = s->p[0].root;
+  s->kind = s->p[0].kind;
   slot_end(s, DRED_MEET_OK, DRED_OK);
+}
+
+/* What the members of an open slot get when `lost` (members that never arrived) died: a
+ * bcast whose root is among them lost its data (DRED_ERR_ROOT_FAILED, as dred-master
+ * says it); anything else lost an operand or a reader (DRED_ERR_PROC_FAILED).  The kind
+ * and root are read from any member that arrived (they agree, or the slot would end with
+ * MISMATCH, which the death makes moot). */
+static int lost_status(const dred_meet_slot_t *s, uint64_t lost) {
+  uint32_t k;
+  for (k = 0; k < s->n; k++)
+    if (s->arrived & bit(k))
+      return s->p[k].kind == PROTO_KIND_BCAST && s->p[k].root < 64 && (lost & bit(s->p[k].root))
+                 ? DRED_ERR_ROOT_FAILED
+                 : DRED_ERR_PROC_FAILED;
+  return DRED_ERR_PROC_FAILED;
 }
 
 static void slot_free_if_done(dred_meet_slot_t *s, uint32_t n) {
@@ -274,6 +304,9 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
     s->status = DRED_OK;
     s->error = DRED_OK;
     s->root = 0;
+    s->kind = PROTO_KIND_REDUCE;
+    s->fold_status = DRED_OK;
+    s->claimed = s->folded = 0;
     s->arrived = s->master = 0;
     memset(s->ref, 0, n * sizeof s->ref[0]);
     /* members declared failed take nothing from it: only the living hold the slot */
@@ -327,7 +360,7 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   if (s->state == DRED_MEET_OPEN && (s->arrived & all_of(n)) == all_of(n)) slot_decide(s, n);
   /* a member declared failed before this slot opened will not come */
   if (s->state == DRED_MEET_OPEN && (__atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) & ~s->arrived & all_of(n)))
-    slot_end(s, DRED_MEET_FAILED, DRED_ERR_PROC_FAILED);
+    slot_end(s, DRED_MEET_FAILED, lost_status(s, __atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) & ~s->arrived));
   slot_unlock(s);
   out->meet = 1;
   out->slot = s;
@@ -378,8 +411,12 @@ int dred_meet_needs(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
   int needs;
   if (s == NULL || member >= DRED_MEET_MAX_MEMBERS) return 0;
   slot_lock(s);
+  /* A reduce's blocks are read by its root alone; an allreduce's (chunk results and
+   * operands) and a bcast's (the root's data) by every member until it is done. */
   needs = s->busy && s->seq == seq && s->state == DRED_MEET_OK && s->root < s->n &&
-          !(s->released & bit(s->root)) && s->ref[member].kind == DRED_MEET_OP_POOL;
+          s->ref[member].kind == DRED_MEET_OP_POOL &&
+          (s->kind == PROTO_KIND_REDUCE ? !(s->released & bit(s->root))
+                                        : (s->released & all_of(s->n)) != all_of(s->n));
   slot_unlock(s);
   return needs;
 }
@@ -413,6 +450,104 @@ void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint64_t timeout_ns) {
   __atomic_sub_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
 }
 
+uint32_t dred_meet_epoch(const dred_meet_slot_t *s) {
+  return s == NULL ? 0 : __atomic_load_n(&s->wake, __ATOMIC_ACQUIRE);
+}
+
+void dred_meet_wait_epoch(dred_meet_slot_t *s, uint32_t epoch, uint64_t timeout_ns) {
+  struct timespec ts;
+  unsigned i;
+  if (s == NULL || timeout_ns == 0) return;
+  for (i = 0; i < spin_polls; i++) {
+    if (__atomic_load_n(&s->wake, __ATOMIC_ACQUIRE) != epoch) return;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  __atomic_add_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
+  ts.tv_sec = (time_t)(timeout_ns / 1000000000ull);
+  ts.tv_nsec = (long)(timeout_ns % 1000000000ull);
+  syscall(SYS_futex, &s->wake, FUTEX_WAIT, epoch, &ts, NULL, 0); /* at once if it moved */
+  __atomic_sub_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
+}
+
+uint32_t dred_meet_nchunks(uint64_t count, uint64_t bytes, uint32_t n) {
+  uint64_t c;
+  if (count == 0 || n == 0) return 0;
+  c = (bytes + DRED_MEET_CHUNK_BYTES - 1) / DRED_MEET_CHUNK_BYTES;
+  if (c < n) c = n; /* every member has one to fold */
+  if (c > DRED_MEET_MAX_CHUNKS) c = DRED_MEET_MAX_CHUNKS;
+  return (uint32_t)(c < count ? c : count); /* none empty */
+}
+
+void dred_meet_chunk_range(uint64_t count, uint32_t nchunks, uint32_t c, uint64_t *e0,
+                           uint64_t *ne) {
+  /* sizes differ by one element at most (count < 2^63 / DRED_MEET_MAX_CHUNKS) */
+  if (nchunks == 0 || c >= nchunks) {
+    *e0 = count;
+    *ne = 0;
+    return;
+  }
+  *e0 = count * c / nchunks;
+  *ne = count * (c + 1) / nchunks - *e0;
+}
+
+int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks) {
+  uint32_t c;
+  int got = -1;
+  if (s == NULL || nchunks == 0 || nchunks > DRED_MEET_MAX_CHUNKS || member >= DRED_MEET_MAX_MEMBERS)
+    return -1;
+  slot_lock(s);
+  if (s->busy && s->seq == seq && s->state == DRED_MEET_OK && s->kind == PROTO_KIND_ALLREDUCE &&
+      s->fold_status == DRED_OK && member < s->n && !(s->released & bit(member))) {
+    for (c = 0; c < nchunks && got < 0; c++)
+      if (!(s->claimed & bit(c))) got = (int)c;
+    if (got >= 0) {
+      s->claimed |= bit((uint32_t)got);
+      s->claimer[got] = (uint8_t)member;
+    }
+  }
+  slot_unlock(s);
+  return got;
+}
+
+void dred_meet_chunk_done(dred_meet_slot_t *s, uint64_t seq, uint32_t c) {
+  if (s == NULL || c >= DRED_MEET_MAX_CHUNKS) return;
+  slot_lock(s);
+  if (s->busy && s->seq == seq && (s->claimed & bit(c))) {
+    s->folded |= bit(c);
+    slot_wake(s);
+  }
+  slot_unlock(s);
+}
+
+void dred_meet_chunk_failed(dred_meet_slot_t *s, uint64_t seq, int status) {
+  if (s == NULL) return;
+  slot_lock(s);
+  if (s->busy && s->seq == seq && s->fold_status == DRED_OK) {
+    s->fold_status = status != DRED_OK ? status : DRED_ERR_INTERNAL;
+    slot_wake(s);
+  }
+  slot_unlock(s);
+}
+
+uint64_t dred_meet_chunks_folded(dred_meet_slot_t *s, uint64_t seq, int *status,
+                                 uint8_t *holders) {
+  uint64_t f = 0;
+  int st = DRED_ERR_INTERNAL;
+  if (s != NULL) {
+    slot_lock(s);
+    if (s->busy && s->seq == seq) {
+      f = s->folded;
+      st = s->fold_status;
+      if (holders != NULL) memcpy(holders, s->claimer, sizeof s->claimer);
+    }
+    slot_unlock(s);
+  }
+  if (status != NULL) *status = st;
+  return f;
+}
+
 void dred_meet_release(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
   if (s == NULL || member >= DRED_MEET_MAX_MEMBERS) return;
   slot_lock(s);
@@ -431,6 +566,15 @@ void dred_meet_end(dred_meet_slot_t *s, uint64_t seq, int status) {
   slot_unlock(s);
 }
 
+/* `member` claimed a chunk of the slot's allreduce and did not say it folded it. */
+static int died_folding(const dred_meet_slot_t *s, uint32_t member) {
+  uint64_t open = s->claimed & ~s->folded;
+  uint32_t c;
+  for (c = 0; open != 0 && c < DRED_MEET_MAX_CHUNKS; c++, open >>= 1)
+    if ((open & 1) && s->claimer[c] == member) return 1;
+  return 0;
+}
+
 void dred_meet_member_failed(dred_meet_ring_t *r, uint32_t member, int status) {
   uint32_t d;
   if (r == NULL || member >= r->n) return;
@@ -440,7 +584,14 @@ void dred_meet_member_failed(dred_meet_ring_t *r, uint32_t member, int status) {
     slot_lock(s);
     if (s->busy) {
       if (s->state == DRED_MEET_OPEN && !(s->arrived & bit(member)))
-        slot_end(s, DRED_MEET_FAILED, status != DRED_OK ? status : DRED_ERR_PROC_FAILED);
+        slot_end(s, DRED_MEET_FAILED,
+                 status == DRED_OK || status == DRED_ERR_PROC_FAILED ? lost_status(s, bit(member)) : status);
+      else if (s->state == DRED_MEET_OK && s->fold_status == DRED_OK && died_folding(s, member)) {
+        /* it died folding a chunk in its own block: that block holds neither its operand
+         * nor the chunk's result, so nobody can finish the chunk */
+        s->fold_status = status != DRED_OK ? status : DRED_ERR_PROC_FAILED;
+        slot_wake(s);
+      }
       s->released |= bit(member);
       slot_free_if_done(s, s->n);
     }

@@ -51,6 +51,21 @@
  * DRED_ERR_PROC_FAILED.  Waiting spins briefly, then waits on a futex on a word of the
  * slot (woken at every outcome), always bounded by the caller's timeout.
  *
+ * Allreduce and bcast.  The slot is the same; what differs is whose operand is read
+ * (reduce: all but the root's; allreduce: all; bcast: the root's alone) and who needs a
+ * block until when (a reduce's blocks until its root releases; an allreduce's and a
+ * bcast's until every member has).  A bcast's members copy the root's data from the slot
+ * or its block.  A small allreduce's members each fold every operand of the slot (the
+ * same fold in the same order: bit-equal results).  A larger one is split into chunks of
+ * elements (dred_meet_nchunks: at least one per member, at most DRED_MEET_MAX_CHUNKS):
+ * a member that waits claims a chunk no one has (dred_meet_claim), folds it in rank order
+ * into its own block -- whose operand only that fold reads -- and says so
+ * (dred_meet_chunk_done); members copy each folded chunk from its holder's block.  Members
+ * that wait share the work; one that is late or computing has its share done for it
+ * (seed 003's waiting ranks doing pending work).  A member declared failed with a chunk
+ * claimed and not folded ends the phase with DRED_ERR_PROC_FAILED (its block holds
+ * neither operand nor result); one dead otherwise costs nothing.
+ *
  * No MPI here: tests/unit/test_meet.c drives every rule on an ordinary buffer.
  */
 #ifndef DRED_MEET_H
@@ -66,6 +81,8 @@
 #define DRED_MEET_MAX_MEMBERS 64  /* larger groups never meet here                    */
 #define DRED_MEET_DATA 2048       /* n x bytes of operands copied into a slot         */
 #define DRED_MEET_AUTO (-1)       /* the stream of a group's DRED_TAG_AUTO reductions  */
+#define DRED_MEET_MAX_CHUNKS 64   /* chunks of an allreduce's fold                     */
+#define DRED_MEET_CHUNK_BYTES (128u * 1024u) /* an allreduce chunk's size, about: in cache */
 
 typedef enum {
   DRED_MEET_OPEN = 0, /* waiting for members                               */
@@ -156,7 +173,8 @@ dred_meet_ref_t dred_meet_operand(const dred_meet_slot_t *s, uint32_t k);
 int dred_meet_given_up(dred_meet_slot_t *s, uint64_t seq, uint32_t member);
 
 /* 1 while member `member`'s pool block may still be read for `seq`: the slot decided OK
- * and its root has not released it yet.  0: the owner may free the block. */
+ * and its reader has not released it yet (a reduce's root; any member of an allreduce or
+ * a bcast).  0: the owner may free the block. */
 int dred_meet_needs(dred_meet_slot_t *s, uint64_t seq, uint32_t member);
 
 /* How many polls a waiter makes before sleeping (this process; default 2000).  Spinning
@@ -166,6 +184,29 @@ void dred_meet_set_spin(unsigned polls);
 
 /* Wait at most timeout_ns for `seq` to be decided (returns at once if it is). */
 void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint64_t timeout_ns);
+
+/* The slot's wake-up counter (moves at every outcome and every folded chunk), and a wait
+ * for it to move from `epoch`, bounded by timeout_ns (returns at once if it moved). */
+uint32_t dred_meet_epoch(const dred_meet_slot_t *s);
+void dred_meet_wait_epoch(dred_meet_slot_t *s, uint32_t epoch, uint64_t timeout_ns);
+
+/* An allreduce's chunks: how many for `count` elements of `bytes` in all among n members
+ * (every member computes the same), and chunk c's first element and element count. */
+uint32_t dred_meet_nchunks(uint64_t count, uint64_t bytes, uint32_t n);
+void dred_meet_chunk_range(uint64_t count, uint32_t nchunks, uint32_t c, uint64_t *e0,
+                           uint64_t *ne);
+/* Claim a chunk of `seq`'s allreduce nobody claimed yet, for `member` to fold into its own
+ * block: its index, or -1 (all claimed, the phase failed, or not an allreduce decided OK). */
+int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks);
+/* Chunk c's result is whole in its claimer's block.  Wakes waiters. */
+void dred_meet_chunk_done(dred_meet_slot_t *s, uint64_t seq, uint32_t c);
+/* A chunk could not be folded (its claimer says why): the phase ends with `status` for
+ * everyone.  Wakes waiters. */
+void dred_meet_chunk_failed(dred_meet_slot_t *s, uint64_t seq, int status);
+/* The chunks folded so far (bit c), with the phase's status (DRED_OK, or why it cannot
+ * end) and, if `holders` (DRED_MEET_MAX_CHUNKS entries) is given, each chunk's claimer. */
+uint64_t dred_meet_chunks_folded(dred_meet_slot_t *s, uint64_t seq, int *status,
+                                 uint8_t *holders);
 
 /* This member is done with `seq` (outcome taken, the root's fold done): the last member
  * to release frees the slot for seq + depth. */

@@ -439,7 +439,7 @@ static int call_start(const call_t *c, MPI_Comm comm, int tag, dred_future **fut
   dred_typeinfo_t ti;
   dred_inst_t *in;
   dred_future *fut;
-  int rc, member, is_root, inl, offnode, met, refuse = DRED_OK;
+  int rc, member, is_root, inl, offnode, refuse = DRED_OK;
   dred_handover_ticket_t ticket;
   size_t extra;
   uint64_t bytes;
@@ -550,22 +550,13 @@ static int call_start(const call_t *c, MPI_Comm comm, int tag, dred_future **fut
     inst_discard(rt, in);
     return st;
   }
-  /* The node engine (meetpath.c) folds only at a root: a reduce of a one-node group meets
-   * its peers there -- no message, nothing for the runtime thread; the future's waits
-   * finish it.  An auto-tagged allreduce or bcast still arrives in its slot, as a member
-   * bound for dred-master (not inline, as far as the slot is concerned): the slot takes its
-   * turn in the auto sequence, and a member that called another kind sees the
-   * disagreement there, which dred-master ends with MISMATCH.  An explicit-tag one stays
-   * out: explicit tags are per kind, so its stream is not the reduce's. */
-  if (c->kind == PROTO_KIND_REDUCE || tag == DRED_TAG_AUTO) {
-    in->inl = c->kind == PROTO_KIND_REDUCE && inl;
-    met = dred_meetpath_arrive(rt, in);
-    in->inl = inl;
-    if (met) {
-      dred_rt_insert(rt, in);
-      uv_mutex_unlock(&rt->lock);
-      goto out;
-    }
+  /* A collective of a one-node group meets its peers in the node's shared memory
+   * (meetpath.c): no message, nothing for the runtime thread; the future's waits finish
+   * it.  Otherwise (another node in the group, no ring, a spill) it goes to dred-master. */
+  if (dred_meetpath_arrive(rt, in)) {
+    dred_rt_insert(rt, in);
+    uv_mutex_unlock(&rt->lock);
+    goto out;
   }
   if (rt->cfg.replicas > 0 && c->kind != PROTO_KIND_BCAST) rt->robust->publish(rt, in);
   /* A copy on another node, not only in this node's memory, before the call returns

@@ -2,7 +2,9 @@
  * distribute.c -- what a worker does for allreduce and bcast beyond the reduce path: send
  * a result to dred-master, receive it from there, put it into recvbuf.
  *
- * What it is for.  An allreduce is a reduce to member 0 followed by a distribution of the
+ * What it is for.  A group whose members all live on one node meets in shared memory
+ * instead (meetpath.c); this is the path of groups that span nodes, and of collectives
+ * whose slot spilled.  There an allreduce is a reduce to member 0 followed by a distribution of the
  * result; a bcast is that distribution alone, from its root.  dred-master carries the
  * result (master/sched_distribute.c): it outlives any member, so once it holds the result
  * no member's death loses it, and every member that called gets it, early callers first.

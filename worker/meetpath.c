@@ -1,28 +1,38 @@
 /*
- * meetpath.c -- reductions of one-node groups, met in shared memory (common/meet.h)
- * instead of through dred-master.
+ * meetpath.c -- collectives of one-node groups (reduce, allreduce, bcast), met in shared
+ * memory (common/meet.h) instead of through dred-master.
  *
- * Which reductions.  Every reduction of a group whose members all live on this node, when
- * the job agreed to use the meeting place (DRED_MEET=1 in every process, shared memory
- * on): auto-tagged ones in the group's auto stream, slot = auto sequence number, and
- * explicit tags each in a stream of their own, slot = the tag's use count -- both the same
- * in every member without a message.  A small operand (n x bytes <= DRED_MEET_DATA) is
- * copied into the slot; any other is named by reference to a block of this process's
- * shared pool (acc itself, or a copy made by dred_meetpath_prepare outside the locks).
- * With no pool room for that block the slot spills and everyone goes to dred-master (the
- * earlier arrivals are re-routed here, by whichever thread looks next).
+ * Which collectives.  Every one of a group whose members all live on this node, when the
+ * job agreed to use the meeting place (DRED_MEET=1 in every process, shared memory on):
+ * auto-tagged ones in the group's auto stream, slot = auto sequence number, and explicit
+ * tags each in a stream of their own, slot = the tag's use count and kind -- both the same
+ * in every member without a message.  A member publishes an operand when the collective
+ * reads it (a reduce's non-roots, an allreduce's every member, a bcast's root).  A small
+ * one (n x bytes <= DRED_MEET_DATA) is copied into the slot; any other is named by
+ * reference to a block of this process's shared pool (acc itself, or a copy made by
+ * dred_meetpath_prepare outside the locks).  With no pool room for that block the slot
+ * spills and everyone goes to dred-master (the earlier arrivals are re-routed here, by
+ * whichever thread looks next).
  *
  * Who finishes it.  Nothing is sent, so no END comes: the thread that looks at the
- * reduction once its slot decided finishes it -- the application thread in
+ * collective once its slot decided finishes it -- the application thread in
  * dred_future_get / _wait / _is_done / _free, or the runtime thread when this process
  * finalizes, loses dred-master, or learns a member failed.  meet_claimed (under rt->lock)
- * makes that exactly one of them at a time.  At the root, finishing is the fold of every
- * operand in rank order: small ones with dred_dp_inline_fold (the master's INLINE code, bit
- * for bit), referenced ones read in place from the peers' pool blocks (fold_by_ref), in
- * bounded steps when the look is a test.  A non-root finishes as soon as the slot decided;
- * its block is lent until the slot says the root no longer reads it (lent_t).
+ * makes that exactly one of them at a time.  Finishing is:
+ *   - a reduce's root: the fold of every operand in rank order -- small ones with
+ *     dred_dp_inline_fold (the master's INLINE code, bit for bit), referenced ones read in
+ *     place from the peers' pool blocks (fold_by_ref), in bounded steps when the look is
+ *     a test; a non-root finishes as soon as the slot decided;
+ *   - an allreduce: small, every member folds the slot's operands as a reduce root does
+ *     (the same fold everywhere: bit-identical results); by reference, the members that
+ *     wait claim chunks of elements, fold each into their own block, and copy every
+ *     folded chunk from its holder (allreduce_by_ref): no fixed root, the work split among
+ *     whoever waits, a late member's share done for it;
+ *   - a bcast: the root finishes as soon as the slot decided; the others copy its data
+ *     from the slot or its block (bcast_copy).
+ * A block read by peers is lent (lent_t) until the slot says nobody reads it any more.
  *
- * What the master sees.  Nothing per reduction.  Each worker counts what met here
+ * What the master sees.  Nothing per collective.  Each worker counts what met here
  * (meet_done, in its PONGs: the status socket and dredstat show it per worker).
  */
 #include <stdlib.h>
@@ -114,6 +124,44 @@ static int acc_is_plain_pool(const dred_inst_t *in) {
          in->app_blk == NULL && in->repl == NULL;
 }
 
+/* Whether this member puts an operand in the slot: a reduce's non-roots, an allreduce's
+ * every member, a bcast's root (its data). */
+static int publishes(const dred_inst_t *in) {
+  if (in->kind == PROTO_KIND_ALLREDUCE) return 1;
+  if (in->kind == PROTO_KIND_BCAST) return in->is_root;
+  return !in->is_root;
+}
+
+/* acc itself may be the block peers read: a plain pool block, and not where this member's
+ * result goes (an allreduce member that combines into acc publishes a copy, since peers
+ * read its operand while chunks of the result arrive). */
+static int acc_published(const dred_inst_t *in) {
+  return acc_is_plain_pool(in) && !(in->kind == PROTO_KIND_ALLREDUCE && in->is_root);
+}
+
+/* The operand in dred's layout: a non-root's inline copy, else acc (recvbuf, the
+ * application's block, a snapshot, or a buffer of our own). */
+static const void *operand_of(const dred_inst_t *in) {
+  return in->inl_data != NULL ? (const void *)in->inl_data : (const void *)in->acc;
+}
+
+/* Where this member's result goes: acc for a member that combines there (recvbuf, or a
+ * buffer unpacked into it at the end), else `res` as dred-master's DATA would fill it. */
+static char *result_dst(dred_inst_t *in) {
+  if (in->is_root) return in->acc;
+  if (in->res == NULL) {
+    if (in->ti.layout == DRED_LAYOUT_DIRECT) {
+      in->res = in->recvbuf;
+    } else if ((in->res = malloc(in->bytes > 0 ? in->bytes : 1)) == NULL) {
+      DRED_ERROR("no memory for a %zu-byte result", in->bytes);
+      return NULL;
+    } else {
+      in->res_own = 1;
+    }
+  }
+  return in->res;
+}
+
 /* A block lent to a met reduction: ours, read by its root until the slot says otherwise. */
 typedef struct {
   dred_queue_t link; /* rt->meet_lent */
@@ -151,14 +199,11 @@ static int lent_reclaim(dred_rt_t *rt, int all) {
 
 void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in) {
   const void *src;
-  if (rt->meet == NULL || in->group->spans_nodes || in->is_root || in->refused ||
-      in->kind != PROTO_KIND_REDUCE ||
-      in->join_error != DRED_OK || in->bytes == 0 || meet_small(in) || acc_is_plain_pool(in))
+  if (rt->meet == NULL || in->group->spans_nodes || !publishes(in) || in->refused ||
+      in->join_error != DRED_OK || in->bytes == 0 || meet_small(in) || acc_published(in))
     return;
   if (!dred_queue_empty(&rt->meet_lent)) (void)lent_reclaim(rt, 0);
-  /* The operand in dred's layout: inline data, or acc (the application's block, a
-   * snapshot, or a private copy waiting for pool room). */
-  src = in->inl ? (const void *)in->inl_data : (const void *)in->acc;
+  src = operand_of(in);
   if (src == NULL) return;
   if (dred_dp_pool_block(rt, in->bytes, &in->meet_blk, &in->meet_blk_off) != DRED_OK) {
     in->meet_blk = NULL; /* no room: this reduction will spill to dred-master */
@@ -221,21 +266,20 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in) {
    * compares exactly what dred-master would. */
   dred_rt_ready(in, in->member, &ready);
   p = proto_params_of(&ready);
-  /* Where our operand is.  Every member of a one-node group meets; the root's operand
-   * stays in its acc.  A small group's operands are copied into the slot (members decide
-   * that alike, from n and the operand's size); any other operand is read in place from a
-   * block of our pool, or -- when the pool had no room for one -- the reduction spills. */
+  /* Where our operand is, if the collective reads ours (publishes).  Every member of a
+   * one-node group meets.  A small group's operands are copied into the slot (members
+   * decide that alike, from n and the operand's size); any other operand is read in place
+   * from a block of our pool, or -- when the pool had no room for one -- the collective
+   * spills. */
   memset(&op, 0, sizeof op);
-  /* Only a reduce meets (the engine folds at a root); another kind arrives so that its
-   * slot keeps the auto sequence and sees a kind disagreement, then goes to dred-master. */
-  wants = in->kind == PROTO_KIND_REDUCE;
-  if (!wants || in->is_root || in->join_error != DRED_OK) {
+  wants = 1;
+  if (!publishes(in) || in->join_error != DRED_OK) {
     op.kind = DRED_MEET_OP_NONE;
   } else if (meet_small(in)) {
     op.kind = DRED_MEET_OP_SLOT;
     op.len = in->bytes;
-    data = in->inl_data;
-  } else if (acc_is_plain_pool(in) || in->meet_blk != NULL) {
+    data = operand_of(in);
+  } else if (acc_published(in) || in->meet_blk != NULL) {
     op.kind = DRED_MEET_OP_POOL;
     op.worker = (uint32_t)rt->world_rank;
     op.off = in->meet_blk != NULL ? in->meet_blk_off : in->pool_off;
@@ -283,33 +327,19 @@ static void reroute(dred_rt_t *rt, dred_inst_t *in) {
   dred_queue_insert_tail(&rt->submitq, &in->qlink);
 }
 
-#define FOLD_CHUNK (64u * 1024u) /* bytes of the root's acc folded at a time (in cache) */
+#define FOLD_CHUNK (64u * 1024u) /* bytes of acc folded at a time (in cache) */
 
-/* The root of a reduction met by reference: fold every member's operand into acc in rank
- * order, FOLD_CHUNK of acc at a time, reading each operand where its slot says it is (a
- * node peer's pool block, checked against that peer's segment).  acc holds the root's
- * operand x[r]; each chunk becomes ((x[r] op x[r+1]) op ... op x[n-1]), then x[k] op that
- * for k = r-1 down to 0: by associativity the rank-order result MPI defines.  Stops after
- * about `budget` bytes combined; *done says whether it finished. */
-static int fold_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done) {
-  const dred_typeinfo_t *ti = &in->ti;
+/* Where every operand the collective reads is (src[k], NULL for a member whose operand it
+ * does not read or -- `self` -- this member's own): in the slot, or in a node peer's pool
+ * block, checked against that peer's segment. */
+static int operands_of(dred_rt_t *rt, dred_inst_t *in, const char **src) {
   dred_group_t *g = in->group;
-  const dred_kernel_t *kern = dred_dp_kernel(in);
-  const char *src[DRED_MEET_MAX_MEMBERS];
-  MPI_Aint sh = ti->layout == DRED_LAYOUT_IMAGE ? ti->true_lb : 0;
-  uint64_t ce = FOLD_CHUNK / ti->extent, spent = 0;
-  char *tmp = NULL;
-  uint32_t k, n = g->n, r = in->member;
-  int rc = DRED_OK;
-
-  *done = 0;
-  if (ce == 0) ce = 1;
-  if (in->acc == NULL) return DRED_ERR_INTERNAL;
-  for (k = 0; k < n; k++) {
+  uint32_t k;
+  for (k = 0; k < g->n; k++) {
     dred_meet_ref_t ref = dred_meet_operand(in->meet_slot, k);
     const dred_seg_t *sg;
     src[k] = NULL;
-    if (k == r) continue;
+    if (k == in->member || ref.kind == DRED_MEET_OP_NONE) continue;
     if (ref.kind == DRED_MEET_OP_SLOT) {
       src[k] = (const char *)dred_meet_data(in->meet_slot) + (size_t)k * in->bytes;
       continue;
@@ -319,7 +349,7 @@ static int fold_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *don
         rt->peer_base[ref.worker] == NULL || ref.len != in->bytes ||
         ref.off < (int64_t)sg->head || (uint64_t)ref.off > sg->size ||
         sg->size - (uint64_t)ref.off < ref.len) {
-      DRED_ERROR("reduction (tag " PROTO_KEY_FMT "): member %u's operand reference (worker "
+      DRED_ERROR("collective (tag " PROTO_KEY_FMT "): member %u's operand reference (worker "
                  "%u, offset %lld, %llu bytes) is not in its pool segment: refused",
                  PROTO_KEY_ARG(in->tag), k, ref.worker, (long long)ref.off,
                  (unsigned long long)ref.len);
@@ -327,43 +357,167 @@ static int fold_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *don
     }
     src[k] = rt->peer_base[ref.worker] + ref.off;
   }
-  if (!ti->commutative && r + 1 < n && (tmp = malloc((size_t)ce * ti->extent)) == NULL)
-    return DRED_ERR_NOMEM;
-  while (in->meet_fold_next < in->count && rc == DRED_OK) {
-    uint64_t e0 = in->meet_fold_next, ne = in->count - e0 < ce ? in->count - e0 : ce;
-    size_t off = (size_t)e0 * ti->extent, nb = (size_t)ne * ti->extent;
-    int cnt = (int)(ne * ti->mult);
-    char *a = in->acc + off;
-    if (spent > 0 && spent >= budget) break;
-    for (k = r + 1; k < n && rc == DRED_OK; k++) { /* a = a op x[k] */
-      if (ti->commutative) {
-        if (kern != NULL)
-          kern->inplace(src[k] + off, a, (size_t)cnt);
-        else if (MPI_Reduce_local(src[k] + off - sh, a - sh, cnt, ti->exec_type, in->op) != MPI_SUCCESS)
-          rc = DRED_ERR_INTERNAL;
+  return DRED_OK;
+}
+
+/* Fold elements [e0, e0 + ne) of every operand into `acc` (which holds member r's
+ * operand there) in rank order, FOLD_CHUNK of acc at a time: each piece becomes
+ * ((x[r] op x[r+1]) op ... op x[n-1]), then x[k] op that for k = r-1 down to 0 -- by
+ * associativity the rank-order result MPI defines.  `tmp` (FOLD_CHUNK rounded up to an
+ * element) is scratch for a non-commutative op. */
+static int fold_range(dred_inst_t *in, const char *const *src, uint32_t r, char *acc,
+                      uint64_t e0, uint64_t ne, char *tmp) {
+  const dred_typeinfo_t *ti = &in->ti;
+  const dred_kernel_t *kern = dred_dp_kernel(in);
+  MPI_Aint sh = ti->layout == DRED_LAYOUT_IMAGE ? ti->true_lb : 0;
+  uint64_t ce = FOLD_CHUNK / ti->extent, end = e0 + ne;
+  uint32_t k, n = in->group->n;
+  if (ce == 0) ce = 1;
+  for (; e0 < end; e0 += ce) {
+    uint64_t m = end - e0 < ce ? end - e0 : ce;
+    size_t off = (size_t)e0 * ti->extent, nb = (size_t)m * ti->extent;
+    int cnt = (int)(m * ti->mult);
+    char *a = acc + off;
+    for (k = r + 1; k < n; k++) { /* a = a op x[k] */
+      if (ti->commutative && kern != NULL) {
+        kern->inplace(src[k] + off, a, (size_t)cnt);
+      } else if (ti->commutative) {
+        if (MPI_Reduce_local(src[k] + off - sh, a - sh, cnt, ti->exec_type, in->op) != MPI_SUCCESS)
+          return DRED_ERR_INTERNAL;
       } else {
         memcpy(tmp, src[k] + off, nb);
         if (MPI_Reduce_local(a - sh, tmp - sh, cnt, ti->exec_type, in->op) != MPI_SUCCESS)
-          rc = DRED_ERR_INTERNAL;
-        else
-          memcpy(a, tmp, nb);
+          return DRED_ERR_INTERNAL;
+        memcpy(a, tmp, nb);
       }
     }
-    for (k = r; k-- > 0 && rc == DRED_OK;) { /* a = x[k] op a */
+    for (k = r; k-- > 0;) { /* a = x[k] op a */
       if (kern != NULL)
         kern->inplace(src[k] + off, a, (size_t)cnt);
       else if (MPI_Reduce_local(src[k] + off - sh, a - sh, cnt, ti->exec_type, in->op) != MPI_SUCCESS)
-        rc = DRED_ERR_INTERNAL;
+        return DRED_ERR_INTERNAL;
     }
+  }
+  return DRED_OK;
+}
+
+/* Scratch for fold_range with a non-commutative op (NULL otherwise, or with no memory). */
+static char *fold_tmp(const dred_inst_t *in, int *rc) {
+  uint64_t ce = FOLD_CHUNK / in->ti.extent;
+  char *tmp;
+  *rc = DRED_OK;
+  if (in->ti.commutative) return NULL;
+  if ((tmp = malloc((size_t)(ce == 0 ? 1 : ce) * in->ti.extent)) == NULL) *rc = DRED_ERR_NOMEM;
+  return tmp;
+}
+
+static int fold_failed(const dred_inst_t *in, int rc) {
+  if (rc == DRED_ERR_INTERNAL)
+    DRED_ERROR("MPI_Reduce_local failed while folding a collective met in shared memory "
+               "(tag " PROTO_KEY_FMT ")", PROTO_KEY_ARG(in->tag));
+  return rc;
+}
+
+/* A reduce's root, met by reference: fold every operand into acc, in steps of about
+ * `budget` bytes combined; *done says whether it finished. */
+static int fold_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done) {
+  const char *src[DRED_MEET_MAX_MEMBERS];
+  uint64_t ce = FOLD_CHUNK / in->ti.extent, spent = 0;
+  uint32_t n = in->group->n;
+  char *tmp;
+  int rc;
+
+  *done = 0;
+  if (ce == 0) ce = 1;
+  if (in->acc == NULL) return DRED_ERR_INTERNAL;
+  if ((rc = operands_of(rt, in, src)) != DRED_OK) return rc;
+  tmp = fold_tmp(in, &rc);
+  while (rc == DRED_OK && in->meet_fold_next < in->count && !(spent > 0 && spent >= budget)) {
+    uint64_t e0 = in->meet_fold_next, ne = in->count - e0 < ce ? in->count - e0 : ce;
+    rc = fold_range(in, src, in->member, in->acc, e0, ne, tmp);
     in->meet_fold_next = e0 + ne;
-    spent += (uint64_t)nb * (n - 1);
+    spent += (uint64_t)ne * in->ti.extent * (n - 1);
   }
   free(tmp);
-  if (rc != DRED_OK)
-    DRED_ERROR("MPI_Reduce_local failed while folding a reduction met in shared memory "
-               "(tag " PROTO_KEY_FMT ")", PROTO_KEY_ARG(in->tag));
   *done = rc == DRED_OK && in->meet_fold_next >= in->count;
+  return fold_failed(in, rc);
+}
+
+/* An allreduce met by reference: fold the chunks nobody has claimed, each into our own
+ * block (whose operand only that fold reads), and copy every folded chunk from its
+ * holder's block to our result.  Returns the status when *done; else *done is 0 and the
+ * return is 3 when nothing is left to do until a peer folds a chunk (wait on the slot),
+ * 0 after `budget` bytes of work. */
+static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done) {
+  const char *src[DRED_MEET_MAX_MEMBERS];
+  uint8_t holder[DRED_MEET_MAX_CHUNKS];
+  uint32_t n = in->group->n, nch = dred_meet_nchunks(in->count, in->bytes, n);
+  uint64_t all = nch >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << nch) - 1, spent = 0;
+  char *own = in->meet_blk != NULL ? in->meet_blk : in->acc, *dst = result_dst(in), *tmp;
+  int rc;
+
+  *done = 0;
+  if (dst == NULL) return *done = 1, DRED_ERR_NOMEM;
+  if (own == NULL || nch == 0) return *done = 1, DRED_ERR_INTERNAL;
+  if ((rc = operands_of(rt, in, src)) != DRED_OK) return *done = 1, rc;
+  src[in->member] = own;
+  tmp = fold_tmp(in, &rc);
+  while (rc == DRED_OK) {
+    int st, c;
+    uint64_t folded = dred_meet_chunks_folded(in->meet_slot, in->meet_seq, &st, holder);
+    uint64_t fresh = folded & ~in->meet_copied, e0, ne;
+    if (st != DRED_OK) {
+      rc = st;
+      break;
+    }
+    for (c = 0; fresh != 0; c++, fresh >>= 1) { /* the folded chunks we lack */
+      if (!(fresh & 1)) continue;
+      dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
+      memcpy(dst + e0 * in->ti.extent, src[holder[c]] + e0 * in->ti.extent, ne * in->ti.extent);
+      in->meet_copied |= (uint64_t)1 << c;
+      spent += ne * in->ti.extent;
+    }
+    if ((in->meet_copied & all) == all) break;
+    if (spent > 0 && spent >= budget) {
+      free(tmp);
+      return 0;
+    }
+    if ((c = dred_meet_claim(in->meet_slot, in->meet_seq, in->member, nch)) < 0) {
+      free(tmp);
+      return 3; /* every chunk left is a peer's to fold */
+    }
+    dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
+    rc = fold_failed(in, fold_range(in, src, in->member, own, e0, ne, tmp));
+    if (rc == DRED_OK)
+      dred_meet_chunk_done(in->meet_slot, in->meet_seq, (uint32_t)c);
+    else /* half folded in our block: nobody can finish that chunk, so everyone ends */
+      dred_meet_chunk_failed(in->meet_slot, in->meet_seq, rc);
+    spent += ne * in->ti.extent * n;
+  }
+  free(tmp);
+  if (rc == DRED_OK) in->res_have = in->bytes;
+  *done = 1;
   return rc;
+}
+
+/* A bcast's non-root: copy the root's data (in the slot or its block) to our result, in
+ * steps of about `budget` bytes. */
+static int bcast_copy(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done) {
+  const char *src[DRED_MEET_MAX_MEMBERS];
+  char *dst = result_dst(in);
+  uint64_t left, len;
+  int rc;
+  *done = 1;
+  if (dst == NULL) return DRED_ERR_NOMEM;
+  if ((rc = operands_of(rt, in, src)) != DRED_OK) return rc;
+  if (in->root >= in->group->n || (src[in->root] == NULL && in->bytes > 0)) return DRED_ERR_INTERNAL;
+  left = in->bytes - in->meet_fold_next;
+  len = left < budget ? left : budget;
+  if (len > 0) memcpy(dst + in->meet_fold_next, src[in->root] + in->meet_fold_next, len);
+  in->meet_fold_next += len;
+  *done = in->meet_fold_next >= in->bytes;
+  if (*done) in->res_have = in->bytes;
+  return DRED_OK;
 }
 
 /* A non-root member met by reference finished OK: its block may still be read by the
@@ -430,24 +584,42 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
   (void)dred_meet_poll(in->meet_slot, in->meet_seq, &st);
   if (dred_meet_state(in->meet_slot, in->meet_seq) == DRED_MEET_SPILL)
     st = status != DRED_OK ? status : DRED_ERR_INTERNAL; /* ending it: nobody goes on */
-  if (st == DRED_OK && in->is_root) {
-    if (meet_small(in))
-      st = dred_dp_inline_fold(rt, in, dred_meet_data(in->meet_slot), in->group->n);
-    else
-      st = fold_by_ref(rt, in, budget, &done);
-    /* Declared failed while folding (stalled past the failure timeout): the peers were
+  if (st == DRED_OK) {
+    int reads = 0, r = 0; /* this member reads peers' blocks; r: what the step said */
+    if (in->kind == PROTO_KIND_REDUCE && in->is_root) {
+      reads = !meet_small(in);
+      st = reads ? fold_by_ref(rt, in, budget, &done)
+                 : dred_dp_inline_fold(rt, in, dred_meet_data(in->meet_slot), in->group->n);
+    } else if (in->kind == PROTO_KIND_ALLREDUCE) {
+      reads = !meet_small(in);
+      if (reads) {
+        r = allreduce_by_ref(rt, in, budget, &done);
+        if (done)
+          st = r;
+        else if (r == 3 && status != DRED_OK)
+          st = status, done = 1; /* ending it here: nothing more can come (a deadline, a death) */
+      } else {
+        st = dred_dp_inline_fold(rt, in, dred_meet_data(in->meet_slot), in->group->n);
+      }
+    } else if (in->kind == PROTO_KIND_BCAST && !in->is_root) {
+      reads = !meet_small(in);
+      st = bcast_copy(rt, in, budget, &done);
+    }
+    /* Declared failed while reading (stalled past the failure timeout): the peers were
      * told nobody reads their blocks any more, so what we read may not be theirs. */
-    if (st == DRED_OK && !meet_small(in) && dred_meet_given_up(in->meet_slot, in->meet_seq, in->member))
+    if (st == DRED_OK && reads && dred_meet_given_up(in->meet_slot, in->meet_seq, in->member))
       st = DRED_ERR_PROC_FAILED;
     if (st == DRED_OK && !done) {
-      /* a bounded step (dred_future_is_done, a zero wait): the rest at the next look */
+      /* a bounded step (dred_future_is_done, a zero wait), or peers still folding: the
+       * rest at the next look */
       uv_mutex_lock(&rt->lock);
       in->meet_claimed = 0;
       uv_mutex_unlock(&rt->lock);
-      return 0;
+      return r == 3 ? 3 : 0;
     }
   }
-  if (st == DRED_OK && in->meet_by_ref && !in->is_root)
+  /* Our block may still be read by peers (the slot says until when): lent, not freed. */
+  if (in->meet_by_ref)
     lend_block(rt, in);
   else
     meet_blk_free(rt, in);
@@ -482,10 +654,16 @@ void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns) {
     now = uv_hrtime();
     left = timeout_ns == UINT64_MAX ? UINT64_MAX : now - start >= timeout_ns ? 0 : timeout_ns - (now - start);
     if (dred_meet_poll(f->meet_slot, f->meet_seq, NULL)) {
+      uint32_t epoch = dred_meet_epoch(f->meet_slot); /* before the look: no lost wake-up */
       r = dred_meetpath_settle(f->meet_rt, f->meet_gid, f->meet_tag, DRED_OK,
                                timeout_ns == UINT64_MAX ? UINT64_MAX : LOOK_BUDGET);
-      if (r == 0) { /* a step of the fold done: more if time allows */
+      if (r == 0) { /* a step of the work done: more if time allows */
         if (left == 0) return;
+        continue;
+      }
+      if (r == 3) { /* our part done; peers fold the chunks left: woken as each is */
+        if (left == 0) return;
+        dred_meet_wait_epoch(f->meet_slot, epoch, left < WAIT_SLICE_NS ? left : WAIT_SLICE_NS);
         continue;
       }
       /* Finished by us; or claimed by another thread (its completion is due in moments,
@@ -615,7 +793,7 @@ int dred_meetpath_reclaim(dred_rt_t *rt) {
       }
     }
     uv_mutex_unlock(&rt->lock);
-    for (i = 0; i < n; i++) total += dred_meetpath_settle(rt, gid[i], tag[i], DRED_OK, UINT64_MAX) != 0;
+    for (i = 0; i < n; i++) total += dred_meetpath_settle(rt, gid[i], tag[i], DRED_OK, UINT64_MAX) == 1;
   } while (n == BATCH);
   return total;
 }

@@ -234,7 +234,8 @@ typedef struct dred_inst {
   int meet_by_ref;
   char *meet_blk;
   int64_t meet_blk_off;
-  uint64_t meet_fold_next;
+  uint64_t meet_fold_next; /* a reduce root's next element to fold; a bcast's next byte  */
+  uint64_t meet_copied;    /* an allreduce's chunks copied to our result (bit c)         */
   inst_state_t state;
   int end_status;      /* set when END arrives while tasks are still running */
   int tasks_pending;   /* tasks queued or running for this instance */
@@ -467,10 +468,12 @@ void dred_meetpath_unprepare(dred_rt_t *rt, dred_inst_t *in);
  * met in shared memory (insert it, hand out the future, nothing for the runtime thread to
  * do); 0 to go to the master (in->meet_mask set). */
 int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in);
-/* Any thread: finish a met reduction whose slot decided, or with `status` if it has not
- * (0: only if decided).  `budget`: bytes of combining the root may do in this call
- * (UINT64_MAX: all).  Returns 0 while pending (or its fold is only part done), 1 if it is
- * finished or another thread is finishing it, 2 if it went to dred-master instead. */
+/* Any thread: finish a met collective whose slot decided, or with `status` if it has not
+ * (0: only if decided).  `budget`: bytes of combining or copying this call may do
+ * (UINT64_MAX: all).  Returns 0 while pending (or its work is only part done), 1 if it is
+ * finished or another thread is finishing it, 2 if it went to dred-master instead, 3 if
+ * its part is done and it waits for peers to fold the rest (an allreduce's chunks: wait
+ * for the slot's epoch to move). */
 int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, uint64_t budget);
 /* The future's side: wait at most timeout_ns (UINT64_MAX: for ever) for a met reduction,
  * settling it when its slot decides.  Returns when the future is done or time ran out. */

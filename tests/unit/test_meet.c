@@ -12,7 +12,11 @@
  * dies, or the slot ends); a member without a place for its operand spills the slot to
  * dred-master for everyone, before or after the others arrived; failures and a lock
  * holder's death end such slots as they end small ones; explicit tags get rings of their
- * own, and a death reaches every stream of its group.
+ * own, and a death reaches every stream of its group.  Allreduce and bcast: who must
+ * publish an operand (all members; the root alone), blocks needed until every member is
+ * done, chunks that cover every element once, claims that hand each chunk out once, and a
+ * death while folding that fails the phase for everyone (one at any other time costs
+ * nothing).
  *
  * Tables live in MAP_SHARED anonymous mappings: page-aligned (the table asks for 64-byte
  * alignment, more than malloc promises) and shared with forked children, as the node's
@@ -1352,6 +1356,226 @@ static void test_bad_args(void **state) {
   table_free(t);
 }
 
+/* ---- allreduce and bcast ----------------------------------------------------------- */
+
+/* Arrive by reference as a member of `kind` does: a publisher names its block, anyone else
+ * arrives with nothing. */
+static dred_meet_slot_t *meet_kind(dred_meet_ring_t *r, uint64_t seq, uint32_t k,
+                                   const proto_params_t *p, int publishes) {
+  dred_meet_arrival_t a;
+  dred_meet_ref_t op;
+  memset(&op, 0, sizeof op);
+  if (publishes) {
+    op.kind = DRED_MEET_OP_POOL;
+    op.worker = WORKERS[k];
+    op.off = 4096 + 65536 * (int64_t)k;
+    op.len = p->count * p->extent;
+  }
+  assert_int_equal(dred_meet_arrive_op(r, seq, k, p, 1, &op, NULL, DRED_OK, &a), 0);
+  assert_int_equal(a.meet, 1);
+  assert_non_null(a.slot);
+  return a.slot;
+}
+
+/* Who reads what: an allreduce reads every operand and a bcast its root's alone, so a
+ * missing one is a disagreement; every block is needed until every member released. */
+static void test_kinds(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 31, N, WORKERS);
+  dred_meet_slot_t *s = NULL;
+  uint64_t seq = 0;
+  uint32_t k, root;
+  (void)state;
+  for (root = 0; root < N; root++, seq++) { /* bcast: the root's data alone */
+    proto_params_t p = params(BIG, root);
+    p.inl = 0;
+    p.kind = PROTO_KIND_BCAST;
+    for (k = 0; k < N; k++) s = meet_kind(r, seq, k, &p, k == root);
+    ASSERT_DECIDED(s, seq, DRED_OK);
+    for (k = 0; k < N; k++) assert_int_equal(dred_meet_needs(s, seq, k), k == root);
+    for (k = 0; k < N; k++) {
+      if (k == root) continue;
+      dred_meet_release(s, seq, k == 0 ? N - 1 - (root == N - 1) : k); /* any order */
+    }
+    assert_int_equal(dred_meet_needs(s, seq, root), 1); /* a member still copies */
+    release_all(s, seq, N);
+    assert_int_equal(dred_meet_needs(s, seq, root), 0);
+    assert_int_equal(stats(r).busy, 0);
+  }
+  { /* allreduce: every operand, needed until the last member released */
+    proto_params_t p = params(BIG, 0);
+    p.inl = 0;
+    p.kind = PROTO_KIND_ALLREDUCE;
+    for (k = 0; k < N; k++) s = meet_kind(r, seq, k, &p, 1);
+    ASSERT_DECIDED(s, seq, DRED_OK);
+    for (k = 0; k + 1 < N; k++) dred_meet_release(s, seq, k);
+    for (k = 0; k < N; k++) assert_int_equal(dred_meet_needs(s, seq, k), 1);
+    dred_meet_release(s, seq, N - 1);
+    for (k = 0; k < N; k++) assert_int_equal(dred_meet_needs(s, seq, k), 0);
+    seq++;
+  }
+  { /* an allreduce member without its operand, a bcast root without data: MISMATCH */
+    proto_params_t p = params(BIG, 2);
+    p.inl = 0;
+    p.kind = PROTO_KIND_ALLREDUCE;
+    for (k = 0; k < N; k++) s = meet_kind(r, seq, k, &p, k != 1);
+    ASSERT_DECIDED(s, seq, DRED_ERR_MISMATCH);
+    release_all(s, seq, N);
+    seq++;
+    p.kind = PROTO_KIND_BCAST;
+    for (k = 0; k < N; k++) s = meet_kind(r, seq, k, &p, k != 2);
+    ASSERT_DECIDED(s, seq, DRED_ERR_MISMATCH);
+    release_all(s, seq, N);
+    seq++;
+  }
+  { /* a bcast's root lost before it arrived: ROOT_FAILED; another member: PROC_FAILED */
+    proto_params_t p = params(BIG, 1);
+    dred_meet_table_t *t2 = table_new();
+    dred_meet_ring_t *r2 = dred_meet_ring_of(t2, 34, N, WORKERS);
+    p.inl = 0;
+    p.kind = PROTO_KIND_BCAST;
+    s = meet_kind(r2, 0, 0, &p, 0);
+    (void)meet_kind(r2, 0, 3, &p, 0);
+    dred_meet_member_failed(r2, 1, DRED_ERR_PROC_FAILED);
+    ASSERT_DECIDED(s, 0, DRED_ERR_ROOT_FAILED);
+    s = meet_kind(r2, 1, 0, &p, 0); /* opened after: the root is gone for good */
+    ASSERT_DECIDED(s, 1, DRED_ERR_ROOT_FAILED);
+    table_free(t2);
+    t2 = table_new();
+    r2 = dred_meet_ring_of(t2, 35, N, WORKERS);
+    s = meet_kind(r2, 0, 1, &p, 1);
+    dred_meet_member_failed(r2, 2, DRED_ERR_PROC_FAILED);
+    ASSERT_DECIDED(s, 0, DRED_ERR_PROC_FAILED);
+    table_free(t2);
+  }
+  { /* kinds that disagree: MISMATCH */
+    proto_params_t p = params(BIG, 0), q;
+    p.inl = 0;
+    p.kind = PROTO_KIND_ALLREDUCE;
+    q = p;
+    q.kind = PROTO_KIND_REDUCE;
+    for (k = 0; k < N; k++) s = meet_kind(r, seq, k, k == 3 ? &q : &p, 1);
+    ASSERT_DECIDED(s, seq, DRED_ERR_MISMATCH);
+    release_all(s, seq, N);
+  }
+  assert_int_equal(stats(r).busy, 0);
+  table_free(t);
+}
+
+/* The chunks cover every element once, whatever the count, size and group. */
+static void test_chunk_ranges(void **state) {
+  static const uint64_t counts[] = {1, 2, 3, 7, 63, 64, 65, 1000, 123457, 1u << 24};
+  static const uint32_t extents[] = {1, 4, 8, 12, 24};
+  uint32_t n, i, j, c;
+  (void)state;
+  assert_int_equal(dred_meet_nchunks(0, 0, 4), 0);
+  for (n = 1; n <= DRED_MEET_MAX_MEMBERS; n = n * 2 + 1)
+    for (i = 0; i < sizeof counts / sizeof counts[0]; i++)
+      for (j = 0; j < sizeof extents / sizeof extents[0]; j++) {
+        uint64_t count = counts[i], next = 0, e0, ne;
+        uint32_t nch = dred_meet_nchunks(count, count * extents[j], n);
+        assert_true(nch >= 1 && nch <= DRED_MEET_MAX_CHUNKS);
+        assert_true(nch >= (count < n ? count : n)); /* one per member where elements allow */
+        for (c = 0; c < nch; c++) {
+          dred_meet_chunk_range(count, nch, c, &e0, &ne);
+          assert_true(e0 == next);
+          assert_true(ne > 0);
+          next = e0 + ne;
+        }
+        assert_true(next == count);
+      }
+}
+
+/* Claims hand each chunk out once, to any member that asks, until none is left; folded
+ * chunks wake waiters; a member that dies holding an unfolded claim ends the phase with
+ * PROC_FAILED for everyone, one that dies otherwise costs nothing. */
+static void test_chunks(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 32, N, WORKERS);
+  dred_meet_slot_t *s = NULL;
+  proto_params_t p = params(BIG, 0);
+  uint8_t holder[DRED_MEET_MAX_CHUNKS];
+  uint64_t seq = 0, claimed = 0;
+  uint32_t k, nch = 10, e;
+  int c, st = -1;
+  (void)state;
+  p.inl = 0;
+  p.kind = PROTO_KIND_REDUCE;
+  for (k = 0; k < N; k++) s = meet_kind(r, seq, k, &p, k != 0);
+  ASSERT_DECIDED(s, seq, DRED_OK);
+  assert_int_equal(dred_meet_claim(s, seq, 1, nch), -1); /* a reduce has no chunk phase */
+  release_all(s, seq, N);
+  seq++;
+
+  p.kind = PROTO_KIND_ALLREDUCE;
+  for (k = 0; k < N; k++) {
+    assert_true(k == 0 || dred_meet_claim(s, seq, 0, nch) == -1); /* not decided yet */
+    s = meet_kind(r, seq, k, &p, 1);
+  }
+  ASSERT_DECIDED(s, seq, DRED_OK);
+  for (e = 0; e < nch; e++) {
+    c = dred_meet_claim(s, seq, e % 3, nch); /* members 0..2 take turns, 3 never asks */
+    assert_true(c >= 0 && (uint32_t)c < nch);
+    assert_false(claimed & bit((uint32_t)c));
+    claimed |= bit((uint32_t)c);
+  }
+  assert_int_equal(dred_meet_claim(s, seq, 3, nch), -1);
+  assert_true(dred_meet_chunks_folded(s, seq, &st, holder) == 0);
+  assert_int_equal(st, DRED_OK);
+  for (e = 0; e < nch; e++) {
+    uint32_t w = dred_meet_epoch(s);
+    dred_meet_chunk_done(s, seq, e);
+    assert_true(dred_meet_epoch(s) != w); /* waiters see it */
+    dred_meet_wait_epoch(s, w, 1000000000ull); /* moved already: returns at once */
+  }
+  assert_true(dred_meet_chunks_folded(s, seq, &st, holder) == (bit(nch) - 1));
+  for (e = 0; e < nch; e++) assert_int_equal(holder[e], e % 3);
+  /* member 3 dies now: nothing was its to fold */
+  dred_meet_member_failed(r, 3, DRED_ERR_PROC_FAILED);
+  (void)dred_meet_chunks_folded(s, seq, &st, NULL);
+  assert_int_equal(st, DRED_OK);
+  release_all(s, seq, N - 1);
+  assert_int_equal(stats(r).busy, 0);
+  table_free(t);
+
+  /* a member that dies with a claim it did not fold */
+  t = table_new();
+  r = dred_meet_ring_of(t, 33, N, WORKERS);
+  seq = 0;
+  for (k = 0; k < N; k++) s = meet_kind(r, seq, k, &p, 1);
+  c = dred_meet_claim(s, seq, 2, nch);
+  assert_true(c >= 0);
+  dred_meet_chunk_done(s, seq, (uint32_t)c);
+  assert_true(dred_meet_claim(s, seq, 2, nch) >= 0); /* claimed, never folded */
+  assert_true(dred_meet_claim(s, seq, 1, nch) >= 0);
+  dred_meet_member_failed(r, 2, DRED_ERR_PROC_FAILED);
+  (void)dred_meet_chunks_folded(s, seq, &st, NULL);
+  assert_int_equal(st, DRED_ERR_PROC_FAILED);
+  assert_int_equal(dred_meet_claim(s, seq, 1, nch), -1); /* nothing more to do */
+  {
+    uint64_t t0 = now_ns();
+    dred_meet_wait_epoch(s, dred_meet_epoch(s), 20000000ull); /* bounded: 20 ms */
+    assert_true(now_ns() - t0 < 2000000000ull);
+  }
+  release_all(s, seq, N);
+  assert_int_equal(stats(r).busy, 0);
+
+  /* a fold that fails ends the phase with its status */
+  table_free(t);
+  t = table_new();
+  r = dred_meet_ring_of(t, 36, N, WORKERS);
+  seq = 0;
+  for (k = 0; k < N; k++) s = meet_kind(r, seq, k, &p, 1);
+  c = dred_meet_claim(s, seq, 0, nch);
+  assert_true(c >= 0);
+  dred_meet_chunk_failed(s, seq, DRED_ERR_INTERNAL);
+  (void)dred_meet_chunks_folded(s, seq, &st, NULL);
+  assert_int_equal(st, DRED_ERR_INTERNAL);
+  assert_int_equal(dred_meet_claim(s, seq, 1, nch), -1);
+  release_all(s, seq, N);
+  table_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rings),         cmocka_unit_test(test_happy_path),
@@ -1363,6 +1587,8 @@ int main(void) {
       cmocka_unit_test(test_bad_args),      cmocka_unit_test(test_by_ref_orders),
       cmocka_unit_test(test_by_ref_mismatch), cmocka_unit_test(test_noplace_spills),
       cmocka_unit_test(test_by_ref_failures), cmocka_unit_test(test_streams),
+      cmocka_unit_test(test_kinds),         cmocka_unit_test(test_chunk_ranges),
+      cmocka_unit_test(test_chunks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
