@@ -163,8 +163,8 @@ static void slot_wake(dred_meet_slot_t *s) {
 }
 
 static void slot_end(dred_meet_slot_t *s, uint32_t state, int status) {
-  s->state = state;
   s->status = status;
+  __atomic_store_n(&s->state, state, __ATOMIC_RELEASE); /* after status: see decided() */
   slot_wake(s);
 }
 
@@ -234,7 +234,7 @@ static int lost_status(const dred_meet_slot_t *s, uint64_t lost) {
 }
 
 static void slot_free_if_done(dred_meet_slot_t *s, uint32_t n) {
-  if (s->busy && (s->released & all_of(n)) == all_of(n)) s->busy = 0;
+  if (s->busy && (s->released & all_of(n)) == all_of(n)) __atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
 }
 
 int dred_meet_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
@@ -297,10 +297,10 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
       slot_unlock(s);
       return 0;
     }
-    s->busy = 1;
+    __atomic_store_n(&s->busy, 1, __ATOMIC_RELAXED);
     s->n = n;
-    s->seq = seq;
-    s->state = DRED_MEET_OPEN;
+    __atomic_store_n(&s->seq, seq, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->state, DRED_MEET_OPEN, __ATOMIC_RELEASE);
     s->status = DRED_OK;
     s->error = DRED_OK;
     s->root = 0;
@@ -367,22 +367,48 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   return 0;
 }
 
+/* The outcome of `seq` read without the lock, when it is decided: 1 with *state and
+ * *status, else 0 (open, or not this seq: the caller takes the lock).  Sound for a member
+ * that arrived in `seq` and has not released it -- the slot cannot move to another
+ * reduction meanwhile -- and a decided state is final (only an open slot ever changes
+ * state).  The seq is read again after the state, in case this member was given up for
+ * dead and the slot moved on: then the lock decides.  Keeps the waiters' looks off the
+ * slot's lock, whose cache line the other members are using. */
+static int decided(dred_meet_slot_t *s, uint64_t seq, int *state, int *status) {
+  uint32_t st;
+  int stat;
+  if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq) return 0;
+  st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+  if (st == DRED_MEET_OPEN) return 0;
+  stat = st == DRED_MEET_OK ? DRED_OK : s->status;
+  if (!__atomic_load_n(&s->busy, __ATOMIC_ACQUIRE) || __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq)
+    return 0;
+  *state = (int)st;
+  *status = stat;
+  return 1;
+}
+
 int dred_meet_poll(dred_meet_slot_t *s, uint64_t seq, int *status) {
-  int decided;
+  int decided_, st, stat;
   if (s == NULL) return 1;
+  if (decided(s, seq, &st, &stat)) {
+    if (status != NULL) *status = stat;
+    return 1;
+  }
   slot_lock(s);
-  decided = s->busy && s->seq == seq ? s->state != DRED_MEET_OPEN : 1;
+  decided_ = s->busy && s->seq == seq ? s->state != DRED_MEET_OPEN : 1;
   if (status != NULL)
     *status = !(s->busy && s->seq == seq) ? DRED_ERR_INTERNAL
               : s->state == DRED_MEET_OK  ? DRED_OK
                                           : s->status;
   slot_unlock(s);
-  return decided;
+  return decided_;
 }
 
 int dred_meet_state(dred_meet_slot_t *s, uint64_t seq) {
-  int st;
+  int st, stat;
   if (s == NULL) return -1;
+  if (decided(s, seq, &st, &stat)) return st;
   slot_lock(s);
   st = s->busy && s->seq == seq ? (int)s->state : -1;
   slot_unlock(s);

@@ -223,6 +223,39 @@ static uint32_t fnv(uint32_t h, uint64_t v) {
   return h;
 }
 
+/* The last checks of a named type with a predefined op (or, op MPI_OP_NULL, a bcast's
+ * named type), per thread.  Both handles are permanent in MPI -- never freed, never reused
+ * for another object -- so a hit is the same answer the MPI queries would give again; a
+ * derived type or a user op is never cached (its handle may be freed and reused).  Small
+ * collectives call with the same pair thousands of times a second. */
+#define TI_CACHE 4
+typedef struct {
+  MPI_Datatype type;
+  MPI_Op op;
+  int used;
+  dred_typeinfo_t ti;
+} ti_cached_t;
+static __thread ti_cached_t ti_cache[TI_CACHE];
+static __thread unsigned ti_next;
+
+static int ti_cache_get(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti) {
+  unsigned i;
+  for (i = 0; i < TI_CACHE; i++)
+    if (ti_cache[i].used && ti_cache[i].type == type && ti_cache[i].op == op) {
+      *ti = ti_cache[i].ti;
+      return 1;
+    }
+  return 0;
+}
+
+static void ti_cache_put(MPI_Datatype type, MPI_Op op, const dred_typeinfo_t *ti) {
+  ti_cached_t *c = &ti_cache[ti_next++ % TI_CACHE];
+  c->type = type;
+  c->op = op;
+  c->ti = *ti;
+  c->used = 1;
+}
+
 int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti) {
   int size = 0, ni, na, nd, combiner, opcls, commute = 0, bsize = 0;
   MPI_Aint lb, extent, tlb, textent, blb, bext;
@@ -241,6 +274,7 @@ int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti) {
     DRED_ERROR("op is MPI_OP_NULL");
     return DRED_ERR_ARG;
   }
+  if (ti_cache_get(type, op, ti)) return DRED_OK;
   opcls = op_classes(op, &opname);
   if (opcls < 0) {
     DRED_ERROR("%s is not a reduction operation", opname);
@@ -280,6 +314,7 @@ int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti) {
     ti->mult = 1;
     ti->extent = (uint32_t)extent;
     ti->sig = fnv(fnv(sig, (uint32_t)MPI_Type_c2f(type)), 1);
+    if (opcls > 0) ti_cache_put(type, op, ti); /* both permanent handles */
     return DRED_OK;
   }
 
@@ -372,6 +407,7 @@ int dred_typecheck_bcast(MPI_Datatype type, dred_typeinfo_t *ti) {
     DRED_ERROR("datatype is MPI_DATATYPE_NULL");
     return DRED_ERR_ARG;
   }
+  if (ti_cache_get(type, MPI_OP_NULL, ti)) return DRED_OK;
   MPI_Type_size(type, &size);
   MPI_Type_get_extent(type, &lb, &extent);
   MPI_Type_get_true_extent(type, &tlb, &textent);
@@ -396,6 +432,7 @@ int dred_typecheck_bcast(MPI_Datatype type, dred_typeinfo_t *ti) {
     ti->exec_type = type;
     ti->extent = (uint32_t)extent;
     ti->sig = fnv(fnv(sig, (uint32_t)MPI_Type_c2f(type)), 2);
+    ti_cache_put(type, MPI_OP_NULL, ti); /* a permanent handle */
     return DRED_OK;
   }
   ti->sig = fnv(fnv(sig, 0x62636173u), (uint64_t)size); /* "bcas" */
