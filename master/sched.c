@@ -686,8 +686,7 @@ static int on_task_done(sched_t *s, const sched_event_t *ev) {
 
   if (t == NULL || t->exec->worker != ev->worker) return DRED_ERR_ARG;
   if (d->u.done.absorbed && (!t->absorb || st != PROTO_TASK_OK)) return DRED_ERR_ARG;
-  if (st != PROTO_TASK_OK && st != PROTO_TASK_PROVIDER_LOST && st != PROTO_TASK_EXEC_CORRUPT &&
-      st != PROTO_TASK_ERROR)
+  if (st != PROTO_TASK_OK && st != PROTO_TASK_PROVIDER_LOST && st != PROTO_TASK_ERROR)
     return DRED_ERR_ARG;
 
   in = t->inst;
@@ -708,8 +707,6 @@ static int on_task_done(sched_t *s, const sched_event_t *ev) {
   a->u.jtask.end_ns = s->now;
   a->u.jtask.exec_ns = d->u.done.exec_ns;
   a->u.jtask.status = (int32_t)st;
-  /* an absorbing executor's snapshot may be partly combined: recover its operand alone */
-  if (st == PROTO_TASK_EXEC_CORRUPT && t->absorb) in->m[exec->member].no_unit = 1;
   task_free(s, t);
 
   if (in->status != DRED_OK) { /* a failed instance only waits for its tasks to drain */
@@ -736,10 +733,6 @@ static int on_task_done(sched_t *s, const sched_event_t *ev) {
       msg_enqueue(in, exec, 1);
       lose_set(s, in, prov);
       exec = NULL;
-      break;
-    case PROTO_TASK_EXEC_CORRUPT:
-      lose_set(s, in, exec);
-      lose_set(s, in, prov);
       break;
     case PROTO_TASK_ERROR:
       inst_fail(in, known_error(d->u.done.error, DRED_ERR_INTERNAL));

@@ -908,11 +908,12 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
     rc = step_rma(rt, t, deadline, &did);
   }
   if (rc == DRED_ERR_PROC_FAILED && t->src == NULL) {
-    /* step_rma: the provider could not be read; dred_dp_task_abort says whether the
-     * executor's buffer is intact (PROVIDER_LOST) or not (EXEC_CORRUPT). */
+    /* step_rma: the provider could not be read.  The executor's buffer is intact (the
+     * result is built out of place), so only the provider's side is lost. */
     *finished = 1;
-    *status = dred_dp_task_abort(rt, t);
+    *status = PROTO_TASK_PROVIDER_LOST;
     *error = 0;
+    dred_dp_task_abort(rt, t);
     return 1;
   }
   if (rc != 0) {
@@ -933,7 +934,7 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
   return did;
 }
 
-int dred_dp_task_abort(dred_rt_t *rt, dred_task_t *t) {
+void dred_dp_task_abort(dred_rt_t *rt, dred_task_t *t) {
   int i, busy = 0;
   /* Reads still outstanding target a dead process and never complete: the result buffer
    * they land in is abandoned, never freed under MPI's feet.  The executor's own buffer
@@ -943,5 +944,4 @@ int dred_dp_task_abort(dred_rt_t *rt, dred_task_t *t) {
     dred_dp_buf_free(rt, t->inst->bytes, t->out, t->out_pool_off, t->out_malloced);
   t->out = NULL;
   task_end(rt, t);
-  return PROTO_TASK_PROVIDER_LOST;
 }

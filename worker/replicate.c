@@ -192,18 +192,17 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
   DRED_QUEUE_FOREACH_SAFE(q, n, &rt->tasks) {
     dred_task_t *t = DRED_QUEUE_DATA(q, dred_task_t, link);
     proto_msg_t d;
-    int st;
     if (t->provider != w || (t->started && t->src != NULL)) continue;
     if (!t->started && t->buf.pool_off >= 0 && rt->peer_base[w] != NULL) continue; /* shm */
-    st = t->started ? dred_dp_task_abort(rt, t) : PROTO_TASK_PROVIDER_LOST;
+    if (t->started) dred_dp_task_abort(rt, t); /* our buffer is intact: built out of place */
     memset(&d, 0, sizeof d);
     d.type = PROTO_DONE;
     d.u.done.task_id = t->task_id;
-    d.u.done.status = (uint32_t)st;
+    d.u.done.status = PROTO_TASK_PROVIDER_LOST;
     d.u.done.buf = dred_rt_bufref(rt, t->dst, t->dst_pool_off, t->inst->bytes);
     dred_rt_send_master(rt, &d);
-    DRED_WARN("task %llu stopped: provider %u failed (%s)", (unsigned long long)t->task_id, w,
-              st == PROTO_TASK_EXEC_CORRUPT ? "partly combined" : "nothing combined yet");
+    DRED_WARN("task %llu stopped: provider %u failed (our buffer is intact)",
+              (unsigned long long)t->task_id, w);
     dred_queue_remove(q);
     t->inst->tasks_pending--;
     dred_rt_inst_maybe_finish(rt, t->inst);

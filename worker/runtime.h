@@ -733,10 +733,10 @@ int dred_dp_piece(const dred_inst_t *in, const struct dred_kernel *kern, int exe
 /* Advance the head task within a time budget.  Returns 1 if it did work; when the task
  * finishes, *finished is set and *status holds its outcome (a proto_task_status_t). */
 int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status, int *error);
-/* The provider of `t` died: stop it.  Returns PROVIDER_LOST: the executor's buffer is
- * untouched, since the path that reads another process (MPI_Rget) builds its result out
- * of place.  (The protocol's EXEC_CORRUPT, for an executor combining in place when its
- * provider died, is never sent by this engine; dred-master still handles it.) */
-int dred_dp_task_abort(dred_rt_t *rt, dred_task_t *t);
+/* Stop task `t`: its provider died, or the task failed.  Reads still in flight are
+ * abandoned with the buffer they land in.  The path that reads another process (MPI_Rget)
+ * builds its result out of place, so a provider lost there leaves the executor's buffer
+ * untouched: the task's outcome is PROVIDER_LOST. */
+void dred_dp_task_abort(dred_rt_t *rt, dred_task_t *t);
 
 #endif /* DRED_RUNTIME_H */

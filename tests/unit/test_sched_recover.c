@@ -147,40 +147,6 @@ static void test_fault_provider_lost(void **state) {
   sched_free(s);
 }
 
-/* Fault position 3, EXEC_CORRUPT: both sets are lost and recovered. */
-static void test_fault_exec_corrupt(void **state) {
-  sched_t *s = sched_new(4, SCHED_POLICY_FIRST);
-  sched_key_t k = K(63, 0);
-  proto_msg_t p = prm(2, 1);
-  group_seq(s, 63, 3);
-  assert_int_equal(ready_rep(s, k, 0, 1, p, 2), 0);
-  assert_int_equal(ready_rep(s, k, 1, 2, p, 4), 0);
-  assert_int_equal(drain(s), 1);
-  assert_int_equal(wfail(s, 2), 0);
-  assert_int_equal(drain(s), 0);
-  assert_int_equal(done(s, 1, 1, PROTO_TASK_EXEC_CORRUPT, 5, 111), 0);
-  assert_int_equal(drain(s), 3);
-  is_jtask(&A[0], 1, PROTO_TASK_EXEC_CORRUPT);
-  is_recover(&A[1], 1, 0);
-  is_recover(&A[2], 4, 1);
-  assert_int_equal(sched_queue_len(s, k), 0);
-
-  assert_int_equal(rec_ready(s, k, 0, 1, p), 0);
-  assert_int_equal(rec_ready(s, k, 1, 4, p), 0);
-  assert_int_equal(drain(s), 1);
-  is_task(&A[0], 2, 1, 4, 0, 1);
-  assert_int_equal(ready(s, k, 2, 3, p), 0);
-  assert_int_equal(ok(s, 2, 1), 0);
-  assert_int_equal(drain(s), 2);
-  is_task(&A[1], 3, 3, 1, 2, 0);
-  assert_int_equal(ok(s, 3, 3), 0);
-  assert_int_equal(drain(s), 4);
-  is_end(&A[1], 1, DRED_OK);
-  is_end(&A[2], 3, DRED_OK);
-  is_jred(&A[3], 3, 3, 2, DRED_OK);
-  sched_free(s);
-}
-
 /* The provider dies but the executor had finished reading: OK, nothing to recover. */
 static void test_fault_provider_dies_after_read(void **state) {
   sched_t *s = sched_new(3, SCHED_POLICY_FIRST);
@@ -621,6 +587,29 @@ static void test_task_error_unknown_code(void **state) {
   task_error_case(DRED_ERR_NOMEM, DRED_ERR_NOMEM);
 }
 
+/* A DONE whose status names no outcome (2 and 4: proto_task_status_t leaves 2 unused) is
+ * refused and changes nothing: the task is still in flight and finishes normally. */
+static void test_task_unknown_status_refused(void **state) {
+  sched_t *s = sched_new(2, SCHED_POLICY_FIRST);
+  sched_key_t k = K(73, 0);
+  group_seq(s, 73, 2);
+  assert_int_equal(ready(s, k, 0, 1, prm(0, 1)), 0);
+  assert_int_equal(ready(s, k, 1, 2, prm(0, 1)), 0);
+  assert_int_equal(drain(s), 1);
+  is_task(&A[0], 1, 1, 2, 0, 1);
+  assert_int_equal(done(s, 1, 1, 2, 5, 111), DRED_ERR_ARG);
+  assert_int_equal(done(s, 1, 1, 4, 5, 111), DRED_ERR_ARG);
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(sched_tasks_in_flight(s), 1);
+  assert_int_equal(ok(s, 1, 1), 0);
+  assert_int_equal(drain(s), 4);
+  is_jtask(&A[0], 1, PROTO_TASK_OK);
+  is_end(&A[1], 1, DRED_OK);
+  is_end(&A[2], 2, DRED_OK);
+  is_jred(&A[3], 2, 1, 0, DRED_OK);
+  sched_free(s);
+}
+
 /* ---- a member that cannot allocate; a member that gives up -------------------------- */
 
 static int ready_err(sched_t *s, sched_key_t k, uint32_t m, uint32_t w, proto_msg_t p,
@@ -728,7 +717,6 @@ int main(void) {
       cmocka_unit_test(test_fault_executor_dead_before_dispatch),
       cmocka_unit_test(test_fault_executor_dies_during_task),
       cmocka_unit_test(test_fault_provider_lost),
-      cmocka_unit_test(test_fault_exec_corrupt),
       cmocka_unit_test(test_fault_provider_dies_after_read),
       cmocka_unit_test(test_fault_provider_then_executor_die),
       cmocka_unit_test(test_fault_executor_with_two_tasks),
@@ -741,6 +729,7 @@ int main(void) {
       cmocka_unit_test(test_fault_new_reduction_on_dead_group),
       cmocka_unit_test(test_task_error_fails_instance),
       cmocka_unit_test(test_task_error_unknown_code),
+      cmocka_unit_test(test_task_unknown_status_refused),
       cmocka_unit_test(test_nomem_is_explicit),
       cmocka_unit_test(test_nomem_first_arrival),
       cmocka_unit_test(test_abandon_ends_for_everyone),
