@@ -14,18 +14,6 @@
 
 #define MIN_SLOTS 16u
 
-static uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-uint64_t dred_keymap_hash(uint64_t group, int64_t tag) {
-  return mix64(group ^ mix64((uint64_t)tag));
-}
-
 int dred_keymap_init(dred_keymap_t *m) {
   m->count = 0;
   m->slot = calloc(MIN_SLOTS, sizeof *m->slot);
@@ -85,24 +73,10 @@ void dred_keymap_remove(dred_keymap_t *m, dred_keymap_node_t *n) {
   }
 }
 
-static int same_key(const dred_keymap_node_t *e, uint64_t hash, uint64_t group, int64_t tag) {
-  return e->hash == hash && e->group == group && e->tag == tag;
-}
-
-dred_keymap_node_t *dred_keymap_find(const dred_keymap_t *m, uint64_t group, int64_t tag) {
-  uint64_t h;
-  dred_keymap_node_t *e;
-  if (m->slot == NULL) return NULL;
-  h = dred_keymap_hash(group, tag);
-  for (e = m->slot[h & m->mask]; e != NULL; e = e->next)
-    if (same_key(e, h, group, tag)) return e;
-  return NULL;
-}
-
 dred_keymap_node_t *dred_keymap_next_equal(const dred_keymap_node_t *n) {
   dred_keymap_node_t *e;
   for (e = n->next; e != NULL; e = e->next)
-    if (same_key(e, n->hash, n->group, n->tag)) return e;
+    if (e->hash == n->hash && e->group == n->group && e->tag == n->tag) return e;
   return NULL;
 }
 

@@ -53,8 +53,18 @@ typedef struct {
        (n) != NULL && ((nx) = dred_keymap_next_equal(n), 1); (n) = (nx))
 
 /* splitmix64's finaliser over both halves of the key: consecutive tags and group ids
- * that differ in a few bits spread over every slot. */
-uint64_t dred_keymap_hash(uint64_t group, int64_t tag);
+ * that differ in a few bits spread over every slot.  Inline, with dred_keymap_find: the
+ * master looks up an instance, a group or a task for every message it takes. */
+static inline uint64_t dred_keymap_mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+static inline uint64_t dred_keymap_hash(uint64_t group, int64_t tag) {
+  return dred_keymap_mix64(group ^ dred_keymap_mix64((uint64_t)tag));
+}
 
 /* Allocate the slots now: DRED_OK or DRED_ERR_NOMEM (then `m` is a valid empty map). */
 int dred_keymap_init(dred_keymap_t *m);
@@ -68,7 +78,16 @@ int dred_keymap_insert(dred_keymap_t *m, dred_keymap_node_t *n, uint64_t group, 
 void dred_keymap_remove(dred_keymap_t *m, dred_keymap_node_t *n);
 
 /* The first node under (group, tag), or NULL. */
-dred_keymap_node_t *dred_keymap_find(const dred_keymap_t *m, uint64_t group, int64_t tag);
+static inline dred_keymap_node_t *dred_keymap_find(const dred_keymap_t *m, uint64_t group,
+                                                   int64_t tag) {
+  uint64_t h;
+  dred_keymap_node_t *e;
+  if (m->slot == NULL) return NULL;
+  h = dred_keymap_hash(group, tag);
+  for (e = m->slot[h & m->mask]; e != NULL; e = e->next)
+    if (e->hash == h && e->group == group && e->tag == tag) return e;
+  return NULL;
+}
 /* The next node with the same key as `n`, or NULL. */
 dred_keymap_node_t *dred_keymap_next_equal(const dred_keymap_node_t *n);
 
