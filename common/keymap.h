@@ -44,12 +44,13 @@ typedef struct {
 
 /* Every node of `m`, in no particular order; `nx` holds the next one, so the body may
  * remove `n`. */
-#define DRED_KEYMAP_FOREACH_SAFE(n, nx, m) \
-  for ((n) = dred_keymap_first(m); (n) != NULL && ((nx) = dred_keymap_next((m), (n)), 1); (n) = (nx))
+#define DRED_KEYMAP_FOREACH_SAFE(n, nx, m)                                                \
+  for ((n) = dred_keymap_first(m); (n) != NULL && ((nx) = dred_keymap_next((m), (n)), 1); \
+       (n) = (nx))
 
 /* Every node of `m` under key (group, tag); the body may remove `n`. */
-#define DRED_KEYMAP_FOREACH_KEY(n, nx, m, group, tag)                                 \
-  for ((n) = dred_keymap_find((m), (group), (tag));                                   \
+#define DRED_KEYMAP_FOREACH_KEY(n, nx, m, group, tag) \
+  for ((n) = dred_keymap_find((m), (group), (tag));   \
        (n) != NULL && ((nx) = dred_keymap_next_equal(n), 1); (n) = (nx))
 
 /* splitmix64's finaliser over both halves of the key: consecutive tags and group ids

@@ -128,7 +128,8 @@ static void test_collisions(void **state) {
   for (tag = 0; j < N; tag++) /* keys in slot 5 of 16 */
     if ((dred_keymap_hash(42, tag) & 15) == 5) group[j] = 42, e[j].id = (int)tag, j++;
   assert_int_equal(dred_keymap_init(&m), DRED_OK);
-  for (i = 0; i < N; i++) assert_int_equal(dred_keymap_insert(&m, &e[i].node, group[i], e[i].id), DRED_OK);
+  for (i = 0; i < N; i++)
+    assert_int_equal(dred_keymap_insert(&m, &e[i].node, group[i], e[i].id), DRED_OK);
   assert_int_equal(m.mask, 15); /* 12 entries fit 16 slots: no doubling yet */
   for (i = 0; i < N; i++) assert_ptr_equal(of(dred_keymap_find(&m, 42, e[i].id)), &e[i]);
   for (i = 0; i < N; i++) assert_null(dred_keymap_next_equal(&e[i].node));
@@ -139,7 +140,8 @@ static void test_collisions(void **state) {
   /* enough others to double: the colliding keys are all still found */
   {
     entry_t more[64];
-    for (i = 0; i < 64; i++) assert_int_equal(dred_keymap_insert(&m, &more[i].node, 43, i), DRED_OK);
+    for (i = 0; i < 64; i++)
+      assert_int_equal(dred_keymap_insert(&m, &more[i].node, 43, i), DRED_OK);
     assert_true(m.mask + 1 >= dred_keymap_count(&m));
     for (i = 0; i < N; i++)
       if (i != N / 2) assert_ptr_equal(of(dred_keymap_find(&m, 42, e[i].id)), &e[i]);
