@@ -31,6 +31,7 @@
 
 #include "../common/admission.h"
 #include "../common/config.h"
+#include "../common/keymap.h"
 #include "../common/mpi/boot.h"
 #include "../common/net.h"
 #include "../common/pool.h"
@@ -39,7 +40,6 @@
 #include "../common/tagseq.h"
 #include "dred.h"
 
-#define DRED_INST_BUCKETS 1024u
 /* The largest reduction dred accepts, in bytes (count * extent): 1 TiB, beyond any node
  * dred runs on; reductions above the node's physical memory are refused as well
  * (DRED_ERR_NOMEM).  Documented in dred(3). */
@@ -163,7 +163,7 @@ typedef struct dred_memblk dred_memblk_t;
 typedef enum { INST_SUBMITTED = 0, INST_ANNOUNCED, INST_ENDED, INST_MEET } inst_state_t;
 
 typedef struct dred_inst {
-  dred_queue_t hlink;  /* bucket in rt->inst[] (under lock)     */
+  dred_keymap_node_t knode; /* rt->inst, by (group_id, tag) (under lock) */
   dred_queue_t qlink;  /* rt->submitq (under lock)              */
   uint64_t group_id;
   int64_t tag;
@@ -341,7 +341,7 @@ typedef struct dred_rt {
 
   /* shared with application threads, under `lock` */
   uv_mutex_t lock;
-  dred_queue_t inst[DRED_INST_BUCKETS];
+  dred_keymap_t inst; /* reductions in flight, by (group, tag) */
   size_t ninst;
   dred_queue_t submitq;
   dred_queue_t groups;
