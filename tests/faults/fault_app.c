@@ -1,5 +1,5 @@
 /*
- * fault_app.c -- the application side of dred's fault-injection harness (issue 3, item 5).
+ * fault_app.c -- the application side of dred's fault-injection harness.
  *
  *   dredrun -n P fault_app --outdir DIR [--bytes B] [--reductions N] [--concurrent C]
  *           [--root R] [--calib K]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# short.sh -- the short fault-injection run inside `make test` (issue 3).
+# short.sh -- the short fault-injection run inside `make test`.
 #
 #   BUILD=build bash tests/faults/short.sh
 #
