@@ -484,7 +484,7 @@ static void inst_pair(sched_t *s, inst_t *in) {
 /* ---- events ------------------------------------------------------------------------------ */
 
 /* A worker's error code becomes every member's status: one dred does not define (0, a
- * negative number, garbage from a hostile peer; found by tests/fuzz/fuzz_sched.c) must not
+ * negative number, garbage from a hostile peer, as tests/fuzz/fuzz_sched.c sends) must not
  * reach a future, where dred_strerror could not name it.  It becomes `otherwise`. */
 int32_t known_error(int32_t error, int32_t otherwise) {
   return error > DRED_OK && error <= DRED_ERR_INTERNAL ? error : otherwise;
