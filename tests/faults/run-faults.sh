@@ -305,8 +305,8 @@ now_s() { date +%s.%N; }
 
 # Pids of processes whose environment carries our trial marker (same user only).
 marked_pids() {
-  # One grep over every environ file (-z: NUL-separated entries): a shell loop that
-  # forked per process took ~15 s on a loaded machine with ~120 processes.
+  # One grep over every environ file (-z: NUL-separated entries): a shell loop that forks
+  # per process takes seconds on a loaded machine with a hundred processes.
   grep -l -a -z -x -F "DRED_FAULT_TRIAL_ID=$1" /proc/[0-9]*/environ 2>/dev/null |
     sed -e 's|^/proc/||' -e 's|/environ$||'
 }
