@@ -288,8 +288,10 @@ FUZZ_BIN     := $(BUILD)/fuzz/fuzz_proto $(BUILD)/fuzz/fuzz_sched
 $(BUILD)/fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c tests/fuzz/proto_roundtrip.h common/proto.c common/proto.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_proto.c common/proto.c
-FUZZ_SCHED_SRC := tests/fuzz/fuzz_sched.c $(SCHED_SRC) common/placement.c common/proto.c
-$(BUILD)/fuzz/fuzz_sched: $(FUZZ_SCHED_SRC) master/sched.h master/sched_internal.h common/placement.h common/proto.h
+FUZZ_SCHED_SRC := tests/fuzz/fuzz_sched.c $(SCHED_SRC) common/placement.c common/proto.c \
+  common/keymap.c
+$(BUILD)/fuzz/fuzz_sched: $(FUZZ_SCHED_SRC) master/sched.h master/sched_internal.h \
+  common/placement.h common/proto.h common/keymap.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Icommon -o $@ $(FUZZ_SCHED_SRC)
 fuzz-build: $(FUZZ_BIN)

@@ -2,11 +2,11 @@
  * bigbuf.h -- large private buffers that are cheap to fill the first time.
  *
  * A fresh malloc of many MiB is a new mapping: every 4 KiB page faults on first write.
- * On the VMs dred was measured on a fault costs ~13 us, so filling a fresh 32 MiB buffer
- * took 110 ms against 4 ms into one backed by transparent huge pages (2 MiB pages: 16
- * faults instead of 8192).  A copy of an operand received over a link (common/net.c) is
- * written exactly once into such a buffer, and that fault storm was most of what an
- * off-node replica cost (docs/performance.md).
+ * Where a fault is expensive (some VMs), filling a fresh 32 MiB buffer costs many times
+ * what filling one backed by transparent huge pages does (2 MiB pages: 16 faults instead
+ * of 8192; docs/performance.md, figures behind defaults).  A copy of an operand received
+ * over a link (common/net.c) is written exactly once into such a buffer, and that fault
+ * storm is most of what an off-node replica costs there.
  *
  * dred_bigbuf_alloc gives buffers of DRED_BIGBUF_MIN bytes or more their own 2 MiB-aligned
  * anonymous mapping, advised MADV_HUGEPAGE (the kernel's "madvise" THP mode, a common

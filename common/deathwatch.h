@@ -3,12 +3,13 @@
  *
  * Why: a killed process's sockets close only when the kernel has torn down its memory
  * (do_exit runs exit_mm before exit_files).  For a worker holding hundreds of MiB that
- * takes 60-300 ms here, so the master heard of the death that much later through the
- * control link.  Before that teardown, though, the kernel walks the dying thread's robust
- * futex list: every robust mutex the thread holds is marked "owner died" and a waiter is
- * woken.  So each worker on the master's node holds one robust, process-shared mutex for
- * its whole life, and the master keeps a thread waiting on each: the wait returns
- * EOWNERDEAD the moment the worker's holder thread dies, whatever its memory.
+ * takes tens to hundreds of ms (docs/performance.md, figures behind defaults), and the
+ * master would hear of the death that much later through the control link.  Before that
+ * teardown, though, the kernel walks the dying thread's robust futex list: every robust
+ * mutex the thread holds is marked "owner died" and a waiter is woken.  So each worker on
+ * the master's node holds one robust, process-shared mutex for its whole life, and the
+ * master keeps a thread waiting on each: the wait returns EOWNERDEAD the moment the
+ * worker's holder thread dies, whatever its memory.
  *
  * Shape.  The watcher (dred-master) creates a small file of slots, one per rank, in the
  * job's private control directory (0600, created exclusively, no symlink followed) and

@@ -18,7 +18,7 @@
  * byte is in, so the owner sees a whole copy or, if the peer dies first, only its LOST.
  * Replica bytes thus travel like every other byte of the control plane: in libuv's epoll
  * loop, never inside an MPI call (MPICH serialises those behind one lock, and UCX's TCP
- * transport was seen to abort a survivor whose peer died mid-transfer).
+ * transport can abort a survivor whose peer dies mid-transfer).
  *
  * Writing from another thread (dred_net_send_now): everything libuv does with a link runs
  * on the loop's thread, except that an application thread may write one small frame
@@ -203,9 +203,9 @@ static dred_net_link_t *link_new(dred_net_t *n, int tcp) {
 /* Room in the kernel for most of an operand copy in flight.  With the default (208 KiB
  * on Linux) an 8 MiB copy crosses in ~40 rounds of sender writes and receiver reads, each
  * needing both loops to get a core, and dred_ireduce waits for that copy in a group
- * spanning nodes (worker/handover.c).  Measured on simulated nodes of a loaded 2-core
- * machine it did not shorten that wait much (the receiver's loop getting a core
- * dominates), but it costs nothing: the kernel caps the value at net.core.wmem_max /
+ * spanning nodes (worker/handover.c).  On a loaded machine it hardly shortens that wait
+ * (the receiver's loop getting a core dominates; docs/performance.md, figures behind
+ * defaults), but it costs nothing: the kernel caps the value at net.core.wmem_max /
  * rmem_max and charges only bytes in flight; failure only costs speed. */
 #define LINK_SOCKBUF (4 << 20)
 

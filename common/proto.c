@@ -522,7 +522,6 @@ const char *proto_task_status_name(int status) {
   switch (status) {
     case PROTO_TASK_OK: return "ok";
     case PROTO_TASK_PROVIDER_LOST: return "provider lost";
-    case PROTO_TASK_EXEC_CORRUPT: return "executor corrupt";
     case PROTO_TASK_ERROR: return "error";
     default: return "unknown";
   }

@@ -145,14 +145,16 @@ typedef struct {
 } proto_buf_t;
 
 /* How a task ended, as its executor reports it in DONE (`status`) and as the master's
- * journal records it (tasks.status; dredstat prints the names). */
+ * journal records it (tasks.status; dredstat prints the names).  The numbers belong to
+ * the wire format and to the journal's schema, so they are fixed; 2 names no outcome and
+ * the master refuses a DONE carrying it, as any unknown status.  No outcome says the
+ * executor's own buffer was damaged: a task that reads another process builds its result
+ * out of place (worker/dataplane.c, dred_dp_task_abort). */
 typedef enum {
   PROTO_TASK_OK = 0,
-  PROTO_TASK_PROVIDER_LOST, /* the provider's data could not be read; the executor's own
-                               buffer is intact                                          */
-  PROTO_TASK_EXEC_CORRUPT,  /* the provider could not be read and the executor's buffer
-                               was partly combined: both sides must be recovered         */
-  PROTO_TASK_ERROR          /* a local error (e.g. the op failed): ends the instance     */
+  PROTO_TASK_PROVIDER_LOST = 1, /* the provider's data could not be read; the executor's
+                                   own buffer is intact                                  */
+  PROTO_TASK_ERROR = 3          /* a local error (e.g. the op failed): ends the instance */
 } proto_task_status_t;
 
 typedef struct {

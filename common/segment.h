@@ -13,7 +13,7 @@
  * or faulting in the combine.
  *
  * Why the address is checked too: MPICH reads any address of the target process through a
- * dynamic window, attached or not (measured with MPICH 4.0.2: an MPI_Rget of an unattached
+ * dynamic window, attached or not (with MPICH 4.0.2, an MPI_Rget of an unattached
  * buffer, or one straddling the end of an attached region, returns success and data).  A
  * reference into the pool is therefore pinned to base + offset within the segment.  A
  * private (malloc'd, attached) buffer cannot be bounded by a reader on another node; it

@@ -52,11 +52,9 @@
  * "/job-<id>/dred-replica-4294967295.db-journal".  storage/storedir.c enforces it. */
 #define DRED_STOREDIR_MAX 400
 
-/* The default of DRED_MPI_MIN_BYTES (1 MiB).  Measured with tests/interpose/bench.c (an
- * Ireduce + Wait loop, SUM of doubles, p = 2, one node, 2 shared cores): MPI was faster
- * at every size up to 512 KiB (0.7-1.4 us against 1.2-2.1 us up to 512 B; 1.4 us-4.3 ms
- * against 4-40 ms from 2 KiB to 512 KiB, where dred leaves its inline and shared-memory
- * paths), dred from 2 MiB (4.8-7.1 ms against 8.0-10.4 ms; 8 MiB 7.7 against 19.5 ms). */
+/* The default of DRED_MPI_MIN_BYTES (1 MiB).  tests/interpose/bench.c (an Ireduce + Wait
+ * loop) found MPI faster at every size up to 512 KiB, dred from 2 MiB
+ * (docs/performance.md, figures behind defaults). */
 #define DRED_MPI_MIN_BYTES_DEFAULT 1048576
 /* The default of DRED_MPI_COLL_MIN_BYTES: 2^40, above any real message, so intercepted
  * allreduces and broadcasts go to MPI unless asked.  Measured with dred-bench-coll at p = 2

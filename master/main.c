@@ -519,7 +519,8 @@ int main(int argc, char **argv) {
   if (m.nofd_stop) return 1; /* workers may be anywhere: no collective shutdown */
   if (m.external) return nfailed > 0 ? 1 : 0; /* no MPI here (beside.c) */
   if (nfailed > 0) {
-    /* Collective frees and MPI_Finalize hang once a process died (DESIGN.md). */
+    /* Collective frees and MPI_Finalize hang once a process died (docs/design.md, Fault
+     * model). */
     DRED_WARN("%d worker(s) failed during the job: exiting without MPI_Finalize, status 1",
               nfailed);
     return 1;

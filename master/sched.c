@@ -35,8 +35,8 @@
  *     holders its READY announced (or, when its READY never came, the next members in
  *     cyclic group order: seed 002 eq. 4 puts the copy on the next live member).  The
  *     answer is an ordinary READY flagged recovered.
- *   - Lookups: instances by (group, tag), tasks by id and groups by id go through one
- *     small chained hash with intrusive links, so thousands of instances stay O(1).
+ *   - Lookups: instances by (group, tag), tasks by id and groups by id go through
+ *     common/keymap.h's intrusive hash map, so thousands of instances stay O(1).
  *
  * Files.  The machine is split by concern: this file keeps the failure-free rules above
  * (instances, pairing, executor choice, tasks, ends), the event dispatch and the public
@@ -62,8 +62,6 @@
 #include "../common/placement.h"
 #include <string.h>
 
-#define CONTAINER_OF(ptr, type, field) ((type *)((char *)(ptr) - offsetof(type, field)))
-
 /* ---- allocation ------------------------------------------------------------------- */
 
 static void oom(void) { abort(); } /* no I/O in here: the adapter's core dump says where */
@@ -73,58 +71,6 @@ static void *xcalloc(size_t n, size_t size) {
   if (p == NULL) oom();
   return p;
 }
-
-/* ---- an intrusive chained hash ------------------------------------------------------ */
-
-static uint64_t mix64(uint64_t x) { /* splitmix64's finaliser */
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-static int htab_init(htab_t *h) {
-  h->slot = calloc(16, sizeof *h->slot);
-  h->mask = 15;
-  h->count = 0;
-  return h->slot ? 0 : -1;
-}
-
-/* Doubling is an optimisation only: if it cannot allocate, chains just get longer. */
-static void htab_grow(htab_t *h) {
-  size_t nslots = (h->mask + 1) * 2, i;
-  hlink_t **ns = calloc(nslots, sizeof *ns);
-  if (ns == NULL) return;
-  for (i = 0; i <= h->mask; i++) {
-    hlink_t *e = h->slot[i], *next;
-    for (; e != NULL; e = next) {
-      next = e->next;
-      e->next = ns[e->hash & (nslots - 1)];
-      ns[e->hash & (nslots - 1)] = e;
-    }
-  }
-  free(h->slot);
-  h->slot = ns;
-  h->mask = nslots - 1;
-}
-
-static void htab_insert(htab_t *h, hlink_t *e, uint64_t hash) {
-  if (h->count > h->mask) htab_grow(h);
-  e->hash = hash;
-  e->next = h->slot[hash & h->mask];
-  h->slot[hash & h->mask] = e;
-  h->count++;
-}
-
-static void htab_remove(htab_t *h, hlink_t *e) {
-  hlink_t **p = &h->slot[e->hash & h->mask];
-  while (*p != e) p = &(*p)->next;
-  *p = e->next;
-  h->count--;
-}
-
-static hlink_t *htab_chain(const htab_t *h, uint64_t hash) { return h->slot[hash & h->mask]; }
 
 /* The instance an inbound message is about.  READY names it in its own fields;
  * RECOVER_FAILED and ABANDON share RECOVER's layout (common/proto.h). */
@@ -203,38 +149,21 @@ sched_action_t *act_send(sched_t *s, sched_key_t key, proto_type_t type, uint32_
   return a;
 }
 
-/* ---- lookups ------------------------------------------------------------------------ */
-
-static uint64_t key_hash(sched_key_t k) { return mix64(k.group ^ mix64((uint64_t)k.tag)); }
+/* ---- lookups (common/keymap.h; a group or a task is keyed by (id, 0)) --------------- */
 
 static group_t *group_find(const sched_t *s, uint64_t id) {
-  uint64_t h = mix64(id);
-  hlink_t *e;
-  for (e = htab_chain(&s->groups, h); e != NULL; e = e->next) {
-    group_t *g = CONTAINER_OF(e, group_t, hlink);
-    if (e->hash == h && g->id == id) return g;
-  }
-  return NULL;
+  dred_keymap_node_t *n = dred_keymap_find(&s->groups, id, 0);
+  return n != NULL ? DRED_KEYMAP_DATA(n, group_t, node) : NULL;
 }
 
 inst_t *inst_find(const sched_t *s, sched_key_t key) {
-  uint64_t h = key_hash(key);
-  hlink_t *e;
-  for (e = htab_chain(&s->insts, h); e != NULL; e = e->next) {
-    inst_t *in = CONTAINER_OF(e, inst_t, hlink);
-    if (e->hash == h && in->key.group == key.group && in->key.tag == key.tag) return in;
-  }
-  return NULL;
+  dred_keymap_node_t *n = dred_keymap_find(&s->insts, key.group, key.tag);
+  return n != NULL ? DRED_KEYMAP_DATA(n, inst_t, node) : NULL;
 }
 
 static task_t *task_find(const sched_t *s, uint64_t id) {
-  uint64_t h = mix64(id);
-  hlink_t *e;
-  for (e = htab_chain(&s->tasks, h); e != NULL; e = e->next) {
-    task_t *t = CONTAINER_OF(e, task_t, hlink);
-    if (e->hash == h && t->id == id) return t;
-  }
-  return NULL;
+  dred_keymap_node_t *n = dred_keymap_find(&s->tasks, id, 0);
+  return n != NULL ? DRED_KEYMAP_DATA(n, task_t, node) : NULL;
 }
 
 /* ---- messages ----------------------------------------------------------------------- */
@@ -322,13 +251,14 @@ static inst_t *inst_new(sched_t *s, group_t *g, sched_key_t key, const proto_par
     mb->absorber = mb->last = mb->tentative = mb->via = PROTO_NO_MEMBER;
     if (worker_alive(s, g->workers[k])) in->nowed++;
   }
-  htab_insert(&s->insts, &in->hlink, key_hash(key));
+  /* never fails: sched_new gave the map its slots */
+  (void)dred_keymap_insert(&s->insts, &in->node, key.group, key.tag);
   dred_queue_insert_tail(&s->inst_list, &in->link);
   return in;
 }
 
 void task_free(sched_t *s, task_t *t) {
-  htab_remove(&s->tasks, &t->hlink);
+  dred_keymap_remove(&s->tasks, &t->node);
   dred_queue_remove(&t->q);
   free(t->exec);
   free(t->prov);
@@ -344,7 +274,7 @@ static void inst_free(sched_t *s, inst_t *in) {
     free(DRED_QUEUE_DATA(q, msg_t, q));
   }
   DRED_QUEUE_FOREACH_SAFE(q, n, &in->tasks) task_free(s, DRED_QUEUE_DATA(q, task_t, q));
-  htab_remove(&s->insts, &in->hlink);
+  dred_keymap_remove(&s->insts, &in->node);
   dred_queue_remove(&in->link);
   free(in->by_lo);
   free(in->by_hi);
@@ -475,7 +405,7 @@ void task_dispatch(sched_t *s, inst_t *in, msg_t *a, msg_t *b) {
   t->prov = a_exec ? b : a;
   t->bytes = in->bytes;
   t->start_ns = s->now;
-  htab_insert(&s->tasks, &t->hlink, mix64(t->id));
+  (void)dred_keymap_insert(&s->tasks, &t->node, t->id, 0); /* has slots: never fails */
   dred_queue_insert_tail(&in->tasks, &t->q);
   in->ntasks++;
   s->w[t->exec->worker].queued_bytes += t->bytes;
@@ -554,7 +484,7 @@ static void inst_pair(sched_t *s, inst_t *in) {
 /* ---- events ------------------------------------------------------------------------------ */
 
 /* A worker's error code becomes every member's status: one dred does not define (0, a
- * negative number, garbage from a hostile peer; found by tests/fuzz/fuzz_sched.c) must not
+ * negative number, garbage from a hostile peer, as tests/fuzz/fuzz_sched.c sends) must not
  * reach a future, where dred_strerror could not name it.  It becomes `otherwise`. */
 int32_t known_error(int32_t error, int32_t otherwise) {
   return error > DRED_OK && error <= DRED_ERR_INTERNAL ? error : otherwise;
@@ -686,8 +616,7 @@ static int on_task_done(sched_t *s, const sched_event_t *ev) {
 
   if (t == NULL || t->exec->worker != ev->worker) return DRED_ERR_ARG;
   if (d->u.done.absorbed && (!t->absorb || st != PROTO_TASK_OK)) return DRED_ERR_ARG;
-  if (st != PROTO_TASK_OK && st != PROTO_TASK_PROVIDER_LOST && st != PROTO_TASK_EXEC_CORRUPT &&
-      st != PROTO_TASK_ERROR)
+  if (st != PROTO_TASK_OK && st != PROTO_TASK_PROVIDER_LOST && st != PROTO_TASK_ERROR)
     return DRED_ERR_ARG;
 
   in = t->inst;
@@ -708,8 +637,6 @@ static int on_task_done(sched_t *s, const sched_event_t *ev) {
   a->u.jtask.end_ns = s->now;
   a->u.jtask.exec_ns = d->u.done.exec_ns;
   a->u.jtask.status = (int32_t)st;
-  /* an absorbing executor's snapshot may be partly combined: recover its operand alone */
-  if (st == PROTO_TASK_EXEC_CORRUPT && t->absorb) in->m[exec->member].no_unit = 1;
   task_free(s, t);
 
   if (in->status != DRED_OK) { /* a failed instance only waits for its tasks to drain */
@@ -736,10 +663,6 @@ static int on_task_done(sched_t *s, const sched_event_t *ev) {
       msg_enqueue(in, exec, 1);
       lose_set(s, in, prov);
       exec = NULL;
-      break;
-    case PROTO_TASK_EXEC_CORRUPT:
-      lose_set(s, in, exec);
-      lose_set(s, in, prov);
       break;
     case PROTO_TASK_ERROR:
       inst_fail(in, known_error(d->u.done.error, DRED_ERR_INTERNAL));
@@ -779,8 +702,8 @@ sched_t *sched_new(uint32_t nworkers, sched_policy_t policy) {
   dred_queue_init(&s->inst_list);
   s->w = calloc((size_t)nworkers + 1, sizeof *s->w);
   s->node_of = calloc((size_t)nworkers + 1, sizeof *s->node_of);
-  if (s->w == NULL || s->node_of == NULL || htab_init(&s->groups) || htab_init(&s->insts) ||
-      htab_init(&s->tasks)) {
+  if (s->w == NULL || s->node_of == NULL || dred_keymap_init(&s->groups) != DRED_OK ||
+      dred_keymap_init(&s->insts) != DRED_OK || dred_keymap_init(&s->tasks) != DRED_OK) {
     sched_free(s);
     return NULL;
   }
@@ -789,25 +712,21 @@ sched_t *sched_new(uint32_t nworkers, sched_policy_t policy) {
 }
 
 void sched_free(sched_t *s) {
+  dred_keymap_node_t *n, *nx;
   size_t i;
   if (s == NULL) return;
   for (i = s->act_head; i < s->act_len; i++) /* untaken actions own their operands */
     free(s->act[i].owned);
   while (!dred_queue_empty(&s->inst_list))
     inst_free(s, DRED_QUEUE_DATA(dred_queue_head(&s->inst_list), inst_t, link));
-  if (s->groups.slot != NULL) {
-    for (i = 0; i <= s->groups.mask; i++) {
-      hlink_t *e = s->groups.slot[i], *next;
-      for (; e != NULL; e = next) {
-        next = e->next;
-        free(CONTAINER_OF(e, group_t, hlink)->node_ix);
-        free(CONTAINER_OF(e, group_t, hlink));
-      }
-    }
+  DRED_KEYMAP_FOREACH_SAFE(n, nx, &s->groups) {
+    group_t *g = DRED_KEYMAP_DATA(n, group_t, node);
+    free(g->node_ix);
+    free(g);
   }
-  free(s->groups.slot);
-  free(s->insts.slot);
-  free(s->tasks.slot);
+  dred_keymap_free(&s->groups);
+  dred_keymap_free(&s->insts);
+  dred_keymap_free(&s->tasks);
   free(s->w);
   free(s->node_of);
   free(s->act);
@@ -841,7 +760,7 @@ int sched_group_define(sched_t *s, uint64_t id, uint32_t n, const uint32_t *work
   g->node_ix = NULL;
   g->node_gen = 0;
   memcpy(g->workers, workers, n * sizeof *workers);
-  htab_insert(&s->groups, &g->hlink, mix64(id));
+  (void)dred_keymap_insert(&s->groups, &g->node, id, 0); /* has slots: never fails */
   return 0;
 }
 
@@ -887,14 +806,14 @@ int sched_next_action(sched_t *s, sched_action_t *out) {
   return 1;
 }
 
-size_t sched_instances(const sched_t *s) { return s->insts.count; }
+size_t sched_instances(const sched_t *s) { return dred_keymap_count(&s->insts); }
 
 size_t sched_queue_len(const sched_t *s, sched_key_t key) {
   const inst_t *in = inst_find(s, key);
   return in != NULL ? dred_queue_len(&in->queue) : 0;
 }
 
-size_t sched_tasks_in_flight(const sched_t *s) { return s->tasks.count; }
+size_t sched_tasks_in_flight(const sched_t *s) { return dred_keymap_count(&s->tasks); }
 
 size_t sched_queue_stats(const sched_t *s, size_t *longest) {
   const dred_queue_t *q;

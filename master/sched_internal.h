@@ -12,27 +12,15 @@
 #ifndef DRED_SCHED_INTERNAL_H
 #define DRED_SCHED_INTERNAL_H
 
+#include "../common/keymap.h"
 #include "sched.h"
-
-/* ---- an intrusive chained hash (sched.c) ---------------------------------------------- */
-
-typedef struct hlink {
-  struct hlink *next;
-  uint64_t hash;
-} hlink_t;
-
-typedef struct {
-  hlink_t **slot;
-  size_t mask; /* slots - 1, a power of two minus one */
-  size_t count;
-} htab_t;
 
 /* ---- state -------------------------------------------------------------------------------- */
 
 typedef struct msg msg_t;
 
 typedef struct {
-  hlink_t hlink;
+  dred_keymap_node_t node; /* s->groups, by (id, 0) */
   uint64_t id;
   uint32_t n;
   uint32_t nnodes;    /* distinct nodes of its workers (sched_nodes.c)        */
@@ -92,7 +80,7 @@ struct msg {
 struct inst;
 
 typedef struct {
-  hlink_t hlink;    /* s->tasks, by id   */
+  dred_keymap_node_t node; /* s->tasks, by (id, 0) */
   dred_queue_t q;   /* inst->tasks, dispatch order */
   uint64_t id;
   struct inst *inst;
@@ -103,7 +91,7 @@ typedef struct {
 } task_t;
 
 typedef struct inst {
-  hlink_t hlink;      /* s->insts, by (group, tag) */
+  dred_keymap_node_t node; /* s->insts, by (group, tag) */
   dred_queue_t link;  /* s->inst_list              */
   sched_key_t key;
   const group_t *g;
@@ -146,7 +134,7 @@ struct sched {
   uint64_t node_gen; /* counts node_of's changes, from 1: groups renumber their nodes */
   double speed_sum; /* over live measured workers, for the "unknown speed" mean */
   uint32_t nmeasured;
-  htab_t groups, insts, tasks;
+  dred_keymap_t groups, insts, tasks; /* common/keymap.h */
   dred_queue_t inst_list;
   uint64_t next_task_id;
   uint64_t now; /* the current event's time */

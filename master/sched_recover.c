@@ -23,7 +23,7 @@
  *     block (TASK's absorb; DONE's absorbed records it as member.absorber / .last), and
  *     that snapshot then stands for the whole unit.  Units form a forest (only unit roots
  *     hold live messages, so only roots absorb or are absorbed); a member that absorbed
- *     nothing is a unit of one, and without absorption this is the old per-member rule.
+ *     nothing is a unit of one, so without absorption every member is recovered alone.
  *     Each root gets a RECOVER; the rest of its unit waits for that answer (`via`).
  *   - An executor dying inside an absorbing task may have absorbed part of the
  *     provider's unit.  The provider's message is held, not re-queued, and the RECOVER

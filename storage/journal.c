@@ -7,14 +7,14 @@
  * statement inside a write transaction that the first record after a flush opens with
  * BEGIN; dred_journal_flush() (the master calls it from a libuv timer) and
  * dred_journal_close() COMMIT it.  So the master's hot loop pays one in-memory B-tree
- * insert per record, and each flush is one WAL append with no fsync at all.  Measured (tests/unit/test_journal.c):
- * 0.65 us per task record, 18 ms to flush 100000 of them, on an idle machine.
+ * insert per record, and each flush is one WAL append with no fsync at all
+ * (tests/unit/test_journal.c prints the cost per record and per flush).
  *
  * Why WAL: dredstat (or a test) can read the file while the master keeps writing, and a
  * reader never blocks the master's commit.  Why synchronous=OFF: with NORMAL, the automatic
  * checkpoint fsyncs inside a commit, in the master's loop; on a node busy writing replicas
- * that fsync stalled the master for seconds and its failure detector then declared every
- * worker failed (seen in the fault trials).  OFF still survives a crash of the process
+ * that fsync can stall the master for seconds, long enough for its failure detector to
+ * declare every worker failed.  OFF still survives a crash of the process
  * (WAL); only a power cut can lose the last batches or corrupt the file -- acceptable for
  * a statistics record, which is not the service's state.
  *

@@ -22,14 +22,14 @@
  * corrupt B-tree (journal_mode=MEMORY or OFF would save little, as new puts are hardly
  * journaled anyway, and lose exactly that).
  * journal_mode=PERSIST: with the file locked exclusively for the store's life, a commit
- * only zeroes the journal header instead of truncating the file (16 us instead of 66 us
- * per small put); journal_size_limit stops a large replace leaving a large journal.
+ * only zeroes the journal header instead of truncating the file, a fraction of the cost of
+ * a small put; journal_size_limit stops a large replace leaving a large journal.
  * Pages are 64 KiB: a 32 MiB copy is ~520 overflow pages instead of ~8200, and pages
  * appended at the end of the file or taken from the free list need no journal entry.
- * Measured earlier with one blob per copy (2 cores, shared, page cache warm), 32 MiB:
- * 4 KiB pages: put 0.35 GB/s; WAL: put 0.9 GB/s (every page is written twice); binding
- * the whole operand as one blob: 1.25 GB/s and +32 MiB peak RSS.  Pieces of 1 MiB bound
- * in place: see tests/unit/test_replica.c's timed round trip.
+ * Small pages and WAL (which writes every page twice) cost a large share of a put's
+ * throughput, binding the whole operand as one blob costs its size in peak memory
+ * (docs/performance.md, figures behind defaults); pieces of 1 MiB are bound in place: see
+ * tests/unit/test_replica.c's timed round trip.
  *
  * Locking.  locking_mode=EXCLUSIVE: the first write at open (purging other jobs' copies
  * and recording our job id) takes the file's exclusive lock and keeps it until close.  A

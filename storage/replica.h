@@ -28,8 +28,8 @@
  * Threads: every call may be made from any thread, concurrently (the worker's loop thread
  * and the libuv thread pool, see replica_async.h).  Calls on one store are serialised by a
  * mutex around its single connection: SQLite allows one writer per file anyway.  A call
- * can therefore wait for a put in progress (about 12 ms per 32 MiB here); a loop thread
- * that must not wait uses the *_async variants.
+ * can therefore wait for a put in progress (milliseconds for a copy of tens of MiB); a
+ * loop thread that must not wait uses the *_async variants.
  *
  * Status codes: DRED_OK, DRED_ERR_ARG (bad argument), DRED_ERR_NOMEM,
  * DRED_ERR_PROC_FAILED (no copy of that operand here), DRED_ERR_STORAGE (I/O error,

@@ -46,10 +46,12 @@ static const char *const replica_op_names[] = {"put", "get", "drop"};
 /* Writing copies is insurance, not the reduction's critical path: on a node whose cores
  * are all busy combining, pool threads doing puts step aside: nice DRED_REPLICA_NICE
  * (default 10; 0 = normal priority), or "idle" for SCHED_IDLE (run only on a core nothing
- * else wants -- measured no faster here, where memory bandwidth is the shared resource,
- * and it can starve copies for as long as the node is fully loaded, so not the default).  Linux applies both per thread.  A thread once lowered stays lowered
- * (raising it again needs privileges), so a recovery read that lands on it runs at that
- * priority too; we try to raise it for reads, which works where the limits allow. */
+ * else wants -- no faster where memory bandwidth is the shared resource, docs/performance.md,
+ * figures behind defaults; and it can starve copies for as long as the node is fully
+ * loaded, so not the default).  Linux applies both per thread.  A thread once lowered
+ * stays lowered (raising it again needs privileges), so a recovery read that lands on it
+ * runs at that priority too; we try to raise it for reads, which works where the limits
+ * allow. */
 static void replica_async_set_priority(int for_put) {
   static __thread int lowered;
   const char *s = dred_setting_raw(DRED_S_REPLICA_NICE);

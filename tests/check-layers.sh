@@ -10,8 +10,8 @@
 #      recover.c, absorb.c) sits beside the engine, rabit-style: it calls the engine, the engine
 #      calls it only through the table of hooks in runtime.h (rt->robust).  The one engine
 #      reference to the layer is dred_init's call of dred_robust_layer() in api.c.
-# Why a check: each rule was broken before by an include or a call added in passing, and
-# nothing failed.  Symbols are read with `nm` from the objects `make all` built, so what is
+# Why a check: an include or a call added in passing breaks a rule and nothing else
+# fails.  Symbols are read with `nm` from the objects `make all` built, so what is
 # checked is what links, not what a grep of the sources guesses.
 # Usage: bash tests/check-layers.sh BUILD_DIR
 set -u

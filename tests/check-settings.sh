@@ -17,9 +17,8 @@
 #      list.  Candidates: names in getenv/setenv/unsetenv calls in C, and in shell (deploy/,
 #      tools/, tests/) `$DRED_X` / `${DRED_X...}` expansions and `DRED_X=` assignments --
 #      not every DRED_ word, which would catch DRED_ERR_*, DRED_OK and macros.
-# Why: each setting used to be described in five places and read with getenv in eight
-# files; they drifted (missing from man pages, one default in two places) and nothing
-# failed.
+# Why: a setting described in several places and read with getenv in several files drifts
+# (missing from the man pages, one default in two places) and nothing fails.
 # Usage: bash tests/check-settings.sh BUILD_DIR [--update]
 #   --update rewrites the docs table and the man pages' generated blocks from the table
 #   (then run it again without --update).

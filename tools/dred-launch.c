@@ -152,7 +152,7 @@ static int program_was_up(int rfd) {
   char buf[64];
   size_t got = 0;
   ssize_t n;
-  if (rfd < 0) return 1; /* no pipe: cannot tell, keep the old behaviour (linger) */
+  if (rfd < 0) return 1; /* no pipe: cannot tell, so linger as for a program that was up */
   while (got < sizeof buf - 1 && (n = read(rfd, buf + got, sizeof buf - 1 - got)) > 0)
     got += (size_t)n;
   buf[got] = '\0';

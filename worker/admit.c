@@ -7,8 +7,8 @@
  * which peers can only read with MPI_Rget through the dynamic window: several times
  * slower, and slower still while the application waits inside MPI (MPICH 4.0.2 runs every
  * MPI call of a process behind one lock).  With many large reductions in flight (28 x 8
- * MiB on the default 256 MiB pool) most buffers went that way and the batch took 4x as
- * long as with a pool large enough.
+ * MiB on the default 256 MiB pool) most buffers would go that way, and the batch take
+ * several times as long as with a pool large enough (docs/performance.md, figures behind defaults).
  *
  * How: at its call a reduction is admitted if the pool can still hold its operand and
  * what its combines will allocate there (future_of: a first partial result when the

@@ -216,7 +216,8 @@ int dred_finalize(void) {
   rt->robust->close(rt);
   status = rt->dead ? rt->dead_status : rt->nfailed > 0 ? DRED_ERR_PROC_FAILED : DRED_OK;
   if (status != DRED_OK) {
-    /* Collective frees and MPI_Finalize hang once a process died (DESIGN.md). */
+    /* Collective frees and MPI_Finalize hang once a process died (docs/design.md, Fault
+     * model). */
     DRED_ERROR("dred_finalize: %s; skipped the collective shutdown: exit without MPI_Finalize",
                rt->dead ? dred_strerror(status) : "a worker failed during the job");
     dred_dp_finalize(rt, 0);

@@ -63,13 +63,14 @@
 #define TASK_STEP_NS 500000ull /* time slice of one task step */
 
 /* Each process takes its own page faults on a shared segment, and MPICH does not touch
- * ours in advance: the first operand copied into a fresh block would pay ~1 ms per MiB of
- * faults inside dred_ireduce -- the window in which a crash loses the operand, and time
- * the caller waits.  So init reads one byte of every page of our segment, which maps it
- * (shmem pages map writable on a read fault): ~0.3 ms per MiB, before the master starts
- * watching us.  Not in a background thread: a low-priority thread preempted inside a page
- * fault holds the process's mmap lock, and the runtime thread's own mmap/munmap then
- * stalled behind it for over a second (false failure detections in the fault harness). */
+ * ours in advance: the first operand copied into a fresh block would pay a fault per page
+ * inside dred_ireduce -- the window in which a crash loses the operand, and time the
+ * caller waits.  So init reads one byte of every page of our segment, which maps it
+ * (shmem pages map writable on a read fault) before the master starts watching us
+ * (docs/performance.md, Log: Start-up).  Not in a background thread: a low-priority thread
+ * preempted inside a page fault holds the process's mmap lock, and the runtime thread's
+ * own mmap/munmap would stall behind it, on a loaded node long enough to be declared
+ * failed. */
 static void populate_range(char *base, size_t len) {
   size_t pg = (size_t)sysconf(_SC_PAGESIZE), off;
   for (off = 0; off < len; off += pg) (void)*(volatile char *)(base + off);
@@ -85,8 +86,8 @@ static void populate(dred_rt_t *rt) {
  * process of the node (its "symmetric heap"), and probes each candidate range page by
  * page (one msync per page: pmodels/mpich#5962).  dred never needs equal addresses -- it
  * asks MPI_Win_shared_query for each peer's base -- and the probe is most of
- * MPI_Win_allocate_shared's time here: 8 workers x 256 MiB took 7.7 s, 0.2 s without it
- * (MPIR_CVAR_SHM_SYMHEAP_RETRY=0).  So the pool's allocation runs with that control
+ * MPI_Win_allocate_shared's time (docs/performance.md, Log: Start-up), which
+ * MPIR_CVAR_SHM_SYMHEAP_RETRY=0 skips.  So the pool's allocation runs with that control
  * variable at 0, set through MPI_T and put back afterwards, so the application's own
  * windows keep MPICH's behaviour.  Not touched when the user set the variable, nor with an
  * MPI that does not have it.  Every worker of a node takes the same decision (the same
@@ -125,11 +126,10 @@ static void symheap_restore(symheap_t *s) {
 
 /* Node peers' segments are mapped by the reads of the tasks that first use them: an
  * executor reading a provider's snapshot takes the faults for every page it has not read
- * before.  On a machine where a page fault is cheap that is noise; where it is not (this
- * project's VM: ~4 us per page per process even for pages another process already has,
- * so 7 peers' 256 MiB pools cost each process about a second) the first batches of
- * large concurrent reductions pay it: 28 x 8 MiB at p = 8 took 0.8-0.9 s in the first
- * repetition of a job and 0.2-0.45 s after about ten (docs/performance.md).
+ * before.  On a machine where a page fault is cheap that is noise; where it is not (on
+ * some VMs a first access costs microseconds per page per process, even for pages another
+ * process already has) the first batches of large concurrent reductions pay it, several
+ * times their later cost (docs/performance.md, Log: Concurrent 28 x 8 MiB).
  * DRED_PREFAULT_PEERS=1 pays it here instead, once, before the master watches us.  Off by
  * default: a job whose reductions use only the bottom of each pool (first fit,
  * common/pool.c) would map pages it never reads. */
@@ -355,7 +355,7 @@ int dred_dp_buf_adopt(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, 
     return DRED_OK;
   }
   /* Still no room.  Copying an operand larger than the pool into another private buffer
-   * would only stall this loop (2.2 GB: seconds of fresh pages here, past the failure
+   * would only stall this loop (gigabytes of fresh pages: seconds, past the failure
    * timeout): the copy it has is as good. */
   if (attach_private(rt, *p, bytes) != DRED_OK) return DRED_ERR_INTERNAL;
   *pool_off = -1;
@@ -908,11 +908,12 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
     rc = step_rma(rt, t, deadline, &did);
   }
   if (rc == DRED_ERR_PROC_FAILED && t->src == NULL) {
-    /* step_rma: the provider could not be read; dred_dp_task_abort says whether the
-     * executor's buffer is intact (PROVIDER_LOST) or not (EXEC_CORRUPT). */
+    /* step_rma: the provider could not be read.  The executor's buffer is intact (the
+     * result is built out of place), so only the provider's side is lost. */
     *finished = 1;
-    *status = dred_dp_task_abort(rt, t);
+    *status = PROTO_TASK_PROVIDER_LOST;
     *error = 0;
+    dred_dp_task_abort(rt, t);
     return 1;
   }
   if (rc != 0) {
@@ -933,7 +934,7 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
   return did;
 }
 
-int dred_dp_task_abort(dred_rt_t *rt, dred_task_t *t) {
+void dred_dp_task_abort(dred_rt_t *rt, dred_task_t *t) {
   int i, busy = 0;
   /* Reads still outstanding target a dead process and never complete: the result buffer
    * they land in is abandoned, never freed under MPI's feet.  The executor's own buffer
@@ -943,5 +944,4 @@ int dred_dp_task_abort(dred_rt_t *rt, dred_task_t *t) {
     dred_dp_buf_free(rt, t->inst->bytes, t->out, t->out_pool_off, t->out_malloced);
   t->out = NULL;
   task_end(rt, t);
-  return PROTO_TASK_PROVIDER_LOST;
 }

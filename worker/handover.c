@@ -16,7 +16,8 @@
  *    copy to wait for, when the holder fails or the link breaks, when the reduction ends
  *    (nothing is left to lose), or when the runtime dies.  The wait is bounded by
  *    DRED_FAIL_TIMEOUT_MS: past it the call returns anyway and says so (a holder that slow
- *    is about to be declared failed).  Measured cost: docs/faults.md and docs/performance.md.
+ *    is about to be declared failed).  Its cost: docs/faults.md, "Reading the results" (In
+ *    the call), and docs/performance.md, Log (Replication across nodes).
  *
  * 2. The beacon: replica writers step aside while a member is still copying its operand
  *    out of the application's buffer.
@@ -26,12 +27,8 @@
  * help (seed 002, eq. 5: reliability = 1 - that window / reduction time).  The copy is a
  * plain memcpy, but on a loaded node it shares cores and memory bandwidth with the SQLite
  * copies of operands handed over a moment earlier -- insurance that can wait a few ms.
- * Measured (2 cores, 8 workers, 32 MiB, eager copies, tests/faults' call_ms): the call
- * took 31-43 ms on average, 270-720 ms at worst, against 11-15 ms without replica writes;
- * `perf sched` put replica writers at 57% of both CPUs during the slow calls.  With the
- * beacon (and the store's 1 MiB pieces) that share fell to 7-16% and the mean hand-over
- * went from ~6.7% to ~5.2% of the reduction (the rest is other members' copies, combines
- * and the VM).
+ * Without the beacon those writers take most of the CPUs while calls copy, and the calls
+ * take several times as long (docs/performance.md, figures behind defaults).
  *
  * How.  The last 8 bytes of the directory region at the head of each pool segment (after
  * the snapdir slots) hold the uv_hrtime() (CLOCK_MONOTONIC, ns) at which the segment's

@@ -147,16 +147,16 @@ static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m) {
 /* ---- copies that came over the network: held in memory, written late ---------------- */
 
 /* Held copies, in arrival order, which is due order (one delay for all), and by (group,
- * tag) so that every END finds its own in a short chain. */
+ * tag) so that every END finds its own at once. */
 static dred_queue_t held_q = {&held_q, &held_q};
-dred_queue_t dred_repl_held_index[SNAP_BUCKETS];
+dred_keymap_t dred_repl_held_index = DRED_KEYMAP_INIT;
 static size_t held_bytes;
 
 /* Start the store write of held copy `io` (takes it off held_q).  0 when under way (a
  * RECOVER for it then waits for the write), -1 when dropped. */
 static int write_held(dred_rt_t *rt, repl_io_t *io) {
   dred_queue_remove(&io->link);
-  dred_queue_remove(&io->hlink);
+  dred_keymap_remove(&dred_repl_held_index, &io->knode);
   held_bytes -= io->len;
   dred_queue_insert_tail(&dred_repl_writes_in_flight, &io->link);
   dred_repl_stored_add(io->group, io->tag);
@@ -194,7 +194,7 @@ static int hold_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t me
   io->len = len;
   io->ack_to = -1;
   dred_queue_insert_tail(&held_q, &io->link);
-  dred_queue_insert_tail(&dred_repl_held_index[snap_bucket(group, tag)], &io->hlink);
+  (void)dred_keymap_insert(&dred_repl_held_index, &io->knode, group, tag);
   held_bytes += len;
   if (rt->cfg.replica_delay_ms == 0) return write_held(rt, io);
   io->due_ns = uv_hrtime() + rt->cfg.replica_delay_ms * 1000000ull;
@@ -223,28 +223,26 @@ int dred_repl_held_progress(dred_rt_t *rt, uint64_t *next_due_ns) {
 }
 
 const repl_io_t *dred_repl_held_find(uint64_t group, int64_t tag, uint32_t member) {
-  dred_queue_t *q, *chain = &dred_repl_held_index[snap_bucket(group, tag)];
-  DRED_QUEUE_FOREACH(q, chain) {
-    repl_io_t *io = DRED_QUEUE_DATA(q, repl_io_t, hlink);
-    if (io->group == group && io->tag == tag && io->member == member) return io;
+  dred_keymap_node_t *k, *kn;
+  DRED_KEYMAP_FOREACH_KEY(k, kn, &dred_repl_held_index, group, tag) {
+    repl_io_t *io = DRED_KEYMAP_DATA(k, repl_io_t, knode);
+    if (io->member == member) return io;
   }
   return NULL;
 }
 
 static void held_free(repl_io_t *io) {
   dred_queue_remove(&io->link);
-  dred_queue_remove(&io->hlink);
+  dred_keymap_remove(&dred_repl_held_index, &io->knode);
   held_bytes -= io->len;
   dred_bigbuf_free(io->buf, io->len);
   free(io);
 }
 
 void dred_repl_held_drop(uint64_t group, int64_t tag) {
-  dred_queue_t *q, *n, *chain = &dred_repl_held_index[snap_bucket(group, tag)];
-  DRED_QUEUE_FOREACH_SAFE(q, n, chain) {
-    repl_io_t *io = DRED_QUEUE_DATA(q, repl_io_t, hlink);
-    if (io->group == group && io->tag == tag) held_free(io);
-  }
+  dred_keymap_node_t *k, *kn;
+  DRED_KEYMAP_FOREACH_KEY(k, kn, &dred_repl_held_index, group, tag)
+    held_free(DRED_KEYMAP_DATA(k, repl_io_t, knode));
 }
 
 void dred_repl_held_clear(void) {

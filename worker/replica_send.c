@@ -41,7 +41,7 @@
 #define PLACE_SPARE 2 /* candidates beyond DRED_REPLICAS-1, for copies that cannot be sent */
 
 dred_queue_t dred_repl_snapshots = {&dred_repl_snapshots, &dred_repl_snapshots};
-dred_queue_t dred_repl_snap_index[SNAP_BUCKETS];
+dred_keymap_t dred_repl_snap_index = DRED_KEYMAP_INIT;
 dred_queue_t dred_repl_deferred_q = {&dred_repl_deferred_q, &dred_repl_deferred_q}; /* deferred, in due order */
 
 /* ---- taking copies ------------------------------------------------------------------- */
@@ -49,7 +49,7 @@ dred_queue_t dred_repl_deferred_q = {&dred_repl_deferred_q, &dred_repl_deferred_
 void dred_repl_snapshot_unref(snapshot_t *sn) {
   if (--sn->refs > 0) return;
   dred_queue_remove(&sn->link);
-  dred_queue_remove(&sn->hlink);
+  dred_keymap_remove(&dred_repl_snap_index, &sn->knode);
   dred_queue_remove(&sn->dlink); /* no-op unless still deferred */
   dred_snapdir_retire(sn->rt, sn->dir_slot); /* before the block can be reused */
   if (sn->borrowed != NULL)
@@ -152,7 +152,7 @@ static int start_copies(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
      * when the pool had no room: that buffer is the snapshot, and the engine holds it
      * (read-only) until its first combine moves on.  A private one is no less a snapshot
      * for the copies sent from it; only node peers cannot read it (no directory slot).
-     * Copying it again here, on the loop's thread, stalled the loop for seconds with
+     * Copying it again here, on the loop's thread, would stall the loop for seconds with
      * operands of gigabytes (docs/design.md, Limits). */
     sn->p = in->acc;
     sn->pool_off = in->pool_off;
@@ -183,7 +183,7 @@ static int start_copies(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   sn->member = in->member;
   sn->refs++; /* held while copies are being started */
   dred_queue_insert_tail(&dred_repl_snapshots, &sn->link);
-  dred_queue_insert_tail(&dred_repl_snap_index[snap_bucket(sn->group, sn->tag)], &sn->hlink);
+  (void)dred_keymap_insert(&dred_repl_snap_index, &sn->knode, sn->group, sn->tag);
   dred_queue_init(&sn->dlink);
 
   /* Copies at other members.  Those reading our shared memory may wait: until
@@ -251,7 +251,7 @@ void dred_repl_snapshot_drop(dred_rt_t *rt, dred_inst_t *in) {
 /* A neighbour wrote the copy it read from our shared memory, or (pool_off -1) has the
  * whole copy we sent it on its link. */
 void dred_repl_on_ack(dred_rt_t *rt, int src, const proto_msg_t *m) {
-  dred_queue_t *q;
+  dred_keymap_node_t *k, *kn;
   if (m->u.replica.pool_off < 0) {
     if (m->u.replica.len == 0)
       DRED_WARN("worker %d did not keep our copy of tag " PROTO_KEY_FMT, src,
@@ -259,12 +259,10 @@ void dred_repl_on_ack(dred_rt_t *rt, int src, const proto_msg_t *m) {
     dred_handover_held(rt, m->u.replica.group, m->u.replica.tag, m->u.replica.len ? src : -1);
     return;
   }
-  DRED_QUEUE_FOREACH(q, &dred_repl_snap_index[snap_bucket(m->u.replica.group, m->u.replica.tag)]) {
-    snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, hlink);
+  DRED_KEYMAP_FOREACH_KEY(k, kn, &dred_repl_snap_index, m->u.replica.group, m->u.replica.tag) {
+    snapshot_t *sn = DRED_KEYMAP_DATA(k, snapshot_t, knode);
     int i;
-    if (sn->pool_off != m->u.replica.pool_off || sn->group != m->u.replica.group ||
-        sn->tag != m->u.replica.tag)
-      continue;
+    if (sn->pool_off != m->u.replica.pool_off) continue;
     for (i = 0; i < sn->nwaiting; i++) {
       if (sn->waiting[i] != (uint32_t)src) continue;
       sn->waiting[i] = sn->waiting[--sn->nwaiting];

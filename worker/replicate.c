@@ -45,8 +45,8 @@
  * copy is written; a neighbour elsewhere gets the bytes behind the header on the link
  * between the two (common/net.c, "Bulk": libuv's event loop, no MPI call).  No copy goes
  * through MPI: UCX's CMA transport aborts a process whose peer dies in the middle of a
- * transfer, its TCP transport was seen to abort a survivor the same way after a node
- * loss, and a long MPI call holds MPICH's lock while PINGs wait.  The snapshot is freed once every
+ * transfer, its TCP transport can abort a survivor the same way after a node loss, and a
+ * long MPI call holds MPICH's lock while PINGs wait.  The snapshot is freed once every
  * copy is taken, so the member's future never waits for replica I/O.  A member that dies
  * before its neighbour heard of the snapshot is still recoverable: a node peer asked for
  * its operand reads it from the dead member's snapshot directory.  The root does not
@@ -86,20 +86,27 @@
 #include "../storage/storedir.h"
 #include "replicate_internal.h"
 
-/* Keys with copies in our store (dred_repl_stored_*, below), by snap_bucket. */
-static dred_queue_t stored_keys[SNAP_BUCKETS];
+/* Keys with copies in our store (dred_repl_stored_*, below). */
+static dred_keymap_t stored_keys = DRED_KEYMAP_INIT;
+
+static void maps_free(void) {
+  dred_keymap_free(&dred_repl_snap_index);
+  dred_keymap_free(&dred_repl_held_index);
+  dred_keymap_free(&stored_keys);
+}
 
 int dred_repl_open(dred_rt_t *rt) {
   int rc;
-  unsigned b;
-  for (b = 0; b < SNAP_BUCKETS; b++) {
-    dred_queue_init(&dred_repl_snap_index[b]);
-    dred_queue_init(&dred_repl_held_index[b]);
-    dred_queue_init(&stored_keys[b]);
+  maps_free(); /* a dred_init that failed after this left them */
+  if (dred_keymap_init(&dred_repl_snap_index) != DRED_OK ||
+      dred_keymap_init(&dred_repl_held_index) != DRED_OK ||
+      dred_keymap_init(&stored_keys) != DRED_OK) {
+    maps_free();
+    return DRED_ERR_NOMEM;
   }
   if (rt->cfg.replicas == 0) return DRED_OK;
   /* The job's own directory: another job of this user on this node has another one, so
-   * stores are never shared (before, the second job ran without replicas, silently). */
+   * stores are never shared (a store the other job holds open would be refused). */
   if ((rc = dred_storedir_job(rt->cfg.storage_dir, rt->job_id, rt->jobdir,
                               sizeof rt->jobdir)) == DRED_OK)
     rc = dred_replica_open(rt->jobdir, (uint32_t)rt->world_rank, rt->job_id, &rt->store);
@@ -139,6 +146,7 @@ void dred_repl_close(dred_rt_t *rt) {
               (double)rt->offnode_max_ns / 1e6);
   dred_repl_stored_clear();
   dred_repl_held_clear();
+  maps_free(); /* a snapshot freed later leaves a map it is not in alone */
   if (rt->store == NULL) return;
   snprintf(path, sizeof path, "%s", dred_replica_path(rt->store));
   dred_replica_close(rt->store);
@@ -192,18 +200,17 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
   DRED_QUEUE_FOREACH_SAFE(q, n, &rt->tasks) {
     dred_task_t *t = DRED_QUEUE_DATA(q, dred_task_t, link);
     proto_msg_t d;
-    int st;
     if (t->provider != w || (t->started && t->src != NULL)) continue;
     if (!t->started && t->buf.pool_off >= 0 && rt->peer_base[w] != NULL) continue; /* shm */
-    st = t->started ? dred_dp_task_abort(rt, t) : PROTO_TASK_PROVIDER_LOST;
+    if (t->started) dred_dp_task_abort(rt, t); /* our buffer is intact: built out of place */
     memset(&d, 0, sizeof d);
     d.type = PROTO_DONE;
     d.u.done.task_id = t->task_id;
-    d.u.done.status = (uint32_t)st;
+    d.u.done.status = PROTO_TASK_PROVIDER_LOST;
     d.u.done.buf = dred_rt_bufref(rt, t->dst, t->dst_pool_off, t->inst->bytes);
     dred_rt_send_master(rt, &d);
-    DRED_WARN("task %llu stopped: provider %u failed (%s)", (unsigned long long)t->task_id, w,
-              st == PROTO_TASK_EXEC_CORRUPT ? "partly combined" : "nothing combined yet");
+    DRED_WARN("task %llu stopped: provider %u failed (our buffer is intact)",
+              (unsigned long long)t->task_id, w);
     dred_queue_remove(q);
     t->inst->tasks_pending--;
     dred_rt_inst_maybe_finish(rt, t->inst);
@@ -211,55 +218,29 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
   }
 }
 
-/* ---- keys with copies in our store ---- */
-
-typedef struct {
-  dred_queue_t link;
-  uint64_t group;
-  int64_t tag;
-} stored_key_t;
-
-
-static dred_queue_t *stored_bucket(uint64_t group, int64_t tag) {
-  return &stored_keys[snap_bucket(group, tag)];
-}
-
-static stored_key_t *stored_find(dred_queue_t *b, uint64_t group, int64_t tag) {
-  dred_queue_t *q;
-  DRED_QUEUE_FOREACH(q, b) {
-    stored_key_t *k = DRED_QUEUE_DATA(q, stored_key_t, link);
-    if (k->group == group && k->tag == tag) return k;
-  }
-  return NULL;
-}
+/* ---- keys with copies in our store: a set of (group, tag), one node each ---- */
 
 void dred_repl_stored_add(uint64_t group, int64_t tag) {
-  dred_queue_t *b = stored_bucket(group, tag);
-  stored_key_t *k;
-  if (stored_find(b, group, tag) != NULL) return;
+  dred_keymap_node_t *k;
+  if (dred_keymap_find(&stored_keys, group, tag) != NULL) return;
   if ((k = malloc(sizeof *k)) == NULL) return; /* then END will not drop it: a row left
                                                   until the store file goes at finalize */
-  k->group = group;
-  k->tag = tag;
-  dred_queue_insert_tail(b, &k->link);
+  (void)dred_keymap_insert(&stored_keys, k, group, tag);
 }
 
 int dred_repl_stored_take(uint64_t group, int64_t tag) {
-  stored_key_t *k = stored_find(stored_bucket(group, tag), group, tag);
+  dred_keymap_node_t *k = dred_keymap_find(&stored_keys, group, tag);
   if (k == NULL) return 0;
-  dred_queue_remove(&k->link);
+  dred_keymap_remove(&stored_keys, k);
   free(k);
   return 1;
 }
 
 void dred_repl_stored_clear(void) {
-  unsigned b;
-  dred_queue_t *q;
-  for (b = 0; b < SNAP_BUCKETS; b++) {
-    while ((q = dred_queue_head(&stored_keys[b])) != NULL) {
-      dred_queue_remove(q);
-      free(DRED_QUEUE_DATA(q, stored_key_t, link));
-    }
+  dred_keymap_node_t *k, *kn;
+  DRED_KEYMAP_FOREACH_SAFE(k, kn, &stored_keys) {
+    dred_keymap_remove(&stored_keys, k);
+    free(k);
   }
 }
 
@@ -333,6 +314,7 @@ int dred_repl_inst_release(dred_rt_t *rt, dred_inst_t *in) {
 }
 
 void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
+  dred_keymap_node_t *k, *kn;
   dred_queue_t *q, *n;
   /* Copies not started yet are not needed any more.  Nor is the snapshot's directory
    * entry: copies still being taken may outlive the reduction, and a later reduction
@@ -340,9 +322,8 @@ void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
    * when it is the application's block, which it may rewrite as soon as its future is
    * done. */
   if (dred_handover_offnode(rt, in)) dred_handover_held(rt, in->group_id, in->tag, -1); /* nothing left to lose */
-  DRED_QUEUE_FOREACH_SAFE(q, n, &dred_repl_snap_index[snap_bucket(in->group_id, in->tag)]) {
-    snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, hlink);
-    if (sn->group != in->group_id || sn->tag != in->tag) continue;
+  DRED_KEYMAP_FOREACH_KEY(k, kn, &dred_repl_snap_index, in->group_id, in->tag) {
+    snapshot_t *sn = DRED_KEYMAP_DATA(k, snapshot_t, knode);
     dred_snapdir_retire(rt, sn->dir_slot);
     sn->dir_slot = -1;
     if (sn->deferred) dred_repl_deferred_run(rt, sn, 1);
@@ -386,8 +367,8 @@ int dred_repl_progress(dred_rt_t *rt, uint64_t *next_due_ns) {
   work += dred_repl_held_progress(rt, next_due_ns);
 
   /* Consumed whether or not anything is parked: the flag keeps the loop turning
-   * (runtime.c), so one left set made every runtime thread spin for the rest of the job
-   * after its first announcement. */
+   * (runtime.c), so one left set would make every runtime thread spin for the rest of
+   * the job after its first announcement. */
   if (rt->parked_retry) {
     rt->parked_retry = 0;
     DRED_QUEUE_FOREACH_SAFE(q, n, &rt->parked) {

@@ -26,7 +26,7 @@ typedef struct {
   int nwaiting;
   int dir_slot;      /* snapshot directory slot (snapdir.c), or -1 */
   uint32_t member;
-  dred_queue_t hlink; /* dred_repl_snap_index bucket of (group, tag) */
+  dred_keymap_node_t knode; /* dred_repl_snap_index, by (group, tag) */
   dred_queue_t dlink; /* dred_repl_deferred_q while deferred */
   /* Deferred copies (DRED_REPLICA_DELAY_MS): the local copy and the shared-memory
    * neighbours, started at due_ns by dred_repl_progress unless the reduction ended first. */
@@ -59,15 +59,11 @@ dred_repl_inst_t *dred_repl_inst_of(dred_inst_t *in);
 /* Every snapshot, for FAILED (replica_send.c). */
 extern dred_queue_t dred_repl_snapshots;
 
-/* Snapshots by (group, tag): a fixed table (chains stay short for tens of thousands). */
-#define SNAP_BUCKETS 4096u
-extern dred_queue_t dred_repl_snap_index[SNAP_BUCKETS];   /* replica_send.c */
-extern dred_queue_t dred_repl_deferred_q; /* deferred, in due order (replica_send.c) */
-
-static inline unsigned snap_bucket(uint64_t group, int64_t tag) {
-  uint64_t h = (group ^ ((uint64_t)tag * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
-  return (unsigned)((h ^ (h >> 31)) % SNAP_BUCKETS);
-}
+/* The layer's maps by (group, tag) (common/keymap.h): dred_repl_open gives each its slots
+ * and dred_repl_close frees them, so an insert in between never fails. */
+extern dred_keymap_t dred_repl_snap_index; /* snapshots (replica_send.c) */
+extern dred_keymap_t dred_repl_held_index; /* held copies, one per member (replica_recv.c) */
+extern dred_queue_t dred_repl_deferred_q;  /* deferred, in due order (replica_send.c) */
 
 /* Keys (group, tag) this process has put a copy of into its store (or started to): END
  * drops only those, so a reduction that wrote nothing here -- every one that ends before
@@ -96,10 +92,10 @@ typedef struct {
   int ack_to;        /* neighbour put from shared memory: who gets REPLICA_ACK (-1 none) */
   int64_t ack_off;
   /* A copy that came over the network, held in memory until its write is due
-   * (replica_recv.c): its size, due time and chain of the held index. */
+   * (replica_recv.c): its size, due time and entry in the held index. */
   size_t len;
   uint64_t due_ns;
-  dred_queue_t hlink;
+  dred_keymap_node_t knode;
 } repl_io_t;
 
 /* Neighbour copies being written (one runtime thread per process, so one list). */
@@ -139,9 +135,9 @@ void dred_repl_snapshot_unref(snapshot_t *sn);
 /* The deferred copies of `sn` are due (or its reduction ended: cancel them). */
 void dred_repl_deferred_run(dred_rt_t *rt, snapshot_t *sn, int cancel);
 
-/* Copies that came over the network and are held in memory (replica_recv.c) until
- * their store write is due, DRED_REPLICA_DELAY_MS after arrival. */
-extern dred_queue_t dred_repl_held_index[SNAP_BUCKETS]; /* by snap_bucket */
+/* Copies that came over the network and are held in memory (replica_recv.c, in
+ * dred_repl_held_index) until their store write is due, DRED_REPLICA_DELAY_MS after
+ * arrival. */
 /* Start the writes that are due; *next_due_ns: the next due time if earlier (0: none). */
 int dred_repl_held_progress(dred_rt_t *rt, uint64_t *next_due_ns);
 /* The held copy of (group, tag, member), or NULL: a RECOVER reads it from memory. */

@@ -46,23 +46,14 @@
 #define SPIN_NS 200000ull
 #define SUBMIT_BATCH 64 /* announcements per turn: an application may queue thousands */
 
-static unsigned inst_bucket(uint64_t group_id, int64_t tag) {
-  uint64_t h = group_id ^ ((uint64_t)tag * 0x9e3779b97f4a7c15ull);
-  h ^= h >> 29;
-  return (unsigned)(h % DRED_INST_BUCKETS);
-}
-
 dred_inst_t *dred_rt_find(dred_rt_t *rt, uint64_t group_id, int64_t tag) {
-  dred_queue_t *q, *h = &rt->inst[inst_bucket(group_id, tag)];
-  DRED_QUEUE_FOREACH(q, h) {
-    dred_inst_t *in = DRED_QUEUE_DATA(q, dred_inst_t, hlink);
-    if (in->group_id == group_id && in->tag == tag) return in;
-  }
-  return NULL;
+  dred_keymap_node_t *n = dred_keymap_find(&rt->inst, group_id, tag);
+  return n != NULL ? DRED_KEYMAP_DATA(n, dred_inst_t, knode) : NULL;
 }
 
 void dred_rt_insert(dred_rt_t *rt, dred_inst_t *in) {
-  dred_queue_insert_tail(&rt->inst[inst_bucket(in->group_id, in->tag)], &in->hlink);
+  /* never fails: dred_rt_start gave the map its slots */
+  (void)dred_keymap_insert(&rt->inst, &in->knode, in->group_id, in->tag);
   rt->ninst++;
   rt->nrefused += in->refused;
 }
@@ -85,7 +76,7 @@ void dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   dred_dp_acc_release(rt, in);
   if (in->type_hold != MPI_DATATYPE_NULL) PMPI_Type_free(&in->type_hold); /* our own dup */
   uv_mutex_lock(&rt->lock);
-  dred_queue_remove(&in->hlink);
+  dred_keymap_remove(&rt->inst, &in->knode);
   rt->ninst--;
   rt->nrefused -= in->refused;
   dred_nodemem_give(rt, in->node_bytes);
@@ -609,8 +600,8 @@ static int run_tasks(dred_rt_t *rt) {
 /* ---- watchdog: the master must be heard from ----------------------------------------- */
 
 void dred_rt_fail_everything(dred_rt_t *rt, int status) {
-  unsigned b;
-  dred_queue_t *q, *n;
+  dred_keymap_node_t *k, *kn;
+  dred_queue_t *q;
 
   uv_mutex_lock(&rt->lock);
   rt->dead = 1;
@@ -624,17 +615,15 @@ void dred_rt_fail_everything(dred_rt_t *rt, int status) {
     t->inst->tasks_pending--;
     free(t);
   }
-  for (b = 0; b < DRED_INST_BUCKETS; b++) {
-    DRED_QUEUE_FOREACH_SAFE(q, n, &rt->inst[b]) {
-      dred_inst_t *in = DRED_QUEUE_DATA(q, dred_inst_t, hlink);
-      if (in->state == INST_MEET) continue; /* below: another thread may be finishing it */
-      uv_mutex_lock(&rt->lock);
-      if (in->state == INST_SUBMITTED) dred_queue_remove(&in->qlink);
-      uv_mutex_unlock(&rt->lock);
-      in->state = INST_ENDED;
-      in->end_status = status;
-      dred_rt_inst_maybe_finish(rt, in); /* replica I/O still reading sendbuf finishes first */
-    }
+  DRED_KEYMAP_FOREACH_SAFE(k, kn, &rt->inst) {
+    dred_inst_t *in = DRED_KEYMAP_DATA(k, dred_inst_t, knode);
+    if (in->state == INST_MEET) continue; /* below: another thread may be finishing it */
+    uv_mutex_lock(&rt->lock);
+    if (in->state == INST_SUBMITTED) dred_queue_remove(&in->qlink);
+    uv_mutex_unlock(&rt->lock);
+    in->state = INST_ENDED;
+    in->end_status = status;
+    dred_rt_inst_maybe_finish(rt, in); /* replica I/O still reading sendbuf finishes first */
   }
   dred_meetpath_fail_all(rt, status);
 }
@@ -676,8 +665,7 @@ static void on_watch(uv_timer_t *timer) {
  * hold.  One pass over the table, once; reductions not yet announced send their ABANDON
  * right after their READY (announce). */
 static void finalize_deadline(dred_rt_t *rt) {
-  unsigned b;
-  dred_queue_t *q;
+  dred_keymap_node_t *k, *kn;
   uint64_t deadline;
   int n = 0;
   if (rt->abandon_pass || rt->bye_sent) return;
@@ -687,13 +675,11 @@ static void finalize_deadline(dred_rt_t *rt) {
   if (deadline == 0 || uv_hrtime() < deadline) return;
   rt->abandon_pass = 1;
   /* After bye_requested no application thread inserts; only this thread removes. */
-  for (b = 0; b < DRED_INST_BUCKETS; b++) {
-    DRED_QUEUE_FOREACH(q, &rt->inst[b]) {
-      dred_inst_t *in = DRED_QUEUE_DATA(q, dred_inst_t, hlink);
-      if (in->state == INST_ENDED || in->state == INST_MEET) continue; /* met: the sweep's */
-      n++;
-      send_abandon(rt, in);
-    }
+  DRED_KEYMAP_FOREACH_SAFE(k, kn, &rt->inst) {
+    dred_inst_t *in = DRED_KEYMAP_DATA(k, dred_inst_t, knode);
+    if (in->state == INST_ENDED || in->state == INST_MEET) continue; /* met: the sweep's */
+    n++;
+    send_abandon(rt, in);
   }
   if (n > 0)
     DRED_ERROR("dred_finalize: %d reduction(s) still pending after DRED_FINALIZE_WAIT_S=%llu s "
@@ -829,9 +815,8 @@ static void rt_main(void *arg) {
 }
 
 int dred_rt_start(dred_rt_t *rt) {
-  unsigned b;
   int rc;
-  for (b = 0; b < DRED_INST_BUCKETS; b++) dred_queue_init(&rt->inst[b]);
+  if (dred_keymap_init(&rt->inst) != DRED_OK) return DRED_ERR_NOMEM;
   dred_queue_init(&rt->submitq);
   dred_queue_init(&rt->poolq);
   dred_queue_init(&rt->groups);
@@ -896,4 +881,5 @@ void dred_rt_stop(dred_rt_t *rt) {
   dred_boot_finish(&rt->boot);
   free(rt->serving);
   rt->serving = NULL;
+  dred_keymap_free(&rt->inst);
 }

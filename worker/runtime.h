@@ -31,6 +31,7 @@
 
 #include "../common/admission.h"
 #include "../common/config.h"
+#include "../common/keymap.h"
 #include "../common/mpi/boot.h"
 #include "../common/net.h"
 #include "../common/pool.h"
@@ -39,7 +40,6 @@
 #include "../common/tagseq.h"
 #include "dred.h"
 
-#define DRED_INST_BUCKETS 1024u
 /* The largest reduction dred accepts, in bytes (count * extent): 1 TiB, beyond any node
  * dred runs on; reductions above the node's physical memory are refused as well
  * (DRED_ERR_NOMEM).  Documented in dred(3). */
@@ -163,7 +163,7 @@ typedef struct dred_memblk dred_memblk_t;
 typedef enum { INST_SUBMITTED = 0, INST_ANNOUNCED, INST_ENDED, INST_MEET } inst_state_t;
 
 typedef struct dred_inst {
-  dred_queue_t hlink;  /* bucket in rt->inst[] (under lock)     */
+  dred_keymap_node_t knode; /* rt->inst, by (group_id, tag) (under lock) */
   dred_queue_t qlink;  /* rt->submitq (under lock)              */
   uint64_t group_id;
   int64_t tag;
@@ -342,7 +342,7 @@ typedef struct dred_rt {
 
   /* shared with application threads, under `lock` */
   uv_mutex_t lock;
-  dred_queue_t inst[DRED_INST_BUCKETS];
+  dred_keymap_t inst; /* reductions in flight, by (group, tag) */
   size_t ninst;
   dred_queue_t submitq;
   dred_queue_t groups;
@@ -736,10 +736,10 @@ int dred_dp_piece(const dred_inst_t *in, const struct dred_kernel *kern, int exe
 /* Advance the head task within a time budget.  Returns 1 if it did work; when the task
  * finishes, *finished is set and *status holds its outcome (a proto_task_status_t). */
 int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status, int *error);
-/* The provider of `t` died: stop it.  Returns PROVIDER_LOST: the executor's buffer is
- * untouched, since the path that reads another process (MPI_Rget) builds its result out
- * of place.  (The protocol's EXEC_CORRUPT, for an executor combining in place when its
- * provider died, is never sent by this engine; dred-master still handles it.) */
-int dred_dp_task_abort(dred_rt_t *rt, dred_task_t *t);
+/* Stop task `t`: its provider died, or the task failed.  Reads still in flight are
+ * abandoned with the buffer they land in.  The path that reads another process (MPI_Rget)
+ * builds its result out of place, so a provider lost there leaves the executor's buffer
+ * untouched: the task's outcome is PROVIDER_LOST. */
+void dred_dp_task_abort(dred_rt_t *rt, dred_task_t *t);
 
 #endif /* DRED_RUNTIME_H */

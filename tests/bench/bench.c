@@ -31,7 +31,7 @@
  * rank that finished early takes an oversubscribed core from the ranks still inside the
  * timed region -- from dred's runtime threads and dred-master too, which is the habit dred
  * must not lose to.  DRED_WAIT=sleep makes those waits sleeping polls instead (MPI_Test +
- * nanosleep doubling from 1 us to 500 us): the second case, where nobody spins.
+ * nanosleep doubling from 1 us to 500 us): the case where nobody spins.
  *
  * Fairness: dred and MPI alternate every repetition and the order flips every repetition
  * (even reps dred first, odd reps MPI first); one untimed warm-up repetition per point

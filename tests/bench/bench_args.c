@@ -190,7 +190,7 @@ void parse(int argc, char **argv) {
  * dred-master) of P goes to allowed CPU r * n / P.  With 2 CPUs: ranks 0..P/2-1 on the first,
  * P/2..P-1 on the last, where run-bench.sh puts the hogs.  (Round-robin placement would make
  * the slow ranks exactly the leaves of MPI's binomial tree rooted at 0, which do nothing but
- * expose their buffer: measured, 4 hogs then slowed neither contender.) */
+ * expose their buffer: 4 hogs there slow neither contender.) */
 void pin_self(void) {
   const char *e = getenv("PMI_RANK");
   if (!e) e = getenv("PMIX_RANK");

@@ -66,11 +66,11 @@
 #      the copies' cost from the reads'.  Rows go to nodes-<layout>.csv / -summary.csv, the
 #      table to nodes.txt.  Quick mode: 5 jobs of 5 repetitions, about 2 min on a quiet
 #      machine.
-#   8. small (largest p, then p = 7): many small nonblocking reductions (issue 11, point 4), with
+#   8. small (largest p, then p = 7): many small nonblocking reductions, with
 #      DRED_WAIT=mpi (members wait in MPI's blocking calls between rounds, as applications do):
 #      dred-bench --scenario small (8 B and 1 KiB, K = 1, 4, 16, 64 in flight, per-reduction time
-#      = median over rounds of round time / K), then at p = 7 --scenario loop (the issue's
-#      application shape: ireduce of 8 B + MPI_Allreduce + MPI_Bcast + wait, 3000 iterations in
+#      = median over rounds of round time / K), then at p = 7 --scenario loop (an
+#      application's shape: ireduce of 8 B + MPI_Allreduce + MPI_Bcast + wait, 3000 iterations in
 #      full mode, 600 in quick mode, dred and MPI alternating in chunks of 100).  Rows go to
 #      small.csv / small-summary.csv, the table to small.txt.
 # Every job runs in a session of its own with a marker variable in its environment, under a hard
@@ -369,7 +369,7 @@ for p in $ps_list; do
     run_job "main-p$p" "$limit_main" -n "$p" "$bench" --scenario "$sc" $qflag "${common[@]}"
   fi
   if want sleepwait; then
-    # the second case of issue 13: the same ideal points with nobody spinning between calls
+    # the same ideal points with nobody spinning between calls (members sleep while they wait)
     DRED_WAIT=sleep run_job "sleepwait-p$p" "$limit_main" -n "$p" "$bench" --scenario ideal $qflag \
       --reps "$reps" --csv "$OUT/sleepwait.csv" --summary "$OUT/sleepwait-summary.csv"
   fi
@@ -455,7 +455,7 @@ for p in $ps_list; do
   fi
 done
 
-# ---- small reductions (issue 11, point 4) ---------------------------------------------------------
+# ---- small reductions ----------------------------------------------------------------------------
 if want small; then
   scommon=(--reps "$reps" --csv "$OUT/small.csv" --summary "$OUT/small-summary.csv")
   if [ "$mode" = quick ]; then srounds=30 liters=600; else srounds=60 liters=3000; fi
@@ -612,7 +612,7 @@ if [ -s "$summary" ]; then
       b = $3; sz = b >= 1048576 ? sprintf("%gM", b/1048576) : sprintf("%gK", b/1024)
       printf "%-4s %6s %12.3f %12.3f %12.3f %10.2f %10.2f\n", $2, sz, $17*1e3, $6*1e3, $9*1e3, $6/$17, $9/$17 }' "$summary"
     echo
-    echo "issue 4 targets (p = 8):"
+    echo "targets (p = 8):"
     awk -F, 'NR > 1 && $2 == 8 {
       r = $12; b = $3; sz = b >= 1048576 ? sprintf("%gM", b/1048576) : sprintf("%gK", b/1024)
       if ($1 == "ideal" && b == 131072) t("ideal 128K", r, 0.2)

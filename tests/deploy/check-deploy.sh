@@ -7,8 +7,8 @@
 #      (dredrun, hostfile/run-hostfile.sh, slurm/dred.sbatch, install.sh);
 #   3. bad invocations exit 2 with a message, the example files parse, and words are
 #      quoted (no glob expansion of flag strings, no ':' slipping into the mpiexec line,
-#      no fixed log name in /tmp: issue 12.9);
-#   4. real jobs on simulated nodes (issue 10.6): a hostfile naming a, b, c run through
+#      no fixed log name in /tmp, which another user could create first);
+#   4. real jobs on simulated nodes: a hostfile naming a, b, c run through
 #      hostfile/run-hostfile.sh with Hydra's fork launcher (every process on this machine,
 #      MPI sees three nodes), and slurm/dred.sbatch run outside Slurm with SLURM_* set and
 #      a stand-in `srun` (tests/deploy/fake-srun) that starts the --multi-prog file through

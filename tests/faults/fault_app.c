@@ -1,5 +1,5 @@
 /*
- * fault_app.c -- the application side of dred's fault-injection harness (issue 3, item 5).
+ * fault_app.c -- the application side of dred's fault-injection harness.
  *
  *   dredrun -n P fault_app --outdir DIR [--bytes B] [--reductions N] [--concurrent C]
  *           [--root R] [--calib K]
@@ -322,8 +322,8 @@ typedef struct {
   pid_t pids[MAX_VICTIMS];
   pid_t master; /* 0: the master's node survives */
   /* --kill-at call: kill once every victim's calls returned (its DIR/called.<r>), not at a
-   * fixed moment -- a fixed 3 ms once landed inside calls that took 13-18 ms, and a kill
-   * inside the call is a different trial (PROC_FAILED is then right). */
+   * fixed moment -- a fixed delay may land inside calls that take longer on a loaded
+   * machine, and a kill inside the call is a different trial (PROC_FAILED is then right). */
   int after_calls;
 } node_killer_t;
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run-faults.sh -- dred's fault-injection harness (issue 3, item 5; `make faults`).
+# run-faults.sh -- dred's fault-injection harness (`make faults`).
 #
 #   bash tests/faults/run-faults.sh [--trials N] [--workers P] [--bytes B] [--mode M]
 #        [--seed S] [--csv FILE] [--expect STATUS] [--frac-min F] [--frac-max F]
@@ -59,7 +59,7 @@
 # to the time each survivor logged "dred-master reports worker X failed" (or, master mode,
 # "master lost"); dred stamps its own log lines (DRED_LOG_TIME=1), the master's are also
 # stamped by a wrapper.
-# Recovery time (issue 15): the victim's kill time to the moment the root's last kill-step
+# Recovery time: the victim's kill time to the moment the root's last kill-step
 # future returned from dred_future_get (fault_app's kill_step_done_ns, the same wall clock),
 # for trials whose kill came before the root's result (hit); set against the detection of
 # the last victim (det_last: kill -> "worker X declared failed" in the master's log) plus one
@@ -305,8 +305,8 @@ now_s() { date +%s.%N; }
 
 # Pids of processes whose environment carries our trial marker (same user only).
 marked_pids() {
-  # One grep over every environ file (-z: NUL-separated entries): a shell loop that
-  # forked per process took ~15 s on a loaded machine with ~120 processes.
+  # One grep over every environ file (-z: NUL-separated entries): a shell loop that forks
+  # per process takes seconds on a loaded machine with a hundred processes.
   grep -l -a -z -x -F "DRED_FAULT_TRIAL_ID=$1" /proc/[0-9]*/environ 2>/dev/null |
     sed -e 's|^/proc/||' -e 's|/environ$||'
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# short.sh -- the short fault-injection run inside `make test` (issue 3).
+# short.sh -- the short fault-injection run inside `make test`.
 #
 #   BUILD=build bash tests/faults/short.sh
 #
@@ -53,12 +53,12 @@
 #   9. three deaths inside an absorption at chosen pieces
 #      (tests/faults/rollforward.sh): a node peer finishes the dead executor's absorption
 #      from the two snapshots and scratch, and every survivor's result is exact.
-#   Part 1's node trials and parts 5 and 6 run with DRED_FAIL_TIMEOUT_MS=2000 / DRED_MASTER_TIMEOUT_MS=4000: three
-#   simulated nodes start 6 MPI processes with more set-up than one node, and on a loaded
-#   2-core machine 1 s of silence was seen without any fault.
+#   Part 1's node trials and parts 5 and 6 run with DRED_FAIL_TIMEOUT_MS=2000 /
+#   DRED_MASTER_TIMEOUT_MS=4000: three simulated nodes start 6 MPI processes with more
+#   set-up than one node, and a loaded machine can be silent for a second without any fault.
 # Short timeouts (DRED_HEARTBEAT_MS=100, DRED_FAIL_TIMEOUT_MS=1000, DRED_MASTER_TIMEOUT_MS=2000)
-# keep it to about a minute (45 s measured on an idle 2-core machine).  Prints "N passed, N failed" (trials) and exits
-# non-zero if any trial failed.  CSV: $BUILD/faults/short.csv (rewritten each run).
+# keep it to about a minute.  Prints "N passed, N failed" (trials) and exits non-zero if any
+# trial failed.  CSV: $BUILD/faults/short.csv (rewritten each run).
 set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BUILD=${BUILD:-build}
@@ -102,8 +102,8 @@ DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
   --mode worker --trials 2 --workers 5 --nodes 3 --bytes 4M --calib 1 --op affine
 # (2 and 3 through dred-master: DRED_MEET=0; on the node engine a dead root's peers and a
 # dead master's workers need nothing from them: part 4c)
-# 64 MiB: a kill 5 ms in must land well inside the step; a 16 MiB step took 12 ms on a
-# quiet machine here, and a kill after the END went out rightly leaves everyone exact.
+# 64 MiB: a kill 5 ms in must land well inside the step, which a 16 MiB step barely outlasts
+# on a quiet machine, and a kill after the END went out rightly leaves everyone exact.
 DRED_MEET=0 part "root kill, 4 workers, 64 MiB (every survivor ROOT_FAILED)" \
   --mode root --trials 1 --workers 4 --bytes 64M --kill-at 0.005 --expect ROOT_FAILED
 DRED_MEET=0 part "master kill, 4 workers, 64 MiB (every survivor MASTER_LOST)" \
@@ -153,10 +153,10 @@ part "external master: worker killed right after its call, 4 workers, 16 MiB (ev
   --external --mode worker --trials 1 --workers 4 --bytes 16M --kill-at call --expect exact
 DRED_MEET=0 part "external master: master kill, 4 workers, 64 MiB (every survivor MASTER_LOST)" \
   --external --mode master --trials 1 --workers 4 --bytes 64M --kill-at 0.005 --expect MASTER_LOST
-# The master's node lost.  Survivors used to vanish now and then (1-4 in 60-80 trials): when
-# a process ended without PMI finalize, mpiexec's SIGUSR1 fan-out could hit a proxy that had
-# just closed, and mpiexec then SIGKILLed the whole job; dred-launch now finalizes PMI for
-# every program it ran (tools/dred-launch.c).
+# The master's node lost.  When a process ends without PMI finalize, mpiexec's SIGUSR1
+# fan-out can hit a proxy that has just closed, and mpiexec then SIGKILLs the whole job, so
+# dred-launch finalizes PMI for every program it ran (tools/dred-launch.c): the survivors
+# must all end MASTER_LOST.
 DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
   part "master's node lost, 5 workers, 64 MiB (every survivor MASTER_LOST)" \
   --mode masternode --trials 1 --workers 5 --nodes 3 --bytes 64M --calib 1 --kill-at 0.005 --expect MASTER_LOST

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test-settings.sh -- a bad setting, an unusable storage directory or a program that never
-# calls dred_init fails the whole job fast, saying which (issue 12, points 5 and 7).
+# calls dred_init fails the whole job fast, saying which.
 #
 # Each case runs a tiny dred job (2 workers, tests/tools/stat-app.c) through dredrun and
 # checks that it exits non-zero within LIMIT seconds and that its output names the setting

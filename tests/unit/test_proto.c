@@ -66,7 +66,7 @@ static void test_ready_roundtrip(void **state) {
 }
 
 /* A member that could not allocate joins with an explicit error, its real element size
- * intact (the old in-band signal, type_size 0, made everyone see MISMATCH). */
+ * intact: a size of 0 standing for the error would make everyone see MISMATCH. */
 static void test_ready_error_field(void **state) {
   uint8_t buf[256];
   proto_msg_t m, d;

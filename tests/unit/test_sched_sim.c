@@ -37,10 +37,6 @@
 #define SIM_MAXN 128
 #define SIM_MAXW 128
 #define SIM_NONE PROTO_NO_MEMBER
-/* EXEC_CORRUPT from an executor absorbing in place leaves its snapshot partly combined:
- * the simulator makes such DONEs up too (the scheduler then asks for the operand alone,
- * test_absorb_exec_corrupt_recovers_operand_alone). */
-#define SIM_CORRUPT_IN_PLACE 1
 
 enum { P_READY, P_RECOVER, P_DONE };
 
@@ -89,7 +85,7 @@ typedef struct {
   uint64_t last_buf;
   uint32_t last_worker; /* who sent the event fed last */
   uint64_t rng;
-  int flaky; /* inject PROVIDER_LOST / EXEC_CORRUPT with live providers */
+  int flaky; /* inject PROVIDER_LOST with live providers */
   uint32_t norep_pct; /* percent of non-root members without a copy */
   uint32_t target_pct; /* percent of deaths aimed at a worker with something in flight */
   uint32_t kills, max_kills;
@@ -375,21 +371,10 @@ static void sim_deliver(sim_t *m, pend_t pe) {
       uint64_t addr;
       uint32_t st = PROTO_TASK_OK;
       int absorbed = 0;
-      /* Read before it died, or not: the provider of an absorbing task lies on this node
-       * and its snapshot stays readable, so no EXEC_CORRUPT is made up for one -- unless
-       * SIM_CORRUPT_IN_PLACE, and then only for an executor with a copy (its snapshot is
-       * not all that is left of its operand). */
-      if (m->dead[pe.prov]) st = pe.absorb ? rndn(m, 2) : rndn(m, 3);
+      /* a dead provider was read before it died, or not */
+      if (m->dead[pe.prov]) st = rndn(m, 2) ? PROTO_TASK_PROVIDER_LOST : PROTO_TASK_OK;
       else if (m->flaky && r < 5) st = PROTO_TASK_PROVIDER_LOST;
-      else if (m->flaky && r < 8 && (!pe.absorb || (SIM_CORRUPT_IN_PLACE && !in->norep[pe.em])))
-        st = PROTO_TASK_EXEC_CORRUPT;
       uint64_t exec_ns = 1 + rndn(m, 1000);
-      if (st == PROTO_TASK_EXEC_CORRUPT && pe.inplace) { /* the snapshot partly combined */
-        uint64_t sb = in->snap_buf[pe.em];
-        for (k = 0; k < in->n; k++)
-          m->vec[sb - 1][k] = (int16_t)(m->vec[sb - 1][k] + 100 * m->vec[pe.pbuf - 1][k]);
-        in->snap_last[pe.em] = pe.pm; /* an absorption under way */
-      }
       if (st == PROTO_TASK_OK && pe.inplace) { /* into its snapshot, which stays its buffer */
         assert_int_equal(eb, in->snap_buf[pe.em]);
         sim_absorb(m, in, pe.em, pe.pm, pe.pbuf);
@@ -400,11 +385,8 @@ static void sim_deliver(sim_t *m, pend_t pe) {
         addr = sim_buf(m, pe.inst, -1);
         for (k = 0; k < in->n; k++)
           m->vec[addr - 1][k] = (int16_t)(m->vec[eb - 1][k] + m->vec[pe.pbuf - 1][k]);
-      } else if (st == PROTO_TASK_PROVIDER_LOST) {
-        addr = eb; /* untouched */
-      } else { /* half-combined garbage: must never be used again */
-        addr = sim_buf(m, pe.inst, -1);
-        for (k = 0; k < in->n; k++) m->vec[addr - 1][k] = 100;
+      } else { /* PROVIDER_LOST: the executor's buffer is untouched */
+        addr = eb;
       }
       in->cur_buf[pe.em] = addr;
       m->last_inst = pe.inst;
