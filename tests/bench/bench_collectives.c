@@ -2,7 +2,7 @@
  * bench_collectives.c -- dred_allreduce and dred_bcast against MPI_Allreduce and MPI_Bcast
  * in the same job (dred-bench-coll).
  *
- *   dredrun -n P dred-bench-coll [--reps N] [--max BYTES] [--csv FILE]
+ *   dredrun -n P dred-bench-coll [--reps N] [--max BYTES] [--csv FILE] [--late K]
  *
  * What it measures: for each size from 8 B to --max (default 8 MiB, x8 steps) and each
  * collective, --reps timed repetitions (default 30, fewer above 32 KiB) after two warm-up
@@ -13,6 +13,13 @@
  * calls); the table gives the median over repetitions, and dred/MPI.  Allreduce is MPI_SUM
  * on doubles; bcast is bytes from root 0.  Results are checked once per size (a wrong
  * dred result aborts the benchmark: a fast wrong answer is not a figure).
+ *
+ * --late K: unbalanced arrival.  In each repetition one member (rank i mod P, so every
+ * member is late in turn, the root included) starts its call K x MPI's median time for
+ * that size (from a balanced run just before) after the others; a repetition's time is
+ * then the last return minus the last arrival (CLOCK_MONOTONIC is one clock for all the
+ * processes of a node, and of the simulated nodes of one machine): what the late member
+ * costs everyone once it is there.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -46,10 +53,26 @@ static double median_of_max(double *t, int reps, MPI_Comm comm) {
 
 enum { C_DRED_ALLREDUCE, C_MPI_ALLREDUCE, C_DRED_BCAST, C_MPI_BCAST };
 
-static double run(int which, size_t bytes, int reps, MPI_Comm comm, int rank, int size) {
+/* The median over repetitions of the last return minus the last call (--late). */
+static double median_after_last(double *st, double *en, int reps, MPI_Comm comm) {
+  double *s = malloc(sizeof(double) * (size_t)reps), *e = malloc(sizeof(double) * (size_t)reps), med;
+  MPI_Allreduce(st, s, reps, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(en, e, reps, MPI_DOUBLE, MPI_MAX, comm);
+  for (int i = 0; i < reps; i++) e[i] -= s[i];
+  qsort(e, (size_t)reps, sizeof *e, cmp_d);
+  med = reps % 2 ? e[reps / 2] : 0.5 * (e[reps / 2 - 1] + e[reps / 2]);
+  free(s);
+  free(e);
+  return med;
+}
+
+/* `late_s` > 0: one member per repetition calls that much after the others (--late). */
+static double run(int which, size_t bytes, int reps, MPI_Comm comm, int rank, int size,
+                  double late_s) {
   size_t n = bytes / sizeof(double) ? bytes / sizeof(double) : 1;
   double *a = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double));
   double *t = calloc((size_t)reps, sizeof(double)), med;
+  double *st = calloc((size_t)reps, sizeof(double)), *en = calloc((size_t)reps, sizeof(double));
   int i, rc = DRED_OK;
   for (size_t k = 0; k < n; k++) a[k] = (double)(rank + 1) + (double)(k % 7);
   for (i = -2; i < reps; i++) {
@@ -60,13 +83,19 @@ static double run(int which, size_t bytes, int reps, MPI_Comm comm, int rank, in
     }
     sleepy_barrier(comm);
     t0 = now_s();
+    if (late_s > 0 && rank == (i < 0 ? size - 1 : i % size))
+      while (now_s() < t0 + late_s) {} /* busy, as a member still computing is */
+    if (i >= 0) st[i] = now_s();
     switch (which) {
       case C_DRED_ALLREDUCE: rc = dred_allreduce(a, b, (int)n, MPI_DOUBLE, MPI_SUM, comm); break;
       case C_MPI_ALLREDUCE: MPI_Allreduce(a, b, (int)n, MPI_DOUBLE, MPI_SUM, comm); break;
       case C_DRED_BCAST: rc = dred_bcast(b, (int)bytes, MPI_BYTE, 0, comm); break;
       default: MPI_Bcast(b, (int)bytes, MPI_BYTE, 0, comm); break;
     }
-    if (i >= 0) t[i] = now_s() - t0;
+    if (i >= 0) {
+      en[i] = now_s();
+      t[i] = en[i] - t0;
+    }
     if (rc != DRED_OK) {
       fprintf(stderr, "dred-bench-coll: %s failed: %s\n",
               which == C_DRED_BCAST ? "dred_bcast" : "dred_allreduce", dred_strerror(rc));
@@ -83,13 +112,14 @@ static double run(int which, size_t bytes, int reps, MPI_Comm comm, int rank, in
       }
     }
   }
-  med = median_of_max(t, reps, comm);
-  free(a); free(b); free(t);
+  med = late_s > 0 ? median_after_last(st, en, reps, comm) : median_of_max(t, reps, comm);
+  free(a); free(b); free(t); free(st); free(en);
   return med;
 }
 
 int main(int argc, char **argv) {
   int rank, size, reps_arg = 0;
+  double late = 0;
   size_t maxb = 8u << 20;
   const char *csv = NULL;
   FILE *cf = NULL;
@@ -99,13 +129,19 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps_arg = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--max") && i + 1 < argc) maxb = strtoull(argv[++i], NULL, 0);
     else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
+    else if (!strcmp(argv[i], "--late") && i + 1 < argc) late = atof(argv[++i]);
   }
   MPI_Comm comm = dred_comm();
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   if (rank == 0) {
-    printf("dred-bench-coll: P=%d, median of the slowest member per repetition, "
-           "blocking MPI waits between repetitions\n", size);
+    if (late > 0)
+      printf("dred-bench-coll: P=%d, one member %.0f x MPI's time late per repetition (in "
+             "turn); median of the last return minus the last arrival, blocking MPI waits "
+             "between repetitions\n", size, late);
+    else
+      printf("dred-bench-coll: P=%d, median of the slowest member per repetition, "
+             "blocking MPI waits between repetitions\n", size);
     printf("%10s %14s %14s %8s %14s %14s %8s\n", "bytes", "dred_allred_us", "mpi_allred_us",
            "ratio", "dred_bcast_us", "mpi_bcast_us", "ratio");
     if (csv != NULL && (cf = fopen(csv, "a")) != NULL)
@@ -114,10 +150,15 @@ int main(int argc, char **argv) {
   /* 8 B, x8 steps, and --max itself (8 MiB is not a power of 8) */
   for (size_t bytes = 8; bytes <= maxb; bytes = bytes * 8 > maxb && bytes < maxb ? maxb : bytes * 8) {
     int reps = reps_arg > 0 ? reps_arg : bytes <= (32u << 10) ? 30 : bytes <= (256u << 10) ? 15 : 7;
-    double da = run(C_DRED_ALLREDUCE, bytes, reps, comm, rank, size) * 1e6;
-    double ma = run(C_MPI_ALLREDUCE, bytes, reps, comm, rank, size) * 1e6;
-    double db = run(C_DRED_BCAST, bytes, reps, comm, rank, size) * 1e6;
-    double mb = run(C_MPI_BCAST, bytes, reps, comm, rank, size) * 1e6;
+    double la = 0, lb = 0, da, ma, db, mb;
+    if (late > 0) { /* how late: K x MPI's balanced time at this size */
+      la = late * run(C_MPI_ALLREDUCE, bytes, reps, comm, rank, size, 0);
+      lb = late * run(C_MPI_BCAST, bytes, reps, comm, rank, size, 0);
+    }
+    da = run(C_DRED_ALLREDUCE, bytes, reps, comm, rank, size, la) * 1e6;
+    ma = run(C_MPI_ALLREDUCE, bytes, reps, comm, rank, size, la) * 1e6;
+    db = run(C_DRED_BCAST, bytes, reps, comm, rank, size, lb) * 1e6;
+    mb = run(C_MPI_BCAST, bytes, reps, comm, rank, size, lb) * 1e6;
     if (rank == 0) {
       printf("%10zu %14.1f %14.1f %8.2f %14.1f %14.1f %8.2f\n", bytes, da, ma, da / ma, db, mb,
              db / mb);
