@@ -447,24 +447,47 @@ int dred_meet_needs(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
   return needs;
 }
 
-/* Polls of the futex word before sleeping on it: an outcome due in a few microseconds
- * (the last member is copying its operand in) is taken without a system call. */
-static unsigned spin_polls = 2000;
+/* How long a waiter polls the futex word before sleeping on it.  A futex wake-up costs
+ * tens of microseconds (the kernel, then the scheduler), more than a small collective
+ * takes: a member with a core of its own polls instead, as MPI's waiting ranks do, and
+ * sleeps only once the wait is long (a member still computing).  0 where processes
+ * outnumber cores: there polling takes the core from the member it waits for. */
+static uint64_t spin_ns = 1000000;
 
-void dred_meet_set_spin(unsigned polls) { spin_polls = polls; }
+void dred_meet_set_spin(uint64_t ns) { spin_ns = ns; }
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Poll `s`'s wake word for at most `limit_ns` while it still reads `w`: 1 if it moved. */
+static int spin_moved(const dred_meet_slot_t *s, uint32_t w, uint64_t limit_ns) {
+  uint64_t t0 = 0;
+  unsigned i;
+  if (limit_ns == 0) return 0;
+  for (i = 0;; i++) {
+    if (__atomic_load_n(&s->wake, __ATOMIC_ACQUIRE) != w) return 1;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if ((i & 63) == 0) { /* the clock every 64 polls: a vDSO call, not a system call */
+      uint64_t now = mono_ns();
+      if (t0 == 0) t0 = now;
+      else if (now - t0 >= limit_ns) return 0;
+    }
+  }
+}
 
 void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint64_t timeout_ns) {
   uint32_t w;
   struct timespec ts;
-  int i;
   if (s == NULL) return;
   w = __atomic_load_n(&s->wake, __ATOMIC_ACQUIRE);
-  for (i = 0; (unsigned)i < spin_polls && timeout_ns > 0; i++) {
-    if (__atomic_load_n(&s->wake, __ATOMIC_ACQUIRE) != w) return;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  }
+  if (spin_moved(s, w, timeout_ns < spin_ns ? timeout_ns : spin_ns)) return;
+  if (timeout_ns <= spin_ns) return;
+  timeout_ns -= spin_ns;
   __atomic_add_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
   w = __atomic_load_n(&s->wake, __ATOMIC_ACQUIRE);
   if (!dred_meet_poll(s, seq, NULL)) {
@@ -482,14 +505,10 @@ uint32_t dred_meet_epoch(const dred_meet_slot_t *s) {
 
 void dred_meet_wait_epoch(dred_meet_slot_t *s, uint32_t epoch, uint64_t timeout_ns) {
   struct timespec ts;
-  unsigned i;
   if (s == NULL || timeout_ns == 0) return;
-  for (i = 0; i < spin_polls; i++) {
-    if (__atomic_load_n(&s->wake, __ATOMIC_ACQUIRE) != epoch) return;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  }
+  if (spin_moved(s, epoch, timeout_ns < spin_ns ? timeout_ns : spin_ns)) return;
+  if (timeout_ns <= spin_ns) return;
+  timeout_ns -= spin_ns;
   __atomic_add_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
   ts.tv_sec = (time_t)(timeout_ns / 1000000000ull);
   ts.tv_nsec = (long)(timeout_ns % 1000000000ull);

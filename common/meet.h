@@ -48,7 +48,7 @@
  * every open slot that still misses it with DRED_ERR_PROC_FAILED.  A member that dies
  * after it arrived took nothing with it (its operand is in the slot or in the node's
  * pool).  Each slot's lock is a robust mutex: one whose holder died ends the slot with
- * DRED_ERR_PROC_FAILED.  Waiting spins briefly, then waits on a futex on a word of the
+ * DRED_ERR_PROC_FAILED.  Waiting polls (up to 1 ms where every member has a core), then waits on a futex on a word of the
  * slot (woken at every outcome), always bounded by the caller's timeout.
  *
  * Allreduce and bcast.  The slot is the same; what differs is whose operand is read
@@ -177,10 +177,10 @@ int dred_meet_given_up(dred_meet_slot_t *s, uint64_t seq, uint32_t member);
  * a bcast).  0: the owner may free the block. */
 int dred_meet_needs(dred_meet_slot_t *s, uint64_t seq, uint32_t member);
 
-/* How many polls a waiter makes before sleeping (this process; default 2000).  Spinning
- * pays only where every member has a core: with more processes than cores it takes the
- * core from the member it waits for, so the caller sets 0 there. */
-void dred_meet_set_spin(unsigned polls);
+/* How long a waiter polls before sleeping on the futex (this process; default 1 ms).
+ * Polling pays only where every member has a core: with more processes than cores it
+ * takes the core from the member it waits for, so the caller sets 0 there. */
+void dred_meet_set_spin(uint64_t ns);
 
 /* Wait at most timeout_ns for `seq` to be decided (returns at once if it is). */
 void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint64_t timeout_ns);

@@ -93,7 +93,7 @@ void dred_meetpath_init(dred_rt_t *rt) {
     int nnode = 0;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     MPI_Comm_size(rt->node, &nnode);
-    dred_meet_set_spin(ncpu > 0 && nnode <= ncpu ? 2000u : 0u); /* see dred_meet_set_spin */
+    dred_meet_set_spin(ncpu > 0 && nnode <= ncpu ? 1000000u : 0u); /* see dred_meet_set_spin */
   }
 }
 
