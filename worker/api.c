@@ -394,7 +394,7 @@ static void call_load(dred_rt_t *rt, dred_inst_t *in, int user_op, size_t extra)
   int rc;
   /* Before the call returns: the application may free the op or datatype as soon as it
    * has its future, and the runtime combines with them later (lifetime.c). */
-  if ((rc = dred_lifetime_hold(in->op, user_op, in->type, &in->held)) != DRED_OK) {
+  if ((rc = dred_lifetime_hold(in->op, user_op, in->type, in->ti.named, &in->held)) != DRED_OK) {
     in->join_error = rc;
     return;
   }

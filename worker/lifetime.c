@@ -115,8 +115,9 @@ static int type_is_derived(MPI_Datatype type) {
   return combiner != MPI_COMBINER_NAMED;
 }
 
-int dred_lifetime_hold(MPI_Op op, int op_is_user, MPI_Datatype type, int *held_flags) {
-  int rc = DRED_OK, derived = type_is_derived(type);
+int dred_lifetime_hold(MPI_Op op, int op_is_user, MPI_Datatype type, int type_is_named,
+                       int *held_flags) {
+  int rc = DRED_OK, derived = !type_is_named && type_is_derived(type);
   *held_flags = 0;
   if (!op_is_user && !derived) return DRED_OK; /* nothing freeable: the common case */
   pthread_mutex_lock(&held_mu);

@@ -123,6 +123,7 @@ typedef struct {
   uint32_t mult;
   int layout;            /* dred_layout_t */
   int base_padded;       /* PACKED: exec_type has padding (MPI_DOUBLE_INT...) */
+  int named;             /* a named (predefined) datatype: never freed */
   MPI_Aint type_extent;  /* the caller's datatype: extent, true lower bound, true extent */
   MPI_Aint true_lb, true_extent;
   uint32_t sig;          /* type-signature fingerprint members must agree on (READY) */
@@ -138,7 +139,8 @@ int dred_typecheck_bcast(MPI_Datatype type, dred_typeinfo_t *ti);
 /* Take references on a user op (op_is_user) and a derived datatype so that MPI_Op_free /
  * MPI_Type_free is deferred while the reduction is pending; *held_flags says which were
  * taken (pass it to release).  DRED_OK or DRED_ERR_NOMEM (logged, nothing held). */
-int dred_lifetime_hold(MPI_Op op, int op_is_user, MPI_Datatype type, int *held_flags);
+int dred_lifetime_hold(MPI_Op op, int op_is_user, MPI_Datatype type, int type_is_named,
+                       int *held_flags);
 /* Drop them; performs the frees the application asked for meanwhile, if these were the
  * last references. */
 void dred_lifetime_release(MPI_Op op, MPI_Datatype type, int held_flags);

@@ -302,6 +302,7 @@ int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti) {
   ti->true_lb = tlb;
   ti->true_extent = textent;
   ti->base_padded = 0;
+  ti->named = combiner == MPI_COMBINER_NAMED;
 
   if (combiner == MPI_COMBINER_NAMED) {
     nt = named_find(type);
@@ -424,6 +425,7 @@ int dred_typecheck_bcast(MPI_Datatype type, dred_typeinfo_t *ti) {
   ti->true_lb = tlb;
   ti->true_extent = textent;
   ti->base_padded = 0;
+  ti->named = combiner == MPI_COMBINER_NAMED;
   ti->mult = 1;
   /* MPI matches a bcast's type signatures, not layouts: a named type's signature is the
    * type itself; a derived type is compared by its size here (its packed bytes). */
