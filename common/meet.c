@@ -40,6 +40,7 @@ struct dred_meet_slot {
   uint64_t claimed;       /* an allreduce's chunks someone folds (or folded)            */
   uint64_t folded;        /* ... and those whose result is whole in its home block      */
   uint8_t claimer[DRED_MEET_MAX_CHUNKS]; /* who claimed each chunk                      */
+  uint64_t progress;      /* a bcast: bytes of the root's data in its block so far       */
   proto_params_t p[DRED_MEET_MAX_MEMBERS];
   dred_meet_ref_t ref[DRED_MEET_MAX_MEMBERS]; /* where each member's operand is         */
   _Alignas(64) unsigned char data[DRED_MEET_DATA];
@@ -307,6 +308,7 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
     s->kind = PROTO_KIND_REDUCE;
     s->fold_status = DRED_OK;
     s->claimed = s->folded = 0;
+    __atomic_store_n(&s->progress, 0, __ATOMIC_RELAXED);
     s->arrived = s->master = 0;
     memset(s->ref, 0, n * sizeof s->ref[0]);
     /* members declared failed take nothing from it: only the living hold the slot */
@@ -576,6 +578,25 @@ void dred_meet_chunk_failed(dred_meet_slot_t *s, uint64_t seq, int status) {
   slot_unlock(s);
 }
 
+void dred_meet_progress_set(dred_meet_slot_t *s, uint64_t seq, uint64_t bytes) {
+  if (s == NULL || __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq) return;
+  __atomic_store_n(&s->progress, bytes, __ATOMIC_RELEASE); /* after the bytes themselves */
+  slot_wake(s);
+}
+
+uint64_t dred_meet_progress(dred_meet_slot_t *s, uint64_t seq, int *status) {
+  uint64_t got = 0;
+  int st = DRED_ERR_INTERNAL;
+  /* no lock: the caller holds `seq` (it has not released it), and the root bumps the
+   * count once per piece while the members poll it */
+  if (s != NULL && __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == seq) {
+    got = __atomic_load_n(&s->progress, __ATOMIC_ACQUIRE);
+    st = __atomic_load_n(&s->fold_status, __ATOMIC_ACQUIRE);
+  }
+  if (status != NULL) *status = st;
+  return got;
+}
+
 uint64_t dred_meet_chunks_folded(dred_meet_slot_t *s, uint64_t seq, int *status,
                                  uint8_t *holders) {
   uint64_t f = 0;
@@ -631,7 +652,13 @@ void dred_meet_member_failed(dred_meet_ring_t *r, uint32_t member, int status) {
       if (s->state == DRED_MEET_OPEN && !(s->arrived & bit(member)))
         slot_end(s, DRED_MEET_FAILED,
                  status == DRED_OK || status == DRED_ERR_PROC_FAILED ? lost_status(s, bit(member)) : status);
-      else if (s->state == DRED_MEET_OK && s->fold_status == DRED_OK && died_folding(s, member)) {
+      else if (s->state == DRED_MEET_OK && s->fold_status == DRED_OK && s->kind == PROTO_KIND_BCAST &&
+               member == s->root && s->ref[member].kind == DRED_MEET_OP_POOL &&
+               __atomic_load_n(&s->progress, __ATOMIC_ACQUIRE) < s->ref[member].len) {
+        /* the root died before all its data was in its block: it never left its process */
+        __atomic_store_n(&s->fold_status, DRED_ERR_ROOT_FAILED, __ATOMIC_RELEASE);
+        slot_wake(s);
+      } else if (s->state == DRED_MEET_OK && s->fold_status == DRED_OK && died_folding(s, member)) {
         /* it died folding a chunk in its own block: that block holds neither its operand
          * nor the chunk's result, so nobody can finish the chunk */
         s->fold_status = status != DRED_OK ? status : DRED_ERR_PROC_FAILED;

@@ -208,6 +208,13 @@ void dred_meet_chunk_failed(dred_meet_slot_t *s, uint64_t seq, int status);
 uint64_t dred_meet_chunks_folded(dred_meet_slot_t *s, uint64_t seq, int *status,
                                  uint8_t *holders);
 
+/* A bcast's root publishes its data into its block after it arrived, piece by piece, so
+ * that the members' copies overlap its own: the bytes in place so far (set by the root,
+ * after writing them; wakes waiters), and what a member reads of it, with the status of
+ * the phase (DRED_ERR_ROOT_FAILED if the root died before its data was all in). */
+void dred_meet_progress_set(dred_meet_slot_t *s, uint64_t seq, uint64_t bytes);
+uint64_t dred_meet_progress(dred_meet_slot_t *s, uint64_t seq, int *status);
+
 /* This member is done with `seq` (outcome taken, the root's fold done): the last member
  * to release frees the slot for seq + depth. */
 void dred_meet_release(dred_meet_slot_t *s, uint64_t seq, uint32_t member);

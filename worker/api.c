@@ -557,6 +557,7 @@ static int call_start(const call_t *c, MPI_Comm comm, int tag, dred_future **fut
   if (dred_meetpath_arrive(rt, in)) {
     dred_rt_insert(rt, in);
     uv_mutex_unlock(&rt->lock);
+    dred_meetpath_publish(rt, in); /* a bcast root's data, overlapping the members' copies */
     goto out;
   }
   if (rt->cfg.replicas > 0 && c->kind != PROTO_KIND_BCAST) rt->robust->publish(rt, in);

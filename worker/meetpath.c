@@ -209,10 +209,15 @@ void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in) {
     in->meet_blk = NULL; /* no room: this reduction will spill to dred-master */
     return;
   }
+  if (in->kind == PROTO_KIND_BCAST) {
+    in->meet_publish = 1; /* copied after arriving, piece by piece: dred_meetpath_publish */
+    return;
+  }
   memcpy(in->meet_blk, src, in->bytes);
 }
 
 static void meet_blk_free(dred_rt_t *rt, dred_inst_t *in) {
+  in->meet_publish = 0;
   if (in->meet_blk == NULL) return;
   dred_dp_buf_free(rt, in->bytes, in->meet_blk, in->meet_blk_off, 0);
   in->meet_blk = NULL;
@@ -300,6 +305,8 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in) {
     return 0;
   }
   in->meet_by_ref = op.kind == DRED_MEET_OP_POOL;
+  /* a bcast root by reference tells the slot when its data is in (dred_meetpath_publish) */
+  in->meet_publish = in->kind == PROTO_KIND_BCAST && in->meet_by_ref;
   in->meet_slot = a.slot;
   in->meet_seq = seq;
   in->meet_fold_next = 0;
@@ -500,24 +507,69 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
   return rc;
 }
 
-/* A bcast's non-root: copy the root's data (in the slot or its block) to our result, in
- * steps of about `budget` bytes. */
+/* A bcast's non-root: copy the root's data (in the slot, or in its block as far as the
+ * root has put it there) to our result, in steps of about `budget` bytes.  Returns the
+ * status when *done; else 0 after `budget` bytes, or 3 when the root has not put more in
+ * yet (wait on the slot). */
 static int bcast_copy(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done) {
   const char *src[DRED_MEET_MAX_MEMBERS];
   char *dst = result_dst(in);
-  uint64_t left, len;
-  int rc;
+  uint64_t avail = in->bytes, len;
+  int rc, st = DRED_OK;
   *done = 1;
   if (dst == NULL) return DRED_ERR_NOMEM;
   if ((rc = operands_of(rt, in, src)) != DRED_OK) return rc;
   if (in->root >= in->group->n || (src[in->root] == NULL && in->bytes > 0)) return DRED_ERR_INTERNAL;
-  left = in->bytes - in->meet_fold_next;
-  len = left < budget ? left : budget;
-  if (len > 0) memcpy(dst + in->meet_fold_next, src[in->root] + in->meet_fold_next, len);
-  in->meet_fold_next += len;
-  *done = in->meet_fold_next >= in->bytes;
-  if (*done) in->res_have = in->bytes;
-  return DRED_OK;
+  if (!meet_small(in)) {
+    avail = dred_meet_progress(in->meet_slot, in->meet_seq, &st);
+    if (st != DRED_OK) return st;
+    if (avail > in->bytes) avail = in->bytes;
+  }
+  while (in->meet_fold_next < avail) {
+    len = avail - in->meet_fold_next;
+    if (len > FOLD_CHUNK * 4) len = FOLD_CHUNK * 4;
+    memcpy(dst + in->meet_fold_next, src[in->root] + in->meet_fold_next, len);
+    in->meet_fold_next += len;
+    if (in->meet_fold_next < in->bytes && in->meet_fold_next >= budget) break;
+  }
+  if (in->meet_fold_next >= in->bytes) {
+    in->res_have = in->bytes;
+    return DRED_OK;
+  }
+  *done = 0;
+  return in->meet_fold_next < avail ? 0 : 3;
+}
+
+void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
+  enum { PIECE = 256 * 1024 };
+  dred_meet_slot_t *slot;
+  const char *src;
+  char *dst;
+  uint64_t seq, bytes, off = 0;
+  uv_mutex_lock(&rt->lock);
+  if (!in->meet_publish || in->state != INST_MEET) {
+    uv_mutex_unlock(&rt->lock);
+    return;
+  }
+  /* `in` stays ours while meet_publish is set (settle leaves it alone) */
+  slot = in->meet_slot;
+  seq = in->meet_seq;
+  bytes = in->bytes;
+  src = operand_of(in);
+  dst = in->meet_blk != NULL ? in->meet_blk : in->acc;
+  uv_mutex_unlock(&rt->lock);
+  if (dst == src) /* acc itself is the block: the data is in already */
+    off = bytes;
+  while (off < bytes) {
+    uint64_t len = bytes - off < PIECE ? bytes - off : PIECE;
+    memcpy(dst + off, src + off, len);
+    off += len;
+    dred_meet_progress_set(slot, seq, off);
+  }
+  dred_meet_progress_set(slot, seq, bytes);
+  uv_mutex_lock(&rt->lock);
+  in->meet_publish = 0;
+  uv_mutex_unlock(&rt->lock);
 }
 
 /* A non-root member met by reference finished OK: its block may still be read by the
@@ -557,6 +609,10 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
 
   uv_mutex_lock(&rt->lock);
   in = dred_rt_find(rt, gid, tag);
+  if (in != NULL && in->state == INST_MEET && in->meet_publish) {
+    uv_mutex_unlock(&rt->lock); /* the root's call is still putting its data in */
+    return 0;
+  }
   if (in == NULL || in->state != INST_MEET || in->meet_claimed) {
     int r = in != NULL && in->state != INST_MEET ? 2 : 1; /* re-routed to dred-master */
     uv_mutex_unlock(&rt->lock); /* finished, or being finished by another thread */
@@ -603,7 +659,11 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
       }
     } else if (in->kind == PROTO_KIND_BCAST && !in->is_root) {
       reads = !meet_small(in);
-      st = bcast_copy(rt, in, budget, &done);
+      r = bcast_copy(rt, in, budget, &done);
+      if (done)
+        st = r;
+      else if (r == 3 && status != DRED_OK)
+        st = status, done = 1; /* ending it here: nothing more can come */
     }
     /* Declared failed while reading (stalled past the failure timeout): the peers were
      * told nobody reads their blocks any more, so what we read may not be theirs. */

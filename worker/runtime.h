@@ -238,6 +238,7 @@ typedef struct dred_inst {
   int64_t meet_blk_off;
   uint64_t meet_fold_next; /* a reduce root's next element to fold; a bcast's next byte  */
   uint64_t meet_copied;    /* an allreduce's chunks copied to our result (bit c)         */
+  int meet_publish;        /* a bcast root's data is still to be copied into meet_blk    */
   inst_state_t state;
   int end_status;      /* set when END arrives while tasks are still running */
   int tasks_pending;   /* tasks queued or running for this instance */
@@ -470,6 +471,10 @@ void dred_meetpath_unprepare(dred_rt_t *rt, dred_inst_t *in);
  * met in shared memory (insert it, hand out the future, nothing for the runtime thread to
  * do); 0 to go to the master (in->meet_mask set). */
 int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in);
+/* A bcast root that met by reference: copy its data into the block it named, piece by
+ * piece, telling the slot as it goes (the members copy out meanwhile).  On the calling
+ * thread, after arriving, without rt->lock; nothing if there is nothing to publish. */
+void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in);
 /* Any thread: finish a met collective whose slot decided, or with `status` if it has not
  * (0: only if decided).  `budget`: bytes of combining or copying this call may do
  * (UINT64_MAX: all).  Returns 0 while pending (or its work is only part done), 1 if it is

@@ -1448,6 +1448,47 @@ static void test_kinds(void **state) {
     ASSERT_DECIDED(s, 0, DRED_ERR_PROC_FAILED);
     table_free(t2);
   }
+  { /* a bcast root publishes its data after arriving: members read the progress; a root
+     * that dies before its data is all in ends the phase with ROOT_FAILED */
+    proto_params_t p = params(BIG, 1);
+    dred_meet_table_t *t2 = table_new();
+    dred_meet_ring_t *r2 = dred_meet_ring_of(t2, 37, N, WORKERS);
+    int st = -1;
+    uint64_t total = BIG * 4;
+    p.inl = 0;
+    p.kind = PROTO_KIND_BCAST;
+    for (k = 0; k < N; k++) s = meet_kind(r2, 0, k, &p, k == 1);
+    ASSERT_DECIDED(s, 0, DRED_OK);
+    assert_true(dred_meet_progress(s, 0, &st) == 0);
+    assert_int_equal(st, DRED_OK);
+    {
+      uint32_t w = dred_meet_epoch(s);
+      dred_meet_progress_set(s, 0, total / 2);
+      assert_true(dred_meet_epoch(s) != w); /* members waiting for more are woken */
+    }
+    assert_true(dred_meet_progress(s, 0, &st) == total / 2);
+    dred_meet_member_failed(r2, 1, DRED_ERR_PROC_FAILED); /* the root, half way */
+    (void)dred_meet_progress(s, 0, &st);
+    assert_int_equal(st, DRED_ERR_ROOT_FAILED);
+    release_all(s, 0, N);
+    /* all in before the root died: nothing lost */
+    for (k = 0; k < N; k++)
+      if (k != 1) s = meet_kind(r2, 1, k, &p, 0);
+    ASSERT_DECIDED(s, 1, DRED_ERR_ROOT_FAILED); /* opened after: the root is gone */
+    release_all(s, 1, N);
+    table_free(t2);
+    t2 = table_new();
+    r2 = dred_meet_ring_of(t2, 38, N, WORKERS);
+    for (k = 0; k < N; k++) s = meet_kind(r2, 0, k, &p, k == 1);
+    dred_meet_progress_set(s, 0, total);
+    dred_meet_member_failed(r2, 1, DRED_ERR_PROC_FAILED);
+    assert_true(dred_meet_progress(s, 0, &st) == total);
+    assert_int_equal(st, DRED_OK);
+    assert_int_equal(dred_meet_needs(s, 0, 1), 1); /* the members still copy from it */
+    release_all(s, 0, N);
+    assert_int_equal(dred_meet_needs(s, 0, 1), 0);
+    table_free(t2);
+  }
   { /* kinds that disagree: MISMATCH */
     proto_params_t p = params(BIG, 0), q;
     p.inl = 0;
