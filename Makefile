@@ -12,7 +12,7 @@
 # links into the CMocka unit tests with plain cc; everything else is built with mpicc.
 # libdred is common/ + storage/ (without the master's journal) + worker/: never the
 # master's scheduler.  Its objects are compiled with -fvisibility=hidden; the public API is
-# marked DRED_EXTERN (worker/dred.h) and `make symbols-check` holds libdred.so to it.
+# marked DRED_EXTERN (include/dred.h) and `make symbols-check` holds libdred.so to it.
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -21,7 +21,7 @@ MPICC   ?= mpicc
 OPT     ?= -O2 -g
 SAN     ?=
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
-CFLAGS  := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread $(SAN) -Iworker -iquote common
+CFLAGS  := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread $(SAN) -Iinclude -Iworker -iquote common
 # Objects (build/obj/) are what the libraries are made of: hidden unless marked DRED_EXTERN.
 # Programs built straight from their source keep default visibility, so hooks the
 # sanitizer runtime looks up dynamically (__lsan_default_suppressions in test_kernel)
@@ -186,7 +186,7 @@ $(LIFETIMES_SO): tests/mpi/lifetimes.c tests/mpi/mpitest.h $(MPITEST_OBJ) $(LIB_
 	  -Wl,-rpath,$(abspath $(dir $(LIB_SO_TEST))) -ldred $(LDLIBS)
 
 # libdred.so's dynamic symbols must be exactly the functions declared DRED_EXTERN in
-# worker/dred.h plus the MPI_Op_free/MPI_Type_free wrappers (tests/check-symbols.sh).
+# include/dred.h plus the MPI_Op_free/MPI_Type_free wrappers (tests/check-symbols.sh).
 symbols-check: $(LIB_SO)
 	@bash tests/check-symbols.sh $(LIB_SO)
 
@@ -283,7 +283,7 @@ faults: all $(FAULT_APP)
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-unused-parameter \
-  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iworker -iquote common
+  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude -Iworker -iquote common
 FUZZ_BIN     := $(BUILD)/fuzz/fuzz_proto $(BUILD)/fuzz/fuzz_sched
 $(BUILD)/fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c tests/fuzz/proto_roundtrip.h common/proto.c common/proto.h
 	@mkdir -p $(dir $@)
@@ -367,7 +367,7 @@ asan: deps
 
 install: all
 	install -d $(PREFIX)/include $(PREFIX)/lib/pkgconfig $(PREFIX)/bin
-	install -m 644 worker/dred.h common/dred_status.h $(PREFIX)/include/
+	install -m 644 include/dred.h include/dred_status.h $(PREFIX)/include/
 	install -m 644 $(LIB_A) $(LIB_SO) $(PREFIX)/lib/
 	install -m 755 $(MASTER) $(PREFIX)/bin/
 	install -m 755 deploy/dredrun $(PREFIX)/bin/dredrun

@@ -13,7 +13,7 @@
 #include "log.h"
 #include "privdir.h"
 #include "settings.h"
-#include "dred_status.h"
+#include "../include/dred_status.h"
 
 /* Settings load in the table's order; a bad value is logged and replaced by its default
  * (dred_setting_u64).  The assignment casts to the field's own type: the 0/1 switches are

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dred_status.h"
+#include "../include/dred_status.h"
 #include "log.h"
 
 #define WATCH_MAGIC 0x48435457u /* "WTCH" */

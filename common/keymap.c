@@ -10,7 +10,7 @@
 
 #include <stdlib.h>
 
-#include "dred_status.h"
+#include "../include/dred_status.h"
 
 #define MIN_SLOTS 16u
 

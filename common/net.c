@@ -58,7 +58,7 @@
 
 #include "bigbuf.h"
 #include "config.h"
-#include "dred_status.h"
+#include "../include/dred_status.h"
 #include "log.h"
 #include "net.h"
 

@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "dred_status.h"
+#include "../include/dred_status.h"
 
 typedef struct {
   uint8_t *p;

@@ -4,7 +4,7 @@
  */
 #include "status.h"
 
-#include "dred_status.h"
+#include "../include/dred_status.h"
 
 const char *dred_status_str(int status) {
   switch (status) {

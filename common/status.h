@@ -1,5 +1,5 @@
 /*
- * status.h -- text for the DRED_* status codes (common/dred_status.h).
+ * status.h -- text for the DRED_* status codes (include/dred_status.h).
  */
 #ifndef DRED_COMMON_STATUS_H
 #define DRED_COMMON_STATUS_H

@@ -8,7 +8,7 @@
 
 #include <stdlib.h>
 
-#include "dred_status.h"
+#include "../include/dred_status.h"
 
 static size_t slot_of(uint32_t key, size_t cap) {
   uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ull;

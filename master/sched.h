@@ -36,7 +36,7 @@
 
 #include "../common/proto.h"
 #include "../common/queue.h"
-#include "../common/dred_status.h"
+#include "../include/dred_status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -22,7 +22,7 @@
 
 #include <stdint.h>
 
-#include "../common/dred_status.h"
+#include "../include/dred_status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -42,7 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/dred_status.h"
+#include "../include/dred_status.h"
 
 #ifdef __cplusplus
 extern "C" {

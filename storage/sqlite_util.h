@@ -21,7 +21,7 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
-#include "../common/dred_status.h"
+#include "../include/dred_status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 
-#include "../common/dred_status.h"
+#include "../include/dred_status.h"
 #include "../common/settings.h"
 
 #ifdef __cplusplus

@@ -2,7 +2,7 @@
 # check-symbols.sh -- libdred.so exports exactly its public API, nothing else.
 #
 # libdred is compiled with -fvisibility=hidden, so a symbol is exported only when marked:
-# the functions declared DRED_EXTERN in worker/dred.h, and libdred's own MPI_Op_free /
+# the functions declared DRED_EXTERN in include/dred.h, and libdred's own MPI_Op_free /
 # MPI_Type_free (worker/lifetime.c), which must stay exported so they interpose on MPI's.
 # Why a check: an internal symbol that leaks out becomes something applications can link
 # against (and clash with), and a public one that goes hidden breaks every program linked
@@ -23,21 +23,21 @@ tmp="$(mktemp -d /tmp/dred-symbols.XXXXXX)"  # mkdtemp(3) template
 trap 'rm -rf "$tmp"' EXIT
 
 # "DRED_EXTERN <type> [*]name(" in dred.h: the declarations, one per line.
-{ sed -n 's/^DRED_EXTERN [^(]*[ *]\([A-Za-z_][A-Za-z0-9_]*\)(.*/\1/p' "$root/worker/dred.h"
+{ sed -n 's/^DRED_EXTERN [^(]*[ *]\([A-Za-z_][A-Za-z0-9_]*\)(.*/\1/p' "$root/include/dred.h"
   printf '%s\n' $wrappers; } | LC_ALL=C sort -u >"$tmp/expected"
 if [ "$(wc -l <"$tmp/expected")" -le "$(echo $wrappers | wc -w)" ]; then
-  echo "symbols-check: found no DRED_EXTERN declaration in worker/dred.h" >&2; exit 1
+  echo "symbols-check: found no DRED_EXTERN declaration in include/dred.h" >&2; exit 1
 fi
 if ! nm -D --defined-only "$so" >"$tmp/nm"; then
   echo "symbols-check: nm -D $so failed" >&2; exit 1
 fi
 awk 'NF >= 3 { print $3 }' "$tmp/nm" | LC_ALL=C sort -u >"$tmp/exported"
 
-if ! diff -u --label "expected (worker/dred.h DRED_EXTERN + $wrappers)" \
+if ! diff -u --label "expected (include/dred.h DRED_EXTERN + $wrappers)" \
      --label "exported by $so (nm -D --defined-only)" "$tmp/expected" "$tmp/exported"; then
   echo "symbols-check: FAILED: libdred.so must export exactly the public API" \
        "('-' lines are missing, '+' lines leak; mark API functions DRED_EXTERN in" \
-       "worker/dred.h, keep everything else hidden)" >&2
+       "include/dred.h, keep everything else hidden)" >&2
   exit 1
 fi
 echo "symbols-check: ok ($(wc -l <"$tmp/exported") symbols: $(tr '\n' ' ' <"$tmp/exported"))"

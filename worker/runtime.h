@@ -38,7 +38,7 @@
 #include "../common/queue.h"
 #include "../common/segment.h"
 #include "../common/tagseq.h"
-#include "dred.h"
+#include "../include/dred.h"
 
 /* The largest reduction dred accepts, in bytes (count * extent): 1 TiB, beyond any node
  * dred runs on; reductions above the node's physical memory are refused as well

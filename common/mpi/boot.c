@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../dred_status.h"
+#include "../../include/dred_status.h"
 #include "../leave.h"
 #include "../log.h"
 #include "../settings.h"

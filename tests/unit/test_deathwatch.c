@@ -25,7 +25,7 @@
 #include <uv.h>
 
 #include "../../common/deathwatch.h"
-#include "../../common/dred_status.h"
+#include "../../include/dred_status.h"
 
 static char base[64], path[128];
 

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "../../common/dred_status.h"
+#include "../../include/dred_status.h"
 #include "../../common/keymap.h"
 
 typedef struct {

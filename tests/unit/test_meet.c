@@ -40,7 +40,7 @@
 
 #include <cmocka.h>
 
-#include "../../common/dred_status.h"
+#include "../../include/dred_status.h"
 #include "../../common/meet.h"
 
 /* ---- fixtures ---------------------------------------------------------------------- */

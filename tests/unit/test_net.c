@@ -41,7 +41,7 @@
 #include <cmocka.h>
 
 #include "../../common/bigbuf.h"
-#include "../../common/dred_status.h"
+#include "../../include/dred_status.h"
 #include "../../common/net.h"
 
 static uv_loop_t loop;

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "../../common/proto.h"
-#include "../../common/dred_status.h"
+#include "../../include/dred_status.h"
 #include "../fuzz/proto_roundtrip.h"
 
 static size_t enc(const proto_msg_t *m, const uint32_t *w, uint8_t *buf) {
