@@ -34,11 +34,11 @@ MPIF90  ?= mpif90
 # The scheduler (master/sched.c + its recovery rules, master/sched_recover.c, and its
 # node-by-node pairing, master/sched_nodes.c): no MPI, so
 # it is CORE, linked into dred-master, the unit tests, the fuzzer and sched_bench.
-SCHED_SRC  := master/sched.c master/sched_recover.c master/sched_nodes.c master/sched_distribute.c
+SCHED_SRC  := $(wildcard master/sched/*.c)
 CORE_SRC   := $(wildcard common/*.c) $(wildcard storage/*.c) $(SCHED_SRC)
 COMMON_MPI_SRC := $(wildcard common/mpi/*.c)
 WORKER_SRC := $(wildcard worker/*.c) $(COMMON_MPI_SRC)
-MASTER_SRC := $(filter-out $(SCHED_SRC),$(wildcard master/*.c)) $(COMMON_MPI_SRC)
+MASTER_SRC := $(wildcard master/*.c) $(COMMON_MPI_SRC)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 MPI_TEST_SRC := $(filter-out tests/mpi/mpitest.c,$(wildcard tests/mpi/*.c))
 
@@ -290,7 +290,7 @@ $(BUILD)/fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c tests/fuzz/proto_roundtrip.h c
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_proto.c common/proto.c
 FUZZ_SCHED_SRC := tests/fuzz/fuzz_sched.c $(SCHED_SRC) common/placement.c common/proto.c \
   common/keymap.c
-$(BUILD)/fuzz/fuzz_sched: $(FUZZ_SCHED_SRC) master/sched.h master/sched_internal.h \
+$(BUILD)/fuzz/fuzz_sched: $(FUZZ_SCHED_SRC) master/sched/sched.h master/sched/sched_internal.h \
   common/placement.h common/proto.h common/keymap.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Icommon -o $@ $(FUZZ_SCHED_SRC)

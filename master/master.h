@@ -20,7 +20,7 @@
 #include "../common/mpi/boot.h"
 #include "../common/net.h"
 #include "../storage/journal.h"
-#include "sched.h"
+#include "sched/sched.h"
 
 typedef struct {
   dred_config_t cfg;

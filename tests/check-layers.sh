@@ -33,7 +33,7 @@ for o in "$obj"/worker/*.o; do
   case " $robust_files " in *" $b "*) robust_objs="$robust_objs $o" ;; *) engine_objs="$engine_objs $o" ;; esac
 done
 worker_defs="$(defined "$obj"/worker/*.o)"
-master_defs="$(defined "$obj"/master/*.o)"
+master_defs="$(defined "$obj"/master/*.o "$obj"/master/sched/*.o)"
 robust_defs="$(defined $robust_objs)"
 
 # check OBJS DEFS WHAT [ALLOWED]: no object of OBJS uses a symbol of DEFS (but ALLOWED).
@@ -51,7 +51,7 @@ floor_objs="$(ls "$obj"/common/*.o "$obj"/common/mpi/*.o "$obj"/storage/*.o 2>/d
 check "$floor_objs" "$worker_defs" "common/ and storage/ must not use worker/"
 check "$floor_objs" "$master_defs" "common/ and storage/ must not use master/"
 check "$(ls "$obj"/worker/*.o)" "$master_defs" "libdred must not use dred-master's code"
-check "$(ls "$obj"/master/*.o)" "$worker_defs" "dred-master must not use libdred's code"
+check "$(ls "$obj"/master/*.o "$obj"/master/sched/*.o)" "$worker_defs" "dred-master must not use libdred's code"
 check "$engine_objs" "$robust_defs" "the engine calls the robust layer through rt->robust" \
   "api.o:dred_robust_layer"
 
@@ -65,4 +65,4 @@ fi
 if [ "$fail" -ne 0 ]; then echo "layers-check: FAILED" >&2; exit 1; fi
 echo "layers-check: ok (floor: $(echo $floor_objs | wc -w) objects; libdred: engine" \
      "$(echo $engine_objs | wc -w), robust layer $(echo $robust_objs | wc -w); dred-master" \
-     "$(ls "$obj"/master/*.o | wc -l))"
+     "$(ls "$obj"/master/*.o "$obj"/master/sched/*.o | wc -l))"

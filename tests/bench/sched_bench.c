@@ -37,7 +37,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../master/sched.h"
+#include "../../master/sched/sched.h"
 
 #define GROUP_ID 0x5eedULL
 #define ELEM_BYTES 8u

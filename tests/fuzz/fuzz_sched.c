@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../master/sched.h"
+#include "../../master/sched/sched.h"
 
 typedef struct {
   const uint8_t *p;

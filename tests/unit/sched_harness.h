@@ -26,7 +26,7 @@
 #include <cmocka.h>
 
 #include "../../common/placement.h"
-#include "../../master/sched.h"
+#include "../../master/sched/sched.h"
 
 /* ---- helpers ----------------------------------------------------------------------- */
 

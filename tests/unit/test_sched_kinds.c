@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "../../master/sched.h"
+#include "../../master/sched/sched.h"
 
 #define MAXACT 4096
 static sched_action_t A[MAXACT];

@@ -59,7 +59,7 @@
 #include "sched_internal.h"
 
 #include <stdlib.h>
-#include "../common/placement.h"
+#include "../../common/placement.h"
 #include <string.h>
 
 /* ---- allocation ------------------------------------------------------------------- */

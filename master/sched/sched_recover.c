@@ -58,7 +58,7 @@
  */
 #include <stdlib.h>
 
-#include "../common/placement.h"
+#include "../../common/placement.h"
 #include "sched_internal.h"
 
 /* ---- loss and recovery ------------------------------------------------------------------ */

@@ -34,9 +34,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/proto.h"
-#include "../common/queue.h"
-#include "../include/dred_status.h"
+#include "../../common/proto.h"
+#include "../../common/queue.h"
+#include "../../include/dred_status.h"
 
 #ifdef __cplusplus
 extern "C" {
