@@ -35,7 +35,8 @@ MPIF90  ?= mpif90
 # node-by-node pairing, master/sched_nodes.c): no MPI, so
 # it is CORE, linked into dred-master, the unit tests, the fuzzer and sched_bench.
 SCHED_SRC  := $(wildcard master/sched/*.c)
-CORE_SRC   := $(wildcard common/*.c) $(wildcard storage/*.c) $(SCHED_SRC)
+SHM_SRC    := $(wildcard lib/shm/*.c)
+CORE_SRC   := $(wildcard common/*.c) $(wildcard storage/*.c) $(SHM_SRC) $(SCHED_SRC)
 COMMON_MPI_SRC := $(wildcard common/mpi/*.c)
 WORKER_SRC := $(wildcard worker/*.c) $(COMMON_MPI_SRC)
 MASTER_SRC := $(wildcard master/*.c) $(COMMON_MPI_SRC)
@@ -44,6 +45,7 @@ MPI_TEST_SRC := $(filter-out tests/mpi/mpitest.c,$(wildcard tests/mpi/*.c))
 
 CORE_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC))
 LIB_CORE_OBJ := $(filter-out $(BUILD)/obj/master/% $(BUILD)/obj/storage/journal.o,$(CORE_OBJ))
+MASTER_CORE_OBJ := $(filter-out $(BUILD)/obj/lib/%,$(CORE_OBJ))
 WORKER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(WORKER_SRC))
 MASTER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(MASTER_SRC))
 
@@ -103,7 +105,7 @@ $(LIB_MPI_SO): $(INTERPOSE_OBJ) $(LIB_SO)
 	$(MPICC) -shared $(SAN) -o $@ $(INTERPOSE_OBJ) -L$(dir $(LIB_SO)) -ldred \
 	  -Wl,-rpath,'$$ORIGIN' $(LDLIBS)
 
-$(MASTER): $(MASTER_OBJ) $(CORE_OBJ)
+$(MASTER): $(MASTER_OBJ) $(MASTER_CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(SAN) -o $@ $^ $(LDLIBS)
 

@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
-#include "../common/meet.h"
+#include "../lib/shm/meet.h"
 #include "kernel.h"
 #include "runtime.h"
 

@@ -34,9 +34,9 @@
 #include "../common/keymap.h"
 #include "../common/mpi/boot.h"
 #include "../common/net.h"
-#include "../common/pool.h"
+#include "../lib/shm/pool.h"
 #include "../common/queue.h"
-#include "../common/segment.h"
+#include "../lib/shm/segment.h"
 #include "../common/tagseq.h"
 #include "../include/dred.h"
 

@@ -41,7 +41,7 @@
 #include <cmocka.h>
 
 #include "../../include/dred_status.h"
-#include "../../common/meet.h"
+#include "../../lib/shm/meet.h"
 
 /* ---- fixtures ---------------------------------------------------------------------- */
 

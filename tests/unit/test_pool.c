@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "../../common/pool.h"
+#include "../../lib/shm/pool.h"
 
 static void test_basic(void **state) {
   dred_pool_t p;

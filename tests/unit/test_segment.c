@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "../../common/segment.h"
+#include "../../lib/shm/segment.h"
 
 #define HEAD 8192u
 #define SEG (1u << 20)

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto.h"
+#include "../../common/proto.h"
 
 typedef struct {
   uint64_t base;  /* the segment's address in its owner's address space (0: no pool)    */

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../include/dred_status.h"
+#include "../../include/dred_status.h"
 
 struct dred_meet_slot {
   pthread_mutex_t mu;     /* robust, process-shared                                     */

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "queue.h"
+#include "../../common/queue.h"
 
 #define DRED_POOL_ALIGN 64u
 

@@ -74,7 +74,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto.h" /* proto_params_t: what members must agree on */
+#include "../../common/proto.h" /* proto_params_t: what members must agree on */
 
 #define DRED_MEET_GROUPS 256      /* rings (streams) per node                         */
 #define DRED_MEET_DEPTH 16        /* slots per ring: reductions of a group in flight  */
