@@ -21,7 +21,7 @@ MPICC   ?= mpicc
 OPT     ?= -O2 -g
 SAN     ?=
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
-CFLAGS  := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread $(SAN) -Iinclude -Iworker -iquote common
+CFLAGS  := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread $(SAN) -Iinclude -iquote common
 # Objects (build/obj/) are what the libraries are made of: hidden unless marked DRED_EXTERN.
 # Programs built straight from their source keep default visibility, so hooks the
 # sanitizer runtime looks up dynamically (__lsan_default_suppressions in test_kernel)
@@ -38,7 +38,7 @@ SCHED_SRC  := $(wildcard master/sched/*.c)
 SHM_SRC    := $(wildcard lib/shm/*.c)
 CORE_SRC   := $(wildcard common/*.c) $(wildcard storage/*.c) $(SHM_SRC) $(SCHED_SRC)
 COMMON_MPI_SRC := $(wildcard common/mpi/*.c)
-WORKER_SRC := $(wildcard worker/*.c) $(COMMON_MPI_SRC)
+LIBDRED_SRC := $(filter-out $(SHM_SRC),$(wildcard lib/*/*.c)) $(COMMON_MPI_SRC)
 MASTER_SRC := $(wildcard master/*.c) $(COMMON_MPI_SRC)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 MPI_TEST_SRC := $(filter-out tests/mpi/mpitest.c,$(wildcard tests/mpi/*.c))
@@ -46,7 +46,7 @@ MPI_TEST_SRC := $(filter-out tests/mpi/mpitest.c,$(wildcard tests/mpi/*.c))
 CORE_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC))
 LIB_CORE_OBJ := $(filter-out $(BUILD)/obj/master/% $(BUILD)/obj/storage/journal.o,$(CORE_OBJ))
 MASTER_CORE_OBJ := $(filter-out $(BUILD)/obj/lib/%,$(CORE_OBJ))
-WORKER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(WORKER_SRC))
+LIBDRED_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIBDRED_SRC))
 MASTER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(MASTER_SRC))
 
 LIB_A   := $(BUILD)/lib/libdred.a
@@ -59,7 +59,7 @@ LIB_SO  := $(BUILD)/lib/libdred.so
 LIB_MPI_SO := $(BUILD)/lib/libdred-mpi.so
 INTERPOSE_SRC := $(wildcard interpose/*.c)
 INTERPOSE_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(INTERPOSE_SRC)) \
-  $(addprefix $(BUILD)/obj/,worker/typecheck.o common/config.o common/settings.o common/log.o storage/storedir.o)
+  $(addprefix $(BUILD)/obj/,lib/engine/typecheck.o common/config.o common/settings.o common/log.o storage/storedir.o)
 MASTER  := $(BUILD)/bin/dred-master
 DEMO    := $(BUILD)/bin/dred-demo
 DREDRUN := $(BUILD)/bin/dredrun
@@ -92,11 +92,11 @@ $(BUILD)/obj/%.o: %.c $(wildcard */*.h */*/*.h)
 	@echo "  CC      $<"
 	@$(if $(CC_USE),$(CC_USE),$(MPICC)) $(OBJ_CFLAGS) -c $< -o $@
 
-$(LIB_A): $(WORKER_OBJ) $(LIB_CORE_OBJ)
+$(LIB_A): $(LIBDRED_OBJ) $(LIB_CORE_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(LIB_SO): $(WORKER_OBJ) $(LIB_CORE_OBJ)
+$(LIB_SO): $(LIBDRED_OBJ) $(LIB_CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(MPICC) -shared $(SAN) -o $@ $^ $(LDLIBS)
 
@@ -142,9 +142,9 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJ)
 
 # test_kernel compares worker/kernel.c with MPI_Reduce_local: it needs MPI (mpicc, a
 # singleton MPI_Init), worker/typecheck.c, and kernel.c built again without AVX2 clones.
-KERNEL_TEST_OBJ := $(BUILD)/obj/worker/kernel.o $(BUILD)/obj/worker/kernel_baseline.o \
-  $(BUILD)/obj/worker/typecheck.o
-$(BUILD)/obj/worker/kernel_baseline.o: worker/kernel.c worker/kernel.h
+KERNEL_TEST_OBJ := $(BUILD)/obj/lib/engine/kernel.o $(BUILD)/obj/lib/engine/kernel_baseline.o \
+  $(BUILD)/obj/lib/engine/typecheck.o
+$(BUILD)/obj/lib/engine/kernel_baseline.o: lib/engine/kernel.c lib/engine/kernel.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (baseline)"
 	@$(MPICC) $(OBJ_CFLAGS) -DDRED_KERNEL_BASELINE -c $< -o $@
@@ -154,9 +154,9 @@ $(BUILD)/tests/test_kernel: tests/unit/test_kernel.c $(KERNEL_TEST_OBJ) $(CORE_O
 
 # test_typecheck checks worker/typecheck.c's table against MPICH's MPI_Reduce_local (in
 # child processes) and its layouts of derived types: MPI too, like test_kernel.
-$(BUILD)/tests/test_typecheck: tests/unit/test_typecheck.c $(BUILD)/obj/worker/typecheck.o $(CORE_OBJ)
+$(BUILD)/tests/test_typecheck: tests/unit/test_typecheck.c $(BUILD)/obj/lib/engine/typecheck.o $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	$(MPICC) $(CFLAGS) -o $@ $< $(BUILD)/obj/worker/typecheck.o $(CORE_OBJ) -lcmocka $(LDLIBS)
+	$(MPICC) $(CFLAGS) -o $@ $< $(BUILD)/obj/lib/engine/typecheck.o $(CORE_OBJ) -lcmocka $(LDLIBS)
 
 # Every MPI test links the shared scaffolding tests/mpi/mpitest.c (see mpitest.h); naming
 # its object as a target keeps make from deleting it as an intermediate file.
@@ -174,11 +174,11 @@ $(BUILD)/tests/mpi_%: tests/mpi/%.c tests/mpi/mpitest.h $(MPITEST_OBJ) $(LIB_A)
 LIFETIMES_SO := $(BUILD)/tests/mpi_lifetimes_so
 LIB_SO_TEST := $(BUILD)/tests/lib/libdred.so
 LIFETIME_EXPORTED_OBJ := $(BUILD)/obj/tests/lifetime_exported.o
-$(LIFETIME_EXPORTED_OBJ): worker/lifetime.c $(wildcard */*.h */*/*.h)
+$(LIFETIME_EXPORTED_OBJ): lib/engine/lifetime.c $(wildcard */*.h */*/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (default visibility)"
 	@$(MPICC) $(CFLAGS) -fvisibility=default -c $< -o $@
-$(LIB_SO_TEST): $(filter-out $(BUILD)/obj/worker/lifetime.o,$(WORKER_OBJ)) $(LIB_CORE_OBJ) \
+$(LIB_SO_TEST): $(filter-out $(BUILD)/obj/lib/engine/lifetime.o,$(LIBDRED_OBJ)) $(LIB_CORE_OBJ) \
   $(LIFETIME_EXPORTED_OBJ)
 	@mkdir -p $(dir $@)
 	$(MPICC) -shared $(SAN) -o $@ $^ $(LDLIBS)
@@ -221,7 +221,7 @@ check: all $(UNIT_BIN) $(CHECK_BIN)
 readme-check: all
 	@BUILD=$(BUILD) bash tests/check-readme.sh
 
-$(FAULT_APP): tests/faults/fault_app.c tests/mpi/sleepy_wait.h worker/kernel.h $(LIB_A)
+$(FAULT_APP): tests/faults/fault_app.c tests/mpi/sleepy_wait.h lib/engine/kernel.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
@@ -254,8 +254,8 @@ sched-bench: $(SCHED_BENCH)
 
 # make kernel-bench: GB/s of worker/kernel.c's SUM/double kernel against MPI_Reduce_local.
 KERNEL_BENCH := $(BUILD)/bin/kernel-bench
-$(KERNEL_BENCH): tests/bench/kernel_bench.c $(BUILD)/obj/worker/kernel.o \
-  $(BUILD)/obj/worker/kernel_baseline.o $(BUILD)/obj/common/settings.o $(BUILD)/obj/common/log.o
+$(KERNEL_BENCH): tests/bench/kernel_bench.c $(BUILD)/obj/lib/engine/kernel.o \
+  $(BUILD)/obj/lib/engine/kernel_baseline.o $(BUILD)/obj/common/settings.o $(BUILD)/obj/common/log.o
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 kernel-bench: $(KERNEL_BENCH)
@@ -285,7 +285,7 @@ faults: all $(FAULT_APP)
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-unused-parameter \
-  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude -Iworker -iquote common
+  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude -iquote common
 FUZZ_BIN     := $(BUILD)/fuzz/fuzz_proto $(BUILD)/fuzz/fuzz_sched
 $(BUILD)/fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c tests/fuzz/proto_roundtrip.h common/proto.c common/proto.h
 	@mkdir -p $(dir $@)

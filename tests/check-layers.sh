@@ -20,7 +20,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 obj="${1:?usage: check-layers.sh BUILD_DIR}/obj"
 fail=0
 
-if [ ! -d "$obj/worker" ] || [ ! -d "$obj/master" ] || [ ! -d "$obj/common" ]; then
+if [ ! -d "$obj/lib/engine" ] || [ ! -d "$obj/master" ] || [ ! -d "$obj/common" ]; then
   echo "layers-check: $obj has no worker/master/common objects: build first" >&2; exit 1
 fi
 defined() { nm --defined-only "$@" 2>/dev/null | awk '$2 ~ /^[TDBR]$/ { print $3 }' | sort -u; }
@@ -28,11 +28,11 @@ used() { nm -u "$1" 2>/dev/null | awk '{ print $2 }' | sort -u; }
 
 robust_files="replicate replica_send replica_recv recover absorb"
 robust_objs=""; engine_objs=""
-for o in "$obj"/worker/*.o; do
+for o in "$obj"/lib/{engine,paths,mpi,robust}/*.o; do
   b="$(basename "$o" .o)"
   case " $robust_files " in *" $b "*) robust_objs="$robust_objs $o" ;; *) engine_objs="$engine_objs $o" ;; esac
 done
-worker_defs="$(defined "$obj"/worker/*.o)"
+worker_defs="$(defined "$obj"/lib/*/*.o)"
 master_defs="$(defined "$obj"/master/*.o "$obj"/master/sched/*.o)"
 robust_defs="$(defined $robust_objs)"
 
@@ -50,13 +50,13 @@ check() {
 floor_objs="$(ls "$obj"/common/*.o "$obj"/common/mpi/*.o "$obj"/storage/*.o 2>/dev/null)"
 check "$floor_objs" "$worker_defs" "common/ and storage/ must not use worker/"
 check "$floor_objs" "$master_defs" "common/ and storage/ must not use master/"
-check "$(ls "$obj"/worker/*.o)" "$master_defs" "libdred must not use dred-master's code"
+check "$(ls "$obj"/lib/*/*.o)" "$master_defs" "libdred must not use dred-master's code"
 check "$(ls "$obj"/master/*.o "$obj"/master/sched/*.o)" "$worker_defs" "dred-master must not use libdred's code"
 check "$engine_objs" "$robust_defs" "the engine calls the robust layer through rt->robust" \
   "api.o:dred_robust_layer"
 
 # Sources: the floor includes nothing from above it.
-if grep -nE '#include *"(\.\./)*(worker|master)/' "$root"/common/*.[ch] "$root"/common/mpi/*.[ch] \
+if grep -nE '#include *"(\.\./)*(lib|master)/' "$root"/common/*.[ch] "$root"/common/mpi/*.[ch] \
      "$root"/storage/*.[ch] >&2; then
   echo "layers-check: common/ or storage/ includes worker/ or master/ (above)" >&2
   fail=1

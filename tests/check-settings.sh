@@ -109,12 +109,12 @@ while IFS= read -r hit; do
   [ "$file" = common/settings.c ] && continue
   case "$file" in tests/*) grep -qx "$name" "$tmp/testonly" && continue ;; esac
   bad "$hit: read it through common/settings.h (dred_setting_raw/dred_setting_u64), not getenv"
-done < <(grep -rnE --include='*.c' --include='*.h' 'getenv *\( *"DRED_' common worker master storage interpose tools tests)
+done < <(grep -rnE --include='*.c' --include='*.h' 'getenv *\( *"DRED_' include common lib master storage interpose tools tests)
 
 # 4. Every DRED_* variable used is known.
 {
   grep -rhoE --include='*.c' --include='*.h' '(getenv|setenv|unsetenv|putenv) *\( *"DRED_[A-Z0-9_]+' \
-    common worker master storage interpose tools tests | grep -oE 'DRED_[A-Z0-9_]+' | sed 's/^/c /'
+    include common lib master storage interpose tools tests | grep -oE 'DRED_[A-Z0-9_]+' | sed 's/^/c /'
   # Shell and other script text: every file under deploy/, tools/, tests/ but C and docs.
   # (not this script: its comments show the patterns)
   find deploy tools tests -type f ! -name '*.[ch]' ! -name '*.md' ! -name '*.f90' \

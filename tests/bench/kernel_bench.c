@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../worker/kernel.h"
+#include "../../lib/engine/kernel.h"
 
 const dred_kernel_t *dred_kernel_find_baseline(MPI_Datatype type, MPI_Op op);
 

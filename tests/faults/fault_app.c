@@ -96,7 +96,7 @@
 #include <unistd.h>
 
 #include "dred.h"
-#include "../../worker/kernel.h" /* dred_kernel_find: the combine loop dred itself uses, timed beside MPI's */
+#include "../../lib/engine/kernel.h" /* dred_kernel_find: the combine loop dred itself uses, timed beside MPI's */
 #include "../mpi/sleepy_wait.h"
 
 #define MAX_VICTIMS 16

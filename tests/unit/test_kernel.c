@@ -34,8 +34,8 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
-#include "../../worker/kernel.h"
-#include "../../worker/runtime.h"
+#include "../../lib/engine/kernel.h"
+#include "../../lib/engine/runtime.h"
 
 extern char **environ;
 

@@ -31,11 +31,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/log.h"
-#include "../common/placement.h"
-#include "../common/status.h"
-#include "../storage/replica.h"
-#include "../storage/replica_async.h"
+#include "../../common/log.h"
+#include "../../common/placement.h"
+#include "../../common/status.h"
+#include "../../storage/replica.h"
+#include "../../storage/replica_async.h"
 #include "replicate_internal.h"
 
 #define PLACE_SPARE 2 /* candidates beyond DRED_REPLICAS-1, for copies that cannot be sent */

@@ -37,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/bigbuf.h"
+#include "../../common/bigbuf.h"
 #include "runtime.h"
 
 /* Each admission copies an operand; a loop turn stops admitting after this long, so PINGs

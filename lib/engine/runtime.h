@@ -29,16 +29,16 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "../common/admission.h"
-#include "../common/config.h"
-#include "../common/keymap.h"
-#include "../common/mpi/boot.h"
-#include "../common/net.h"
-#include "../lib/shm/pool.h"
-#include "../common/queue.h"
-#include "../lib/shm/segment.h"
-#include "../common/tagseq.h"
-#include "../include/dred.h"
+#include "../../common/admission.h"
+#include "../../common/config.h"
+#include "../../common/keymap.h"
+#include "../../common/mpi/boot.h"
+#include "../../common/net.h"
+#include "../shm/pool.h"
+#include "../../common/queue.h"
+#include "../shm/segment.h"
+#include "../../common/tagseq.h"
+#include "../../include/dred.h"
 
 /* The largest reduction dred accepts, in bytes (count * extent): 1 TiB, beyond any node
  * dred runs on; reductions above the node's physical memory are refused as well

@@ -39,10 +39,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/log.h"
-#include "../lib/shm/meet.h"
-#include "kernel.h"
-#include "runtime.h"
+#include "../../common/log.h"
+#include "../shm/meet.h"
+#include "../engine/kernel.h"
+#include "../engine/runtime.h"
 
 #define WAIT_SLICE_NS 100000000ull /* a waiter rechecks its future at least this often */
 

@@ -23,8 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/log.h"
-#include "runtime.h"
+#include "../../common/log.h"
+#include "../engine/runtime.h"
 
 static uint64_t phys_bytes(void) {
   long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);

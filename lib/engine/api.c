@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/deathwatch.h"
-#include "../common/log.h"
-#include "../common/mpi/boot.h"
-#include "../common/settings.h"
-#include "../common/status.h"
-#include "../common/watchdog.h"
+#include "../../common/deathwatch.h"
+#include "../../common/log.h"
+#include "../../common/mpi/boot.h"
+#include "../../common/settings.h"
+#include "../../common/status.h"
+#include "../../common/watchdog.h"
 #include "runtime.h"
 
 enum { API_UNINIT = 0, API_RUNNING, API_FINALIZED };

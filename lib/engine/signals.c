@@ -15,7 +15,7 @@
 #include <signal.h>
 #include <stddef.h>
 
-#include "../common/leave.h"
+#include "../../common/leave.h"
 #include "runtime.h"
 
 static void on_terminate(int sig) {

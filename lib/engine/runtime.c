@@ -34,9 +34,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/deathwatch.h"
-#include "../common/log.h"
-#include "../common/status.h"
+#include "../../common/deathwatch.h"
+#include "../../common/log.h"
+#include "../../common/status.h"
 #include "runtime.h"
 
 #define RECV_BATCH 64

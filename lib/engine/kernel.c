@@ -61,7 +61,7 @@
 #define dred_kernel_find dred_kernel_find_baseline
 #endif
 #include "kernel.h"
-#include "../common/settings.h"
+#include "../../common/settings.h"
 
 /* -O3 to vectorise; no-trapping-math so that the float SUM/PROD select is vectorised too
  * (values are unchanged: only FP exception flags, which nobody reads here, are concerned). */

@@ -55,10 +55,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/bigbuf.h"
-#include "../common/log.h"
-#include "kernel.h"
-#include "runtime.h"
+#include "../../common/bigbuf.h"
+#include "../../common/log.h"
+#include "../engine/kernel.h"
+#include "../engine/runtime.h"
 
 #define TASK_STEP_NS 500000ull /* time slice of one task step */
 

@@ -42,9 +42,9 @@
  */
 #include <time.h>
 
-#include "../common/log.h"
+#include "../../common/log.h"
 
-#include "runtime.h"
+#include "../engine/runtime.h"
 
 #define HANDOVER_WORD_OFF (DRED_SNAPDIR_BYTES - sizeof(uint64_t))
 #define HANDOVER_STEP_NS 250000ull       /* sleep between looks: 0.25 ms */

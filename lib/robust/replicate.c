@@ -78,12 +78,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/leave.h"
-#include "../common/log.h"
-#include "../common/status.h"
-#include "../storage/replica.h"
-#include "../storage/replica_async.h"
-#include "../storage/storedir.h"
+#include "../../common/leave.h"
+#include "../../common/log.h"
+#include "../../common/status.h"
+#include "../../storage/replica.h"
+#include "../../storage/replica_async.h"
+#include "../../storage/storedir.h"
 #include "replicate_internal.h"
 
 /* Keys with copies in our store (dred_repl_stored_*, below). */

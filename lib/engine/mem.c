@@ -28,7 +28,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../common/log.h"
+#include "../../common/log.h"
 #include "runtime.h"
 
 struct dred_memblk {

@@ -8,7 +8,7 @@
 #ifndef DRED_REPLICATE_INTERNAL_H
 #define DRED_REPLICATE_INTERNAL_H
 
-#include "runtime.h"
+#include "../engine/runtime.h"
 
 /* A member's own copy of its operand, the source of every replica of it. */
 typedef struct {

@@ -33,8 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/log.h"
-#include "kernel.h"
+#include "../../common/log.h"
+#include "../engine/kernel.h"
 #include "replicate_internal.h"
 
 /* Bytes per piece.  Small enough that the piece's two operands and scratch stay in L1:

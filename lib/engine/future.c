@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../common/log.h"
+#include "../../common/log.h"
 #include "runtime.h"
 
 dred_future *dred_future_new(void) {

@@ -27,9 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/log.h"
-#include "../common/status.h"
-#include "runtime.h"
+#include "../../common/log.h"
+#include "../../common/status.h"
+#include "../engine/runtime.h"
 
 static dred_inst_t *find(dred_rt_t *rt, uint64_t group, int64_t tag) {
   dred_inst_t *in;

@@ -35,7 +35,7 @@
  */
 #include <string.h>
 
-#include "../common/log.h"
+#include "../../common/log.h"
 #include "runtime.h"
 
 typedef struct {

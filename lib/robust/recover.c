@@ -27,10 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/log.h"
-#include "../common/status.h"
-#include "../storage/replica.h"
-#include "../storage/replica_async.h"
+#include "../../common/log.h"
+#include "../../common/status.h"
+#include "../../storage/replica.h"
+#include "../../storage/replica_async.h"
 #include "replicate_internal.h"
 
 /* ---- recovery ------------------------------------------------------------------------ */

@@ -34,11 +34,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/bigbuf.h"
-#include "../common/log.h"
-#include "../common/status.h"
-#include "../storage/replica.h"
-#include "../storage/replica_async.h"
+#include "../../common/bigbuf.h"
+#include "../../common/log.h"
+#include "../../common/status.h"
+#include "../../storage/replica.h"
+#include "../../storage/replica_async.h"
 #include "replicate_internal.h"
 
 /* Neighbour copies being written (one runtime thread per process, so one list). */

@@ -51,7 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../common/log.h"
+#include "../../common/log.h"
 #include "runtime.h"
 
 enum {

@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/log.h"
+#include "../../common/log.h"
 #include "runtime.h"
 
 typedef enum { HELD_OP = 1, HELD_TYPE = 2 } held_kind_t;
