@@ -8,11 +8,13 @@
 #   make install PREFIX=dir
 #   make interpose-test   unmodified MPI programs on dred through libdred-mpi.so
 #
-# Objects are split in two: CORE (common/, storage/, master/sched*.c) has no MPI in it and
-# links into the CMocka unit tests with plain cc; everything else is built with mpicc.
-# libdred is common/ + storage/ (without the master's journal) + worker/: never the
-# master's scheduler.  Its objects are compiled with -fvisibility=hidden; the public API is
-# marked DRED_EXTERN (include/dred.h) and `make symbols-check` holds libdred.so to it.
+# The folders are the layers (docs/design.md, "Code layout and layers"; make layers-check).
+# Objects are split in two: CORE (common/, storage/, lib/shm/, master/sched/) has no MPI in
+# it and links into the CMocka unit tests with plain cc; everything else is built with mpicc.
+# libdred is common/ + storage/ (without the master's journal) + lib/: never the master's
+# scheduler.  Its objects are compiled with -fvisibility=hidden; the public API is marked
+# DRED_EXTERN (include/dred.h) and `make symbols-check` holds libdred.so to it.  dred-master
+# is master/ + common/ + storage/: nothing of lib/.
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -31,9 +33,11 @@ LDLIBS  := -luv -lsqlite3 -lm -pthread
 MPIRUN  ?= mpiexec
 MPIF90  ?= mpif90
 
-# The scheduler (master/sched.c + its recovery rules, master/sched_recover.c, and its
-# node-by-node pairing, master/sched_nodes.c): no MPI, so
-# it is CORE, linked into dred-master, the unit tests, the fuzzer and sched_bench.
+# The scheduler (master/sched/: sched.c + its recovery rules, sched_recover.c, its
+# node-by-node pairing, sched_nodes.c, and its allreduce/bcast rules, sched_distribute.c): no
+# MPI, so it is CORE, linked into dred-master, the unit tests, the fuzzer and sched_bench.
+# lib/shm/ (the meeting place, the pool allocator, the segment checks) has no MPI either: CORE
+# too, in libdred and the unit tests, never in dred-master.
 SCHED_SRC  := $(wildcard master/sched/*.c)
 SHM_SRC    := $(wildcard lib/shm/*.c)
 CORE_SRC   := $(wildcard common/*.c) $(wildcard storage/*.c) $(SHM_SRC) $(SCHED_SRC)
@@ -54,7 +58,7 @@ LIB_SO  := $(BUILD)/lib/libdred.so
 # libdred-mpi.so (interpose/): MPI's profiling interface in front of libmpi, so unmodified
 # MPI programs reduce through dred (`dredrun --mpi`).  Linked against libdred.so, found
 # beside it ($ORIGIN) in the build and the installed tree; it carries its own hidden copy
-# of dred's datatype/op check (worker/typecheck.c) and settings parser (common/config.c),
+# of dred's datatype/op check (lib/engine/typecheck.c) and settings parser (common/config.c),
 # which libdred.so does not export.
 LIB_MPI_SO := $(BUILD)/lib/libdred-mpi.so
 INTERPOSE_SRC := $(wildcard interpose/*.c)
@@ -140,8 +144,8 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(CORE_OBJ) -lcmocka $(LDLIBS)
 
-# test_kernel compares worker/kernel.c with MPI_Reduce_local: it needs MPI (mpicc, a
-# singleton MPI_Init), worker/typecheck.c, and kernel.c built again without AVX2 clones.
+# test_kernel compares lib/engine/kernel.c with MPI_Reduce_local: it needs MPI (mpicc, a
+# singleton MPI_Init), lib/engine/typecheck.c, and kernel.c built again without AVX2 clones.
 KERNEL_TEST_OBJ := $(BUILD)/obj/lib/engine/kernel.o $(BUILD)/obj/lib/engine/kernel_baseline.o \
   $(BUILD)/obj/lib/engine/typecheck.o
 $(BUILD)/obj/lib/engine/kernel_baseline.o: lib/engine/kernel.c lib/engine/kernel.h
@@ -152,7 +156,7 @@ $(BUILD)/tests/test_kernel: tests/unit/test_kernel.c $(KERNEL_TEST_OBJ) $(CORE_O
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(KERNEL_TEST_OBJ) $(CORE_OBJ) -lcmocka $(LDLIBS)
 
-# test_typecheck checks worker/typecheck.c's table against MPICH's MPI_Reduce_local (in
+# test_typecheck checks lib/engine/typecheck.c's table against MPICH's MPI_Reduce_local (in
 # child processes) and its layouts of derived types: MPI too, like test_kernel.
 $(BUILD)/tests/test_typecheck: tests/unit/test_typecheck.c $(BUILD)/obj/lib/engine/typecheck.o $(CORE_OBJ)
 	@mkdir -p $(dir $@)
@@ -166,10 +170,10 @@ $(BUILD)/tests/mpi_%: tests/mpi/%.c tests/mpi/mpitest.h $(MPITEST_OBJ) $(LIB_A)
 	$(MPICC) $(CFLAGS) -o $@ $< $(MPITEST_OBJ) $(LIB_A) $(LDLIBS)
 
 # The same lifetimes test linked with a shared libdred instead of libdred.a: libdred's
-# MPI_Op_free/MPI_Type_free wrappers (worker/lifetime.c) must take effect either way.  The
+# MPI_Op_free/MPI_Type_free wrappers (lib/engine/lifetime.c) must take effect either way.  The
 # test also reads libdred's internal counters (dred_lifetime_stats), which the real
 # libdred.so does not export; so it links a test copy of libdred.so, made of the same
-# objects except worker/lifetime.c compiled with default visibility.  That the real one
+# objects except lib/engine/lifetime.c compiled with default visibility.  That the real one
 # exports the wrappers is symbols-check's part.
 LIFETIMES_SO := $(BUILD)/tests/mpi_lifetimes_so
 LIB_SO_TEST := $(BUILD)/tests/lib/libdred.so
@@ -192,8 +196,10 @@ $(LIFETIMES_SO): tests/mpi/lifetimes.c tests/mpi/mpitest.h $(MPITEST_OBJ) $(LIB_
 symbols-check: $(LIB_SO)
 	@bash tests/check-symbols.sh $(LIB_SO)
 
-# common/ and storage/ use nothing above them, libdred and dred-master share only those,
-# and libdred's engine reaches the robust layer only through rt->robust (tests/check-layers.sh).
+# The folders are the layers (tests/check-layers.sh, on the built objects): common/ and
+# storage/ use nothing above them, lib/shm/ and master/sched/ no MPI, lib/ (libdred) and
+# master/ (dred-master) share only the floor, and libdred's engine (lib/engine, lib/paths,
+# lib/mpi) reaches the robust layer (lib/robust) only through rt->robust.
 layers-check: all
 	@bash tests/check-layers.sh $(BUILD)
 
@@ -243,7 +249,7 @@ $(BENCH_COLL): tests/bench/bench_collectives.c tests/mpi/sleepy_wait.h $(LIB_A)
 	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 bench-coll: $(BENCH_COLL)
 
-# The scheduler alone (no MPI): events/s through master/sched*.c; SCHED_BENCH_ARGS=--quick etc.
+# The scheduler alone (no MPI): events/s through master/sched/; SCHED_BENCH_ARGS=--quick etc.
 SCHED_BENCH := $(BUILD)/bin/dred-sched-bench
 $(SCHED_BENCH): tests/bench/sched_bench.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
@@ -252,7 +258,7 @@ $(SCHED_BENCH): tests/bench/sched_bench.c $(CORE_OBJ)
 sched-bench: $(SCHED_BENCH)
 	$(SCHED_BENCH) $(SCHED_BENCH_ARGS)
 
-# make kernel-bench: GB/s of worker/kernel.c's SUM/double kernel against MPI_Reduce_local.
+# make kernel-bench: GB/s of lib/engine/kernel.c's SUM/double kernel against MPI_Reduce_local.
 KERNEL_BENCH := $(BUILD)/bin/kernel-bench
 $(KERNEL_BENCH): tests/bench/kernel_bench.c $(BUILD)/obj/lib/engine/kernel.o \
   $(BUILD)/obj/lib/engine/kernel_baseline.o $(BUILD)/obj/common/settings.o $(BUILD)/obj/common/log.o

@@ -4,7 +4,7 @@
  * gone on long enough that the oldest goes ahead anyway.
  *
  * No memory, no threads, no clock of its own: the caller passes the pool's use and the
- * time, and keeps the queue (worker/admit.c does, under the pool's lock).  So CMocka
+ * time, and keeps the queue (lib/engine/admit.c does, under the pool's lock).  So CMocka
  * drives every rule directly (tests/unit/test_admission.c).
  *
  * The rules:

@@ -121,7 +121,7 @@ int dred_net_send(dred_net_t *n, int dest, const proto_msg_t *m, const uint32_t 
  * idle link, or its socket is full or broken); send it with dred_net_send on the loop's
  * thread.  Order: the frame follows everything already handed to dred_net_send on that
  * link, and precedes what is handed to it later; what the caller's own loop has not yet
- * sent may come after it (worker/runtime.c sends only inline READYs of groups already
+ * sent may come after it (lib/engine/runtime.c sends only inline READYs of groups already
  * announced this way). */
 #define DRED_NET_LATER 3
 int dred_net_send_now(dred_net_t *n, int dest, const proto_msg_t *m);

@@ -1,7 +1,7 @@
 /*
  * placement.h -- where the copies of an operand go: one rule, used by libdred (which
- * writes the copies, worker/replica_send.c) and by dred-master (which must know where to
- * look for them when the member's READY never arrived, master/sched_recover.c).
+ * writes the copies, lib/robust/replica_send.c) and by dred-master (which must know where to
+ * look for them when the member's READY never arrived, master/sched/sched_recover.c).
  *
  * Why one function: if the two sides each wrote the rule ("the next live member in cyclic
  * order"), a change to one would send the master asking the wrong holders.  And why
@@ -16,7 +16,7 @@
  * member on a different node whenever the group spans nodes, and to plain "the next live
  * member" on one node.  The offset r spreads one node's first copies over the next
  * node's members instead of sending them all to its first one: in a group spanning
- * nodes dred_ireduce waits until that copy is held (worker/handover.c), and three 8 MiB
+ * nodes dred_ireduce waits until that copy is held (lib/paths/handover.c), and three 8 MiB
  * copies queued at one holder made the last of them wait ~3x as long.  The order does not
  * depend on who is alive, so the master can walk it later without knowing who the member
  * thought was alive when it placed its copies.

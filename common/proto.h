@@ -136,7 +136,7 @@ typedef enum {
 
 /* A reference to a buffer in another process's memory, as its owner announced it.  It
  * names the owner and the length so the reader can check it against what it knows for
- * itself (common/segment.h) before it reads a byte. */
+ * itself (lib/shm/segment.h) before it reads a byte. */
 typedef struct {
   uint64_t addr;     /* address in the owner's address space (its dynamic RMA window) */
   int64_t pool_off;  /* offset in the owner's shared-memory pool segment, or -1      */
@@ -149,7 +149,7 @@ typedef struct {
  * the wire format and to the journal's schema, so they are fixed; 2 names no outcome and
  * the master refuses a DONE carrying it, as any unknown status.  No outcome says the
  * executor's own buffer was damaged: a task that reads another process builds its result
- * out of place (worker/dataplane.c, dred_dp_task_abort). */
+ * out of place (lib/mpi/dataplane.c, dred_dp_task_abort). */
 typedef enum {
   PROTO_TASK_OK = 0,
   PROTO_TASK_PROVIDER_LOST = 1, /* the provider's data could not be read; the executor's
@@ -171,7 +171,7 @@ typedef struct {
       uint32_t member, root;
       uint64_t count;
       uint32_t type_size, extent;
-      uint32_t type_sig; /* type-signature fingerprint (worker/typecheck.c) */
+      uint32_t type_sig; /* type-signature fingerprint (lib/engine/typecheck.c) */
       int32_t op;
       uint8_t op_is_user, commutative, recovered, nreplicas;
       uint32_t replicas[PROTO_MAX_REPLICAS];
@@ -186,12 +186,12 @@ typedef struct {
       uint8_t inl;
       uint32_t data_len;
       const uint8_t *data;
-      /* The reduction's slot in its node's meeting place (worker/meetpath.c) was mixed:
+      /* The reduction's slot in its node's meeting place (lib/paths/meetpath.c) was mixed:
        * these members met there (bit k: member k) and send no READY.  Non-zero means a
        * mismatch: the master ends the reduction with DRED_ERR_MISMATCH and counts them as
        * arrived and told. */
       uint64_t meet_mask;
-      /* Absorption (worker/absorb.c).  snap: the buffer is the member's own operand
+      /* Absorption (lib/robust/absorb.c).  snap: the buffer is the member's own operand
        * snapshot, listed in its pool's directory, so a task may absorb another snapshot
        * into it in place.  In a recovered READY, unit: the buffer holds `member`'s unit
        * (its snapshot as it stands: its own operand and every unit absorbed into it), not
@@ -230,14 +230,14 @@ typedef struct {
       uint64_t pool_used, pool_size, pool_peak;
       uint64_t pool_fallbacks; /* buffers that did not fit and went to private memory */
       uint64_t meet_done; /* PONG and BYE: reductions that met in shared memory
-                           * (worker/meetpath.c), never seen by the master */
+                           * (lib/paths/meetpath.c), never seen by the master */
     } ping; /* PING and PONG */
     struct {
       uint64_t group;
       int64_t tag;
       uint32_t member;
       int32_t error;
-      /* RECOVER only (master/sched_recover.c): what the member's snapshot should hold --
+      /* RECOVER only (master/sched/sched_recover.c): what the member's snapshot should hold --
        * `last` the member whose unit it absorbed most recently, `tentative` one whose
        * absorption may have been under way when its owner died (PROTO_NO_MEMBER: none);
        * single: only the member's own operand will do, not its snapshot's unit. */
@@ -253,7 +253,7 @@ typedef struct {
       uint8_t exec_is_left;
       proto_buf_t buf;
       /* both buffers are their members' snapshots on one node: the executor may absorb
-       * the provider's into its own in place (worker/absorb.c) */
+       * the provider's into its own in place (lib/robust/absorb.c) */
       uint8_t absorb;
     } task;
     struct {
@@ -291,14 +291,14 @@ typedef struct {
 } proto_msg_t;
 
 /* What the members of a reduction must agree on: the parameter fields of their READYs.
- * dred-master compares every READY of an instance with the first (master/sched.c); the
- * members of a one-node group compare them in their shared-memory slot (common/meet.c).
+ * dred-master compares every READY of an instance with the first (master/sched/sched.c); the
+ * members of a one-node group compare them in their shared-memory slot (lib/shm/meet.c).
  * One definition, so both paths call the same thing a mismatch. */
 typedef struct {
   uint64_t count;
   uint32_t type_size; /* MPI_Type_size of the datatype                   */
   uint32_t extent;    /* bytes per element in the workers' buffers        */
-  uint32_t type_sig;  /* type-signature fingerprint (worker/typecheck.c)  */
+  uint32_t type_sig;  /* type-signature fingerprint (lib/engine/typecheck.c)  */
   uint32_t root;      /* group rank of the root                          */
   int32_t op;         /* the op handle (predefined ops compare exactly)  */
   uint8_t op_is_user; /* user ops compare only by commutativity          */

@@ -102,7 +102,7 @@
   C(RMA_CHUNK_KB, rma_chunk_kb, 128, 4, 1 << 20, DRED_BY_WORKER, \
     "size of one such `MPI_Rget`, KiB") \
   N(KERNELS, 1, 0, 1, DRED_BY_WORKER, \
-    "0: combine predefined ops with `MPI_Reduce_local` instead of the vectorised kernels of `worker/kernel.c`") \
+    "0: combine predefined ops with `MPI_Reduce_local` instead of the vectorised kernels of `lib/engine/kernel.c`") \
   C(SHM, shm, 1, 0, 1, DRED_BY_WORKER, \
     "0: force the RMA path even between processes of one node (and no meeting place)") \
   C(DEATH_WATCH, death_watch, 1, 0, 1, DRED_BY_ALL, \

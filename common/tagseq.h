@@ -2,7 +2,7 @@
  * tagseq.h -- how many times each explicit tag has been used on one group.
  *
  * A small open-addressing hash table from a tag (>= 0) to its use count, one per group
- * (worker/group.c), read when dred_ireduce builds a reduction's key (common/proto.h,
+ * (lib/engine/group.c), read when dred_ireduce builds a reduction's key (common/proto.h,
  * proto_key_explicit).  Counts are never forgotten: every member must number a tag's uses
  * alike, and forgetting at different moments would break that.  8 bytes per distinct tag
  * a group ever used.  Not thread-safe: the caller holds its own lock.

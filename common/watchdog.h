@@ -3,7 +3,7 @@
  *
  * For waits no event loop can bound: a process blocked inside an MPI collective (the
  * master's start-up, master/startwatch.c; the collective part of dred_finalize,
- * worker/api.c) cannot time itself out, so a second thread sleeps on a condition variable
+ * lib/engine/api.c) cannot time itself out, so a second thread sleeps on a condition variable
  * until either the waiter stops it or the deadline passes.  `fire` runs on the watchdog's
  * thread with `mu` held (so state the caller guards with `mu` is stable); it normally
  * ends the process.  Use dred_watchdog_lock/unlock to change such state meanwhile.

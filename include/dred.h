@@ -31,7 +31,7 @@ extern "C" {
 #include "dred_status.h" /* DRED_OK and the DRED_ERR_* codes */
 
 /* Marks what libdred exports.  It is built with -fvisibility=hidden, so these functions
- * (and the MPI_Op_free / MPI_Type_free wrappers, worker/lifetime.c) are its whole dynamic
+ * (and the MPI_Op_free / MPI_Type_free wrappers, lib/engine/lifetime.c) are its whole dynamic
  * interface; `make symbols-check` holds libdred.so to exactly that list. */
 #if defined(__GNUC__) && __GNUC__ >= 4
 #define DRED_EXTERN __attribute__((visibility("default")))

@@ -13,7 +13,7 @@
  *     processes; MPI_COMM_SELF it refuses)
  *   count x type size below DRED_MPI_MIN_BYTES (allreduce, bcast: DRED_MPI_COLL_MIN_BYTES)
  *   -> MPI (faster there: common/settings.h)
- *   a datatype/op pair dred's own check refuses (worker/typecheck.c, the same code dred_ireduce
+ *   a datatype/op pair dred's own check refuses (lib/engine/typecheck.c, the same code dred_ireduce
  *     runs, linked in here) -> MPI; this is why dred_ireduce's local DRED_ERR_ARG for
  *     them can never split a group
  *   no tag range for the communicator (commtag.c) -> MPI.

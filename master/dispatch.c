@@ -88,7 +88,7 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
       DRED_WARN("unexpected %s from worker %d ignored", proto_type_name(msg->type), src);
       return;
   }
-  /* The scheduler takes the decoded message as it is (master/sched.h).  READY's inline
+  /* The scheduler takes the decoded message as it is (master/sched/sched.h).  READY's inline
    * operand points into the received frame, valid until the next dred_net_recv(): longer
    * than sched_feed(), which copies it. */
   memset(&ev, 0, sizeof ev);

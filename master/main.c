@@ -317,7 +317,7 @@ int main(int argc, char **argv) {
   memset(&m, 0, sizeof m);
   memset(&bf, 0, sizeof bf);
   /* Survive a worker's death: Hydra sends SIGUSR1 to the others, then mpiexec exits and
-   * closes our stderr (see dred_init in worker/api.c). */
+   * closes our stderr (see dred_init in lib/engine/api.c). */
   signal(SIGUSR1, SIG_IGN);
   signal(SIGPIPE, SIG_IGN);
   signal(SIGSEGV, fatal_signal);

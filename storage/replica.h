@@ -67,7 +67,7 @@ int dred_replica_close(dred_replica_t *r);
 /* A put calls `fn(arg)` before it reads the caller's bytes and again between pieces of
  * REPLICA_PAUSE_CHUNK bytes, so a caller can make copies step aside for more urgent
  * work (libdred: a node peer still copying an operand out of its application's buffer,
- * worker/handover.c).  `fn` should return soon; NULL removes the hook.  Set it before
+ * lib/paths/handover.c).  `fn` should return soon; NULL removes the hook.  Set it before
  * queueing any operation on the store. */
 typedef void (*dred_replica_pause_fn)(void *arg);
 void dred_replica_set_pause(dred_replica_t *r, dred_replica_pause_fn fn, void *arg);

@@ -3,7 +3,7 @@
 #
 # libdred is compiled with -fvisibility=hidden, so a symbol is exported only when marked:
 # the functions declared DRED_EXTERN in include/dred.h, and libdred's own MPI_Op_free /
-# MPI_Type_free (worker/lifetime.c), which must stay exported so they interpose on MPI's.
+# MPI_Type_free (lib/engine/lifetime.c), which must stay exported so they interpose on MPI's.
 # Why a check: an internal symbol that leaks out becomes something applications can link
 # against (and clash with), and a public one that goes hidden breaks every program linked
 # to the shared library at run time, not at build time.

@@ -130,7 +130,7 @@ CASES=(
   "inline-off-allreduce-p3 allreduce 3 150 +DRED_INLINE_MAX=0 -s 53"
   "inline-off-bcast-p3 bcast    3  150  +DRED_INLINE_MAX=0 -s 54"
   # No replicas (DRED_REPLICAS=0): the base engine alone, the robust layer never called
-  # in a failure-free job (worker/runtime.h, DRED_RT_ROBUST_ON)
+  # in a failure-free job (lib/engine/runtime.h, DRED_RT_ROBUST_ON)
   "norepl-ops-p5    ops         5  150  +DRED_REPLICAS=0 --no-derived -s 53 -c 1,7,1000 -e 8"
   "norepl-concurrent@abc concurrent 8 150 @a:3,b:3,c:2 +DRED_REPLICAS=0 -s 90"
   "norepl-allocmem-p4 allocmem  4  240  +DRED_REPLICAS=0"
@@ -146,7 +146,7 @@ CASES=(
   "ext-allocmem-p4  allocmem    4  240  %ext"
   "ext-world-p4     lifecycle   4   45  %ext world"
   "ext-world-mpmd   lifecycle   3   30  world"
-  # A pool far too small for 64 reductions in flight (worker/admit.c): reductions wait for
+  # A pool far too small for 64 reductions in flight (lib/engine/admit.c): reductions wait for
   # room instead of falling onto the RMA path, and members that issue them in different
   # orders (part 1: shuffled tags) get past the deadlock that waiting could make
   "poolq-concurrent concurrent  4  150  +DRED_POOL_MB=1 -s 91"
@@ -161,7 +161,7 @@ CASES=(
   "mix-p8@abc       mix         8   90  @a:3,b:3,c:3 -s 2 -r 150"
   "mix-p8@abcd      mix         8   90  @a:2,b:2,c:2,d:3 -s 3 -r 150"
   "mix-inline-off-p5 mix        5   90  +DRED_INLINE_MAX=0 -s 4 -r 150"
-  # The meeting place (common/meet.h, worker/meetpath.c): small auto-tagged reductions of
+  # The meeting place (lib/shm/meet.h, lib/paths/meetpath.c): small auto-tagged reductions of
   # one-node groups met in shared memory -- plain, ring wrap (> DRED_MEET_DEPTH in flight),
   # mixed-path and small/small mismatches, abandoned futures, polling, threads, a full
   # table; on one node (the log must show reductions met there), on simulated nodes

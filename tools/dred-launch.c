@@ -228,7 +228,7 @@ int main(int argc, char **argv) {
             terminating ? "" : "; staying until its node's other processes end");
   if (terminating) {
     /* A cancelled job (SIGTERM from a batch system, Ctrl-C): every program got the signal
-     * and removes its files before it ends (worker/signals.c).  But as soon as Hydra sees
+     * and removes its files before it ends (lib/engine/signals.c).  But as soon as Hydra sees
      * one process of the job end it SIGKILLs the others, and on a busy node some have not
      * run their handler yet: they would leave their control sockets and replica stores
      * behind (tests/faults/pause.sh --term lost 1 trial in 14 that way).  So a launcher

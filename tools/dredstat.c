@@ -519,7 +519,7 @@ static int cmd_summary(const char *path) {
   }
   {
     /* small reductions of one-node groups met in shared memory: the master never saw
-     * them, so they are in no table here (worker/meetpath.c) */
+     * them, so they are in no table here (lib/paths/meetpath.c) */
     char *met = meta_get(db, "met_in_shared_memory", NULL);
     char *safe = met != NULL ? term_safe(met) : NULL;
     if (safe != NULL) printf("met in shared memory (not in the tables): %s member calls\n", safe);

@@ -8,7 +8,7 @@
  * the world, so dred never matches the application's messages), splits off dred_comm()
  * (the application processes; the master passes MPI_UNDEFINED), learns which processes
  * share a node (the job's one node record: the master's scheduler, the workers' replica
- * placement, common/placement.h, and their segment table, common/segment.h, all read it),
+ * placement, common/placement.h, and their segment table, lib/shm/segment.h, all read it),
  * and sets up the control plane (common/net.h): rank 0 draws the job's
  * random token and job id and broadcasts them; every process listens on a Unix domain
  * socket in a private per-job directory (and on TCP when the job spans nodes) and the
@@ -31,7 +31,7 @@
 /* dred sends no MPI message (every message and replica copy travels on the links,
  * common/net.c).  This tag is only probed, never sent on: an MPI_Iprobe on the private
  * communicator drives MPICH's progress for peers reading our memory by MPI_Rget
- * (worker/runtime.c, on_serve). */
+ * (lib/engine/runtime.c, on_serve). */
 #define DRED_MPI_PROBE_TAG 8
 
 typedef struct {
@@ -89,7 +89,7 @@ void dred_boot_tell_launcher(void);
  * program calls this and both exit without MPI_Finalize), each process calls
  * dred_boot_teardown(), which runs:
  *   1. MPI_Win_free(dwin): the dynamic RMA window every process created over priv after
- *      the handshake (master/main.c; worker/dataplane.c, which attaches its buffers to
+ *      the handshake (master/main.c; lib/mpi/dataplane.c, which attaches its buffers to
  *      it).  Collective over priv, so it comes first, in both programs.  A worker has
  *      already released what only it and its node peers share (dred_dp_finalize: its
  *      lock on dwin, the pool's shared window and the node communicator; the master is in
@@ -105,7 +105,7 @@ void dred_boot_teardown(dred_boot_t *b, MPI_Win *dwin, int finalize);
 /* ---- the start-of-job handshake ---------------------------------------------------------
  *
  * Right after dred_boot_start, two more collectives on dred's private communicator, in
- * dred-master (master/main.c) and in dred_init (worker/api.c) alike:
+ * dred-master (master/main.c) and in dred_init (lib/engine/api.c) alike:
  *   1. MPI_Bcast from the master (rank 0) of a dred_jobinit_t: whether the master accepts
  *      its settings (and if not, the sentence saying which setting is wrong), its
  *      heartbeat interval (workers check their master timeout against it) and the job id

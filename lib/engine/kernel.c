@@ -13,7 +13,7 @@
  * pragma below compiles the file at -O3 whatever OPT is (GCC 12's -O2 vectoriser gives up
  * on loops that need an epilogue), and on x86-64 each function is cloned for AVX2
  * (target_clones: an ifunc picks the clone once, at load time).  Checked with
- *   mpicc -std=gnu11 -O2 -Iworker -fopt-info-vec-optimized -c worker/kernel.c -o /dev/null
+ *   mpicc -std=gnu11 -O2 -Iinclude -fopt-info-vec-optimized -c lib/engine/kernel.c -o /dev/null
  * (and objdump): all 96 AVX2 clones report "loop vectorized using 32 byte vectors"; of the
  * 96 baseline (SSE2) ones, 84 use 16-byte vectors and 12 stay scalar -- 64-bit PROD,
  * LAND/LOR/LXOR and signed MAX/MIN, which need instructions SSE2 lacks.  Under the
@@ -42,7 +42,7 @@
  *     on MPI_Reduce_local; add U4(max)/U4(min) kernels once the MPI library is fixed.
  * Signed and unsigned integers of one width share every other kernel, and MPI types map
  * to a representation by size: MPI_LONG, MPI_AINT and MPI_INT64_T all use the 64-bit
- * kernels.  Every other pair worker/typecheck.c accepts on C integer, logical, byte, float
+ * kernels.  Every other pair lib/engine/typecheck.c accepts on C integer, logical, byte, float
  * and double types has a kernel; tests/unit/test_kernel.c compares each with
  * MPI_Reduce_local (NaNs, infinities, denormals, overflow included).
  *

@@ -12,7 +12,7 @@
  * lists before the call returns.  A kill inside or right after the call loses nothing
  * while the node lives.
  *
- * How.  A block is an ordinary common/pool.c allocation, taken and returned under
+ * How.  A block is an ordinary lib/shm/pool.c allocation, taken and returned under
  * rt->pool_mu like the runtime's own buffers (application threads and the runtime thread
  * both allocate).  Each block has a record on rt->memblks (also under pool_mu): its
  * offset, its length, how many users it has and whether the application freed it.  A

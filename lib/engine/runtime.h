@@ -1,5 +1,6 @@
 /*
- * runtime.h -- libdred's internal state, shared by the files of worker/.
+ * runtime.h -- libdred's internal state, shared by its files in lib/engine/, lib/paths/,
+ * lib/mpi/ and lib/robust/.
  *
  * One dred_rt_t per process.  Application threads touch only what `lock` protects (the
  * instance table, the submission queue, the group table); everything else -- MPI traffic,
@@ -452,7 +453,7 @@ void dred_rt_fail_everything(dred_rt_t *rt, int status);
 /* End `in` now: the root's result to recvbuf, buffers released, future completed, freed. */
 void dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status);
 
-/* ---- the node's meeting place (meetpath.c, over common/meet.h) ---- */
+/* ---- the node's meeting place (meetpath.c, over lib/shm/meet.h) ---- */
 /* Runtime thread, once per loop turn: lent blocks the root is done with go back to the
  * pool, and met reductions whose slot spilled go to dred-master (for members whose
  * application thread does not look).  Returns 1 if it did anything. */
@@ -523,7 +524,7 @@ int dred_rt_announce_now(dred_rt_t *rt, dred_inst_t *in);
 
 /* The robust layer (replicas, recovery, reactions to failures), as the engine sees it:
  * the hooks it calls at its events and the questions it asks about a reduction's buffers,
- * rabit's AllreduceBase/AllreduceRobust split in C.  worker/replicate.c fills the table
+ * rabit's AllreduceBase/AllreduceRobust split in C.  lib/robust/replicate.c fills the table
  * (dred_robust_layer, called once by dred_init: the only reference from the engine's
  * files to the robust layer's); the engine calls through rt->robust, so the engine's
  * objects do not link against the robust layer's and the layer's files call the engine,

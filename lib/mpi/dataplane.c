@@ -2,14 +2,14 @@
  * dataplane.c -- where operands live and how an executor combines a provider's data.
  *
  * Every worker owns a pool: one MPI shared-memory window segment (MPI_Win_allocate_shared
- * on the node communicator), carved by common/pool.c after a small head that holds the
+ * on the node communicator), carved by lib/shm/pool.c after a small head that holds the
  * snapshot directory (snapdir.c).  A non-root member copies its operand into a pool block
  * (its accumulator, "acc") inside dred_ireduce, on the caller's thread: that single copy
  * puts the operand in shared memory, where node peers combine from it and its replicas
  * are taken from it.  An operand already in the pool -- a contiguous sendbuf inside a
  * dred_alloc_mem block (mem.c) -- is not copied at all: that block is the accumulator,
  * read-only.  The root's accumulator is its recvbuf -- unless the datatype has
- * holes or a lower bound (a PACKED or IMAGE layout, worker/typecheck.c): then every
+ * holes or a lower bound (a PACKED or IMAGE layout, lib/engine/typecheck.c): then every
  * member's operand is loaded into dred's layout (dred_dp_load: MPI_Pack, or a byte image
  * from the true lower bound), the root combines in a buffer of its own, and the result
  * is unpacked into recvbuf when the reduction ends (dred_dp_unpack_result), writing only
@@ -41,7 +41,7 @@
  * in small sub-chunks -- copy the provider's piece, combine the executor's into it -- so
  * the second pass runs in cache and costs about what a fused kernel would.
  *
- * The combine itself is worker/kernel.c's vectorised loop for predefined ops on basic
+ * The combine itself is lib/engine/kernel.c's vectorised loop for predefined ops on basic
  * types (proven bit-equal to MPI_Reduce_local by tests/unit/test_kernel.c), else
  * MPI_Reduce_local.
  *
@@ -132,7 +132,7 @@ static void symheap_restore(symheap_t *s) {
  * times their later cost (docs/performance.md, Log: Concurrent 28 x 8 MiB).
  * DRED_PREFAULT_PEERS=1 pays it here instead, once, before the master watches us.  Off by
  * default: a job whose reductions use only the bottom of each pool (first fit,
- * common/pool.c) would map pages it never reads. */
+ * lib/shm/pool.c) would map pages it never reads. */
 static void populate_peers(dred_rt_t *rt) {
   int i, nnode, me, npeers = 0;
   size_t total = 0;
@@ -157,7 +157,7 @@ static void populate_peers(dred_rt_t *rt) {
 
 /* Every worker's pool segment -- where it is in its owner's address space, how large --
  * gathered over dred_comm() (the master takes no part), so a reader checks a buffer
- * reference against what it learnt itself (common/segment.h).  The node of each comes
+ * reference against what it learnt itself (lib/shm/segment.h).  The node of each comes
  * from the job's node record made at start-up (common/mpi/boot.h). */
 static int segs_init(dred_rt_t *rt) {
   uint64_t mine[2], *all;

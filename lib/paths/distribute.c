@@ -6,7 +6,7 @@
  * instead (meetpath.c); this is the path of groups that span nodes, and of collectives
  * whose slot spilled.  There an allreduce is a reduce to member 0 followed by a distribution of the
  * result; a bcast is that distribution alone, from its root.  dred-master carries the
- * result (master/sched_distribute.c): it outlives any member, so once it holds the result
+ * result (master/sched/sched_distribute.c): it outlives any member, so once it holds the result
  * no member's death loses it, and every member that called gets it, early callers first.
  *
  * How it works.

@@ -1,6 +1,6 @@
 /*
  * meetpath.c -- collectives of one-node groups (reduce, allreduce, bcast), met in shared
- * memory (common/meet.h) instead of through dred-master.
+ * memory (lib/shm/meet.h) instead of through dred-master.
  *
  * Which collectives.  Every one of a group whose members all live on this node, when the
  * job agreed to use the meeting place (DRED_MEET=1 in every process, shared memory on):

@@ -9,7 +9,7 @@
  * recoverable: when both buffers of a task are snapshots on one node (dred-master says so
  * in TASK's absorb), the executor's snapshot absorbs the provider's, and from then on it
  * stands for the executor's *unit* -- its own operand and every unit it absorbed -- which
- * is what dred-master recovers when it is lost (master/sched_recover.c).
+ * is what dred-master recovers when it is lost (master/sched/sched_recover.c).
  *
  * How it works.
  *   - The executor (dred_absorb_begin/step/end, through rt->robust) first makes sure no
@@ -61,7 +61,7 @@ int dred_absorb_acc_ok(const dred_inst_t *in) {
          sn->borrowed == NULL && !in->acc_is_app && !in->is_root;
 }
 
-/* Every task between two snapshots on one node absorbs (master/sched.c's rule), so a
+/* Every task between two snapshots on one node absorbs (master/sched/sched.c's rule), so a
  * group on one node needs only scratch pieces, one per task running at a time; a group
  * spanning nodes has cross-node tasks, combined out of place into a result as large as
  * the operand.  Reserving that full result for every reduction on one node made a 256 MiB

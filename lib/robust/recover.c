@@ -3,7 +3,7 @@
  *
  * What it is for.  When a buffer dies with a worker, dred-master splits it into single
  * operands and asks, for each, a worker that may hold it to RECOVER it
- * (master/sched_recover.c).  This file answers: it loads the operand into a buffer of
+ * (master/sched/sched_recover.c).  This file answers: it loads the operand into a buffer of
  * ours and reports it with a READY flagged recovered, or says RECOVER_FAILED so the
  * master asks the next holder.
  *

@@ -9,7 +9,7 @@
  * How it works.
  *   - A header with a pool offset names a copy in the sender's shared-memory segment on
  *     our node: the range is first checked against the sender's own segment
- *     (common/segment.h: never a read past it, whatever the header says), then written
+ *     (lib/shm/segment.h: never a read past it, whatever the header says), then written
  *     straight from there -- the segment stays mapped even if the sender dies meanwhile
  *     -- and the sender gets REPLICA_ACK when it is written, or at once when it cannot be
  *     taken, so it can free its snapshot either way.

@@ -1,5 +1,5 @@
 /*
- * replicate_internal.h -- what the robust layer's files share (worker/replicate.c,
+ * replicate_internal.h -- what the robust layer's files share (lib/robust/replicate.c,
  * replica_send.c, replica_recv.c, recover.c): the snapshot a member's copies are taken
  * from, the store operation in flight, a parked RECOVER, and the few lists and functions
  * more than one of them touches.  Private to those files; the rest of libdred calls the

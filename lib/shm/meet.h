@@ -12,7 +12,7 @@
  *
  * Operands.  A small one (the group's operands within DRED_MEET_DATA) is copied into the
  * slot.  A larger one stays where it already is, in its member's block of the node's
- * shared pool (worker/dataplane.c): the member records a reference (its job rank, the
+ * shared pool (lib/mpi/dataplane.c): the member records a reference (its job rank, the
  * block's offset in its pool segment, the length) and the root reads the block in place.
  * The pool outlives a process that dies (the node's other processes map it), so a member
  * killed after it arrived takes nothing with it.  The block stays its owner's: the owner
@@ -22,7 +22,7 @@
  * slot SPILLs, and the whole reduction goes to dred-master (the members that arrived
  * before it are re-routed by whichever of their threads looks next).
  *
- * The table.  One region per node (an MPI shared-memory window, worker/meetpath.c),
+ * The table.  One region per node (an MPI shared-memory window, lib/paths/meetpath.c),
  * DRED_MEET_GROUPS rings.  A ring belongs to one stream for the whole job: a group's
  * DRED_TAG_AUTO reductions form one stream, each explicit tag of a group another.  The
  * first member to look for its stream claims a free ring; a full table stays full, so

@@ -515,7 +515,7 @@ static void inline_take(inst_t *in, uint32_t k, const proto_msg_t *ready) {
 }
 
 /* A READY naming members that met in the node's shared-memory slot while this one went
- * to the master (worker/meetpath.c: the slot was mixed): they send no READY, they learned
+ * to the master (lib/paths/meetpath.c: the slot was mixed): they send no READY, they learned
  * DRED_ERR_MISMATCH there.  They count as arrived and told, so the instance can end. */
 static void meet_take(sched_t *s, inst_t *in, uint32_t k, uint64_t mask) {
   uint32_t j;

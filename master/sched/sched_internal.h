@@ -1,6 +1,6 @@
 /*
- * sched_internal.h -- what master/sched.c, sched_recover.c and sched_nodes.c share: the
- * scheduler's state and the helpers they call.  Private to master/sched*.c: not
+ * sched_internal.h -- what master/sched/sched.c, sched_recover.c and sched_nodes.c share: the
+ * scheduler's state and the helpers they call.  Private to master/sched/sched*.c: not
  * installed, not included anywhere else; the scheduler's API is sched.h.
  *
  * The scheduler is one state machine in three files.  sched.c keeps the failure-free rules

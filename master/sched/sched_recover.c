@@ -18,7 +18,7 @@
  *   - A lost set is split into units (lose_set): a combined buffer is gone, but what it
  *     was made of may still exist somewhere, so each part is recovered on its own and the
  *     partial sums are simply computed again.  A unit is a member's operand plus every
- *     unit its snapshot absorbed in place (worker/absorb.c): a task whose two buffers are
+ *     unit its snapshot absorbed in place (lib/robust/absorb.c): a task whose two buffers are
  *     snapshots on one node may combine into the executor's snapshot instead of a fresh
  *     block (TASK's absorb; DONE's absorbed records it as member.absorber / .last), and
  *     that snapshot then stands for the whole unit.  Units form a forest (only unit roots
@@ -90,7 +90,7 @@ static uint32_t unit_root(const inst_t *in, uint32_t k) {
  * that same order (the next live member on another node first), so the walk is that
  * order.  The members past the listed holders matter when those died too: a node peer of
  * the dead member may still find its operand's snapshot in the member's shared memory
- * (worker/snapdir.c), and a worker that has nothing answers RECOVER_FAILED at once.
+ * (lib/engine/snapdir.c), and a worker that has nothing answers RECOVER_FAILED at once.
  * 0 past the end. */
 static int listed_holder(const member_t *mb, uint32_t w) {
   uint32_t j;

@@ -15,7 +15,7 @@
 #ifndef DRED_BENCH_H
 #define DRED_BENCH_H
 
-/* Build with -Iworker only (not the library's -Imaster: master/sched.h would shadow the
+/* Build with -Iinclude only (never -Imaster/sched: master/sched/sched.h would shadow the
  * system <sched.h> used for --pin). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

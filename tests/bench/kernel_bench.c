@@ -1,5 +1,5 @@
 /*
- * kernel_bench.c -- throughput of the MPI_SUM/MPI_DOUBLE combine: worker/kernel.c's kernel
+ * kernel_bench.c -- throughput of the MPI_SUM/MPI_DOUBLE combine: lib/engine/kernel.c's kernel
  * (the AVX2 clone on a CPU that has AVX2, and the baseline build) against MPI_Reduce_local.
  * Prints only; not a test.  `make kernel-bench` builds and runs it (a singleton MPI_Init).
  *

@@ -1,5 +1,5 @@
 /*
- * sched_bench.c -- microbenchmark of the scheduler state machine (master/sched.c): events
+ * sched_bench.c -- microbenchmark of the scheduler state machine (master/sched/sched.c): events
  * per second through sched_feed() and actions per second out of sched_next_action().
  *
  * No MPI: a small simulator plays P workers.  Each configuration (P workers, C concurrent
@@ -21,7 +21,7 @@
  *
  * The second table is the master's cost per reduction at scale, 64 nodes x 64 ranks
  * (the node engine's shape): "ranks" is today's shape, every rank a member of a 4096-member group
- * with its workers on 64 nodes (sched_set_node, so master/sched_nodes.c pairs within each
+ * with its workers on 64 nodes (sched_set_node, so master/sched/sched_nodes.c pairs within each
  * node first), 4096 READYs and 4095 DONEs per reduction; "node partials" is the node
  * engine's shape, one member per node -- the node's ranks combined in shared memory
  * before the master hears of it -- so 64 READYs and 63 DONEs per reduction.  Both copy

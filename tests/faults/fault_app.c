@@ -15,7 +15,7 @@
  * (tests/faults/run-faults.sh).
  *
  * --auto-tags: every reduction is DRED_TAG_AUTO instead of an explicit tag, so small ones
- * of a one-node job meet in shared memory (worker/meetpath.c) rather than go through
+ * of a one-node job meet in shared memory (lib/paths/meetpath.c) rather than go through
  * dred-master: the kill then lands in that path.
  *
  * --op affine: a non-commutative op instead of MPI_SUM on doubles.  Each element is a pair
@@ -71,7 +71,7 @@
  *      DIR/kill.<r>, when the last of the kill step's futures returned from
  *      dred_future_get, stamped before the result is checked) and, at the root,
  *      combine_ms / kernel_ms: one combine of a reduction's operand (MPI_Reduce_local, and
- *      dred's own loop, worker/kernel.c), timed after calibration (time_combine below).
+ *      dred's own loop, lib/engine/kernel.c), timed after calibration (time_combine below).
  *
  * Values are integer-valued doubles, so sums are exact whatever the combine order:
  *   send[r][i] = (r + 1) * (1 + j % 3) + (i + 13 j + 7 s) % 1000   (reduction j of step s)
@@ -650,7 +650,7 @@ static int cmp_d(const void *a, const void *b) {
 /* The time of one combine of a reduction's operand (count doubles, MPI_SUM: the op every
  * reduction here uses), the work a recovery does at least once for a lost operand: median
  * of `reps` timed runs after one untimed warm-up, (a) MPI_Reduce_local and (b) the loop dred
- * itself combines with (worker/kernel.c, dred_kernel_find; -1 if it has none).  In place, on
+ * itself combines with (lib/engine/kernel.c, dred_kernel_find; -1 if it has none).  In place, on
  * private buffers. */
 static void time_combine(size_t count, int reps, double *mpi_ms, double *kern_ms) {
   double *in = malloc(count * sizeof *in), *io = malloc(count * sizeof *io);

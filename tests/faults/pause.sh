@@ -8,7 +8,7 @@
 # kept every process of the job off the CPU for a while: each process sees its peers
 # silent for longer than every failure timeout, but only because it was stalled itself.
 # dred-master's detector and each worker's master watch must tell that from a death (a
-# timer that fires late means "we were stalled": worker/runtime.c on_watch,
+# timer that fires late means "we were stalled": lib/engine/runtime.c on_watch,
 # master/detector.c): no worker declared failed, no master declared lost, every reduction
 # exact, and the job ends as it would have without the pause.
 #
@@ -41,7 +41,7 @@
 #
 # Every kind: each trial has its own TMPDIR, and at the end nothing may be left there or
 # in the storage directory but the master's journal (control sockets, replica stores, the
-# status socket: worker/signals.c, common/leave.h, and the survivors' clean-up of a failed
+# status socket: lib/engine/signals.c, common/leave.h, and the survivors' clean-up of a failed
 # process's files).
 #
 # Prints "N passed, N failed"; exit status non-zero if any trial failed.  Each trial's

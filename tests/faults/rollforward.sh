@@ -3,7 +3,7 @@
 #
 #   BUILD=build bash tests/faults/rollforward.sh [--pieces 0,513,999999]
 #
-# Why.  Absorption (worker/absorb.c) combines a node peer's snapshot into the executor's in
+# Why.  Absorption (lib/robust/absorb.c) combines a node peer's snapshot into the executor's in
 # place, piece by piece; when the executor dies inside it, a node peer rebuilds the unit
 # from the two snapshots, the scratch piece and the slot's counters.  Random kills
 # (run-faults.sh) land there only now and then (4 in 60 trials), so this script puts the

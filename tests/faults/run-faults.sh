@@ -8,7 +8,7 @@
 #        [--pool-buffers] (operands in dred_alloc_mem blocks: read in place, no copy in the
 #                         call; the default label gets "-pool")
 #        [--auto-tags]    (DRED_TAG_AUTO reductions: small ones of a one-node job meet in
-#                         shared memory, worker/meetpath.c; label "-auto")
+#                         shared memory, lib/paths/meetpath.c; label "-auto")
 #        [--op sum|affine] (affine: a non-commutative user op, the composition of affine
 #                         maps, checked against the maps composed in rank order; label
 #                         "-affine")
@@ -604,7 +604,7 @@ EOF
   sleep 0.2
   for p in $(marked_pids "$marker"); do kill -KILL "$p" 2>/dev/null; done
   # What the job left on disk: survivors remove a dead node peer's control socket and
-  # replica store (worker/runtime.c, worker/replicate.c), so once every process is gone
+  # replica store (lib/engine/runtime.c, lib/robust/replicate.c), so once every process is gone
   # only the master's journal may remain -- except after a node loss, whose files are the
   # lost node's (here all simulated nodes share one disk).
   local left_files=""

@@ -18,13 +18,13 @@
 #      16 MiB: the operand is only in the victim's pool then (often before its neighbour
 #      or the master heard of it) -- every survivor must get the exact result.
 #   4b. the same for small auto-tagged reductions that meet in shared memory
-#      (worker/meetpath.c; fault_app --auto-tags, 64 B): killed right after its call, the
+#      (lib/paths/meetpath.c; fault_app --auto-tags, 64 B): killed right after its call, the
 #      victim's operand is in the slot -- every survivor exact (2 trials); and with 8 such
 #      reductions per step, the victim killed right after its first call (3 trials): that
 #      one exact, the 7 it never joined end DRED_ERR_PROC_FAILED on every survivor once the
 #      master declares it failed (random moments do not land inside steps this short).
 #   4c. the node engine (one-node auto-tagged reductions of any size met in shared memory
-#      by reference, worker/meetpath.c): a non-root killed at a random moment of a 4 MiB
+#      by reference, lib/paths/meetpath.c): a non-root killed at a random moment of a 4 MiB
 #      reduction (4 trials), right after its call of a 16 MiB one (2, exact: its pool block
 #      outlives it), under a non-commutative op (2), during 16 concurrent ones (2); the root
 #      killed (1: the other members had nothing more to do, DRED_OK) and dred-master killed
@@ -35,7 +35,7 @@
 #      at a random moment -- exact or an explicit error, 0 wrong, 0 hung, no survivor dying.
 #   5b. 1 such node loss where each victim dies right after its own dred_ireduce returned:
 #      in a group spanning nodes the call returns once its operand's copy is held on another
-#      node (worker/handover.c), so every survivor must get the exact result.
+#      node (lib/paths/handover.c), so every survivor must get the exact result.
 #   6. 1 loss of the master's node (dred-master and the worker beside it, 5 ms into a
 #      64 MiB reduction): every survivor must get DRED_ERR_MASTER_LOST.
 #   7. dred-master beside the job (dredrun --external-master): 4 worker kills at random
@@ -134,7 +134,7 @@ DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
   part "node loss right after the victims' calls returned, a:2,b:2,c:2, 5 workers, 4 MiB (every survivor exact)" \
   --mode node --trials 1 --workers 5 --nodes 3 --bytes 4M --calib 1 --kill-at call --expect exact
 # The same with every received copy written to the store at once: the lost operands come
-# back from the holders' stores, not from copies held in memory (worker/replica_recv.c)
+# back from the holders' stores, not from copies held in memory (lib/robust/replica_recv.c)
 DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 DRED_REPLICA_DELAY_MS=0 \
   part "node loss right after the calls, copies stored at once (DRED_REPLICA_DELAY_MS=0), a:2,b:2,c:2, 5 workers, 4 MiB (every survivor exact)" \
   --mode node --trials 1 --workers 5 --nodes 3 --bytes 4M --calib 1 --kill-at call --expect exact

@@ -1,5 +1,5 @@
 /*
- * fuzz_sched.c -- libFuzzer target for the reduction scheduler (master/sched.c).
+ * fuzz_sched.c -- libFuzzer target for the reduction scheduler (master/sched/sched.c).
  *
  * The scheduler is a pure state machine fed by messages from workers, any of which may be
  * hostile or simply late (a DONE for a task already dropped, a READY for an unknown

@@ -40,7 +40,7 @@
 #include "dred.h"
 #include "mpitest.h"
 
-/* libdred internal (worker/lifetime.c): handles held now, frees deferred, frees done late */
+/* libdred internal (lib/engine/lifetime.c): handles held now, frees deferred, frees done late */
 extern void dred_lifetime_stats(uint64_t *handles_held, uint64_t *deferred, uint64_t *done_late)
     __attribute__((weak));
 

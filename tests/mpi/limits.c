@@ -30,7 +30,7 @@
  *                                          DRED_FINALIZE_WAIT_S (set to 2 here) and returns
  *                                          DRED_ERR_TIMEOUT.  -a: with DRED_TAG_AUTO, so on
  *                                          one node the two meet in shared memory
- *                                          (worker/meetpath.c) and dred_finalize's sweep
+ *                                          (lib/paths/meetpath.c) and dred_finalize's sweep
  *                                          must end them the same way
  *   dredrun -n P mpi_limits sizes          count * extent beyond any memory: DRED_ERR_ARG /
  *                                          DRED_ERR_NOMEM from dred_ireduce on every member;

@@ -1,5 +1,5 @@
 /*
- * meet.c -- the meeting place (common/meet.h, worker/meetpath.c): small DRED_TAG_AUTO
+ * meet.c -- the meeting place (lib/shm/meet.h, lib/paths/meetpath.c): small DRED_TAG_AUTO
  * reductions of one-node groups met in shared memory instead of through dred-master.
  *
  *   dredrun -n P mpi_meet [-s SEED] [-q]

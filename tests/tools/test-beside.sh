@@ -47,7 +47,7 @@ for f in "$bin/dredrun" "$bin/dred-master" "$bin/dred-launch" "$build/lib/libdre
   if [ ! -e "$f" ]; then echo "test-beside: $f missing: build first" >&2; exit 1; fi
 done
 app="$tmp/stat-app"
-if ! mpicc -std=gnu11 -O2 -I"$root/worker" -I"$root/common" -o "$app" "$root/tests/tools/stat-app.c" \
+if ! mpicc -std=gnu11 -O2 -I"$root/include" -o "$app" "$root/tests/tools/stat-app.c" \
      "$build/lib/libdred.a" -luv -lsqlite3 -lm -pthread; then
   echo "test-beside: cannot build stat-app" >&2; exit 1
 fi

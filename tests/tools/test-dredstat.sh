@@ -53,7 +53,7 @@ for f in "$dredstat" "$dredrun" "$bin/dred-master" "$build/lib/libdred.a"; do
   if [ ! -e "$f" ]; then echo "test-dredstat: $f missing: build first (make all dredstat)" >&2; exit 1; fi
 done
 app="$tmp/stat-app"
-if ! mpicc -std=gnu11 -O2 -I"$root/worker" -I"$root/common" -o "$app" "$root/tests/tools/stat-app.c" \
+if ! mpicc -std=gnu11 -O2 -I"$root/include" -o "$app" "$root/tests/tools/stat-app.c" \
      "$build/lib/libdred.a" -luv -lsqlite3 -lm -pthread; then
   echo "test-dredstat: cannot build stat-app" >&2; exit 1
 fi

@@ -1,7 +1,7 @@
 /*
  * sched_harness.h -- what the scheduler's unit tests (tests/unit/test_sched_*.c) share.
  *
- * The scheduler (master/sched*.c) is a pure state machine, so every rule is driven
+ * The scheduler (master/sched/sched*.c) is a pure state machine, so every rule is driven
  * directly: feed an event, drain the actions, and compare them one by one (type, executor,
  * provider, holder members, exec_is_left, END status per worker, journal fields).  Events
  * are the wire's own messages (common/proto.h) with their sender, built by the helpers

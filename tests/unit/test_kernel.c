@@ -1,18 +1,18 @@
 /*
- * test_kernel.c -- worker/kernel.c's combine kernels against MPICH's MPI_Reduce_local.
+ * test_kernel.c -- lib/engine/kernel.c's combine kernels against MPICH's MPI_Reduce_local.
  *
  * For every (type, op) pair with a kernel, both entry points must store exactly the bytes
  * MPI_Reduce_local stores (memcmp), on random data built to hit the corners: overflow for
  * SUM/PROD, zeros and ties for the logical ops and MAX/MIN, and for float/double NaNs of
  * both signs and several payloads (signalling ones too), +-0, +-inf, denormals.  Which pairs
- * have a kernel is checked against worker/typecheck.c (a kernel only where dred accepts the
+ * have a kernel is checked against lib/engine/typecheck.c (a kernel only where dred accepts the
  * pair, and one for every accepted pair of the types kernel.c covers), and DRED_KERNELS=0
  * is checked in child processes, since kernel.c reads it once.
  *
- * Both builds of kernel.c are checked: worker/kernel.o (whose AVX2 clones this CPU runs if
+ * Both builds of kernel.c are checked: lib/engine/kernel.o (whose AVX2 clones this CPU runs if
  * it has AVX2) and kernel_baseline.o (-DDRED_KERNEL_BASELINE: no clones, the code other
  * CPUs run).  Unlike the other unit tests this one needs MPI: it is built with mpicc, links
- * those and worker/typecheck.o, and calls MPI_Init as a singleton (MPICH needs no mpiexec
+ * those and lib/engine/typecheck.o, and calls MPI_Init as a singleton (MPICH needs no mpiexec
  * for that).  DRED_TEST_SEED=n changes the random data (default 1).
  */
 #include <setjmp.h>
@@ -39,7 +39,7 @@
 
 extern char **environ;
 
-/* worker/kernel.c built with -DDRED_KERNEL_BASELINE: the code CPUs without AVX2 run */
+/* lib/engine/kernel.c built with -DDRED_KERNEL_BASELINE: the code CPUs without AVX2 run */
 const dred_kernel_t *dred_kernel_find_baseline(MPI_Datatype type, MPI_Op op);
 
 enum { K_INT, K_BOOL, K_BYTE, K_FLOAT, K_DOUBLE, K_OTHER };
@@ -388,7 +388,7 @@ static void test_none(void **state) {
     assert_int_equal(MPI_Reduce_local(&in, &io, 1, MPI_UNSIGNED_LONG, MPI_MAX), MPI_SUCCESS);
     if (io == ULONG_MAX)
       printf("note: this MPI compares unsigned integers as unsigned (pmodels/mpich#6083 is "
-             "fixed): worker/kernel.c could have unsigned MAX/MIN kernels\n");
+             "fixed): lib/engine/kernel.c could have unsigned MAX/MIN kernels\n");
   }
   /* and a derived type, even a contiguous one: callers pass typecheck's exec_type */
   {

@@ -1,5 +1,5 @@
 /*
- * test_meet.c -- common/meet.c, the shared-memory meeting place, driven rule by rule on
+ * test_meet.c -- lib/shm/meet.c, the shared-memory meeting place, driven rule by rule on
  * an ordinary mapping (no MPI): a group finds the same ring every time and never another
  * group's, and a full table stays full; members that agree meet in any arrival order and
  * the root finds every operand at member x bytes; disagreeing parameters, a member's own

@@ -607,7 +607,7 @@ static void bulk_cut_short(size_t announced, size_t sent) {
   proto_msg_t m = replica_header(announced);
   size_t flen;
   int one = 1, i;
-  signal(SIGPIPE, SIG_IGN); /* as libdred does (worker/signals.c): a reader that closed
+  signal(SIGPIPE, SIG_IGN); /* as libdred does (lib/engine/signals.c): a reader that closed
                              * the link must fail this test, not kill it */
   assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
   watched = &srv;

@@ -1,5 +1,5 @@
 /*
- * test_sched_absorb.c -- in-place absorption in the scheduler (master/sched_recover.c):
+ * test_sched_absorb.c -- in-place absorption in the scheduler (master/sched/sched_recover.c):
  * TASK.absorb, units of members whose snapshots absorbed others, RECOVER's last, tentative
  * and single, and how each dead executor or provider is recovered without counting an
  * operand twice.  A buffer's address here counts the operands in it, so the final buffer

@@ -2,7 +2,7 @@
  * test_sched_checks.c -- what the scheduler refuses: members of one instance that disagree
  * on the call (count, type size, extent, type signature, op, root, commutativity, user op)
  * end it with DRED_ERR_MISMATCH, and malformed or out-of-place events are rejected without
- * changing any state (master/sched.c).
+ * changing any state (master/sched/sched.c).
  *
  * Events and expected actions are built by tests/unit/sched_harness.h.
  */
@@ -13,7 +13,7 @@
 static void mut_count(proto_msg_t *p) { p->u.ready.count++; }
 static void mut_type_size(proto_msg_t *p) { p->u.ready.type_size = 8; }
 static void mut_extent(proto_msg_t *p) { p->u.ready.extent = 8; }
-/* same sizes, another type signature (MPI_INT against MPI_FLOAT; worker/typecheck.c) */
+/* same sizes, another type signature (MPI_INT against MPI_FLOAT; lib/engine/typecheck.c) */
 static void mut_type_sig(proto_msg_t *p) { p->u.ready.type_sig ^= 0x5a5a5a5au; }
 static void mut_op(proto_msg_t *p) { p->u.ready.op = 4; }
 static void mut_root(proto_msg_t *p) { p->u.ready.root = 1; }

@@ -1,5 +1,5 @@
 /*
- * test_sched_inline.c -- inline reductions in the scheduler (master/sched.c): small
+ * test_sched_inline.c -- inline reductions in the scheduler (master/sched/sched.c): small
  * operands travel inside READY and the master hands them to the root in one INLINE
  * message, with no TASK; members dying before or after their READY, disagreement and
  * malformed sizes.
@@ -85,7 +85,7 @@ static void test_inline_completes(void **state) {
   sched_free(s);
 }
 
-/* A mixed meeting slot (worker/meetpath.c): members 0 and 1 met in shared memory, member
+/* A mixed meeting slot (lib/paths/meetpath.c): members 0 and 1 met in shared memory, member
  * 2 (a larger count, so not inline) came to the master naming them in its READY.  The
  * instance fails with MISMATCH; the named members are counted as told (they learned it in
  * their slot, no END for them); member 3, arriving later through the master as the slot

@@ -1,6 +1,6 @@
 /*
  * test_sched_kinds.c -- unit tests of the scheduler's allreduce and bcast rules
- * (master/sched_distribute.c, and where they meet sched.c and sched_recover.c).
+ * (master/sched/sched_distribute.c, and where they meet sched.c and sched_recover.c).
  *
  * Each test drives the state machine with the wire's own messages (common/proto.h), as the
  * master's adapter does, drains the actions and checks them: which worker gets INLINE,

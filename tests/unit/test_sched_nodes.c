@@ -1,6 +1,6 @@
 /*
  * test_sched_nodes.c -- the scheduler on several nodes (common/placement.h,
- * master/sched_nodes.c): recovery walks the same cross-node placement order the members
+ * master/sched/sched_nodes.c): recovery walks the same cross-node placement order the members
  * used for their copies, and commutative reductions pair within each node first, then the
  * nodes' results, falling back to arrival order after a failure.
  *
@@ -90,7 +90,7 @@ static void test_fault_unarrived_member_placement_order(void **state) {
   sched_free(s);
 }
 
-/* ---- node by node (master/sched_nodes.c) ------------------------------------------- */
+/* ---- node by node (master/sched/sched_nodes.c) ------------------------------------------- */
 
 /* The end both node tests share: node 1's last task (id t1, at worker w1) ends while the
  * root's cross-node task (id t0) runs, so node 1's result waits; then it crosses to the

@@ -1,5 +1,5 @@
 /*
- * test_sched_pairing.c -- the scheduler's pairing algorithm (master/sched.c, seed 002
+ * test_sched_pairing.c -- the scheduler's pairing algorithm (master/sched/sched.c, seed 002
  * section 2): who executes which task in arrival order, the root always executing, the
  * PREDICT / LAST_TIME / FIRST policies, queue statistics, adjacency for non-commutative
  * ops, and how an instance completes (END to every member, the journal's records).

@@ -1,6 +1,6 @@
 /*
- * test_sched_recover.c -- fault tolerance in the scheduler (master/sched.c and
- * master/sched_recover.c, seed 002 section 3): executors, providers and members dying
+ * test_sched_recover.c -- fault tolerance in the scheduler (master/sched/sched.c and
+ * master/sched/sched_recover.c, seed 002 section 3): executors, providers and members dying
  * before, during and after their tasks; RECOVER asked of replica holders in turn and
  * RECOVER_FAILED falling through; the root's death; several instances at once; task errors;
  * a member that cannot allocate (READY error NOMEM) and one that gives up (ABANDON).

@@ -1,5 +1,5 @@
 /*
- * test_segment.c -- common/segment.c: the check every read of another process's memory
+ * test_segment.c -- lib/shm/segment.c: the check every read of another process's memory
  * passes first.  Each case is a reference a stale, corrupt or hostile message could carry
  * (the review's was an offset into the next process's segment); each must be refused,
  * and the references dred itself makes must pass.

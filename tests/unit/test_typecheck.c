@@ -1,5 +1,5 @@
 /*
- * test_typecheck.c -- worker/typecheck.c against MPICH itself: for every named datatype
+ * test_typecheck.c -- lib/engine/typecheck.c against MPICH itself: for every named datatype
  * mpi.h defines and every predefined op, dred accepts the pair exactly when MPI computes it;
  * and the layouts, element strides and signature fingerprints given to derived datatypes.
  *
