@@ -44,6 +44,7 @@
  * enough for a chunk read between nodes with RDMA (~100 us per MiB), short against a
  * scheduler's time slice. */
 #define SPIN_NS 200000ull
+#define MASTER_EOF_GRACE_NS 500000000ull /* after our BYE: how long a SHUTDOWN may lag an EOF */
 #define SUBMIT_BATCH 64 /* announcements per turn: an application may queue thousands */
 
 dred_inst_t *dred_rt_find(dred_rt_t *rt, uint64_t group_id, int64_t tag) {
@@ -427,6 +428,24 @@ static void on_serve(dred_rt_t *rt, int src, const proto_msg_t *m) {
   }
 }
 
+
+/* The master's link closed before SHUTDOWN: the master process is gone -- every reduction
+ * ends now with DRED_ERR_MASTER_LOST instead of after the watchdog's timeout. */
+static void master_lost(dred_rt_t *rt) {
+  /* Just back from a stall longer than the failure timeout: the master most likely
+   * declared us failed and dropped the link; say so, it is what the user must fix. */
+  if (rt->stall_ns > rt->cfg.fail_timeout_ms * 1000000ull &&
+      uv_hrtime() - rt->stall_end_ns < 2 * rt->cfg.heartbeat_ms * 1000000ull)
+    DRED_ERROR("the control link to dred-master closed: master lost -- this process had "
+               "just been stalled for %llu ms (stopped, or kept off the CPU), longer than "
+               "DRED_FAIL_TIMEOUT_MS=%llu: dred-master has most likely declared it failed",
+               (unsigned long long)(rt->stall_ns / 1000000ull),
+               (unsigned long long)rt->cfg.fail_timeout_ms);
+  else
+    DRED_ERROR("the control link to dred-master closed: master lost");
+  dred_boot_forget(&rt->boot, 0); /* its socket, if on our node: it cannot */
+  dred_rt_fail_everything(rt, DRED_ERR_MASTER_LOST);
+}
 static int recv_messages(dred_rt_t *rt) {
   proto_msg_t m, r;
   int src, n, got = 0;
@@ -452,19 +471,14 @@ static int recv_messages(dred_rt_t *rt) {
        * ends now with DRED_ERR_MASTER_LOST instead of after the watchdog's timeout.  A
        * peer's: the master says whether it failed (FAILED), so nothing to do here. */
       if (src == 0 && !rt->shutdown && !rt->dead) {
-        /* Just back from a stall longer than the failure timeout: the master most likely
-         * declared us failed and dropped the link; say so, it is what the user must fix. */
-        if (rt->stall_ns > rt->cfg.fail_timeout_ms * 1000000ull &&
-            uv_hrtime() - rt->stall_end_ns < 2 * rt->cfg.heartbeat_ms * 1000000ull)
-          DRED_ERROR("the control link to dred-master closed: master lost -- this process had "
-                     "just been stalled for %llu ms (stopped, or kept off the CPU), longer than "
-                     "DRED_FAIL_TIMEOUT_MS=%llu: dred-master has most likely declared it failed",
-                     (unsigned long long)(rt->stall_ns / 1000000ull),
-                     (unsigned long long)rt->cfg.fail_timeout_ms);
-        else
-          DRED_ERROR("the control link to dred-master closed: master lost");
-        dred_boot_forget(&rt->boot, 0); /* its socket, if on our node: it cannot */
-        dred_rt_fail_everything(rt, DRED_ERR_MASTER_LOST);
+        /* After our BYE the master closing its links is its shutdown: its SHUTDOWN may sit
+         * unread on its other link (it dialled us too, and closes both at once).  Give that
+         * a moment before calling the master lost (the turn checks, master_eof_ns). */
+        if (rt->bye_sent) {
+          if (rt->master_eof_ns == 0) rt->master_eof_ns = uv_hrtime();
+        } else {
+          master_lost(rt);
+        }
       }
       continue;
     }
@@ -777,6 +791,10 @@ static void on_turn(uv_check_t *h) {
                 (unsigned long long)((t3 - t2) / 1000000ull),
                 (unsigned long long)((t4 - t3) / 1000000ull));
   }
+  /* The master's link closed after our BYE and no SHUTDOWN followed: it is lost after all. */
+  if (rt->master_eof_ns != 0 && !rt->shutdown && !rt->dead &&
+      uv_hrtime() - rt->master_eof_ns > MASTER_EOF_GRACE_NS)
+    master_lost(rt);
   uv_mutex_lock(&rt->lock);
   stop = (rt->shutdown && rt->net.writes == 0) || (rt->dead && rt->bye_requested);
   tasks = !dred_queue_empty(&rt->tasks);
@@ -792,7 +810,8 @@ static void on_turn(uv_check_t *h) {
   now_work = now_work || !dred_queue_empty(&rt->net.inbox) || rt->parked_retry;
   mpi_wait = tasks || rt->nserving > 0 || !dred_queue_empty(&rt->parked);
   if (progress) rt->progress_ns = t4;
-  spin = now_work || (mpi_wait && t4 - rt->progress_ns <= SPIN_NS);
+  spin = now_work || (mpi_wait && t4 - rt->progress_ns <= SPIN_NS) ||
+         (rt->master_eof_ns != 0 && !rt->shutdown && !rt->dead); /* the grace above */
   if (spin) uv_idle_start(&rt->spin, noop_idle);
   else uv_idle_stop(&rt->spin);
   if (!spin && mpi_wait) {

@@ -388,6 +388,7 @@ typedef struct dred_rt {
   uint64_t last_watch_ns; /* when on_watch last ran: a late tick means we were stalled */
   uint64_t stall_ns, stall_end_ns; /* the last stall a watch tick saw, and when it saw it */
   int bye_sent;
+  uint64_t master_eof_ns; /* the master's link closed after our BYE, SHUTDOWN not read yet */
   int abandon_pass;    /* the finalize deadline passed and pending reductions were abandoned */
   /* cut_short is written under `lock` */
   int cut_short;       /* reductions ended DRED_ERR_SHUTDOWN while dred_finalize waited (by
