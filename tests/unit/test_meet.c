@@ -25,6 +25,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1225,19 +1226,26 @@ static void test_by_ref_failures(void **state) {
   /* a killed member that had arrived by reference (SIGKILL at any moment after): the
    * others meet as if it lived */
   r2 = dred_meet_ring_of(t, 28, N, WORKERS);
-  pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    (void)meet_ref(r2, 0, 3, &p);
-    for (;;) pause();
-  }
   {
-    uint64_t end = now_ns() + 4000000000ull;
-    dred_meet_ring_stats_t rs;
-    do {
-      dred_meet_ring_stats(r2, &rs);
-    } while (rs.busy == 0 && now_ns() < end);
-    assert_int_equal(rs.busy, 1);
+    int fd[2];
+    char c = 0;
+    struct pollfd pf;
+    assert_int_equal(pipe(fd), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      (void)meet_ref(r2, 0, 3, &p);
+      (void)!write(fd[1], "a", 1); /* arrived and out of the slot's lock */
+      for (;;) pause();
+    }
+    close(fd[1]);
+    /* killed once its arrival returned: a kill inside the lock is the lock-holder case */
+    pf.fd = fd[0];
+    pf.events = POLLIN;
+    assert_int_equal(poll(&pf, 1, 4000), 1);
+    assert_int_equal(read(fd[0], &c, 1), 1);
+    close(fd[0]);
+    assert_int_equal(stats(r2).busy, 1);
   }
   kill(pid, SIGKILL);
   (void)reap(pid, 4000);
