@@ -239,7 +239,8 @@ typedef struct dred_inst {
   int64_t meet_blk_off;
   uint64_t meet_fold_next; /* a reduce root's next element to fold; a bcast's next byte  */
   uint64_t meet_copied;    /* an allreduce's chunks copied to our result (bit c)         */
-  int meet_publish;        /* a bcast root's data is still to be copied into meet_blk    */
+  int meet_publish;        /* a bcast root: the slot is still to be told its data is in  */
+  int meet_pipelined;      /* ... and the data is still to be copied into meet_blk       */
   inst_state_t state;
   int end_status;      /* set when END arrives while tasks are still running */
   int tasks_pending;   /* tasks queued or running for this instance */

@@ -474,7 +474,9 @@ int dred_dp_unpack_result(dred_rt_t *rt, dred_inst_t *in) {
 
 void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
   if (in->is_root && in->ti.layout == DRED_LAYOUT_DIRECT) {
-    if (in->sendbuf != MPI_IN_PLACE && in->bytes > 0) memcpy(in->recvbuf, in->sendbuf, in->bytes);
+    /* (a bcast's root passes its buffer as both: nothing to copy) */
+    if (in->sendbuf != MPI_IN_PLACE && in->sendbuf != in->recvbuf && in->bytes > 0)
+      memcpy(in->recvbuf, in->sendbuf, in->bytes);
     in->acc = in->recvbuf;
     in->pool_off = -1;
     in->acc_early = 1;

@@ -45,6 +45,10 @@
 #include "../engine/runtime.h"
 
 #define WAIT_SLICE_NS 100000000ull /* a waiter rechecks its future at least this often */
+/* A bcast root's data from this size on is copied into its block after it arrived, so
+ * that the members' copies overlap its own; smaller data is copied before (one piece
+ * would only add a wait for the count). */
+#define PUBLISH_MIN (128u * 1024u)
 
 static int lent_reclaim(dred_rt_t *rt, int all);
 
@@ -209,8 +213,8 @@ void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in) {
     in->meet_blk = NULL; /* no room: this reduction will spill to dred-master */
     return;
   }
-  if (in->kind == PROTO_KIND_BCAST) {
-    in->meet_publish = 1; /* copied after arriving, piece by piece: dred_meetpath_publish */
+  if (in->kind == PROTO_KIND_BCAST && in->bytes >= PUBLISH_MIN) {
+    in->meet_pipelined = 1; /* copied after arriving, piece by piece: dred_meetpath_publish */
     return;
   }
   memcpy(in->meet_blk, src, in->bytes);
@@ -218,6 +222,7 @@ void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in) {
 
 static void meet_blk_free(dred_rt_t *rt, dred_inst_t *in) {
   in->meet_publish = 0;
+  in->meet_pipelined = 0;
   if (in->meet_blk == NULL) return;
   dred_dp_buf_free(rt, in->bytes, in->meet_blk, in->meet_blk_off, 0);
   in->meet_blk = NULL;
@@ -541,7 +546,7 @@ static int bcast_copy(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done
 }
 
 void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
-  enum { PIECE = 256 * 1024 };
+  enum { PIECE = 64 * 1024 };
   dred_meet_slot_t *slot;
   const char *src;
   char *dst;
@@ -558,7 +563,7 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
   src = operand_of(in);
   dst = in->meet_blk != NULL ? in->meet_blk : in->acc;
   uv_mutex_unlock(&rt->lock);
-  if (dst == src) /* acc itself is the block: the data is in already */
+  if (dst == src || !in->meet_pipelined) /* in already: acc itself, or copied before arriving */
     off = bytes;
   while (off < bytes) {
     uint64_t len = bytes - off < PIECE ? bytes - off : PIECE;
