@@ -167,7 +167,7 @@ int dred_init(int *argc, char ***argv) {
       return mine != DRED_OK ? mine : agreed;
     }
   }
-  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &rt->comm_keyval, NULL);
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, dred_group_attr_delete, &rt->comm_keyval, NULL);
   if ((rc = dred_dp_init(rt)) != DRED_OK) return rc;
   if ((rc = rt->robust->init(rt)) != DRED_OK) return rc;
   /* Set up: a master outside the job pings us from now on (the runtime thread next). */

@@ -38,8 +38,30 @@ static dred_group_t *group_find_or_add(dred_rt_t *rt, uint64_t id, uint32_t n,
   return g;
 }
 
+/* The last communicator each thread looked up, with its group and our rank in it.  A
+ * communicator's group never changes while it lives, and every communicator this cache
+ * can hold carries dred's attribute, whose delete callback (MPI_Comm_free, dred_finalize)
+ * moves the generation: a freed handle that MPI hands out again is never taken for the
+ * old one.  Small collectives call thousands of times a second on one communicator. */
+static uint64_t group_gen = 1;
+static __thread struct {
+  MPI_Comm comm;
+  uint64_t gen;
+  dred_group_t *g;
+  int member;
+} last;
+
+void dred_group_forget(void) { __atomic_add_fetch(&group_gen, 1, __ATOMIC_ACQ_REL); }
+
+int dred_group_attr_delete(MPI_Comm comm, int keyval, void *val, void *extra) {
+  (void)comm, (void)keyval, (void)val, (void)extra;
+  dred_group_forget();
+  return MPI_SUCCESS;
+}
+
 int dred_group_of(dred_rt_t *rt, MPI_Comm comm, dred_group_t **out, int *member) {
   int flag = 0, inter = 0, n = 0, i, result;
+  uint64_t gen = __atomic_load_n(&group_gen, __ATOMIC_ACQUIRE);
   void *val = NULL;
   MPI_Group cg, pg;
   int *in, *outr;
@@ -50,6 +72,11 @@ int dred_group_of(dred_rt_t *rt, MPI_Comm comm, dred_group_t **out, int *member)
     DRED_ERROR("communicator is MPI_COMM_NULL");
     return DRED_ERR_ARG;
   }
+  if (last.gen == gen && last.comm == comm) {
+    *out = last.g;
+    *member = last.member;
+    return DRED_OK;
+  }
   if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
     DRED_ERROR("communicator is an intercommunicator (not derived from dred_comm())");
     return DRED_ERR_ARG;
@@ -57,6 +84,10 @@ int dred_group_of(dred_rt_t *rt, MPI_Comm comm, dred_group_t **out, int *member)
   MPI_Comm_rank(comm, member);
   if (MPI_Comm_get_attr(comm, rt->comm_keyval, &val, &flag) == MPI_SUCCESS && flag) {
     *out = val;
+    last.comm = comm;
+    last.g = val;
+    last.member = *member;
+    last.gen = gen; /* read before the attribute: a free since then leaves it stale */
     return DRED_OK;
   }
   MPI_Comm_compare(comm, MPI_COMM_SELF, &result);
@@ -131,6 +162,7 @@ const char *dred_group_copy_refused(dred_rt_t *rt, uint64_t id, uint32_t member,
 void dred_groups_free(dred_rt_t *rt) {
   dred_queue_t *q, *n;
   unsigned k;
+  dred_group_forget(); /* no thread may find a freed group in its cache */
   DRED_QUEUE_FOREACH_SAFE(q, n, &rt->groups) {
     dred_group_t *g = DRED_QUEUE_DATA(q, dred_group_t, link);
     dred_queue_remove(q);

@@ -96,6 +96,10 @@ struct dred_rt;
 /* Resolve `comm` to its group and this process's member rank.  DRED_ERR_ARG (logged)
  * when comm is not derived from dred_comm(). */
 int dred_group_of(struct dred_rt *rt, MPI_Comm comm, dred_group_t **g, int *member);
+/* dred's communicator attribute's delete callback, and what it does: forget every
+ * thread's cached lookup (dred_finalize calls it too). */
+int dred_group_attr_delete(MPI_Comm comm, int keyval, void *val, void *extra);
+void dred_group_forget(void);
 void dred_groups_free(struct dred_rt *rt);
 /* May worker `src` send this process a copy of `member`'s operand in group `id`?  NULL
  * when it may, or when this process does not know the group yet (its application has not
