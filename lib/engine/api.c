@@ -555,9 +555,10 @@ static int call_start(const call_t *c, MPI_Comm comm, int tag, dred_future **fut
    * (meetpath.c): no message, nothing for the runtime thread; the future's waits finish
    * it.  Otherwise (another node in the group, no ring, a spill) it goes to dred-master. */
   if (dred_meetpath_arrive(rt, in)) {
+    int publish = in->meet_publish; /* read now: once unlocked, `in` may finish */
     dred_rt_insert(rt, in);
     uv_mutex_unlock(&rt->lock);
-    dred_meetpath_publish(rt, in); /* a bcast root's data, overlapping the members' copies */
+    if (publish) dred_meetpath_publish(rt, in); /* a bcast root's data, overlapping copies */
     goto out;
   }
   if (rt->cfg.replicas > 0 && c->kind != PROTO_KIND_BCAST) rt->robust->publish(rt, in);

@@ -95,6 +95,18 @@ void dred_dist_on_push(dred_rt_t *rt, const proto_msg_t *m) {
   send_pieces(rt, in, in->acc);
 }
 
+char *dred_dist_result_buf(dred_inst_t *in) {
+  if (in->res != NULL) return in->res;
+  if (in->ti.layout == DRED_LAYOUT_DIRECT) {
+    in->res = in->recvbuf;
+  } else if ((in->res = malloc(in->bytes > 0 ? in->bytes : 1)) == NULL) {
+    DRED_ERROR("no memory for a %zu-byte result", in->bytes);
+  } else {
+    in->res_own = 1;
+  }
+  return in->res;
+}
+
 void dred_dist_on_data(dred_rt_t *rt, const proto_msg_t *m) {
   dred_inst_t *in = find(rt, m->u.data.group, m->u.data.tag);
   if (in == NULL || in->state != INST_ANNOUNCED || !in->receives) {
@@ -112,16 +124,9 @@ void dred_dist_on_data(dred_rt_t *rt, const proto_msg_t *m) {
     in->inl_status = DRED_ERR_INTERNAL;
     return;
   }
-  if (in->res == NULL) {
-    if (in->ti.layout == DRED_LAYOUT_DIRECT) {
-      in->res = in->recvbuf;
-    } else if ((in->res = malloc(in->bytes)) == NULL) {
-      DRED_ERROR("no memory for a %zu-byte result", in->bytes);
-      in->inl_status = DRED_ERR_NOMEM;
-      return;
-    } else {
-      in->res_own = 1;
-    }
+  if (dred_dist_result_buf(in) == NULL) {
+    in->inl_status = DRED_ERR_NOMEM;
+    return;
   }
   memcpy(in->res + in->res_have, m->u.data.data, m->u.data.len);
   in->res_have += m->u.data.len;

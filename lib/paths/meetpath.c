@@ -151,20 +151,7 @@ static const void *operand_of(const dred_inst_t *in) {
 
 /* Where this member's result goes: acc for a member that combines there (recvbuf, or a
  * buffer unpacked into it at the end), else `res` as dred-master's DATA would fill it. */
-static char *result_dst(dred_inst_t *in) {
-  if (in->is_root) return in->acc;
-  if (in->res == NULL) {
-    if (in->ti.layout == DRED_LAYOUT_DIRECT) {
-      in->res = in->recvbuf;
-    } else if ((in->res = malloc(in->bytes > 0 ? in->bytes : 1)) == NULL) {
-      DRED_ERROR("no memory for a %zu-byte result", in->bytes);
-      return NULL;
-    } else {
-      in->res_own = 1;
-    }
-  }
-  return in->res;
-}
+static char *result_dst(dred_inst_t *in) { return in->is_root ? in->acc : dred_dist_result_buf(in); }
 
 /* A block lent to a met reduction: ours, read by its root until the slot says otherwise. */
 typedef struct {
@@ -565,13 +552,13 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
   uv_mutex_unlock(&rt->lock);
   if (dst == src || !in->meet_pipelined) /* in already: acc itself, or copied before arriving */
     off = bytes;
+  if (off == bytes) dred_meet_progress_set(slot, seq, bytes);
   while (off < bytes) {
     uint64_t len = bytes - off < PIECE ? bytes - off : PIECE;
     memcpy(dst + off, src + off, len);
     off += len;
     dred_meet_progress_set(slot, seq, off);
   }
-  dred_meet_progress_set(slot, seq, bytes);
   uv_mutex_lock(&rt->lock);
   in->meet_publish = 0;
   uv_mutex_unlock(&rt->lock);

@@ -482,22 +482,24 @@ static int spin_moved(const dred_meet_slot_t *s, uint32_t w, uint64_t limit_ns) 
   }
 }
 
+/* Sleep on `s`'s wake word while it reads `w`, at most timeout_ns (returns at once if it
+ * moved since the caller read it: no lost wake-up).  The caller counts itself in nwait. */
+static void futex_sleep(dred_meet_slot_t *s, uint32_t w, uint64_t timeout_ns) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)(timeout_ns / 1000000000ull);
+  ts.tv_nsec = (long)(timeout_ns % 1000000000ull);
+  syscall(SYS_futex, &s->wake, FUTEX_WAIT, w, &ts, NULL, 0);
+}
+
 void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint64_t timeout_ns) {
   uint32_t w;
-  struct timespec ts;
   if (s == NULL) return;
   w = __atomic_load_n(&s->wake, __ATOMIC_ACQUIRE);
   if (spin_moved(s, w, timeout_ns < spin_ns ? timeout_ns : spin_ns)) return;
   if (timeout_ns <= spin_ns) return;
-  timeout_ns -= spin_ns;
   __atomic_add_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
   w = __atomic_load_n(&s->wake, __ATOMIC_ACQUIRE);
-  if (!dred_meet_poll(s, seq, NULL)) {
-    ts.tv_sec = (time_t)(timeout_ns / 1000000000ull);
-    ts.tv_nsec = (long)(timeout_ns % 1000000000ull);
-    /* returns at once if the word moved since we read it: no lost wake-up */
-    syscall(SYS_futex, &s->wake, FUTEX_WAIT, w, &ts, NULL, 0);
-  }
+  if (!dred_meet_poll(s, seq, NULL)) futex_sleep(s, w, timeout_ns - spin_ns);
   __atomic_sub_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
 }
 
@@ -506,15 +508,11 @@ uint32_t dred_meet_epoch(const dred_meet_slot_t *s) {
 }
 
 void dred_meet_wait_epoch(dred_meet_slot_t *s, uint32_t epoch, uint64_t timeout_ns) {
-  struct timespec ts;
   if (s == NULL || timeout_ns == 0) return;
   if (spin_moved(s, epoch, timeout_ns < spin_ns ? timeout_ns : spin_ns)) return;
   if (timeout_ns <= spin_ns) return;
-  timeout_ns -= spin_ns;
   __atomic_add_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
-  ts.tv_sec = (time_t)(timeout_ns / 1000000000ull);
-  ts.tv_nsec = (long)(timeout_ns % 1000000000ull);
-  syscall(SYS_futex, &s->wake, FUTEX_WAIT, epoch, &ts, NULL, 0); /* at once if it moved */
+  futex_sleep(s, epoch, timeout_ns - spin_ns);
   __atomic_sub_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
 }
 

@@ -41,12 +41,17 @@ static int cmp_d(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* The median of x[0..n-1] (sorts x). */
+static double median(double *x, int n) {
+  qsort(x, (size_t)n, sizeof *x, cmp_d);
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
 /* The median over repetitions of the slowest member's time. */
 static double median_of_max(double *t, int reps, MPI_Comm comm) {
   double *mx = malloc(sizeof(double) * (size_t)reps), med;
   MPI_Allreduce(t, mx, reps, MPI_DOUBLE, MPI_MAX, comm);
-  qsort(mx, (size_t)reps, sizeof *mx, cmp_d);
-  med = reps % 2 ? mx[reps / 2] : 0.5 * (mx[reps / 2 - 1] + mx[reps / 2]);
+  med = median(mx, reps);
   free(mx);
   return med;
 }
@@ -59,8 +64,7 @@ static double median_after_last(double *st, double *en, int reps, MPI_Comm comm)
   MPI_Allreduce(st, s, reps, MPI_DOUBLE, MPI_MAX, comm);
   MPI_Allreduce(en, e, reps, MPI_DOUBLE, MPI_MAX, comm);
   for (int i = 0; i < reps; i++) e[i] -= s[i];
-  qsort(e, (size_t)reps, sizeof *e, cmp_d);
-  med = reps % 2 ? e[reps / 2] : 0.5 * (e[reps / 2 - 1] + e[reps / 2]);
+  med = median(e, reps);
   free(s);
   free(e);
   return med;
