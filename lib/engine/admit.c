@@ -55,7 +55,7 @@ static size_t rounded(size_t n) {
 static size_t future_of(const dred_rt_t *rt, const dred_inst_t *in) {
   if (in->acc_is_app) return rounded(in->bytes);
   if (rt->cfg.replicas == 0) return 0;
-  return rounded(rt->robust->combine_room(rt, in));
+  return rounded(rt->robust->pool_extra(rt, in));
 }
 
 void dred_admit_init(dred_rt_t *rt) {
@@ -145,7 +145,7 @@ static void move_in(dred_rt_t *rt, dred_inst_t *in) {
   in->acc_malloced = mal;
   if (rt->cfg.replicas > 0) { /* listed like an operand copied in at the call */
     uv_mutex_lock(&rt->lock);
-    rt->robust->publish(rt, in);
+    rt->robust->on_operand_pooled(rt, in);
     uv_mutex_unlock(&rt->lock);
   }
 }

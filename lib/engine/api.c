@@ -157,7 +157,8 @@ int dred_init(int *argc, char ***argv) {
         DRED_ERROR("dred_init: %s could not start (%s; its log says why): the job cannot run",
                    who == 0 && !rt->boot.external ? "dred-master" : "another process",
                    dred_strerror(agreed));
-      if (rt->store != NULL) rt->robust->close(rt);
+      rt->robust->close(rt);
+      rt->robust->destroy(rt);
       dred_watch_close(rt->watch);
       dred_net_close(&rt->net);
       uv_run(&rt->loop, UV_RUN_NOWAIT); /* the close callbacks free the links */
@@ -239,6 +240,7 @@ int dred_finalize(void) {
     dred_watchdog_stop(&watchdog);
   }
   rc = rt->cut_short > 0 ? DRED_ERR_TIMEOUT : DRED_OK;
+  rt->robust->destroy(rt);
   free(rt);
   g_rt = NULL;
   return rc;
@@ -561,7 +563,8 @@ static int call_start(const call_t *c, MPI_Comm comm, int tag, dred_future **fut
     if (publish) dred_meetpath_publish(rt, in); /* a bcast root's data, overlapping copies */
     goto out;
   }
-  if (rt->cfg.replicas > 0 && c->kind != PROTO_KIND_BCAST) rt->robust->publish(rt, in);
+  if (rt->cfg.replicas > 0 && c->kind != PROTO_KIND_BCAST)
+    rt->robust->on_operand_pooled(rt, in);
   /* A copy on another node, not only in this node's memory, before the call returns
    * (handover.c): registered before the runtime can see `in`, so its answer is not
    * missed. */

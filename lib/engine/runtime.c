@@ -98,7 +98,7 @@ void dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
 
 void dred_rt_inst_maybe_finish(dred_rt_t *rt, dred_inst_t *in) {
   if (in->state == INST_ENDED && in->tasks_pending == 0 &&
-      (in->repl == NULL || !rt->robust->busy(in)))
+      (in->repl == NULL || !rt->robust->reading(in)))
     dred_rt_inst_finish(rt, in, in->end_status);
 }
 
@@ -240,7 +240,7 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   dred_rt_ready(in, in->member, &m); /* before the replicas: they add their holders to it */
   /* Replicas first: until the neighbour has our header, a crash here loses the operand
    * for good, so that window is kept as short as one copy of it. */
-  if (rt->cfg.replicas > 0) rt->robust->on_announce(rt, in, &m);
+  if (rt->cfg.replicas > 0) rt->robust->on_ready(rt, in, &m);
   if ((rc = dred_dp_acc_prepare(rt, in)) != DRED_OK) {
     /* The other members are already on their way: tell the master this member's
      * reduction failed, so every member's future ends instead of waiting for us. */
@@ -251,7 +251,7 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   }
   if (in->acc != NULL) {
     m.u.ready.buf = dred_rt_bufref(rt, in->acc, in->pool_off, in->bytes);
-    m.u.ready.snap = (uint8_t)(in->repl != NULL && rt->robust->acc_absorbable(in));
+    m.u.ready.snap = (uint8_t)(in->repl != NULL && rt->robust->acc_listed(in));
   } else {
     /* No buffer: join anyway, saying why, so the master ends the instance with this
      * status for every member instead of leaving them waiting for us. */
@@ -260,7 +260,7 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   }
   send_to_master(rt, &m, NULL);
   in->state = INST_ANNOUNCED;
-  if (!dred_queue_empty(&rt->parked)) rt->parked_retry = 1; /* one may have waited for this call */
+  if (DRED_RT_ROBUST_ON(rt)) rt->robust->on_ready_sent(rt, in); /* a RECOVER may wait for it */
   if (rt->abandon_pass) send_abandon(rt, in); /* finalize stopped waiting before we got here */
 }
 
@@ -308,7 +308,7 @@ static void on_task(dred_rt_t *rt, const proto_msg_t *m) {
       own_off = &in->pool_off;
       own_malloced = &in->acc_malloced;
     } else { /* a recovered copy we hold for another member */
-      dred_rbuf_t *b = in->repl != NULL ? rt->robust->rbuf(in, m->u.task.exec_member) : NULL;
+      dred_rbuf_t *b = in->repl != NULL ? rt->robust->recovered(in, m->u.task.exec_member) : NULL;
       if (b != NULL) {
         dst = b->p;
         dst_off = b->pool_off;
@@ -378,7 +378,7 @@ static void on_end(dred_rt_t *rt, const proto_msg_t *m) {
     in->end_status = DRED_ERR_INTERNAL;
   }
   /* inline: nothing was replicated */
-  if (!in->inl && DRED_RT_ROBUST_ON(rt)) rt->robust->on_end(rt, in);
+  if (!in->inl && DRED_RT_ROBUST_ON(rt)) rt->robust->on_reduction_end(rt, in);
   dred_rt_inst_maybe_finish(rt, in);
 }
 
@@ -428,6 +428,62 @@ static void on_serve(dred_rt_t *rt, int src, const proto_msg_t *m) {
   }
 }
 
+
+/* dred-master declared worker w failed: record it (rt->failed is this process's only
+ * record of who is dead), stop our work with w, then let the robust layer, the meeting
+ * place and the node's memory budget react. */
+static void worker_failed_stop(dred_rt_t *rt, uint32_t w);
+
+static void worker_failed(dred_rt_t *rt, uint32_t w) {
+  if (w >= (uint32_t)rt->world_size || rt->failed[w]) return;
+  rt->failed[w] = 1;
+  rt->nfailed++;
+  rt->robust_engaged = 1;
+  if (w == (uint32_t)rt->world_rank) {
+    /* A false detection (this process was too slow to answer): the master no longer
+     * counts on us, so nothing we hold will complete.  End everything explicitly. */
+    DRED_ERROR("dred-master declared this process failed (it was silent too long; raise "
+               "DRED_FAIL_TIMEOUT_MS?): ending every reduction");
+    dred_rt_fail_everything(rt, DRED_ERR_PROC_FAILED);
+  } else {
+    worker_failed_stop(rt, w);
+    rt->robust->on_member_failed(rt, w);
+  }
+  /* slots of the meeting place that wait for it end now (after failed[] is set) */
+  dred_meetpath_on_failed(rt, w);
+  dred_nodemem_on_failed(rt, w); /* its share of the node's budget */
+}
+
+/* Our work with dead worker w stops: its link, calls waiting for it to hold a copy, and
+ * tasks reading its memory over RMA. */
+static void worker_failed_stop(dred_rt_t *rt, uint32_t w) {
+  dred_queue_t *q, *n;
+  DRED_WARN("dred-master reports worker %u failed", w);
+  dred_net_drop(&rt->net, (int)w);
+  dred_handover_holder_failed(rt, (int)w); /* calls waiting for w to hold a copy go on */
+  /* Tasks reading w over RMA would wait forever: stop them and tell the master. */
+  DRED_QUEUE_FOREACH_SAFE(q, n, &rt->tasks) {
+    dred_task_t *t = DRED_QUEUE_DATA(q, dred_task_t, link);
+    proto_msg_t d;
+    if (t->provider != w || (t->started && t->src != NULL)) continue;
+    if (!t->started && t->buf.pool_off >= 0 && rt->peer_base[w] != NULL) continue; /* shm */
+    if (t->started) dred_dp_task_abort(rt, t); /* our buffer is intact: built out of place */
+    memset(&d, 0, sizeof d);
+    d.type = PROTO_DONE;
+    d.u.done.task_id = t->task_id;
+    d.u.done.status = PROTO_TASK_PROVIDER_LOST;
+    d.u.done.buf = dred_rt_bufref(rt, t->dst, t->dst_pool_off, t->inst->bytes);
+    dred_rt_send_master(rt, &d);
+    DRED_WARN("task %llu stopped: provider %u failed (our buffer is intact)",
+              (unsigned long long)t->task_id, w);
+    dred_queue_remove(q);
+    t->inst->tasks_pending--;
+    dred_rt_inst_maybe_finish(rt, t->inst);
+    free(t);
+  }
+  /* Copies on their way to or from w need nothing here: net.c never delivers a copy cut
+   * short, and our sends to w end with its link. */
+}
 
 /* The master's link closed before SHUTDOWN: the master process is gone -- every reduction
  * ends now with DRED_ERR_MASTER_LOST instead of after the watchdog's timeout. */
@@ -493,9 +549,9 @@ static int recv_messages(dred_rt_t *rt) {
                    src, m.u.replica.member, PROTO_KEY_ARG(m.u.replica.tag), why);
         free(dred_net_take_payload(&rt->net, NULL));
       } else if (m.type == PROTO_REPLICA)
-        rt->robust->on_header(rt, src, &m);
+        rt->robust->on_replica(rt, src, &m);
       else if (m.type == PROTO_REPLICA_ACK)
-        rt->robust->on_ack(rt, src, &m);
+        rt->robust->on_replica_ack(rt, src, &m);
       else if (m.type == PROTO_SERVE)
         on_serve(rt, src, &m);
       else
@@ -557,12 +613,10 @@ static int recv_messages(dred_rt_t *rt) {
         /* its control socket, if on our node: it cannot remove it, and the last of us to
          * leave removes the directory only once it is empty */
         dred_boot_forget(&rt->boot, (int)m.u.failed.worker);
-        rt->robust->on_failed(rt, m.u.failed.worker);
-        /* slots of the meeting place that wait for it end now (after failed[] is set) */
-        dred_meetpath_on_failed(rt, m.u.failed.worker);
-        dred_nodemem_on_failed(rt, m.u.failed.worker); /* its share of the node's budget */
+        worker_failed(rt, m.u.failed.worker);
         break;
       case PROTO_RECOVER:
+        rt->robust_engaged = 1;
         rt->robust->on_recover(rt, &m);
         break;
       default:
@@ -746,6 +800,7 @@ static uint64_t meet_sweep(dred_rt_t *rt) {
 static void on_turn(uv_check_t *h) {
   dred_rt_t *rt = h->data;
   int now_work, tasks, mpi_wait, spin, stop;
+  unsigned robust;
   uint64_t t0 = uv_hrtime(), t1, t2, t3, t4, turn;
   int progress = drain_submissions(rt) > 0;
   progress |= recv_messages(rt) > 0;
@@ -758,7 +813,7 @@ static void on_turn(uv_check_t *h) {
      * dred_finalize stopped waiting */
     if (!dred_queue_empty(&rt->poolq))
       progress |= dred_admit_progress(rt, announce, rt->abandon_pass, &admit_due) > 0;
-    if (DRED_RT_ROBUST_ON(rt)) rt->robust->progress(rt, &due);
+    if (DRED_RT_ROBUST_ON(rt)) rt->robust->on_turn(rt, &due);
     if (admit_due != 0 && (due == 0 || admit_due < due)) due = admit_due;
     if ((meet_due = meet_sweep(rt)) != 0 && (due == 0 || meet_due < due)) due = meet_due;
     progress |= dred_meetpath_turn(rt);
@@ -807,8 +862,9 @@ static void on_turn(uv_check_t *h) {
   /* What the CPU can do at once, against what waits for MPI: the head task (a combine
    * steps forward every turn and counts as progress; a read from another node may not),
    * other nodes reading from us, RECOVERs parked for a copy (see the top). */
-  now_work = now_work || !dred_queue_empty(&rt->net.inbox) || rt->parked_retry;
-  mpi_wait = tasks || rt->nserving > 0 || !dred_queue_empty(&rt->parked);
+  robust = DRED_RT_ROBUST_ON(rt) ? rt->robust->waiting(rt) : 0;
+  now_work = now_work || !dred_queue_empty(&rt->net.inbox) || (robust & DRED_ROBUST_RETRY);
+  mpi_wait = tasks || rt->nserving > 0 || (robust & DRED_ROBUST_PARKED);
   if (progress) rt->progress_ns = t4;
   spin = now_work || (mpi_wait && t4 - rt->progress_ns <= SPIN_NS) ||
          (rt->master_eof_ns != 0 && !rt->shutdown && !rt->dead); /* the grace above */
@@ -840,7 +896,6 @@ int dred_rt_start(dred_rt_t *rt) {
   dred_queue_init(&rt->poolq);
   dred_queue_init(&rt->groups);
   dred_queue_init(&rt->tasks);
-  dred_queue_init(&rt->parked);
   dred_queue_init(&rt->handover_tickets);
   if ((rt->failed = calloc((size_t)rt->world_size, 1)) == NULL ||
       (rt->serving = calloc((size_t)rt->world_size, sizeof *rt->serving)) == NULL)

@@ -40,6 +40,7 @@
 #include "../shm/segment.h"
 #include "../../common/tagseq.h"
 #include "../../include/dred.h"
+#include "robust.h"
 
 /* The largest reduction dred accepts, in bytes (count * extent): 1 TiB, beyond any node
  * dred runs on; reductions above the node's physical memory are refused as well
@@ -313,6 +314,8 @@ typedef struct dred_task {
 struct dred_robust;
 typedef struct dred_rt {
   const struct dred_robust *robust; /* the robust layer's hooks (dred_robust_layer) */
+  struct dred_repl_state *robust_state; /* and its state: the layer's alone (open/destroy) */
+  int robust_engaged;  /* the layer was told of a failure or a RECOVER (DRED_RT_ROBUST_ON) */
   dred_config_t cfg;
   int world_rank, world_size;
   int mpi_inited_by_us;
@@ -408,12 +411,7 @@ typedef struct dred_rt {
   uint32_t *serving;   /* by private rank: its RMA tasks reading our memory (SERVE) */
   uint64_t nserving;   /* their sum: while > 0 the loop drives MPI's progress     */
   int nfailed;          /* entries set in failed[] */
-  /* replication (replicate.c) */
-  struct dred_replica *store;
-  char job_id[64];              /* from dred-master at init (common/mpi/boot.h) */
-  char jobdir[600];             /* <storage>/job-<id> on this node; "" without replicas */
-  dred_queue_t parked;    /* RECOVER requests waiting for the local call or a write */
-  int parked_retry;
+  char job_id[64];     /* from dred-master at init (common/mpi/boot.h) */
   int shutdown;        /* SHUTDOWN received */
   uint64_t tasks_run, bytes_combined;
   uint64_t max_turn_ns; /* longest loop turn (PINGs wait at most that long) */
@@ -530,71 +528,6 @@ void dred_rt_ready(const dred_inst_t *in, uint32_t member, proto_msg_t *m);
 /* Application thread, under rt->lock, `in` inserted: send an inline reduction's READY
  * from this thread (1), or leave it to the runtime thread (0: submit it as usual). */
 int dred_rt_announce_now(dred_rt_t *rt, dred_inst_t *in);
-
-/* The robust layer (replicas, recovery, reactions to failures), as the engine sees it:
- * the hooks it calls at its events and the questions it asks about a reduction's buffers,
- * rabit's AllreduceBase/AllreduceRobust split in C.  lib/robust/replicate.c fills the table
- * (dred_robust_layer, called once by dred_init: the only reference from the engine's
- * files to the robust layer's); the engine calls through rt->robust, so the engine's
- * objects do not link against the robust layer's and the layer's files call the engine,
- * never the other way round.  With DRED_REPLICAS=0 and no failure only open, init and
- * close run (start and end of the job), and they do nothing. */
-typedef struct dred_robust {
-  /* Open this worker's replica store in the job's directory (DRED_REPLICAS > 0): DRED_OK,
-   * or DRED_ERR_STORAGE (logged) -- dred_init then fails (a job that asked for replicas
-   * must not run without them unknowingly). */
-  int (*open)(dred_rt_t *rt);
-  int (*init)(dred_rt_t *rt);
-  void (*close)(dred_rt_t *rt);
-  /* dred_ireduce, under rt->lock, once the operand is in our pool: list it in the
-   * snapshot directory, so that a node peer can recover it from the first instant.  Call
-   * only with DRED_REPLICAS > 0. */
-  void (*publish)(dred_rt_t *rt, dred_inst_t *in);
-  /* At announce: store the operand locally and send copies; fills the READY's replica
-   * list.  Call only with DRED_REPLICAS > 0. */
-  void (*on_announce)(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready);
-  /* Messages for this layer: REPLICA, REPLICA_ACK, RECOVER, FAILED, SHUTDOWN. */
-  void (*on_header)(dred_rt_t *rt, int src, const proto_msg_t *m);
-  void (*on_ack)(dred_rt_t *rt, int src, const proto_msg_t *m);
-  void (*on_recover)(dred_rt_t *rt, const proto_msg_t *m);
-  void (*on_failed)(dred_rt_t *rt, uint32_t worker);
-  void (*on_shutdown)(dred_rt_t *rt); /* skip the copies still queued */
-  void (*on_end)(dred_rt_t *rt, dred_inst_t *in);
-  /* Once per loop turn: deferred copies due, parked RECOVERs.  *next_due_ns: when it
-   * wants the next turn at the latest (uv_hrtime), or 0; the engine wakes the loop then. */
-  int (*progress)(dred_rt_t *rt, uint64_t *next_due_ns);
-  /* acc stops being the snapshot (the first combine moved the result elsewhere): drop the
-   * engine's hold on it.  No-op when acc is not a snapshot. */
-  void (*snapshot_drop)(dred_rt_t *rt, dred_inst_t *in);
-  /* acc is the replica snapshot: read-only until the first combine moves the result on. */
-  int (*acc_is_snapshot)(const dred_inst_t *in);
-  /* Absorption (absorb.c).  acc_absorbable: at announce, acc is our snapshot in the pool
-   * and listed in the directory (READY's snap).  absorb_begin: a task with TASK's absorb
-   * and the provider in shared memory -- 1 if it absorbs in place (then absorb_step does
-   * its work and absorb_end, finished or not, releases scratch), 0 if the engine combines
-   * as usual. */
-  int (*acc_absorbable)(const dred_inst_t *in);
-  /* Pool bytes a reduction whose acc will be its snapshot needs for its combines, beyond
-   * the operand (pool admission reserves them at the call, before in->repl exists). */
-  size_t (*combine_room)(const dred_rt_t *rt, const dred_inst_t *in);
-  int (*absorb_begin)(dred_rt_t *rt, dred_task_t *t);
-  int (*absorb_step)(dred_rt_t *rt, dred_task_t *t, uint64_t deadline);
-  void (*absorb_end)(dred_rt_t *rt, dred_task_t *t);
-  /* Store reads for this reduction are in flight: it may not be freed yet. */
-  int (*busy)(const dred_inst_t *in);
-  /* The recovered copy of member `member`'s operand held here (a task's destination). */
-  dred_rbuf_t *(*rbuf)(dred_inst_t *in, uint32_t member);
-  /* The reduction's buffers go: recovered copies freed, directory slot retired, the
-   * robust state freed.  Returns 1 when acc was the snapshot (now the snapshot's to free:
-   * its copies may still be in flight), else 0 (acc is the engine's to free). */
-  int (*inst_release)(dred_rt_t *rt, dred_inst_t *in);
-} dred_robust_t;
-const dred_robust_t *dred_robust_layer(void);
-/* The engine calls the robust layer's per-reduction hooks only for a reduction that has
- * robust state (in->repl), and its per-turn hooks only while the job keeps replicas or a
- * RECOVER waits: with DRED_REPLICAS=0 and no failure none of the layer's code runs. */
-#define DRED_RT_ROBUST_ON(rt) \
-  ((rt)->cfg.replicas > 0 || (rt)->parked_retry || !dred_queue_empty(&(rt)->parked))
 
 /* admit.c -- pool admission: reductions wait for room in the pool, not on the slow path */
 #define DRED_ADMIT_STALL_MS 500 /* nothing freed this long: the oldest waiting goes ahead */

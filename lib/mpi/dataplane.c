@@ -550,7 +550,7 @@ void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in) {
   dred_admit_release(rt, in); /* its pool reservation, or its private copy if it never got in */
   /* The robust layer's buffers first; if acc is its snapshot, the snapshot frees it once
    * its copies are taken. */
-  int acc_is_snapshot = in->repl != NULL && rt->robust->inst_release(rt, in);
+  int acc_is_snapshot = in->repl != NULL && rt->robust->on_buffers_release(rt, in);
   if (in->acc != NULL && !(in->is_root && in->acc == in->recvbuf)) { /* a direct root combines in recvbuf */
     if (!acc_is_snapshot && !in->acc_is_app) /* the application's block is never ours to free */
       dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
@@ -708,7 +708,7 @@ static void task_begin(dred_rt_t *rt, dred_task_t *t) {
   t->kern = dred_dp_kernel(in);
   /* acc is the replica snapshot, or the application's own block (zero copy): read-only */
   t->own_ro = t->own_p == &in->acc &&
-              ((in->repl != NULL && rt->robust->acc_is_snapshot(in)) || in->acc_is_app);
+              ((in->repl != NULL && rt->robust->acc_read_only(in)) || in->acc_is_app);
   t->next_elem = t->done_elems = 0;
   t->src = NULL;
   if (t->provider == (uint32_t)rt->world_rank && t->buf.pool_off < 0) {
@@ -723,7 +723,7 @@ static void task_begin(dred_rt_t *rt, dred_task_t *t) {
   if (t->src != NULL) {
     /* Both buffers snapshots on this node: the robust layer may absorb the provider's
      * into ours in place, recoverably (absorb.c). */
-    if (t->absorb && in->repl != NULL && rt->robust->absorb_begin(rt, t)) {
+    if (t->absorb && in->repl != NULL && rt->robust->on_task_start(rt, t)) {
       t->oop = 0;
       return;
     }
@@ -751,7 +751,7 @@ static void task_begin(dred_rt_t *rt, dred_task_t *t) {
 static void task_end(dred_rt_t *rt, dred_task_t *t) {
   t->nslots = 0;
   task_serve(rt, t, 0);
-  if (t->absorbing) rt->robust->absorb_end(rt, t);
+  if (t->absorbing) rt->robust->on_task_finished(rt, t);
 }
 
 /* Whole elements in `bytes` (at least one: an element may be larger than a chunk). */
@@ -871,7 +871,7 @@ static void oop_commit(dred_rt_t *rt, dred_task_t *t) {
     dred_dp_buf_free(rt, in->bytes, t->out, t->out_pool_off, t->out_malloced);
   } else {
     if (t->own_ro) {
-      if (in->repl != NULL) rt->robust->snapshot_drop(rt, in); /* if it was the snapshot */
+      if (in->repl != NULL) rt->robust->on_acc_replaced(rt, in); /* if it was the snapshot */
       in->acc_is_app = 0; /* the application's block, if it was, stays untouched */
     } else
       dred_dp_buf_free(rt, in->bytes, *t->own_p, *t->own_pool_off, *t->own_malloced);
@@ -901,7 +901,7 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
   }
   deadline = uv_hrtime() + TASK_STEP_NS;
   if (t->absorbing) {
-    rc = rt->robust->absorb_step(rt, t, deadline);
+    rc = rt->robust->task_step(rt, t, deadline);
     did = 1;
   } else if (t->src != NULL) {
     rc = t->oop ? step_direct_oop(rt, t, deadline) : step_direct(rt, t, deadline);

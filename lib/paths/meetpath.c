@@ -322,7 +322,7 @@ static void reroute(dred_rt_t *rt, dred_inst_t *in) {
   meet_blk_free(rt, in);
   in->meet_by_ref = 0;
   rt->meet_spilled++;
-  if (rt->cfg.replicas > 0) rt->robust->publish(rt, in);
+  if (rt->cfg.replicas > 0) rt->robust->on_operand_pooled(rt, in);
   dred_queue_insert_tail(&rt->submitq, &in->qlink);
 }
 

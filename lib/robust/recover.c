@@ -143,9 +143,9 @@ static void recover_get_done(void *arg, int status) {
   free(io);
 }
 
-static int write_pending(uint64_t group, int64_t tag, uint32_t member) {
+static int write_pending(const dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member) {
   dred_queue_t *q;
-  DRED_QUEUE_FOREACH(q, &dred_repl_writes_in_flight) {
+  DRED_QUEUE_FOREACH(q, &dred_repl_state(rt)->writes) {
     repl_io_t *io = DRED_QUEUE_DATA(q, repl_io_t, link);
     if (io->group == group && io->tag == tag && io->member == member) return 1;
   }
@@ -174,8 +174,8 @@ int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
     send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_PROC_FAILED);
     return 1;
   }
-  if (write_pending(in->group_id, in->tag, member)) return 0;
-  held = member != in->member ? dred_repl_held_find(in->group_id, in->tag, member) : NULL;
+  if (write_pending(rt, in->group_id, in->tag, member)) return 0;
+  held = member != in->member ? dred_repl_held_find(rt, in->group_id, in->tag, member) : NULL;
   if ((r = dred_repl_inst_of(in)) == NULL || (io = calloc(1, sizeof *io)) == NULL) {
     send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_NOMEM);
     return 1;
@@ -228,12 +228,12 @@ int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
     recover_get_done(io, held->len == in->bytes ? DRED_OK : DRED_ERR_STORAGE);
     return 1;
   }
-  if (rt->store == NULL) {
+  if (dred_repl_state(rt)->store == NULL) {
     r->io_pending++;
     recover_get_done(io, DRED_ERR_PROC_FAILED);
     return 1;
   }
-  rc = dred_replica_get_async(&rt->loop, rt->store, in->group_id, in->tag, member, io->buf,
+  rc = dred_replica_get_async(&rt->loop, dred_repl_state(rt)->store, in->group_id, in->tag, member, io->buf,
                               in->bytes, recover_get_done, io);
   r->io_pending++;
   if (rc != DRED_OK) recover_get_done(io, rc);
@@ -249,5 +249,5 @@ void dred_repl_on_recover(dred_rt_t *rt, const proto_msg_t *m) {
     return;
   }
   p->msg = *m;
-  dred_queue_insert_tail(&rt->parked, &p->link);
+  dred_queue_insert_tail(&dred_repl_state(rt)->parked, &p->link);
 }

@@ -27,7 +27,7 @@
  *     first -- most do -- writes nothing.  Writing each on arrival cost the failure-free
  *     path its SQLite work: docs/performance.md.  A RECOVER reads a held copy from
  *     memory (recover.c).
- *   - Writes in flight are listed (dred_repl_writes_in_flight) so that a RECOVER for a copy still
+ *   - Writes in flight are listed (the state's writes) so that a RECOVER for a copy still
  *     being written waits for it (recover.c); each finished write wakes the parked
  *     RECOVERs.
  */
@@ -40,9 +40,6 @@
 #include "../../storage/replica.h"
 #include "../../storage/replica_async.h"
 #include "replicate_internal.h"
-
-/* Neighbour copies being written (one runtime thread per process, so one list). */
-dred_queue_t dred_repl_writes_in_flight = {&dred_repl_writes_in_flight, &dred_repl_writes_in_flight};
 
 static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m);
 static int hold_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
@@ -85,7 +82,7 @@ void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m) {
 
 static void neighbour_put_done(void *arg, int status) {
   repl_io_t *io = arg;
-  io->rt->parked_retry = 1; /* a RECOVER may be waiting for this copy */
+  dred_repl_state(io->rt)->parked_retry = 1; /* a RECOVER may be waiting for this copy */
   if (status != DRED_OK && status != DRED_ERR_SHUTDOWN) /* SHUTDOWN: skipped, moot */
     DRED_WARN("replica of member %u (tag " PROTO_KEY_FMT ") not stored: %s", io->member,
               PROTO_KEY_ARG(io->tag), dred_status_str(status));
@@ -111,6 +108,7 @@ static void neighbour_put_done(void *arg, int status) {
 /* The copy sits in the member's shared-memory segment: write it from there.  The segment
  * stays mapped even if the member dies meanwhile, so the read is always safe. */
 static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m) {
+  dred_repl_state_t *st = dred_repl_state(rt);
   repl_io_t *io;
   int rc;
   char *base = src < rt->world_size ? rt->peer_base[src] : NULL;
@@ -122,7 +120,7 @@ static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m) {
                m->u.replica.member, PROTO_KEY_ARG(m->u.replica.tag), why);
     base = NULL;
   }
-  if (base == NULL || rt->store == NULL || (io = calloc(1, sizeof *io)) == NULL) {
+  if (base == NULL || st->store == NULL || (io = calloc(1, sizeof *io)) == NULL) {
     proto_msg_t a = *m; /* let the member free its snapshot anyway */
     DRED_ERROR("cannot take a shared-memory replica from worker %d", src);
     a.type = PROTO_REPLICA_ACK;
@@ -136,9 +134,9 @@ static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m) {
   io->member = m->u.replica.member;
   io->ack_to = src;
   io->ack_off = m->u.replica.pool_off;
-  dred_queue_insert_tail(&dred_repl_writes_in_flight, &io->link);
-  dred_repl_stored_add(io->group, io->tag);
-  rc = dred_replica_put_async(&rt->loop, rt->store, io->group, io->tag, io->member,
+  dred_queue_insert_tail(&st->writes, &io->link);
+  dred_repl_stored_add(rt, io->group, io->tag);
+  rc = dred_replica_put_async(&rt->loop, st->store, io->group, io->tag, io->member,
                               base + m->u.replica.pool_off, (size_t)m->u.replica.len,
                               neighbour_put_done, io);
   if (rc != DRED_OK) neighbour_put_done(io, rc); /* still ACK: the member frees its snapshot */
@@ -146,21 +144,19 @@ static void store_shared(dred_rt_t *rt, int src, const proto_msg_t *m) {
 
 /* ---- copies that came over the network: held in memory, written late ---------------- */
 
-/* Held copies, in arrival order, which is due order (one delay for all), and by (group,
- * tag) so that every END finds its own at once. */
-static dred_queue_t held_q = {&held_q, &held_q};
-dred_keymap_t dred_repl_held_index = DRED_KEYMAP_INIT;
-static size_t held_bytes;
+/* Held copies are listed in arrival order, which is due order (one delay for all), and
+ * indexed by (group, tag) so that every END finds its own at once (dred_repl_state_t). */
 
-/* Start the store write of held copy `io` (takes it off held_q).  0 when under way (a
- * RECOVER for it then waits for the write), -1 when dropped. */
+/* Start the store write of held copy `io` (takes it off the held list).  0 when under way
+ * (a RECOVER for it then waits for the write), -1 when dropped. */
 static int write_held(dred_rt_t *rt, repl_io_t *io) {
+  dred_repl_state_t *st = dred_repl_state(rt);
   dred_queue_remove(&io->link);
-  dred_keymap_remove(&dred_repl_held_index, &io->knode);
-  held_bytes -= io->len;
-  dred_queue_insert_tail(&dred_repl_writes_in_flight, &io->link);
-  dred_repl_stored_add(io->group, io->tag);
-  if (dred_replica_put_async(&rt->loop, rt->store, io->group, io->tag, io->member, io->buf,
+  dred_keymap_remove(&st->held_index, &io->knode);
+  st->held_bytes -= io->len;
+  dred_queue_insert_tail(&st->writes, &io->link);
+  dred_repl_stored_add(rt, io->group, io->tag);
+  if (dred_replica_put_async(&rt->loop, st->store, io->group, io->tag, io->member, io->buf,
                              io->len, neighbour_put_done, io) != DRED_OK) {
     DRED_WARN("replica of member %u (tag " PROTO_KEY_FMT ") not stored: the store refused it",
               io->member, PROTO_KEY_ARG(io->tag));
@@ -179,9 +175,10 @@ static int write_held(dred_rt_t *rt, repl_io_t *io) {
  * are written at once.  0 when held or written, -1 when dropped. */
 static int hold_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
                          char *buf, size_t len) {
+  dred_repl_state_t *st = dred_repl_state(rt);
   dred_queue_t *q;
   repl_io_t *io = calloc(1, sizeof *io);
-  if (io == NULL || rt->store == NULL) {
+  if (io == NULL || st->store == NULL) {
     free(io);
     dred_bigbuf_free(buf, len);
     return -1;
@@ -193,12 +190,12 @@ static int hold_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t me
   io->buf = buf;
   io->len = len;
   io->ack_to = -1;
-  dred_queue_insert_tail(&held_q, &io->link);
-  (void)dred_keymap_insert(&dred_repl_held_index, &io->knode, group, tag);
-  held_bytes += len;
+  dred_queue_insert_tail(&st->held, &io->link);
+  (void)dred_keymap_insert(&st->held_index, &io->knode, group, tag);
+  st->held_bytes += len;
   if (rt->cfg.replica_delay_ms == 0) return write_held(rt, io);
   io->due_ns = uv_hrtime() + rt->cfg.replica_delay_ms * 1000000ull;
-  while (held_bytes > rt->cfg.pool_mb << 20 && (q = dred_queue_head(&held_q)) != NULL) {
+  while (st->held_bytes > rt->cfg.pool_mb << 20 && (q = dred_queue_head(&st->held)) != NULL) {
     repl_io_t *old = DRED_QUEUE_DATA(q, repl_io_t, link);
     if (write_held(rt, old) != 0 && old == io) return -1;
   }
@@ -209,7 +206,7 @@ int dred_repl_held_progress(dred_rt_t *rt, uint64_t *next_due_ns) {
   dred_queue_t *q;
   uint64_t now = 0;
   int work = 0;
-  while ((q = dred_queue_head(&held_q)) != NULL) {
+  while ((q = dred_queue_head(&dred_repl_state(rt)->held)) != NULL) {
     repl_io_t *io = DRED_QUEUE_DATA(q, repl_io_t, link);
     if (now == 0) now = uv_hrtime();
     if (now < io->due_ns) {
@@ -222,30 +219,34 @@ int dred_repl_held_progress(dred_rt_t *rt, uint64_t *next_due_ns) {
   return work;
 }
 
-const repl_io_t *dred_repl_held_find(uint64_t group, int64_t tag, uint32_t member) {
+const repl_io_t *dred_repl_held_find(const dred_rt_t *rt, uint64_t group, int64_t tag,
+                                     uint32_t member) {
   dred_keymap_node_t *k, *kn;
-  DRED_KEYMAP_FOREACH_KEY(k, kn, &dred_repl_held_index, group, tag) {
+  DRED_KEYMAP_FOREACH_KEY(k, kn, &dred_repl_state(rt)->held_index, group, tag) {
     repl_io_t *io = DRED_KEYMAP_DATA(k, repl_io_t, knode);
     if (io->member == member) return io;
   }
   return NULL;
 }
 
-static void held_free(repl_io_t *io) {
+static void held_free(dred_repl_state_t *st, repl_io_t *io) {
   dred_queue_remove(&io->link);
-  dred_keymap_remove(&dred_repl_held_index, &io->knode);
-  held_bytes -= io->len;
+  dred_keymap_remove(&st->held_index, &io->knode);
+  st->held_bytes -= io->len;
   dred_bigbuf_free(io->buf, io->len);
   free(io);
 }
 
-void dred_repl_held_drop(uint64_t group, int64_t tag) {
+void dred_repl_held_drop(dred_rt_t *rt, uint64_t group, int64_t tag) {
+  dred_repl_state_t *st = dred_repl_state(rt);
   dred_keymap_node_t *k, *kn;
-  DRED_KEYMAP_FOREACH_KEY(k, kn, &dred_repl_held_index, group, tag)
-    held_free(DRED_KEYMAP_DATA(k, repl_io_t, knode));
+  DRED_KEYMAP_FOREACH_KEY(k, kn, &st->held_index, group, tag)
+    held_free(st, DRED_KEYMAP_DATA(k, repl_io_t, knode));
 }
 
-void dred_repl_held_clear(void) {
+void dred_repl_held_clear(dred_rt_t *rt) {
+  dred_repl_state_t *st = dred_repl_state(rt);
   dred_queue_t *q;
-  while ((q = dred_queue_head(&held_q)) != NULL) held_free(DRED_QUEUE_DATA(q, repl_io_t, link));
+  while ((q = dred_queue_head(&st->held)) != NULL)
+    held_free(st, DRED_QUEUE_DATA(q, repl_io_t, link));
 }

@@ -40,16 +40,12 @@
 
 #define PLACE_SPARE 2 /* candidates beyond DRED_REPLICAS-1, for copies that cannot be sent */
 
-dred_queue_t dred_repl_snapshots = {&dred_repl_snapshots, &dred_repl_snapshots};
-dred_keymap_t dred_repl_snap_index = DRED_KEYMAP_INIT;
-dred_queue_t dred_repl_deferred_q = {&dred_repl_deferred_q, &dred_repl_deferred_q}; /* deferred, in due order */
-
 /* ---- taking copies ------------------------------------------------------------------- */
 
 void dred_repl_snapshot_unref(snapshot_t *sn) {
   if (--sn->refs > 0) return;
   dred_queue_remove(&sn->link);
-  dred_keymap_remove(&dred_repl_snap_index, &sn->knode);
+  dred_keymap_remove(&dred_repl_state(sn->rt)->snap_index, &sn->knode);
   dred_queue_remove(&sn->dlink); /* no-op unless still deferred */
   dred_snapdir_retire(sn->rt, sn->dir_slot); /* before the block can be reused */
   if (sn->borrowed != NULL)
@@ -116,8 +112,8 @@ static void start_local_copy(dred_rt_t *rt, snapshot_t *sn) {
   io->snap = sn;
   io->tag = sn->tag;
   sn->refs++;
-  dred_repl_stored_add(sn->group, sn->tag);
-  if (dred_replica_put_async(&rt->loop, rt->store, sn->group, sn->tag, sn->member, sn->p,
+  dred_repl_stored_add(rt, sn->group, sn->tag);
+  if (dred_replica_put_async(&rt->loop, dred_repl_state(rt)->store, sn->group, sn->tag, sn->member, sn->p,
                              sn->len, local_put_done, io) != DRED_OK) {
     sn->refs--;
     free(io);
@@ -134,7 +130,7 @@ static int start_copies(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   int defer, replicate;
 
   /* No accumulator: dred_ireduce could not allocate one, and the reduction ends NOMEM. */
-  replicate = rt->cfg.replicas > 0 && rt->store != NULL && !in->is_root && in->bytes > 0 &&
+  replicate = rt->cfg.replicas > 0 && dred_repl_state(rt)->store != NULL && !in->is_root && in->bytes > 0 &&
               in->acc != NULL;
   if (!replicate || (sn = calloc(1, sizeof *sn)) == NULL || (r = dred_repl_inst_of(in)) == NULL) {
     if (replicate) DRED_WARN("no memory for a replica snapshot: operand not replicated");
@@ -182,8 +178,8 @@ static int start_copies(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   sn->tag = in->tag;
   sn->member = in->member;
   sn->refs++; /* held while copies are being started */
-  dred_queue_insert_tail(&dred_repl_snapshots, &sn->link);
-  (void)dred_keymap_insert(&dred_repl_snap_index, &sn->knode, sn->group, sn->tag);
+  dred_queue_insert_tail(&dred_repl_state(rt)->snapshots, &sn->link);
+  (void)dred_keymap_insert(&dred_repl_state(rt)->snap_index, &sn->knode, sn->group, sn->tag);
   dred_queue_init(&sn->dlink);
 
   /* Copies at other members.  Those reading our shared memory may wait: until
@@ -210,7 +206,7 @@ static int start_copies(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   if (defer) {
     sn->deferred = 1;
     sn->due_ns = uv_hrtime() + rt->cfg.replica_delay_ms * 1000000ull;
-    dred_queue_insert_tail(&dred_repl_deferred_q, &sn->dlink);
+    dred_queue_insert_tail(&dred_repl_state(rt)->deferred, &sn->dlink);
     sn->refs++; /* the deferred copies' hold */
   } else {
     start_local_copy(rt, sn);
@@ -259,7 +255,8 @@ void dred_repl_on_ack(dred_rt_t *rt, int src, const proto_msg_t *m) {
     dred_handover_held(rt, m->u.replica.group, m->u.replica.tag, m->u.replica.len ? src : -1);
     return;
   }
-  DRED_KEYMAP_FOREACH_KEY(k, kn, &dred_repl_snap_index, m->u.replica.group, m->u.replica.tag) {
+  DRED_KEYMAP_FOREACH_KEY(k, kn, &dred_repl_state(rt)->snap_index, m->u.replica.group,
+                          m->u.replica.tag) {
     snapshot_t *sn = DRED_KEYMAP_DATA(k, snapshot_t, knode);
     int i;
     if (sn->pool_off != m->u.replica.pool_off) continue;

@@ -86,56 +86,67 @@
 #include "../../storage/storedir.h"
 #include "replicate_internal.h"
 
-/* Keys with copies in our store (dred_repl_stored_*, below). */
-static dred_keymap_t stored_keys = DRED_KEYMAP_INIT;
-
-static void maps_free(void) {
-  dred_keymap_free(&dred_repl_snap_index);
-  dred_keymap_free(&dred_repl_held_index);
-  dred_keymap_free(&stored_keys);
+static void state_free(dred_repl_state_t *st) {
+  dred_keymap_free(&st->snap_index);
+  dred_keymap_free(&st->held_index);
+  dred_keymap_free(&st->stored);
+  free(st);
 }
 
 int dred_repl_open(dred_rt_t *rt) {
+  dred_repl_state_t *st;
   int rc;
-  maps_free(); /* a dred_init that failed after this left them */
-  if (dred_keymap_init(&dred_repl_snap_index) != DRED_OK ||
-      dred_keymap_init(&dred_repl_held_index) != DRED_OK ||
-      dred_keymap_init(&stored_keys) != DRED_OK) {
-    maps_free();
+  if ((st = calloc(1, sizeof *st)) == NULL) return DRED_ERR_NOMEM;
+  dred_queue_init(&st->snapshots);
+  dred_queue_init(&st->deferred);
+  dred_queue_init(&st->held);
+  dred_queue_init(&st->writes);
+  dred_queue_init(&st->parked);
+  /* the maps get their slots now and lose them at close, so an insert between never fails */
+  if (dred_keymap_init(&st->snap_index) != DRED_OK ||
+      dred_keymap_init(&st->held_index) != DRED_OK || dred_keymap_init(&st->stored) != DRED_OK) {
+    state_free(st);
     return DRED_ERR_NOMEM;
   }
+  rt->robust_state = st;
   if (rt->cfg.replicas == 0) return DRED_OK;
   /* The job's own directory: another job of this user on this node has another one, so
    * stores are never shared (a store the other job holds open would be refused). */
-  if ((rc = dred_storedir_job(rt->cfg.storage_dir, rt->job_id, rt->jobdir,
-                              sizeof rt->jobdir)) == DRED_OK)
-    rc = dred_replica_open(rt->jobdir, (uint32_t)rt->world_rank, rt->job_id, &rt->store);
+  if ((rc = dred_storedir_job(rt->cfg.storage_dir, rt->job_id, st->jobdir,
+                              sizeof st->jobdir)) == DRED_OK)
+    rc = dred_replica_open(st->jobdir, (uint32_t)rt->world_rank, rt->job_id, &st->store);
   if (rc != DRED_OK) {
     DRED_ERROR("dred_init: no replica store in %s (%s, see above): failing with "
                "DRED_ERR_STORAGE (DRED_REPLICAS=0 runs without replicas)",
-               rt->jobdir[0] ? rt->jobdir : rt->cfg.storage_dir, dred_status_str(rc));
-    rt->store = NULL;
-    if (rt->jobdir[0] && !rt->cfg.keep_storage) dred_storedir_release(rt->jobdir);
+               st->jobdir[0] ? st->jobdir : rt->cfg.storage_dir, dred_status_str(rc));
+    st->store = NULL;
+    if (st->jobdir[0] && !rt->cfg.keep_storage) dred_storedir_release(st->jobdir);
+    st->jobdir[0] = '\0';
     return DRED_ERR_STORAGE;
   }
   if (!rt->cfg.keep_storage) { /* a signal that ends us removes the store too (leave.h) */
     char path[DRED_LEAVE_PATH_MAX];
     unsigned i;
     for (i = 0; i < DRED_REPLICA_FILES; i++)
-      if (dred_replica_file(rt->jobdir, (uint32_t)rt->world_rank, i, path, sizeof path) == DRED_OK)
+      if (dred_replica_file(st->jobdir, (uint32_t)rt->world_rank, i, path, sizeof path) == DRED_OK)
         dred_leave_add(path, 0);
-    dred_leave_add(rt->jobdir, 1); /* if empty: the master's node keeps its journal there */
+    dred_leave_add(st->jobdir, 1); /* if empty: the master's node keeps its journal there */
   }
   return DRED_OK;
 }
 
 int dred_repl_init(dred_rt_t *rt) {
-  if (rt->store != NULL) dred_replica_set_pause(rt->store, dred_handover_yield, rt);
+  dred_repl_state_t *st = dred_repl_state(rt);
+  if (st->store != NULL) dred_replica_set_pause(st->store, dred_handover_yield, rt);
   return DRED_OK;
 }
 
+static void stored_clear(dred_repl_state_t *st);
+
 void dred_repl_close(dred_rt_t *rt) {
+  dred_repl_state_t *st = dred_repl_state(rt);
   char path[600];
+  if (st == NULL) return; /* open failed for want of memory */
   if (rt->handover_waits > 0)
     DRED_INFO("replica writes stepped aside %llu time(s), %.1f ms in all, for operand copies",
               (unsigned long long)rt->handover_waits, (double)rt->handover_wait_ns / 1e6);
@@ -144,49 +155,36 @@ void dred_repl_close(dred_rt_t *rt) {
               "%.1f ms at most (DRED_HANDOVER_NODE)", (unsigned long long)rt->offnode_calls,
               (double)rt->offnode_ns / 1e6 / (double)rt->offnode_calls,
               (double)rt->offnode_max_ns / 1e6);
-  dred_repl_stored_clear();
-  dred_repl_held_clear();
-  maps_free(); /* a snapshot freed later leaves a map it is not in alone */
-  if (rt->store == NULL) return;
-  snprintf(path, sizeof path, "%s", dred_replica_path(rt->store));
-  dred_replica_close(rt->store);
-  rt->store = NULL;
+  stored_clear(st);
+  dred_repl_held_clear(rt);
+  if (st->store == NULL) return;
+  snprintf(path, sizeof path, "%s", dred_replica_path(st->store));
+  dred_replica_close(st->store);
+  st->store = NULL;
   if (rt->cfg.keep_storage) {
     DRED_INFO("replica store %s kept (DRED_KEEP_STORAGE=1)", path);
     return;
   }
   /* Copies only matter while the job runs; leave no file behind. */
-  (void)dred_replica_remove(rt->jobdir, (uint32_t)rt->world_rank);
-  dred_storedir_release(rt->jobdir); /* the last process of the job on this node */
+  (void)dred_replica_remove(st->jobdir, (uint32_t)rt->world_rank);
+  dred_storedir_release(st->jobdir); /* the last process of the job on this node */
+}
+
+void dred_repl_destroy(dred_rt_t *rt) {
+  if (rt->robust_state != NULL) state_free(rt->robust_state);
+  rt->robust_state = NULL;
 }
 
 /* ---- failures and ends ----------------------------------------------------------------- */
 
 void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
+  dred_repl_state_t *st = dred_repl_state(rt);
   dred_queue_t *q, *n;
-  if (w >= (uint32_t)rt->world_size || rt->failed[w]) return;
-  if (w == (uint32_t)rt->world_rank) {
-    /* A false detection (this process was too slow to answer): the master no longer
-     * counts on us, so nothing we hold will complete.  End everything explicitly. */
-    DRED_ERROR("dred-master declared this process failed (it was silent too long; raise "
-               "DRED_FAIL_TIMEOUT_MS?): ending every reduction");
-    rt->failed[w] = 1; /* recorded like any other death: nfailed counts failed[] */
-    rt->nfailed++;
-    dred_rt_fail_everything(rt, DRED_ERR_PROC_FAILED);
-    return;
-  }
-  rt->failed[w] = 1;
-  rt->nfailed++;
-  DRED_WARN("dred-master reports worker %u failed", w);
-  dred_net_drop(&rt->net, (int)w);
   /* A dead process cannot remove its replica store, and only its owner ever reads one
    * (where our storage directory is not its node's, there is nothing to remove). */
-  if (rt->store != NULL && !rt->cfg.keep_storage) (void)dred_replica_remove(rt->jobdir, w);
-  dred_handover_holder_failed(rt, (int)w); /* calls waiting for w to hold a copy go on */
-  /* Copies on their way to or from w need nothing here: net.c never delivers a copy cut
-   * short, and our sends to w end with its link (copy_sent). */
+  if (st->store != NULL && !rt->cfg.keep_storage) (void)dred_replica_remove(st->jobdir, w);
   /* Snapshots waiting for w's REPLICA_ACK will not get it. */
-  DRED_QUEUE_FOREACH_SAFE(q, n, &dred_repl_snapshots) {
+  DRED_QUEUE_FOREACH_SAFE(q, n, &st->snapshots) {
     snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, link);
     int i;
     for (i = 0; i < sn->nwaiting; i++) {
@@ -196,50 +194,32 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t w) {
       break;
     }
   }
-  /* Tasks reading w over RMA would wait forever: stop them and tell the master. */
-  DRED_QUEUE_FOREACH_SAFE(q, n, &rt->tasks) {
-    dred_task_t *t = DRED_QUEUE_DATA(q, dred_task_t, link);
-    proto_msg_t d;
-    if (t->provider != w || (t->started && t->src != NULL)) continue;
-    if (!t->started && t->buf.pool_off >= 0 && rt->peer_base[w] != NULL) continue; /* shm */
-    if (t->started) dred_dp_task_abort(rt, t); /* our buffer is intact: built out of place */
-    memset(&d, 0, sizeof d);
-    d.type = PROTO_DONE;
-    d.u.done.task_id = t->task_id;
-    d.u.done.status = PROTO_TASK_PROVIDER_LOST;
-    d.u.done.buf = dred_rt_bufref(rt, t->dst, t->dst_pool_off, t->inst->bytes);
-    dred_rt_send_master(rt, &d);
-    DRED_WARN("task %llu stopped: provider %u failed (our buffer is intact)",
-              (unsigned long long)t->task_id, w);
-    dred_queue_remove(q);
-    t->inst->tasks_pending--;
-    dred_rt_inst_maybe_finish(rt, t->inst);
-    free(t);
-  }
 }
 
 /* ---- keys with copies in our store: a set of (group, tag), one node each ---- */
 
-void dred_repl_stored_add(uint64_t group, int64_t tag) {
+void dred_repl_stored_add(dred_rt_t *rt, uint64_t group, int64_t tag) {
+  dred_repl_state_t *st = dred_repl_state(rt);
   dred_keymap_node_t *k;
-  if (dred_keymap_find(&stored_keys, group, tag) != NULL) return;
+  if (dred_keymap_find(&st->stored, group, tag) != NULL) return;
   if ((k = malloc(sizeof *k)) == NULL) return; /* then END will not drop it: a row left
                                                   until the store file goes at finalize */
-  (void)dred_keymap_insert(&stored_keys, k, group, tag);
+  (void)dred_keymap_insert(&st->stored, k, group, tag);
 }
 
-int dred_repl_stored_take(uint64_t group, int64_t tag) {
-  dred_keymap_node_t *k = dred_keymap_find(&stored_keys, group, tag);
+int dred_repl_stored_take(dred_rt_t *rt, uint64_t group, int64_t tag) {
+  dred_repl_state_t *st = dred_repl_state(rt);
+  dred_keymap_node_t *k = dred_keymap_find(&st->stored, group, tag);
   if (k == NULL) return 0;
-  dred_keymap_remove(&stored_keys, k);
+  dred_keymap_remove(&st->stored, k);
   free(k);
   return 1;
 }
 
-void dred_repl_stored_clear(void) {
+static void stored_clear(dred_repl_state_t *st) {
   dred_keymap_node_t *k, *kn;
-  DRED_KEYMAP_FOREACH_SAFE(k, kn, &stored_keys) {
-    dred_keymap_remove(&stored_keys, k);
+  DRED_KEYMAP_FOREACH_SAFE(k, kn, &st->stored) {
+    dred_keymap_remove(&st->stored, k);
     free(k);
   }
 }
@@ -314,6 +294,7 @@ int dred_repl_inst_release(dred_rt_t *rt, dred_inst_t *in) {
 }
 
 void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
+  dred_repl_state_t *st = dred_repl_state(rt);
   dred_keymap_node_t *k, *kn;
   dred_queue_t *q, *n;
   /* Copies not started yet are not needed any more.  Nor is the snapshot's directory
@@ -322,17 +303,17 @@ void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
    * when it is the application's block, which it may rewrite as soon as its future is
    * done. */
   if (dred_handover_offnode(rt, in)) dred_handover_held(rt, in->group_id, in->tag, -1); /* nothing left to lose */
-  DRED_KEYMAP_FOREACH_KEY(k, kn, &dred_repl_snap_index, in->group_id, in->tag) {
+  DRED_KEYMAP_FOREACH_KEY(k, kn, &st->snap_index, in->group_id, in->tag) {
     snapshot_t *sn = DRED_KEYMAP_DATA(k, snapshot_t, knode);
     dred_snapdir_retire(rt, sn->dir_slot);
     sn->dir_slot = -1;
     if (sn->deferred) dred_repl_deferred_run(rt, sn, 1);
   }
-  dred_repl_held_drop(in->group_id, in->tag); /* copies held for it, never written */
-  if (rt->store != NULL && dred_repl_stored_take(in->group_id, in->tag))
-    dred_replica_drop_async(&rt->loop, rt->store, in->group_id, in->tag, drop_done, NULL);
+  dred_repl_held_drop(rt, in->group_id, in->tag); /* copies held for it, never written */
+  if (st->store != NULL && dred_repl_stored_take(rt, in->group_id, in->tag))
+    dred_replica_drop_async(&rt->loop, st->store, in->group_id, in->tag, drop_done, NULL);
   /* parked RECOVERs for it are moot now */
-  DRED_QUEUE_FOREACH_SAFE(q, n, &rt->parked) {
+  DRED_QUEUE_FOREACH_SAFE(q, n, &st->parked) {
     parked_t *p = DRED_QUEUE_DATA(q, parked_t, link);
     if (p->msg.u.recover.group == in->group_id && p->msg.u.recover.tag == in->tag) {
       dred_queue_remove(q);
@@ -343,18 +324,31 @@ void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
 
 void dred_repl_on_shutdown(dred_rt_t *rt) {
   /* Every member said BYE, so every reduction ended: copies still queued are moot. */
-  dred_repl_held_clear();
-  if (rt->store != NULL) dred_replica_set_moot(rt->store);
+  dred_repl_held_clear(rt);
+  if (dred_repl_state(rt)->store != NULL) dred_replica_set_moot(dred_repl_state(rt)->store);
+}
+
+void dred_repl_on_ready_sent(dred_rt_t *rt, dred_inst_t *in) {
+  dred_repl_state_t *st = dred_repl_state(rt);
+  (void)in;
+  if (!dred_queue_empty(&st->parked)) st->parked_retry = 1; /* one may wait for this call */
+}
+
+unsigned dred_repl_waiting(const dred_rt_t *rt) {
+  const dred_repl_state_t *st = dred_repl_state(rt);
+  return (dred_queue_empty(&st->parked) ? 0u : DRED_ROBUST_PARKED) |
+         (st->parked_retry ? DRED_ROBUST_RETRY : 0u);
 }
 
 int dred_repl_progress(dred_rt_t *rt, uint64_t *next_due_ns) {
+  dred_repl_state_t *st = dred_repl_state(rt);
   dred_queue_t *q, *n;
   int work = 0;
   uint64_t now = 0;
 
   /* Due order is arrival order: look at the head only. */
   *next_due_ns = 0;
-  while ((q = dred_queue_head(&dred_repl_deferred_q)) != NULL) {
+  while ((q = dred_queue_head(&st->deferred)) != NULL) {
     snapshot_t *sn = DRED_QUEUE_DATA(q, snapshot_t, dlink);
     if (now == 0) now = uv_hrtime();
     if (now < sn->due_ns) {
@@ -369,9 +363,9 @@ int dred_repl_progress(dred_rt_t *rt, uint64_t *next_due_ns) {
   /* Consumed whether or not anything is parked: the flag keeps the loop turning
    * (runtime.c), so one left set would make every runtime thread spin for the rest of
    * the job after its first announcement. */
-  if (rt->parked_retry) {
-    rt->parked_retry = 0;
-    DRED_QUEUE_FOREACH_SAFE(q, n, &rt->parked) {
+  if (st->parked_retry) {
+    st->parked_retry = 0;
+    DRED_QUEUE_FOREACH_SAFE(q, n, &st->parked) {
       parked_t *p = DRED_QUEUE_DATA(q, parked_t, link);
       if (dred_repl_try_recover(rt, &p->msg)) {
         dred_queue_remove(q);
@@ -389,25 +383,28 @@ static const dred_robust_t robust_layer = {
     .open = dred_repl_open,
     .init = dred_repl_init,
     .close = dred_repl_close,
-    .publish = dred_repl_publish,
-    .on_announce = dred_repl_on_announce,
-    .on_header = dred_repl_on_header,
-    .on_ack = dred_repl_on_ack,
+    .destroy = dred_repl_destroy,
+    .on_operand_pooled = dred_repl_publish,
+    .on_ready = dred_repl_on_announce,
+    .on_ready_sent = dred_repl_on_ready_sent,
+    .on_task_start = dred_absorb_begin,
+    .task_step = dred_absorb_step,
+    .on_task_finished = dred_absorb_end,
+    .on_acc_replaced = dred_repl_snapshot_drop,
+    .on_reduction_end = dred_repl_on_end,
+    .on_buffers_release = dred_repl_inst_release,
+    .on_replica = dred_repl_on_header,
+    .on_replica_ack = dred_repl_on_ack,
     .on_recover = dred_repl_on_recover,
-    .on_failed = dred_repl_on_failed,
+    .on_member_failed = dred_repl_on_failed,
     .on_shutdown = dred_repl_on_shutdown,
-    .on_end = dred_repl_on_end,
-    .progress = dred_repl_progress,
-    .snapshot_drop = dred_repl_snapshot_drop,
-    .acc_is_snapshot = dred_repl_acc_is_snapshot,
-    .acc_absorbable = dred_absorb_acc_ok,
-    .combine_room = dred_absorb_room,
-    .absorb_begin = dred_absorb_begin,
-    .absorb_step = dred_absorb_step,
-    .absorb_end = dred_absorb_end,
-    .busy = dred_repl_busy,
-    .rbuf = dred_repl_rbuf,
-    .inst_release = dred_repl_inst_release,
+    .on_turn = dred_repl_progress,
+    .waiting = dred_repl_waiting,
+    .acc_read_only = dred_repl_acc_is_snapshot,
+    .acc_listed = dred_absorb_acc_ok,
+    .pool_extra = dred_absorb_room,
+    .reading = dred_repl_busy,
+    .recovered = dred_repl_rbuf,
 };
 
 const dred_robust_t *dred_robust_layer(void) { return &robust_layer; }

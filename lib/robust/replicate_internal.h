@@ -19,15 +19,15 @@ typedef struct {
   dred_memblk_t *borrowed; /* p is the application's dred_alloc_mem block: never freed here */
   size_t len;
   int refs;         /* copies still being taken */
-  dred_queue_t link; /* rt-wide list of snapshots (so FAILED can release them) */
+  dred_queue_t link; /* the state's snapshots (so FAILED can release them) */
   uint64_t group;
   int64_t tag;
   uint32_t waiting[PROTO_MAX_REPLICAS]; /* shared-memory neighbours yet to ACK */
   int nwaiting;
   int dir_slot;      /* snapshot directory slot (snapdir.c), or -1 */
   uint32_t member;
-  dred_keymap_node_t knode; /* dred_repl_snap_index, by (group, tag) */
-  dred_queue_t dlink; /* dred_repl_deferred_q while deferred */
+  dred_keymap_node_t knode; /* the state's snap_index, by (group, tag) */
+  dred_queue_t dlink; /* the state's deferred while deferred */
   /* Deferred copies (DRED_REPLICA_DELAY_MS): the local copy and the shared-memory
    * neighbours, started at due_ns by dred_repl_progress unless the reduction ended first. */
   int deferred;
@@ -56,21 +56,40 @@ typedef struct dred_repl_inst dred_repl_inst_t;
 /* in->repl, created if need be; NULL when out of memory (the caller says what it skips). */
 dred_repl_inst_t *dred_repl_inst_of(dred_inst_t *in);
 
-/* Every snapshot, for FAILED (replica_send.c). */
-extern dred_queue_t dred_repl_snapshots;
+/* The robust layer's state, one per runtime (rt->robust_state).  dred_repl_open creates
+ * it, dred_repl_close closes its store and empties its lists, dred_repl_destroy frees it
+ * with the runtime: a copy that finishes after close still finds it.  Runtime thread only,
+ * like everything in this layer. */
+typedef struct dred_repl_state {
+  struct dred_replica *store; /* this worker's replica store; NULL without replicas    */
+  char jobdir[600];           /* <storage>/job-<id> on this node; "" without replicas  */
+  /* Snapshots (replica_send.c): every one, for FAILED; by (group, tag); and those whose
+   * copies wait for DRED_REPLICA_DELAY_MS, in due order. */
+  dred_queue_t snapshots;
+  dred_keymap_t snap_index;
+  dred_queue_t deferred;
+  /* Copies that came over the network, held in memory until their write is due
+   * (replica_recv.c): in arrival order, which is due order; by (group, tag); their bytes. */
+  dred_queue_t held;
+  dred_keymap_t held_index;
+  size_t held_bytes;
+  dred_queue_t writes;        /* neighbour copies being written: a RECOVER waits for them */
+  /* Keys (group, tag) this process has put a copy of into its store (or started to): END
+   * drops only those, so a reduction that wrote nothing here -- every one that ends before
+   * DRED_REPLICA_DELAY_MS on a node -- costs no SQLite transaction at its end. */
+  dred_keymap_t stored;
+  /* RECOVERs waiting for the local call or a write (recover.c parks them), and whether
+   * something they may wait for happened since they were last tried. */
+  dred_queue_t parked;
+  int parked_retry;
+} dred_repl_state_t;
 
-/* The layer's maps by (group, tag) (common/keymap.h): dred_repl_open gives each its slots
- * and dred_repl_close frees them, so an insert in between never fails. */
-extern dred_keymap_t dred_repl_snap_index; /* snapshots (replica_send.c) */
-extern dred_keymap_t dred_repl_held_index; /* held copies, one per member (replica_recv.c) */
-extern dred_queue_t dred_repl_deferred_q;  /* deferred, in due order (replica_send.c) */
+static inline dred_repl_state_t *dred_repl_state(const dred_rt_t *rt) {
+  return rt->robust_state;
+}
 
-/* Keys (group, tag) this process has put a copy of into its store (or started to): END
- * drops only those, so a reduction that wrote nothing here -- every one that ends before
- * DRED_REPLICA_DELAY_MS on a node -- costs no SQLite transaction at its end. */
-void dred_repl_stored_add(uint64_t group, int64_t tag);
-int dred_repl_stored_take(uint64_t group, int64_t tag); /* 1: it was listed (now removed) */
-void dred_repl_stored_clear(void);
+void dred_repl_stored_add(dred_rt_t *rt, uint64_t group, int64_t tag);
+int dred_repl_stored_take(dred_rt_t *rt, uint64_t group, int64_t tag); /* 1: it was listed */
 
 /* An async store operation in flight (put or get). */
 typedef struct {
@@ -87,7 +106,7 @@ typedef struct {
    * answer holds: a unit (from a snapshot) with or without the tentative absorption */
   uint32_t last, tentative;
   int single, unit, absorbed;
-  dred_queue_t link; /* writes: rt-wide list, so RECOVER can wait for them */
+  dred_queue_t link; /* the state's writes (or held), so RECOVER can wait for them */
   snapshot_t *snap;  /* local put: the snapshot it reads */
   int ack_to;        /* neighbour put from shared memory: who gets REPLICA_ACK (-1 none) */
   int64_t ack_off;
@@ -98,22 +117,23 @@ typedef struct {
   dred_keymap_node_t knode;
 } repl_io_t;
 
-/* Neighbour copies being written (one runtime thread per process, so one list). */
-extern dred_queue_t dred_repl_writes_in_flight; /* replica_recv.c */
-
 /* A RECOVER that must wait (recover.c parks it, dred_repl_progress retries it). */
 typedef struct {
-  dred_queue_t link; /* rt->parked */
+  dred_queue_t link; /* the state's parked */
   proto_msg_t msg;
 } parked_t;
 
-/* The hooks of dred_robust_t (runtime.h), by file: replicate.c open, init, close,
- * publish, on_failed, on_end, progress, on_shutdown, acc_is_snapshot, busy, rbuf,
- * inst_release; replica_send.c on_announce, on_ack, snapshot_drop; replica_recv.c
- * on_header; recover.c on_recover.  Each is documented at its slot in dred_robust_t. */
+/* The hooks of dred_robust_t (lib/engine/robust.h), by file: replicate.c open, init,
+ * close, destroy, on_operand_pooled (publish), on_ready_sent, on_reduction_end,
+ * on_buffers_release (inst_release), on_member_failed, on_shutdown, on_turn (progress),
+ * waiting, acc_read_only, reading (busy), recovered (rbuf); replica_send.c on_ready
+ * (on_announce), on_replica_ack, on_acc_replaced (snapshot_drop); replica_recv.c
+ * on_replica (on_header); recover.c on_recover; absorb.c on_task_start, task_step,
+ * on_task_finished, acc_listed, pool_extra.  Each is documented at its slot there. */
 int dred_repl_open(dred_rt_t *rt);
 int dred_repl_init(dred_rt_t *rt);
 void dred_repl_close(dred_rt_t *rt);
+void dred_repl_destroy(dred_rt_t *rt);
 void dred_repl_publish(dred_rt_t *rt, dred_inst_t *in);
 void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready);
 void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m);
@@ -122,6 +142,8 @@ void dred_repl_on_recover(dred_rt_t *rt, const proto_msg_t *m);
 void dred_repl_on_failed(dred_rt_t *rt, uint32_t worker);
 void dred_repl_on_shutdown(dred_rt_t *rt);
 void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in);
+void dred_repl_on_ready_sent(dred_rt_t *rt, dred_inst_t *in);
+unsigned dred_repl_waiting(const dred_rt_t *rt);
 int dred_repl_progress(dred_rt_t *rt, uint64_t *next_due_ns);
 void dred_repl_snapshot_drop(dred_rt_t *rt, dred_inst_t *in);
 int dred_repl_acc_is_snapshot(const dred_inst_t *in);
@@ -135,19 +157,20 @@ void dred_repl_snapshot_unref(snapshot_t *sn);
 /* The deferred copies of `sn` are due (or its reduction ended: cancel them). */
 void dred_repl_deferred_run(dred_rt_t *rt, snapshot_t *sn, int cancel);
 
-/* Copies that came over the network and are held in memory (replica_recv.c, in
- * dred_repl_held_index) until their store write is due, DRED_REPLICA_DELAY_MS after
+/* Copies that came over the network and are held in memory (replica_recv.c, in the
+ * state's held) until their store write is due, DRED_REPLICA_DELAY_MS after
  * arrival. */
 /* Start the writes that are due; *next_due_ns: the next due time if earlier (0: none). */
 int dred_repl_held_progress(dred_rt_t *rt, uint64_t *next_due_ns);
 /* The held copy of (group, tag, member), or NULL: a RECOVER reads it from memory. */
-const repl_io_t *dred_repl_held_find(uint64_t group, int64_t tag, uint32_t member);
+const repl_io_t *dred_repl_held_find(const dred_rt_t *rt, uint64_t group, int64_t tag,
+                                     uint32_t member);
 /* The reduction ended: its held copies are not needed any more (never written). */
-void dred_repl_held_drop(uint64_t group, int64_t tag);
+void dred_repl_held_drop(dred_rt_t *rt, uint64_t group, int64_t tag);
 /* Shutdown: every held copy goes. */
-void dred_repl_held_clear(void);
+void dred_repl_held_clear(dred_rt_t *rt);
 
-/* absorb.c -- the hooks acc_absorbable, absorb_begin, absorb_step, absorb_end */
+/* absorb.c -- the hooks acc_listed, pool_extra, on_task_start, task_step, on_task_finished */
 int dred_absorb_acc_ok(const dred_inst_t *in);
 size_t dred_absorb_room(const dred_rt_t *rt, const dred_inst_t *in);
 int dred_absorb_begin(dred_rt_t *rt, dred_task_t *t);

@@ -305,6 +305,13 @@ static void *killer_main(void *arg) {
   killer_t *k = arg;
   double d = k->deadline_mono;
   sleep_until(d);
+  /* --kill-at call: once every rank's calls of the step returned (DIR/called.<r>), so the
+   * master dies after every operand was handed over; bounded: 30 s, then kill anyway. */
+  for (int r = 0; g_kill_after_call && r < g_size; r++) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/called.%d", g_outdir, r);
+    for (int w = 0; w < 150000 && access(path, F_OK) != 0; w++) usleep(200);
+  }
   write_file("kill.master", "%lld\n", wall_ns());
   kill(k->target, SIGKILL);
   k->fired = 1;
@@ -932,6 +939,8 @@ int main(int argc, char **argv) {
         pthread_create(&kth, NULL, killer ? killer_main : victim_main, &g_killer);
       tk0 = t0;
     }
+    /* a master kill after the calls: every rank says when its calls returned */
+    if (s == kill_index && g_kill_after_call && strcmp(mode, "master") == 0) g_victim_step = 1;
     if (s == kill_index && g_rank == root && root_late > 0.0) sleep_until(t0 + root_late);
     r = run_step(&b, "main", s, s * conc, t0);
     wrong_total += r.wrong;
