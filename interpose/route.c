@@ -23,7 +23,7 @@
 #include <pthread.h>
 
 #include "interpose.h"
-#include "../lib/engine/runtime.h" /* dred_typecheck */
+#include "../lib/engine/typecheck.h" /* dred_typecheck */
 
 #define CACHE_MAX 64
 

@@ -13,7 +13,7 @@
 #   4. master/sched/, the scheduler, uses no MPI symbol (it is CORE: unit tests, fuzzer).
 #   5. Inside libdred the robust layer (lib/robust/) sits beside the engine (lib/engine/,
 #      lib/paths/, lib/mpi/), rabit-style: it calls the engine, the engine calls it only
-#      through the table of hooks in lib/engine/runtime.h (rt->robust).  The one engine
+#      through the table of hooks in lib/engine/robust.h (rt->robust).  The one engine
 #      reference to the layer is dred_init's call of dred_robust_layer() in api.c.
 #   A folder under lib/ that is none of those five is no layer yet: the check says so.
 # Why a check: an include or a call added in passing breaks a rule and nothing else

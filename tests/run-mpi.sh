@@ -130,7 +130,7 @@ CASES=(
   "inline-off-allreduce-p3 allreduce 3 150 +DRED_INLINE_MAX=0 -s 53"
   "inline-off-bcast-p3 bcast    3  150  +DRED_INLINE_MAX=0 -s 54"
   # No replicas (DRED_REPLICAS=0): the base engine alone, the robust layer never called
-  # in a failure-free job (lib/engine/runtime.h, DRED_RT_ROBUST_ON)
+  # in a failure-free job (lib/engine/robust.h, DRED_RT_ROBUST_ON)
   "norepl-ops-p5    ops         5  150  +DRED_REPLICAS=0 --no-derived -s 53 -c 1,7,1000 -e 8"
   "norepl-concurrent@abc concurrent 8 150 @a:3,b:3,c:2 +DRED_REPLICAS=0 -s 90"
   "norepl-allocmem-p4 allocmem  4  240  +DRED_REPLICAS=0"

@@ -38,7 +38,12 @@
 #include <string.h>
 
 #include "../../common/bigbuf.h"
+#include "../mpi/dataplane.h"
+#include "admit.h"
+#include "inst.h"
+#include "robust.h"
 #include "runtime.h"
+#include "snapdir.h"
 
 /* Each admission copies an operand; a loop turn stops admitting after this long, so PINGs
  * and the rest of the turn's work are not held up behind a backlog of copies. */

@@ -18,7 +18,21 @@
 #include "../../common/settings.h"
 #include "../../common/status.h"
 #include "../../common/watchdog.h"
+#include "../mpi/dataplane.h"
+#include "../mpi/nodemem.h"
+#include "../paths/handover.h"
+#include "../paths/meetpath.h"
+#include "admit.h"
+#include "api.h"
+#include "future.h"
+#include "group.h"
+#include "inst.h"
+#include "lifetime.h"
+#include "mem.h"
+#include "robust.h"
 #include "runtime.h"
+#include "signals.h"
+#include "typecheck.h"
 
 enum { API_UNINIT = 0, API_RUNNING, API_FINALIZED };
 

@@ -13,7 +13,8 @@
 #include <stdlib.h>
 
 #include "../../common/log.h"
-#include "runtime.h"
+#include "../paths/meetpath.h"
+#include "future.h"
 
 dred_future *dred_future_new(void) {
   dred_future *f = calloc(1, sizeof *f);

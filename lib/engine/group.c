@@ -13,6 +13,7 @@
 
 #include "../../common/log.h"
 #include "../../common/placement.h"
+#include "group.h"
 #include "runtime.h"
 
 static dred_group_t *group_find_or_add(dred_rt_t *rt, uint64_t id, uint32_t n,

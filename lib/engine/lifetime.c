@@ -44,7 +44,7 @@
 #include <string.h>
 
 #include "../../common/log.h"
-#include "runtime.h"
+#include "lifetime.h"
 
 typedef enum { HELD_OP = 1, HELD_TYPE = 2 } held_kind_t;
 

@@ -29,7 +29,10 @@
 #include <stdlib.h>
 
 #include "../../common/log.h"
+#include "api.h"
+#include "mem.h"
 #include "runtime.h"
+#include "snapdir.h"
 
 struct dred_memblk {
   dred_queue_t link; /* rt->memblks (pool_mu) */

@@ -37,7 +37,19 @@
 #include "../../common/deathwatch.h"
 #include "../../common/log.h"
 #include "../../common/status.h"
+#include "../mpi/dataplane.h"
+#include "../mpi/nodemem.h"
+#include "../paths/distribute.h"
+#include "../paths/handover.h"
+#include "../paths/meetpath.h"
+#include "admit.h"
+#include "future.h"
+#include "group.h"
+#include "inst.h"
+#include "lifetime.h"
+#include "robust.h"
 #include "runtime.h"
+#include "task.h"
 
 #define RECV_BATCH 64
 /* How long a loop waiting only for MPI keeps spinning after its last progress: long

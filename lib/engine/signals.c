@@ -16,7 +16,7 @@
 #include <stddef.h>
 
 #include "../../common/leave.h"
-#include "runtime.h"
+#include "signals.h"
 
 static void on_terminate(int sig) {
   dred_leave_now(); /* unlink/rmdir only: async-signal-safe */

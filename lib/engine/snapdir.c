@@ -37,6 +37,7 @@
 
 #include "../../common/log.h"
 #include "runtime.h"
+#include "snapdir.h"
 
 typedef struct {
   uint64_t seq; /* odd while being written */

@@ -52,7 +52,7 @@
 #include <stdlib.h>
 
 #include "../../common/log.h"
-#include "runtime.h"
+#include "typecheck.h"
 
 enum {
   T_CINT = 1,      /* C and Fortran integers, multi-language types, MPI_CHAR(ACTER) */

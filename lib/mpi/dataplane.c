@@ -58,7 +58,18 @@
 #include "../../common/bigbuf.h"
 #include "../../common/log.h"
 #include "../engine/kernel.h"
+#include "../engine/admit.h"
+#include "../engine/inst.h"
+#include "../engine/mem.h"
+#include "../engine/robust.h"
 #include "../engine/runtime.h"
+#include "../engine/snapdir.h"
+#include "../engine/task.h"
+#include "../engine/typecheck.h"
+#include "../paths/handover.h"
+#include "../paths/meetpath.h"
+#include "dataplane.h"
+#include "nodemem.h"
 
 #define TASK_STEP_NS 500000ull /* time slice of one task step */
 

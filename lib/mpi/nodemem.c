@@ -25,6 +25,7 @@
 
 #include "../../common/log.h"
 #include "../engine/runtime.h"
+#include "nodemem.h"
 
 static uint64_t phys_bytes(void) {
   long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);

@@ -29,7 +29,11 @@
 
 #include "../../common/log.h"
 #include "../../common/status.h"
+#include "../engine/inst.h"
 #include "../engine/runtime.h"
+#include "../engine/typecheck.h"
+#include "../mpi/dataplane.h"
+#include "distribute.h"
 
 static dred_inst_t *find(dred_rt_t *rt, uint64_t group, int64_t tag) {
   dred_inst_t *in;

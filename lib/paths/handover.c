@@ -45,6 +45,8 @@
 #include "../../common/log.h"
 
 #include "../engine/runtime.h"
+#include "../engine/snapdir.h"
+#include "handover.h"
 
 #define HANDOVER_WORD_OFF (DRED_SNAPDIR_BYTES - sizeof(uint64_t))
 #define HANDOVER_STEP_NS 250000ull       /* sleep between looks: 0.25 ms */

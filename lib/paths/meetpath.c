@@ -42,7 +42,15 @@
 #include "../../common/log.h"
 #include "../shm/meet.h"
 #include "../engine/kernel.h"
+#include "../engine/future.h"
+#include "../engine/group.h"
+#include "../engine/inst.h"
+#include "../engine/robust.h"
 #include "../engine/runtime.h"
+#include "../engine/typecheck.h"
+#include "../mpi/dataplane.h"
+#include "distribute.h"
+#include "meetpath.h"
 
 #define WAIT_SLICE_NS 100000000ull /* a waiter rechecks its future at least this often */
 /* A bcast root's data from this size on is copied into its block after it arrived, so

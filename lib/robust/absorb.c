@@ -35,6 +35,7 @@
 
 #include "../../common/log.h"
 #include "../engine/kernel.h"
+#include "../mpi/dataplane.h"
 #include "replicate_internal.h"
 
 /* Bytes per piece.  Small enough that the piece's two operands and scratch stay in L1:

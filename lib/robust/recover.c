@@ -31,6 +31,7 @@
 #include "../../common/status.h"
 #include "../../storage/replica.h"
 #include "../../storage/replica_async.h"
+#include "../mpi/dataplane.h"
 #include "replicate_internal.h"
 
 /* ---- recovery ------------------------------------------------------------------------ */

@@ -36,6 +36,8 @@
 #include "../../common/status.h"
 #include "../../storage/replica.h"
 #include "../../storage/replica_async.h"
+#include "../mpi/dataplane.h"
+#include "../paths/handover.h"
 #include "replicate_internal.h"
 
 #define PLACE_SPARE 2 /* candidates beyond DRED_REPLICAS-1, for copies that cannot be sent */

@@ -84,6 +84,9 @@
 #include "../../storage/replica.h"
 #include "../../storage/replica_async.h"
 #include "../../storage/storedir.h"
+#include "../engine/robust.h"
+#include "../mpi/dataplane.h"
+#include "../paths/handover.h"
 #include "replicate_internal.h"
 
 static void state_free(dred_repl_state_t *st) {

@@ -8,7 +8,10 @@
 #ifndef DRED_REPLICATE_INTERNAL_H
 #define DRED_REPLICATE_INTERNAL_H
 
+#include "../engine/inst.h"
+#include "../engine/mem.h"
 #include "../engine/runtime.h"
+#include "../engine/task.h"
 
 /* A member's own copy of its operand, the source of every replica of it. */
 typedef struct {

@@ -35,7 +35,7 @@
 #endif
 
 #include "../../lib/engine/kernel.h"
-#include "../../lib/engine/runtime.h"
+#include "../../lib/engine/typecheck.h"
 
 extern char **environ;
 

@@ -26,7 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../lib/engine/runtime.h"
+#include "../../lib/engine/typecheck.h"
 
 #define T(x) {#x, x}
 static const struct {

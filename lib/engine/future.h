@@ -1,0 +1,42 @@
+/*
+ * future.h -- a reduction's future (future.c): what the application waits on.
+ *
+ * A mutex and a condition variable, two references (the application's and the runtime's);
+ * a reduction met in the node's shared memory also names its slot, so the waiting thread
+ * can settle it (lib/paths/meetpath.c).
+ */
+#ifndef DRED_FUTURE_H
+#define DRED_FUTURE_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "../../include/dred.h"
+
+struct dred_rt;
+struct dred_meet_slot;
+
+struct dred_future {
+  uv_mutex_t mu;
+  uv_cond_t cv;
+  int done;
+  int status;
+  int refs; /* the application's and the runtime's */
+  int abandoned; /* the application freed it while pending: it wants nothing more */
+  /* A reduction that met in shared memory (meetpath.c): nothing will complete it unless
+   * the waiting thread looks at its slot.  Set before the future is handed out, then
+   * read-only; meet_slot NULL otherwise. */
+  struct dred_rt *meet_rt;
+  struct dred_meet_slot *meet_slot;
+  uint64_t meet_seq, meet_gid;
+  int64_t meet_tag;
+};
+dred_future *dred_future_new(void);
+void dred_future_complete(dred_future *f, int status); /* drops the runtime's reference */
+/* Runtime thread, before reading the caller's sendbuf: returns 0 with the future locked
+ * (read it, then dred_future_unlock), or 1 if the application abandoned the reduction
+ * (then sendbuf may already be gone: do not touch it; nothing is locked). */
+int dred_future_abandoned_lock(dred_future *f);
+void dred_future_unlock(dred_future *f);
+
+#endif /* DRED_FUTURE_H */

@@ -1,0 +1,49 @@
+/*
+ * group.h -- communicator -> dred group (group.c): the member list, the group's id, its
+ * auto-tag sequence and explicit tags' use counts, and its ring in the meeting place.
+ */
+#ifndef DRED_GROUP_H
+#define DRED_GROUP_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "../../common/proto.h"
+#include "../../common/queue.h"
+#include "../../common/tagseq.h"
+
+struct dred_rt;
+struct dred_meet_ring;
+
+typedef struct dred_group {
+  dred_queue_t link;  /* rt->groups */
+  uint64_t id;
+  uint32_t n;
+  uint32_t *workers;  /* private-communicator ranks of the members, in comm order */
+  int64_t auto_seq;   /* next DRED_TAG_AUTO sequence number (under rt->lock)      */
+  dred_tagseq_t tags[PROTO_KINDS]; /* explicit tags' use counts, per kind, for their
+                                     * keys (under rt->lock) */
+  int defined;        /* GROUP sent to the master (set by the runtime under lock) */
+  int spans_nodes;    /* its members are on more than one node                     */
+  /* Its ring in the node's meeting place (meetpath.c), looked up at its first auto-tagged
+   * reduction: NULL when it spans nodes, is too large, or the table was full. */
+  struct dred_meet_ring *meet_ring;
+  int meet_looked;
+} dred_group_t;
+
+/* Resolve `comm` to its group and this process's member rank.  DRED_ERR_ARG (logged)
+ * when comm is not derived from dred_comm(). */
+int dred_group_of(struct dred_rt *rt, MPI_Comm comm, dred_group_t **g, int *member);
+/* dred's communicator attribute's delete callback, and what it does: forget every
+ * thread's cached lookup (dred_finalize calls it too). */
+int dred_group_attr_delete(MPI_Comm comm, int keyval, void *val, void *extra);
+void dred_group_forget(void);
+void dred_groups_free(struct dred_rt *rt);
+/* May worker `src` send this process a copy of `member`'s operand in group `id`?  NULL
+ * when it may, or when this process does not know the group yet (its application has not
+ * reduced on it: nothing to judge by, so the header's own checks must do); else why not
+ * (only a member's own process sends its copies, and only to the holders common/placement.h
+ * names for it). */
+const char *dred_group_copy_refused(struct dred_rt *rt, uint64_t id, uint32_t member, int src);
+
+#endif /* DRED_GROUP_H */

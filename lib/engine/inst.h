@@ -1,0 +1,122 @@
+/*
+ * inst.h -- one reduction of this process (dred_inst_t): the collective, this member's
+ * role, its buffers, and which path it took (the master, the meeting place, inline).
+ * Created by dred_ireduce/iallreduce/ibcast (api.c), owned by the runtime (runtime.c).
+ */
+#ifndef DRED_INST_H
+#define DRED_INST_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../common/keymap.h"
+#include "../../common/queue.h"
+#include "future.h"
+#include "group.h"
+#include "typecheck.h"
+
+/* ---- a buffer holding a recovered copy of another member's operand (recover.c) ---- */
+typedef struct dred_rbuf {
+  dred_queue_t link; /* inst->rbufs */
+  uint32_t member;
+  char *p;
+  int64_t pool_off;
+  int malloced;
+} dred_rbuf_t;
+
+/* ---- application blocks in the shared pool (mem.c) ---- */
+typedef struct dred_memblk dred_memblk_t;
+
+/* ---- instances ---- */
+/* INST_MEET: the reduction met in shared memory (meetpath.c); the runtime thread never
+ * announces it, and whichever thread settles it first (meet_claimed) finishes it. */
+typedef enum { INST_SUBMITTED = 0, INST_ANNOUNCED, INST_ENDED, INST_MEET } inst_state_t;
+
+typedef struct dred_inst {
+  dred_keymap_node_t knode; /* rt->inst, by (group_id, tag) (under lock) */
+  dred_queue_t qlink;  /* rt->submitq (under lock)              */
+  uint64_t group_id;
+  int64_t tag;
+  dred_group_t *group;
+  uint32_t member, root;
+  /* The collective (PROTO_KIND_*) and this member's role in it (distribute.c).  is_root:
+   * the member that combines into its own accumulator and ends with the result there --
+   * a reduce's root, a large allreduce's member 0 (where the reduction gathers), every
+   * member of an inline allreduce, a bcast's root (its data).  receives: the member gets
+   * the result from dred-master as DATA into `res` (recvbuf, or a buffer of its own for
+   * PACKED and IMAGE layouts): a large allreduce's other members, a bcast's non-roots. */
+  int kind;
+  int is_root;
+  int receives;
+  char *res;
+  int res_own;         /* res is ours (malloc'd), not recvbuf */
+  uint64_t res_have;   /* bytes of the result received so far */
+  dred_future *fut;
+  const void *sendbuf; /* MPI_IN_PLACE at the root: operand already in recvbuf */
+  void *recvbuf;
+  uint64_t count;
+  MPI_Datatype type;
+  MPI_Datatype type_hold; /* PACKED/IMAGE layouts: a dup of `type` for MPI_Pack/MPI_Unpack,
+                           * valid whatever the caller does with `type`; else NULL */
+  MPI_Op op;
+  int held;            /* DRED_HELD_* references on op/type (lifetime.c) */
+  dred_typeinfo_t ti;
+  size_t bytes;        /* count * ti.extent: the operand in dred's layout */
+  /* the accumulator: recvbuf at a DIRECT root, else a pool block or a malloc'd buffer */
+  char *acc;
+  int64_t pool_off;    /* -1 unless acc is in the shared pool */
+  int acc_malloced;
+  int acc_early;       /* acc filled by dred_ireduce on the caller's thread */
+  /* Zero copy (mem.c): a non-root DIRECT sendbuf inside a dred_alloc_mem block is read in
+   * place.  app_blk: the block, one of whose users this reduction is until it is released.
+   * acc_is_app: acc is still that sendbuf -- the application's memory, read-only to dred
+   * and never freed by it: the first combine here writes its result to a new buffer. */
+  dred_memblk_t *app_blk;
+  int acc_is_app;
+  /* Pool admission (admit.c): the pool bytes reserved for this reduction here, and
+   * whether its operand had to wait for room: pool_queued stays set once it did;
+   * pool_wait while acc is a plain private copy (not attached to any window) and the
+   * reduction sits unannounced in rt->poolq. */
+  size_t pool_future;  /* its first partial result, admitted but not yet allocated */
+  int pool_admitted, pool_queued, pool_wait;
+  uint64_t pool_queued_ns;
+  int join_error;      /* dred_ireduce could not allocate acc: joins with this error */
+  int refused;         /* the call was refused (join_error says why): holds no operand */
+  uint64_t node_bytes; /* taken from the node's memory budget (nodemem.c) until it ends */
+  int abandon_sent;    /* ABANDON sent: dred_finalize could wait no longer for it */
+  /* An inline reduction (bytes <= DRED_INLINE_MAX): a non-root member's operand, in dred's
+   * layout, is inl_data (inside this allocation) and travels in its READY; it has no acc,
+   * no snapshot, no replicas and runs no task.  The root keeps acc as usual and folds the
+   * master's INLINE message into it (dred_dp_inline_fold). */
+  int inl;
+  uint8_t *inl_data;
+  int inl_status;      /* the root's fold failed: its future ends with this */
+  int inl_folded;      /* the root took its INLINE message */
+  /* The meeting place (meetpath.c): the slot and sequence number of a reduction that met
+   * there (state INST_MEET, linked in rt->meetq by qlink), or -- one that went to the
+   * master from a mixed slot -- the members that met there, named in its READY. */
+  struct dred_meet_slot *meet_slot;
+  uint64_t meet_seq, meet_mask;
+  int meet_claimed;
+  /* A non-root operand that met by reference: the pool block peers read (acc itself when
+   * acc is a plain pool block of ours, else meet_blk, a copy made for the meeting), and
+   * the root's progress through a fold done in bounded steps. */
+  int meet_by_ref;
+  char *meet_blk;
+  int64_t meet_blk_off;
+  uint64_t meet_fold_next; /* a reduce root's next element to fold; a bcast's next byte  */
+  uint64_t meet_copied;    /* an allreduce's chunks copied to our result (bit c)         */
+  int meet_publish;        /* a bcast root: the slot is still to be told its data is in  */
+  int meet_pipelined;      /* ... and the data is still to be copied into meet_blk       */
+  inst_state_t state;
+  int end_status;      /* set when END arrives while tasks are still running */
+  int tasks_pending;   /* tasks queued or running for this instance */
+  /* The robust layer's part of this reduction -- its snapshot and directory slot, store
+   * reads in flight, recovered copies of other members' operands (replicate_internal.h).
+   * Opaque here, and NULL until that layer needs it: never with DRED_REPLICAS=0 and no
+   * failure. */
+  struct dred_repl_inst *repl;
+} dred_inst_t;
+
+#endif /* DRED_INST_H */

@@ -1,0 +1,27 @@
+/*
+ * distribute.h -- allreduce and bcast through dred-master (distribute.c): what the reduce
+ * path does not do.
+ */
+#ifndef DRED_DISTRIBUTE_H
+#define DRED_DISTRIBUTE_H
+
+#include "../../common/proto.h"
+#include "../engine/inst.h"
+
+struct dred_rt;
+typedef struct dred_rt dred_rt_t;
+
+/* A bcast's announcement: READY (the root's carries the data if inline), then at a large
+ * bcast's root the data as DATA. */
+void dred_dist_announce_bcast(dred_rt_t *rt, dred_inst_t *in);
+void dred_dist_on_push(dred_rt_t *rt, const proto_msg_t *m);
+void dred_dist_on_data(dred_rt_t *rt, const proto_msg_t *m);
+/* A receiver's result buffer (`res`): recvbuf for a DIRECT layout, else a buffer of its
+ * own unpacked into recvbuf at the end (dred_dist_finish).  NULL without memory (logged). */
+char *dred_dist_result_buf(dred_inst_t *in);
+/* END(OK) came: a receiver without its whole result cannot report success. */
+int dred_dist_end_status(dred_inst_t *in, int status);
+/* At the end: a receiver's result into recvbuf (PACKED, IMAGE), its buffer freed. */
+int dred_dist_finish(dred_rt_t *rt, dred_inst_t *in, int status);
+
+#endif /* DRED_DISTRIBUTE_H */

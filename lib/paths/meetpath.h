@@ -1,0 +1,62 @@
+/*
+ * meetpath.h -- the node's meeting place as libdred uses it (meetpath.c, over
+ * lib/shm/meet.h): reductions of one node's members meet in shared memory, with no
+ * message to dred-master.
+ */
+#ifndef DRED_MEETPATH_H
+#define DRED_MEETPATH_H
+
+#include <stdint.h>
+
+#include "../engine/future.h"
+#include "../engine/inst.h"
+
+struct dred_rt;
+typedef struct dred_rt dred_rt_t;
+
+/* Runtime thread, once per loop turn: lent blocks the root is done with go back to the
+ * pool, and met reductions whose slot spilled go to dred-master (for members whose
+ * application thread does not look).  Returns 1 if it did anything. */
+int dred_meetpath_turn(dred_rt_t *rt);
+/* dred_init, collective over dred_comm(): map the node's table, agree job-wide whether it
+ * is used.  Never fails the job: without it every reduction goes to the master. */
+void dred_meetpath_init(dred_rt_t *rt);
+void dred_meetpath_finalize(dred_rt_t *rt, int collective);
+/* dred_ireduce, before taking rt->lock, once the operand is loaded: give a non-root
+ * operand that will meet by reference a pool block, if it is not in one of ours already
+ * (the copy is made here, outside the lock). */
+void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in);
+/* The block prepare gave `in`, freed (a call that ends before it arrives anywhere). */
+void dred_meetpath_unprepare(dred_rt_t *rt, dred_inst_t *in);
+/* dred_ireduce, under rt->lock, `in` complete (its key in->tag) but not inserted: 1 if it
+ * met in shared memory (insert it, hand out the future, nothing for the runtime thread to
+ * do); 0 to go to the master (in->meet_mask set). */
+int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in);
+/* A bcast root that met by reference: copy its data into the block it named, piece by
+ * piece, telling the slot as it goes (the members copy out meanwhile).  On the calling
+ * thread, after arriving, without rt->lock; nothing if there is nothing to publish. */
+void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in);
+/* Any thread: finish a met collective whose slot decided, or with `status` if it has not
+ * (0: only if decided).  `budget`: bytes of combining or copying this call may do
+ * (UINT64_MAX: all).  Returns 0 while pending (or its work is only part done), 1 if it is
+ * finished or another thread is finishing it, 2 if it went to dred-master instead, 3 if
+ * its part is done and it waits for peers to fold the rest (an allreduce's chunks: wait
+ * for the slot's epoch to move). */
+int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, uint64_t budget);
+/* The future's side: wait at most timeout_ns (UINT64_MAX: for ever) for a met reduction,
+ * settling it when its slot decides.  Returns when the future is done or time ran out. */
+void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns);
+/* Runtime thread: worker `w` was declared failed; the master is lost (status); at
+ * dred_finalize, settle what decided and end the rest past the deadline.  Returns the
+ * number still pending: nothing wakes the thread when a slot decides, so the caller
+ * looks again shortly. */
+void dred_meetpath_on_failed(dred_rt_t *rt, uint32_t w);
+void dred_meetpath_fail_all(dred_rt_t *rt, int status);
+int dred_meetpath_sweep(dred_rt_t *rt, int deadline_passed);
+
+/* Finish every met reduction whose slot decided and that nobody finished yet -- those
+ * whose futures were freed or never waited on -- so they stop counting against
+ * DRED_MAX_INFLIGHT.  Application thread, without rt->lock.  Returns how many. */
+int dred_meetpath_reclaim(dred_rt_t *rt);
+
+#endif /* DRED_MEETPATH_H */
