@@ -268,7 +268,8 @@ kernel-bench: $(KERNEL_BENCH)
 	$(KERNEL_BENCH)
 
 # make bench: quick mode (p = 8); BENCH_ARGS=--full for docs/performance.md's tables and plots.
-bench: deps all $(BENCH) $(SCHED_BENCH)
+# run-bench.sh runs dred-bench and dred-bench-coll (allreduce and bcast).
+bench: deps all $(BENCH) $(BENCH_COLL) $(SCHED_BENCH)
 	@BUILD=$(BUILD) bash tests/bench/run-bench.sh $(BENCH_ARGS)
 	@mkdir -p $(BUILD)/bench && bash -o pipefail -c '$(SCHED_BENCH) | tee $(BUILD)/bench/sched-bench.txt'
 

@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# run-bench.sh -- run dred-bench (dred vs MPICH MPI_Reduce/MPI_Ireduce), write CSV, PNG plots
-# and a table of dred/MPI ratios.  `make bench` runs the quick mode.
+# run-bench.sh -- run dred-bench (dred vs MPICH MPI_Reduce/MPI_Ireduce) and dred-bench-coll
+# (dred vs MPI_Allreduce/MPI_Bcast), write CSV, PNG plots and a table of dred/MPI ratios.
+# `make bench` runs the quick mode.
 #
 #   bash tests/bench/run-bench.sh [--quick | --full] [options]
 #
 #   --quick          (default) p = $(nproc), one rank per core, then p = 8, oversubscribed where
 #                    there are fewer than 8 CPUs; fewer sizes; about 10 minutes on a quiet 2-CPU
-#                    machine
+#                    machine, plus about 3 for the coll jobs (p = 2: 15 s, p = 8: 3 min)
 #   --full           p = $(nproc), then 4, 8, 16; every size 128 KiB..128 MiB; for docs/performance.md
 #   --ps "LIST"      override the process counts, e.g. --ps "8 16"
 #   --reps R         timed repetitions per point (default 7)
 #   --hogs N         stress-ng CPU hogs for the slow scenario (default 2), pinned to the last CPU
 #   --only LIST      run only these parts: ideal,unbalanced,sleepwait,concurrent,slow,master,policy,
-#                    replicas,nodes,small (default all)
+#                    replicas,nodes,small,coll (default all)
 #   --quiet-wait S   before each job wait up to S seconds for the machine to be idle
 #                    (default 30 quick, 300 full; 0 = do not wait)
 #   --no-plots       skip gnuplot
@@ -73,6 +74,17 @@
 #      application's shape: ireduce of 8 B + MPI_Allreduce + MPI_Bcast + wait, 3000 iterations in
 #      full mode, 600 in quick mode, dred and MPI alternating in chunks of 100).  Rows go to
 #      small.csv / small-summary.csv, the table to small.txt.
+#   9. coll (each p): allreduce and bcast, dred-bench-coll (dred_allreduce / dred_bcast against
+#      MPI_Allreduce / MPI_Bcast in the same job, MPI_SUM of doubles and bytes, slowest member
+#      per repetition, medians): three jobs per p -- ideal; --late 10 (unbalanced arrival: one
+#      member, in turn, 10 x MPI's time late; last return minus last arrival); --conc 4 (4 in
+#      flight per member: dred_iallreduce / dred_ibcast with tags 0..3, issued in a shuffled
+#      order per member, against MPI_Iallreduce / MPI_Ibcast + MPI_Waitall; bcast roots j mod
+#      p; per-collective time = round / 4).  Quick mode: 8 B..2 MiB, --reps R; full mode:
+#      8 B..128 MiB with dred-bench-coll's own repetition counts (30, 15 above 32 KiB, 7 above
+#      256 KiB; --reps R overrides), the --conc job up to the largest of 128, 32, 8 MiB whose
+#      buffers (p x 5 x size, doubled for dred's and MPI's copies) fit MemAvailable.  Rows go
+#      to coll.csv (mode,param,p,bytes,... in us), the table to coll.txt.
 # Every job runs in a session of its own with a marker variable in its environment, under a hard
 # timeout; its processes are found by session id / marker and killed by pid, never by name.
 # A job whose results are complete but which does not exit within 60 s (a hang in
@@ -80,7 +92,7 @@
 #
 # Outputs in $OUT: raw.csv (one row per call), summary.csv (medians per point), ratios.txt
 # (the table), machine.txt, master-load.txt, policy-*.csv, policy.txt, replicas-*.csv,
-# replicas.txt, logs/*.log, ideal.png,
+# replicas.txt, coll.csv, coll.txt, logs/*.log, ideal.png,
 # unbalanced.png, concurrent.png, slow.png.  Exit status: non-zero if a job failed, timed out
 # or reported WRONG.
 # shellcheck disable=SC2317  # functions called through traps and $on_tick
@@ -91,8 +103,9 @@ BUILD=${BUILD:-build}
 mode=quick
 ps_list=""
 reps=7
+reps_set=0
 hogs=1
-only="ideal,unbalanced,sleepwait,concurrent,slow,master,policy,replicas,nodes,small"
+only="ideal,unbalanced,sleepwait,concurrent,slow,master,policy,replicas,nodes,small,coll"
 quiet_wait=""
 plots=1
 OUT=""
@@ -101,7 +114,7 @@ while [ $# -gt 0 ]; do
     --quick) mode=quick; shift ;;
     --full) mode=full; shift ;;
     --ps) ps_list="$2"; shift 2 ;;
-    --reps) reps="$2"; shift 2 ;;
+    --reps) reps="$2"; reps_set=1; shift 2 ;;
     --hogs) hogs="$2"; shift 2 ;;
     --only) only="$2"; shift 2 ;;
     --quiet-wait) quiet_wait="$2"; shift 2 ;;
@@ -128,24 +141,27 @@ if [ "$mode" = quick ]; then
   quiet_wait=${quiet_wait:-30}
   qflag=--quick
   master_reps=3
-  limit_main=360; limit_conc=300; limit_slow=200; limit_master=200
+  limit_main=360; limit_conc=300; limit_slow=200; limit_master=200; limit_coll=300
+  coll_max=2097152
 else
   # shellcheck disable=SC2086
   ps_list=${ps_list:-$(uniq_list $ncpu 4 8 16)}
   quiet_wait=${quiet_wait:-300}
   qflag=""
   master_reps=$reps
-  limit_main=3600; limit_conc=1800; limit_slow=1200; limit_master=600
+  limit_main=3600; limit_conc=1800; limit_slow=1200; limit_master=600; limit_coll=3600
+  coll_max=134217728
 fi
 want() { [[ ",$only," == *",$1,"* ]]; }
 
 bench="$BUILD/bin/dred-bench"
+bench_coll="$BUILD/bin/dred-bench-coll"
 dredrun="$BUILD/bin/dredrun"
-for f in "$bench" "$dredrun" "$BUILD/bin/dred-master"; do
+for f in "$bench" "$dredrun" "$BUILD/bin/dred-master" $(want coll && echo "$bench_coll"); do
   [ -x "$f" ] || { echo "run-bench.sh: $f missing (build first: make bench)" >&2; exit 2; }
 done
 mkdir -p "$OUT/logs"
-rm -f "$OUT"/*.csv "$OUT"/*.png "$OUT"/*.dat "$OUT"/ratios.txt "$OUT"/master-load.txt "$OUT"/policy.txt "$OUT"/replicas.txt "$OUT"/small.txt \
+rm -f "$OUT"/*.csv "$OUT"/*.png "$OUT"/*.dat "$OUT"/ratios.txt "$OUT"/master-load.txt "$OUT"/policy.txt "$OUT"/replicas.txt "$OUT"/small.txt "$OUT"/coll.txt \
   "$OUT"/logs/*.log
 raw="$OUT/raw.csv"
 summary="$OUT/summary.csv"
@@ -267,7 +283,7 @@ run_job() {
     fi
     # The results are written before dred_finalize(); a shutdown that does not end within
     # $shutdown_grace s is a library hang: keep the results, kill the job, report it.
-    if [ -z "$done_at" ] && grep -qE '^dred-bench: (all results verified|WRONG results)' "$log"; then
+    if [ -z "$done_at" ] && grep -qE '^dred-bench(-coll)?: (all results verified|WRONG results)' "$log"; then
       done_at=$(date +%s)
     fi
     if [ -n "$done_at" ] && [ "$(date +%s)" -ge $((done_at + shutdown_grace)) ]; then
@@ -452,6 +468,25 @@ for p in $ps_list; do
           "$limit_main" -n "$p" "$bench" --scenario ideal --sizes 8M,32M "${rcommon[@]}"
       done
     done
+  fi
+  if want coll; then
+    # allreduce and bcast: ideal, unbalanced (10 x late), 4 in flight
+    ccommon=(--csv "$OUT/coll.csv")
+    { [ "$mode" = quick ] || [ "$reps_set" = 1 ]; } && ccommon+=(--reps "$reps")
+    # --conc holds 5 buffers of the size per rank (4 results and the operand): the largest
+    # size whose p x 5 x size, doubled for dred's and MPI's own copies, fits MemAvailable
+    avail=$(awk '/^MemAvailable:/ { print $2 * 1024 }' /proc/meminfo)
+    conc_max=$coll_max
+    while [ "$conc_max" -gt 8388608 ] && [ $((p * 5 * conc_max * 2)) -gt "${avail:-0}" ]; do
+      conc_max=$((conc_max / 4))
+    done
+    run_job "coll-ideal-p$p" "$limit_coll" -n "$p" "$bench_coll" --max "$coll_max" "${ccommon[@]}"
+    run_job "coll-late-p$p" "$limit_coll" -n "$p" "$bench_coll" --max "$coll_max" --late 10 \
+      "${ccommon[@]}"
+    [ "$conc_max" != "$coll_max" ] &&
+      echo "   coll --conc 4: up to $conc_max bytes (p x 5 x $coll_max x 2 is more than MemAvailable)"
+    run_job "coll-conc-p$p" "$limit_coll" -n "$p" "$bench_coll" --max "$conc_max" --conc 4 \
+      "${ccommon[@]}"
   fi
 done
 
@@ -724,6 +759,22 @@ if want small && [ -s "$OUT/small-summary.csv" ]; then
   [ -f "$OUT/ratios.txt" ] && cat "$OUT/small.txt" >>"$OUT/ratios.txt"
 elif want small; then
   echo "!! small: no results (see $OUT/logs/small-*.log)"
+fi
+if want coll && [ -s "$OUT/coll.csv" ]; then
+  {
+    echo
+    echo "allreduce and bcast (dred-bench-coll; us, median over repetitions of the slowest member;"
+    echo "late: one member 10 x MPI's time late, last return minus last arrival; conc: K in flight,"
+    echo "per collective = round / K)"
+    printf '%-5s %5s %4s %-8s %10s %10s %10s %8s %10s %10s %8s\n' mode param p layout bytes \
+      "dred allr" "MPI allr" dred/MPI "dred bc" "MPI bc" dred/MPI
+    awk -F, -v c="$ncpu" 'FNR > 1 { lay = $3 == c ? "per-core" : $3 > c ? sprintf("over x%g", $3 / c) : "under"
+      printf "%-5s %5s %4d %-8s %10d %10.1f %10.1f %8.3f %10.1f %10.1f %8.3f\n", $1, $2, $3, lay, $4,
+        $5, $6, ($6 > 0 ? $5 / $6 : 0), $7, $8, ($8 > 0 ? $7 / $8 : 0) }' "$OUT/coll.csv"
+  } | tee "$OUT/coll.txt"
+  [ -f "$OUT/ratios.txt" ] && cat "$OUT/coll.txt" >>"$OUT/ratios.txt"
+elif want coll; then
+  echo "!! coll: no results (see $OUT/logs/coll-*.log)"
 fi
 if want nodes && [ -s "$OUT/nodes-n1-summary.csv" ]; then
   {
