@@ -30,6 +30,8 @@ struct dred_future {
   struct dred_meet_slot *meet_slot;
   uint64_t meet_seq, meet_gid;
   int64_t meet_tag;
+  uint32_t meet_member; /* this member's index in the slot */
+  int meet_bcast;       /* a bcast: served as soon as the root's data is there */
 };
 dred_future *dred_future_new(void);
 void dred_future_complete(dred_future *f, int status); /* drops the runtime's reference */

@@ -28,8 +28,9 @@
  *     wait claim chunks of elements, fold each into their own block, and copy every
  *     folded chunk from its holder (allreduce_by_ref): no fixed root, the work split among
  *     whoever waits, a late member's share done for it;
- *   - a bcast: the root finishes as soon as the slot decided; the others copy its data
- *     from the slot or its block (bcast_copy).
+ *   - a bcast: the root finishes as soon as its data is in; the others copy it from the
+ *     slot or its block (bcast_copy) as soon as the root arrived, without waiting for
+ *     the members still to come (dred_meet_bcast_early).
  * A block read by peers is lent (lent_t) until the slot says nobody reads it any more.
  *
  * What the master sees.  Nothing per collective.  Each worker counts what met here
@@ -317,6 +318,8 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in) {
   f->meet_seq = seq;
   f->meet_gid = in->group_id;
   f->meet_tag = in->tag;
+  f->meet_member = in->member;
+  f->meet_bcast = in->kind == PROTO_KIND_BCAST;
   arrive_after_deaths(rt, g, r);
   return 1;
 }
@@ -605,7 +608,7 @@ static void lend_block(dred_rt_t *rt, dred_inst_t *in) {
 
 int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, uint64_t budget) {
   dred_inst_t *in;
-  int st = DRED_OK, state, decided, wake, done = 1;
+  int st = DRED_OK, state, decided, wake, done = 1, early, early_st = DRED_OK;
 
   uv_mutex_lock(&rt->lock);
   in = dred_rt_find(rt, gid, tag);
@@ -625,7 +628,10 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
     uv_async_send(&rt->wake);
     return 2;
   }
-  decided = state != DRED_MEET_OPEN;
+  /* a bcast member is served once the root's data is there, whoever else came */
+  early = in->kind == PROTO_KIND_BCAST && state != DRED_MEET_SPILL &&
+          dred_meet_bcast_early(in->meet_slot, in->meet_seq, in->member, &early_st);
+  decided = early || state != DRED_MEET_OPEN;
   if (!decided && status == DRED_OK) {
     uv_mutex_unlock(&rt->lock);
     return 0;
@@ -637,9 +643,13 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
     /* ends it for every member, unless it decided meanwhile: then that outcome stands */
     dred_meet_end(in->meet_slot, in->meet_seq, status);
   }
-  (void)dred_meet_poll(in->meet_slot, in->meet_seq, &st);
-  if (dred_meet_state(in->meet_slot, in->meet_seq) == DRED_MEET_SPILL)
-    st = status != DRED_OK ? status : DRED_ERR_INTERNAL; /* ending it: nobody goes on */
+  if (early) {
+    st = early_st;
+  } else {
+    (void)dred_meet_poll(in->meet_slot, in->meet_seq, &st);
+    if (dred_meet_state(in->meet_slot, in->meet_seq) == DRED_MEET_SPILL)
+      st = status != DRED_OK ? status : DRED_ERR_INTERNAL; /* ending it: nobody goes on */
+  }
   if (st == DRED_OK) {
     int reads = 0, r = 0; /* this member reads peers' blocks; r: what the step said */
     if (in->kind == PROTO_KIND_REDUCE && in->is_root) {
@@ -713,7 +723,7 @@ void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns) {
     if (done) return;
     now = uv_hrtime();
     left = timeout_ns == UINT64_MAX ? UINT64_MAX : now - start >= timeout_ns ? 0 : timeout_ns - (now - start);
-    if (dred_meet_poll(f->meet_slot, f->meet_seq, NULL)) {
+    if (dred_meet_ready(f->meet_slot, f->meet_seq, f->meet_member, f->meet_bcast)) {
       uint32_t epoch = dred_meet_epoch(f->meet_slot); /* before the look: no lost wake-up */
       r = dred_meetpath_settle(f->meet_rt, f->meet_gid, f->meet_tag, DRED_OK,
                                timeout_ns == UINT64_MAX ? UINT64_MAX : LOOK_BUDGET);
@@ -742,7 +752,8 @@ void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns) {
     if (left == 0) return;
     /* Woken by the slot's outcome; the slice bounds how late we notice anything else (the
      * runtime thread finishing it after a failure, a lost master). */
-    dred_meet_wait(f->meet_slot, f->meet_seq, left < WAIT_SLICE_NS ? left : WAIT_SLICE_NS);
+    dred_meet_wait(f->meet_slot, f->meet_seq, f->meet_member, f->meet_bcast,
+                   left < WAIT_SLICE_NS ? left : WAIT_SLICE_NS);
   }
 }
 
@@ -847,7 +858,8 @@ int dred_meetpath_reclaim(dred_rt_t *rt) {
     DRED_QUEUE_FOREACH(q, &rt->meetq) {
       dred_inst_t *in = DRED_QUEUE_DATA(q, dred_inst_t, qlink);
       if (n == BATCH) break;
-      if (!in->meet_claimed && dred_meet_poll(in->meet_slot, in->meet_seq, NULL)) {
+      if (!in->meet_claimed && dred_meet_ready(in->meet_slot, in->meet_seq, in->member,
+                                               in->kind == PROTO_KIND_BCAST)) {
         gid[n] = in->group_id;
         tag[n++] = in->tag;
       }

@@ -234,6 +234,55 @@ static int lost_status(const dred_meet_slot_t *s, uint64_t lost) {
   return DRED_ERR_PROC_FAILED;
 }
 
+/* The collective of the slot as its arrivals say (decided or not): the decided kind, else
+ * any arrived member's (they agree, or the slot ends with MISMATCH); and, for a bcast, its
+ * root as the arrivals name it.  Lock held. */
+static uint32_t slot_kind(const dred_meet_slot_t *s, uint32_t *root) {
+  uint32_t k;
+  *root = s->root;
+  if (s->state == DRED_MEET_OK) return s->kind;
+  for (k = 0; k < s->n; k++)
+    if (s->arrived & ~s->master & bit(k)) {
+      *root = s->p[k].root;
+      return s->p[k].kind;
+    }
+  return PROTO_KIND_REDUCE;
+}
+
+/* Whether the deaths of `lost` (members that never arrived) end the open slot: always,
+ * except a bcast's non-roots -- nobody reads what they never gave, so the others are
+ * served as if they were there. */
+static int lost_ends(const dred_meet_slot_t *s, uint64_t lost) {
+  uint32_t root, kind = slot_kind(s, &root);
+  return kind != PROTO_KIND_BCAST || root >= 64 || (lost & bit(root)) != 0;
+}
+
+/* A bcast member's outcome before everyone arrived (seed 000: early arrivals are served
+ * first, nobody waits for the last): once the root arrived, OK if its data is readable
+ * (in the slot or its pool block) and this member's parameters agree with the root's,
+ * MISMATCH if they disagree.  1 with *status when known, else 0 (then the slot's own
+ * outcome decides: the root not there yet, a member's error, a spill).  Lock held. */
+static int bcast_early(const dred_meet_slot_t *s, uint32_t member, int *status) {
+  uint32_t r;
+  if (member >= s->n || !(s->arrived & ~s->master & bit(member)) ||
+      s->p[member].kind != PROTO_KIND_BCAST || s->error != DRED_OK ||
+      s->state == DRED_MEET_MIXED || s->state == DRED_MEET_SPILL)
+    return 0;
+  r = s->p[member].root;
+  if (r >= s->n) {
+    *status = DRED_ERR_MISMATCH;
+    return 1;
+  }
+  if (!(s->arrived & ~s->master & bit(r))) return 0;
+  if (!proto_params_agree(&s->p[r], &s->p[member])) {
+    *status = DRED_ERR_MISMATCH;
+    return 1;
+  }
+  if (s->ref[r].kind != DRED_MEET_OP_SLOT && s->ref[r].kind != DRED_MEET_OP_POOL) return 0;
+  *status = DRED_OK;
+  return 1;
+}
+
 static void slot_free_if_done(dred_meet_slot_t *s, uint32_t n) {
   if (s->busy && (s->released & all_of(n)) == all_of(n)) __atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
 }
@@ -359,10 +408,17 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
     slot_unlock(s);
     return 0;
   }
-  if (s->state == DRED_MEET_OPEN && (s->arrived & all_of(n)) == all_of(n)) slot_decide(s, n);
+  if (s->state == DRED_MEET_OPEN && (s->arrived & all_of(n)) == all_of(n)) {
+    slot_decide(s, n);
+  } else if (s->state == DRED_MEET_OPEN && p->kind == PROTO_KIND_BCAST && member == p->root) {
+    slot_wake(s); /* the members already waiting are served now (bcast_early) */
+  }
   /* a member declared failed before this slot opened will not come */
-  if (s->state == DRED_MEET_OPEN && (__atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) & ~s->arrived & all_of(n)))
-    slot_end(s, DRED_MEET_FAILED, lost_status(s, __atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) & ~s->arrived));
+  {
+    uint64_t lost = __atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) & ~s->arrived & all_of(n);
+    if (s->state == DRED_MEET_OPEN && lost != 0 && lost_ends(s, lost))
+      slot_end(s, DRED_MEET_FAILED, lost_status(s, lost));
+  }
   slot_unlock(s);
   out->meet = 1;
   out->slot = s;
@@ -407,6 +463,20 @@ int dred_meet_poll(dred_meet_slot_t *s, uint64_t seq, int *status) {
   return decided_;
 }
 
+int dred_meet_bcast_early(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int *status) {
+  int known = 0, st = DRED_OK;
+  if (s == NULL) return 0;
+  slot_lock(s);
+  if (s->busy && s->seq == seq) known = bcast_early(s, member, &st);
+  slot_unlock(s);
+  if (known && status != NULL) *status = st;
+  return known;
+}
+
+int dred_meet_ready(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int is_bcast) {
+  return dred_meet_poll(s, seq, NULL) || (is_bcast && dred_meet_bcast_early(s, seq, member, NULL));
+}
+
 int dred_meet_state(dred_meet_slot_t *s, uint64_t seq) {
   int st, stat;
   if (s == NULL) return -1;
@@ -440,11 +510,20 @@ int dred_meet_needs(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
   if (s == NULL || member >= DRED_MEET_MAX_MEMBERS) return 0;
   slot_lock(s);
   /* A reduce's blocks are read by its root alone; an allreduce's (chunk results and
-   * operands) and a bcast's (the root's data) by every member until it is done. */
-  needs = s->busy && s->seq == seq && s->state == DRED_MEET_OK && s->root < s->n &&
-          s->ref[member].kind == DRED_MEET_OP_POOL &&
-          (s->kind == PROTO_KIND_REDUCE ? !(s->released & bit(s->root))
-                                        : (s->released & all_of(s->n)) != all_of(s->n));
+   * operands) by every member until it is done, once the slot decided.  A bcast's root's
+   * block is read from the moment it arrived (members are served early, bcast_early)
+   * until every member is done, whatever the slot decides meanwhile. */
+  if (!(s->busy && s->seq == seq) || s->ref[member].kind != DRED_MEET_OP_POOL) {
+    needs = 0;
+  } else {
+    uint32_t root, kind = slot_kind(s, &root);
+    if (kind == PROTO_KIND_BCAST)
+      needs = (s->released & all_of(s->n)) != all_of(s->n);
+    else
+      needs = s->state == DRED_MEET_OK && s->root < s->n &&
+              (s->kind == PROTO_KIND_REDUCE ? !(s->released & bit(s->root))
+                                            : (s->released & all_of(s->n)) != all_of(s->n));
+  }
   slot_unlock(s);
   return needs;
 }
@@ -491,7 +570,8 @@ static void futex_sleep(dred_meet_slot_t *s, uint32_t w, uint64_t timeout_ns) {
   syscall(SYS_futex, &s->wake, FUTEX_WAIT, w, &ts, NULL, 0);
 }
 
-void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint64_t timeout_ns) {
+void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int is_bcast,
+                    uint64_t timeout_ns) {
   uint32_t w;
   if (s == NULL) return;
   w = __atomic_load_n(&s->wake, __ATOMIC_ACQUIRE);
@@ -499,7 +579,7 @@ void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint64_t timeout_ns) {
   if (timeout_ns <= spin_ns) return;
   __atomic_add_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
   w = __atomic_load_n(&s->wake, __ATOMIC_ACQUIRE);
-  if (!dred_meet_poll(s, seq, NULL)) futex_sleep(s, w, timeout_ns - spin_ns);
+  if (!dred_meet_ready(s, seq, member, is_bcast)) futex_sleep(s, w, timeout_ns - spin_ns);
   __atomic_sub_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
 }
 
@@ -646,13 +726,16 @@ void dred_meet_member_failed(dred_meet_ring_t *r, uint32_t member, int status) {
   for (d = 0; d < DRED_MEET_DEPTH; d++) {
     dred_meet_slot_t *s = &r->slots[d];
     slot_lock(s);
+    uint32_t root, kind = s->busy ? slot_kind(s, &root) : PROTO_KIND_REDUCE;
     if (s->busy) {
-      if (s->state == DRED_MEET_OPEN && !(s->arrived & bit(member)))
-        slot_end(s, DRED_MEET_FAILED,
-                 status == DRED_OK || status == DRED_ERR_PROC_FAILED ? lost_status(s, bit(member)) : status);
-      else if (s->state == DRED_MEET_OK && s->fold_status == DRED_OK && s->kind == PROTO_KIND_BCAST &&
-               member == s->root && s->ref[member].kind == DRED_MEET_OP_POOL &&
-               __atomic_load_n(&s->progress, __ATOMIC_ACQUIRE) < s->ref[member].len) {
+      if (s->state == DRED_MEET_OPEN && !(s->arrived & bit(member))) {
+        if (lost_ends(s, bit(member)))
+          slot_end(s, DRED_MEET_FAILED,
+                   status == DRED_OK || status == DRED_ERR_PROC_FAILED ? lost_status(s, bit(member)) : status);
+      } else if ((s->state == DRED_MEET_OK || s->state == DRED_MEET_OPEN) &&
+                 s->fold_status == DRED_OK && kind == PROTO_KIND_BCAST && member == root &&
+                 s->ref[member].kind == DRED_MEET_OP_POOL &&
+                 __atomic_load_n(&s->progress, __ATOMIC_ACQUIRE) < s->ref[member].len) {
         /* the root died before all its data was in its block: it never left its process */
         __atomic_store_n(&s->fold_status, DRED_ERR_ROOT_FAILED, __ATOMIC_RELEASE);
         slot_wake(s);

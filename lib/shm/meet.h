@@ -45,7 +45,8 @@
  *
  * Failures.  A member that dies before it arrived leaves the others waiting: the
  * runtime that learns of the death (FAILED) calls dred_meet_member_failed, which ends
- * every open slot that still misses it with DRED_ERR_PROC_FAILED.  A member that dies
+ * every open slot that still misses it with DRED_ERR_PROC_FAILED (a bcast's only if it
+ * is the root: DRED_ERR_ROOT_FAILED).  A member that dies
  * after it arrived took nothing with it (its operand is in the slot or in the node's
  * pool).  Each slot's lock is a robust mutex: one whose holder died ends the slot with
  * DRED_ERR_PROC_FAILED.  Waiting polls (up to 1 ms where every member has a core), then waits on a futex on a word of the
@@ -55,7 +56,11 @@
  * (reduce: all but the root's; allreduce: all; bcast: the root's alone) and who needs a
  * block until when (a reduce's blocks until its root releases; an allreduce's and a
  * bcast's until every member has).  A bcast's members copy the root's data from the slot
- * or its block.  A small allreduce's members each fold every operand of the slot (the
+ * or its block as soon as the root arrived, whoever else has (seed 000: early arrivals
+ * are served first), and a bcast's non-root lost before it arrived costs the others
+ * nothing; a member that disagrees with the root gets MISMATCH alone, the slot's
+ * decision (everyone in) matters to a bcast only when the root's data is not readable.
+ * A small allreduce's members each fold every operand of the slot (the
  * same fold in the same order: bit-equal results).  A larger one is split into chunks of
  * elements (dred_meet_nchunks: at least one per member, at most DRED_MEET_MAX_CHUNKS):
  * a member that waits claims a chunk no one has (dred_meet_claim), folds it in rank order
@@ -182,8 +187,18 @@ int dred_meet_needs(dred_meet_slot_t *s, uint64_t seq, uint32_t member);
  * takes the core from the member it waits for, so the caller sets 0 there. */
 void dred_meet_set_spin(uint64_t ns);
 
-/* Wait at most timeout_ns for `seq` to be decided (returns at once if it is). */
-void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint64_t timeout_ns);
+/* A bcast member's outcome before the slot decided: once the root arrived, DRED_OK if
+ * its data is readable and `member`'s parameters agree with the root's, MISMATCH if they
+ * disagree.  1 with *status when known; 0: the slot's outcome decides (dred_meet_poll). */
+int dred_meet_bcast_early(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int *status);
+/* 1 when `member` can take its outcome of `seq` now: the slot decided, or (is_bcast) the
+ * member is served early. */
+int dred_meet_ready(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int is_bcast);
+
+/* Wait at most timeout_ns until `member` can take its outcome of `seq` (returns at once
+ * if it can). */
+void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int is_bcast,
+                    uint64_t timeout_ns);
 
 /* The slot's wake-up counter (moves at every outcome and every folded chunk), and a wait
  * for it to move from `epoch`, bounded by timeout_ns (returns at once if it moved). */
