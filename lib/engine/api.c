@@ -20,8 +20,8 @@
 #include "../../common/watchdog.h"
 #include "../mpi/dataplane.h"
 #include "../mpi/nodemem.h"
-#include "../paths/handover.h"
 #include "../paths/meetpath.h"
+#include "../paths/offnode.h"
 #include "admit.h"
 #include "api.h"
 #include "future.h"
@@ -580,7 +580,7 @@ static int call_start(const call_t *c, MPI_Comm comm, int tag, dred_future **fut
   if (rt->cfg.replicas > 0 && c->kind != PROTO_KIND_BCAST)
     rt->robust->on_operand_pooled(rt, in);
   /* A copy on another node, not only in this node's memory, before the call returns
-   * (handover.c): registered before the runtime can see `in`, so its answer is not
+   * (offnode.c): registered before the runtime can see `in`, so its answer is not
    * missed. */
   if ((offnode = dred_handover_offnode(rt, in))) dred_handover_ticket_add(rt, &ticket, g->id, itag);
   /* `in` is the runtime's as soon as the lock is released: it may finish and free it. */
