@@ -35,7 +35,7 @@ typedef struct {
   int handover_node;          /* DRED_HANDOVER_NODE */
   int shm;                    /* DRED_SHM */
   int meet;                   /* DRED_MEET */
-  int prefault_peers;         /* DRED_PREFAULT_PEERS (lib/mpi/dataplane.c) */
+  int prefault_peers;         /* DRED_PREFAULT_PEERS (lib/mpi/window.c) */
   int death_watch;            /* DRED_DEATH_WATCH (common/deathwatch.h) */
   int keep_storage;           /* DRED_KEEP_STORAGE */
   /* libdred-mpi.so (interpose/), read by dred_config_load_mpi, strictly: */

@@ -203,7 +203,7 @@ static dred_net_link_t *link_new(dred_net_t *n, int tcp) {
 /* Room in the kernel for most of an operand copy in flight.  With the default (208 KiB
  * on Linux) an 8 MiB copy crosses in ~40 rounds of sender writes and receiver reads, each
  * needing both loops to get a core, and dred_ireduce waits for that copy in a group
- * spanning nodes (lib/paths/handover.c).  On a loaded machine it hardly shortens that wait
+ * spanning nodes (lib/paths/offnode.c).  On a loaded machine it hardly shortens that wait
  * (the receiver's loop getting a core dominates; docs/performance.md, figures behind
  * defaults), but it costs nothing: the kernel caps the value at net.core.wmem_max /
  * rmem_max and charges only bytes in flight; failure only costs speed. */

@@ -16,7 +16,7 @@
  * member on a different node whenever the group spans nodes, and to plain "the next live
  * member" on one node.  The offset r spreads one node's first copies over the next
  * node's members instead of sending them all to its first one: in a group spanning
- * nodes dred_ireduce waits until that copy is held (lib/paths/handover.c), and three 8 MiB
+ * nodes dred_ireduce waits until that copy is held (lib/paths/offnode.c), and three 8 MiB
  * copies queued at one holder made the last of them wait ~3x as long.  The order does not
  * depend on who is alive, so the master can walk it later without knowing who the member
  * thought was alive when it placed its copies.

@@ -149,7 +149,7 @@ typedef struct {
  * the wire format and to the journal's schema, so they are fixed; 2 names no outcome and
  * the master refuses a DONE carrying it, as any unknown status.  No outcome says the
  * executor's own buffer was damaged: a task that reads another process builds its result
- * out of place (lib/mpi/dataplane.c, dred_dp_task_abort). */
+ * out of place (lib/mpi/combine.c, dred_dp_task_abort). */
 typedef enum {
   PROTO_TASK_OK = 0,
   PROTO_TASK_PROVIDER_LOST = 1, /* the provider's data could not be read; the executor's

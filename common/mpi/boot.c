@@ -8,7 +8,7 @@
  *   MPI_UNDEFINED); the node table (MPI_COMM_TYPE_SHARED); token and job id broadcast;
  *   control-socket addresses gathered; then the job-init broadcast and the verdict
  *   allreduce.  After that each program creates its dynamic window over priv (the worker
- *   after its node's shared pool window, lib/mpi/dataplane.c; the master in main.c).
+ *   after its node's shared pool window, lib/mpi/window.c; the master in main.c).
  * End (dred_boot_teardown), only when no process died:
  *   a worker first releases its node-local part (dred_dp_finalize: its lock on dwin, the
  *   shared pool window, the node communicator: the master is in none of them); then both

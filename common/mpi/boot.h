@@ -89,7 +89,7 @@ void dred_boot_tell_launcher(void);
  * program calls this and both exit without MPI_Finalize), each process calls
  * dred_boot_teardown(), which runs:
  *   1. MPI_Win_free(dwin): the dynamic RMA window every process created over priv after
- *      the handshake (master/main.c; lib/mpi/dataplane.c, which attaches its buffers to
+ *      the handshake (master/main.c; lib/mpi/window.c and buffer.c, which attach buffers to
  *      it).  Collective over priv, so it comes first, in both programs.  A worker has
  *      already released what only it and its node peers share (dred_dp_finalize: its
  *      lock on dwin, the pool's shared window and the node communicator; the master is in

@@ -20,8 +20,8 @@
 #include "../../common/watchdog.h"
 #include "../mpi/dataplane.h"
 #include "../mpi/nodemem.h"
-#include "../paths/handover.h"
 #include "../paths/meetpath.h"
+#include "../paths/offnode.h"
 #include "admit.h"
 #include "api.h"
 #include "future.h"
@@ -356,6 +356,29 @@ typedef struct {
   int root;        /* 0 for an allreduce */
 } call_t;
 
+/* Checks that need no group: the future pointer, the library's state, count and tag; then
+ * the group of `comm` and this process's member number in it.  DRED_OK or the caller's
+ * status (logged). */
+static int call_args(const call_t *c, MPI_Comm comm, int tag, dred_future **future,
+                     dred_group_t **g, int *member) {
+  int rc;
+  if (future == NULL) {
+    DRED_ERROR("%s: future pointer is NULL", c->fn);
+    return DRED_ERR_ARG;
+  }
+  *future = NULL;
+  if ((rc = api_check(c->fn)) != DRED_OK) return rc;
+  if (c->count < 0) {
+    DRED_ERROR("%s: negative count %d", c->fn, c->count);
+    return DRED_ERR_ARG;
+  }
+  if (tag < DRED_TAG_AUTO) {
+    DRED_ERROR("%s: tag %d is negative (use >= 0 or DRED_TAG_AUTO)", c->fn, tag);
+    return DRED_ERR_ARG;
+  }
+  return dred_group_of(g_rt, comm, g, member);
+}
+
 /* The caller's arguments, checked against the group (bad ones take no turn).  Fills *ti,
  * *bytes and *is_root.  DRED_OK or DRED_ERR_ARG (logged). */
 static int call_check(const call_t *c, const dred_group_t *g, int member, int inline_max,
@@ -403,6 +426,86 @@ static int call_check(const call_t *c, const dred_group_t *g, int member, int in
   return DRED_OK;
 }
 
+/* The instance of a checked call (call_check's findings), with `extra` bytes after it for
+ * an inline operand; NULL when memory ran out (logged). */
+static dred_inst_t *inst_build(const call_t *c, dred_group_t *g, int member,
+                               const dred_typeinfo_t *ti, uint64_t bytes, int inl,
+                               int is_root, size_t extra) {
+  dred_inst_t *in;
+  if ((in = calloc(1, sizeof *in + extra)) == NULL || (in->fut = dred_future_new()) == NULL) {
+    free(in);
+    DRED_ERROR("%s: out of memory", c->fn);
+    return NULL;
+  }
+  in->group = g;
+  in->group_id = g->id;
+  in->member = (uint32_t)member;
+  in->root = (uint32_t)c->root;
+  in->kind = c->kind;
+  in->is_root = is_root;
+  in->receives = c->kind != PROTO_KIND_REDUCE && !is_root;
+  in->sendbuf = c->sendbuf;
+  in->recvbuf = c->recvbuf;
+  in->count = (uint64_t)c->count;
+  in->type = c->type;
+  in->type_hold = MPI_DATATYPE_NULL;
+  in->op = c->op;
+  in->ti = *ti;
+  in->bytes = (size_t)bytes;
+  in->pool_off = -1;
+  in->inl = inl;
+  if (extra > 0) in->inl_data = (uint8_t *)(in + 1);
+  return in;
+}
+
+/* The call's turn on its group (in->tag), and this process's refusal if it has one.
+ * Returns 1 if the call goes on (*refuse: DRED_OK, or the status it joins with; counted in
+ * rt->entering until submitted), 0 if it ends here (`in` discarded, *refuse: the status the
+ * caller gets). */
+static int call_turn(dred_rt_t *rt, const call_t *c, int tag, dred_inst_t *in, int *refuse) {
+  int64_t itag;
+  /* At the cap, met reductions that decided but that nobody waited on (freed futures,
+   * refused calls) are finished first: they hold a place only until someone looks. */
+  uv_mutex_lock(&rt->lock);
+  if (rt->ninst - rt->nrefused + rt->entering >= rt->cfg.max_inflight &&
+      !dred_queue_empty(&rt->meetq)) {
+    uv_mutex_unlock(&rt->lock);
+    (void)dred_meetpath_reclaim(rt);
+    uv_mutex_lock(&rt->lock);
+  }
+  /* The turn first: whatever happens next, this call is the group's next one here. */
+  if (rt->dead) {
+    *refuse = rt->dead_status;
+  } else if (rt->bye_requested) {
+    *refuse = DRED_ERR_SHUTDOWN; /* the runtime counts on no insert after this */
+  } else {
+    *refuse = state_refusal(rt, c->fn);
+  }
+  if (take_turn(rt, c->fn, in->group, c->kind, tag, &itag, refuse) != DRED_OK) {
+    uv_mutex_unlock(&rt->lock);
+    inst_discard(rt, in);
+    *refuse = DRED_ERR_NOMEM;
+    return 0;
+  }
+  in->tag = itag;
+  if (rt->dead || rt->bye_requested) {
+    uint64_t n = ++rt->dead_refused;
+    uv_mutex_unlock(&rt->lock);
+    /* Every later call is refused the same way: an application that goes on calling
+     * after the failure would flood the log, so the 1st, 2nd, 4th, 8th... are logged. */
+    if (dred_log_due(n))
+      DRED_ERROR("%s: %s (%llu call(s) refused so far; logged at powers of 2)", c->fn,
+                 *refuse == DRED_ERR_SHUTDOWN ? "dred_finalize is in progress" : dred_strerror(*refuse),
+                 (unsigned long long)n);
+    inst_discard(rt, in);
+    return 0;
+  }
+  if (*refuse == DRED_OK) *refuse = node_budget_take(rt, c->fn, in);
+  rt->entering++; /* counted against the cap until inserted */
+  uv_mutex_unlock(&rt->lock);
+  return 1;
+}
+
 /* The operand (or a bcast root's data) into dred's buffers on the caller's thread: until
  * a copy exists outside this process, a crash loses it.  Errors become the instance's
  * join_error: it joins saying so, and every member ends with that status. */
@@ -437,8 +540,58 @@ static void call_load(dred_rt_t *rt, dred_inst_t *in, int user_op, size_t extra)
   dred_dp_acc_early(rt, in);
 }
 
+/* The path, decided under rt->lock: the node's meeting place, the inline path, or
+ * dred-master through the runtime thread (then the call may wait for a copy on another
+ * node).  Returns 1 once `in` is handed over, 0 if the service died meanwhile (`in`
+ * discarded, *status: the caller's). */
+static int call_submit(dred_rt_t *rt, dred_inst_t *in, int *status) {
+  dred_handover_ticket_t ticket;
+  int offnode;
+
+  dred_meetpath_prepare(rt, in); /* a pool block peers can read, if it needs one */
+  uv_mutex_lock(&rt->lock);
+  rt->entering--;
+  if (rt->dead) {
+    /* The service died while the operand was being copied: the runtime has already ended
+     * what it knew of (dred_meetpath_fail_all), and a slot joined now would wait for
+     * members that are refusing every call.  The turn is taken; end it here. */
+    *status = rt->dead_status;
+    uv_mutex_unlock(&rt->lock);
+    inst_discard(rt, in);
+    return 0;
+  }
+  /* A collective of a one-node group meets its peers in the node's shared memory
+   * (meetpath.c): no message, nothing for the runtime thread; the future's waits finish
+   * it.  Otherwise (another node in the group, no ring, a spill) it goes to dred-master. */
+  if (dred_meetpath_arrive(rt, in)) {
+    int publish = in->meet_publish; /* read now: once unlocked, `in` may finish */
+    dred_rt_insert(rt, in);
+    uv_mutex_unlock(&rt->lock);
+    if (publish) dred_meetpath_publish(rt, in); /* a bcast root's data, overlapping copies */
+    return 1;
+  }
+  if (rt->cfg.replicas > 0 && in->kind != PROTO_KIND_BCAST)
+    rt->robust->on_operand_pooled(rt, in);
+  /* A copy on another node, not only in this node's memory, before the call returns
+   * (offnode.c): registered before the runtime can see `in`, so its answer is not
+   * missed. */
+  if ((offnode = dred_handover_offnode(rt, in)))
+    dred_handover_ticket_add(rt, &ticket, in->group_id, in->tag);
+  /* `in` is the runtime's as soon as the lock is released: it may finish and free it. */
+  dred_rt_insert(rt, in);
+  if (dred_rt_announce_now(rt, in)) {
+    uv_mutex_unlock(&rt->lock);
+    return 1; /* inline: no hand-over, nothing for the runtime thread to do */
+  }
+  dred_queue_insert_tail(&rt->submitq, &in->qlink);
+  uv_mutex_unlock(&rt->lock);
+  uv_async_send(&rt->wake);
+  if (offnode) dred_handover_wait(rt, &ticket);
+  return 1;
+}
+
 /*
- * The front half every kind shares: argument checks, the group, the turn, the refusal.
+ * One call of any kind: check, build the instance, take the turn, load the operand, submit.
  * Two kinds of refusal, told apart on purpose (dred(3), "Refused calls"):
  *   - a bad argument (DRED_ERR_ARG before the call takes its turn): a function of the
  *     caller's own arguments only; the call did not happen, takes no turn, and the program
@@ -456,145 +609,33 @@ static int call_start(const call_t *c, MPI_Comm comm, int tag, dred_future **fut
   dred_typeinfo_t ti;
   dred_inst_t *in;
   dred_future *fut;
-  int rc, member, is_root, inl, offnode, refuse = DRED_OK;
-  dred_handover_ticket_t ticket;
+  int rc, member, is_root, inl, refuse = DRED_OK;
   size_t extra;
   uint64_t bytes;
-  int64_t itag;
 
-  if (future == NULL) {
-    DRED_ERROR("%s: future pointer is NULL", c->fn);
-    return DRED_ERR_ARG;
-  }
-  *future = NULL;
-  if ((rc = api_check(c->fn)) != DRED_OK) return rc;
-  if (c->count < 0) {
-    DRED_ERROR("%s: negative count %d", c->fn, c->count);
-    return DRED_ERR_ARG;
-  }
-  if (tag < DRED_TAG_AUTO) {
-    DRED_ERROR("%s: tag %d is negative (use >= 0 or DRED_TAG_AUTO)", c->fn, tag);
-    return DRED_ERR_ARG;
-  }
-  if ((rc = dred_group_of(rt, comm, &g, &member)) != DRED_OK) return rc;
+  /* check: the caller's arguments, alone and against the group (bad ones take no turn) */
+  if ((rc = call_args(c, comm, tag, future, &g, &member)) != DRED_OK) return rc;
   if ((rc = call_check(c, g, member, (int)rt->cfg.inline_max, &ti, &bytes, &inl, &is_root)) !=
       DRED_OK)
     return rc;
-
+  /* build the instance (an inline reduce's non-root operand travels behind it) */
   extra = inl && !is_root && c->kind == PROTO_KIND_REDUCE ? (size_t)bytes : 0;
-  if ((in = calloc(1, sizeof *in + extra)) == NULL || (in->fut = dred_future_new()) == NULL) {
-    free(in);
-    DRED_ERROR("%s: out of memory", c->fn);
+  if ((in = inst_build(c, g, member, &ti, bytes, inl, is_root, extra)) == NULL)
     return DRED_ERR_NOMEM;
-  }
-  in->group = g;
-  in->group_id = g->id;
-  in->member = (uint32_t)member;
-  in->root = (uint32_t)c->root;
-  in->kind = c->kind;
-  in->is_root = is_root;
-  in->receives = c->kind != PROTO_KIND_REDUCE && !is_root;
-  in->sendbuf = c->sendbuf;
-  in->recvbuf = c->recvbuf;
-  in->count = (uint64_t)c->count;
-  in->type = c->type;
-  in->type_hold = MPI_DATATYPE_NULL;
-  in->op = c->op;
-  in->ti = ti;
-  in->bytes = (size_t)bytes;
-  in->pool_off = -1;
-  in->inl = inl;
-  if (extra > 0) in->inl_data = (uint8_t *)(in + 1);
-
-  /* At the cap, met reductions that decided but that nobody waited on (freed futures,
-   * refused calls) are finished first: they hold a place only until someone looks. */
-  uv_mutex_lock(&rt->lock);
-  if (rt->ninst - rt->nrefused + rt->entering >= rt->cfg.max_inflight &&
-      !dred_queue_empty(&rt->meetq)) {
-    uv_mutex_unlock(&rt->lock);
-    (void)dred_meetpath_reclaim(rt);
-    uv_mutex_lock(&rt->lock);
-  }
-  /* The turn first: whatever happens next, this call is the group's next one here. */
-  if (rt->dead) {
-    refuse = rt->dead_status;
-  } else if (rt->bye_requested) {
-    refuse = DRED_ERR_SHUTDOWN; /* the runtime counts on no insert after this */
-  } else {
-    refuse = state_refusal(rt, c->fn);
-  }
-  if (take_turn(rt, c->fn, g, c->kind, tag, &itag, &refuse) != DRED_OK) {
-    uv_mutex_unlock(&rt->lock);
-    inst_discard(rt, in);
-    return DRED_ERR_NOMEM;
-  }
-  in->tag = itag;
-  if (rt->dead || rt->bye_requested) {
-    uint64_t n = ++rt->dead_refused;
-    uv_mutex_unlock(&rt->lock);
-    /* Every later call is refused the same way: an application that goes on calling
-     * after the failure would flood the log, so the 1st, 2nd, 4th, 8th... are logged. */
-    if (dred_log_due(n))
-      DRED_ERROR("%s: %s (%llu call(s) refused so far; logged at powers of 2)", c->fn,
-                 refuse == DRED_ERR_SHUTDOWN ? "dred_finalize is in progress" : dred_strerror(refuse),
-                 (unsigned long long)n);
-    inst_discard(rt, in);
-    return refuse;
-  }
-  if (refuse == DRED_OK) refuse = node_budget_take(rt, c->fn, in);
-  rt->entering++; /* counted against the cap until inserted */
-  uv_mutex_unlock(&rt->lock);
-
+  /* take the turn (every call that got this far does), and this process's refusal if any */
+  if (!call_turn(rt, c, tag, in, &refuse)) return refuse;
+  /* load the operand, or join without one, saying why: no copy, no hold on op or
+   * datatype, and no place under the cap (it holds a few hundred bytes until its peers
+   * arrive) */
   if (refuse != DRED_OK) {
-    /* Joins without an operand, saying why: no copy, no hold on op or datatype, and no
-     * place under the cap (it holds a few hundred bytes until its peers arrive). */
     in->join_error = refuse;
     in->refused = 1;
   } else {
     call_load(rt, in, ti.op_is_user, extra);
   }
-
+  /* decide the path and submit: meeting place, inline, or dred-master */
   fut = in->fut;
-  dred_meetpath_prepare(rt, in); /* a pool block peers can read, if it needs one */
-  uv_mutex_lock(&rt->lock);
-  rt->entering--;
-  if (rt->dead) {
-    /* The service died while the operand was being copied: the runtime has already ended
-     * what it knew of (dred_meetpath_fail_all), and a slot joined now would wait for
-     * members that are refusing every call.  The turn is taken; end it here. */
-    int st = rt->dead_status;
-    uv_mutex_unlock(&rt->lock);
-    inst_discard(rt, in);
-    return st;
-  }
-  /* A collective of a one-node group meets its peers in the node's shared memory
-   * (meetpath.c): no message, nothing for the runtime thread; the future's waits finish
-   * it.  Otherwise (another node in the group, no ring, a spill) it goes to dred-master. */
-  if (dred_meetpath_arrive(rt, in)) {
-    int publish = in->meet_publish; /* read now: once unlocked, `in` may finish */
-    dred_rt_insert(rt, in);
-    uv_mutex_unlock(&rt->lock);
-    if (publish) dred_meetpath_publish(rt, in); /* a bcast root's data, overlapping copies */
-    goto out;
-  }
-  if (rt->cfg.replicas > 0 && c->kind != PROTO_KIND_BCAST)
-    rt->robust->on_operand_pooled(rt, in);
-  /* A copy on another node, not only in this node's memory, before the call returns
-   * (handover.c): registered before the runtime can see `in`, so its answer is not
-   * missed. */
-  if ((offnode = dred_handover_offnode(rt, in))) dred_handover_ticket_add(rt, &ticket, g->id, itag);
-  /* `in` is the runtime's as soon as the lock is released: it may finish and free it. */
-  dred_rt_insert(rt, in);
-  if (dred_rt_announce_now(rt, in)) {
-    uv_mutex_unlock(&rt->lock);
-    goto out; /* inline: no hand-over, nothing for the runtime thread to do */
-  }
-  dred_queue_insert_tail(&rt->submitq, &in->qlink);
-  uv_mutex_unlock(&rt->lock);
-  uv_async_send(&rt->wake);
-  if (offnode) dred_handover_wait(rt, &ticket);
-
-out:
+  if (!call_submit(rt, in, &rc)) return rc;
   if (refuse != DRED_OK) {
     dred_future_free(fut); /* the caller gets the status, not a future */
     return refuse;

@@ -6,7 +6,7 @@
  * exist only in the dying process, and no replica can save them (seed 002, eq. 5).  Data
  * that lives in shared memory from the start can be saved.  dred_alloc_mem hands the
  * application a block of this process's pool -- the MPI shared-memory window segment
- * every node peer maps (dataplane.c) -- and a dred_ireduce whose sendbuf lies in such a
+ * every node peer maps (window.c) -- and a dred_ireduce whose sendbuf lies in such a
  * block makes no copy: the block itself is the operand node peers combine from, the
  * replica snapshot copies are taken from, and what the snapshot directory (snapdir.c)
  * lists before the call returns.  A kill inside or right after the call loses nothing

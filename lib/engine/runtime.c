@@ -8,7 +8,7 @@
  *   1. take new reductions handed over by application threads (submitq): prepare the
  *      accumulator, define the group to the master once, send READY;
  *   2. take control messages (TASK, END, PING, SHUTDOWN, ...);
- *   3. advance the head task by one time slice (dataplane.c), report DONE when finished;
+ *   3. advance the head task by one time slice (combine.c), report DONE when finished;
  *   4. move replica transfers along (replicate.c);
  *   5. at dred_finalize: say BYE once nothing is pending, or abandon what still is once
  *      DRED_FINALIZE_WAIT_S ran out (the watchdog timer wakes the loop to notice).
@@ -40,8 +40,8 @@
 #include "../mpi/dataplane.h"
 #include "../mpi/nodemem.h"
 #include "../paths/distribute.h"
-#include "../paths/handover.h"
 #include "../paths/meetpath.h"
+#include "../paths/offnode.h"
 #include "admit.h"
 #include "future.h"
 #include "group.h"

@@ -12,8 +12,10 @@
  *                task.h (a combine), snapdir.h, admit.h, mem.h, signals.h, kernel.h, and
  *                robust.h (the robust layer's events and questions, as the engine sees them)
  *   lib/paths/   meetpath.h (the meeting place), distribute.h (allreduce/bcast through
- *                dred-master), handover.h (hand-over of operands before a call returns)
- *   lib/mpi/     dataplane.h (windows, pool, buffers, task execution), nodemem.h
+ *                dred-master), handover.h (the beacon: operand copies into the pool go
+ *                first), offnode.h (a call waits for a copy on another node)
+ *   lib/mpi/     dataplane.h (window.c, buffer.c, combine.c: windows, pool, buffers, task
+ *                execution), nodemem.h
  *   lib/robust/  replicate_internal.h (private to the layer)
  *   lib/shm/     meet.h, pool.h, segment.h (no MPI, no runtime)
  */
@@ -105,7 +107,7 @@ typedef struct dred_rt {
   uint64_t nodemem_limit, nodemem_local;
   int nodemem_me;
   int *nodemem_rank_of;  /* job rank -> node rank, -1 off this node */
-  dred_queue_t handover_tickets; /* dred_ireduce calls waiting for an off-node copy (handover.c) */
+  dred_queue_t handover_tickets; /* dred_ireduce calls waiting for an off-node copy (offnode.c) */
   uv_cond_t handover_cv;         /* broadcast when one of them may go on */
 
   /* runtime thread only */

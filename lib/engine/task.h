@@ -1,6 +1,6 @@
 /*
  * task.h -- a combine dred-master gave this worker (TASK): the executor's buffer, the
- * provider's operand, and the progress of the combine (lib/mpi/dataplane.c runs it; the
+ * provider's operand, and the progress of the combine (lib/mpi/combine.c runs it; the
  * robust layer may run it in place, lib/robust/absorb.c).
  */
 #ifndef DRED_TASK_H

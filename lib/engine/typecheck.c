@@ -34,7 +34,7 @@
  *           types, as in MPI_Accumulate); the operand is packed in typemap order into an
  *           array of count*mult B elements and combined as such.  B's packed form has no
  *           padding, so for the padded pair types (MPI_DOUBLE_INT...) the array is rebuilt
- *           with MPI_Unpack on B (dataplane.c).
+ *           with MPI_Unpack on B (lib/mpi/buffer.c).
  *   IMAGE   user op on a derived type with holes or a nonzero lower bound: the user op is
  *           given the datatype, so it must see the typed layout: dred's copy is the byte
  *           image of the count elements, starting at the true lower bound (lb_shift), and

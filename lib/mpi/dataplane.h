@@ -1,6 +1,12 @@
 /*
- * dataplane.h -- the data plane (dataplane.c): RMA and shared-memory windows, the pool,
- * buffers in dred's layouts, and task execution (combine).
+ * dataplane.h -- the data plane: where operands live and how an executor combines a
+ * provider's data.  One header for three files:
+ *   window.c   the windows: each worker's pool segment (shared over the node), the dynamic
+ *              window other nodes read through, the segments every worker learns at start
+ *   buffer.c   a reduction's buffers: pool blocks or private ones, the operand in dred's
+ *              layout and the result out of it, the accumulator from the call to the end
+ *   combine.c  the combine: a task run a time slice at a time (in shared memory or by
+ *              MPI_Rget), the kernels, an inline reduction's fold
  */
 #ifndef DRED_DATAPLANE_H
 #define DRED_DATAPLANE_H
@@ -15,16 +21,13 @@
 struct dred_rt;
 typedef struct dred_rt dred_rt_t;
 
-/* On the caller's thread in dred_ireduce: fill the accumulator (a pool block for a
- * non-root member, recvbuf at the root) so the operand is in shared memory at once.
- * Leaves acc NULL when the pool is full: announce then takes the slow path. */
-void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in);
-/* Fill `dst` (in->bytes) with this member's operand in dred's layout (ti.layout): a copy,
- * the packed elements, or the byte image; from sendbuf, or recvbuf at an in-place root. */
-int dred_dp_load(dred_rt_t *rt, const dred_inst_t *in, char *dst);
-/* At the root of a PACKED or IMAGE reduction that succeeded: write the result (acc) into
- * recvbuf as the caller's datatype lays it out (holes untouched).  DIRECT: nothing to do. */
-int dred_dp_unpack_result(dred_rt_t *rt, dred_inst_t *in);
+/* ---- window.c ---------------------------------------------------------------------- */
+int dred_dp_init(dred_rt_t *rt);      /* collective over priv (and node) */
+/* Release the data plane; collective = 1 (nobody died): also the node's shared window and
+ * node communicator and our lock on dwin.  dwin itself goes in dred_boot_teardown(). */
+void dred_dp_finalize(dred_rt_t *rt, int collective);
+
+/* ---- buffer.c ---------------------------------------------------------------------- */
 int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, int *malloced);
 /* A block of our pool and nothing else (no private fallback, no MPI call): DRED_OK, or
  * DRED_ERR_NOMEM when the pool has no room.  Freed with dred_dp_buf_free(..., 0). */
@@ -37,16 +40,24 @@ void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, in
 int dred_dp_buf_adopt(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, int *malloced);
 /* The pool's use, peak and fallbacks into a PONG (status socket, dredstat status). */
 void dred_dp_pool_stats(dred_rt_t *rt, proto_msg_t *pong);
-int dred_dp_init(dred_rt_t *rt);      /* collective over priv (and node) */
-/* Release the data plane; collective = 1 (nobody died): also the node's shared window and
- * node communicator and our lock on dwin.  dwin itself goes in dred_boot_teardown(). */
-void dred_dp_finalize(dred_rt_t *rt, int collective);
+/* Fill `dst` (in->bytes) with this member's operand in dred's layout (ti.layout): a copy,
+ * the packed elements, or the byte image; from sendbuf, or recvbuf at an in-place root. */
+int dred_dp_load(dred_rt_t *rt, const dred_inst_t *in, char *dst);
+/* At the root of a PACKED or IMAGE reduction that succeeded: write the result (acc) into
+ * recvbuf as the caller's datatype lays it out (holes untouched).  DIRECT: nothing to do. */
+int dred_dp_unpack_result(dred_rt_t *rt, dred_inst_t *in);
+/* On the caller's thread in dred_ireduce: fill the accumulator (a pool block for a
+ * non-root member, recvbuf at the root) so the operand is in shared memory at once.
+ * Leaves acc NULL when the pool is full: announce then takes the slow path. */
+void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in);
 int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in); /* allocate + fill the accumulator */
+void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in);
+
+/* ---- combine.c --------------------------------------------------------------------- */
 /* The root of an inline reduction: fold the n operands of `data` (member k at k x bytes;
  * the root's own slot is ignored, its operand is acc) into acc in rank order.  DRED_OK or
  * an error (logged). */
 int dred_dp_inline_fold(dred_rt_t *rt, dred_inst_t *in, const uint8_t *data, uint32_t n);
-void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in);
 /* The vectorised kernel for the reduction's op and type (kernel.h), or NULL: user ops and
  * pairs without one go through MPI_Reduce_local. */
 const struct dred_kernel *dred_dp_kernel(const dred_inst_t *in);

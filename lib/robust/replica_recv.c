@@ -18,7 +18,7 @@
  *     sender's death never gets here); it is refused unless it comes from a live worker
  *     with exactly the announced length, and answered with REPLICA_ACK (pool offset -1)
  *     as soon as it is taken: the sender's dred_ireduce may be waiting until a copy is
- *     held off its node (handover.c), and a copy in our memory, its write listed below,
+ *     held off its node (offnode.c), and a copy in our memory, its write listed below,
  *     is one.
  *   - Such a copy is held in our memory and written to the store only if the reduction
  *     still runs DRED_REPLICA_DELAY_MS after it arrived (or once held copies pass the
@@ -46,7 +46,7 @@ static int hold_received(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t me
                           char *buf, size_t len);
 
 /* Tell the sender of a copy that came on the link that we hold it whole (len: its size),
- * or that we could not keep it (len 0): its dred_ireduce may be waiting (handover.c). */
+ * or that we could not keep it (len 0): its dred_ireduce may be waiting (offnode.c). */
 static void ack_received(dred_rt_t *rt, int src, const proto_msg_t *m, uint64_t len) {
   proto_msg_t a = *m;
   a.type = PROTO_REPLICA_ACK;

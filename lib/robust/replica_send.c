@@ -37,7 +37,7 @@
 #include "../../storage/replica.h"
 #include "../../storage/replica_async.h"
 #include "../mpi/dataplane.h"
-#include "../paths/handover.h"
+#include "../paths/offnode.h"
 #include "replicate_internal.h"
 
 #define PLACE_SPARE 2 /* candidates beyond DRED_REPLICAS-1, for copies that cannot be sent */
@@ -70,7 +70,7 @@ static void local_put_done(void *arg, int status) {
 static void copy_sent(void *arg, int status) {
   snapshot_t *sn = arg;
   /* a copy that did not arrive is the receiver's loss, seen at recovery; a call waiting
-   * for it (handover.c) goes on without it */
+   * for it (offnode.c) goes on without it */
   if (status != DRED_OK) dred_handover_held(sn->rt, sn->group, sn->tag, -1);
   dred_repl_snapshot_unref(sn);
 }
@@ -219,7 +219,7 @@ static int start_copies(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
 
 void dred_repl_on_announce(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   int offnode = start_copies(rt, in, ready);
-  /* dred_ireduce may be waiting for the off-node copy (handover.c): name its holder, or
+  /* dred_ireduce may be waiting for the off-node copy (offnode.c): name its holder, or
    * let the call go on when there is none */
   if (dred_handover_offnode(rt, in)) dred_handover_expect(rt, in->group_id, in->tag, offnode);
 }

@@ -1,7 +1,7 @@
 /*
  * replicate.c -- libdred's robust layer: operand replicas, recovery, reactions to failures.
  *
- * Kept apart from the failure-free engine (api.c, runtime.c, dataplane.c), rabit-style.
+ * Kept apart from the failure-free engine (api.c, runtime.c, lib/mpi/), rabit-style.
  * The engine's reductions carry no robust state of their own: one opaque pointer
  * (dred_inst_t.repl, replicate_internal.h) that this layer fills when it first needs to.
  * The engine calls in at its events -- a reduction's operand is in the pool (publish), it
@@ -28,7 +28,7 @@
  *                    its copy here or from a dead node peer's snapshot directory
  *
  * Replicas (seed 002, section 3).  A non-root member's operand is snapshotted in its
- * shared-memory pool by dred_ireduce itself (dataplane.c: the accumulator, filled on the
+ * shared-memory pool by dred_ireduce itself (buffer.c: the accumulator, filled on the
  * caller's thread, and listed in the pool's snapshot directory, snapdir.c); when the pool
  * is full, the private copy dred_ireduce made is the snapshot (no directory slot: node
  * peers cannot read it).  From that snapshot a copy is written to
@@ -87,6 +87,7 @@
 #include "../engine/robust.h"
 #include "../mpi/dataplane.h"
 #include "../paths/handover.h"
+#include "../paths/offnode.h"
 #include "replicate_internal.h"
 
 static void state_free(dred_repl_state_t *st) {

@@ -10,7 +10,7 @@
  * How it works.
  *   - Inline allreduce (small operands): every member's READY carries its operand, as a
  *     reduce's non-root members' do; once all are here every live member gets the same
- *     INLINE message and folds it in rank order (lib/mpi/dataplane.c), so all results are
+ *     INLINE message and folds it in rank order (lib/mpi/combine.c), so all results are
  *     bit-identical.  A member dying after its READY costs nothing.
  *   - Bcast: no tasks.  The root's data reaches the master in its READY (small) or as DATA
  *     messages right behind it; each member that arrived is sent DATA for every piece the

@@ -1,0 +1,308 @@
+/*
+ * buffer.c -- a reduction's buffers: pool blocks and private buffers, the operand loaded
+ * into dred's layout and the result unpacked from it, and the accumulator's life.
+ *
+ * A non-root member copies its operand into a pool block (its accumulator, "acc") inside
+ * dred_ireduce, on the caller's thread: that single copy puts the operand in shared
+ * memory, where node peers combine from it and its replicas are taken from it.  An operand
+ * already in the pool -- a contiguous sendbuf inside a dred_alloc_mem block (mem.c) -- is
+ * not copied at all: that block is the accumulator, read-only.  The root's accumulator is
+ * its recvbuf -- unless the datatype has holes or a lower bound (a PACKED or IMAGE layout,
+ * lib/engine/typecheck.c): then every member's operand is loaded into dred's layout
+ * (dred_dp_load: MPI_Pack, or a byte image from the true lower bound), the root combines
+ * in a buffer of its own, and the result is unpacked into recvbuf when the reduction ends
+ * (dred_dp_unpack_result), writing only the typemap's bytes, as MPI does.
+ *
+ * Where a buffer lives.  In a block of our pool when there is room (node peers read it in
+ * place, window.c); else in private memory (common/bigbuf.h), attached to the dynamic
+ * window so that other nodes, and node peers, still read it by RMA.  Pool blocks are
+ * taken and freed under rt->pool_mu -- application threads in dred_ireduce, the runtime
+ * thread and the admission of waiting operands (admit.c) all take them -- and a freed
+ * block tells those waiting for room.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/bigbuf.h"
+#include "../../common/log.h"
+#include "../engine/admit.h"
+#include "../engine/inst.h"
+#include "../engine/mem.h"
+#include "../engine/robust.h"
+#include "../engine/runtime.h"
+#include "../engine/snapdir.h"
+#include "../engine/typecheck.h"
+#include "../paths/handover.h"
+#include "dataplane.h"
+
+/* A pool block (offsets count from the segment base, past the directory), or -1. */
+static int64_t pool_take(dred_rt_t *rt, size_t bytes) {
+  int64_t off;
+  if (bytes == 0 || !dred_snapdir_usable(rt)) return -1;
+  uv_mutex_lock(&rt->pool_mu);
+  off = dred_pool_alloc(&rt->pool, bytes);
+  if (off < 0) rt->pool_fallbacks++; /* the caller goes to private memory */
+  uv_mutex_unlock(&rt->pool_mu);
+  return off < 0 ? -1 : off + (int64_t)DRED_SNAPDIR_BYTES;
+}
+
+/* Make a private buffer readable by RMA from other nodes (the dynamic window). */
+static int attach_private(dred_rt_t *rt, char *p, size_t bytes) {
+  if (bytes > 0 && MPI_Win_attach(rt->dwin, p, (MPI_Aint)bytes) != MPI_SUCCESS) {
+    DRED_ERROR("MPI_Win_attach of a %zu-byte buffer failed", bytes);
+    return DRED_ERR_INTERNAL;
+  }
+  return DRED_OK;
+}
+
+int dred_dp_buf_alloc(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, int *malloced) {
+  *pool_off = pool_take(rt, bytes);
+  *malloced = 0;
+  if (*pool_off >= 0) {
+    *p = rt->pool_base + *pool_off;
+    return DRED_OK;
+  }
+  /* Pool full (or empty): a private buffer, reachable by RMA through the dynamic window,
+   * on huge pages when large (common/bigbuf.h: it is filled at once, and 4 KiB pages
+   * would fault one by one). */
+  if ((*p = dred_bigbuf_alloc(bytes)) == NULL) {
+    DRED_ERROR("no memory for a %zu-byte reduction buffer", bytes);
+    return DRED_ERR_NOMEM;
+  }
+  *malloced = 1;
+  if (attach_private(rt, *p, bytes) != DRED_OK) {
+    dred_bigbuf_free(*p, bytes);
+    *p = NULL;
+    return DRED_ERR_INTERNAL;
+  }
+  DRED_DEBUG("pool full: %zu-byte buffer outside shared memory", bytes);
+  return DRED_OK;
+}
+
+int dred_dp_pool_block(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off) {
+  *pool_off = pool_take(rt, bytes);
+  *p = *pool_off >= 0 ? rt->pool_base + *pool_off : NULL;
+  return *pool_off >= 0 ? DRED_OK : DRED_ERR_NOMEM;
+}
+
+int dred_dp_buf_adopt(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, int *malloced) {
+  int64_t off = pool_take(rt, bytes);
+  if (off >= 0) { /* at most a pool's worth: a short copy into pages mapped at start */
+    memcpy(rt->pool_base + off, *p, bytes);
+    dred_bigbuf_free(*p, bytes);
+    *p = rt->pool_base + off;
+    *pool_off = off;
+    *malloced = 0;
+    return DRED_OK;
+  }
+  /* Still no room.  Copying an operand larger than the pool into another private buffer
+   * would only stall this loop (gigabytes of fresh pages: seconds, past the failure
+   * timeout): the copy it has is as good. */
+  if (attach_private(rt, *p, bytes) != DRED_OK) return DRED_ERR_INTERNAL;
+  *pool_off = -1;
+  *malloced = 1;
+  return DRED_OK;
+}
+
+void dred_dp_pool_stats(dred_rt_t *rt, proto_msg_t *pong) {
+  uv_mutex_lock(&rt->pool_mu);
+  pong->u.ping.pool_used = rt->pool.used;
+  pong->u.ping.pool_size = rt->pool.size;
+  pong->u.ping.pool_peak = rt->pool.peak;
+  pong->u.ping.pool_fallbacks = rt->pool_fallbacks;
+  uv_mutex_unlock(&rt->pool_mu);
+}
+
+void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, int malloced) {
+  if (p == NULL) return;
+  if (malloced) {
+    if (bytes > 0) MPI_Win_detach(rt->dwin, p);
+    dred_bigbuf_free(p, bytes);
+  } else if (pool_off >= 0) {
+    uv_mutex_lock(&rt->pool_mu);
+    dred_pool_free(&rt->pool, pool_off - (int64_t)DRED_SNAPDIR_BYTES, bytes);
+    dred_admission_freed(&rt->admission, uv_hrtime()); /* room for those waiting (admit.c) */
+    uv_mutex_unlock(&rt->pool_mu);
+  }
+}
+
+/* The scratch buffer a typed copy goes through: MPI_Pack's output for `count` elements of
+ * `type`, or NULL (logged). */
+static char *pack_tmp(MPI_Count count, MPI_Datatype type, MPI_Count *cap) {
+  char *p;
+  *cap = 0;
+  if (MPI_Pack_size_c(count, type, MPI_COMM_SELF, cap) != MPI_SUCCESS || *cap < 0) {
+    DRED_ERROR("MPI_Pack_size of %lld elements failed", (long long)count);
+    return NULL;
+  }
+  if ((p = malloc(*cap > 0 ? (size_t)*cap : 1)) == NULL)
+    DRED_ERROR("no memory for %lld bytes of packed operand", (long long)*cap);
+  return p;
+}
+
+int dred_dp_load(dred_rt_t *rt, const dred_inst_t *in, char *dst) {
+  const char *src = in->sendbuf == MPI_IN_PLACE ? in->recvbuf : in->sendbuf;
+  const dred_typeinfo_t *ti = &in->ti;
+  MPI_Count cnt = (MPI_Count)in->count, pos = 0, pos2 = 0, cap;
+  char *tmp;
+  int rc = MPI_SUCCESS;
+  (void)rt;
+  if (in->bytes == 0) return DRED_OK;
+  switch (ti->layout) {
+    case DRED_LAYOUT_DIRECT:
+      memcpy(dst, src, in->bytes);
+      return DRED_OK;
+    case DRED_LAYOUT_IMAGE: {
+      /* the bytes the count elements span, from the true lower bound; the tail of the last
+       * element's extent (a hole past its data) may lie outside the caller's buffer */
+      size_t span = (size_t)(in->count - 1) * (size_t)ti->type_extent + (size_t)ti->true_extent;
+      memcpy(dst, src + ti->true_lb, span);
+      if (span < in->bytes) memset(dst + span, 0, in->bytes - span);
+      return DRED_OK;
+    }
+    default: /* PACKED: the typemap's elements, in order, as an array of exec_type */
+      if (!ti->base_padded)
+        rc = MPI_Pack_c(src, cnt, in->type_hold, dst, (MPI_Count)in->bytes, &pos, MPI_COMM_SELF);
+      else if ((tmp = pack_tmp(cnt, in->type_hold, &cap)) == NULL)
+        return DRED_ERR_NOMEM;
+      else {
+        /* a padded base (MPI_DOUBLE_INT...) packs without its padding: unpack it as the base
+         * type to get the array; the padding bytes are zeroed so copies compare equal */
+        memset(dst, 0, in->bytes);
+        rc = MPI_Pack_c(src, cnt, in->type_hold, tmp, cap, &pos, MPI_COMM_SELF);
+        if (rc == MPI_SUCCESS)
+          rc = MPI_Unpack_c(tmp, pos, &pos2, dst, cnt * ti->mult, ti->exec_type, MPI_COMM_SELF);
+        free(tmp);
+      }
+      if (rc != MPI_SUCCESS) {
+        DRED_ERROR("packing the operand (%llu elements of a derived datatype) failed",
+                   (unsigned long long)in->count);
+        return DRED_ERR_INTERNAL;
+      }
+      return DRED_OK;
+  }
+}
+
+int dred_dp_unpack_result(dred_rt_t *rt, dred_inst_t *in) {
+  const dred_typeinfo_t *ti = &in->ti;
+  MPI_Count cnt = (MPI_Count)in->count, pos = 0, pos2 = 0, cap;
+  char *tmp = NULL;
+  int rc;
+  (void)rt;
+  if (ti->layout == DRED_LAYOUT_DIRECT || in->bytes == 0 || in->acc == NULL) return DRED_OK;
+  if (ti->layout == DRED_LAYOUT_PACKED && !ti->base_padded) {
+    rc = MPI_Unpack_c(in->acc, (MPI_Count)in->bytes, &pos, in->recvbuf, cnt, in->type_hold,
+                      MPI_COMM_SELF);
+  } else {
+    /* typed -> typed: pack what we hold (the padded array, or the image at its true lower
+     * bound), then unpack it with the caller's type, which writes only the type's bytes */
+    MPI_Datatype from = ti->layout == DRED_LAYOUT_PACKED ? ti->exec_type : in->type_hold;
+    MPI_Count n = ti->layout == DRED_LAYOUT_PACKED ? cnt * ti->mult : cnt;
+    const char *p = ti->layout == DRED_LAYOUT_PACKED ? in->acc : in->acc - ti->true_lb;
+    if ((tmp = pack_tmp(n, from, &cap)) == NULL) return DRED_ERR_NOMEM;
+    rc = MPI_Pack_c(p, n, from, tmp, cap, &pos2, MPI_COMM_SELF);
+    if (rc == MPI_SUCCESS)
+      rc = MPI_Unpack_c(tmp, pos2, &pos, in->recvbuf, cnt, in->type_hold, MPI_COMM_SELF);
+    free(tmp);
+  }
+  if (rc != MPI_SUCCESS) {
+    DRED_ERROR("unpacking the result into recvbuf (%llu elements of a derived datatype) failed",
+               (unsigned long long)in->count);
+    return DRED_ERR_INTERNAL;
+  }
+  return DRED_OK;
+}
+
+void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
+  if (in->is_root && in->ti.layout == DRED_LAYOUT_DIRECT) {
+    /* (a bcast's root passes its buffer as both: nothing to copy) */
+    if (in->sendbuf != MPI_IN_PLACE && in->sendbuf != in->recvbuf && in->bytes > 0)
+      memcpy(in->recvbuf, in->sendbuf, in->bytes);
+    in->acc = in->recvbuf;
+    in->pool_off = -1;
+    in->acc_early = 1;
+    return;
+  }
+  /* Zero copy: the operand already lies in our shared segment, in a block the application
+   * took with dred_alloc_mem (mem.c).  It is the accumulator as it is -- read-only: the
+   * first combine here writes its result elsewhere (task_begin), and nothing frees it --
+   * and dred_ireduce lists it in the snapshot directory before returning, so a kill from
+   * now on loses nothing while the node lives.  Only the DIRECT layout is bytes as they
+   * are; packed and image layouts still go through dred_dp_load below. */
+  if (!in->is_root && in->ti.layout == DRED_LAYOUT_DIRECT && in->bytes > 0 &&
+      dred_mem_borrow(rt, in->sendbuf, in->bytes, &in->app_blk, &in->pool_off) == 0) {
+    in->acc = (char *)(uintptr_t)in->sendbuf;
+    in->acc_is_app = 1;
+    in->acc_malloced = 0;
+    in->acc_early = 1;
+    (void)dred_admit_call(rt, in, 0); /* room for its first result; it is in place already */
+    return;
+  }
+  /* Pool first (node peers read it without RMA); when the pool is full, a private buffer.
+   * Either way the operand is copied here, on the caller's thread, so the runtime never
+   * reads sendbuf after dred_ireduce returned (except to reload the operand in recovery,
+   * and never once the reduction was abandoned: see future.c).  A packed or image root
+   * combines in a buffer of its own too, and unpacks the result into recvbuf at the end
+   * (dred_dp_unpack_result), so recvbuf's holes stay untouched and, in place, its
+   * operand stays there until then.  When the pool lacks room for what this reduction
+   * will hold there (admit.c), the copy goes to plain private memory and moves into the
+   * pool once room is back, before the reduction is announced. */
+  int waits = !in->is_root && !dred_admit_call(rt, in, 1), rc = DRED_OK;
+  if (!waits) {
+    rc = dred_dp_buf_alloc(rt, in->bytes, &in->acc, &in->pool_off, &in->acc_malloced);
+  } else if ((in->acc = dred_bigbuf_alloc(in->bytes)) == NULL) { /* admit.c frees it */
+    DRED_ERROR("no memory for a %zu-byte operand", in->bytes);
+    rc = DRED_ERR_NOMEM;
+  } else {
+    in->pool_off = -1;
+    in->acc_malloced = 0;
+  }
+  if (rc == DRED_OK && in->bytes > 0) {
+    if (!in->is_root && !waits) dred_handover_begin(rt);
+    rc = dred_dp_load(rt, in, in->acc);
+    if (!in->is_root && !waits) dred_handover_end(rt);
+  }
+  if (rc != DRED_OK) {
+    /* The member still joins: its READY says why, and every member's reduction ends with
+     * that status (announce in runtime.c). */
+    if (waits)
+      dred_admit_release(rt, in); /* the private copy and its place in line */
+    else if (in->acc != NULL)
+      dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
+    in->acc = NULL;
+    in->pool_off = -1;
+    in->acc_malloced = 0;
+    in->join_error = rc;
+    return;
+  }
+  in->acc_early = 1;
+}
+
+int dred_dp_acc_prepare(dred_rt_t *rt, dred_inst_t *in) {
+  /* dred_ireduce filled the accumulator, or could not allocate one (join_error). */
+  if (!in->acc_early) return in->join_error ? in->join_error : DRED_ERR_INTERNAL;
+  /* Make the caller's copy visible to node peers that will read it without a message
+   * from us after this point (they are told through the master, which orders the rest). */
+  if (in->pool_off >= 0) MPI_Win_sync(rt->swin);
+  return DRED_OK;
+}
+
+void dred_dp_acc_release(dred_rt_t *rt, dred_inst_t *in) {
+  dred_admit_release(rt, in); /* its pool reservation, or its private copy if it never got in */
+  /* The robust layer's buffers first; if acc is its snapshot, the snapshot frees it once
+   * its copies are taken. */
+  int acc_is_snapshot = in->repl != NULL && rt->robust->on_buffers_release(rt, in);
+  if (in->acc != NULL && !(in->is_root && in->acc == in->recvbuf)) { /* a direct root combines in recvbuf */
+    if (!acc_is_snapshot && !in->acc_is_app) /* the application's block is never ours to free */
+      dred_dp_buf_free(rt, in->bytes, in->acc, in->pool_off, in->acc_malloced);
+    in->acc = NULL;
+    in->pool_off = -1;
+    in->acc_malloced = 0;
+    in->acc_is_app = 0;
+  }
+  /* This reduction stops reading the application's block (a snapshot taken from it holds
+   * its own reference). */
+  dred_mem_unref(rt, in->app_blk);
+  in->app_blk = NULL;
+}
