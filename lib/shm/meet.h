@@ -12,7 +12,7 @@
  *
  * Operands.  A small one (the group's operands within DRED_MEET_DATA) is copied into the
  * slot.  A larger one stays where it already is, in its member's block of the node's
- * shared pool (lib/mpi/dataplane.c): the member records a reference (its job rank, the
+ * shared pool (lib/mpi/buffer.c): the member records a reference (its job rank, the
  * block's offset in its pool segment, the length) and the root reads the block in place.
  * The pool outlives a process that dies (the node's other processes map it), so a member
  * killed after it arrived takes nothing with it.  The block stays its owner's: the owner

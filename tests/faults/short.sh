@@ -36,7 +36,7 @@
 #      at a random moment -- exact or an explicit error, 0 wrong, 0 hung, no survivor dying.
 #   5b. 1 such node loss where each victim dies right after its own dred_ireduce returned:
 #      in a group spanning nodes the call returns once its operand's copy is held on another
-#      node (lib/paths/handover.c), so every survivor must get the exact result.
+#      node (lib/paths/offnode.c), so every survivor must get the exact result.
 #   6. 1 loss of the master's node (dred-master and the worker beside it, 5 ms into a
 #      64 MiB reduction): every survivor must get DRED_ERR_MASTER_LOST.
 #   7. dred-master beside the job (dredrun --external-master): 4 worker kills at random

@@ -43,7 +43,7 @@ static int world_rank_env(void)
 
 /* The value of an integer MPI_T control variable, or -1 when this MPI has no such variable.
  * dred_init turns MPICH's symmetric-heap probe off while it allocates its pool
- * (lib/mpi/dataplane.c) and must put it back: the application's own windows keep MPI's
+ * (lib/mpi/window.c) and must put it back: the application's own windows keep MPI's
  * behaviour, and its own MPI_T calls keep working.  The test's MPI_T session stays open
  * (MPICH 4.0.2 crashes in MPI_Init after an MPI_T_init/MPI_T_finalize pair, and refuses
  * MPI_T_init_thread after the last MPI_T_finalize). */
