@@ -258,26 +258,27 @@ static int lost_ends(const dred_meet_slot_t *s, uint64_t lost) {
 }
 
 /* A bcast member's outcome before everyone arrived (seed 000: early arrivals are served
- * first, nobody waits for the last): once the root arrived, OK if its data is readable
- * (in the slot or its pool block) and this member's parameters agree with the root's,
- * MISMATCH if they disagree.  1 with *status when known, else 0 (then the slot's own
+ * first, nobody waits for the last): MISMATCH as soon as a member already there disagrees
+ * with it (root included: two members that both call themselves the root disagree, and
+ * the later one sees it); else, once the root arrived with its data readable (in the slot
+ * or its pool block), OK.  So of two members that disagree the later one always gets
+ * MISMATCH, and one served before a disagreeing member came keeps OK (it has the root's
+ * data), as through dred-master.  1 with *status when known, else 0 (then the slot's own
  * outcome decides: the root not there yet, a member's error, a spill).  Lock held. */
 static int bcast_early(const dred_meet_slot_t *s, uint32_t member, int *status) {
-  uint32_t r;
-  if (member >= s->n || !(s->arrived & ~s->master & bit(member)) ||
-      s->p[member].kind != PROTO_KIND_BCAST || s->error != DRED_OK ||
-      s->state == DRED_MEET_MIXED || s->state == DRED_MEET_SPILL)
+  uint64_t in = s->arrived & ~s->master;
+  uint32_t r, k;
+  if (member >= s->n || !(in & bit(member)) || s->p[member].kind != PROTO_KIND_BCAST ||
+      s->error != DRED_OK || s->state == DRED_MEET_MIXED || s->state == DRED_MEET_SPILL)
     return 0;
   r = s->p[member].root;
-  if (r >= s->n) {
+  for (k = 0; k < s->n; k++)
+    if ((in & bit(k)) && k != member && !proto_params_agree(&s->p[k], &s->p[member])) break;
+  if (r >= s->n || k < s->n) {
     *status = DRED_ERR_MISMATCH;
     return 1;
   }
-  if (!(s->arrived & ~s->master & bit(r))) return 0;
-  if (!proto_params_agree(&s->p[r], &s->p[member])) {
-    *status = DRED_ERR_MISMATCH;
-    return 1;
-  }
+  if (!(in & bit(r))) return 0;
   if (s->ref[r].kind != DRED_MEET_OP_SLOT && s->ref[r].kind != DRED_MEET_OP_POOL) return 0;
   *status = DRED_OK;
   return 1;

@@ -1470,8 +1470,9 @@ static void test_kinds(void **state) {
     table_free(t2);
   }
   { /* early arrivals served first: a member waiting for the root is served the moment it
-     * arrives (woken), without the members still to come; one that disagrees with the root
-     * gets MISMATCH alone; the root's block is needed until everyone is done */
+     * arrives (woken), without the members still to come; a member that disagrees with one
+     * already there gets MISMATCH, those served before it came keep OK; the root's block is
+     * needed until everyone is done */
     proto_params_t p = params(BIG, 3);
     dred_meet_table_t *t2 = table_new();
     dred_meet_ring_t *r2 = dred_meet_ring_of(t2, 36, N, WORKERS);
@@ -1500,12 +1501,23 @@ static void test_kinds(void **state) {
       assert_int_equal(dred_meet_bcast_early(s, 0, 1, &st), 1);
       assert_int_equal(st, DRED_ERR_MISMATCH);
     }
-    (void)meet_kind(r2, 0, 2, &p, 0);
-    assert_int_equal(dred_meet_bcast_early(s, 0, 2, &st), 1); /* served whatever 1 said */
-    assert_int_equal(st, DRED_OK);
+    (void)meet_kind(r2, 0, 2, &p, 0); /* after 1 came: disagrees with a member already there */
+    assert_int_equal(dred_meet_bcast_early(s, 0, 2, &st), 1);
+    assert_int_equal(st, DRED_ERR_MISMATCH);
     release_all(s, 0, N);
     assert_int_equal(dred_meet_needs(s, 0, 3), 0);
     assert_int_equal(stats(r2).busy, 0);
+    { /* two members that both call themselves the root: the later one gets MISMATCH */
+      proto_params_t q = p;
+      q.root = 1;
+      s = meet_kind(r2, 1, 3, &p, 1);
+      assert_int_equal(dred_meet_bcast_early(s, 1, 3, &st), 1);
+      assert_int_equal(st, DRED_OK); /* alone so far: served */
+      (void)meet_kind(r2, 1, 1, &q, 1);
+      assert_int_equal(dred_meet_bcast_early(s, 1, 1, &st), 1);
+      assert_int_equal(st, DRED_ERR_MISMATCH);
+      release_all(s, 1, N);
+    }
     table_free(t2);
   }
   { /* a bcast root publishes its data after arriving: members read the progress; a root
