@@ -170,7 +170,7 @@ if [ -n "$held" ] && [ -n "$seen" ] && [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] &&
   ok "a worker stopped in start-up, DRED_START_TIMEOUT_S=3: the watch ended the job (exit $rc in $secs s)"
 else
   bad "a worker stopped in start-up, DRED_START_TIMEOUT_S=3: the watch ends the job" \
-    "rc=$rc after $secs s, control directory seen: '${seen}': $(printf '%s' "$out" | grep dred | head -3)"
+    "rc=$rc after $secs s, control directory seen: '${seen}', stopped pid: '${held}'; output: $(printf '%s' "$out" | tail -5)"
 fi
 nothing_left "start-up watch's MPI_Abort"
 
