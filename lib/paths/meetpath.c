@@ -36,6 +36,7 @@
  * What the master sees.  Nothing per collective.  Each worker counts what met here
  * (meet_done, in its PONGs: the status socket and dredstat show it per worker).
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -54,6 +55,11 @@
 #include "meetpath.h"
 
 #define WAIT_SLICE_NS 100000000ull /* a waiter rechecks its future at least this often */
+/* How long a call waits for its slot while the collective DRED_MEET_DEPTH before it still
+ * holds it (a member still copying out, typically microseconds), before going through
+ * dred-master instead: a caller that races ahead, as a bcast root or a reduce's non-root
+ * may, no longer falls onto the slow path for it. */
+#define SLOT_WAIT_NS 1000000ull
 /* A bcast root's data from this size on is copied into its block after it arrived, so
  * that the members' copies overlap its own; smaller data is copied before (one piece
  * would only add a wait for the count). */
@@ -248,6 +254,25 @@ static dred_meet_ring_t *ring_for(dred_rt_t *rt, dred_inst_t *in, uint64_t *seq)
   *seq = proto_key_use(in->tag);
   r = dred_meet_stream_of(rt->meet, g->id, stream, g->n, g->workers);
   return r;
+}
+
+void dred_meetpath_wait_slot(dred_rt_t *rt, dred_inst_t *in) {
+  uint64_t t0 = 0, seq = 0;
+  for (;;) {
+    dred_meet_ring_t *r;
+    int held;
+    uv_mutex_lock(&rt->lock);
+    held = rt->meet != NULL && !in->group->spans_nodes && !rt->dead &&
+           (r = ring_for(rt, in, &seq)) != NULL && dred_meet_slot_held(r, seq);
+    uv_mutex_unlock(&rt->lock);
+    if (!held) return;
+    if (t0 == 0)
+      t0 = uv_hrtime();
+    else if (uv_hrtime() - t0 > SLOT_WAIT_NS)
+      return; /* the holder is slow: this one goes through dred-master (arrive decides) */
+    (void)dred_meetpath_reclaim(rt); /* our own decided ones release their slots */
+    sched_yield();
+  }
 }
 
 int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in) {

@@ -478,6 +478,16 @@ int dred_meet_ready(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int is_b
   return dred_meet_poll(s, seq, NULL) || (is_bcast && dred_meet_bcast_early(s, seq, member, NULL));
 }
 
+int dred_meet_slot_held(dred_meet_ring_t *r, uint64_t seq) {
+  const dred_meet_slot_t *s;
+  if (r == NULL) return 0;
+  s = &r->slots[seq % DRED_MEET_DEPTH];
+  /* a hint, read without the lock: arriving decides for real */
+  return __atomic_load_n(&s->busy, __ATOMIC_ACQUIRE) &&
+         __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) < seq &&
+         __atomic_load_n(&s->spilled, __ATOMIC_ACQUIRE) <= seq;
+}
+
 int dred_meet_state(dred_meet_slot_t *s, uint64_t seq) {
   int st, stat;
   if (s == NULL) return -1;

@@ -159,6 +159,11 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                         const proto_params_t *p, int wants, const dred_meet_ref_t *op,
                         const void *data, int error, dred_meet_arrival_t *out);
 
+/* 1 while the slot `seq` would use is still held by the reduction DRED_MEET_DEPTH before
+ * it and `seq` was not sent to dred-master yet: arriving now would spill it, waiting a
+ * moment for the holder's members to take their outcomes may not.  A hint (no lock). */
+int dred_meet_slot_held(dred_meet_ring_t *r, uint64_t seq);
+
 /* The outcome of `seq` in `slot`: 0 while open; 1 when decided, with `*status` DRED_OK or
  * the error every member gets. */
 int dred_meet_poll(dred_meet_slot_t *s, uint64_t seq, int *status);
