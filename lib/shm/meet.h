@@ -41,7 +41,10 @@
  * Ring wrap.  Slot k mod depth may still be held by reduction k - depth (a member has not
  * taken its outcome yet).  The first arrival of k that finds it so marks k spilled in the
  * slot; every later arrival of k sees the mark: all members of k use dred-master.  The
- * outcome is the same for everyone whatever the timing.
+ * outcome is the same for everyone whatever the timing.  Before arriving, a caller that
+ * finds its slot held (dred_meet_slot_held, a hint) may wait a moment for the holder's
+ * members to take their outcomes -- lib/paths/meetpath.c waits up to a millisecond -- so
+ * that a member racing ahead (a bcast root, a reduce's non-root) does not spill.
  *
  * Failures.  A member that dies before it arrived leaves the others waiting: the
  * runtime that learns of the death (FAILED) calls dred_meet_member_failed, which ends
