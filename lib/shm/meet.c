@@ -250,11 +250,17 @@ static uint32_t slot_kind(const dred_meet_slot_t *s, uint32_t *root) {
 }
 
 /* Whether the deaths of `lost` (members that never arrived) end the open slot: always,
- * except a bcast's non-roots -- nobody reads what they never gave, so the others are
- * served as if they were there. */
+ * except a bcast's non-roots while the others can still be served early -- nobody reads
+ * what they never gave.  Once no early service can come (a member's error, or a root that
+ * arrived with no readable data), only the slot's decision ends it, and that needs every
+ * member: the death ends it then.  Called at each death and at each arrival, so a death
+ * seen before the error came still ends the slot when it comes. */
 static int lost_ends(const dred_meet_slot_t *s, uint64_t lost) {
   uint32_t root, kind = slot_kind(s, &root);
-  return kind != PROTO_KIND_BCAST || root >= 64 || (lost & bit(root)) != 0;
+  if (kind != PROTO_KIND_BCAST || root >= s->n || (lost & bit(root)) != 0) return 1;
+  if (s->error != DRED_OK) return 1;
+  return (s->arrived & ~s->master & bit(root)) != 0 && s->ref[root].kind != DRED_MEET_OP_SLOT &&
+         s->ref[root].kind != DRED_MEET_OP_POOL;
 }
 
 /* A bcast member's outcome before everyone arrived (seed 000: early arrivals are served

@@ -1467,6 +1467,17 @@ static void test_kinds(void **state) {
     release_all(s, 0, N);
     assert_int_equal(dred_meet_needs(s, 0, 1), 0);
     assert_int_equal(stats(r2).busy, 0);
+    /* ... but once nobody can be served early (a member arrives with an error after the
+     * death was seen), the death ends the slot: nobody waits for a member that is gone */
+    s = meet_kind(r2, 1, 1, &p, 1);
+    {
+      dred_meet_arrival_t a;
+      dred_meet_ref_t none;
+      memset(&none, 0, sizeof none);
+      assert_int_equal(dred_meet_arrive_op(r2, 1, 0, &p, 1, &none, NULL, DRED_ERR_NOMEM, &a), 0);
+    }
+    ASSERT_DECIDED(s, 1, DRED_ERR_PROC_FAILED);
+    release_all(s, 1, N);
     table_free(t2);
   }
   { /* early arrivals served first: a member waiting for the root is served the moment it
