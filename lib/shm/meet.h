@@ -49,7 +49,7 @@
  * Failures.  A member that dies before it arrived leaves the others waiting: the
  * runtime that learns of the death (FAILED) calls dred_meet_member_failed, which ends
  * every open slot that still misses it with DRED_ERR_PROC_FAILED (a bcast's only if it
- * is the root: DRED_ERR_ROOT_FAILED).  A member that dies
+ * is the root -- DRED_ERR_ROOT_FAILED -- or if nobody can be served early any more).  A member that dies
  * after it arrived took nothing with it (its operand is in the slot or in the node's
  * pool).  Each slot's lock is a robust mutex: one whose holder died ends the slot with
  * DRED_ERR_PROC_FAILED.  Waiting polls (up to 1 ms where every member has a core), then waits on a futex on a word of the
