@@ -27,6 +27,11 @@
 #include "../engine/runtime.h"
 #include "nodemem.h"
 
+/* The total and each rank's counter on a cache line of its own: a process's own counter
+ * changes at each of its calls, and should not take a line its neighbours are using. */
+#define LINE 64
+#define COUNTER(i) ((size_t)(1 + (i)) * (LINE / sizeof(uint64_t)))
+
 static uint64_t phys_bytes(void) {
   long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
   return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : UINT64_MAX;
@@ -58,15 +63,15 @@ void dred_nodemem_init(dred_rt_t *rt) {
     MPI_Group_free(&pg);
   }
   /* Collective over the node, like the pool: every worker calls it. */
-  ok = MPI_Win_allocate_shared(me == 0 ? (MPI_Aint)((size_t)(nnode + 1) * sizeof(uint64_t)) : 0,
+  ok = MPI_Win_allocate_shared(me == 0 ? (MPI_Aint)((size_t)(nnode + 1) * LINE) : 0,
                                1, MPI_INFO_NULL, rt->node, &base, &rt->nodemem_win) == MPI_SUCCESS;
   if (!ok) {
     rt->nodemem_win = MPI_WIN_NULL;
   } else if (MPI_Win_shared_query(rt->nodemem_win, 0, &sz, &du, &base) != MPI_SUCCESS ||
-             (size_t)sz < (size_t)(nnode + 1) * sizeof(uint64_t) || base == NULL) {
+             (size_t)sz < (size_t)(nnode + 1) * LINE || base == NULL) {
     ok = 0;
   } else {
-    if (me == 0) memset(base, 0, (size_t)(nnode + 1) * sizeof(uint64_t));
+    if (me == 0) memset(base, 0, (size_t)(nnode + 1) * LINE);
     rt->nodemem = base;
   }
   /* rank 0's zeroing before anyone's first take */
@@ -93,7 +98,7 @@ int dred_nodemem_take(dred_rt_t *rt, uint64_t bytes, uint64_t *total) {
     if (total != NULL) *total = now - bytes;
     return -1;
   }
-  if (rt->nodemem != NULL) __atomic_add_fetch(&rt->nodemem[1 + rt->nodemem_me], bytes, __ATOMIC_ACQ_REL);
+  if (rt->nodemem != NULL) __atomic_add_fetch(&rt->nodemem[COUNTER(rt->nodemem_me)], bytes, __ATOMIC_ACQ_REL);
   return 0;
 }
 
@@ -105,10 +110,10 @@ void dred_nodemem_give(dred_rt_t *rt, uint64_t bytes) {
     return;
   }
   /* Never more than our counter still holds: survivors may have taken it off already. */
-  held = __atomic_load_n(&rt->nodemem[1 + rt->nodemem_me], __ATOMIC_ACQUIRE);
+  held = __atomic_load_n(&rt->nodemem[COUNTER(rt->nodemem_me)], __ATOMIC_ACQUIRE);
   do {
     part = held < bytes ? held : bytes;
-  } while (part > 0 && !__atomic_compare_exchange_n(&rt->nodemem[1 + rt->nodemem_me], &held,
+  } while (part > 0 && !__atomic_compare_exchange_n(&rt->nodemem[COUNTER(rt->nodemem_me)], &held,
                                                     held - part, 0, __ATOMIC_ACQ_REL,
                                                     __ATOMIC_ACQUIRE));
   if (part > 0) __atomic_sub_fetch(&rt->nodemem[0], part, __ATOMIC_ACQ_REL);
@@ -119,6 +124,6 @@ void dred_nodemem_on_failed(dred_rt_t *rt, uint32_t w) {
   uint64_t held;
   if (rt->nodemem == NULL || rt->nodemem_rank_of == NULL || w >= (uint32_t)rt->world_size) return;
   if ((i = rt->nodemem_rank_of[w]) < 0 || i == rt->nodemem_me) return;
-  held = __atomic_exchange_n(&rt->nodemem[1 + i], 0, __ATOMIC_ACQ_REL);
+  held = __atomic_exchange_n(&rt->nodemem[COUNTER(i)], 0, __ATOMIC_ACQ_REL);
   if (held > 0) __atomic_sub_fetch(&rt->nodemem[0], held, __ATOMIC_ACQ_REL);
 }

@@ -739,17 +739,26 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
 #define CLAIMED_SLICE_NS 200000ull /* another thread holds the fold: look again this soon */
 
 void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns) {
-  uint64_t start = uv_hrtime(), now, left;
+  uint64_t start = 0, now, left;
+  uint32_t epoch;
   for (;;) {
     int done, r;
     uv_mutex_lock(&f->mu);
     done = f->done;
     uv_mutex_unlock(&f->mu);
     if (done) return;
-    now = uv_hrtime();
-    left = timeout_ns == UINT64_MAX ? UINT64_MAX : now - start >= timeout_ns ? 0 : timeout_ns - (now - start);
+    if (timeout_ns == UINT64_MAX) {
+      left = UINT64_MAX; /* no clock to read: a blocking wait's every look counts */
+    } else {
+      now = uv_hrtime();
+      if (start == 0) start = now;
+      left = now - start >= timeout_ns ? 0 : timeout_ns - (now - start);
+    }
+    /* The slot's wake count before we look: an outcome that comes after the look moves
+     * it, so the wait below cannot miss it (read after the look, a wake-up in between
+     * would be lost, and the wait would last its whole spin). */
+    epoch = dred_meet_epoch(f->meet_slot);
     if (dred_meet_ready(f->meet_slot, f->meet_seq, f->meet_member, f->meet_bcast)) {
-      uint32_t epoch = dred_meet_epoch(f->meet_slot); /* before the look: no lost wake-up */
       r = dred_meetpath_settle(f->meet_rt, f->meet_gid, f->meet_tag, DRED_OK,
                                timeout_ns == UINT64_MAX ? UINT64_MAX : LOOK_BUDGET);
       if (r == 0) { /* a step of the work done: more if time allows */
@@ -777,8 +786,7 @@ void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns) {
     if (left == 0) return;
     /* Woken by the slot's outcome; the slice bounds how late we notice anything else (the
      * runtime thread finishing it after a failure, a lost master). */
-    dred_meet_wait(f->meet_slot, f->meet_seq, f->meet_member, f->meet_bcast,
-                   left < WAIT_SLICE_NS ? left : WAIT_SLICE_NS);
+    dred_meet_wait_epoch(f->meet_slot, epoch, left < WAIT_SLICE_NS ? left : WAIT_SLICE_NS);
   }
 }
 

@@ -21,9 +21,11 @@
 #include "../../include/dred_status.h"
 
 struct dred_meet_slot {
-  pthread_mutex_t mu;     /* robust, process-shared                                     */
-  uint32_t wake;          /* futex word: bumped at every outcome                        */
+  /* Waiters poll `wake`: a line of its own, so that the polls do not pull the lock's
+   * line away from the member updating the slot under it. */
+  _Alignas(64) uint32_t wake; /* futex word: bumped at every outcome                    */
   uint32_t nwait;         /* waiters on `wake` (no syscall to wake nobody)              */
+  _Alignas(64) pthread_mutex_t mu; /* robust, process-shared                            */
   uint32_t busy;          /* held by reduction `seq`                                    */
   uint32_t state;         /* dred_meet_state_t                                          */
   int32_t status;         /* FAILED: what everyone gets                                 */
@@ -172,8 +174,31 @@ static void slot_end(dred_meet_slot_t *s, uint32_t state, int status) {
 /* Lock the slot.  A holder that died mid-update leaves its slot's contents unknown: an
  * open reduction there ends with DRED_ERR_PROC_FAILED (what the holder's death means for
  * it anyway), and the lock is usable again. */
+/* How long a waiter polls the futex word before sleeping on it.  A futex wake-up costs
+ * tens of microseconds (the kernel, then the scheduler), more than a small collective
+ * takes: a member with a core of its own polls instead, as MPI's waiting ranks do, and
+ * sleeps only once the wait is long (a member still computing).  0 where processes
+ * outnumber cores: there polling takes the core from the member it waits for. */
+static uint64_t spin_ns = 1000000;
+
+void dred_meet_set_spin(uint64_t ns) { spin_ns = ns; }
+
+/* Tries of the lock before sleeping on it (spin_ns > 0: a core per member). */
+#define LOCK_TRIES 200
+
 static void slot_lock(dred_meet_slot_t *s) {
-  if (pthread_mutex_lock(&s->mu) == EOWNERDEAD) {
+  /* Members that each have a core arrive together and hold the lock for a few hundred
+   * nanoseconds: trying again briefly beats glibc's robust lock, which sleeps in the
+   * kernel at the first contention (a futex wait, and a futex wake at the holder's
+   * unlock: microseconds, more than a small collective takes). */
+  int rc = EBUSY, tries = spin_ns > 0 ? LOCK_TRIES : 0;
+  while (tries-- > 0 && (rc = pthread_mutex_trylock(&s->mu)) == EBUSY) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  if (rc == EBUSY) rc = pthread_mutex_lock(&s->mu);
+  if (rc == EOWNERDEAD) {
     if (s->busy && s->state == DRED_MEET_OPEN) slot_end(s, DRED_MEET_FAILED, DRED_ERR_PROC_FAILED);
     pthread_mutex_consistent(&s->mu);
   }
@@ -365,7 +390,8 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
     s->fold_status = DRED_OK;
     s->claimed = s->folded = 0;
     __atomic_store_n(&s->progress, 0, __ATOMIC_RELAXED);
-    s->arrived = s->master = 0;
+    s->master = 0;
+    __atomic_store_n(&s->arrived, 0, __ATOMIC_RELAXED); /* read without the lock: still_open */
     memset(s->ref, 0, n * sizeof s->ref[0]);
     /* members declared failed take nothing from it: only the living hold the slot */
     s->released = __atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) & all_of(n);
@@ -374,7 +400,7 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
     slot_unlock(s);
     return -1;
   }
-  s->arrived |= me;
+  __atomic_store_n(&s->arrived, s->arrived | me, __ATOMIC_RELEASE);
   s->p[member] = *p;
   if (s->state == DRED_MEET_OPEN) {
     if (error != DRED_OK && s->error == DRED_OK) s->error = error;
@@ -480,7 +506,28 @@ int dred_meet_bcast_early(dred_meet_slot_t *s, uint64_t seq, uint32_t member, in
   return known;
 }
 
+/* Whether `seq` is still open with nothing a waiter could take yet, read without the
+ * lock: the slot is ours until we release it (as in decided()), an open slot's seq and
+ * its arrivals only grow, and a bcast member can be served only once its root is in.  A
+ * waiter's looks stay off the lock the members arriving now need.  (A lock holder that
+ * dies meanwhile is found by the next member to take the lock, or by the runtime's
+ * dred_meet_member_failed when the death is declared.) */
+static int still_open(const dred_meet_slot_t *s, uint64_t seq, uint32_t member, int is_bcast) {
+  uint32_t root;
+  if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq || !__atomic_load_n(&s->busy, __ATOMIC_ACQUIRE) ||
+      __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != DRED_MEET_OPEN)
+    return 0;
+  if (is_bcast) {
+    if (member >= DRED_MEET_MAX_MEMBERS) return 0;
+    root = s->p[member].root; /* our own parameters, written by our arrival */
+    if (root >= DRED_MEET_MAX_MEMBERS || (__atomic_load_n(&s->arrived, __ATOMIC_ACQUIRE) & bit(root)))
+      return 0;
+  }
+  return __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == seq;
+}
+
 int dred_meet_ready(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int is_bcast) {
+  if (s != NULL && still_open(s, seq, member, is_bcast)) return 0;
   return dred_meet_poll(s, seq, NULL) || (is_bcast && dred_meet_bcast_early(s, seq, member, NULL));
 }
 
@@ -545,14 +592,6 @@ int dred_meet_needs(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
   return needs;
 }
 
-/* How long a waiter polls the futex word before sleeping on it.  A futex wake-up costs
- * tens of microseconds (the kernel, then the scheduler), more than a small collective
- * takes: a member with a core of its own polls instead, as MPI's waiting ranks do, and
- * sleeps only once the wait is long (a member still computing).  0 where processes
- * outnumber cores: there polling takes the core from the member it waits for. */
-static uint64_t spin_ns = 1000000;
-
-void dred_meet_set_spin(uint64_t ns) { spin_ns = ns; }
 
 static uint64_t mono_ns(void) {
   struct timespec ts;
