@@ -363,6 +363,9 @@ static void reroute(dred_rt_t *rt, dred_inst_t *in) {
 }
 
 #define FOLD_CHUNK (64u * 1024u) /* bytes of acc folded at a time (in cache) */
+/* An allreduce whose operands together are at most this is folded whole by every member
+ * (allreduce_by_ref) rather than in chunks shared out among them. */
+#define WHOLE_FOLD_MAX (32u * 1024u)
 
 /* Where every operand the collective reads is (src[k], NULL for a member whose operand it
  * does not read or -- `self` -- this member's own): in the slot, or in a node peer's pool
@@ -497,6 +500,17 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
   if ((rc = operands_of(rt, in, src)) != DRED_OK) return *done = 1, rc;
   src[in->member] = own;
   tmp = fold_tmp(in, &rc);
+  if (rc == DRED_OK && (uint64_t)n * in->bytes <= WHOLE_FOLD_MAX) {
+    /* Small: every member folds it all, in the same order (from member 0 up, whoever
+     * folds: bit-equal results), straight from the operands -- cheaper than sharing
+     * chunks, which costs every member a wait for its peers' folds. */
+    memcpy(dst, src[0], in->bytes);
+    rc = fold_failed(in, fold_range(in, src, 0, dst, 0, in->count, tmp));
+    free(tmp);
+    if (rc == DRED_OK) in->res_have = in->bytes;
+    *done = 1;
+    return rc;
+  }
   while (rc == DRED_OK) {
     int st, c;
     uint64_t folded = dred_meet_chunks_folded(in->meet_slot, in->meet_seq, &st, holder);
