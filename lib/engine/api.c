@@ -549,8 +549,12 @@ static int call_submit(dred_rt_t *rt, dred_inst_t *in, int *status) {
   int offnode;
 
   dred_meetpath_prepare(rt, in); /* a pool block peers can read, if it needs one */
-  dred_meetpath_wait_slot(rt, in); /* its slot still held by an older one: a moment */
   uv_mutex_lock(&rt->lock);
+  if (dred_meetpath_slot_held(rt, in)) { /* still held by an older one: wait a moment */
+    uv_mutex_unlock(&rt->lock);
+    dred_meetpath_wait_slot(rt, in);
+    uv_mutex_lock(&rt->lock);
+  }
   rt->entering--;
   if (rt->dead) {
     /* The service died while the operand was being copied: the runtime has already ended

@@ -83,7 +83,8 @@ proto_buf_t dred_rt_bufref(const dred_rt_t *rt, const char *p, int64_t pool_off,
 }
 
 /* End an instance: release its buffers, complete its future, forget it. */
-void dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
+int dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
+  int bye;
   /* a packed or image result reaches recvbuf only now, and only if it is the result */
   status = dred_dist_finish(rt, in, status);
   dred_dp_acc_release(rt, in);
@@ -97,6 +98,7 @@ void dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   /* Ended by a finalize deadline (ours or another member's) while dred_finalize waited for
    * it: dred_finalize reports DRED_ERR_TIMEOUT. */
   if (status == DRED_ERR_SHUTDOWN && rt->bye_requested) rt->cut_short++;
+  bye = rt->bye_requested;
   uv_mutex_unlock(&rt->lock);
   if (status != DRED_OK)
     DRED_INFO("reduction (group %016llx, tag " PROTO_KEY_FMT ") ended: %s",
@@ -106,12 +108,13 @@ void dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   dred_lifetime_release(in->op, in->type, in->held);
   dred_future_complete(in->fut, status);
   free(in);
+  return bye;
 }
 
 void dred_rt_inst_maybe_finish(dred_rt_t *rt, dred_inst_t *in) {
   if (in->state == INST_ENDED && in->tasks_pending == 0 &&
       (in->repl == NULL || !rt->robust->reading(in)))
-    dred_rt_inst_finish(rt, in, in->end_status);
+    (void)dred_rt_inst_finish(rt, in, in->end_status);
 }
 
 static void send_to_master(dred_rt_t *rt, const proto_msg_t *m, const uint32_t *workers) {

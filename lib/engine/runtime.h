@@ -176,8 +176,10 @@ void dred_rt_send_master(dred_rt_t *rt, const proto_msg_t *m);
 void dred_rt_abandon(dred_rt_t *rt, dred_inst_t *in, int status);
 /* End every reduction of this process with `status`; no new ones start. */
 void dred_rt_fail_everything(dred_rt_t *rt, int status);
-/* End `in` now: the root's result to recvbuf, buffers released, future completed, freed. */
-void dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status);
+/* End `in` now: the root's result to recvbuf, buffers released, future completed, freed.
+ * Returns whether dred_finalize had begun when `in` left the table (it waits for the
+ * table to empty: a thread other than the runtime's that finished `in` wakes it). */
+int dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status);
 
 
 /* A reference to our buffer p (pool offset or -1) of len bytes, for a READY or DONE. */

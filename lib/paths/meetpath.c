@@ -256,22 +256,24 @@ static dred_meet_ring_t *ring_for(dred_rt_t *rt, dred_inst_t *in, uint64_t *seq)
   return r;
 }
 
+int dred_meetpath_slot_held(dred_rt_t *rt, dred_inst_t *in) {
+  dred_meet_ring_t *r;
+  uint64_t seq = 0;
+  return rt->meet != NULL && !in->group->spans_nodes && !rt->dead &&
+         (r = ring_for(rt, in, &seq)) != NULL && dred_meet_slot_held(r, seq);
+}
+
 void dred_meetpath_wait_slot(dred_rt_t *rt, dred_inst_t *in) {
-  uint64_t t0 = 0, seq = 0;
+  uint64_t t0 = uv_hrtime();
   for (;;) {
-    dred_meet_ring_t *r;
     int held;
-    uv_mutex_lock(&rt->lock);
-    held = rt->meet != NULL && !in->group->spans_nodes && !rt->dead &&
-           (r = ring_for(rt, in, &seq)) != NULL && dred_meet_slot_held(r, seq);
-    uv_mutex_unlock(&rt->lock);
-    if (!held) return;
-    if (t0 == 0)
-      t0 = uv_hrtime();
-    else if (uv_hrtime() - t0 > SLOT_WAIT_NS)
-      return; /* the holder is slow: this one goes through dred-master (arrive decides) */
     (void)dred_meetpath_reclaim(rt); /* our own decided ones release their slots */
     sched_yield();
+    uv_mutex_lock(&rt->lock);
+    held = dred_meetpath_slot_held(rt, in);
+    uv_mutex_unlock(&rt->lock);
+    if (!held || uv_hrtime() - t0 > SLOT_WAIT_NS)
+      return; /* free; or the holder is slow: this one goes through dred-master (arrive decides) */
   }
 }
 
@@ -660,16 +662,15 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
     uv_mutex_unlock(&rt->lock); /* finished, or being finished by another thread */
     return r;
   }
-  state = dred_meet_state(in->meet_slot, in->meet_seq);
+  /* a bcast member is served once the root's data is there, whoever else came */
+  state = dred_meet_look(in->meet_slot, in->meet_seq, in->member, in->kind == PROTO_KIND_BCAST,
+                         &early, &early_st);
   if (state == DRED_MEET_SPILL && status == DRED_OK) {
     reroute(rt, in);
     uv_mutex_unlock(&rt->lock);
     uv_async_send(&rt->wake);
     return 2;
   }
-  /* a bcast member is served once the root's data is there, whoever else came */
-  early = in->kind == PROTO_KIND_BCAST && state != DRED_MEET_SPILL &&
-          dred_meet_bcast_early(in->meet_slot, in->meet_seq, in->member, &early_st);
   decided = early || state != DRED_MEET_OPEN;
   if (!decided && status == DRED_OK) {
     uv_mutex_unlock(&rt->lock);
@@ -737,13 +738,11 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
   rt->meet_done++;
   uv_mutex_unlock(&rt->lock);
   dred_meet_release(in->meet_slot, in->meet_seq, in->member);
-  dred_rt_inst_finish(rt, in, st);
+  /* Whether dred_finalize began is read as the reduction leaves the table: one that began
+   * earlier waits for it (wake its thread to say BYE), one that begins later finds it
+   * gone. */
+  wake = dred_rt_inst_finish(rt, in, st);
   if (!dred_queue_empty(&rt->meet_lent)) (void)lent_reclaim(rt, 0);
-  /* Read after the reduction left the table: a dred_finalize that began earlier waits for
-   * it (wake its thread to say BYE), one that begins later finds it gone. */
-  uv_mutex_lock(&rt->lock);
-  wake = rt->bye_requested;
-  uv_mutex_unlock(&rt->lock);
   if (wake) uv_async_send(&rt->wake);
   return 1;
 }

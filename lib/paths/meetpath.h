@@ -26,10 +26,12 @@ void dred_meetpath_finalize(dred_rt_t *rt, int collective);
  * operand that will meet by reference a pool block, if it is not in one of ours already
  * (the copy is made here, outside the lock). */
 void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in);
-/* dred_ireduce, before taking rt->lock to arrive: while `in`'s slot is still held by the
- * collective DRED_MEET_DEPTH before it in its stream, wait (at most about a millisecond,
- * settling this process's own decided collectives meanwhile) instead of spilling it to
- * dred-master at once. */
+/* dred_ireduce, under rt->lock before arriving: whether `in`'s slot is still held by the
+ * collective DRED_MEET_DEPTH before it in its stream (a hint: arriving decides). */
+int dred_meetpath_slot_held(dred_rt_t *rt, dred_inst_t *in);
+/* ... and if so, without rt->lock: wait (at most about a millisecond, settling this
+ * process's own decided collectives meanwhile) instead of spilling it to dred-master at
+ * once. */
 void dred_meetpath_wait_slot(dred_rt_t *rt, dred_inst_t *in);
 /* The block prepare gave `in`, freed (a call that ends before it arrives anywhere). */
 void dred_meetpath_unprepare(dred_rt_t *rt, dred_inst_t *in);

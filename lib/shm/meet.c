@@ -526,9 +526,29 @@ static int still_open(const dred_meet_slot_t *s, uint64_t seq, uint32_t member, 
   return __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == seq;
 }
 
+int dred_meet_look(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int is_bcast,
+                   int *early, int *early_status) {
+  int st, stat;
+  *early = 0;
+  if (s == NULL) return -1;
+  if (decided(s, seq, &st, &stat) && (!is_bcast || st == DRED_MEET_SPILL)) return st;
+  slot_lock(s); /* one look for both answers: a bcast member's every look takes the lock */
+  if (s->busy && s->seq == seq) {
+    st = (int)s->state;
+    if (is_bcast && st != DRED_MEET_SPILL) *early = bcast_early(s, member, early_status);
+  } else {
+    st = -1;
+  }
+  slot_unlock(s);
+  return st;
+}
+
 int dred_meet_ready(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int is_bcast) {
-  if (s != NULL && still_open(s, seq, member, is_bcast)) return 0;
-  return dred_meet_poll(s, seq, NULL) || (is_bcast && dred_meet_bcast_early(s, seq, member, NULL));
+  int early, st, state;
+  if (s == NULL) return 1;
+  if (still_open(s, seq, member, is_bcast)) return 0;
+  state = dred_meet_look(s, seq, member, is_bcast, &early, &st);
+  return state != DRED_MEET_OPEN || early;
 }
 
 int dred_meet_slot_held(dred_meet_ring_t *r, uint64_t seq) {

@@ -199,6 +199,10 @@ void dred_meet_set_spin(uint64_t ns);
  * its data is readable and `member`'s parameters agree with the root's, MISMATCH if they
  * disagree.  1 with *status when known; 0: the slot's outcome decides (dred_meet_poll). */
 int dred_meet_bcast_early(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int *status);
+/* dred_meet_state and (is_bcast) dred_meet_bcast_early in one look: returns the state, or
+ * -1; *early (with *early_status) says whether the member is served early. */
+int dred_meet_look(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int is_bcast,
+                   int *early, int *early_status);
 /* 1 when `member` can take its outcome of `seq` now: the slot decided, or (is_bcast) the
  * member is served early. */
 int dred_meet_ready(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int is_bcast);
