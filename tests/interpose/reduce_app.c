@@ -120,6 +120,41 @@ static void part_crossed(const int *world) {
   (void)world;
 }
 
+/* A sub-communicator and a duplicate of it, started in opposite orders on its even and
+ * odd ranks once each has had its first reduction: the first takes DRED_TAG_AUTO (its
+ * member list is new), the duplicate explicit tags, and each reduction still matches its
+ * own communicator's. */
+static void part_crossed_split(void) {
+  MPI_Comm split, dup;
+  MPI_Request r[2];
+  MPI_Status sts[2];
+  int a[4], b[4], ra[4], rb[4], i, n, me, ea, eb, k;
+  MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &split);
+  MPI_Comm_dup(split, &dup);
+  MPI_Comm_size(split, &n);
+  MPI_Comm_rank(split, &me);
+  /* the first reduction on each agrees its tags, in the same order everywhere (dred(3)) */
+  MPI_Reduce(&me, &i, 1, MPI_INT, MPI_SUM, 0, split);
+  MPI_Reduce(&me, &i, 1, MPI_INT, MPI_SUM, 0, dup);
+  for (k = 0; k < 3; k++) { /* several rounds: the auto stream and the tags move on */
+    for (i = 0; i < 4; i++) a[i] = me + 1 + k, b[i] = 1000 * (me + 1) + k;
+    if (me % 2 == 0) {
+      MPI_Ireduce(a, ra, 4, MPI_INT, MPI_SUM, 0, split, &r[0]);
+      MPI_Ireduce(b, rb, 4, MPI_INT, MPI_SUM, 0, dup, &r[1]);
+    } else {
+      MPI_Ireduce(b, rb, 4, MPI_INT, MPI_SUM, 0, dup, &r[1]);
+      MPI_Ireduce(a, ra, 4, MPI_INT, MPI_SUM, 0, split, &r[0]);
+    }
+    MPI_Waitall(2, r, sts);
+    ea = n * (n + 1) / 2 + n * k, eb = 1000 * (n * (n + 1) / 2) + n * k;
+    if (me == 0)
+      CHECK(ra[0] == ea && rb[0] == eb, "crossed split/dup round %d: %d %d, expected %d %d", k,
+            ra[0], rb[0], ea, eb);
+  }
+  MPI_Comm_free(&dup);
+  MPI_Comm_free(&split);
+}
+
 /* Ireduce requests among point-to-point ones, completed by each completion call. */
 static void part_mixed(int how) {
   enum { NR = 3 };
@@ -217,6 +252,8 @@ int main(int argc, char **argv) {
   if (rank == 0) printf("PASS MPI_Comm_split sub-communicators\n");
   part_crossed(world);
   if (rank == 0) printf("PASS world and a duplicate in opposite orders\n");
+  part_crossed_split();
+  if (rank == 0) printf("PASS a sub-communicator and a duplicate in opposite orders\n");
   for (i = 0; i < 6; i++) part_mixed(i);
   if (rank == 0) printf("PASS Ireduce mixed with Isend/Irecv in every completion call\n");
 
