@@ -650,7 +650,8 @@ void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int is_b
                     uint64_t timeout_ns) {
   uint32_t w;
   if (s == NULL) return;
-  w = __atomic_load_n(&s->wake, __ATOMIC_ACQUIRE);
+  w = __atomic_load_n(&s->wake, __ATOMIC_ACQUIRE); /* before the look: no lost wake-up */
+  if (dred_meet_ready(s, seq, member, is_bcast)) return;
   if (spin_moved(s, w, timeout_ns < spin_ns ? timeout_ns : spin_ns)) return;
   if (timeout_ns <= spin_ns) return;
   __atomic_add_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
