@@ -171,9 +171,6 @@ static void slot_end(dred_meet_slot_t *s, uint32_t state, int status) {
   slot_wake(s);
 }
 
-/* Lock the slot.  A holder that died mid-update leaves its slot's contents unknown: an
- * open reduction there ends with DRED_ERR_PROC_FAILED (what the holder's death means for
- * it anyway), and the lock is usable again. */
 /* How long a waiter polls the futex word before sleeping on it.  A futex wake-up costs
  * tens of microseconds (the kernel, then the scheduler), more than a small collective
  * takes: a member with a core of its own polls instead, as MPI's waiting ranks do, and
@@ -186,6 +183,9 @@ void dred_meet_set_spin(uint64_t ns) { spin_ns = ns; }
 /* Tries of the lock before sleeping on it (spin_ns > 0: a core per member). */
 #define LOCK_TRIES 200
 
+/* Lock the slot.  A holder that died mid-update leaves its slot's contents unknown: an
+ * open reduction there ends with DRED_ERR_PROC_FAILED (what the holder's death means for
+ * it anyway), and the lock is usable again. */
 static void slot_lock(dred_meet_slot_t *s) {
   /* Members that each have a core arrive together and hold the lock for a few hundred
    * nanoseconds: trying again briefly beats glibc's robust lock, which sleeps in the
@@ -508,7 +508,7 @@ int dred_meet_bcast_early(dred_meet_slot_t *s, uint64_t seq, uint32_t member, in
 
 /* Whether `seq` is still open with nothing a waiter could take yet, read without the
  * lock: the slot is ours until we release it (as in decided()), an open slot's seq and
- * its arrivals only grow, and a bcast member can be served only once its root is in.  A
+ * its arrivals only grow, and a bcast member alone in the slot cannot be served.  A
  * waiter's looks stay off the lock the members arriving now need.  (A lock holder that
  * dies meanwhile is found by the next member to take the lock, or by the runtime's
  * dred_meet_member_failed when the death is declared.) */
@@ -518,9 +518,11 @@ static int still_open(const dred_meet_slot_t *s, uint64_t seq, uint32_t member, 
       __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != DRED_MEET_OPEN)
     return 0;
   if (is_bcast) {
+    /* Only while nobody else is there: any other arrival (the root, or a member that
+     * disagrees with us and so ends our wait with MISMATCH) needs the locked look. */
     if (member >= DRED_MEET_MAX_MEMBERS) return 0;
     root = s->p[member].root; /* our own parameters, written by our arrival */
-    if (root >= DRED_MEET_MAX_MEMBERS || (__atomic_load_n(&s->arrived, __ATOMIC_ACQUIRE) & bit(root)))
+    if (root == member || (__atomic_load_n(&s->arrived, __ATOMIC_ACQUIRE) & ~bit(member)) != 0)
       return 0;
   }
   return __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == seq;
@@ -611,7 +613,6 @@ int dred_meet_needs(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
   slot_unlock(s);
   return needs;
 }
-
 
 static uint64_t mono_ns(void) {
   struct timespec ts;

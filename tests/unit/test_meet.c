@@ -1529,6 +1529,21 @@ static void test_kinds(void **state) {
       assert_int_equal(st, DRED_ERR_MISMATCH);
       release_all(s, 1, N);
     }
+    { /* a member waiting alone for its root (its looks take no lock) still learns of a
+       * member that came meanwhile calling itself the root: it is woken, and its next
+       * look says it can go (MISMATCH), before its own root is there */
+      proto_params_t q = p;
+      q.root = 1;
+      s = meet_kind(r2, 2, 0, &p, 0);
+      assert_int_equal(dred_meet_ready(s, 2, 0, 1), 0);
+      w = dred_meet_epoch(s);
+      (void)meet_kind(r2, 2, 1, &q, 1);
+      assert_true(dred_meet_epoch(s) != w);
+      assert_int_equal(dred_meet_ready(s, 2, 0, 1), 1);
+      assert_int_equal(dred_meet_bcast_early(s, 2, 0, &st), 1);
+      assert_int_equal(st, DRED_ERR_MISMATCH);
+      release_all(s, 2, N);
+    }
     table_free(t2);
   }
   { /* a bcast root publishes its data after arriving: members read the progress; a root
