@@ -280,10 +280,17 @@ static void maybe_shutdown(master_t *m) {
 
 static void close_cb(uv_handle_t *h) { (void)h; }
 
+void master_abort_grace(void) {
+  fflush(stderr);
+  usleep(200000); /* without it the reason was sometimes missing from the job's output,
+                   * the job's exit status the only trace (tests/tools/test-launch.sh) */
+}
+
 /* MPI_Abort kills every process of the job before any can remove its control socket:
  * remove this node's whole control directory first (common/mpi/boot.h). */
 static void master_abort(master_t *m, int code) {
   dred_boot_abandon(&m->boot);
+  master_abort_grace();
   MPI_Abort(MPI_COMM_WORLD, code);
   exit(code); /* not reached: MPI_Abort does not return */
 }
@@ -399,6 +406,7 @@ int main(int argc, char **argv) {
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
     if (rank != 0 || size < 2 || (flag && *appnum != 0)) {
       DRED_ERROR("dred-master must be rank 0 of an MPMD job with workers: use dredrun");
+      master_abort_grace();
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
     m.nworkers = size - 1;

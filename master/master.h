@@ -83,6 +83,9 @@ void master_beside_up(master_t *m, int worker, const proto_msg_t *msg);
 
 /* main.c */
 void master_watch_create(master_t *m);
+/* Before MPI_Abort: the line saying why is on its way through Hydra's proxy, which
+ * MPI_Abort kills with whatever it has not forwarded yet; give it a moment. */
+void master_abort_grace(void);
 
 /* startwatch.c: MPI_Abort the job if start-up has not ended within timeout_s */
 int master_startwatch_begin(uint64_t timeout_s); /* before MPI_Init */

@@ -44,6 +44,7 @@ static void timed_out(void *arg) {
   DRED_ERROR("start-up did not finish within %llu s (DRED_START_TIMEOUT_S), %s: ending "
              "the job", (unsigned long long)g_sw.timeout_s, g_sw.phase);
   if (g_sw.boot != NULL) dred_boot_abandon(g_sw.boot);
+  master_abort_grace();
   if (g_sw.abort_ok) MPI_Abort(MPI_COMM_WORLD, 2);
   _exit(2); /* inside MPI_Init: no MPI call allowed; the others end on their own */
 }
