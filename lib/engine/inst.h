@@ -98,6 +98,10 @@ typedef struct dred_inst {
    * master from a mixed slot -- the members that met there, named in its READY. */
   struct dred_meet_slot *meet_slot;
   uint64_t meet_seq, meet_mask;
+  /* An explicit tag's ring, looked up once per call (the slot-held check, the arrival):
+   * rings are never given back, so the answer, NULL included, holds for the call. */
+  struct dred_meet_ring *meet_ring;
+  int meet_ring_looked;
   int meet_claimed;
   /* A non-root operand that met by reference: the pool block peers read (acc itself when
    * acc is a plain pool block of ours, else meet_blk, a copy made for the meeting), and

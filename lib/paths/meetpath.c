@@ -238,7 +238,6 @@ void dred_meetpath_unprepare(dred_rt_t *rt, dred_inst_t *in) { meet_blk_free(rt,
 static dred_meet_ring_t *ring_for(dred_rt_t *rt, dred_inst_t *in, uint64_t *seq) {
   dred_group_t *g = in->group;
   int64_t stream = proto_key_tag(in->tag);
-  dred_meet_ring_t *r;
   if (in->tag < 0) {
     *seq = (uint64_t)(-1 - in->tag);
     if (!g->meet_looked) {
@@ -252,8 +251,11 @@ static dred_meet_ring_t *ring_for(dred_rt_t *rt, dred_inst_t *in, uint64_t *seq)
     return g->meet_ring;
   }
   *seq = proto_key_use(in->tag);
-  r = dred_meet_stream_of(rt->meet, g->id, stream, g->n, g->workers);
-  return r;
+  if (!in->meet_ring_looked) {
+    in->meet_ring = dred_meet_stream_of(rt->meet, g->id, stream, g->n, g->workers);
+    in->meet_ring_looked = 1;
+  }
+  return in->meet_ring;
 }
 
 int dred_meetpath_slot_held(dred_rt_t *rt, dred_inst_t *in) {
