@@ -66,7 +66,7 @@ static size_t n_auto, cap_auto;
 static uint64_t list_hash(MPI_Comm comm) {
   MPI_Group cg, wg;
   int n = 0, i, *in, *out;
-  uint64_t h = 0xcbf29ce484222325ull;
+  uint64_t h = 0;
   if (PMPI_Comm_group(comm, &cg) != MPI_SUCCESS) return 0;
   PMPI_Comm_group(MPI_COMM_WORLD, &wg);
   PMPI_Group_size(cg, &n);
@@ -75,16 +75,11 @@ static uint64_t list_hash(MPI_Comm comm) {
   if (in != NULL && out != NULL) {
     for (i = 0; i < n; i++) in[i] = i;
     if (PMPI_Group_translate_ranks(cg, n, in, wg, out) == MPI_SUCCESS) {
-      for (i = 0; i < n; i++) {
-        uint32_t v = (uint32_t)out[i];
-        for (int b = 0; b < 4; b++) h = (h ^ ((v >> (8 * b)) & 0xffu)) * 0x100000001b3ull;
-      }
+      h = 0xcbf29ce484222325ull;
+      for (i = 0; i < n; i++)
+        for (int b = 0; b < 4; b++) h = (h ^ (((uint32_t)out[i] >> (8 * b)) & 0xffu)) * 0x100000001b3ull;
       if (h == 0) h = 1;
-    } else {
-      h = 0;
     }
-  } else {
-    h = 0;
   }
   free(in);
   free(out);
