@@ -98,22 +98,28 @@ static void part_user_op(const int *world) {
   MPI_Op_free(&op);
 }
 
+/* Ireduce of a on c1 and b on c2 (4 ints each, root 0), in that order if c1_first, else
+ * the other way round; then wait for both. */
+static void crossed(MPI_Comm c1, MPI_Comm c2, int c1_first, int *a, int *b, int *ra, int *rb) {
+  MPI_Request r[2];
+  MPI_Status sts[2];
+  if (c1_first) {
+    MPI_Ireduce(a, ra, 4, MPI_INT, MPI_SUM, 0, c1, &r[0]);
+    MPI_Ireduce(b, rb, 4, MPI_INT, MPI_SUM, 0, c2, &r[1]);
+  } else {
+    MPI_Ireduce(b, rb, 4, MPI_INT, MPI_SUM, 0, c2, &r[1]);
+    MPI_Ireduce(a, ra, 4, MPI_INT, MPI_SUM, 0, c1, &r[0]);
+  }
+  MPI_Waitall(2, r, sts);
+}
+
 /* WORLD and a duplicate, started in opposite orders on even and odd ranks. */
 static void part_crossed(const int *world) {
   MPI_Comm dup;
-  MPI_Request r[2];
-  MPI_Status sts[2];
   int a[4], b[4], ra[4], rb[4], i, ea, eb;
   MPI_Comm_dup(MPI_COMM_WORLD, &dup);
   for (i = 0; i < 4; i++) a[i] = rank + 1, b[i] = 1000 * (rank + 1);
-  if (rank % 2 == 0) {
-    MPI_Ireduce(a, ra, 4, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &r[0]);
-    MPI_Ireduce(b, rb, 4, MPI_INT, MPI_SUM, 0, dup, &r[1]);
-  } else {
-    MPI_Ireduce(b, rb, 4, MPI_INT, MPI_SUM, 0, dup, &r[1]);
-    MPI_Ireduce(a, ra, 4, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &r[0]);
-  }
-  MPI_Waitall(2, r, sts);
+  crossed(MPI_COMM_WORLD, dup, rank % 2 == 0, a, b, ra, rb);
   ea = size * (size + 1) / 2, eb = 1000 * ea;
   if (rank == 0) CHECK(ra[0] == ea && rb[0] == eb, "crossed world/dup: %d %d, expected %d %d", ra[0], rb[0], ea, eb);
   MPI_Comm_free(&dup);
@@ -126,8 +132,6 @@ static void part_crossed(const int *world) {
  * own communicator's. */
 static void part_crossed_split(void) {
   MPI_Comm split, dup;
-  MPI_Request r[2];
-  MPI_Status sts[2];
   int a[4], b[4], ra[4], rb[4], i, n, me, ea, eb, k;
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &split);
   MPI_Comm_dup(split, &dup);
@@ -138,14 +142,7 @@ static void part_crossed_split(void) {
   MPI_Reduce(&me, &i, 1, MPI_INT, MPI_SUM, 0, dup);
   for (k = 0; k < 3; k++) { /* several rounds: the auto stream and the tags move on */
     for (i = 0; i < 4; i++) a[i] = me + 1 + k, b[i] = 1000 * (me + 1) + k;
-    if (me % 2 == 0) {
-      MPI_Ireduce(a, ra, 4, MPI_INT, MPI_SUM, 0, split, &r[0]);
-      MPI_Ireduce(b, rb, 4, MPI_INT, MPI_SUM, 0, dup, &r[1]);
-    } else {
-      MPI_Ireduce(b, rb, 4, MPI_INT, MPI_SUM, 0, dup, &r[1]);
-      MPI_Ireduce(a, ra, 4, MPI_INT, MPI_SUM, 0, split, &r[0]);
-    }
-    MPI_Waitall(2, r, sts);
+    crossed(split, dup, me % 2 == 0, a, b, ra, rb);
     ea = n * (n + 1) / 2 + n * k, eb = 1000 * (n * (n + 1) / 2) + n * k;
     if (me == 0)
       CHECK(ra[0] == ea && rb[0] == eb, "crossed split/dup round %d: %d %d, expected %d %d", k,
