@@ -110,7 +110,11 @@ typedef struct dred_inst {
   char *meet_blk;
   int64_t meet_blk_off;
   uint64_t meet_fold_next; /* a reduce root's next element to fold; a bcast's next byte  */
-  uint64_t meet_copied;    /* an allreduce's chunks copied to our result (bit c)         */
+  uint64_t meet_copied;    /* an allreduce's chunks copied to our result, a shared reduce
+                            * root's chunks folded or combined into it (bit c)           */
+  uint64_t meet_wait_ns;   /* a shared reduce's root: since when only helpers' chunks are
+                            * left (0: not waiting)                                      */
+  uint64_t meet_chunk_ns;  /* ... and what its own last chunk took to fold               */
   int meet_publish;        /* a bcast root: the slot is still to be told its data is in  */
   int meet_pipelined;      /* ... and the data is still to be copied into meet_blk       */
   inst_state_t state;

@@ -371,6 +371,21 @@ static void reroute(dred_rt_t *rt, dred_inst_t *in) {
  * (allreduce_by_ref) rather than in chunks shared out among them. */
 #define WHOLE_FOLD_MAX (32u * 1024u)
 
+/* Member k's block at offset `off` of its pool segment, `len` bytes: its address here, or
+ * NULL (logged) when the reference is not inside that segment. */
+static const char *peer_block(dred_rt_t *rt, const dred_inst_t *in, uint32_t k, uint32_t worker,
+                              int64_t off, uint64_t len) {
+  const dred_seg_t *sg = worker < (uint32_t)rt->world_size ? &rt->segs[worker] : NULL;
+  if (worker != in->group->workers[k] || sg == NULL || rt->peer_base[worker] == NULL ||
+      off < (int64_t)sg->head || (uint64_t)off > sg->size || sg->size - (uint64_t)off < len) {
+    DRED_ERROR("collective (tag " PROTO_KEY_FMT "): member %u's block reference (worker %u, "
+               "offset %lld, %llu bytes) is not in its pool segment: refused",
+               PROTO_KEY_ARG(in->tag), k, worker, (long long)off, (unsigned long long)len);
+    return NULL;
+  }
+  return rt->peer_base[worker] + off;
+}
+
 /* Where every operand the collective reads is (src[k], NULL for a member whose operand it
  * does not read or -- `self` -- this member's own): in the slot, or in a node peer's pool
  * block, checked against that peer's segment. */
@@ -379,41 +394,36 @@ static int operands_of(dred_rt_t *rt, dred_inst_t *in, const char **src) {
   uint32_t k;
   for (k = 0; k < g->n; k++) {
     dred_meet_ref_t ref = dred_meet_operand(in->meet_slot, k);
-    const dred_seg_t *sg;
     src[k] = NULL;
     if (k == in->member || ref.kind == DRED_MEET_OP_NONE) continue;
     if (ref.kind == DRED_MEET_OP_SLOT) {
       src[k] = (const char *)dred_meet_data(in->meet_slot) + (size_t)k * in->bytes;
       continue;
     }
-    sg = ref.worker < (uint32_t)rt->world_size ? &rt->segs[ref.worker] : NULL;
-    if (ref.kind != DRED_MEET_OP_POOL || ref.worker != g->workers[k] || sg == NULL ||
-        rt->peer_base[ref.worker] == NULL || ref.len != in->bytes ||
-        ref.off < (int64_t)sg->head || (uint64_t)ref.off > sg->size ||
-        sg->size - (uint64_t)ref.off < ref.len) {
-      DRED_ERROR("collective (tag " PROTO_KEY_FMT "): member %u's operand reference (worker "
-                 "%u, offset %lld, %llu bytes) is not in its pool segment: refused",
-                 PROTO_KEY_ARG(in->tag), k, ref.worker, (long long)ref.off,
-                 (unsigned long long)ref.len);
+    if (ref.kind != DRED_MEET_OP_POOL || ref.len != in->bytes) {
+      DRED_ERROR("collective (tag " PROTO_KEY_FMT "): member %u's operand reference (kind %u, "
+                 "%llu bytes) is not a pool block of %zu bytes: refused",
+                 PROTO_KEY_ARG(in->tag), k, ref.kind, (unsigned long long)ref.len, in->bytes);
       return DRED_ERR_INTERNAL;
     }
-    src[k] = rt->peer_base[ref.worker] + ref.off;
+    if ((src[k] = peer_block(rt, in, k, ref.worker, ref.off, ref.len)) == NULL)
+      return DRED_ERR_INTERNAL;
   }
   return DRED_OK;
 }
 
-/* Fold elements [e0, e0 + ne) of every operand into `acc` (which holds member r's
- * operand there) in rank order, FOLD_CHUNK of acc at a time: each piece becomes
+/* Fold elements [e0, e0 + ne) of the n operands src[0..n-1] into `acc` (which holds
+ * src[r]'s elements there) in their order, FOLD_CHUNK of acc at a time: each piece becomes
  * ((x[r] op x[r+1]) op ... op x[n-1]), then x[k] op that for k = r-1 down to 0 -- by
  * associativity the rank-order result MPI defines.  `tmp` (FOLD_CHUNK rounded up to an
  * element) is scratch for a non-commutative op. */
-static int fold_range(dred_inst_t *in, const char *const *src, uint32_t r, char *acc,
-                      uint64_t e0, uint64_t ne, char *tmp) {
+static int fold_range(dred_inst_t *in, const char *const *src, uint32_t n, uint32_t r,
+                      char *acc, uint64_t e0, uint64_t ne, char *tmp) {
   const dred_typeinfo_t *ti = &in->ti;
   const dred_kernel_t *kern = dred_dp_kernel(in);
   MPI_Aint sh = ti->layout == DRED_LAYOUT_IMAGE ? ti->true_lb : 0;
   uint64_t ce = FOLD_CHUNK / ti->extent, end = e0 + ne;
-  uint32_t k, n = in->group->n;
+  uint32_t k;
   if (ce == 0) ce = 1;
   for (; e0 < end; e0 += ce) {
     uint64_t m = end - e0 < ce ? end - e0 : ce;
@@ -476,7 +486,7 @@ static int fold_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *don
   tmp = fold_tmp(in, &rc);
   while (rc == DRED_OK && in->meet_fold_next < in->count && !(spent > 0 && spent >= budget)) {
     uint64_t e0 = in->meet_fold_next, ne = in->count - e0 < ce ? in->count - e0 : ce;
-    rc = fold_range(in, src, in->member, in->acc, e0, ne, tmp);
+    rc = fold_range(in, src, n, in->member, in->acc, e0, ne, tmp);
     in->meet_fold_next = e0 + ne;
     spent += (uint64_t)ne * in->ti.extent * (n - 1);
   }
@@ -509,7 +519,7 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
      * folds: bit-equal results), straight from the operands -- cheaper than sharing
      * chunks, which costs every member a wait for its peers' folds. */
     memcpy(dst, src[0], in->bytes);
-    rc = fold_failed(in, fold_range(in, src, 0, dst, 0, in->count, tmp));
+    rc = fold_failed(in, fold_range(in, src, n, 0, dst, 0, in->count, tmp));
     free(tmp);
     if (rc == DRED_OK) in->res_have = in->bytes;
     *done = 1;
@@ -517,7 +527,7 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
   }
   while (rc == DRED_OK) {
     int st, c;
-    uint64_t folded = dred_meet_chunks_folded(in->meet_slot, in->meet_seq, &st, holder);
+    uint64_t folded = dred_meet_chunks_folded(in->meet_slot, in->meet_seq, &st, holder, NULL);
     uint64_t fresh = folded & ~in->meet_copied, e0, ne;
     if (st != DRED_OK) {
       rc = st;
@@ -540,9 +550,9 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
       return 3; /* every chunk left is a peer's to fold */
     }
     dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
-    rc = fold_failed(in, fold_range(in, src, in->member, own, e0, ne, tmp));
+    rc = fold_failed(in, fold_range(in, src, n, in->member, own, e0, ne, tmp));
     if (rc == DRED_OK)
-      dred_meet_chunk_done(in->meet_slot, in->meet_seq, (uint32_t)c);
+      (void)dred_meet_chunk_done(in->meet_slot, in->meet_seq, (uint32_t)c, in->member, -1);
     else /* half folded in our block: nobody can finish that chunk, so everyone ends */
       dred_meet_chunk_failed(in->meet_slot, in->meet_seq, rc);
     spent += ne * in->ti.extent * n;
@@ -550,6 +560,190 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
   free(tmp);
   if (rc == DRED_OK) in->res_have = in->bytes;
   *done = 1;
+  return rc;
+}
+
+/* A large reduce among enough members shares its fold (reduce_help, reduce_root_shared)
+ * instead of leaving it all to the root, which alone would read (n - 1) x bytes: below
+ * these sizes the claims and blocks cost more than the parallel fold saves. */
+#define SHARE_MIN_BYTES (256u * 1024u)
+#define SHARE_MIN_MEMBERS 3
+/* How long a sharing root waits for a chunk a helper claimed before folding it itself:
+ * twice what its own last chunk took, within these bounds (the upper one also when it
+ * folded none yet).  A helper that stalls (no core: the scheduler's tick) or died costs
+ * the root no more than that. */
+#define STEAL_MIN_NS 50000ull
+#define STEAL_MAX_NS 2000000ull
+
+/* Whether a reduce met by reference shares its fold: every member computes the same from
+ * the parameters they agreed on.  A helper folds a chunk's non-root operands in rank
+ * order and the root combines that partial with its own operand, which keeps MPI's rank
+ * order when the root is the first or the last member; any order is right for a
+ * commutative op. */
+static int reduce_shares(const dred_inst_t *in) {
+  uint32_t n = in->group->n;
+  return in->kind == PROTO_KIND_REDUCE && !meet_small(in) && n >= SHARE_MIN_MEMBERS &&
+         in->bytes >= SHARE_MIN_BYTES &&
+         (in->ti.commutative || in->root == 0 || in->root == n - 1);
+}
+
+/* A block of ours that peers read for `seq` until the slot says nobody does any more. */
+static void lend(dred_rt_t *rt, dred_meet_slot_t *slot, uint64_t seq, uint32_t member, char *p,
+                 int64_t off, size_t bytes) {
+  lent_t *l = malloc(sizeof *l);
+  if (l == NULL) {
+    /* Cannot remember it: never free it (a leak of one block, never a block reused while
+     * a peer reads it). */
+    DRED_ERROR("no memory to track a %zu-byte pool block lent to a met reduction: the block "
+               "is not reused", bytes);
+    return;
+  }
+  l->slot = slot;
+  l->seq = seq;
+  l->member = member;
+  l->p = p;
+  l->off = off;
+  l->bytes = bytes;
+  uv_mutex_lock(&rt->lock);
+  dred_queue_insert_tail(&rt->meet_lent, &l->link);
+  uv_mutex_unlock(&rt->lock);
+}
+
+/* A sharing reduce's non-root that waits: claim chunks nobody has, fold each one's
+ * non-root operands in rank order into a fresh block of our pool, say where it is, and
+ * lend the block until the root is done.  Our own operand is only read.  Returns the
+ * status when *done -- DRED_OK unless a fold failed: with no pool room or nothing left to
+ * claim we just stop, the others fold the rest -- else *done is 0 after `budget` bytes. */
+static int reduce_help(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done) {
+  const char *src[DRED_MEET_MAX_MEMBERS], *part[DRED_MEET_MAX_MEMBERS];
+  uint32_t n = in->group->n, nch = dred_meet_nchunks(in->count, in->bytes, n), k, m;
+  size_t ext = in->ti.extent, most;
+  uint64_t spent = 0, e0, ne;
+  char *own = in->meet_blk != NULL ? in->meet_blk : in->acc, *blk, *tmp;
+  int64_t off;
+  int rc, c;
+
+  *done = 1;
+  if (own == NULL || nch == 0 || operands_of(rt, in, src) != DRED_OK) return DRED_OK;
+  src[in->member] = own;
+  if ((tmp = fold_tmp(in, &rc)) == NULL && rc != DRED_OK) return DRED_OK;
+  most = (size_t)((in->count + nch - 1) / nch) * ext; /* the largest chunk */
+  for (;;) {
+    if (spent > 0 && spent >= budget) {
+      *done = 0;
+      break;
+    }
+    if (dred_dp_pool_block(rt, most, &blk, &off) != DRED_OK) break;
+    if ((c = dred_meet_claim(in->meet_slot, in->meet_seq, in->member, nch)) < 0) {
+      dred_dp_buf_free(rt, most, blk, off, 0);
+      break;
+    }
+    dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
+    for (m = 0, k = 0; k < n; k++)
+      if (k != in->root) part[m++] = src[k] + e0 * ext;
+    memcpy(blk, part[0], ne * ext);
+    rc = fold_failed(in, fold_range(in, part, m, 0, blk, 0, ne, tmp));
+    if (rc != DRED_OK) {
+      dred_dp_buf_free(rt, most, blk, off, 0);
+      dred_meet_chunk_failed(in->meet_slot, in->meet_seq, rc);
+      free(tmp);
+      return rc;
+    }
+    if (dred_meet_chunk_done(in->meet_slot, in->meet_seq, (uint32_t)c, in->member, off))
+      lend(rt, in->meet_slot, in->meet_seq, in->member, blk, off, most);
+    else /* the root took it over: nobody reads ours */
+      dred_dp_buf_free(rt, most, blk, off, 0);
+    spent += ne * ext * (n - 1);
+  }
+  free(tmp);
+  return DRED_OK;
+}
+
+static uint64_t steal_after(const dred_inst_t *in) {
+  uint64_t t = 2 * in->meet_chunk_ns;
+  if (in->meet_chunk_ns == 0 || t > STEAL_MAX_NS) return STEAL_MAX_NS;
+  return t < STEAL_MIN_NS ? STEAL_MIN_NS : t;
+}
+
+/* A sharing reduce's root: combine each helper's folded chunk with our operand in acc
+ * (x[root] op partial, or partial op x[root] when the root is the last member), fold the
+ * chunks nobody claimed straight into acc, and take over a claimed chunk whose helper is
+ * slow, stalled or dead (steal_after).  Returns the status when *done; else *done is 0
+ * and the return is 0 after `budget` bytes, or 3 when a bounded look finds only helpers'
+ * chunks left (wait on the slot).  An unbounded one waits for them itself. */
+static int reduce_root_shared(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done) {
+  const char *src[DRED_MEET_MAX_MEMBERS], *two[2];
+  uint8_t holder[DRED_MEET_MAX_CHUNKS];
+  int64_t part[DRED_MEET_MAX_CHUNKS];
+  uint32_t n = in->group->n, nch = dred_meet_nchunks(in->count, in->bytes, n);
+  uint32_t last = !in->ti.commutative && in->member == n - 1; /* partial op x[root] */
+  uint64_t all = nch >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << nch) - 1, spent = 0, e0, ne;
+  size_t ext = in->ti.extent;
+  char *tmp;
+  int rc;
+
+  *done = 1;
+  if (in->acc == NULL || nch == 0) return DRED_ERR_INTERNAL;
+  if ((rc = operands_of(rt, in, src)) != DRED_OK) return rc;
+  tmp = fold_tmp(in, &rc);
+  while (rc == DRED_OK) {
+    uint32_t epoch = dred_meet_epoch(in->meet_slot); /* before the look: no lost wake-up */
+    int st, c;
+    uint64_t fresh = dred_meet_chunks_folded(in->meet_slot, in->meet_seq, &st, holder, part) &
+                     ~in->meet_copied;
+    if (st != DRED_OK) {
+      rc = st;
+      break;
+    }
+    for (c = 0; fresh != 0 && rc == DRED_OK; c++, fresh >>= 1) { /* helpers' partials */
+      if (!(fresh & 1)) continue;
+      dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
+      two[last] = NULL; /* acc */
+      two[!last] = holder[c] < n ? peer_block(rt, in, holder[c], in->group->workers[holder[c]],
+                                              part[c], ne * ext)
+                                 : NULL;
+      rc = two[!last] == NULL ? DRED_ERR_INTERNAL
+                              : fold_failed(in, fold_range(in, two, 2, last, in->acc + e0 * ext,
+                                                           0, ne, tmp));
+      in->meet_copied |= (uint64_t)1 << c;
+      spent += ne * ext;
+    }
+    if (rc != DRED_OK || (in->meet_copied & all) == all) break;
+    if (spent > 0 && spent >= budget) {
+      *done = 0;
+      break;
+    }
+    if ((c = dred_meet_claim(in->meet_slot, in->meet_seq, in->member, nch)) >= 0) {
+      in->meet_wait_ns = 0;
+    } else {
+      uint64_t now = uv_hrtime(), limit = steal_after(in);
+      if (in->meet_wait_ns == 0) in->meet_wait_ns = now;
+      if (now - in->meet_wait_ns >= limit)
+        c = dred_meet_steal(in->meet_slot, in->meet_seq, in->member, nch);
+      if (c < 0) {
+        if (budget != UINT64_MAX) {
+          *done = 0;
+          rc = 3;
+          break;
+        }
+        dred_meet_wait_epoch(in->meet_slot, epoch,
+                             now - in->meet_wait_ns >= limit ? STEAL_MIN_NS
+                                                             : limit - (now - in->meet_wait_ns));
+        continue;
+      }
+    }
+    {
+      uint64_t t0 = uv_hrtime();
+      dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
+      rc = fold_failed(in, fold_range(in, src, n, in->member, in->acc, e0, ne, tmp));
+      in->meet_chunk_ns = uv_hrtime() - t0;
+    }
+    in->meet_copied |= (uint64_t)1 << c;
+    if (rc == DRED_OK)
+      (void)dred_meet_chunk_done(in->meet_slot, in->meet_seq, (uint32_t)c, in->member, -1);
+    spent += ne * ext * (n - 1);
+  }
+  free(tmp);
   return rc;
 }
 
@@ -621,25 +815,8 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
 /* A non-root member met by reference finished OK: its block may still be read by the
  * root, so it is lent (freed once the slot no longer needs it) instead of freed now. */
 static void lend_block(dred_rt_t *rt, dred_inst_t *in) {
-  lent_t *l = malloc(sizeof *l);
-  char *p = in->meet_blk != NULL ? in->meet_blk : in->acc;
-  int64_t off = in->meet_blk != NULL ? in->meet_blk_off : in->pool_off;
-  if (l == NULL) {
-    /* Cannot remember it: never free it (a leak of one block, never a block reused while
-     * the root reads it). */
-    DRED_ERROR("no memory to track a %zu-byte pool block lent to a met reduction: the block "
-               "is not reused", in->bytes);
-  } else {
-    l->slot = in->meet_slot;
-    l->seq = in->meet_seq;
-    l->member = in->member;
-    l->p = p;
-    l->off = off;
-    l->bytes = in->bytes;
-    uv_mutex_lock(&rt->lock);
-    dred_queue_insert_tail(&rt->meet_lent, &l->link);
-    uv_mutex_unlock(&rt->lock);
-  }
+  lend(rt, in->meet_slot, in->meet_seq, in->member, in->meet_blk != NULL ? in->meet_blk : in->acc,
+       in->meet_blk != NULL ? in->meet_blk_off : in->pool_off, in->bytes);
   if (in->meet_blk != NULL) {
     in->meet_blk = NULL;
     in->meet_blk_off = -1;
@@ -694,10 +871,20 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
   }
   if (st == DRED_OK) {
     int reads = 0, r = 0; /* this member reads peers' blocks; r: what the step said */
-    if (in->kind == PROTO_KIND_REDUCE && in->is_root) {
+    if (in->kind == PROTO_KIND_REDUCE && in->is_root && reduce_shares(in)) {
+      reads = 1;
+      r = reduce_root_shared(rt, in, budget, &done);
+      if (done)
+        st = r;
+      else if (r == 3 && status != DRED_OK)
+        st = status, done = 1; /* ending it here: nothing more can come */
+    } else if (in->kind == PROTO_KIND_REDUCE && in->is_root) {
       reads = !meet_small(in);
       st = reads ? fold_by_ref(rt, in, budget, &done)
                  : dred_dp_inline_fold(rt, in, dred_meet_data(in->meet_slot), in->group->n);
+    } else if (in->kind == PROTO_KIND_REDUCE && reduce_shares(in)) {
+      reads = 1; /* a helper: what it folded counts only if it still counts itself */
+      st = reduce_help(rt, in, budget, &done);
     } else if (in->kind == PROTO_KIND_ALLREDUCE) {
       reads = !meet_small(in);
       if (reads) {

@@ -38,10 +38,12 @@ struct dred_meet_slot {
   int32_t error;          /* the first member error                                     */
   uint32_t root;          /* OK: the root's member index (whose release ends all reads)  */
   uint32_t kind;          /* OK: the collective (PROTO_KIND_*), from the parameters      */
-  int32_t fold_status;    /* an allreduce's chunk phase: DRED_OK, or why it cannot end   */
-  uint64_t claimed;       /* an allreduce's chunks someone folds (or folded)            */
-  uint64_t folded;        /* ... and those whose result is whole in its home block      */
+  int32_t fold_status;    /* the chunk phase: DRED_OK, or why it cannot end              */
+  uint64_t claimed;       /* chunks someone folds (or folded)                           */
+  uint64_t folded;        /* ... and those whose result is whole where `part` says       */
   uint8_t claimer[DRED_MEET_MAX_CHUNKS]; /* who claimed each chunk                      */
+  int64_t part[DRED_MEET_MAX_CHUNKS];    /* a reduce: the block of the claimer's pool
+                                          * segment that holds the chunk's result       */
   uint64_t progress;      /* a bcast: bytes of the root's data in its block so far       */
   proto_params_t p[DRED_MEET_MAX_MEMBERS];
   dred_meet_ref_t ref[DRED_MEET_MAX_MEMBERS]; /* where each member's operand is         */
@@ -695,33 +697,71 @@ void dred_meet_chunk_range(uint64_t count, uint32_t nchunks, uint32_t c, uint64_
   *ne = count * (c + 1) / nchunks - *e0;
 }
 
+/* Whether `seq`'s chunk phase is on: decided OK, an allreduce or a reduce, not ended. */
+static int chunks_open(const dred_meet_slot_t *s, uint64_t seq) {
+  return s->busy && s->seq == seq && s->state == DRED_MEET_OK &&
+         (s->kind == PROTO_KIND_ALLREDUCE || s->kind == PROTO_KIND_REDUCE) &&
+         s->fold_status == DRED_OK;
+}
+
 int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks) {
   uint32_t c;
   int got = -1;
   if (s == NULL || nchunks == 0 || nchunks > DRED_MEET_MAX_CHUNKS || member >= DRED_MEET_MAX_MEMBERS)
     return -1;
   slot_lock(s);
-  if (s->busy && s->seq == seq && s->state == DRED_MEET_OK && s->kind == PROTO_KIND_ALLREDUCE &&
-      s->fold_status == DRED_OK && member < s->n && !(s->released & bit(member))) {
+  if (chunks_open(s, seq) && member < s->n && !(s->released & bit(member))) {
     for (c = 0; c < nchunks && got < 0; c++)
       if (!(s->claimed & bit(c))) got = (int)c;
     if (got >= 0) {
       s->claimed |= bit((uint32_t)got);
       s->claimer[got] = (uint8_t)member;
+      s->part[got] = -1;
     }
   }
   slot_unlock(s);
   return got;
 }
 
-void dred_meet_chunk_done(dred_meet_slot_t *s, uint64_t seq, uint32_t c) {
-  if (s == NULL || c >= DRED_MEET_MAX_CHUNKS) return;
+int dred_meet_steal(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks) {
+  uint64_t open;
+  uint32_t c;
+  int got = -1;
+  if (s == NULL || nchunks == 0 || nchunks > DRED_MEET_MAX_CHUNKS || member >= DRED_MEET_MAX_MEMBERS)
+    return -1;
   slot_lock(s);
-  if (s->busy && s->seq == seq && (s->claimed & bit(c))) {
+  /* A reduce only: an allreduce's claimer folds into its own operand, which the others'
+   * folds of that chunk read, so two folds of one chunk would tread on each other. */
+  if (chunks_open(s, seq) && s->kind == PROTO_KIND_REDUCE && member < s->n &&
+      !(s->released & bit(member))) {
+    open = s->claimed & ~s->folded;
+    for (c = 0; c < nchunks && got < 0; c++)
+      if ((open & bit(c)) && s->claimer[c] != member) got = (int)c;
+    if (got >= 0) {
+      s->claimer[got] = (uint8_t)member;
+      s->part[got] = -1;
+    }
+  }
+  slot_unlock(s);
+  return got;
+}
+
+int dred_meet_chunk_done(dred_meet_slot_t *s, uint64_t seq, uint32_t c, uint32_t member,
+                         int64_t part) {
+  int took = 0;
+  if (s == NULL || c >= DRED_MEET_MAX_CHUNKS || member >= DRED_MEET_MAX_MEMBERS) return 0;
+  slot_lock(s);
+  /* Taken only from the member that holds the claim now and still counts: a chunk taken
+   * over (dred_meet_steal), or a member declared failed, folds for nobody. */
+  if (s->busy && s->seq == seq && (s->claimed & bit(c)) && !(s->folded & bit(c)) &&
+      s->claimer[c] == member && !(s->released & bit(member))) {
+    s->part[c] = part;
     s->folded |= bit(c);
+    took = 1;
     slot_wake(s);
   }
   slot_unlock(s);
+  return took;
 }
 
 void dred_meet_chunk_failed(dred_meet_slot_t *s, uint64_t seq, int status) {
@@ -754,7 +794,7 @@ uint64_t dred_meet_progress(dred_meet_slot_t *s, uint64_t seq, int *status) {
 }
 
 uint64_t dred_meet_chunks_folded(dred_meet_slot_t *s, uint64_t seq, int *status,
-                                 uint8_t *holders) {
+                                 uint8_t *holders, int64_t *parts) {
   uint64_t f = 0;
   int st = DRED_ERR_INTERNAL;
   if (s != NULL) {
@@ -763,6 +803,7 @@ uint64_t dred_meet_chunks_folded(dred_meet_slot_t *s, uint64_t seq, int *status,
       f = s->folded;
       st = s->fold_status;
       if (holders != NULL) memcpy(holders, s->claimer, sizeof s->claimer);
+      if (parts != NULL) memcpy(parts, s->part, sizeof s->part);
     }
     slot_unlock(s);
   }
@@ -788,13 +829,13 @@ void dred_meet_end(dred_meet_slot_t *s, uint64_t seq, int status) {
   slot_unlock(s);
 }
 
-/* `member` claimed a chunk of the slot's allreduce and did not say it folded it. */
-static int died_folding(const dred_meet_slot_t *s, uint32_t member) {
-  uint64_t open = s->claimed & ~s->folded;
+/* The chunks `member` claimed and did not say it folded. */
+static uint64_t died_folding(const dred_meet_slot_t *s, uint32_t member) {
+  uint64_t open = s->claimed & ~s->folded, mine = 0;
   uint32_t c;
-  for (c = 0; open != 0 && c < DRED_MEET_MAX_CHUNKS; c++, open >>= 1)
-    if ((open & 1) && s->claimer[c] == member) return 1;
-  return 0;
+  for (c = 0; c < DRED_MEET_MAX_CHUNKS; c++)
+    if ((open & bit(c)) && s->claimer[c] == member) mine |= bit(c);
+  return mine;
 }
 
 void dred_meet_member_failed(dred_meet_ring_t *r, uint32_t member, int status) {
@@ -817,9 +858,15 @@ void dred_meet_member_failed(dred_meet_ring_t *r, uint32_t member, int status) {
         /* the root died before all its data was in its block: it never left its process */
         __atomic_store_n(&s->fold_status, DRED_ERR_ROOT_FAILED, __ATOMIC_RELEASE);
         slot_wake(s);
-      } else if (s->state == DRED_MEET_OK && s->fold_status == DRED_OK && died_folding(s, member)) {
-        /* it died folding a chunk in its own block: that block holds neither its operand
-         * nor the chunk's result, so nobody can finish the chunk */
+      } else if (s->state == DRED_MEET_OK && s->fold_status == DRED_OK &&
+                 kind == PROTO_KIND_REDUCE && died_folding(s, member) != 0) {
+        /* it died folding a reduce's chunk into a block of its own: the operands are
+         * intact, so the chunk is anybody's again */
+        s->claimed &= ~died_folding(s, member);
+        slot_wake(s);
+      } else if (s->state == DRED_MEET_OK && s->fold_status == DRED_OK && died_folding(s, member) != 0) {
+        /* it died folding an allreduce's chunk in its own block: that block holds neither
+         * its operand nor the chunk's result, so nobody can finish the chunk */
         s->fold_status = status != DRED_OK ? status : DRED_ERR_PROC_FAILED;
         slot_wake(s);
       }

@@ -77,6 +77,14 @@
  * claimed and not folded ends the phase with DRED_ERR_PROC_FAILED (its block holds
  * neither operand nor result); one dead otherwise costs nothing.
  *
+ * A large reduce shares its fold the same way: the members that still wait (the root,
+ * and non-roots in a blocking call or a wait) claim chunks; a non-root folds the
+ * non-root operands of its chunk into a fresh block of its own pool, the root folds its
+ * own chunks straight into its result and then combines each helper's partial with its
+ * own operand.  Nobody's operand is overwritten, so a helper that dies or stalls with a
+ * claim costs nothing: its chunk becomes anybody's again (dred_meet_member_failed), or
+ * the root takes it over (dred_meet_steal) and the helper's late result is refused.
+ *
  * No MPI here: tests/unit/test_meet.c drives every rule on an ordinary buffer.
  */
 #ifndef DRED_MEET_H
@@ -225,18 +233,30 @@ void dred_meet_wait_epoch(dred_meet_slot_t *s, uint32_t epoch, uint64_t timeout_
 uint32_t dred_meet_nchunks(uint64_t count, uint64_t bytes, uint32_t n);
 void dred_meet_chunk_range(uint64_t count, uint32_t nchunks, uint32_t c, uint64_t *e0,
                            uint64_t *ne);
-/* Claim a chunk of `seq`'s allreduce nobody claimed yet, for `member` to fold into its own
- * block: its index, or -1 (all claimed, the phase failed, or not an allreduce decided OK). */
+/* Claim a chunk of `seq` nobody claimed yet, for `member` to fold: its index, or -1 (all
+ * claimed, the phase failed, or not an allreduce or a reduce decided OK).  An allreduce's
+ * claimer folds into its own block; a reduce's (lib/paths/meetpath.c decides which
+ * reduces share their fold) into a block of its own pool holding that chunk alone, or,
+ * at the root, into its result. */
 int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks);
-/* Chunk c's result is whole in its claimer's block.  Wakes waiters. */
-void dred_meet_chunk_done(dred_meet_slot_t *s, uint64_t seq, uint32_t c);
+/* A reduce's root takes over a chunk another member claimed and has not folded (it is
+ * slow, stalled or dead: the operands are intact, so the root folds it itself): its
+ * index, or -1 when no such chunk is left.  The first claimer's result is then refused. */
+int dred_meet_steal(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks);
+/* Chunk c's result is whole: in `member`'s own block (an allreduce: part -1), or in the
+ * block at offset `part` of `member`'s pool segment (a reduce).  Wakes waiters.  1 if
+ * taken; 0 if `member` does not hold the claim any more (taken over, or it was declared
+ * failed): nobody reads its result, its block is the member's to free. */
+int dred_meet_chunk_done(dred_meet_slot_t *s, uint64_t seq, uint32_t c, uint32_t member,
+                         int64_t part);
 /* A chunk could not be folded (its claimer says why): the phase ends with `status` for
  * everyone.  Wakes waiters. */
 void dred_meet_chunk_failed(dred_meet_slot_t *s, uint64_t seq, int status);
 /* The chunks folded so far (bit c), with the phase's status (DRED_OK, or why it cannot
- * end) and, if `holders` (DRED_MEET_MAX_CHUNKS entries) is given, each chunk's claimer. */
+ * end) and, if given (DRED_MEET_MAX_CHUNKS entries each), each chunk's claimer and where
+ * its result is (dred_meet_chunk_done's `part`). */
 uint64_t dred_meet_chunks_folded(dred_meet_slot_t *s, uint64_t seq, int *status,
-                                 uint8_t *holders);
+                                 uint8_t *holders, int64_t *parts);
 
 /* A bcast's root publishes its data into its block after it arrived, piece by piece, so
  * that the members' copies overlap its own: the bytes in place so far (set by the root,

@@ -15,6 +15,8 @@
  *             ints, MPI_DOUBLE_INT MINLOC/MAXLOC, a non-commutative user op (2x2 matrix
  *             product), random roots, MPI_IN_PLACE at the root, a few explicit tags between
  *             auto-tagged calls;
+ *   large     operands of 256-330 KiB (a fold shared out among the members that wait):
+ *             roots first, last, middle, random; blocking, late and bounded-look waits;
  *   ring      100 (> DRED_MEET_DEPTH) in flight before any wait, waited in reverse order;
  *             then a staggered wrap (each rank waits a different subset, issues more, waits
  *             the rest in a rank-dependent order);
@@ -344,6 +346,75 @@ static void plain(MPI_Comm comm, const char *cname, uint64_t sd)
         }
     for (int i = 0; i < nb; i++) red_check(&batch[i], wait_st(&batch[i]));
     section_done("plain", cname, comm, c0, e0);
+}
+
+/* 1b. large: operands of 256-330 KiB, whose fold the members that wait share out in
+ * chunks (lib/paths/meetpath.c: reduce_help, reduce_root_shared) from 3 members on.  Roots
+ * first, last, in the middle (a non-commutative op then folds at the root alone) and
+ * random; members wait blocking, late (the root or the others fold their share), or by
+ * bounded looks (dred_future_wait(f, 0), dred_future_is_done); three in flight waited in
+ * reverse. */
+static void large(MPI_Comm comm, const char *cname, uint64_t sd)
+{
+    int p, r;
+    MPI_Comm_size(comm, &p);
+    MPI_Comm_rank(comm, &r);
+    long c0 = g_checked, e0 = g_errs;
+    uint64_t rng = mix64(sd ^ 0x1a29e);
+    set_step("large on %s", cname);
+    for (int k = 0; k < 16; k++) {
+        rng = mix64(rng);
+        int kind = k % K_N, mode = (k / K_N) % 4;
+        int count = (int)((256 * 1024 + rng % (74 * 1024)) / esz(kind));
+        int roots[4] = {0, p - 1, p / 2, (int)((rng >> 24) % (uint64_t)p)};
+        int root = roots[(k + (int)(rng >> 40)) % 4], inplace = (int)((rng >> 8) & 1);
+        red_t x;
+        red_init(&x, comm, cname, kind, (int)((rng >> 9) & 1), count, root, inplace, rng);
+        if (mode == 0) { /* every member blocks in dred_reduce */
+            const void *sb = inplace && r == root ? MPI_IN_PLACE : (const void *)x.s;
+            red_check(&x, dred_reduce(sb, r == root ? x.rb : NULL, count, kdt(kind),
+                                      kop(kind, x.opv), root, comm));
+            continue;
+        }
+        if (red_issue(&x) != DRED_OK) { red_free(&x); continue; }
+        if (mode == 1 && r % 2 == 1) { /* late: the members already waiting fold its share */
+            struct timespec ts = {0, 2000000L};
+            nanosleep(&ts, NULL);
+        }
+        if (mode == 2 || (mode == 3 && r == root)) { /* bounded looks */
+            double dl = now_s() + wait_limit(20);
+            int st = DRED_ERR_TIMEOUT;
+            while (now_s() < dl) {
+                if (mode == 2) {
+                    st = dred_future_wait(x.f, 0);
+                    if (st != DRED_ERR_TIMEOUT) break;
+                } else {
+                    int d = dred_future_is_done(x.f);
+                    if (d != 0) { st = d < 0 ? d : dred_future_get(x.f); break; }
+                }
+            }
+            if (st == DRED_ERR_TIMEOUT)
+                FAILQ("meet/large/%s: not done after %.0f s of bounded looks", x.what, wait_limit(20));
+            dred_future_free(x.f);
+            if (st == DRED_ERR_TIMEOUT) red_free(&x);
+            else red_check(&x, st);
+            continue;
+        }
+        red_check(&x, wait_st(&x));
+    }
+    /* three in flight, waited in reverse */
+    red_t v[3];
+    for (int i = 0; i < 3; i++) {
+        rng = mix64(rng);
+        red_init(&v[i], comm, cname, i == 2 ? K_MAT : i, 0, (int)(300 * 1024 / esz(i == 2 ? K_MAT : i)),
+                 i == 2 ? p - 1 : (int)(rng % (uint64_t)p), 0, rng);
+        if (red_issue(&v[i]) != DRED_OK) v[i].f = NULL;
+    }
+    for (int i = 2; i >= 0; i--) {
+        if (v[i].f == NULL) { red_free(&v[i]); continue; }
+        red_check(&v[i], wait_st(&v[i]));
+    }
+    section_done("large", cname, comm, c0, e0);
 }
 
 /* 2. ring wrap: 100 in flight, waited in reverse; then a staggered wrap */
@@ -913,6 +984,11 @@ int main(int argc, char **argv)
 
     for (int i = 0; i < ncs; i++) plain(cs[i].c, cs[i].name, mix64(seed + 100 * (uint64_t)i) + (uint64_t)cs[i].color);
     if (g_rank == 0) printf("# plain done at %.1f s\n", now_s() - t0);
+    large(g_comm, "dred_comm", seed + 70);
+    large(node, "node", seed + 71 + 1000 * (uint64_t)nodeid);
+    large(rev, "reversed", seed + 72);
+    large(half, lo ? "low_half" : "high_half", seed + 73 + (uint64_t)lo);
+    if (g_rank == 0) printf("# large done at %.1f s\n", now_s() - t0);
     ring(g_comm, "dred_comm", seed + 1);
     ring(node, "node", seed + 2 + 1000 * (uint64_t)nodeid);
     ring(half, lo ? "low_half" : "high_half", seed + 3 + (uint64_t)lo);

@@ -1626,14 +1626,16 @@ static void test_chunk_ranges(void **state) {
 }
 
 /* Claims hand each chunk out once, to any member that asks, until none is left; folded
- * chunks wake waiters; a member that dies holding an unfolded claim ends the phase with
- * PROC_FAILED for everyone, one that dies otherwise costs nothing. */
+ * chunks wake waiters.  A reduce's root may take over a claim, refusing the late result,
+ * and a reduce's helper that dies with a claim gives the chunk back; an allreduce member
+ * that dies holding an unfolded claim ends the phase with PROC_FAILED for everyone, one
+ * that dies otherwise costs nothing. */
 static void test_chunks(void **state) {
   dred_meet_table_t *t = table_new();
   dred_meet_ring_t *r = dred_meet_ring_of(t, 32, N, WORKERS);
   dred_meet_slot_t *s = NULL;
   proto_params_t p = params(BIG, 0);
-  uint8_t holder[DRED_MEET_MAX_CHUNKS];
+  uint8_t holder[DRED_MEET_MAX_CHUNKS], holder_of[DRED_MEET_MAX_CHUNKS];
   uint64_t seq = 0, claimed = 0;
   uint32_t k, nch = 10, e;
   int c, st = -1;
@@ -1642,9 +1644,39 @@ static void test_chunks(void **state) {
   p.kind = PROTO_KIND_REDUCE;
   for (k = 0; k < N; k++) s = meet_kind(r, seq, k, &p, k != 0);
   ASSERT_DECIDED(s, seq, DRED_OK);
-  assert_int_equal(dred_meet_claim(s, seq, 1, nch), -1); /* a reduce has no chunk phase */
+  /* a reduce's chunk phase: a helper's partial is in a block of its own (`part`); the
+   * root takes over a claim left unfolded, and the first claimer's result is refused */
+  c = dred_meet_claim(s, seq, 1, nch);
+  assert_true(c >= 0);
+  assert_int_equal(dred_meet_chunk_done(s, seq, (uint32_t)c, 1, 4096), 1);
+  {
+    int64_t part[DRED_MEET_MAX_CHUNKS];
+    assert_true(dred_meet_chunks_folded(s, seq, &st, holder, part) == bit((uint32_t)c));
+    assert_int_equal(holder[c], 1);
+    assert_true(part[c] == 4096);
+  }
+  e = (uint32_t)dred_meet_claim(s, seq, 2, nch); /* member 2 claims, then stalls */
+  assert_int_equal(dred_meet_steal(s, seq, 2, nch), -1); /* not from itself */
+  assert_int_equal(dred_meet_steal(s, seq, 0, nch), (int)e);
+  assert_int_equal(dred_meet_steal(s, seq, 0, nch), -1); /* nothing else is open */
+  assert_int_equal(dred_meet_chunk_done(s, seq, e, 2, 8192), 0); /* too late: refused */
+  assert_int_equal(dred_meet_chunk_done(s, seq, e, 0, -1), 1);
+  /* a helper that dies with a claim costs nothing: the chunk is anybody's again */
+  c = dred_meet_claim(s, seq, 3, nch);
+  assert_true(c >= 0);
+  dred_meet_member_failed(r, 3, DRED_ERR_PROC_FAILED);
+  (void)dred_meet_chunks_folded(s, seq, &st, NULL, NULL);
+  assert_int_equal(st, DRED_OK);
+  assert_int_equal(dred_meet_chunk_done(s, seq, (uint32_t)c, 3, 4096), 0); /* declared failed */
+  for (e = 0; (c = dred_meet_claim(s, seq, 0, nch)) >= 0; e++)
+    assert_int_equal(dred_meet_chunk_done(s, seq, (uint32_t)c, 0, -1), 1);
+  assert_int_equal(e, nch - 2); /* every chunk but the two folded above, the lost one again */
+  assert_true(dred_meet_chunks_folded(s, seq, &st, NULL, NULL) == bit(nch) - 1);
   release_all(s, seq, N);
-  seq++;
+  table_free(t);
+  t = table_new();
+  r = dred_meet_ring_of(t, 32, N, WORKERS);
+  seq = 0;
 
   p.kind = PROTO_KIND_ALLREDUCE;
   for (k = 0; k < N; k++) {
@@ -1655,23 +1687,25 @@ static void test_chunks(void **state) {
   for (e = 0; e < nch; e++) {
     c = dred_meet_claim(s, seq, e % 3, nch); /* members 0..2 take turns, 3 never asks */
     assert_true(c >= 0 && (uint32_t)c < nch);
+    holder_of[c] = e % 3;
     assert_false(claimed & bit((uint32_t)c));
     claimed |= bit((uint32_t)c);
   }
   assert_int_equal(dred_meet_claim(s, seq, 3, nch), -1);
-  assert_true(dred_meet_chunks_folded(s, seq, &st, holder) == 0);
+  assert_true(dred_meet_chunks_folded(s, seq, &st, holder, NULL) == 0);
   assert_int_equal(st, DRED_OK);
   for (e = 0; e < nch; e++) {
     uint32_t w = dred_meet_epoch(s);
-    dred_meet_chunk_done(s, seq, e);
+    assert_int_equal(dred_meet_chunk_done(s, seq, e, holder_of[e], -1), 1);
     assert_true(dred_meet_epoch(s) != w); /* waiters see it */
     dred_meet_wait_epoch(s, w, 1000000000ull); /* moved already: returns at once */
   }
-  assert_true(dred_meet_chunks_folded(s, seq, &st, holder) == (bit(nch) - 1));
-  for (e = 0; e < nch; e++) assert_int_equal(holder[e], e % 3);
+  assert_true(dred_meet_chunks_folded(s, seq, &st, holder, NULL) == (bit(nch) - 1));
+  for (e = 0; e < nch; e++) assert_int_equal(holder[e], holder_of[e]);
+  assert_int_equal(dred_meet_steal(s, seq, 0, nch), -1); /* an allreduce's claims stay */
   /* member 3 dies now: nothing was its to fold */
   dred_meet_member_failed(r, 3, DRED_ERR_PROC_FAILED);
-  (void)dred_meet_chunks_folded(s, seq, &st, NULL);
+  (void)dred_meet_chunks_folded(s, seq, &st, NULL, NULL);
   assert_int_equal(st, DRED_OK);
   release_all(s, seq, N - 1);
   assert_int_equal(stats(r).busy, 0);
@@ -1684,11 +1718,11 @@ static void test_chunks(void **state) {
   for (k = 0; k < N; k++) s = meet_kind(r, seq, k, &p, 1);
   c = dred_meet_claim(s, seq, 2, nch);
   assert_true(c >= 0);
-  dred_meet_chunk_done(s, seq, (uint32_t)c);
+  assert_int_equal(dred_meet_chunk_done(s, seq, (uint32_t)c, 2, -1), 1);
   assert_true(dred_meet_claim(s, seq, 2, nch) >= 0); /* claimed, never folded */
   assert_true(dred_meet_claim(s, seq, 1, nch) >= 0);
   dred_meet_member_failed(r, 2, DRED_ERR_PROC_FAILED);
-  (void)dred_meet_chunks_folded(s, seq, &st, NULL);
+  (void)dred_meet_chunks_folded(s, seq, &st, NULL, NULL);
   assert_int_equal(st, DRED_ERR_PROC_FAILED);
   assert_int_equal(dred_meet_claim(s, seq, 1, nch), -1); /* nothing more to do */
   {
@@ -1708,7 +1742,7 @@ static void test_chunks(void **state) {
   c = dred_meet_claim(s, seq, 0, nch);
   assert_true(c >= 0);
   dred_meet_chunk_failed(s, seq, DRED_ERR_INTERNAL);
-  (void)dred_meet_chunks_folded(s, seq, &st, NULL);
+  (void)dred_meet_chunks_folded(s, seq, &st, NULL, NULL);
   assert_int_equal(st, DRED_ERR_INTERNAL);
   assert_int_equal(dred_meet_claim(s, seq, 1, nch), -1);
   release_all(s, seq, N);
