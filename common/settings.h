@@ -110,7 +110,9 @@
   C(INLINE_MAX, inline_max, 1024, 0, 65536, DRED_BY_WORKER, \
     "operands of at most this many bytes (and at most 256 KiB for the whole group) travel inside the control messages: no pool block, snapshot, replica or task. 0: off. Every member must use the same value (else `DRED_ERR_MISMATCH`)") \
   C(MEET, meet, 1, 0, 1, DRED_BY_WORKER, \
-    "small auto-tagged reductions of one-node groups meet in the node's shared memory, without dred-master. Used only if every process says 1 (agreed at `dred_init`); 0: every reduction through dred-master") \
+    "collectives of one-node groups (reduce, allreduce, bcast) meet in the node's shared memory, without dred-master. Used only if every process says 1 (agreed at `dred_init`); 0: every collective through dred-master") \
+  C(MEET_SHARE, meet_share, 2, 0, 2, DRED_BY_WORKER, \
+    "a reduce met in shared memory with 3 or more members of 256 KiB or more is folded in chunks by every member that waits, not by its root alone: 2 when every application process of the node has a CPU of its own, 1 always, 0 never. Give every process of a node the same value (else only speed differs)") \
   C(MAX_INFLIGHT, max_inflight, 65536, 1, 1u << 24, DRED_BY_WORKER, \
     "reductions in flight per process; beyond it `dred_ireduce` returns `DRED_ERR_NOMEM`, and the reduction ends so on every member (the refused call takes its turn)") \
   C(NODE_MEM_MB, node_mem_mb, 0, 0, (uint64_t)1 << 30, DRED_BY_WORKER, \

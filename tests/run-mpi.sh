@@ -166,8 +166,8 @@ CASES=(
   # mixed-path and small/small mismatches, abandoned futures, polling, threads, a full
   # table; on one node (the log must show reductions met there), on simulated nodes
   # (dred_comm() through dred-master, node-local splits met), and switched off
-  "meet-p5          meet        5   60  +DRED_LOG_LEVEL=info ?met~in~shared~memory !meeting~place:~0~reduction -s 1"
-  "meet-p7@abc      meet        7   60  @a:3,b:3,c:2 +DRED_LOG_LEVEL=info ?met~in~shared~memory !meeting~place:~0~reduction -s 2"
+  "meet-p5          meet        5   60  +DRED_LOG_LEVEL=info +DRED_MEET_SHARE=1 ?met~in~shared~memory !meeting~place:~0~reduction -s 1"
+  "meet-p7@abc      meet        7   60  @a:3,b:3,c:2 +DRED_LOG_LEVEL=info +DRED_MEET_SHARE=1 ?met~in~shared~memory !meeting~place:~0~reduction -s 2"
   "meet-off-p4      meet        4   60  +DRED_MEET=0 +DRED_LOG_LEVEL=info !met~in~shared~memory -s 3"
 )
 

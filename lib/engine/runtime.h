@@ -161,6 +161,7 @@ typedef struct dred_rt {
    * completed (meetpath.c): freed once the slot says it no longer needs them. */
   dred_queue_t meet_lent;
   uint64_t meet_turn_ns;
+  int meet_share; /* large reduces share their fold (DRED_MEET_SHARE, decided at init) */
 } dred_rt_t;
 
 /* runtime.c */

@@ -112,7 +112,11 @@ void dred_meetpath_init(dred_rt_t *rt) {
     int nnode = 0;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     MPI_Comm_size(rt->node, &nnode);
-    dred_meet_set_spin(ncpu > 0 && nnode <= ncpu ? 1000000u : 0u); /* see dred_meet_set_spin */
+    int percore = ncpu > 0 && nnode <= ncpu;
+    dred_meet_set_spin(percore ? 1000000u : 0u); /* see dred_meet_set_spin */
+    /* A shared fold runs in parallel only where the helpers have cores of their own: with
+     * more processes than cores it only adds a combine pass at the root (reduce_shares). */
+    rt->meet_share = rt->cfg.meet_share == 1 || (rt->cfg.meet_share == 2 && percore);
   }
 }
 
@@ -576,13 +580,13 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
 #define STEAL_MAX_NS 2000000ull
 
 /* Whether a reduce met by reference shares its fold: every member computes the same from
- * the parameters they agreed on.  A helper folds a chunk's non-root operands in rank
+ * the parameters they agreed on and the node's DRED_MEET_SHARE decision.  A helper folds a chunk's non-root operands in rank
  * order and the root combines that partial with its own operand, which keeps MPI's rank
  * order when the root is the first or the last member; any order is right for a
  * commutative op. */
-static int reduce_shares(const dred_inst_t *in) {
+static int reduce_shares(const dred_rt_t *rt, const dred_inst_t *in) {
   uint32_t n = in->group->n;
-  return in->kind == PROTO_KIND_REDUCE && !meet_small(in) && n >= SHARE_MIN_MEMBERS &&
+  return rt->meet_share && in->kind == PROTO_KIND_REDUCE && !meet_small(in) && n >= SHARE_MIN_MEMBERS &&
          in->bytes >= SHARE_MIN_BYTES &&
          (in->ti.commutative || in->root == 0 || in->root == n - 1);
 }
@@ -871,7 +875,7 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
   }
   if (st == DRED_OK) {
     int reads = 0, r = 0; /* this member reads peers' blocks; r: what the step said */
-    if (in->kind == PROTO_KIND_REDUCE && in->is_root && reduce_shares(in)) {
+    if (in->kind == PROTO_KIND_REDUCE && in->is_root && reduce_shares(rt, in)) {
       reads = 1;
       r = reduce_root_shared(rt, in, budget, &done);
       if (done)
@@ -882,7 +886,7 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
       reads = !meet_small(in);
       st = reads ? fold_by_ref(rt, in, budget, &done)
                  : dred_dp_inline_fold(rt, in, dred_meet_data(in->meet_slot), in->group->n);
-    } else if (in->kind == PROTO_KIND_REDUCE && reduce_shares(in)) {
+    } else if (in->kind == PROTO_KIND_REDUCE && reduce_shares(rt, in)) {
       reads = 1; /* a helper: what it folded counts only if it still counts itself */
       st = reduce_help(rt, in, budget, &done);
     } else if (in->kind == PROTO_KIND_ALLREDUCE) {
