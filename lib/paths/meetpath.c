@@ -499,96 +499,78 @@ static int fold_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *don
   return fold_failed(in, rc);
 }
 
-/* An allreduce met by reference: fold the chunks nobody has claimed, each into our own
- * block (whose operand only that fold reads), and copy every folded chunk from its
- * holder's block to our result.  Returns the status when *done; else *done is 0 and the
- * return is 3 when nothing is left to do until a peer folds a chunk (wait on the slot),
- * 0 after `budget` bytes of work. */
-static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done) {
-  const char *src[DRED_MEET_MAX_MEMBERS];
-  uint8_t holder[DRED_MEET_MAX_CHUNKS];
-  uint32_t n = in->group->n, nch = dred_meet_nchunks(in->count, in->bytes, n);
-  uint64_t all = nch >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << nch) - 1, spent = 0;
-  char *own = in->meet_blk != NULL ? in->meet_blk : in->acc, *dst = result_dst(in), *tmp;
-  int rc;
-
-  *done = 0;
-  if (dst == NULL) return *done = 1, DRED_ERR_NOMEM;
-  if (own == NULL || nch == 0) return *done = 1, DRED_ERR_INTERNAL;
-  if ((rc = operands_of(rt, in, src)) != DRED_OK) return *done = 1, rc;
-  src[in->member] = own;
-  tmp = fold_tmp(in, &rc);
-  if (rc == DRED_OK && (uint64_t)n * in->bytes <= WHOLE_FOLD_MAX) {
-    /* Small: every member folds it all, in the same order (from member 0 up, whoever
-     * folds: bit-equal results), straight from the operands -- cheaper than sharing
-     * chunks, which costs every member a wait for its peers' folds. */
-    memcpy(dst, src[0], in->bytes);
-    rc = fold_failed(in, fold_range(in, src, n, 0, dst, 0, in->count, tmp));
-    free(tmp);
-    if (rc == DRED_OK) in->res_have = in->bytes;
-    *done = 1;
-    return rc;
-  }
-  while (rc == DRED_OK) {
-    int st, c;
-    uint64_t folded = dred_meet_chunks_folded(in->meet_slot, in->meet_seq, &st, holder, NULL);
-    uint64_t fresh = folded & ~in->meet_copied, e0, ne;
-    if (st != DRED_OK) {
-      rc = st;
-      break;
-    }
-    for (c = 0; fresh != 0; c++, fresh >>= 1) { /* the folded chunks we lack */
-      if (!(fresh & 1)) continue;
-      dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
-      memcpy(dst + e0 * in->ti.extent, src[holder[c]] + e0 * in->ti.extent, ne * in->ti.extent);
-      in->meet_copied |= (uint64_t)1 << c;
-      spent += ne * in->ti.extent;
-    }
-    if ((in->meet_copied & all) == all) break;
-    if (spent > 0 && spent >= budget) {
-      free(tmp);
-      return 0;
-    }
-    if ((c = dred_meet_claim(in->meet_slot, in->meet_seq, in->member, nch)) < 0) {
-      free(tmp);
-      return 3; /* every chunk left is a peer's to fold */
-    }
-    dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
-    rc = fold_failed(in, fold_range(in, src, n, in->member, own, e0, ne, tmp));
-    if (rc == DRED_OK)
-      (void)dred_meet_chunk_done(in->meet_slot, in->meet_seq, (uint32_t)c, in->member, -1);
-    else /* half folded in our block: nobody can finish that chunk, so everyone ends */
-      dred_meet_chunk_failed(in->meet_slot, in->meet_seq, rc);
-    spent += ne * in->ti.extent * n;
-  }
-  free(tmp);
-  if (rc == DRED_OK) in->res_have = in->bytes;
-  *done = 1;
-  return rc;
-}
+/* Chunks.  A large allreduce, and a large reduce among members that each have a core,
+ * is folded in chunks (dred_meet_nchunks) by the members that wait.  A claimer folds its
+ * chunk into a fresh block of its own pool and says where (dred_meet_chunk_done); no
+ * operand is ever written, so a chunk is the same bits whoever folds it, and a claim
+ * whose claimer is slow, stalled or dead never holds anyone up for long: a waiter with
+ * nothing left to claim waits at most late_after() for it, then folds that chunk itself
+ * into its own result (never published).  A claimer killed with a claim gives it back
+ * (dred_meet_member_failed) for anyone to claim again. */
 
 /* A large reduce among enough members shares its fold (reduce_help, reduce_root_shared)
  * instead of leaving it all to the root, which alone would read (n - 1) x bytes: below
  * these sizes the claims and blocks cost more than the parallel fold saves. */
 #define SHARE_MIN_BYTES (256u * 1024u)
 #define SHARE_MIN_MEMBERS 3
-/* How long a sharing root waits for a chunk a helper claimed before folding it itself:
- * twice what its own last chunk took, within these bounds (the upper one also when it
- * folded none yet).  A helper that stalls (no core: the scheduler's tick) or died costs
- * the root no more than that. */
-#define STEAL_MIN_NS 50000ull
-#define STEAL_MAX_NS 2000000ull
+/* How long a waiter with nothing to claim waits for a peer's claim before folding that
+ * chunk itself: twice what its own last chunk took, within these bounds (the upper one
+ * also when it folded none yet).  Without a core (the scheduler's tick, 4 ms) or dead, a
+ * claimer costs the others no more than that. */
+#define LATE_MIN_NS 50000ull
+#define LATE_MAX_NS 2000000ull
 
 /* Whether a reduce met by reference shares its fold: every member computes the same from
- * the parameters they agreed on and the node's DRED_MEET_SHARE decision.  A helper folds a chunk's non-root operands in rank
- * order and the root combines that partial with its own operand, which keeps MPI's rank
- * order when the root is the first or the last member; any order is right for a
- * commutative op. */
+ * the parameters they agreed on and the node's DRED_MEET_SHARE decision.  A helper folds
+ * a chunk's non-root operands in rank order and the root combines that partial with its
+ * own operand, which keeps MPI's rank order when the root is the first or the last
+ * member; any order is right for a commutative op. */
 static int reduce_shares(const dred_rt_t *rt, const dred_inst_t *in) {
   uint32_t n = in->group->n;
-  return rt->meet_share && in->kind == PROTO_KIND_REDUCE && !meet_small(in) && n >= SHARE_MIN_MEMBERS &&
-         in->bytes >= SHARE_MIN_BYTES &&
+  return rt->meet_share && in->kind == PROTO_KIND_REDUCE && !meet_small(in) &&
+         n >= SHARE_MIN_MEMBERS && in->bytes >= SHARE_MIN_BYTES &&
          (in->ti.commutative || in->root == 0 || in->root == n - 1);
+}
+
+static uint64_t late_after(const dred_inst_t *in) {
+  uint64_t t = 2 * in->meet_chunk_ns;
+  if (in->meet_chunk_ns == 0 || t > LATE_MAX_NS) return LATE_MAX_NS;
+  return t < LATE_MIN_NS ? LATE_MIN_NS : t;
+}
+
+/* A waiter found nothing to claim, only peers' claims not folded yet.  1: it has waited
+ * late_after() since it first found so -- fold one of them yourself; 0: it waited on the
+ * slot meanwhile (look again); 3: a bounded look, which never waits (look later). */
+static int wait_for_peers(dred_inst_t *in, uint64_t budget, uint32_t epoch) {
+  uint64_t now = uv_hrtime(), limit = late_after(in);
+  if (in->meet_wait_ns == 0) in->meet_wait_ns = now;
+  if (now - in->meet_wait_ns >= limit) return 1;
+  if (budget != UINT64_MAX) return 3;
+  dred_meet_wait_epoch(in->meet_slot, epoch, limit - (now - in->meet_wait_ns));
+  return 0;
+}
+
+/* The lowest chunk of `nch` in neither mask (-1: none). */
+static int lowest_missing(uint64_t have, uint32_t nch) {
+  uint32_t c;
+  for (c = 0; c < nch; c++)
+    if (!(have & ((uint64_t)1 << c))) return (int)c;
+  return -1;
+}
+
+/* Fold chunk c of every operand src[0..n-1] in rank order into `dst`, which holds the
+ * chunk alone (a fresh block) or -- whole -- the caller's result (dst_is_whole). */
+static int fold_chunk(dred_inst_t *in, const char *const *src, uint32_t n, uint32_t nch,
+                      uint32_t c, char *dst, int dst_is_whole, char *tmp) {
+  const char *part[DRED_MEET_MAX_MEMBERS];
+  size_t ext = in->ti.extent;
+  uint64_t e0, ne;
+  uint32_t k;
+  dred_meet_chunk_range(in->count, nch, c, &e0, &ne);
+  for (k = 0; k < n; k++) part[k] = src[k] + e0 * ext;
+  if (dst_is_whole) dst += e0 * ext;
+  memcpy(dst, part[0], ne * ext);
+  return fold_failed(in, fold_range(in, part, n, 0, dst, 0, ne, tmp));
 }
 
 /* A block of ours that peers read for `seq` until the slot says nobody does any more. */
@@ -613,13 +595,119 @@ static void lend(dred_rt_t *rt, dred_meet_slot_t *slot, uint64_t seq, uint32_t m
   uv_mutex_unlock(&rt->lock);
 }
 
+/* An allreduce met by reference: claim chunks nobody has, fold each into a fresh block
+ * of our pool (every operand only read), and copy every folded chunk from its holder's
+ * block to our result; a peer's claim late past late_after() we fold ourselves.  Returns
+ * the status when *done; else *done is 0 and the return is 3 when a bounded look finds
+ * only peers' claims left (wait on the slot), 0 after `budget` bytes of work. */
+static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done) {
+  const char *src[DRED_MEET_MAX_MEMBERS];
+  uint8_t holder[DRED_MEET_MAX_CHUNKS];
+  int64_t part[DRED_MEET_MAX_CHUNKS];
+  uint32_t n = in->group->n, nch = dred_meet_nchunks(in->count, in->bytes, n);
+  uint64_t all = nch >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << nch) - 1, spent = 0, e0, ne;
+  size_t ext = in->ti.extent, most = nch > 0 ? (size_t)((in->count + nch - 1) / nch) * ext : 0;
+  const char *own = in->meet_blk != NULL ? in->meet_blk : in->acc;
+  char *dst = result_dst(in), *tmp;
+  int rc;
+
+  *done = 0;
+  if (dst == NULL) return *done = 1, DRED_ERR_NOMEM;
+  if (own == NULL || nch == 0) return *done = 1, DRED_ERR_INTERNAL;
+  if ((rc = operands_of(rt, in, src)) != DRED_OK) return *done = 1, rc;
+  src[in->member] = own;
+  tmp = fold_tmp(in, &rc);
+  if (rc == DRED_OK && (uint64_t)n * in->bytes <= WHOLE_FOLD_MAX) {
+    /* Small: every member folds it all, in the same order (from member 0 up, whoever
+     * folds: bit-equal results), straight from the operands -- cheaper than sharing
+     * chunks, which costs every member a wait for its peers' folds. */
+    memcpy(dst, src[0], in->bytes);
+    rc = fold_failed(in, fold_range(in, src, n, 0, dst, 0, in->count, tmp));
+    free(tmp);
+    if (rc == DRED_OK) in->res_have = in->bytes;
+    *done = 1;
+    return rc;
+  }
+  while (rc == DRED_OK) {
+    uint32_t epoch = dred_meet_epoch(in->meet_slot); /* before the look: no lost wake-up */
+    int st, c, w;
+    uint64_t folded = dred_meet_chunks_folded(in->meet_slot, in->meet_seq, &st, holder, part);
+    uint64_t fresh = folded & ~in->meet_copied;
+    char *blk = NULL;
+    int64_t off = -1;
+    if (st != DRED_OK) {
+      rc = st;
+      break;
+    }
+    for (c = 0; fresh != 0 && rc == DRED_OK; c++, fresh >>= 1) { /* folded chunks we lack */
+      const char *from;
+      if (!(fresh & 1)) continue;
+      dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
+      from = holder[c] < n ? peer_block(rt, in, holder[c], in->group->workers[holder[c]],
+                                        part[c], ne * ext)
+                           : NULL;
+      if (from == NULL) {
+        rc = DRED_ERR_INTERNAL;
+        break;
+      }
+      memcpy(dst + e0 * ext, from, ne * ext);
+      in->meet_copied |= (uint64_t)1 << c;
+      spent += ne * ext;
+    }
+    if (rc != DRED_OK || (in->meet_copied & all) == all) break;
+    if (spent > 0 && spent >= budget) {
+      free(tmp);
+      return 0;
+    }
+    /* No pool room for a chunk block: fold what we lack ourselves, unpublished. */
+    if (dred_dp_pool_block(rt, most, &blk, &off) != DRED_OK) blk = NULL;
+    if (blk != NULL && (c = dred_meet_claim(in->meet_slot, in->meet_seq, in->member, nch)) >= 0) {
+      uint64_t t0 = uv_hrtime();
+      in->meet_wait_ns = 0;
+      rc = fold_chunk(in, src, n, nch, (uint32_t)c, blk, 0, tmp);
+      in->meet_chunk_ns = uv_hrtime() - t0;
+      if (rc != DRED_OK) { /* the others would fail the same way: everyone ends */
+        dred_dp_buf_free(rt, most, blk, off, 0);
+        dred_meet_chunk_failed(in->meet_slot, in->meet_seq, rc);
+        break;
+      }
+      dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
+      memcpy(dst + e0 * ext, blk, ne * ext);
+      in->meet_copied |= (uint64_t)1 << c;
+      if (dred_meet_chunk_done(in->meet_slot, in->meet_seq, (uint32_t)c, in->member, off))
+        lend(rt, in->meet_slot, in->meet_seq, in->member, blk, off, most);
+      else /* we were declared failed: nobody reads ours */
+        dred_dp_buf_free(rt, most, blk, off, 0);
+      spent += ne * ext * n;
+      continue;
+    }
+    if (blk != NULL) dred_dp_buf_free(rt, most, blk, off, 0);
+    w = blk != NULL ? wait_for_peers(in, budget, epoch) : 1;
+    if (w == 3) {
+      free(tmp);
+      return 3; /* every chunk left is a peer's to fold */
+    }
+    if (w == 0) continue;
+    if ((c = lowest_missing(folded | in->meet_copied, nch)) < 0) continue;
+    DRED_DEBUG("allreduce (tag " PROTO_KEY_FMT "): chunk %d of %u folded here, its claimer late",
+               PROTO_KEY_ARG(in->tag), c, nch);
+    rc = fold_chunk(in, src, n, nch, (uint32_t)c, dst, 1, tmp);
+    in->meet_copied |= (uint64_t)1 << c;
+    spent += (uint64_t)in->bytes / nch * n;
+  }
+  free(tmp);
+  if (rc == DRED_OK) in->res_have = in->bytes;
+  *done = 1;
+  return rc;
+}
+
 /* A sharing reduce's non-root that waits: claim chunks nobody has, fold each one's
  * non-root operands in rank order into a fresh block of our pool, say where it is, and
  * lend the block until the root is done.  Our own operand is only read.  Returns the
  * status when *done -- DRED_OK unless a fold failed: with no pool room or nothing left to
  * claim we just stop, the others fold the rest -- else *done is 0 after `budget` bytes. */
 static int reduce_help(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done) {
-  const char *src[DRED_MEET_MAX_MEMBERS], *part[DRED_MEET_MAX_MEMBERS];
+  const char *src[DRED_MEET_MAX_MEMBERS], *others[DRED_MEET_MAX_MEMBERS];
   uint32_t n = in->group->n, nch = dred_meet_nchunks(in->count, in->bytes, n), k, m;
   size_t ext = in->ti.extent, most;
   uint64_t spent = 0, e0, ne;
@@ -630,6 +718,8 @@ static int reduce_help(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *don
   *done = 1;
   if (own == NULL || nch == 0 || operands_of(rt, in, src) != DRED_OK) return DRED_OK;
   src[in->member] = own;
+  for (m = 0, k = 0; k < n; k++) /* the non-root operands, in rank order */
+    if (k != in->root) others[m++] = src[k];
   if ((tmp = fold_tmp(in, &rc)) == NULL && rc != DRED_OK) return DRED_OK;
   most = (size_t)((in->count + nch - 1) / nch) * ext; /* the largest chunk */
   for (;;) {
@@ -642,12 +732,7 @@ static int reduce_help(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *don
       dred_dp_buf_free(rt, most, blk, off, 0);
       break;
     }
-    dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
-    for (m = 0, k = 0; k < n; k++)
-      if (k != in->root) part[m++] = src[k] + e0 * ext;
-    memcpy(blk, part[0], ne * ext);
-    rc = fold_failed(in, fold_range(in, part, m, 0, blk, 0, ne, tmp));
-    if (rc != DRED_OK) {
+    if ((rc = fold_chunk(in, others, m, nch, (uint32_t)c, blk, 0, tmp)) != DRED_OK) {
       dred_dp_buf_free(rt, most, blk, off, 0);
       dred_meet_chunk_failed(in->meet_slot, in->meet_seq, rc);
       free(tmp);
@@ -655,26 +740,22 @@ static int reduce_help(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *don
     }
     if (dred_meet_chunk_done(in->meet_slot, in->meet_seq, (uint32_t)c, in->member, off))
       lend(rt, in->meet_slot, in->meet_seq, in->member, blk, off, most);
-    else /* the root took it over: nobody reads ours */
+    else /* we were declared failed: nobody reads ours */
       dred_dp_buf_free(rt, most, blk, off, 0);
+    dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
     spent += ne * ext * (n - 1);
   }
   free(tmp);
   return DRED_OK;
 }
 
-static uint64_t steal_after(const dred_inst_t *in) {
-  uint64_t t = 2 * in->meet_chunk_ns;
-  if (in->meet_chunk_ns == 0 || t > STEAL_MAX_NS) return STEAL_MAX_NS;
-  return t < STEAL_MIN_NS ? STEAL_MIN_NS : t;
-}
-
 /* A sharing reduce's root: combine each helper's folded chunk with our operand in acc
  * (x[root] op partial, or partial op x[root] when the root is the last member), fold the
- * chunks nobody claimed straight into acc, and take over a claimed chunk whose helper is
- * slow, stalled or dead (steal_after).  Returns the status when *done; else *done is 0
- * and the return is 0 after `budget` bytes, or 3 when a bounded look finds only helpers'
- * chunks left (wait on the slot).  An unbounded one waits for them itself. */
+ * chunks nobody claimed straight into acc, and fold a helper's claim late past
+ * late_after() ourselves (its partial, should it come, is then not read).  Returns the
+ * status when *done; else *done is 0 and the return is 0 after `budget` bytes, or 3 when
+ * a bounded look finds only helpers' claims left (wait on the slot).  An unbounded one
+ * waits for them itself. */
 static int reduce_root_shared(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done) {
   const char *src[DRED_MEET_MAX_MEMBERS], *two[2];
   uint8_t holder[DRED_MEET_MAX_CHUNKS];
@@ -692,9 +773,9 @@ static int reduce_root_shared(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, i
   tmp = fold_tmp(in, &rc);
   while (rc == DRED_OK) {
     uint32_t epoch = dred_meet_epoch(in->meet_slot); /* before the look: no lost wake-up */
-    int st, c;
-    uint64_t fresh = dred_meet_chunks_folded(in->meet_slot, in->meet_seq, &st, holder, part) &
-                     ~in->meet_copied;
+    int st, c, w, mine;
+    uint64_t folded = dred_meet_chunks_folded(in->meet_slot, in->meet_seq, &st, holder, part);
+    uint64_t fresh = folded & ~in->meet_copied;
     if (st != DRED_OK) {
       rc = st;
       break;
@@ -717,33 +798,27 @@ static int reduce_root_shared(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, i
       *done = 0;
       break;
     }
-    if ((c = dred_meet_claim(in->meet_slot, in->meet_seq, in->member, nch)) >= 0) {
+    mine = (c = dred_meet_claim(in->meet_slot, in->meet_seq, in->member, nch)) >= 0;
+    if (mine) {
       in->meet_wait_ns = 0;
     } else {
-      uint64_t now = uv_hrtime(), limit = steal_after(in);
-      if (in->meet_wait_ns == 0) in->meet_wait_ns = now;
-      if (now - in->meet_wait_ns >= limit)
-        c = dred_meet_steal(in->meet_slot, in->meet_seq, in->member, nch);
-      if (c < 0) {
-        if (budget != UINT64_MAX) {
-          *done = 0;
-          rc = 3;
-          break;
-        }
-        dred_meet_wait_epoch(in->meet_slot, epoch,
-                             now - in->meet_wait_ns >= limit ? STEAL_MIN_NS
-                                                             : limit - (now - in->meet_wait_ns));
-        continue;
+      if ((w = wait_for_peers(in, budget, epoch)) == 3) {
+        *done = 0;
+        rc = 3;
+        break;
       }
+      if (w == 0 || (c = lowest_missing(folded | in->meet_copied, nch)) < 0) continue;
+      DRED_DEBUG("reduce (tag " PROTO_KEY_FMT "): chunk %d of %u folded at the root, its helper "
+                 "late", PROTO_KEY_ARG(in->tag), c, nch);
     }
     {
       uint64_t t0 = uv_hrtime();
       dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
       rc = fold_failed(in, fold_range(in, src, n, in->member, in->acc, e0, ne, tmp));
-      in->meet_chunk_ns = uv_hrtime() - t0;
+      if (mine) in->meet_chunk_ns = uv_hrtime() - t0;
     }
     in->meet_copied |= (uint64_t)1 << c;
-    if (rc == DRED_OK)
+    if (rc == DRED_OK && mine)
       (void)dred_meet_chunk_done(in->meet_slot, in->meet_seq, (uint32_t)c, in->member, -1);
     spent += ne * ext * (n - 1);
   }

@@ -723,36 +723,13 @@ int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t
   return got;
 }
 
-int dred_meet_steal(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks) {
-  uint64_t open;
-  uint32_t c;
-  int got = -1;
-  if (s == NULL || nchunks == 0 || nchunks > DRED_MEET_MAX_CHUNKS || member >= DRED_MEET_MAX_MEMBERS)
-    return -1;
-  slot_lock(s);
-  /* A reduce only: an allreduce's claimer folds into its own operand, which the others'
-   * folds of that chunk read, so two folds of one chunk would tread on each other. */
-  if (chunks_open(s, seq) && s->kind == PROTO_KIND_REDUCE && member < s->n &&
-      !(s->released & bit(member))) {
-    open = s->claimed & ~s->folded;
-    for (c = 0; c < nchunks && got < 0; c++)
-      if ((open & bit(c)) && s->claimer[c] != member) got = (int)c;
-    if (got >= 0) {
-      s->claimer[got] = (uint8_t)member;
-      s->part[got] = -1;
-    }
-  }
-  slot_unlock(s);
-  return got;
-}
-
 int dred_meet_chunk_done(dred_meet_slot_t *s, uint64_t seq, uint32_t c, uint32_t member,
                          int64_t part) {
   int took = 0;
   if (s == NULL || c >= DRED_MEET_MAX_CHUNKS || member >= DRED_MEET_MAX_MEMBERS) return 0;
   slot_lock(s);
-  /* Taken only from the member that holds the claim now and still counts: a chunk taken
-   * over (dred_meet_steal), or a member declared failed, folds for nobody. */
+  /* Taken only from the member that holds the claim and still counts: one declared failed
+   * folds for nobody (its claim went back when it was declared). */
   if (s->busy && s->seq == seq && (s->claimed & bit(c)) && !(s->folded & bit(c)) &&
       s->claimer[c] == member && !(s->released & bit(member))) {
     s->part[c] = part;
@@ -858,16 +835,10 @@ void dred_meet_member_failed(dred_meet_ring_t *r, uint32_t member, int status) {
         /* the root died before all its data was in its block: it never left its process */
         __atomic_store_n(&s->fold_status, DRED_ERR_ROOT_FAILED, __ATOMIC_RELEASE);
         slot_wake(s);
-      } else if (s->state == DRED_MEET_OK && s->fold_status == DRED_OK &&
-                 kind == PROTO_KIND_REDUCE && died_folding(s, member) != 0) {
-        /* it died folding a reduce's chunk into a block of its own: the operands are
-         * intact, so the chunk is anybody's again */
-        s->claimed &= ~died_folding(s, member);
-        slot_wake(s);
       } else if (s->state == DRED_MEET_OK && s->fold_status == DRED_OK && died_folding(s, member) != 0) {
-        /* it died folding an allreduce's chunk in its own block: that block holds neither
-         * its operand nor the chunk's result, so nobody can finish the chunk */
-        s->fold_status = status != DRED_OK ? status : DRED_ERR_PROC_FAILED;
+        /* it died folding a chunk into a block of its own: the operands are intact, so
+         * the chunk is anybody's again */
+        s->claimed &= ~died_folding(s, member);
         slot_wake(s);
       }
       s->released |= bit(member);

@@ -70,20 +70,16 @@
  * same fold in the same order: bit-equal results).  A larger one is split into chunks of
  * elements (dred_meet_nchunks: at least one per member, at most DRED_MEET_MAX_CHUNKS):
  * a member that waits claims a chunk no one has (dred_meet_claim), folds it in rank order
- * into its own block -- whose operand only that fold reads -- and says so
- * (dred_meet_chunk_done); members copy each folded chunk from its holder's block.  Members
- * that wait share the work; one that is late or computing has its share done for it
- * (seed 003's waiting ranks doing pending work).  A member declared failed with a chunk
- * claimed and not folded ends the phase with DRED_ERR_PROC_FAILED (its block holds
- * neither operand nor result); one dead otherwise costs nothing.
- *
- * A large reduce shares its fold the same way: the members that still wait (the root,
- * and non-roots in a blocking call or a wait) claim chunks; a non-root folds the
- * non-root operands of its chunk into a fresh block of its own pool, the root folds its
- * own chunks straight into its result and then combines each helper's partial with its
- * own operand.  Nobody's operand is overwritten, so a helper that dies or stalls with a
- * claim costs nothing: its chunk becomes anybody's again (dred_meet_member_failed), or
- * the root takes it over (dred_meet_steal) and the helper's late result is refused.
+ * into a fresh block of its own pool and says where (dred_meet_chunk_done); members copy
+ * each folded chunk from its holder's block.  Members that wait share the work; one that
+ * is late or computing has its share done for it (seed 003's waiting ranks doing pending
+ * work).  A large reduce shares its fold the same way among the members that still wait
+ * (the root, and non-roots in a blocking call or a wait): a non-root folds the non-root
+ * operands of its chunk, the root folds its own chunks straight into its result and
+ * combines each helper's partial with its own operand.  Nobody's operand is ever
+ * written, so a chunk is the same bits whoever folds it: a member declared failed with a
+ * claim gives it back for anyone to claim, and (lib/paths/meetpath.c) a waiter with
+ * nothing left to claim folds a peer's late claim itself after a bounded wait.
  *
  * No MPI here: tests/unit/test_meet.c drives every rule on an ordinary buffer.
  */
@@ -234,19 +230,14 @@ uint32_t dred_meet_nchunks(uint64_t count, uint64_t bytes, uint32_t n);
 void dred_meet_chunk_range(uint64_t count, uint32_t nchunks, uint32_t c, uint64_t *e0,
                            uint64_t *ne);
 /* Claim a chunk of `seq` nobody claimed yet, for `member` to fold: its index, or -1 (all
- * claimed, the phase failed, or not an allreduce or a reduce decided OK).  An allreduce's
- * claimer folds into its own block; a reduce's (lib/paths/meetpath.c decides which
- * reduces share their fold) into a block of its own pool holding that chunk alone, or,
- * at the root, into its result. */
+ * claimed, the phase failed, or not an allreduce or a reduce decided OK).  The claimer
+ * folds it into a block of its own pool holding that chunk alone (a reduce's root: into
+ * its result); lib/paths/meetpath.c decides which reduces share their fold. */
 int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks);
-/* A reduce's root takes over a chunk another member claimed and has not folded (it is
- * slow, stalled or dead: the operands are intact, so the root folds it itself): its
- * index, or -1 when no such chunk is left.  The first claimer's result is then refused. */
-int dred_meet_steal(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks);
-/* Chunk c's result is whole: in `member`'s own block (an allreduce: part -1), or in the
- * block at offset `part` of `member`'s pool segment (a reduce).  Wakes waiters.  1 if
- * taken; 0 if `member` does not hold the claim any more (taken over, or it was declared
- * failed): nobody reads its result, its block is the member's to free. */
+/* Chunk c's result is whole, in the block at offset `part` of `member`'s pool segment
+ * (-1: a reduce's root, in its own result).  Wakes waiters.  1 if taken; 0 if `member`
+ * does not hold the claim (it was declared failed, and the claim went back): nobody
+ * reads its result, its block is the member's to free. */
 int dred_meet_chunk_done(dred_meet_slot_t *s, uint64_t seq, uint32_t c, uint32_t member,
                          int64_t part);
 /* A chunk could not be folded (its claimer says why): the phase ends with `status` for
