@@ -566,9 +566,14 @@ static int fold_chunk(dred_inst_t *in, const char *const *src, uint32_t n, uint3
   size_t ext = in->ti.extent;
   uint64_t e0, ne;
   uint32_t k;
+  const dred_kernel_t *kern = dred_dp_kernel(in);
   dred_meet_chunk_range(in->count, nch, c, &e0, &ne);
   for (k = 0; k < n; k++) part[k] = src[k] + e0 * ext;
   if (dst_is_whole) dst += e0 * ext;
+  if (n >= 2 && kern != NULL) { /* x[0] op x[1] straight into dst: no copy of x[0] first */
+    kern->outofplace(part[1], part[0], dst, (size_t)(ne * in->ti.mult));
+    return n == 2 ? DRED_OK : fold_failed(in, fold_range(in, part + 1, n - 1, 0, dst, 0, ne, tmp));
+  }
   memcpy(dst, part[0], ne * ext);
   return fold_failed(in, fold_range(in, part, n, 0, dst, 0, ne, tmp));
 }
