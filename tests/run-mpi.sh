@@ -151,6 +151,7 @@ CASES=(
   # orders (part 1: shuffled tags) get past the deadlock that waiting could make
   "poolq-concurrent concurrent  4  150  +DRED_POOL_MB=1 -s 91"
   "poolq-concurrent@abc concurrent 8 200 @a:3,b:3,c:2 +DRED_POOL_MB=1 -s 92"
+  "poolq-allreduce-p3 allreduce   3  150  +DRED_POOL_MB=1 -s 94"
   # Node peers' pools mapped at start (DRED_PREFAULT_PEERS): the log must say so, and
   # reductions reading the peers' segments stay exact
   "prefault-concurrent@abc concurrent 8 150 @a:3,b:3,c:2 +DRED_PREFAULT_PEERS=1 +DRED_POOL_MB=64 +DRED_LOG_LEVEL=info ?DRED_PREFAULT_PEERS:~mapped~2~node~peers -s 93"

@@ -68,6 +68,10 @@ typedef struct dred_inst {
   int64_t pool_off;    /* -1 unless acc is in the shared pool */
   int acc_malloced;
   int acc_early;       /* acc filled by dred_ireduce on the caller's thread */
+  int acc_deferred;    /* a DIRECT allreduce's member 0 bound for the meeting place: acc
+                        * is recvbuf, where only the result goes; its operand is in
+                        * sendbuf (and the copy peers read), copied into acc only if the
+                        * collective leaves the meeting place (meetpath.c undefer) */
   /* Zero copy (mem.c): a non-root DIRECT sendbuf inside a dred_alloc_mem block is read in
    * place.  app_blk: the block, one of whose users this reduction is until it is released.
    * acc_is_app: acc is still that sendbuf -- the application's memory, read-only to dred

@@ -165,7 +165,18 @@ static int acc_published(const dred_inst_t *in) {
 /* The operand in dred's layout: a non-root's inline copy, else acc (recvbuf, the
  * application's block, a snapshot, or a buffer of our own). */
 static const void *operand_of(const dred_inst_t *in) {
+  if (in->acc_deferred) return in->sendbuf;
   return in->inl_data != NULL ? (const void *)in->inl_data : (const void *)in->acc;
+}
+
+/* The collective leaves the meeting place (dred-master takes it): acc must hold the
+ * operand a deferred member 0 kept out of it -- from the copy made for its peers when
+ * there is one (sendbuf may be gone once the future was freed), else from sendbuf, which
+ * is still the caller's (its call has not returned). */
+static void undefer(dred_inst_t *in) {
+  if (!in->acc_deferred) return;
+  memcpy(in->acc, in->meet_blk != NULL ? (const void *)in->meet_blk : in->sendbuf, in->bytes);
+  in->acc_deferred = 0;
 }
 
 /* Where this member's result goes: acc for a member that combines there (recvbuf, or a
@@ -296,8 +307,12 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in) {
   int wants;
 
   in->meet_mask = 0;
-  if (rt->meet == NULL || g->spans_nodes) return 0;
+  if (rt->meet == NULL || g->spans_nodes) {
+    undefer(in);
+    return 0;
+  }
   if ((r = ring_for(rt, in, &seq)) == NULL) {
+    undefer(in);
     meet_blk_free(rt, in);
     return 0;
   }
@@ -329,12 +344,14 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in) {
   if (dred_meet_arrive_op(r, seq, in->member, &p, wants, &op, data, in->join_error, &a) != 0) {
     DRED_ERROR("reduction (tag " PROTO_KEY_FMT ") could not arrive in its meeting slot: "
                "going through dred-master", PROTO_KEY_ARG(in->tag));
+    undefer(in);
     meet_blk_free(rt, in);
     return 0;
   }
   if (!a.meet) {
     in->meet_mask = a.mask;
     rt->meet_spilled++;
+    undefer(in);
     meet_blk_free(rt, in); /* dred-master reads acc / the inline data, as for any reduction */
     return 0;
   }
@@ -363,6 +380,7 @@ static void reroute(dred_rt_t *rt, dred_inst_t *in) {
   dred_queue_remove(&in->qlink);
   in->state = INST_SUBMITTED;
   dred_meet_release(in->meet_slot, in->meet_seq, in->member);
+  undefer(in);
   meet_blk_free(rt, in);
   in->meet_by_ref = 0;
   rt->meet_spilled++;
