@@ -32,6 +32,7 @@ struct dred_future {
   int64_t meet_tag;
   uint32_t meet_member; /* this member's index in the slot */
   int meet_bcast;       /* a bcast: served as soon as the root's data is there */
+  int meet_prefold;     /* a reduce's root that folds early arrivals while it waits */
 };
 dred_future *dred_future_new(void);
 void dred_future_complete(dred_future *f, int status); /* drops the runtime's reference */

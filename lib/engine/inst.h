@@ -119,6 +119,7 @@ typedef struct dred_inst {
   uint64_t meet_wait_ns;   /* a shared reduce's root: since when only helpers' chunks are
                             * left (0: not waiting)                                      */
   uint64_t meet_chunk_ns;  /* ... and what its own last chunk took to fold               */
+  uint64_t meet_prefolded; /* a reduce root's early arrivals folded into acc (bit k)    */
   int meet_publish;        /* a bcast root: the slot is still to be told its data is in  */
   int meet_pipelined;      /* ... and the data is still to be copied into meet_blk       */
   inst_state_t state;

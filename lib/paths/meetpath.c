@@ -141,6 +141,17 @@ static int meet_small(const dred_inst_t *in) {
   return in->inl && (uint64_t)in->group->n * in->bytes <= DRED_MEET_DATA;
 }
 
+/* A reduce's root whose operand is large and whose op commutes folds, while it waits
+ * for the last members, the operands of those already there (dred_meet_solo): once the
+ * last one comes only its operand is left, not n - 1.  From 3 members: with 2, the other
+ * one's arrival is the decision. */
+#define PREFOLD_MIN_BYTES (64u * 1024u)
+
+static int prefolds(const dred_inst_t *in) {
+  return in->kind == PROTO_KIND_REDUCE && in->is_root && !meet_small(in) &&
+         in->ti.commutative && in->group->n >= 3 && in->bytes >= PREFOLD_MIN_BYTES;
+}
+
 /* acc is a block of our own pool that nothing else owns: peers may read it in place. */
 static int acc_is_plain_pool(const dred_inst_t *in) {
   return !in->inl && in->acc != NULL && in->pool_off >= 0 && !in->acc_is_app &&
@@ -370,6 +381,7 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in) {
   f->meet_tag = in->tag;
   f->meet_member = in->member;
   f->meet_bcast = in->kind == PROTO_KIND_BCAST;
+  f->meet_prefold = prefolds(in);
   arrive_after_deaths(rt, g, r);
   return 1;
 }
@@ -493,11 +505,12 @@ static int fold_failed(const dred_inst_t *in, int rc) {
 }
 
 /* A reduce's root, met by reference: fold every operand into acc, in steps of about
- * `budget` bytes combined; *done says whether it finished. */
+ * `budget` bytes combined; *done says whether it finished.  Operands folded already while
+ * the root waited (meet_prefolded: a commutative op, any order) are left out. */
 static int fold_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done) {
   const char *src[DRED_MEET_MAX_MEMBERS];
   uint64_t ce = FOLD_CHUNK / in->ti.extent, spent = 0;
-  uint32_t n = in->group->n;
+  uint32_t n = in->group->n, r = in->member, k, m;
   char *tmp;
   int rc;
 
@@ -505,16 +518,62 @@ static int fold_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *don
   if (ce == 0) ce = 1;
   if (in->acc == NULL) return DRED_ERR_INTERNAL;
   if ((rc = operands_of(rt, in, src)) != DRED_OK) return rc;
+  if (in->meet_prefolded != 0) { /* acc first, then the operands still to fold */
+    const char *left[DRED_MEET_MAX_MEMBERS];
+    left[0] = NULL;
+    for (m = 1, k = 0; k < n; k++)
+      if (k != in->member && !(in->meet_prefolded >> k & 1)) left[m++] = src[k];
+    memcpy(src, left, m * sizeof *src);
+    n = m;
+    r = 0;
+  }
   tmp = fold_tmp(in, &rc);
   while (rc == DRED_OK && in->meet_fold_next < in->count && !(spent > 0 && spent >= budget)) {
     uint64_t e0 = in->meet_fold_next, ne = in->count - e0 < ce ? in->count - e0 : ce;
-    rc = fold_range(in, src, n, in->member, in->acc, e0, ne, tmp);
+    rc = fold_range(in, src, n, r, in->acc, e0, ne, tmp);
     in->meet_fold_next = e0 + ne;
     spent += (uint64_t)ne * in->ti.extent * (n - 1);
   }
   free(tmp);
   *done = rc == DRED_OK && in->meet_fold_next >= in->count;
   return fold_failed(in, rc);
+}
+
+int dred_meetpath_prefold(dred_rt_t *rt, uint64_t gid, int64_t tag) {
+  const char *src[DRED_MEET_MAX_MEMBERS], *two[2];
+  dred_inst_t *in;
+  uint64_t fresh;
+  uint32_t k;
+  char *tmp;
+  int rc = DRED_OK, did = 0;
+
+  uv_mutex_lock(&rt->lock);
+  in = dred_rt_find(rt, gid, tag);
+  if (in == NULL || in->state != INST_MEET || in->meet_claimed || !prefolds(in)) {
+    uv_mutex_unlock(&rt->lock);
+    return 0;
+  }
+  in->meet_claimed = 1; /* settle leaves it alone meanwhile */
+  uv_mutex_unlock(&rt->lock);
+  fresh = dred_meet_solo(in->meet_slot, in->meet_seq, in->member) & ~in->meet_prefolded;
+  if (fresh != 0 && (rc = operands_of(rt, in, src)) == DRED_OK) {
+    tmp = fold_tmp(in, &rc);
+    for (k = 0; rc == DRED_OK && k < in->group->n; k++) {
+      if (!(fresh >> k & 1) || src[k] == NULL) continue;
+      two[0] = NULL; /* acc: acc op x[k] */
+      two[1] = src[k];
+      rc = fold_failed(in, fold_range(in, two, 2, 0, in->acc, 0, in->count, tmp));
+      in->meet_prefolded |= (uint64_t)1 << k;
+      did = 1;
+    }
+    free(tmp);
+  }
+  if (rc != DRED_OK) /* the slot ends for everyone; our settle reports it */
+    dred_meet_end(in->meet_slot, in->meet_seq, rc);
+  uv_mutex_lock(&rt->lock);
+  in->meet_claimed = 0;
+  uv_mutex_unlock(&rt->lock);
+  return did;
 }
 
 /* Chunks.  A large allreduce, and a large reduce among members that each have a core,
@@ -973,7 +1032,8 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
   }
   if (st == DRED_OK) {
     int reads = 0, r = 0; /* this member reads peers' blocks; r: what the step said */
-    if (in->kind == PROTO_KIND_REDUCE && in->is_root && reduce_shares(rt, in)) {
+    if (in->kind == PROTO_KIND_REDUCE && in->is_root && reduce_shares(rt, in) &&
+        in->meet_prefolded == 0) { /* a root that folded early arrivals folds alone */
       reads = 1;
       r = reduce_root_shared(rt, in, budget, &done);
       if (done)
@@ -1088,6 +1148,15 @@ void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns) {
       continue;
     }
     if (left == 0) return;
+    if (f->meet_prefold && timeout_ns == UINT64_MAX) {
+      /* A root in a blocking wait folds the early arrivals' operands meanwhile, woken at
+       * each arrival (the count read before it looks: none is missed). */
+      uint32_t arr = dred_meet_arrivals(f->meet_slot);
+      if (dred_meetpath_prefold(f->meet_rt, f->meet_gid, f->meet_tag)) continue;
+      if (!dred_meet_ready(f->meet_slot, f->meet_seq, f->meet_member, 0))
+        dred_meet_wait_arrivals(f->meet_slot, arr, WAIT_SLICE_NS);
+      continue;
+    }
     /* Woken by the slot's outcome; the slice bounds how late we notice anything else (the
      * runtime thread finishing it after a failure, a lost master). */
     dred_meet_wait_epoch(f->meet_slot, epoch, left < WAIT_SLICE_NS ? left : WAIT_SLICE_NS);

@@ -50,6 +50,10 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in);
  * its part is done and it waits for peers to fold the rest (an allreduce's chunks: wait
  * for the slot's epoch to move). */
 int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, uint64_t budget);
+/* A reduce root's blocking wait, before the last member came: fold the operands of the
+ * members already there into acc (a commutative op, operands of 64 KiB or more, 3 members
+ * or more).  1 if it folded any. */
+int dred_meetpath_prefold(dred_rt_t *rt, uint64_t gid, int64_t tag);
 /* The future's side: wait at most timeout_ns (UINT64_MAX: for ever) for a met reduction,
  * settling it when its slot decides.  Returns when the future is done or time ran out. */
 void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns);

@@ -25,6 +25,11 @@ struct dred_meet_slot {
    * line away from the member updating the slot under it. */
   _Alignas(64) uint32_t wake; /* futex word: bumped at every outcome                    */
   uint32_t nwait;         /* waiters on `wake` (no syscall to wake nobody)              */
+  /* A reduce's root folding early arrivals (dred_meet_solo) waits on `arr` instead: it
+   * moves at every arrival and every outcome.  A line of its own, so that arrivals do not
+   * disturb the members polling `wake`. */
+  _Alignas(64) uint32_t arr;
+  uint32_t nwait_arr;
   _Alignas(64) pthread_mutex_t mu; /* robust, process-shared                            */
   uint32_t busy;          /* held by reduction `seq`                                    */
   uint32_t state;         /* dred_meet_state_t                                          */
@@ -38,6 +43,7 @@ struct dred_meet_slot {
   int32_t error;          /* the first member error                                     */
   uint32_t root;          /* OK: the root's member index (whose release ends all reads)  */
   uint32_t kind;          /* OK: the collective (PROTO_KIND_*), from the parameters      */
+  uint32_t solo;          /* a reduce whose root folds early arrivals alone: no claims    */
   int32_t fold_status;    /* the chunk phase: DRED_OK, or why it cannot end              */
   uint64_t claimed;       /* chunks someone folds (or folded)                           */
   uint64_t folded;        /* ... and those whose result is whole where `part` says       */
@@ -167,10 +173,17 @@ static void slot_wake(dred_meet_slot_t *s) {
     syscall(SYS_futex, &s->wake, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
 }
 
+static void slot_bump_arr(dred_meet_slot_t *s) {
+  __atomic_add_fetch(&s->arr, 1, __ATOMIC_RELEASE);
+  if (__atomic_load_n(&s->nwait_arr, __ATOMIC_ACQUIRE) > 0)
+    syscall(SYS_futex, &s->arr, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+}
+
 static void slot_end(dred_meet_slot_t *s, uint32_t state, int status) {
   s->status = status;
   __atomic_store_n(&s->state, state, __ATOMIC_RELEASE); /* after status: see decided() */
   slot_wake(s);
+  slot_bump_arr(s);
 }
 
 /* How long a waiter polls the futex word before sleeping on it.  A futex wake-up costs
@@ -390,6 +403,7 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
     s->root = 0;
     s->kind = PROTO_KIND_REDUCE;
     s->fold_status = DRED_OK;
+    s->solo = 0;
     s->claimed = s->folded = 0;
     __atomic_store_n(&s->progress, 0, __ATOMIC_RELAXED);
     s->master = 0;
@@ -454,6 +468,7 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
     if (s->state == DRED_MEET_OPEN && lost != 0 && lost_ends(s, lost))
       slot_end(s, DRED_MEET_FAILED, lost_status(s, lost));
   }
+  if (s->state == DRED_MEET_OPEN) slot_bump_arr(s); /* a root folding early arrivals */
   slot_unlock(s);
   out->meet = 1;
   out->slot = s;
@@ -710,7 +725,8 @@ int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t
   if (s == NULL || nchunks == 0 || nchunks > DRED_MEET_MAX_CHUNKS || member >= DRED_MEET_MAX_MEMBERS)
     return -1;
   slot_lock(s);
-  if (chunks_open(s, seq) && member < s->n && !(s->released & bit(member))) {
+  if (chunks_open(s, seq) && !(s->kind == PROTO_KIND_REDUCE && s->solo) && member < s->n &&
+      !(s->released & bit(member))) {
     for (c = 0; c < nchunks && got < 0; c++)
       if (!(s->claimed & bit(c))) got = (int)c;
     if (got >= 0) {
@@ -749,6 +765,53 @@ void dred_meet_chunk_failed(dred_meet_slot_t *s, uint64_t seq, int status) {
     slot_wake(s);
   }
   slot_unlock(s);
+}
+
+uint64_t dred_meet_solo(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
+  uint64_t ready = 0, in;
+  uint32_t k;
+  if (s == NULL || member >= DRED_MEET_MAX_MEMBERS) return 0;
+  slot_lock(s);
+  if (s->busy && s->seq == seq && s->state == DRED_MEET_OPEN && member < s->n &&
+      (s->arrived & ~s->master & bit(member)) && s->p[member].kind == PROTO_KIND_REDUCE &&
+      s->p[member].root == member) {
+    in = s->arrived & ~s->master;
+    for (k = 0; k < s->n; k++)
+      if (k != member && (in & bit(k)) && s->ref[k].kind == DRED_MEET_OP_POOL &&
+          proto_params_agree(&s->p[member], &s->p[k]))
+        ready |= bit(k);
+    if (ready != 0) s->solo = 1;
+  }
+  slot_unlock(s);
+  return ready;
+}
+
+uint32_t dred_meet_arrivals(const dred_meet_slot_t *s) {
+  return s == NULL ? 0 : __atomic_load_n(&s->arr, __ATOMIC_ACQUIRE);
+}
+
+void dred_meet_wait_arrivals(dred_meet_slot_t *s, uint32_t w, uint64_t timeout_ns) {
+  struct timespec ts;
+  uint64_t t0, spin = timeout_ns < spin_ns ? timeout_ns : spin_ns;
+  unsigned i;
+  if (s == NULL || timeout_ns == 0) return;
+  for (i = 0, t0 = 0; spin > 0; i++) { /* as spin_moved, on `arr` */
+    if (__atomic_load_n(&s->arr, __ATOMIC_ACQUIRE) != w) return;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if ((i & 63) == 0) {
+      uint64_t now = mono_ns();
+      if (t0 == 0) t0 = now;
+      else if (now - t0 >= spin) break;
+    }
+  }
+  if (timeout_ns <= spin) return;
+  __atomic_add_fetch(&s->nwait_arr, 1, __ATOMIC_ACQ_REL);
+  ts.tv_sec = (time_t)((timeout_ns - spin) / 1000000000ull);
+  ts.tv_nsec = (long)((timeout_ns - spin) % 1000000000ull);
+  syscall(SYS_futex, &s->arr, FUTEX_WAIT, w, &ts, NULL, 0);
+  __atomic_sub_fetch(&s->nwait_arr, 1, __ATOMIC_ACQ_REL);
 }
 
 void dred_meet_progress_set(dred_meet_slot_t *s, uint64_t seq, uint64_t bytes) {

@@ -79,7 +79,9 @@
  * combines each helper's partial with its own operand.  Nobody's operand is ever
  * written, so a chunk is the same bits whoever folds it: a member declared failed with a
  * claim gives it back for anyone to claim, and (lib/paths/meetpath.c) a waiter with
- * nothing left to claim folds a peer's late claim itself after a bounded wait.
+ * nothing left to claim folds a peer's late claim itself after a bounded wait.  A root
+ * that waits before the last member came may fold the early arrivals' operands of a
+ * commutative reduce (dred_meet_solo); the slot then hands out no chunk of it.
  *
  * No MPI here: tests/unit/test_meet.c drives every rule on an ordinary buffer.
  */
@@ -248,6 +250,18 @@ void dred_meet_chunk_failed(dred_meet_slot_t *s, uint64_t seq, int status);
  * its result is (dred_meet_chunk_done's `part`). */
 uint64_t dred_meet_chunks_folded(dred_meet_slot_t *s, uint64_t seq, int *status,
                                  uint8_t *holders, int64_t *parts);
+
+/* A reduce's root that waits before everyone arrived may fold the operands already there
+ * (a commutative op: any order), so that little is left once the last one comes (seed
+ * 002's first-ready pairing, inside the node).  The members other than `member` (the
+ * root) that arrived in `seq`, agree with it and left their operand in a pool block; when
+ * there is any, the slot is marked so that nobody claims a chunk of this reduce (the root
+ * folds it alone: a helper's partial would hold what the root folded already).  0 once
+ * the slot decided.  The root then waits on the arrivals word: it moves at every arrival
+ * and every outcome. */
+uint64_t dred_meet_solo(dred_meet_slot_t *s, uint64_t seq, uint32_t member);
+uint32_t dred_meet_arrivals(const dred_meet_slot_t *s);
+void dred_meet_wait_arrivals(dred_meet_slot_t *s, uint32_t w, uint64_t timeout_ns);
 
 /* A bcast's root publishes its data into its block after it arrived, piece by piece, so
  * that the members' copies overlap its own: the bytes in place so far (set by the root,

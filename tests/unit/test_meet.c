@@ -1747,9 +1747,65 @@ static void test_chunks(void **state) {
   table_free(t);
 }
 
+/* A reduce's root waiting before the last member came sees who is there to fold early
+ * (members agreeing with it, operands in pool blocks): from then on nobody claims a
+ * chunk of that reduce; the arrivals word moves at every arrival and at the outcome. */
+static void test_solo(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 37, N, WORKERS);
+  dred_meet_slot_t *s;
+  proto_params_t p = params(BIG, 0), odd;
+  uint64_t seq = 0;
+  uint32_t w;
+  int st;
+  (void)state;
+  p.inl = 0;
+  p.kind = PROTO_KIND_REDUCE;
+  s = meet_kind(r, seq, 0, &p, 0); /* the root: its operand is its own */
+  assert_true(dred_meet_solo(s, seq, 0) == 0); /* nobody else yet: no mark */
+  w = dred_meet_arrivals(s);
+  (void)meet_kind(r, seq, 2, &p, 1);
+  assert_true(dred_meet_arrivals(s) != w);
+  dred_meet_wait_arrivals(s, w, 1000000000ull); /* moved already: returns at once */
+  assert_true(dred_meet_solo(s, seq, 1) == 0);    /* member 1 has not arrived */
+  assert_true(dred_meet_solo(s, seq, 2) == 0);    /* not the root */
+  odd = p;
+  odd.count = BIG - 1; /* disagrees: never folded early */
+  (void)meet_kind(r, seq, 1, &odd, 1);
+  assert_true(dred_meet_solo(s, seq, 0) == bit(2));
+  assert_true(dred_meet_poll(s, seq, &st) == 0);
+  (void)meet_kind(r, seq, 3, &p, 1); /* the last: MISMATCH (member 1) */
+  ASSERT_DECIDED(s, seq, DRED_ERR_MISMATCH);
+  assert_true(dred_meet_solo(s, seq, 0) == 0); /* decided: nothing early any more */
+  release_all(s, seq, N);
+
+  /* marked solo: the chunk phase hands out nothing */
+  seq++;
+  s = meet_kind(r, seq, 0, &p, 0);
+  (void)meet_kind(r, seq, 1, &p, 1);
+  assert_true(dred_meet_solo(s, seq, 0) == bit(1));
+  w = dred_meet_arrivals(s);
+  (void)meet_kind(r, seq, 2, &p, 1);
+  (void)meet_kind(r, seq, 3, &p, 1);
+  assert_true(dred_meet_arrivals(s) != w);
+  ASSERT_DECIDED(s, seq, DRED_OK);
+  assert_int_equal(dred_meet_claim(s, seq, 2, 8), -1);
+  assert_int_equal(dred_meet_claim(s, seq, 0, 8), -1);
+  release_all(s, seq, N);
+
+  /* not marked: the chunks are claimed as usual */
+  seq++;
+  s = meet_kind(r, seq, 0, &p, 0);
+  for (w = 1; w < N; w++) (void)meet_kind(r, seq, w, &p, 1);
+  ASSERT_DECIDED(s, seq, DRED_OK);
+  assert_true(dred_meet_claim(s, seq, 2, 8) >= 0);
+  release_all(s, seq, N);
+  table_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_rings),         cmocka_unit_test(test_happy_path),
+      cmocka_unit_test(test_rings),         cmocka_unit_test(test_solo),         cmocka_unit_test(test_happy_path),
       cmocka_unit_test(test_group_sizes),   cmocka_unit_test(test_mismatch),
       cmocka_unit_test(test_member_error),  cmocka_unit_test(test_mixed),
       cmocka_unit_test(test_spill),         cmocka_unit_test(test_member_failed),
