@@ -420,30 +420,35 @@ static const char *peer_block(dred_rt_t *rt, const dred_inst_t *in, uint32_t k, 
   return rt->peer_base[worker] + off;
 }
 
-/* Where every operand the collective reads is (src[k], NULL for a member whose operand it
- * does not read or -- `self` -- this member's own): in the slot, or in a node peer's pool
- * block, checked against that peer's segment. */
-static int operands_of(dred_rt_t *rt, dred_inst_t *in, const char **src) {
-  dred_group_t *g = in->group;
-  uint32_t k;
-  for (k = 0; k < g->n; k++) {
-    dred_meet_ref_t ref = dred_meet_operand(in->meet_slot, k);
-    src[k] = NULL;
-    if (k == in->member || ref.kind == DRED_MEET_OP_NONE) continue;
-    if (ref.kind == DRED_MEET_OP_SLOT) {
-      src[k] = (const char *)dred_meet_data(in->meet_slot) + (size_t)k * in->bytes;
-      continue;
-    }
-    if (ref.kind != DRED_MEET_OP_POOL || ref.len != in->bytes) {
-      DRED_ERROR("collective (tag " PROTO_KEY_FMT "): member %u's operand reference (kind %u, "
-                 "%llu bytes) is not a pool block of %zu bytes: refused",
-                 PROTO_KEY_ARG(in->tag), k, ref.kind, (unsigned long long)ref.len, in->bytes);
-      return DRED_ERR_INTERNAL;
-    }
-    if ((src[k] = peer_block(rt, in, k, ref.worker, ref.off, ref.len)) == NULL)
-      return DRED_ERR_INTERNAL;
+/* Where member k's operand is, if the collective reads it (NULL for one it does not read
+ * or -- `self` -- this member's own): in the slot, or in a node peer's pool block, checked
+ * against that peer's segment (*rc DRED_ERR_INTERNAL, logged, when it is not there);
+ * operands_of, every member's. */
+static const char *operand_at(dred_rt_t *rt, dred_inst_t *in, uint32_t k, int *rc) {
+  dred_meet_ref_t ref = dred_meet_operand(in->meet_slot, k);
+  *rc = DRED_OK;
+  if (k == in->member || ref.kind == DRED_MEET_OP_NONE) return NULL;
+  if (ref.kind == DRED_MEET_OP_SLOT)
+    return (const char *)dred_meet_data(in->meet_slot) + (size_t)k * in->bytes;
+  if (ref.kind != DRED_MEET_OP_POOL || ref.len != in->bytes) {
+    DRED_ERROR("collective (tag " PROTO_KEY_FMT "): member %u's operand reference (kind %u, "
+               "%llu bytes) is not a pool block of %zu bytes: refused",
+               PROTO_KEY_ARG(in->tag), k, ref.kind, (unsigned long long)ref.len, in->bytes);
+    *rc = DRED_ERR_INTERNAL;
+    return NULL;
   }
-  return DRED_OK;
+  {
+    const char *p = peer_block(rt, in, k, ref.worker, ref.off, ref.len);
+    if (p == NULL) *rc = DRED_ERR_INTERNAL;
+    return p;
+  }
+}
+
+static int operands_of(dred_rt_t *rt, dred_inst_t *in, const char **src) {
+  uint32_t k;
+  int rc = DRED_OK;
+  for (k = 0; k < in->group->n && rc == DRED_OK; k++) src[k] = operand_at(rt, in, k, &rc);
+  return rc;
 }
 
 /* Fold elements [e0, e0 + ne) of the n operands src[0..n-1] into `acc` (which holds
@@ -540,7 +545,7 @@ static int fold_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *don
 }
 
 int dred_meetpath_prefold(dred_rt_t *rt, uint64_t gid, int64_t tag) {
-  const char *src[DRED_MEET_MAX_MEMBERS], *two[2];
+  const char *two[2];
   dred_inst_t *in;
   uint64_t fresh;
   uint32_t k;
@@ -556,12 +561,11 @@ int dred_meetpath_prefold(dred_rt_t *rt, uint64_t gid, int64_t tag) {
   in->meet_claimed = 1; /* settle leaves it alone meanwhile */
   uv_mutex_unlock(&rt->lock);
   fresh = dred_meet_solo(in->meet_slot, in->meet_seq, in->member) & ~in->meet_prefolded;
-  if (fresh != 0 && (rc = operands_of(rt, in, src)) == DRED_OK) {
+  if (fresh != 0) { /* members that agree with us: their operands are as large as ours */
     tmp = fold_tmp(in, &rc);
     for (k = 0; rc == DRED_OK && k < in->group->n; k++) {
-      if (!(fresh >> k & 1) || src[k] == NULL) continue;
+      if (!(fresh >> k & 1) || (two[1] = operand_at(rt, in, k, &rc)) == NULL) continue;
       two[0] = NULL; /* acc: acc op x[k] */
-      two[1] = src[k];
       rc = fold_failed(in, fold_range(in, two, 2, 0, in->acc, 0, in->count, tmp));
       in->meet_prefolded |= (uint64_t)1 << k;
       did = 1;

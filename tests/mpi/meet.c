@@ -402,6 +402,22 @@ static void large(MPI_Comm comm, const char *cname, uint64_t sd)
         }
         red_check(&x, wait_st(&x));
     }
+    /* the root waits first, folding early arrivals, and a member with another large
+     * count comes before the last: everyone gets MISMATCH, not an error of the early fold */
+    if (p >= 3) {
+        int cnt = 40000 + (r == p - 1), st;
+        double *sb = calloc((size_t)cnt, sizeof *sb), *rb = r == 0 ? calloc((size_t)cnt, sizeof *rb) : NULL;
+        struct timespec ts = {0, r == 0 ? 0 : r == p - 1 ? 2000000L : 6000000L};
+        nanosleep(&ts, NULL);
+        st = dred_reduce(sb, rb, cnt, MPI_DOUBLE, MPI_SUM, 0, comm);
+        if (st != DRED_ERR_MISMATCH)
+            FAILQ("meet/large/%s: a larger count arriving early: status %d (%s), expected MISMATCH",
+                  cname, st, dred_strerror(st));
+        else
+            count_check(0);
+        free(sb);
+        free(rb);
+    }
     /* three in flight, waited in reverse */
     red_t v[3];
     for (int i = 0; i < 3; i++) {
