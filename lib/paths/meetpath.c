@@ -1152,6 +1152,24 @@ void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns) {
       continue;
     }
     if (left == 0) return;
+    {
+      /* The service died (master lost): dred_meetpath_fail_all ended what it found, but a
+       * collective this thread was folding early then was skipped: end it here. */
+      int dead, dead_status;
+      uv_mutex_lock(&f->meet_rt->lock);
+      dead = f->meet_rt->dead;
+      dead_status = f->meet_rt->dead_status;
+      uv_mutex_unlock(&f->meet_rt->lock);
+      if (dead) {
+        (void)dred_meetpath_settle(f->meet_rt, f->meet_gid, f->meet_tag,
+                                   dead_status != DRED_OK ? dead_status : DRED_ERR_MASTER_LOST,
+                                   UINT64_MAX);
+        uv_mutex_lock(&f->mu); /* finished by us, or in moments by the thread that holds it */
+        if (!f->done) (void)uv_cond_timedwait(&f->cv, &f->mu, CLAIMED_SLICE_NS);
+        uv_mutex_unlock(&f->mu);
+        continue;
+      }
+    }
     if (f->meet_prefold && timeout_ns == UINT64_MAX) {
       /* A root in a blocking wait folds the early arrivals' operands meanwhile, woken at
        * each arrival (the count read before it looks: none is missed). */
