@@ -48,8 +48,9 @@ struct dred_meet_slot {
   uint64_t claimed;       /* chunks someone folds (or folded)                           */
   uint64_t folded;        /* ... and those whose result is whole where `part` says       */
   uint8_t claimer[DRED_MEET_MAX_CHUNKS]; /* who claimed each chunk                      */
-  int64_t part[DRED_MEET_MAX_CHUNKS];    /* a reduce: the block of the claimer's pool
-                                          * segment that holds the chunk's result       */
+  int64_t part[DRED_MEET_MAX_CHUNKS];    /* the block of the claimer's pool segment that
+                                          * holds the chunk's result (-1: a reduce root's
+                                          * own, in its result)                         */
   uint64_t progress;      /* a bcast: bytes of the root's data in its block so far       */
   proto_params_t p[DRED_MEET_MAX_MEMBERS];
   dred_meet_ref_t ref[DRED_MEET_MAX_MEMBERS]; /* where each member's operand is         */
@@ -167,17 +168,16 @@ int dred_meet_ring_member(const dred_meet_ring_t *r, uint32_t worker) {
 
 /* ---- slots ------------------------------------------------------------------------- */
 
-static void slot_wake(dred_meet_slot_t *s) {
-  __atomic_add_fetch(&s->wake, 1, __ATOMIC_RELEASE);
-  if (__atomic_load_n(&s->nwait, __ATOMIC_ACQUIRE) > 0)
-    syscall(SYS_futex, &s->wake, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+/* Move futex word `w` and wake its sleepers (`nwait` counts them: no system call to wake
+ * nobody).  A slot has two: `wake` and `arr`. */
+static void word_bump(uint32_t *w, const uint32_t *nwait) {
+  __atomic_add_fetch(w, 1, __ATOMIC_RELEASE);
+  if (__atomic_load_n(nwait, __ATOMIC_ACQUIRE) > 0)
+    syscall(SYS_futex, w, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
 }
 
-static void slot_bump_arr(dred_meet_slot_t *s) {
-  __atomic_add_fetch(&s->arr, 1, __ATOMIC_RELEASE);
-  if (__atomic_load_n(&s->nwait_arr, __ATOMIC_ACQUIRE) > 0)
-    syscall(SYS_futex, &s->arr, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
-}
+static void slot_wake(dred_meet_slot_t *s) { word_bump(&s->wake, &s->nwait); }
+static void slot_bump_arr(dred_meet_slot_t *s) { word_bump(&s->arr, &s->nwait_arr); }
 
 static void slot_end(dred_meet_slot_t *s, uint32_t state, int status) {
   s->status = status;
@@ -468,7 +468,9 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
     if (s->state == DRED_MEET_OPEN && lost != 0 && lost_ends(s, lost))
       slot_end(s, DRED_MEET_FAILED, lost_status(s, lost));
   }
-  if (s->state == DRED_MEET_OPEN) slot_bump_arr(s); /* a root folding early arrivals */
+  /* a root folding early arrivals (dred_meet_solo) reads only a reduce's pool operands */
+  if (s->state == DRED_MEET_OPEN && p->kind == PROTO_KIND_REDUCE && op->kind == DRED_MEET_OP_POOL)
+    slot_bump_arr(s);
   slot_unlock(s);
   out->meet = 1;
   out->slot = s;
@@ -637,13 +639,13 @@ static uint64_t mono_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Poll `s`'s wake word for at most `limit_ns` while it still reads `w`: 1 if it moved. */
-static int spin_moved(const dred_meet_slot_t *s, uint32_t w, uint64_t limit_ns) {
+/* Poll futex word `word` for at most `limit_ns` while it still reads `w`: 1 if it moved. */
+static int spin_moved(const uint32_t *word, uint32_t w, uint64_t limit_ns) {
   uint64_t t0 = 0;
   unsigned i;
   if (limit_ns == 0) return 0;
   for (i = 0;; i++) {
-    if (__atomic_load_n(&s->wake, __ATOMIC_ACQUIRE) != w) return 1;
+    if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != w) return 1;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
@@ -655,13 +657,24 @@ static int spin_moved(const dred_meet_slot_t *s, uint32_t w, uint64_t limit_ns) 
   }
 }
 
-/* Sleep on `s`'s wake word while it reads `w`, at most timeout_ns (returns at once if it
- * moved since the caller read it: no lost wake-up).  The caller counts itself in nwait. */
-static void futex_sleep(dred_meet_slot_t *s, uint32_t w, uint64_t timeout_ns) {
+/* Sleep on futex word `word` while it reads `w`, at most timeout_ns (returns at once if it
+ * moved since the caller read it: no lost wake-up).  The caller counts itself a sleeper. */
+static void futex_sleep(uint32_t *word, uint32_t w, uint64_t timeout_ns) {
   struct timespec ts;
   ts.tv_sec = (time_t)(timeout_ns / 1000000000ull);
   ts.tv_nsec = (long)(timeout_ns % 1000000000ull);
-  syscall(SYS_futex, &s->wake, FUTEX_WAIT, w, &ts, NULL, 0);
+  syscall(SYS_futex, word, FUTEX_WAIT, w, &ts, NULL, 0);
+}
+
+/* Wait at most timeout_ns for futex word `word` to move from `w` (at once if it moved):
+ * polled first up to spin_ns, then asleep, counted in `nwait`. */
+static void word_wait(uint32_t *word, uint32_t *nwait, uint32_t w, uint64_t timeout_ns) {
+  if (timeout_ns == 0) return;
+  if (spin_moved(word, w, timeout_ns < spin_ns ? timeout_ns : spin_ns)) return;
+  if (timeout_ns <= spin_ns) return;
+  __atomic_add_fetch(nwait, 1, __ATOMIC_ACQ_REL);
+  futex_sleep(word, w, timeout_ns - spin_ns);
+  __atomic_sub_fetch(nwait, 1, __ATOMIC_ACQ_REL);
 }
 
 void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int is_bcast,
@@ -670,11 +683,11 @@ void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int is_b
   if (s == NULL) return;
   w = __atomic_load_n(&s->wake, __ATOMIC_ACQUIRE); /* before the look: no lost wake-up */
   if (dred_meet_ready(s, seq, member, is_bcast)) return;
-  if (spin_moved(s, w, timeout_ns < spin_ns ? timeout_ns : spin_ns)) return;
+  if (spin_moved(&s->wake, w, timeout_ns < spin_ns ? timeout_ns : spin_ns)) return;
   if (timeout_ns <= spin_ns) return;
   __atomic_add_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
   w = __atomic_load_n(&s->wake, __ATOMIC_ACQUIRE);
-  if (!dred_meet_ready(s, seq, member, is_bcast)) futex_sleep(s, w, timeout_ns - spin_ns);
+  if (!dred_meet_ready(s, seq, member, is_bcast)) futex_sleep(&s->wake, w, timeout_ns - spin_ns);
   __atomic_sub_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
 }
 
@@ -683,12 +696,7 @@ uint32_t dred_meet_epoch(const dred_meet_slot_t *s) {
 }
 
 void dred_meet_wait_epoch(dred_meet_slot_t *s, uint32_t epoch, uint64_t timeout_ns) {
-  if (s == NULL || timeout_ns == 0) return;
-  if (spin_moved(s, epoch, timeout_ns < spin_ns ? timeout_ns : spin_ns)) return;
-  if (timeout_ns <= spin_ns) return;
-  __atomic_add_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
-  futex_sleep(s, epoch, timeout_ns - spin_ns);
-  __atomic_sub_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
+  if (s != NULL) word_wait(&s->wake, &s->nwait, epoch, timeout_ns);
 }
 
 uint32_t dred_meet_nchunks(uint64_t count, uint64_t bytes, uint32_t n) {
@@ -791,27 +799,7 @@ uint32_t dred_meet_arrivals(const dred_meet_slot_t *s) {
 }
 
 void dred_meet_wait_arrivals(dred_meet_slot_t *s, uint32_t w, uint64_t timeout_ns) {
-  struct timespec ts;
-  uint64_t t0, spin = timeout_ns < spin_ns ? timeout_ns : spin_ns;
-  unsigned i;
-  if (s == NULL || timeout_ns == 0) return;
-  for (i = 0, t0 = 0; spin > 0; i++) { /* as spin_moved, on `arr` */
-    if (__atomic_load_n(&s->arr, __ATOMIC_ACQUIRE) != w) return;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-    if ((i & 63) == 0) {
-      uint64_t now = mono_ns();
-      if (t0 == 0) t0 = now;
-      else if (now - t0 >= spin) break;
-    }
-  }
-  if (timeout_ns <= spin) return;
-  __atomic_add_fetch(&s->nwait_arr, 1, __ATOMIC_ACQ_REL);
-  ts.tv_sec = (time_t)((timeout_ns - spin) / 1000000000ull);
-  ts.tv_nsec = (long)((timeout_ns - spin) % 1000000000ull);
-  syscall(SYS_futex, &s->arr, FUTEX_WAIT, w, &ts, NULL, 0);
-  __atomic_sub_fetch(&s->nwait_arr, 1, __ATOMIC_ACQ_REL);
+  if (s != NULL) word_wait(&s->arr, &s->nwait_arr, w, timeout_ns);
 }
 
 void dred_meet_progress_set(dred_meet_slot_t *s, uint64_t seq, uint64_t bytes) {
