@@ -27,7 +27,6 @@
 #include "../../common/bigbuf.h"
 #include "../../common/log.h"
 #include "../engine/admit.h"
-#include "../engine/group.h"
 #include "../engine/inst.h"
 #include "../engine/mem.h"
 #include "../engine/robust.h"
@@ -35,6 +34,7 @@
 #include "../engine/snapdir.h"
 #include "../engine/typecheck.h"
 #include "../paths/handover.h"
+#include "../paths/meetpath.h"
 #include "dataplane.h"
 
 /* A pool block (offsets count from the segment base, past the directory), or -1. */
@@ -219,10 +219,8 @@ void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
   if (in->is_root && in->ti.layout == DRED_LAYOUT_DIRECT) {
     /* (a bcast's root passes its buffer as both: nothing to copy).  A large allreduce
      * bound for the meeting place folds from the copy its peers read, never from acc:
-     * its member 0 copies its operand once, there (lib/paths/meetpath.c), not also here. */
-    in->acc_deferred = in->kind == PROTO_KIND_ALLREDUCE && !in->inl && rt->meet != NULL &&
-                       !in->group->spans_nodes && in->sendbuf != MPI_IN_PLACE &&
-                       in->sendbuf != in->recvbuf && in->bytes > 0;
+     * its member 0 copies its operand once, there (dred_meetpath_defers_acc), not also here. */
+    in->acc_deferred = dred_meetpath_defers_acc(rt, in);
     if (in->sendbuf != MPI_IN_PLACE && in->sendbuf != in->recvbuf && in->bytes > 0 &&
         !in->acc_deferred)
       memcpy(in->recvbuf, in->sendbuf, in->bytes);

@@ -180,6 +180,12 @@ static const void *operand_of(const dred_inst_t *in) {
   return in->inl_data != NULL ? (const void *)in->inl_data : (const void *)in->acc;
 }
 
+int dred_meetpath_defers_acc(const dred_rt_t *rt, const dred_inst_t *in) {
+  return in->kind == PROTO_KIND_ALLREDUCE && in->is_root && !in->inl && rt->meet != NULL &&
+         !in->group->spans_nodes && in->sendbuf != MPI_IN_PLACE && in->sendbuf != in->recvbuf &&
+         in->bytes > 0;
+}
+
 /* The collective leaves the meeting place (dred-master takes it): acc must hold the
  * operand a deferred member 0 kept out of it -- from the copy made for its peers when
  * there is one (sendbuf may be gone once the future was freed), else from sendbuf, which
@@ -409,15 +415,24 @@ static void reroute(dred_rt_t *rt, dred_inst_t *in) {
  * NULL (logged) when the reference is not inside that segment. */
 static const char *peer_block(dred_rt_t *rt, const dred_inst_t *in, uint32_t k, uint32_t worker,
                               int64_t off, uint64_t len) {
-  const dred_seg_t *sg = worker < (uint32_t)rt->world_size ? &rt->segs[worker] : NULL;
-  if (worker != in->group->workers[k] || sg == NULL || rt->peer_base[worker] == NULL ||
-      off < (int64_t)sg->head || (uint64_t)off > sg->size || sg->size - (uint64_t)off < len) {
+  char why[160] = "it is not the member's process, or that process has no pool here";
+  if (worker != in->group->workers[k] || worker >= (uint32_t)rt->world_size ||
+      rt->peer_base[worker] == NULL ||
+      dred_seg_check_range(&rt->segs[worker], off, len, why, sizeof why) != 0) {
     DRED_ERROR("collective (tag " PROTO_KEY_FMT "): member %u's block reference (worker %u, "
-               "offset %lld, %llu bytes) is not in its pool segment: refused",
-               PROTO_KEY_ARG(in->tag), k, worker, (long long)off, (unsigned long long)len);
+               "offset %lld, %llu bytes) refused: %s",
+               PROTO_KEY_ARG(in->tag), k, worker, (long long)off, (unsigned long long)len, why);
     return NULL;
   }
   return rt->peer_base[worker] + off;
+}
+
+/* Where chunk c's result is: in its holder's block (dred_meet_chunks_folded's holders and
+ * parts), checked as peer_block checks; NULL (logged) when it is not there. */
+static const char *chunk_block(dred_rt_t *rt, const dred_inst_t *in, const uint8_t *holder,
+                               const int64_t *part, uint32_t c, uint64_t len) {
+  if (holder[c] >= in->group->n) return NULL;
+  return peer_block(rt, in, holder[c], in->group->workers[holder[c]], part[c], len);
 }
 
 /* Where member k's operand is, if the collective reads it (NULL for one it does not read
@@ -492,6 +507,16 @@ static int fold_range(dred_inst_t *in, const char *const *src, uint32_t n, uint3
   return DRED_OK;
 }
 
+/* acc = acc op x over ne elements, or x op acc when x_first (a non-commutative op whose
+ * other operand comes first in rank order). */
+static int combine_into(dred_inst_t *in, char *acc, const char *x, int x_first, uint64_t ne,
+                        char *tmp) {
+  const char *two[2];
+  two[x_first] = NULL; /* acc's place */
+  two[!x_first] = x;
+  return fold_range(in, two, 2, (uint32_t)x_first, acc, 0, ne, tmp);
+}
+
 /* Scratch for fold_range with a non-commutative op (NULL otherwise, or with no memory). */
 static char *fold_tmp(const dred_inst_t *in, int *rc) {
   uint64_t ce = FOLD_CHUNK / in->ti.extent;
@@ -545,7 +570,7 @@ static int fold_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *don
 }
 
 int dred_meetpath_prefold(dred_rt_t *rt, uint64_t gid, int64_t tag) {
-  const char *two[2];
+  const char *x;
   dred_inst_t *in;
   uint64_t fresh;
   uint32_t k;
@@ -564,9 +589,8 @@ int dred_meetpath_prefold(dred_rt_t *rt, uint64_t gid, int64_t tag) {
   if (fresh != 0) { /* members that agree with us: their operands are as large as ours */
     tmp = fold_tmp(in, &rc);
     for (k = 0; rc == DRED_OK && k < in->group->n; k++) {
-      if (!(fresh >> k & 1) || (two[1] = operand_at(rt, in, k, &rc)) == NULL) continue;
-      two[0] = NULL; /* acc: acc op x[k] */
-      rc = fold_failed(in, fold_range(in, two, 2, 0, in->acc, 0, in->count, tmp));
+      if (!(fresh >> k & 1) || (x = operand_at(rt, in, k, &rc)) == NULL) continue;
+      rc = fold_failed(in, combine_into(in, in->acc, x, 0, in->count, tmp));
       in->meet_prefolded |= (uint64_t)1 << k;
       did = 1;
     }
@@ -729,10 +753,7 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
       const char *from;
       if (!(fresh & 1)) continue;
       dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
-      from = holder[c] < n ? peer_block(rt, in, holder[c], in->group->workers[holder[c]],
-                                        part[c], ne * ext)
-                           : NULL;
-      if (from == NULL) {
+      if ((from = chunk_block(rt, in, holder, part, (uint32_t)c, ne * ext)) == NULL) {
         rc = DRED_ERR_INTERNAL;
         break;
       }
@@ -843,7 +864,7 @@ static int reduce_help(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *don
  * a bounded look finds only helpers' claims left (wait on the slot).  An unbounded one
  * waits for them itself. */
 static int reduce_root_shared(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done) {
-  const char *src[DRED_MEET_MAX_MEMBERS], *two[2];
+  const char *src[DRED_MEET_MAX_MEMBERS], *partial;
   uint8_t holder[DRED_MEET_MAX_CHUNKS];
   int64_t part[DRED_MEET_MAX_CHUNKS];
   uint32_t n = in->group->n, nch = dred_meet_nchunks(in->count, in->bytes, n);
@@ -869,13 +890,10 @@ static int reduce_root_shared(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, i
     for (c = 0; fresh != 0 && rc == DRED_OK; c++, fresh >>= 1) { /* helpers' partials */
       if (!(fresh & 1)) continue;
       dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
-      two[last] = NULL; /* acc */
-      two[!last] = holder[c] < n ? peer_block(rt, in, holder[c], in->group->workers[holder[c]],
-                                              part[c], ne * ext)
-                                 : NULL;
-      rc = two[!last] == NULL ? DRED_ERR_INTERNAL
-                              : fold_failed(in, fold_range(in, two, 2, last, in->acc + e0 * ext,
-                                                           0, ne, tmp));
+      partial = chunk_block(rt, in, holder, part, (uint32_t)c, ne * ext);
+      rc = partial == NULL ? DRED_ERR_INTERNAL
+                           : fold_failed(in, combine_into(in, in->acc + e0 * ext, partial, last,
+                                                          ne, tmp));
       in->meet_copied |= (uint64_t)1 << c;
       spent += ne * ext;
     }
@@ -1109,6 +1127,7 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
 void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns) {
   uint64_t start = 0, now, left;
   uint32_t epoch;
+  int waited = 0; /* a wait on the slot came back and it was still not ready */
   for (;;) {
     int done, r;
     uv_mutex_lock(&f->mu);
@@ -1152,9 +1171,11 @@ void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns) {
       continue;
     }
     if (left == 0) return;
-    {
+    if (waited) {
       /* The service died (master lost): dred_meetpath_fail_all ended what it found, but a
-       * collective this thread was folding early then was skipped: end it here. */
+       * collective this thread was folding early then was skipped: end it here.  Looked at
+       * only after a wait came back with nothing, off the path of a collective that is
+       * ready at once. */
       int dead, dead_status;
       uv_mutex_lock(&f->meet_rt->lock);
       dead = f->meet_rt->dead;
@@ -1175,13 +1196,16 @@ void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns) {
        * each arrival (the count read before it looks: none is missed). */
       uint32_t arr = dred_meet_arrivals(f->meet_slot);
       if (dred_meetpath_prefold(f->meet_rt, f->meet_gid, f->meet_tag)) continue;
-      if (!dred_meet_ready(f->meet_slot, f->meet_seq, f->meet_member, 0))
+      if (!dred_meet_ready(f->meet_slot, f->meet_seq, f->meet_member, 0)) {
         dred_meet_wait_arrivals(f->meet_slot, arr, WAIT_SLICE_NS);
+        waited = 1;
+      }
       continue;
     }
     /* Woken by the slot's outcome; the slice bounds how late we notice anything else (the
      * runtime thread finishing it after a failure, a lost master). */
     dred_meet_wait_epoch(f->meet_slot, epoch, left < WAIT_SLICE_NS ? left : WAIT_SLICE_NS);
+    waited = 1;
   }
 }
 

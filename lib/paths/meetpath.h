@@ -26,6 +26,11 @@ void dred_meetpath_finalize(dred_rt_t *rt, int collective);
  * operand that will meet by reference a pool block, if it is not in one of ours already
  * (the copy is made here, outside the lock). */
 void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in);
+/* dred_ireduce, as it loads a DIRECT root's operand: 1 when `in` is a large allreduce
+ * bound for the meeting place, whose member 0 folds from the copy its peers read (made by
+ * dred_meetpath_prepare) and needs no copy of its operand in recvbuf (inst.h's
+ * acc_deferred; put there after all should the collective leave the meeting place). */
+int dred_meetpath_defers_acc(const dred_rt_t *rt, const dred_inst_t *in);
 /* dred_ireduce, under rt->lock before arriving: whether `in`'s slot is still held by the
  * collective DRED_MEET_DEPTH before it in its stream (a hint: arriving decides). */
 int dred_meetpath_slot_held(dred_rt_t *rt, dred_inst_t *in);
