@@ -105,6 +105,9 @@ typedef struct dred_rt {
   uint64_t *nodemem;
   MPI_Win nodemem_win;
   uint64_t nodemem_limit, nodemem_local;
+  /* Budget taken from the node and not used yet, for small operands (nodemem.c); atomic:
+   * calls and the runtime thread take and give without rt->lock. */
+  uint64_t nodemem_credit, nodemem_grain;
   int nodemem_me;
   int *nodemem_rank_of;  /* job rank -> node rank, -1 off this node */
   dred_queue_t handover_tickets; /* dred_ireduce calls waiting for an off-node copy (offnode.c) */
