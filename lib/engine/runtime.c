@@ -91,6 +91,10 @@ int dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   if (in->type_hold != MPI_DATATYPE_NULL) PMPI_Type_free(&in->type_hold); /* our own dup */
   uv_mutex_lock(&rt->lock);
   dred_keymap_remove(&rt->inst, &in->knode);
+  if (in->state == INST_MEET) { /* settled by meetpath.c, which claimed it */
+    dred_queue_remove(&in->qlink);
+    rt->meet_done++;
+  }
   rt->ninst--;
   rt->nrefused -= in->refused;
   dred_nodemem_give(rt, in->node_bytes);

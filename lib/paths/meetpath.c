@@ -1106,11 +1106,9 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
     lend_block(rt, in);
   else
     meet_blk_free(rt, in);
-  uv_mutex_lock(&rt->lock);
-  dred_queue_remove(&in->qlink);
-  rt->meet_done++;
-  uv_mutex_unlock(&rt->lock);
   dred_meet_release(in->meet_slot, in->meet_seq, in->member);
+  /* claimed, so nobody else acts on it: it leaves rt->meetq with the table, under the
+   * finish's lock (dred_rt_inst_finish) */
   /* Whether dred_finalize began is read as the reduction leaves the table: one that began
    * earlier waits for it (wake its thread to say BYE), one that begins later finds it
    * gone. */
