@@ -25,6 +25,13 @@ void master_declare_failed(master_t *m, int worker, const char *why) {
   int w;
 
   if (worker < 1 || worker > m->nworkers || master_worker_failed(m, worker)) return;
+  /* What the scheduler decided while the worker still counted as alive goes out before
+   * FAILED: a TASK naming it as provider that reached its executor after FAILED would be
+   * a read of a dead process nobody stops (the executor stops its reads from a worker
+   * when FAILED comes; one queued after it would wait for ever).  Several declarations in
+   * one turn of the loop (a node's links closing together, a heartbeat judging several)
+   * made that order possible. */
+  master_drain_actions(m);
   /* First, because it is the record (master.h): from here on the worker counts as dead. */
   memset(&ev, 0, sizeof ev);
   ev.type = SCHED_EV_WORKER_FAILED;

@@ -307,6 +307,26 @@ static int drain_submissions(dred_rt_t *rt) {
 
 /* ---- 3. messages from the master ---------------------------------------------------- */
 
+/* Whether task t reads its provider over RMA (not from a node peer's shared memory, which
+ * outlives the peer): such a read of a dead provider never completes. */
+static int task_reads_rma(const dred_rt_t *rt, const dred_task_t *t) {
+  if (t->started) return t->src == NULL;
+  return !(t->buf.pool_off >= 0 && t->provider < (uint32_t)rt->world_size &&
+           rt->peer_base[t->provider] != NULL);
+}
+
+/* Tell the master task t ended PROVIDER_LOST: the provider's data could not be read, the
+ * executor's buffer is intact. */
+static void task_provider_lost(dred_rt_t *rt, const dred_task_t *t) {
+  proto_msg_t d;
+  memset(&d, 0, sizeof d);
+  d.type = PROTO_DONE;
+  d.u.done.task_id = t->task_id;
+  d.u.done.status = PROTO_TASK_PROVIDER_LOST;
+  d.u.done.buf = dred_rt_bufref(rt, t->dst, t->dst_pool_off, t->inst->bytes);
+  dred_rt_send_master(rt, &d);
+}
+
 static void on_task(dred_rt_t *rt, const proto_msg_t *m) {
   dred_inst_t *in;
   dred_task_t *t;
@@ -368,6 +388,15 @@ static void on_task(dred_rt_t *rt, const proto_msg_t *m) {
   t->own_pool_off = own_off;
   t->own_malloced = own_malloced;
   t->out_pool_off = -1;
+  /* The master sends FAILED after every TASK it decided while the provider lived
+   * (detector.c); should one still come after, its read over RMA would never end. */
+  if (t->provider < (uint32_t)rt->world_size && rt->failed[t->provider] && task_reads_rma(rt, t)) {
+    DRED_WARN("task %llu refused: provider %u failed (our buffer is intact)",
+              (unsigned long long)t->task_id, t->provider);
+    task_provider_lost(rt, t);
+    free(t);
+    return;
+  }
   in->tasks_pending++;
   dred_queue_insert_tail(&rt->tasks, &t->link);
 }
@@ -483,16 +512,9 @@ static void worker_failed_stop(dred_rt_t *rt, uint32_t w) {
   /* Tasks reading w over RMA would wait forever: stop them and tell the master. */
   DRED_QUEUE_FOREACH_SAFE(q, n, &rt->tasks) {
     dred_task_t *t = DRED_QUEUE_DATA(q, dred_task_t, link);
-    proto_msg_t d;
-    if (t->provider != w || (t->started && t->src != NULL)) continue;
-    if (!t->started && t->buf.pool_off >= 0 && rt->peer_base[w] != NULL) continue; /* shm */
+    if (t->provider != w || !task_reads_rma(rt, t)) continue; /* shared memory goes on */
     if (t->started) dred_dp_task_abort(rt, t); /* our buffer is intact: built out of place */
-    memset(&d, 0, sizeof d);
-    d.type = PROTO_DONE;
-    d.u.done.task_id = t->task_id;
-    d.u.done.status = PROTO_TASK_PROVIDER_LOST;
-    d.u.done.buf = dred_rt_bufref(rt, t->dst, t->dst_pool_off, t->inst->bytes);
-    dred_rt_send_master(rt, &d);
+    task_provider_lost(rt, t);
     DRED_WARN("task %llu stopped: provider %u failed (our buffer is intact)",
               (unsigned long long)t->task_id, w);
     dred_queue_remove(q);
