@@ -21,17 +21,8 @@
 
 void master_declare_failed(master_t *m, int worker, const char *why) {
   sched_event_t ev;
-  proto_msg_t msg;
-  int w;
 
   if (worker < 1 || worker > m->nworkers || master_worker_failed(m, worker)) return;
-  /* What the scheduler decided while the worker still counted as alive goes out before
-   * FAILED: a TASK naming it as provider that reached its executor after FAILED would be
-   * a read of a dead process nobody stops (the executor stops its reads from a worker
-   * when FAILED comes; one queued after it would wait for ever).  Several declarations in
-   * one turn of the loop (a node's links closing together, a heartbeat judging several)
-   * made that order possible. */
-  master_drain_actions(m);
   /* First, because it is the record (master.h): from here on the worker counts as dead. */
   memset(&ev, 0, sizeof ev);
   ev.type = SCHED_EV_WORKER_FAILED;
@@ -42,11 +33,10 @@ void master_declare_failed(master_t *m, int worker, const char *why) {
   dred_net_drop(&m->net, worker);
   dred_boot_forget(&m->boot, worker); /* its socket, if on our node: it cannot */
   if (m->journal) dred_journal_worker_failed(m->journal, (uint32_t)worker, uv_hrtime() - m->t_start);
-  memset(&msg, 0, sizeof msg);
-  msg.type = PROTO_FAILED;
-  msg.u.failed.worker = (uint32_t)worker;
-  for (w = 1; w <= m->nworkers; w++)
-    if (!master_worker_failed(m, w)) dred_net_send(&m->net, w, &msg, NULL);
+  /* FAILED to every live worker is the scheduler's action (sched_recover.c), queued
+   * behind what it decided while the worker counted as alive -- a TASK naming it as
+   * provider must reach its executor first -- and ahead of the recovery it starts. */
+  master_drain_actions(m);
 }
 
 /* Fewer free descriptors than this when a worker is about to be blamed: this master is out

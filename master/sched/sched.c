@@ -141,6 +141,8 @@ sched_action_t *act_send(sched_t *s, sched_key_t key, proto_type_t type, uint32_
       a->msg.u.data.group = key.group;
       a->msg.u.data.tag = key.tag;
       break;
+    case PROTO_FAILED: /* about a worker, not an instance: the caller fills it in */
+      break;
     default: /* PROTO_RECOVER */
       a->msg.u.recover.group = key.group;
       a->msg.u.recover.tag = key.tag;

@@ -108,6 +108,10 @@ typedef struct {
  *   PROTO_PUSH     to an allreduce's member 0: its result is whole; send it as DATA
  *   PROTO_DATA     to a member of an allreduce or bcast: a piece of the result (it points
  *                  into the JOURNAL_REDUCTION's `owned`, which comes later)
+ *   PROTO_FAILED   to every live worker, at WORKER_FAILED: failed.worker died (key 0, 0).
+ *                  It goes behind every action decided before the death, so a worker
+ *                  never gets a TASK naming a dead provider after that provider's FAILED,
+ *                  and ahead of the RECOVERs the death decides
  *
  * Journal records are not messages: they keep the scheduler's own shapes below. */
 typedef enum {

@@ -335,9 +335,17 @@ static void inst_worker_failed(sched_t *s, inst_t *in, uint32_t w) {
 
 int on_worker_failed(sched_t *s, uint32_t w) {
   dred_queue_t *q, *next;
+  sched_key_t none = {0, 0};
+  uint32_t v;
   if (!worker_alive(s, w)) return 0;
   s->w[w].alive = 0;
   s->nfailed++;
+  /* Every live worker hears of it, behind every action decided while w still counted as
+   * alive and ahead of what its death decides (the RECOVERs below).  A worker stops its
+   * reads of w when FAILED comes: a TASK naming w as provider that reached it after
+   * FAILED would read a dead process for ever. */
+  for (v = 1; v <= s->nworkers; v++)
+    if (v != w && s->w[v].alive) act_send(s, none, PROTO_FAILED, v)->msg.u.failed.worker = w;
   if (s->w[w].measured) { /* the "unknown speed" mean is over live workers */
     s->speed_sum -= s->w[w].speed;
     if (--s->nmeasured == 0) s->speed_sum = 0.0;

@@ -103,6 +103,7 @@ static int drain(sched_t *s, pending_t *pool, size_t *npool, inst_check_t *chk, 
     int64_t slot = a.key.tag - base;
     inst_check_t *c;
     r->actions++;
+    if (a.type == SCHED_ACT_SEND && a.msg.type == PROTO_FAILED) continue; /* no instance's */
     if (a.key.group != GROUP_ID || slot < 0 || slot >= (int64_t)nslots)
       return fail(r, "action for an unknown instance", (long long)a.key.tag, (long long)a.type);
     c = &chk[slot];

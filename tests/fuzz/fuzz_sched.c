@@ -104,6 +104,12 @@ static void drain(sched_t *s, uint32_t nw, pending_t *tasks, size_t *ntasks) {
         free(a.owned);
         break;
       }
+      case PROTO_FAILED: /* at WORKER_FAILED, to the live workers about a dead one */
+        if (a.worker < 1 || a.worker > nw || !sched_worker_alive(s, a.worker) ||
+            a.msg.u.failed.worker < 1 || a.msg.u.failed.worker > nw ||
+            sched_worker_alive(s, a.msg.u.failed.worker))
+          fail("FAILED to a dead worker, or about a live one", a.worker, a.msg.u.failed.worker);
+        break;
       default:
         fail("unknown action type", (uint64_t)a.type, (uint64_t)a.msg.type);
     }

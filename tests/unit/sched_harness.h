@@ -31,13 +31,33 @@
 /* ---- helpers ----------------------------------------------------------------------- */
 
 #define MAXACT 4096
-static sched_action_t A[MAXACT]; /* the actions of the last drain */
+static sched_action_t A[MAXACT]; /* the actions of the last drain, FAILED set aside */
 static size_t NA;
+/* The FAILED sends of the last drain (every live worker is told of each death), and
+ * where each stood among all the actions drained (raw_pos). */
+static sched_action_t F[MAXACT];
+static size_t NF, raw_pos[MAXACT];
 static uint64_t g_now; /* time stamped on the next event */
 
+static inline int is_failed_send(const sched_action_t *a) {
+  return a->type == SCHED_ACT_SEND && a->msg.type == PROTO_FAILED;
+}
+
+/* Take every pending action: A[0..NA) the instances' own, F[0..NF) the FAILED sends.
+ * Returns NA. */
 static inline size_t drain(sched_t *s) {
-  NA = 0;
-  while (NA < MAXACT && sched_next_action(s, &A[NA])) NA++;
+  sched_action_t a;
+  size_t raw = 0;
+  NA = NF = 0;
+  while (NA < MAXACT && NF < MAXACT && sched_next_action(s, &a)) {
+    if (is_failed_send(&a)) {
+      raw_pos[NF] = raw;
+      F[NF++] = a;
+    } else {
+      A[NA++] = a;
+    }
+    raw++;
+  }
   return NA;
 }
 

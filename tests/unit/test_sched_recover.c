@@ -147,6 +147,46 @@ static void test_fault_provider_lost(void **state) {
   sched_free(s);
 }
 
+/* FAILED of a worker goes to every live worker behind every action decided while it still
+ * counted as alive, and ahead of what its death decides.  A worker stops its reads of a
+ * dead one when FAILED comes: a TASK naming the dead provider that reached its executor
+ * after FAILED would read a dead process for ever (a node's links closing in one turn of
+ * the master's loop once made that order: one node-loss trial in 15 hung on 16 cores). */
+static void test_failed_behind_earlier_tasks(void **state) {
+  sched_t *s = sched_new(4, SCHED_POLICY_FIRST);
+  sched_key_t k = K(63, 0);
+  proto_msg_t p = prm(2, 1);
+  size_t i;
+  unsigned members = 0;
+  group_seq(s, 63, 3);
+  assert_int_equal(ready_rep(s, k, 0, 1, p, 2), 0);
+  assert_int_equal(ready_rep(s, k, 1, 2, p, 4), 0); /* TASK(1 <- 2) decided, not yet sent */
+  assert_int_equal(wfail(s, 2), 0);
+  assert_int_equal(drain(s), 1);
+  is_task(&A[0], 1, 1, 2, 0, 1);
+  assert_int_equal(NF, 3); /* workers 1, 3 and 4, not the dead one */
+  for (i = 0; i < NF; i++) {
+    assert_int_equal(F[i].msg.u.failed.worker, 2);
+    assert_int_not_equal(F[i].worker, 2);
+    assert_true(raw_pos[i] > 0); /* behind the TASK */
+  }
+  /* The executor dies too: FAILED first, then the RECOVERs of both sets. */
+  assert_int_equal(wfail(s, 1), 0);
+  assert_int_equal(drain(s), 2); /* members 0 and 1, each from a live holder */
+  for (i = 0; i < NA; i++) {
+    assert_true(is_send(&A[i], PROTO_RECOVER));
+    assert_true(A[i].worker == 3 || A[i].worker == 4);
+    members |= 1u << A[i].msg.u.recover.member;
+  }
+  assert_int_equal(members, 3u);
+  assert_int_equal(NF, 2); /* workers 3 and 4 */
+  for (i = 0; i < NF; i++) {
+    assert_int_equal(F[i].msg.u.failed.worker, 1);
+    assert_int_equal(raw_pos[i], i); /* ahead of the RECOVERs */
+  }
+  sched_free(s);
+}
+
 /* The provider dies but the executor had finished reading: OK, nothing to recover. */
 static void test_fault_provider_dies_after_read(void **state) {
   sched_t *s = sched_new(3, SCHED_POLICY_FIRST);
@@ -699,6 +739,7 @@ int main(void) {
       cmocka_unit_test(test_fault_executor_dead_before_dispatch),
       cmocka_unit_test(test_fault_executor_dies_during_task),
       cmocka_unit_test(test_fault_provider_lost),
+    cmocka_unit_test(test_failed_behind_earlier_tasks),
       cmocka_unit_test(test_fault_provider_dies_after_read),
       cmocka_unit_test(test_fault_provider_then_executor_die),
       cmocka_unit_test(test_fault_executor_with_two_tasks),

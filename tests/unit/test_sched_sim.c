@@ -171,6 +171,7 @@ static void sim_absorb(sim_t *m, sim_inst_t *in, uint32_t em, uint32_t pm, uint6
 static void sim_drain(sim_t *m) {
   sched_action_t a;
   while (sched_next_action(m->s, &a)) {
+    if (a.type == SCHED_ACT_SEND && a.msg.type == PROTO_FAILED) continue; /* the adapter's */
     int i = sim_find(m, a.key);
     sim_inst_t *in = &m->in[i];
     uint32_t k;
