@@ -39,7 +39,7 @@ struct dred_meet_slot {
   uint64_t spilled;       /* reductions below this seq that found the slot held: spilled */
   uint64_t arrived;       /* members that arrived                                       */
   uint64_t master;        /* of those, the ones that went to dred-master                */
-  uint64_t released;      /* members done with it (or dead)                             */
+  uint64_t released;      /* members done with it (or dead); atomic: release takes no lock */
   int32_t error;          /* the first member error                                     */
   uint32_t root;          /* OK: the root's member index (whose release ends all reads)  */
   uint32_t kind;          /* OK: the collective (PROTO_KIND_*), from the parameters      */
@@ -330,8 +330,16 @@ static int bcast_early(const dred_meet_slot_t *s, uint32_t member, int *status) 
   return 1;
 }
 
-static void slot_free_if_done(dred_meet_slot_t *s, uint32_t n) {
-  if (s->busy && (s->released & all_of(n)) == all_of(n)) __atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
+/* Members are done with the slot (or dead): add them.  The one call that completes the
+ * set frees the slot -- exactly one, since a member releases with a compare-and-swap
+ * outside the lock (dred_meet_release) and the others add under it. */
+static void slot_released(dred_meet_slot_t *s, uint64_t bits, uint32_t n) {
+  uint64_t all = all_of(n), old = __atomic_fetch_or(&s->released, bits, __ATOMIC_ACQ_REL);
+  if ((old & all) != all && ((old | bits) & all) == all) __atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
+}
+
+static uint64_t released_of(const dred_meet_slot_t *s) {
+  return __atomic_load_n(&s->released, __ATOMIC_ACQUIRE);
 }
 
 int dred_meet_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
@@ -410,7 +418,8 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
     __atomic_store_n(&s->arrived, 0, __ATOMIC_RELAXED); /* read without the lock: still_open */
     memset(s->ref, 0, n * sizeof s->ref[0]);
     /* members declared failed take nothing from it: only the living hold the slot */
-    s->released = __atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) & all_of(n);
+    __atomic_store_n(&s->released, __atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) & all_of(n),
+                     __ATOMIC_RELEASE);
   }
   if (s->arrived & me) { /* a second arrival of one member: a caller bug, not a wait */
     slot_unlock(s);
@@ -452,8 +461,7 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   }
   if (!wants) {
     s->master |= me;
-    s->released |= me; /* nothing to take from here */
-    slot_free_if_done(s, n);
+    slot_released(s, me, n); /* nothing to take from here */
     slot_unlock(s);
     return 0;
   }
@@ -605,7 +613,7 @@ int dred_meet_given_up(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
   int gone;
   if (s == NULL || member >= DRED_MEET_MAX_MEMBERS) return 0;
   slot_lock(s);
-  gone = !(s->busy && s->seq == seq) || (s->released & bit(member)) != 0;
+  gone = !(s->busy && s->seq == seq) || (released_of(s) & bit(member)) != 0;
   slot_unlock(s);
   return gone;
 }
@@ -623,11 +631,11 @@ int dred_meet_needs(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
   } else {
     uint32_t root, kind = slot_kind(s, &root);
     if (kind == PROTO_KIND_BCAST)
-      needs = (s->released & all_of(s->n)) != all_of(s->n);
+      needs = (released_of(s) & all_of(s->n)) != all_of(s->n);
     else
       needs = s->state == DRED_MEET_OK && s->root < s->n &&
-              (s->kind == PROTO_KIND_REDUCE ? !(s->released & bit(s->root))
-                                            : (s->released & all_of(s->n)) != all_of(s->n));
+              (s->kind == PROTO_KIND_REDUCE ? !(released_of(s) & bit(s->root))
+                                            : (released_of(s) & all_of(s->n)) != all_of(s->n));
   }
   slot_unlock(s);
   return needs;
@@ -734,7 +742,7 @@ int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t
     return -1;
   slot_lock(s);
   if (chunks_open(s, seq) && !(s->kind == PROTO_KIND_REDUCE && s->solo) && member < s->n &&
-      !(s->released & bit(member))) {
+      !(released_of(s) & bit(member))) {
     for (c = 0; c < nchunks && got < 0; c++)
       if (!(s->claimed & bit(c))) got = (int)c;
     if (got >= 0) {
@@ -755,7 +763,7 @@ int dred_meet_chunk_done(dred_meet_slot_t *s, uint64_t seq, uint32_t c, uint32_t
   /* Taken only from the member that holds the claim and still counts: one declared failed
    * folds for nobody (its claim went back when it was declared). */
   if (s->busy && s->seq == seq && (s->claimed & bit(c)) && !(s->folded & bit(c)) &&
-      s->claimer[c] == member && !(s->released & bit(member))) {
+      s->claimer[c] == member && !(released_of(s) & bit(member))) {
     s->part[c] = part;
     s->folded |= bit(c);
     took = 1;
@@ -839,14 +847,28 @@ uint64_t dred_meet_chunks_folded(dred_meet_slot_t *s, uint64_t seq, int *status,
   return f;
 }
 
+/* No lock: every member takes one at arrival, and a lock handed between cores costs more
+ * than a small collective.  The slot holds `seq` until every member is in `released`, and
+ * we are not yet, so seq, busy and n are stable while we look -- unless we were released
+ * for dead (declared failed while only stalled): then our bit is set, in this slot and in
+ * any slot reopened since (a reopened slot starts with the dead members' bits), so the
+ * compare-and-swap below, which expects it clear, can never set it in another reduction's
+ * slot. */
 void dred_meet_release(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
+  uint64_t me, old, all;
   if (s == NULL || member >= DRED_MEET_MAX_MEMBERS) return;
-  slot_lock(s);
-  if (s->busy && s->seq == seq) {
-    s->released |= bit(member);
-    slot_free_if_done(s, s->n);
+  me = bit(member);
+  old = released_of(s);
+  for (;;) {
+    if (!__atomic_load_n(&s->busy, __ATOMIC_ACQUIRE) || __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq ||
+        (old & me))
+      return;
+    if (__atomic_compare_exchange_n(&s->released, &old, old | me, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+      break;
   }
-  slot_unlock(s);
+  all = all_of(s->n);
+  if (((old | me) & all) == all) __atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
 }
 
 void dred_meet_end(dred_meet_slot_t *s, uint64_t seq, int status) {
@@ -892,8 +914,7 @@ void dred_meet_member_failed(dred_meet_ring_t *r, uint32_t member, int status) {
         s->claimed &= ~died_folding(s, member);
         slot_wake(s);
       }
-      s->released |= bit(member);
-      slot_free_if_done(s, s->n);
+      slot_released(s, bit(member), s->n);
     }
     slot_unlock(s);
   }
