@@ -42,11 +42,17 @@ static void future_unref_locked_and_unlock(dred_future *f) {
   }
 }
 
+/* Whether f completed, read without its mutex: `done` is stored after `status` with
+ * release order, so a caller that sees it may read status.  The waits of a met
+ * collective's own thread look this way (a mutex taken and dropped per look costs more
+ * than a small collective's step). */
+int dred_future_done(dred_future *f) { return __atomic_load_n(&f->done, __ATOMIC_ACQUIRE); }
+
 void dred_future_complete(dred_future *f, int status) {
   uv_mutex_lock(&f->mu);
   if (!f->done) {
-    f->done = 1;
     f->status = status;
+    __atomic_store_n(&f->done, 1, __ATOMIC_RELEASE);
     uv_cond_broadcast(&f->cv);
   }
   future_unref_locked_and_unlock(f);
@@ -58,7 +64,10 @@ int dred_future_get(dred_future *f) {
     DRED_ERROR("dred_future_get: future is NULL");
     return DRED_ERR_ARG;
   }
-  if (f->meet_slot != NULL) dred_meetpath_wait(f, UINT64_MAX); /* met in shared memory */
+  if (f->meet_slot != NULL) {
+    dred_meetpath_wait(f, UINT64_MAX); /* met in shared memory */
+    if (dred_future_done(f)) return f->status;
+  }
   uv_mutex_lock(&f->mu);
   while (!f->done) uv_cond_wait(&f->cv, &f->mu);
   st = f->status;
@@ -101,7 +110,7 @@ int dred_future_wait(dred_future *f, int timeout_ms) {
 void dred_future_free(dred_future *f) {
   if (f == NULL) return;
   /* a met reduction that decided is finished now rather than at dred_finalize */
-  if (f->meet_slot != NULL) dred_meetpath_wait(f, 0);
+  if (f->meet_slot != NULL && !dred_future_done(f)) dred_meetpath_wait(f, 0);
   uv_mutex_lock(&f->mu);
   if (!f->done) f->abandoned = 1;
   future_unref_locked_and_unlock(f);

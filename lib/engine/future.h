@@ -19,7 +19,7 @@ struct dred_meet_slot;
 struct dred_future {
   uv_mutex_t mu;
   uv_cond_t cv;
-  int done;
+  int done;   /* written under mu, after status (release); a look may read it without mu */
   int status;
   int refs; /* the application's and the runtime's */
   int abandoned; /* the application freed it while pending: it wants nothing more */
@@ -36,6 +36,8 @@ struct dred_future {
 };
 dred_future *dred_future_new(void);
 void dred_future_complete(dred_future *f, int status); /* drops the runtime's reference */
+/* Whether f completed, without its mutex (then f->status is readable): future.c */
+int dred_future_done(dred_future *f);
 /* Runtime thread, before reading the caller's sendbuf: returns 0 with the future locked
  * (read it, then dred_future_unlock), or 1 if the application abandoned the reduction
  * (then sendbuf may already be gone: do not touch it; nothing is locked). */

@@ -1128,10 +1128,7 @@ void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns) {
   int waited = 0; /* a wait on the slot came back and it was still not ready */
   for (;;) {
     int done, r;
-    uv_mutex_lock(&f->mu);
-    done = f->done;
-    uv_mutex_unlock(&f->mu);
-    if (done) return;
+    if (dred_future_done(f)) return;
     if (timeout_ns == UINT64_MAX) {
       left = UINT64_MAX; /* no clock to read: a blocking wait's every look counts */
     } else {
@@ -1158,6 +1155,7 @@ void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns) {
       /* Finished by us; or claimed by another thread (its completion is due in moments,
        * or it did a bounded step and let go); or gone to dred-master (its END completes
        * it). */
+      if (dred_future_done(f)) return;
       uv_mutex_lock(&f->mu);
       if (!f->done && left > 0) {
         uint64_t cap = r == 2 ? WAIT_SLICE_NS : CLAIMED_SLICE_NS;
