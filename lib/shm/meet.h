@@ -52,11 +52,13 @@
  * is the root -- DRED_ERR_ROOT_FAILED -- or if nobody can be served early any more).  A member that dies
  * after it arrived took nothing with it (its operand is in the slot or in the node's
  * pool).  Each slot's lock is a robust mutex: one whose holder died ends the slot with
- * DRED_ERR_PROC_FAILED.  Waiting polls (up to 1 ms where every member has a core), then
- * waits on a futex on a word of the slot (woken at every outcome, on a cache line of its
- * own), always bounded by the caller's timeout.  A waiter's looks at an open slot with
- * nothing for it yet take no lock, so such a holder's death is found by the next member
- * to take the lock or by the runtime's dred_meet_member_failed.
+ * DRED_ERR_PROC_FAILED.  A member releases the slot without the lock (a compare-and-swap
+ * on the released mask; the addition that completes it frees the slot).  Waiting polls (up
+ * to 1 ms where every member has a core), then waits on a futex on a word of the slot
+ * (woken at every outcome, on a cache line of its own), always bounded by the caller's
+ * timeout.  A waiter's looks at an open slot with nothing for it yet take no lock, so
+ * such a holder's death is found by the next member to take the lock or by the runtime's
+ * dred_meet_member_failed.
  *
  * Allreduce and bcast.  The slot is the same; what differs is whose operand is read
  * (reduce: all but the root's; allreduce: all; bcast: the root's alone) and who needs a
