@@ -330,12 +330,18 @@ static int bcast_early(const dred_meet_slot_t *s, uint32_t member, int *status) 
   return 1;
 }
 
-/* Members are done with the slot (or dead): add them.  The one call that completes the
- * set frees the slot -- exactly one, since a member releases with a compare-and-swap
- * outside the lock (dred_meet_release) and the others add under it. */
-static void slot_released(dred_meet_slot_t *s, uint64_t bits, uint32_t n) {
-  uint64_t all = all_of(n), old = __atomic_fetch_or(&s->released, bits, __ATOMIC_ACQ_REL);
+/* `bits` joined `released`, which held `old` just before: the addition that completed the
+ * set frees the slot.  Every addition is atomic -- a member's own release a
+ * compare-and-swap outside the lock (dred_meet_release), the others a fetch-or under it
+ * (slot_released) -- so exactly one completes it. */
+static void slot_free_if_completed(dred_meet_slot_t *s, uint64_t old, uint64_t bits, uint32_t n) {
+  uint64_t all = all_of(n);
   if ((old & all) != all && ((old | bits) & all) == all) __atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
+}
+
+/* Members are done with the slot (or dead): add them. */
+static void slot_released(dred_meet_slot_t *s, uint64_t bits, uint32_t n) {
+  slot_free_if_completed(s, __atomic_fetch_or(&s->released, bits, __ATOMIC_ACQ_REL), bits, n);
 }
 
 static uint64_t released_of(const dred_meet_slot_t *s) {
@@ -855,7 +861,7 @@ uint64_t dred_meet_chunks_folded(dred_meet_slot_t *s, uint64_t seq, int *status,
  * compare-and-swap below, which expects it clear, can never set it in another reduction's
  * slot. */
 void dred_meet_release(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
-  uint64_t me, old, all;
+  uint64_t me, old;
   if (s == NULL || member >= DRED_MEET_MAX_MEMBERS) return;
   me = bit(member);
   old = released_of(s);
@@ -867,8 +873,7 @@ void dred_meet_release(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
                                     __ATOMIC_ACQUIRE))
       break;
   }
-  all = all_of(s->n);
-  if (((old | me) & all) == all) __atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
+  slot_free_if_completed(s, old, me, s->n);
 }
 
 void dred_meet_end(dred_meet_slot_t *s, uint64_t seq, int status) {
