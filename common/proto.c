@@ -136,6 +136,9 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       put(&c, m->u.ready.inl, 1);
       put(&c, m->u.ready.data_len, 4);
       put_bytes(&c, m->u.ready.data, m->u.ready.data_len);
+      if (m->u.ready.have > 1 || (m->u.ready.have && m->u.ready.kind != PROTO_KIND_BCAST))
+        return 0;
+      put(&c, m->u.ready.have, 1);
       break;
     case PROTO_DATA:
       if (m->u.data.len > PROTO_DATA_MAX || m->u.data.offset > m->u.data.total ||
@@ -325,6 +328,9 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
           (m->u.ready.data_len > 0 && !m->u.ready.inl))
         return DRED_ERR_ARG;
       m->u.ready.data = get_bytes(&c, m->u.ready.data_len);
+      m->u.ready.have = (uint8_t)get(&c, 1);
+      if (m->u.ready.have > 1 || (m->u.ready.have && m->u.ready.kind != PROTO_KIND_BCAST))
+        return DRED_ERR_ARG;
       break;
     case PROTO_DATA:
       m->u.data.group = get(&c, 8);

@@ -23,7 +23,7 @@
  * MPI job, common/mpi/boot.h).  8: in-place absorption (READY's snap, unit and
  * absorbed, TASK's absorb, DONE's absorbed, RECOVER's last, tentative and single).
  * 9: collective kinds (READY's kind; DATA and PUSH; an explicit key names its kind). */
-#define PROTO_VERSION 9u
+#define PROTO_VERSION 10u
 /* "No member" in the member fields that may name none (RECOVER's last and tentative). */
 #define PROTO_NO_MEMBER 0xffffffffu
 #define PROTO_HEADER 8u
@@ -199,6 +199,9 @@ typedef struct {
       uint8_t snap, unit, absorbed;
       /* PROTO_KIND_*: which collective the member called */
       uint8_t kind;
+      /* 1: a bcast's non-root that already holds the whole data (it copied it from its
+       * node's relay leader, lib/paths/relay.c): it is sent no DATA, only END. */
+      uint8_t have;
     } ready;
     struct {
       uint64_t group;

@@ -22,6 +22,7 @@
 #include "../mpi/nodemem.h"
 #include "../paths/meetpath.h"
 #include "../paths/offnode.h"
+#include "../paths/relay.h"
 #include "admit.h"
 #include "api.h"
 #include "future.h"
@@ -264,6 +265,7 @@ int dred_finalize(void) {
 static void inst_discard(dred_rt_t *rt, dred_inst_t *in) {
   dred_nodemem_give(rt, in->node_bytes);
   dred_meetpath_unprepare(rt, in);
+  dred_relay_unprepare(rt, in);
   dred_lifetime_release(in->op, in->type, in->held);
   dred_admit_release(rt, in); /* its pool reservation, or the copy waiting for one */
   if (in->acc != NULL && !in->acc_is_app && !(in->is_root && in->acc == in->recvbuf))
@@ -549,6 +551,7 @@ static int call_submit(dred_rt_t *rt, dred_inst_t *in, int *status) {
   int offnode;
 
   dred_meetpath_prepare(rt, in); /* a pool block peers can read, if it needs one */
+  dred_relay_prepare(rt, in);    /* ... or one for a node relay's data, if it may lead */
   uv_mutex_lock(&rt->lock);
   if (dred_meetpath_slot_held(rt, in)) { /* still held by an older one: wait a moment */
     uv_mutex_unlock(&rt->lock);
@@ -573,6 +576,12 @@ static int call_submit(dred_rt_t *rt, dred_inst_t *in, int *status) {
     dred_rt_insert(rt, in);
     uv_mutex_unlock(&rt->lock);
     if (publish) dred_meetpath_publish(rt, in); /* a bcast root's data, overlapping copies */
+    return 1;
+  }
+  /* A large bcast of a group spanning nodes: the node's first member to arrive receives
+   * the data from dred-master for the node, the others copy it from there (relay.c). */
+  if (dred_relay_arrive(rt, in)) {
+    uv_mutex_unlock(&rt->lock);
     return 1;
   }
   if (rt->cfg.replicas > 0 && in->kind != PROTO_KIND_BCAST)

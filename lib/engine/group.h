@@ -29,6 +29,10 @@ typedef struct dred_group {
    * reduction: NULL when it spans nodes, is too large, or the table was full. */
   struct dred_meet_ring *meet_ring;
   int meet_looked;
+  /* A group spanning nodes: its auto stream's relay ring on this node (relay.c), and the
+   * members that never arrive there (other nodes' members; bit k: member k). */
+  struct dred_meet_ring *relay_ring;
+  int relay_looked;
 } dred_group_t;
 
 /* Resolve `comm` to its group and this process's member rank.  DRED_ERR_ARG (logged)

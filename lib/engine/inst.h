@@ -122,6 +122,18 @@ typedef struct dred_inst {
   uint64_t meet_prefolded; /* a reduce root's early arrivals folded into acc (bit k)    */
   int meet_publish;        /* a bcast root: the slot is still to be told its data is in  */
   int meet_pipelined;      /* ... and the data is still to be copied into meet_blk       */
+  /* A cross-node bcast's node relay (lib/paths/relay.c).  The leader receives the data
+   * from dred-master as any member does and also puts it in relay_blk (a block of its
+   * pool) for its node's followers, advancing relay_slot's progress; a follower copies it
+   * from there (state INST_MEET, meet_slot) and then tells dred-master it has it
+   * (relay_have in its READY). */
+  int relay_lead, relay_follow, relay_have;
+  struct dred_meet_slot *relay_slot;
+  uint64_t relay_seq;
+  char *relay_blk;
+  int64_t relay_blk_off;
+  struct dred_meet_ring *relay_ring; /* an explicit tag's relay ring, looked up once */
+  int relay_ring_looked;
   inst_state_t state;
   int end_status;      /* set when END arrives while tasks are still running */
   int tasks_pending;   /* tasks queued or running for this instance */

@@ -972,6 +972,12 @@ void dred_rt_stop(dred_rt_t *rt) {
     DRED_INFO("meeting place: %llu reduction(s) met in shared memory, %llu went through "
               "dred-master because their slot was still held (DRED_MEET)",
               (unsigned long long)rt->meet_done, (unsigned long long)rt->meet_spilled);
+  if (rt->relay_led > 0)
+    DRED_INFO("node relay: led %llu cross-node bcast(s) for this node",
+              (unsigned long long)rt->relay_led);
+  if (rt->relay_followed > 0)
+    DRED_INFO("node relay: copied %llu cross-node bcast(s) from the node's leader",
+              (unsigned long long)rt->relay_followed);
   if (rt->pool_waited > 0)
     DRED_INFO("%llu reduction(s) waited for room in the shared-memory pool (DRED_POOL_MB); "
               "%llu of them went ahead on private memory when nothing freed room for %llu ms",

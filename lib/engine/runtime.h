@@ -160,6 +160,7 @@ typedef struct dred_rt {
   MPI_Win meet_win;
   dred_queue_t meetq;
   uint64_t meet_done, meet_spilled; /* under lock */
+  uint64_t relay_led, relay_followed; /* bcasts relayed on this node (relay.c), under lock */
   /* Pool blocks of ours that a met reduction's root may still read after our future
    * completed (meetpath.c): freed once the slot says it no longer needs them. */
   dred_queue_t meet_lent;

@@ -18,6 +18,9 @@
  *     calling thread); the other members send a READY without a buffer.
  *   - A large allreduce runs the reduce path to member 0; when the result is whole there
  *     the master sends PUSH, and member 0 answers with the result as DATA.
+ *   - A bcast's non-roots may share one transfer per node (relay.c): the node's first to
+ *     arrive receives the DATA (copying it for the others too), the others copy it from
+ *     there and send a READY saying they have it.
  *   - A receiver (a bcast's non-root, a large allreduce's other members) takes DATA in
  *     order into `res`: recvbuf itself for a DIRECT layout, else a buffer of its own that
  *     is unpacked into recvbuf at the end (only the type's bytes are written, as in MPI).
@@ -34,6 +37,7 @@
 #include "../engine/typecheck.h"
 #include "../mpi/dataplane.h"
 #include "distribute.h"
+#include "relay.h"
 
 static dred_inst_t *find(dred_rt_t *rt, uint64_t group, int64_t tag) {
   dred_inst_t *in;
@@ -71,6 +75,7 @@ void dred_dist_announce_bcast(dred_rt_t *rt, dred_inst_t *in) {
   m.u.ready.buf.pool_off = -1;
   m.u.ready.buf.len = in->bytes;
   m.u.ready.buf.owner = (uint32_t)rt->world_rank;
+  m.u.ready.have = (uint8_t)(in->relay_have && !in->is_root); /* copied from its node's leader */
   if (rc == DRED_OK && in->is_root) rc = dred_dp_acc_prepare(rt, in);
   if (rc != DRED_OK) {
     if (in->join_error == DRED_OK) /* a refused call was logged by dred_ibcast */
@@ -133,6 +138,7 @@ void dred_dist_on_data(dred_rt_t *rt, const proto_msg_t *m) {
     return;
   }
   memcpy(in->res + in->res_have, m->u.data.data, m->u.data.len);
+  dred_relay_on_data(rt, in, in->res_have, m->u.data.data, m->u.data.len); /* a node's leader */
   in->res_have += m->u.data.len;
 }
 
@@ -145,6 +151,7 @@ int dred_dist_end_status(dred_inst_t *in, int status) {
 }
 
 int dred_dist_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
+  dred_relay_done(rt, in, status); /* a node relay's leader leaves it (relay.c) */
   if (status == DRED_OK && in->is_root && in->kind != PROTO_KIND_BCAST) {
     status = dred_dp_unpack_result(rt, in);
   } else if (status == DRED_OK && in->receives && in->res_own) {

@@ -53,6 +53,7 @@
 #include "../mpi/dataplane.h"
 #include "distribute.h"
 #include "meetpath.h"
+#include "relay.h"
 
 #define WAIT_SLICE_NS 100000000ull /* a waiter rechecks its future at least this often */
 /* How long a call waits for its slot while the collective DRED_MEET_DEPTH before it still
@@ -235,6 +236,10 @@ static int lent_reclaim(dred_rt_t *rt, int all) {
   return n;
 }
 
+void dred_meetpath_reclaim_lent(dred_rt_t *rt) {
+  if (!dred_queue_empty(&rt->meet_lent)) (void)lent_reclaim(rt, 0);
+}
+
 void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in) {
   const void *src;
   if (rt->meet == NULL || in->group->spans_nodes || !publishes(in) || in->refused ||
@@ -318,7 +323,6 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in) {
   dred_meet_arrival_t a;
   dred_meet_ref_t op;
   dred_meet_ring_t *r;
-  dred_future *f = in->fut;
   uint64_t seq = 0;
   const void *data = NULL;
   int wants;
@@ -375,21 +379,27 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in) {
   in->meet_by_ref = op.kind == DRED_MEET_OP_POOL;
   /* a bcast root by reference tells the slot when its data is in (dred_meetpath_publish) */
   in->meet_publish = in->kind == PROTO_KIND_BCAST && in->meet_by_ref;
-  in->meet_slot = a.slot;
+  dred_meetpath_join(rt, in, r, a.slot, seq);
+  return 1;
+}
+
+void dred_meetpath_join(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r,
+                        dred_meet_slot_t *slot, uint64_t seq) {
+  dred_future *f = in->fut;
+  in->meet_slot = slot;
   in->meet_seq = seq;
   in->meet_fold_next = 0;
   in->state = INST_MEET;
   dred_queue_insert_tail(&rt->meetq, &in->qlink);
   f->meet_rt = rt;
-  f->meet_slot = a.slot;
+  f->meet_slot = slot;
   f->meet_seq = seq;
   f->meet_gid = in->group_id;
   f->meet_tag = in->tag;
   f->meet_member = in->member;
   f->meet_bcast = in->kind == PROTO_KIND_BCAST;
   f->meet_prefold = prefolds(in);
-  arrive_after_deaths(rt, g, r);
-  return 1;
+  arrive_after_deaths(rt, in->group, r);
 }
 
 /* The slot spilled (a member had no place for its operand): `in` goes to dred-master like
@@ -684,8 +694,8 @@ static int fold_chunk(dred_inst_t *in, const char *const *src, uint32_t n, uint3
 }
 
 /* A block of ours that peers read for `seq` until the slot says nobody does any more. */
-static void lend(dred_rt_t *rt, dred_meet_slot_t *slot, uint64_t seq, uint32_t member, char *p,
-                 int64_t off, size_t bytes) {
+void dred_meetpath_lend(dred_rt_t *rt, dred_meet_slot_t *slot, uint64_t seq, uint32_t member,
+                        char *p, int64_t off, size_t bytes) {
   lent_t *l = malloc(sizeof *l);
   if (l == NULL) {
     /* Cannot remember it: never free it (a leak of one block, never a block reused while
@@ -782,7 +792,7 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
       memcpy(dst + e0 * ext, blk, ne * ext);
       in->meet_copied |= (uint64_t)1 << c;
       if (dred_meet_chunk_done(in->meet_slot, in->meet_seq, (uint32_t)c, in->member, off))
-        lend(rt, in->meet_slot, in->meet_seq, in->member, blk, off, most);
+        dred_meetpath_lend(rt, in->meet_slot, in->meet_seq, in->member, blk, off, most);
       else /* we were declared failed: nobody reads ours */
         dred_dp_buf_free(rt, most, blk, off, 0);
       spent += ne * ext * n;
@@ -846,7 +856,7 @@ static int reduce_help(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *don
       return rc;
     }
     if (dred_meet_chunk_done(in->meet_slot, in->meet_seq, (uint32_t)c, in->member, off))
-      lend(rt, in->meet_slot, in->meet_seq, in->member, blk, off, most);
+      dred_meetpath_lend(rt, in->meet_slot, in->meet_seq, in->member, blk, off, most);
     else /* we were declared failed: nobody reads ours */
       dred_dp_buf_free(rt, most, blk, off, 0);
     dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
@@ -938,11 +948,14 @@ static int bcast_copy(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done
   const char *src[DRED_MEET_MAX_MEMBERS];
   char *dst = result_dst(in);
   uint64_t avail = in->bytes, len;
+  uint32_t from;
   int rc, st = DRED_OK;
   *done = 1;
   if (dst == NULL) return DRED_ERR_NOMEM;
   if ((rc = operands_of(rt, in, src)) != DRED_OK) return rc;
-  if (in->root >= in->group->n || (src[in->root] == NULL && in->bytes > 0)) return DRED_ERR_INTERNAL;
+  /* a relay's follower copies from its node's leader (relay.c), a met member from the root */
+  from = in->relay_follow ? dred_meet_leader(in->meet_slot) : in->root;
+  if (from >= in->group->n || (src[from] == NULL && in->bytes > 0)) return DRED_ERR_INTERNAL;
   if (!meet_small(in)) {
     avail = dred_meet_progress(in->meet_slot, in->meet_seq, &st);
     if (st != DRED_OK) return st;
@@ -951,7 +964,7 @@ static int bcast_copy(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done
   while (in->meet_fold_next < avail) {
     len = avail - in->meet_fold_next;
     if (len > FOLD_CHUNK * 4) len = FOLD_CHUNK * 4;
-    memcpy(dst + in->meet_fold_next, src[in->root] + in->meet_fold_next, len);
+    memcpy(dst + in->meet_fold_next, src[from] + in->meet_fold_next, len);
     in->meet_fold_next += len;
     if (in->meet_fold_next < in->bytes && in->meet_fold_next >= budget) break;
   }
@@ -998,7 +1011,7 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
 /* A non-root member met by reference finished OK: its block may still be read by the
  * root, so it is lent (freed once the slot no longer needs it) instead of freed now. */
 static void lend_block(dred_rt_t *rt, dred_inst_t *in) {
-  lend(rt, in->meet_slot, in->meet_seq, in->member, in->meet_blk != NULL ? in->meet_blk : in->acc,
+  dred_meetpath_lend(rt, in->meet_slot, in->meet_seq, in->member, in->meet_blk != NULL ? in->meet_blk : in->acc,
        in->meet_blk != NULL ? in->meet_blk_off : in->pool_off, in->bytes);
   if (in->meet_blk != NULL) {
     in->meet_blk = NULL;
@@ -1011,7 +1024,7 @@ static void lend_block(dred_rt_t *rt, dred_inst_t *in) {
 
 int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, uint64_t budget) {
   dred_inst_t *in;
-  int st = DRED_OK, state, decided, wake, done = 1, early, early_st = DRED_OK;
+  int st = DRED_OK, state, decided, wake, done = 1, early, early_st = DRED_OK, given_up = 0;
 
   uv_mutex_lock(&rt->lock);
   in = dred_rt_find(rt, gid, tag);
@@ -1091,7 +1104,7 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
     /* Declared failed while reading (stalled past the failure timeout): the peers were
      * told nobody reads their blocks any more, so what we read may not be theirs. */
     if (st == DRED_OK && reads && dred_meet_given_up(in->meet_slot, in->meet_seq, in->member))
-      st = DRED_ERR_PROC_FAILED;
+      st = DRED_ERR_PROC_FAILED, given_up = 1;
     if (st == DRED_OK && !done) {
       /* a bounded step (dred_future_is_done, a zero wait), or peers still folding: the
        * rest at the next look */
@@ -1100,6 +1113,13 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
       uv_mutex_unlock(&rt->lock);
       return r == 3 ? 3 : 0;
     }
+  }
+  /* A relay's follower (relay.c) goes to dred-master with the data, or without it when the
+   * relay failed: the master decides its outcome, as anyone's.  Not when ending it here
+   * (dred-master lost, finalize's deadline) or once it was given up for dead. */
+  if (in->relay_follow && status == DRED_OK && !given_up) {
+    dred_relay_handoff(rt, in, st == DRED_OK);
+    return 2;
   }
   /* Our block may still be read by peers (the slot says until when): lent, not freed. */
   if (in->meet_by_ref)
@@ -1239,8 +1259,9 @@ void dred_meetpath_on_failed(dred_rt_t *rt, uint32_t w) {
   uv_mutex_lock(&rt->lock);
   DRED_QUEUE_FOREACH(q, &rt->groups) {
     dred_group_t *g = DRED_QUEUE_DATA(q, dred_group_t, link);
-    if (g->spans_nodes) continue;
-    for (k = 0; k < g->n; k++) /* every stream of the group: its auto tags, each tag */
+    /* every stream of the group: its auto tags, each tag, and (a group spanning nodes)
+     * their relay rings */
+    for (k = 0; k < g->n; k++)
       if (g->workers[k] == w) dred_meet_group_member_failed(rt->meet, g->id, k, DRED_ERR_PROC_FAILED);
   }
   uv_mutex_unlock(&rt->lock);

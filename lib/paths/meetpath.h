@@ -40,6 +40,17 @@ int dred_meetpath_slot_held(dred_rt_t *rt, dred_inst_t *in);
 void dred_meetpath_wait_slot(dred_rt_t *rt, dred_inst_t *in);
 /* The block prepare gave `in`, freed (a call that ends before it arrives anywhere). */
 void dred_meetpath_unprepare(dred_rt_t *rt, dred_inst_t *in);
+/* Under rt->lock: `in` waits in `slot` (seq `seq` of ring `r`) from now on -- state
+ * INST_MEET in rt->meetq, its future's waits settling it (dred_meetpath_arrive, and a
+ * relay's follower, relay.c). */
+void dred_meetpath_join(dred_rt_t *rt, dred_inst_t *in, struct dred_meet_ring *r,
+                        struct dred_meet_slot *slot, uint64_t seq);
+/* A block of ours (`p`, at `off` of our pool, `bytes`) that peers read for `seq` of
+ * `slot` until it says nobody does any more (dred_meet_needs): freed then, not now. */
+void dred_meetpath_lend(dred_rt_t *rt, struct dred_meet_slot *slot, uint64_t seq,
+                        uint32_t member, char *p, int64_t off, size_t bytes);
+/* Free the lent blocks nobody reads any more. */
+void dred_meetpath_reclaim_lent(dred_rt_t *rt);
 /* dred_ireduce, under rt->lock, `in` complete (its key in->tag) but not inserted: 1 if it
  * met in shared memory (insert it, hand out the future, nothing for the runtime thread to
  * do); 0 to go to the master (in->meet_mask set). */

@@ -44,6 +44,8 @@ struct dred_meet_slot {
   uint32_t root;          /* OK: the root's member index (whose release ends all reads)  */
   uint32_t kind;          /* OK: the collective (PROTO_KIND_*), from the parameters      */
   uint32_t solo;          /* a reduce whose root folds early arrivals alone: no claims    */
+  uint32_t relay;         /* a relay ring's slot: `root` is the leader once one arrived  */
+  uint32_t led;           /* relay: a leader arrived (it is `root`)                     */
   int32_t fold_status;    /* the chunk phase: DRED_OK, or why it cannot end              */
   uint64_t claimed;       /* chunks someone folds (or folded)                           */
   uint64_t folded;        /* ... and those whose result is whole where `part` says       */
@@ -67,6 +69,8 @@ struct dred_meet_ring {
   uint32_t workers[DRED_MEET_MAX_MEMBERS];
   uint64_t spills, mixed, noplace; /* under any slot's lock: approximate (tests, stats) */
   uint64_t gone;          /* members declared failed: never meet again (atomic)         */
+  uint32_t relay;         /* a cross-node bcast's node relay (dred_meet_relay_of)       */
+  uint64_t absent;        /* relay: members that never arrive here (other nodes, root)  */
   _Alignas(64) struct dred_meet_slot slots[DRED_MEET_DEPTH];
 };
 
@@ -109,8 +113,8 @@ int dred_meet_table_init(void *mem) {
 /* ---- rings ------------------------------------------------------------------------- */
 
 static int ring_is(const dred_meet_ring_t *r, uint64_t gid, int64_t stream, uint32_t n,
-                   const uint32_t *w) {
-  return r->gid == gid && r->stream == stream && r->n == n &&
+                   const uint32_t *w, uint32_t relay) {
+  return r->gid == gid && r->stream == stream && r->n == n && r->relay == relay &&
          memcmp(r->workers, w, n * sizeof *w) == 0;
 }
 
@@ -119,8 +123,11 @@ dred_meet_ring_t *dred_meet_ring_of(dred_meet_table_t *t, uint64_t gid, uint32_t
   return dred_meet_stream_of(t, gid, DRED_MEET_AUTO, n, workers);
 }
 
-dred_meet_ring_t *dred_meet_stream_of(dred_meet_table_t *t, uint64_t gid, int64_t stream,
-                                      uint32_t n, const uint32_t *workers) {
+/* The ring of (gid, stream, relay), claimed if there is none yet (`absent` is recorded by
+ * the claimer: every member computes the same). */
+static dred_meet_ring_t *ring_find(dred_meet_table_t *t, uint64_t gid, int64_t stream,
+                                   uint32_t n, const uint32_t *workers, uint32_t relay,
+                                   uint64_t absent) {
   uint64_t h;
   uint32_t i, start;
   if (t == NULL || workers == NULL || n == 0 || n > DRED_MEET_MAX_MEMBERS ||
@@ -129,7 +136,7 @@ dred_meet_ring_t *dred_meet_stream_of(dred_meet_table_t *t, uint64_t gid, int64_
   /* Linear probing from the id's hash.  A claim is a compare-and-swap FREE -> CLAIMING,
    * the fields, then READY: a reader that meets CLAIMING waits the few stores out.  Rings
    * are never freed, so "no ring for this group" is final for everyone. */
-  h = gid ^ ((uint64_t)stream * 0x9e3779b97f4a7c15ull);
+  h = gid ^ ((uint64_t)stream * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)relay << 63);
   start = (uint32_t)((h ^ (h >> 32)) % DRED_MEET_GROUPS);
   for (i = 0; i < DRED_MEET_GROUPS; i++) {
     dred_meet_ring_t *r = &t->rings[(start + i) % DRED_MEET_GROUPS];
@@ -141,6 +148,8 @@ dred_meet_ring_t *dred_meet_stream_of(dred_meet_table_t *t, uint64_t gid, int64_
         r->gid = gid;
         r->stream = stream;
         r->n = n;
+        r->relay = relay;
+        r->absent = relay ? absent & all_of(n) : 0;
         memcpy(r->workers, workers, n * sizeof *workers);
         __atomic_store_n(&r->state, RING_READY, __ATOMIC_RELEASE);
         return r;
@@ -153,9 +162,19 @@ dred_meet_ring_t *dred_meet_stream_of(dred_meet_table_t *t, uint64_t gid, int64_
       sched_yield();
       st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
     }
-    if (st == RING_READY && ring_is(r, gid, stream, n, workers)) return r;
+    if (st == RING_READY && ring_is(r, gid, stream, n, workers, relay)) return r;
   }
   return NULL;
+}
+
+dred_meet_ring_t *dred_meet_stream_of(dred_meet_table_t *t, uint64_t gid, int64_t stream,
+                                      uint32_t n, const uint32_t *workers) {
+  return ring_find(t, gid, stream, n, workers, 0, 0);
+}
+
+dred_meet_ring_t *dred_meet_relay_of(dred_meet_table_t *t, uint64_t gid, int64_t stream,
+                                     uint32_t n, const uint32_t *workers, uint64_t absent) {
+  return ring_find(t, gid, stream, n, workers, 1, absent);
 }
 
 int dred_meet_ring_member(const dred_meet_ring_t *r, uint32_t worker) {
@@ -280,6 +299,10 @@ static int lost_status(const dred_meet_slot_t *s, uint64_t lost) {
 static uint32_t slot_kind(const dred_meet_slot_t *s, uint32_t *root) {
   uint32_t k;
   *root = s->root;
+  if (s->relay) { /* a node relay: a bcast whose data comes from its leader */
+    if (!s->led) *root = s->n;
+    return PROTO_KIND_BCAST;
+  }
   if (s->state == DRED_MEET_OK) return s->kind;
   for (k = 0; k < s->n; k++)
     if (s->arrived & ~s->master & bit(k)) {
@@ -296,7 +319,9 @@ static uint32_t slot_kind(const dred_meet_slot_t *s, uint32_t *root) {
  * member: the death ends it then.  Called at each death and at each arrival, so a death
  * seen before the error came still ends the slot when it comes. */
 static int lost_ends(const dred_meet_slot_t *s, uint64_t lost) {
-  uint32_t root, kind = slot_kind(s, &root);
+  uint32_t root, kind;
+  if (s->relay) return 0; /* the leader arrived first: nobody else is waited for */
+  kind = slot_kind(s, &root);
   if (kind != PROTO_KIND_BCAST || root >= s->n || (lost & bit(root)) != 0) return 1;
   if (s->error != DRED_OK) return 1;
   return (s->arrived & ~s->master & bit(root)) != 0 && s->ref[root].kind != DRED_MEET_OP_SLOT &&
@@ -317,7 +342,8 @@ static int bcast_early(const dred_meet_slot_t *s, uint32_t member, int *status) 
   if (member >= s->n || !(in & bit(member)) || s->p[member].kind != PROTO_KIND_BCAST ||
       s->error != DRED_OK || s->state == DRED_MEET_MIXED || s->state == DRED_MEET_SPILL)
     return 0;
-  r = s->p[member].root;
+  if (s->relay && !s->led) return 0;
+  r = s->relay ? s->root : s->p[member].root;
   for (k = 0; k < s->n; k++)
     if ((in & bit(k)) && k != member && !proto_params_agree(&s->p[k], &s->p[member])) break;
   if (r >= s->n || k < s->n) {
@@ -348,6 +374,40 @@ static uint64_t released_of(const dred_meet_slot_t *s) {
   return __atomic_load_n(&s->released, __ATOMIC_ACQUIRE);
 }
 
+/* A member arrives in a relay slot (lock held, its bit and parameters in): the first one
+ * with a block leads -- dred-master sends it the data, which it puts in that block for
+ * the others -- and every later one follows, copying from the leader's block.  Nothing
+ * is decided here: a follower that disagrees with the leader, or finds the relay failed,
+ * goes to dred-master, which decides for it as for any member.  Unlocks. */
+static int relay_arrive(dred_meet_slot_t *s, uint32_t member, int wants,
+                        const dred_meet_ref_t *op, dred_meet_arrival_t *out) {
+  uint64_t me = bit(member);
+  int st = DRED_OK;
+  if (wants && s->state == DRED_MEET_OPEN && s->fold_status == DRED_OK) {
+    if (!s->led && op->kind == DRED_MEET_OP_POOL) {
+      s->led = 1;
+      s->root = member;
+      s->kind = PROTO_KIND_BCAST;
+      s->ref[member] = *op;
+      out->lead = 1;
+    } else if (!s->led || !bcast_early(s, member, &st) || st != DRED_OK) {
+      wants = 0; /* no leader (and no block to lead with), or one we disagree with */
+    }
+  } else {
+    wants = 0;
+  }
+  if (!wants) {
+    s->master |= me;
+    slot_released(s, me, s->n); /* nothing to take from here */
+    slot_unlock(s);
+    return 0;
+  }
+  slot_unlock(s);
+  out->meet = 1;
+  out->slot = s;
+  return 0;
+}
+
 int dred_meet_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                      const proto_params_t *p, int wants, const void *data, size_t bytes,
                      int error, dred_meet_arrival_t *out) {
@@ -361,6 +421,7 @@ int dred_meet_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
     out->meet = 0;
     out->slot = NULL;
     out->mask = 0;
+    out->lead = 0;
     return -1; /* the small path's operands must fit the slot, the root's included */
   }
   return dred_meet_arrive_op(r, seq, member, p, wants, &op, data, error, out);
@@ -376,6 +437,7 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   out->meet = 0;
   out->slot = NULL;
   out->mask = 0;
+  out->lead = 0;
   if (r == NULL || p == NULL || member >= r->n)
     return -1;
   n = r->n;
@@ -418,13 +480,16 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
     s->kind = PROTO_KIND_REDUCE;
     s->fold_status = DRED_OK;
     s->solo = 0;
+    s->relay = r->relay;
+    s->led = 0;
     s->claimed = s->folded = 0;
     __atomic_store_n(&s->progress, 0, __ATOMIC_RELAXED);
     s->master = 0;
     __atomic_store_n(&s->arrived, 0, __ATOMIC_RELAXED); /* read without the lock: still_open */
     memset(s->ref, 0, n * sizeof s->ref[0]);
     /* members declared failed take nothing from it: only the living hold the slot */
-    __atomic_store_n(&s->released, __atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) & all_of(n),
+    __atomic_store_n(&s->released,
+                     (__atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) | r->absent) & all_of(n),
                      __ATOMIC_RELEASE);
   }
   if (s->arrived & me) { /* a second arrival of one member: a caller bug, not a wait */
@@ -433,6 +498,7 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   }
   __atomic_store_n(&s->arrived, s->arrived | me, __ATOMIC_RELEASE);
   s->p[member] = *p;
+  if (s->relay) return relay_arrive(s, member, wants, op, out);
   if (s->state == DRED_MEET_OPEN) {
     if (error != DRED_OK && s->error == DRED_OK) s->error = error;
     if (!wants && (s->arrived & ~s->master & ~me) != 0) {
@@ -882,6 +948,24 @@ void dred_meet_end(dred_meet_slot_t *s, uint64_t seq, int status) {
   if (s->busy && s->seq == seq && s->state == DRED_MEET_OPEN)
     slot_end(s, DRED_MEET_FAILED, status != DRED_OK ? status : DRED_ERR_INTERNAL);
   slot_unlock(s);
+}
+
+void dred_meet_relay_fail(dred_meet_slot_t *s, uint64_t seq, int status) {
+  if (s == NULL) return;
+  slot_lock(s);
+  if (s->busy && s->seq == seq && s->relay) {
+    if (s->fold_status == DRED_OK)
+      __atomic_store_n(&s->fold_status, status != DRED_OK ? status : DRED_ERR_INTERNAL,
+                       __ATOMIC_RELEASE);
+    if (s->state == DRED_MEET_OPEN) slot_end(s, DRED_MEET_FAILED, s->fold_status);
+    slot_wake(s);
+  }
+  slot_unlock(s);
+}
+
+uint32_t dred_meet_leader(const dred_meet_slot_t *s) {
+  /* a follower asks: it arrived after the leader, under the lock, and holds the slot */
+  return s != NULL && s->relay && s->led ? s->root : DRED_MEET_MAX_MEMBERS;
 }
 
 /* The chunks `member` claimed and did not say it folded. */

@@ -148,6 +148,27 @@ dred_meet_ring_t *dred_meet_stream_of(dred_meet_table_t *t, uint64_t gid, int64_
 dred_meet_ring_t *dred_meet_ring_of(dred_meet_table_t *t, uint64_t gid, uint32_t n,
                                     const uint32_t *workers);
 
+/* A cross-node bcast's node relay (lib/paths/relay.c): the ring of (gid, stream) for the
+ * group's members on this node, apart from the group's other rings.  `absent` (bit k:
+ * member k) are the members that never arrive here -- those on other nodes -- counted as
+ * released in every slot.
+ * In a relay slot the first member to arrive with a pool block (DRED_MEET_OP_POOL) leads
+ * (`lead` in its arrival): dred-master sends it the data, which it puts in that block,
+ * advancing the slot's progress (dred_meet_progress_set); every later member whose
+ * parameters agree with the leader's follows (meet == 1), served early as a bcast's
+ * member is, with the leader as root.  Anyone else goes to dred-master (meet == 0).  A
+ * relay slot decides nothing: it ends only through dred_meet_relay_fail or the leader's
+ * death before its data was whole (the progress then reports DRED_ERR_ROOT_FAILED), and a
+ * follower that sees either goes to dred-master for the data. */
+dred_meet_ring_t *dred_meet_relay_of(dred_meet_table_t *t, uint64_t gid, int64_t stream,
+                                     uint32_t n, const uint32_t *workers, uint64_t absent);
+/* The leader of relay slot `s` can give no more (dred-master's END for it was an error,
+ * or it leaves before its data is whole): the progress reports `status` from now on, and
+ * waiters are woken. */
+void dred_meet_relay_fail(dred_meet_slot_t *s, uint64_t seq, int status);
+/* The leader's member index in relay slot `s` (for a follower of it), or
+ * DRED_MEET_MAX_MEMBERS when it is not a relay slot with a leader. */
+uint32_t dred_meet_leader(const dred_meet_slot_t *s);
 /* Member index of job rank `worker` in the ring's group, or -1. */
 int dred_meet_ring_member(const dred_meet_ring_t *r, uint32_t worker);
 
@@ -155,6 +176,7 @@ typedef struct {
   int meet;             /* 1: wait in `slot`; 0: use dred-master                     */
   dred_meet_slot_t *slot;
   uint64_t mask;        /* meet == 0: members that met here, to name in the READY    */
+  int lead;             /* a relay slot (meet == 1): this member leads, the others follow */
 } dred_meet_arrival_t;
 
 /* Member `member` arrives for the group's `seq`-th auto-tagged reduction.  wants: its own

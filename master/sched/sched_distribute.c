@@ -15,7 +15,10 @@
  *   - Bcast: no tasks.  The root's data reaches the master in its READY (small) or as DATA
  *     messages right behind it; each member that arrived is sent DATA for every piece the
  *     master holds and it lacks, as soon as the master holds it -- early arrivers first,
- *     nobody waits for the others -- and END once it has everything.
+ *     nobody waits for the others -- and END once it has everything.  A member whose READY
+ *     says it has the data (`have`: it copied it from its node's relay leader) lacks none.
+ *     The master keeps the data until every member was told, so a relay leader's death
+ *     costs its followers nothing: they come here without `have` and are sent it all.
  *   - Large allreduce: the reduction runs as a reduce to member 0 (the ordinary tasks,
  *     replicas and recovery, rank order for non-commutative ops); when one message covers
  *     every member, member 0 is sent PUSH and answers with its result as DATA, which then
@@ -95,7 +98,12 @@ void dist_bcast_ready(sched_t *s, inst_t *in, uint32_t k, const proto_msg_t *r) 
   (void)s;
   in->dist = 1;
   in->holder = in->params.root;
-  if (k != in->params.root) return;
+  if (k != in->params.root) {
+    /* A member that copied the data from its node's relay leader (lib/paths/relay.c) is
+     * owed only its END: the same END, after the same whole data, as anyone's. */
+    if (r->u.ready.have) in->m[k].dsent = in->bytes;
+    return;
+  }
   in->m[k].dsent = in->bytes; /* the root has it */
   if (!r->u.ready.inl) return; /* the data follows as DATA */
   if (r->u.ready.data_len != in->bytes || in->bytes > PROTO_INLINE_TOTAL ||

@@ -8,7 +8,8 @@
  * travels packed); counts from 0 through the inline path to several DATA pieces; every
  * member's buffer must equal the root's.  Then nonblocking bcasts with explicit tags in
  * flight together, waited for in reverse; then a root mismatch (DRED_ERR_MISMATCH at the
- * member that disagrees, no hang anywhere) followed by a bcast that must work; on a sub-communicator too.
+ * member that disagrees, no hang anywhere) followed by a bcast that must work, small and
+ * large (a node relay's across nodes); on a sub-communicator too.
  * The expected data is the root's, sent to member 0 and on to all by point to point.
  */
 #include <stdint.h>
@@ -129,37 +130,46 @@ static void tagged(uint64_t seed) {
   }
 }
 
-static void mismatch(void) {
-  int a[50] = {0}, st;
-  if (g_size < 2) return;
-  set_step("bcast/mismatch/root");
+/* A root mismatch on n ints (100000: large enough for a node relay across nodes, where
+ * a disagreeing member may be a node's leader or follower). */
+static void mismatch(int n) {
+  int *a = calloc((size_t)n, sizeof *a), st;
+  char step[64];
+  if (g_size < 2 || a == NULL) {
+    free(a);
+    return;
+  }
+  snprintf(step, sizeof step, "bcast/mismatch/root/n=%d", n);
+  set_step(step);
   /* Members are served as soon as the root's data is in, so one served before the
    * disagreeing member arrived keeps its DRED_OK (it has the root's data), and nobody
    * waits forever. */
   /* Which member "disagrees" is whichever arrives after the first READY fixed the
    * parameters: at least one member gets MISMATCH, every other OK. */
-  st = dred_bcast(a, 50, MPI_INT, g_rank == 1 ? 1 : 0, g_comm);
+  st = dred_bcast(a, n, MPI_INT, g_rank == 1 ? 1 : 0, g_comm);
   {
     int mism = st == DRED_ERR_MISMATCH, total = 0;
     if (st != DRED_ERR_MISMATCH && st != DRED_OK)
-      fail("bcast/mismatch/root: rank %d got %s", g_rank, dred_strerror(st));
+      fail("%s: rank %d got %s", step, g_rank, dred_strerror(st));
     if (g_rank == 0) {
       total = mism;
       for (int k = 1; k < g_size; k++) {
         MPI_Recv(&mism, 1, MPI_INT, k, 82, g_comm, MPI_STATUS_IGNORE);
         total += mism;
       }
-      if (total == 0) fail("bcast/mismatch/root: nobody got MISMATCH");
-      else pass("bcast/mismatch/root: %d member(s) got MISMATCH", total);
+      if (total == 0) fail("%s: nobody got MISMATCH", step);
+      else pass("%s: %d member(s) got MISMATCH", step, total);
     } else {
       MPI_Send(&mism, 1, MPI_INT, 0, 82, g_comm);
     }
   }
-  set_step("bcast/mismatch/after");
-  for (int i = 0; i < 50; i++) a[i] = g_rank == 0 ? i : -1;
-  st = dred_bcast(a, 50, MPI_INT, 0, g_comm);
-  if (st != DRED_OK || a[49] != 49) fail("bcast/mismatch/after: rank %d got %s", g_rank, dred_strerror(st));
-  else if (g_rank == 0) pass("bcast/mismatch/after: the next bcast works");
+  snprintf(step, sizeof step, "bcast/mismatch/after/n=%d", n);
+  set_step(step);
+  for (int i = 0; i < n; i++) a[i] = g_rank == 0 ? i : -1;
+  st = dred_bcast(a, n, MPI_INT, 0, g_comm);
+  if (st != DRED_OK || a[n - 1] != n - 1) fail("%s: rank %d got %s", step, g_rank, dred_strerror(st));
+  else if (g_rank == 0) pass("%s: the next bcast works", step);
+  free(a);
 }
 
 int main(int argc, char **argv) {
@@ -188,7 +198,8 @@ int main(int argc, char **argv) {
     MPI_Comm_free(&sub);
   }
   tagged(seed + 1000);
-  mismatch();
+  mismatch(50);
+  mismatch(100000);
   MPI_Type_free(&t_vec);
   return test_finish();
 }

@@ -1750,6 +1750,144 @@ static void test_chunks(void **state) {
 /* A reduce's root waiting before the last member came sees who is there to fold early
  * (members agreeing with it, operands in pool blocks): from then on nobody claims a
  * chunk of that reduce; the arrivals word moves at every arrival and at the outcome. */
+/* ---- relays (lib/paths/relay.c) ----------------------------------------------------- */
+
+/* A relay arrival: member k of the 6-member relay group, with a pool block (`block`) or
+ * without; returns the arrival. */
+#define RN 6
+static const uint32_t RWORKERS[RN] = {20, 21, 22, 23, 24, 25};
+static dred_meet_arrival_t relay_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t k,
+                                        const proto_params_t *p, int block) {
+  dred_meet_arrival_t a;
+  dred_meet_ref_t op;
+  memset(&op, 0, sizeof op);
+  if (block) {
+    op.kind = DRED_MEET_OP_POOL;
+    op.worker = RWORKERS[k];
+    op.off = 4096;
+    op.len = p->count * p->extent;
+  }
+  assert_int_equal(dred_meet_arrive_op(r, seq, k, p, 1, &op, NULL, DRED_OK, &a), 0);
+  return a;
+}
+
+/* A cross-node bcast's node relay: members 0 and 1 live on another node and member 2, the
+ * root, goes to dred-master, so 3, 4 and 5 meet here.  The first with a block leads; later
+ * ones that agree follow it and are served at once; one without a block and no leader, or
+ * one that disagrees, goes to dred-master; the slot frees once the local members released
+ * (the absent count as released); the leader's failure, or its death before its data was
+ * whole, ends the relay for its followers (and not after); nothing else does. */
+static void test_relay(void **state) {
+  dred_meet_table_t *t = table_new();
+  uint64_t absent = bit(0) | bit(1);
+  dred_meet_ring_t *r = dred_meet_relay_of(t, 77, DRED_MEET_AUTO, RN, RWORKERS, absent);
+  dred_meet_arrival_t a;
+  dred_meet_slot_t *s;
+  proto_params_t p = params(BIG, 2);
+  uint64_t seq = 0;
+  int st = -1;
+  (void)state;
+  p.inl = 0;
+  p.kind = PROTO_KIND_BCAST;
+  assert_non_null(r);
+  /* its own ring: not the group's stream, found again by everyone */
+  assert_true(dred_meet_stream_of(t, 77, DRED_MEET_AUTO, RN, RWORKERS) != r);
+  assert_true(dred_meet_relay_of(t, 77, DRED_MEET_AUTO, RN, RWORKERS, absent) == r);
+  assert_true(dred_meet_relay_of(t, 77, 5, RN, RWORKERS, absent) != r);
+
+  /* the root comes first: it only passes through (dred-master has its data) */
+  assert_int_equal(dred_meet_arrive_op(r, seq, 2, &p, 0, NULL, NULL, DRED_OK, &a), 0);
+  assert_int_equal(a.meet, 0);
+  /* the first with a block leads; later ones follow, block or not */
+  a = relay_arrive(r, seq, 4, &p, 1);
+  assert_int_equal(a.meet, 1);
+  assert_int_equal(a.lead, 1);
+  s = a.slot;
+  a = relay_arrive(r, seq, 3, &p, 0);
+  assert_int_equal(a.meet, 1);
+  assert_int_equal(a.lead, 0);
+  assert_true(a.slot == s);
+  assert_int_equal(dred_meet_leader(s), 4);
+  assert_int_equal(dred_meet_bcast_early(s, seq, 3, &st), 1);
+  assert_int_equal(st, DRED_OK);
+  assert_int_equal(dred_meet_ready(s, seq, 3, 1), 1);
+  a = relay_arrive(r, seq, 5, &p, 1);
+  assert_int_equal(a.meet, 1);
+  assert_int_equal(a.lead, 0);
+  /* the data comes in pieces; followers see how far */
+  assert_true(dred_meet_progress(s, seq, &st) == 0 && st == DRED_OK);
+  dred_meet_progress_set(s, seq, 65536);
+  assert_true(dred_meet_progress(s, seq, &st) == 65536 && st == DRED_OK);
+  assert_int_equal(dred_meet_state(s, seq), DRED_MEET_OPEN); /* nothing is decided */
+  /* a local member's death after it came, or the absent members': nothing ends */
+  dred_meet_member_failed(r, 5, DRED_ERR_PROC_FAILED);
+  assert_true(dred_meet_progress(s, seq, &st) == 65536 && st == DRED_OK);
+  dred_meet_progress_set(s, seq, p.count * p.extent);
+  /* the leader's block is needed until every local member released */
+  dred_meet_release(s, seq, 3);
+  assert_int_equal(dred_meet_needs(s, seq, 4), 1);
+  dred_meet_release(s, seq, 4);
+  assert_int_equal(dred_meet_needs(s, seq, 4), 0);
+  assert_int_equal(stats(r).busy, 0);
+  table_free(t);
+
+  t = table_new();
+  r = dred_meet_relay_of(t, 78, DRED_MEET_AUTO, RN, RWORKERS, absent);
+  /* no block and no leader yet: dred-master; the next with a block leads */
+  a = relay_arrive(r, seq, 5, &p, 0);
+  assert_int_equal(a.meet, 0);
+  a = relay_arrive(r, seq, 3, &p, 1);
+  assert_int_equal(a.lead, 1);
+  s = a.slot;
+  { /* one that disagrees with the leader: dred-master, which decides for it */
+    proto_params_t q = p;
+    q.count = BIG + 1;
+    a = relay_arrive(r, seq, 4, &q, 1);
+    assert_int_equal(a.meet, 0);
+  }
+  dred_meet_release(s, seq, 3);
+  dred_meet_release(s, seq, 2); /* the root */
+  assert_int_equal(stats(r).busy, 0);
+
+  /* the leader's collective fails: its followers learn it from the progress, and a member
+   * that comes later goes to dred-master */
+  seq++;
+  s = relay_arrive(r, seq, 3, &p, 1).slot;
+  assert_int_equal(relay_arrive(r, seq, 4, &p, 0).meet, 1);
+  dred_meet_relay_fail(s, seq, DRED_ERR_MISMATCH);
+  (void)dred_meet_progress(s, seq, &st);
+  assert_int_equal(st, DRED_ERR_MISMATCH);
+  assert_int_equal(relay_arrive(r, seq, 5, &p, 1).meet, 0);
+  release_all(s, seq, RN);
+
+  /* the leader dies before its data is whole: ROOT_FAILED for the followers (who go to
+   * dred-master for it); after it was whole: nothing is lost */
+  seq++;
+  s = relay_arrive(r, seq, 4, &p, 1).slot;
+  assert_int_equal(relay_arrive(r, seq, 5, &p, 1).meet, 1);
+  dred_meet_progress_set(s, seq, 1000);
+  dred_meet_member_failed(r, 4, DRED_ERR_PROC_FAILED);
+  (void)dred_meet_progress(s, seq, &st);
+  assert_int_equal(st, DRED_ERR_ROOT_FAILED);
+  release_all(s, seq, RN);
+  table_free(t);
+
+  t = table_new();
+  r = dred_meet_relay_of(t, 79, DRED_MEET_AUTO, RN, RWORKERS, absent);
+  s = relay_arrive(r, 0, 3, &p, 1).slot;
+  assert_int_equal(relay_arrive(r, 0, 4, &p, 0).meet, 1);
+  dred_meet_progress_set(s, 0, p.count * p.extent);
+  dred_meet_member_failed(r, 3, DRED_ERR_PROC_FAILED);
+  assert_true(dred_meet_progress(s, 0, &st) == p.count * p.extent && st == DRED_OK);
+  assert_int_equal(dred_meet_bcast_early(s, 0, 4, &st), 1);
+  assert_int_equal(st, DRED_OK);
+  dred_meet_release(s, 0, 4);
+  dred_meet_release(s, 0, 2); /* the root passed through (dred_meet_arrive_op, wants 0) */
+  dred_meet_release(s, 0, 5); /* 5 never came: its release frees the slot */
+  assert_int_equal(stats(r).busy, 0);
+  table_free(t);
+}
+
 static void test_solo(void **state) {
   dred_meet_table_t *t = table_new();
   dred_meet_ring_t *r = dred_meet_ring_of(t, 37, N, WORKERS);
@@ -1805,7 +1943,7 @@ static void test_solo(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_rings),         cmocka_unit_test(test_solo),         cmocka_unit_test(test_happy_path),
+      cmocka_unit_test(test_rings),         cmocka_unit_test(test_solo),         cmocka_unit_test(test_relay),         cmocka_unit_test(test_happy_path),
       cmocka_unit_test(test_group_sizes),   cmocka_unit_test(test_mismatch),
       cmocka_unit_test(test_member_error),  cmocka_unit_test(test_mixed),
       cmocka_unit_test(test_spill),         cmocka_unit_test(test_member_failed),

@@ -65,6 +65,44 @@ static void test_ready_roundtrip(void **state) {
   assert_int_equal(d.u.ready.type_size, 12);
 }
 
+/* Protocol 10: a relayed bcast member's READY says it holds the data (have); only a bcast's
+ * READY may, and only 0 or 1. */
+static void test_ready_have(void **state) {
+  uint8_t buf[256], bad[256];
+  proto_msg_t m, d;
+  size_t n;
+  (void)state;
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_READY;
+  m.u.ready.member = 2;
+  m.u.ready.kind = PROTO_KIND_BCAST;
+  m.u.ready.buf.pool_off = -1;
+  m.u.ready.have = 1;
+  n = enc(&m, NULL, buf);
+  assert_true(n > PROTO_HEADER);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.u.ready.have, 1);
+  assert_int_equal(d.u.ready.kind, PROTO_KIND_BCAST);
+  m.u.ready.have = 0;
+  n = enc(&m, NULL, buf);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.u.ready.have, 0);
+  m.u.ready.have = 1; /* not a bcast: refused both ways */
+  m.u.ready.kind = PROTO_KIND_ALLREDUCE;
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.ready.kind = PROTO_KIND_BCAST;
+  n = enc(&m, NULL, buf);
+  memcpy(bad, buf, n);
+  bad[n - 1] = 2; /* have is the last byte */
+  assert_int_equal(proto_decode(bad, n, &d), DRED_ERR_ARG);
+  m.u.ready.kind = PROTO_KIND_REDUCE;
+  m.u.ready.have = 0;
+  n = enc(&m, NULL, buf);
+  memcpy(bad, buf, n);
+  bad[n - 1] = 1;
+  assert_int_equal(proto_decode(bad, n, &d), DRED_ERR_ARG);
+}
+
 /* A member that could not allocate joins with an explicit error, its real element size
  * intact: a size of 0 standing for the error would make everyone see MISMATCH. */
 static void test_ready_error_field(void **state) {
@@ -94,10 +132,10 @@ static void test_ready_error_field(void **state) {
   m.u.ready.error = DRED_ERR_NOMEM;
   n = enc(&m, NULL, buf);
   /* the error is the last field before the absorption flags (snap, unit, absorbed: 1 byte
-   * each), the inline flag (1 byte) and length (4 bytes) */
-  buf[n - 12] = DRED_ERR_ROOT_FAILED;
+   * each), the inline flag (1 byte), length (4 bytes) and have (1 byte) */
+  buf[n - 13] = DRED_ERR_ROOT_FAILED;
   assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
-  buf[n - 12] = DRED_ERR_NOMEM;
+  buf[n - 13] = DRED_ERR_NOMEM;
   assert_int_equal(proto_decode(buf, n, &d), 0);
 }
 
@@ -237,7 +275,7 @@ static void test_absorb_fields_roundtrip(void **state) {
   proto_msg_t m, d;
   size_t n, n2;
   (void)state;
-  assert_int_equal(PROTO_VERSION, 9); /* 9 added READY's kind before meet_mask */
+  assert_int_equal(PROTO_VERSION, 10); /* 10 added READY's have, last */
 
   memset(&m, 0, sizeof m); /* a member's own READY: its snapshot */
   m.type = PROTO_READY;
@@ -362,26 +400,26 @@ static void test_absorb_fields_rejected(void **state) {
   n = enc(&m, NULL, buf);
   assert_true(n > PROTO_HEADER);
   assert_int_equal(buf[recovered_at], 1);
-  /* the flags are the three bytes after the error, before inl and data_len */
+  /* the flags are the three bytes after the error, before inl, data_len and have */
+  assert_int_equal(buf[n - 9], 1);
   assert_int_equal(buf[n - 8], 1);
   assert_int_equal(buf[n - 7], 1);
-  assert_int_equal(buf[n - 6], 1);
   assert_int_equal(proto_decode(buf, n, &d), 0);
-  buf[n - 8] = 2; /* snap */
+  buf[n - 9] = 2; /* snap */
+  assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
+  buf[n - 9] = 1;
+  buf[n - 8] = 2; /* unit */
   assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
   buf[n - 8] = 1;
-  buf[n - 7] = 2; /* unit */
+  buf[n - 7] = 2; /* absorbed */
   assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
   buf[n - 7] = 1;
-  buf[n - 6] = 2; /* absorbed */
-  assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
-  buf[n - 6] = 1;
   buf[recovered_at] = 0; /* unit in a READY that is not recovered */
   assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
   buf[recovered_at] = 1;
-  buf[n - 7] = 0; /* absorbed without unit */
+  buf[n - 8] = 0; /* absorbed without unit */
   assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
-  buf[n - 6] = 0; /* neither: a recovered READY of the operand alone */
+  buf[n - 7] = 0; /* neither: a recovered READY of the operand alone */
   assert_int_equal(proto_decode(buf, n, &d), 0);
   assert_int_equal(d.u.ready.unit, 0);
   assert_int_equal(d.u.ready.snap, 1);
@@ -462,6 +500,8 @@ static void random_msg(uint64_t *s, proto_type_t t, proto_msg_t *m, uint32_t *wo
       if (m->u.ready.recovered) m->u.ready.unit = rnd(s) & 1; /* absorbed only with unit */
       if (m->u.ready.unit) m->u.ready.absorbed = rnd(s) & 1;
       m->u.ready.meet_mask = rnd(s) & 1 ? rnd(s) : 0; /* members met in shared memory */
+      m->u.ready.kind = (uint8_t)(rnd(s) % PROTO_KINDS);
+      if (m->u.ready.kind == PROTO_KIND_BCAST) m->u.ready.have = rnd(s) & 1; /* proto 10 */
       if (rnd(s) & 1) { /* an inline operand (or the root's inline READY: none) */
         m->u.ready.inl = 1;
         m->u.ready.data_len = (uint32_t)(rnd(s) % 3 == 0 ? 0 : rnd(s) % 1025);
@@ -735,7 +775,7 @@ int main(void) {
       cmocka_unit_test(test_group_roundtrip_and_id), cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_fuzz_roundtrip), cmocka_unit_test(test_inline_roundtrip_and_limits),
       cmocka_unit_test(test_join_welcome), cmocka_unit_test(test_absorb_fields_roundtrip),
-      cmocka_unit_test(test_absorb_fields_rejected),
+      cmocka_unit_test(test_absorb_fields_rejected), cmocka_unit_test(test_ready_have),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
