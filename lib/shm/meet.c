@@ -38,6 +38,8 @@ struct dred_meet_slot {
   uint64_t seq;
   uint64_t spilled;       /* reductions below this seq that found the slot held: spilled */
   uint64_t arrived;       /* members that arrived                                       */
+  uint64_t shown;         /* of those, the ones that met here and whose arrival is whole:
+                           * parameters, reference and data written (lock-free looks)   */
   uint64_t master;        /* of those, the ones that went to dred-master                */
   uint64_t released;      /* members done with it (or dead); atomic: release takes no lock */
   int32_t error;          /* the first member error                                     */
@@ -486,6 +488,7 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
     __atomic_store_n(&s->progress, 0, __ATOMIC_RELAXED);
     s->master = 0;
     __atomic_store_n(&s->arrived, 0, __ATOMIC_RELAXED); /* read without the lock: still_open */
+    __atomic_store_n(&s->shown, 0, __ATOMIC_RELAXED);
     memset(s->ref, 0, n * sizeof s->ref[0]);
     /* members declared failed take nothing from it: only the living hold the slot */
     __atomic_store_n(&s->released,
@@ -500,7 +503,8 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   s->p[member] = *p;
   if (s->relay) return relay_arrive(s, member, wants, op, out);
   if (s->state == DRED_MEET_OPEN) {
-    if (error != DRED_OK && s->error == DRED_OK) s->error = error;
+    if (error != DRED_OK && s->error == DRED_OK) /* read without the lock too */
+      __atomic_store_n(&s->error, error, __ATOMIC_RELEASE);
     if (!wants && (s->arrived & ~s->master & ~me) != 0) {
       /* Members that meet here arrived before us, who go to dred-master: a mismatch.  We
        * name them in our READY; they learn it here. */
@@ -551,6 +555,7 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   /* a root folding early arrivals (dred_meet_solo) reads only a reduce's pool operands */
   if (s->state == DRED_MEET_OPEN && p->kind == PROTO_KIND_REDUCE && op->kind == DRED_MEET_OP_POOL)
     slot_bump_arr(s);
+  __atomic_store_n(&s->shown, s->shown | me, __ATOMIC_RELEASE); /* after all of the above */
   slot_unlock(s);
   out->meet = 1;
   out->slot = s;
@@ -595,6 +600,35 @@ int dred_meet_poll(dred_meet_slot_t *s, uint64_t seq, int *status) {
   return decided_;
 }
 
+/* bcast_early's DRED_OK read without the lock, for a member that arrived in `seq` and has
+ * not released it: 1 when it is served, 0 when the lock must decide (anything but a plain
+ * OK -- a mismatch, an error, a spill, a relay -- or not known yet).  Sound because every
+ * fact it needs to say yes comes from arrivals already whole (`shown`, published at the
+ * end of each arrival under the lock, after the parameters, reference and data), those
+ * never change while the slot holds `seq`, and everything that could turn the answer into
+ * something else (error, state) only ever moves away from OK: read after `shown`, a value
+ * that is still OK means the answer was OK when `shown` was read, before any later
+ * arrival -- the member was served before a disagreeing one came, as under the lock. */
+static int bcast_served_fast(const dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
+  uint64_t sh;
+  uint32_t r, k, st;
+  if (member >= DRED_MEET_MAX_MEMBERS || __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq ||
+      !__atomic_load_n(&s->busy, __ATOMIC_ACQUIRE) || s->relay)
+    return 0;
+  sh = __atomic_load_n(&s->shown, __ATOMIC_ACQUIRE);
+  r = s->p[member].root;
+  if (!(sh & bit(member)) || r >= s->n || !(sh & bit(r)) || s->p[member].kind != PROTO_KIND_BCAST ||
+      (s->ref[r].kind != DRED_MEET_OP_SLOT && s->ref[r].kind != DRED_MEET_OP_POOL))
+    return 0;
+  for (k = 0; k < s->n; k++)
+    if ((sh & bit(k)) && k != member && !proto_params_agree(&s->p[k], &s->p[member])) return 0;
+  st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+  if ((st != DRED_MEET_OPEN && st != DRED_MEET_OK) || __atomic_load_n(&s->error, __ATOMIC_ACQUIRE) != DRED_OK)
+    return 0;
+  /* given up for dead meanwhile, the slot may hold another collective: the lock decides */
+  return __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == seq;
+}
+
 int dred_meet_bcast_early(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int *status) {
   int known = 0, st = DRED_OK;
   if (s == NULL) return 0;
@@ -633,7 +667,14 @@ int dred_meet_look(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int is_bc
   *early = 0;
   if (s == NULL) return -1;
   if (decided(s, seq, &st, &stat) && (!is_bcast || st == DRED_MEET_SPILL)) return st;
-  slot_lock(s); /* one look for both answers: a bcast member's every look takes the lock */
+  if (is_bcast && bcast_served_fast(s, seq, member)) {
+    /* served: the state only says whether the slot spilled, which it cannot have now */
+    *early = 1;
+    *early_status = DRED_OK;
+    st = (int)__atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+    return st == DRED_MEET_OK ? DRED_MEET_OK : DRED_MEET_OPEN;
+  }
+  slot_lock(s); /* one look for both answers */
   if (s->busy && s->seq == seq) {
     st = (int)s->state;
     if (is_bcast && st != DRED_MEET_SPILL) *early = bcast_early(s, member, early_status);
