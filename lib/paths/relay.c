@@ -7,8 +7,10 @@
  *
  * Which collectives.  A bcast of a group spanning nodes, of DRED_RELAY_MIN_BYTES or more,
  * on a node holding at least two of its members other than the root, each group of at
- * most DRED_MEET_MAX_MEMBERS.  Every member decides that alike from the collective's
- * parameters; the members of the node meet in a relay ring of the node's meeting place
+ * most DRED_MEET_MAX_MEMBERS.  Every bcast of a group with two or more members on the
+ * node passes through the node's relay slots -- one that is not relayed only on its way
+ * to dred-master -- so that members that disagree on the size or the root still all
+ * arrive.  The members of the node meet in a relay ring of the node's meeting place
  * (lib/shm/meet.h, dred_meet_relay_of): the ring of the group's stream, with the members
  * of other nodes counted as absent.  The root arrives there too, only to go to
  * dred-master (it sends its data there as before): the slot frees once every member of
@@ -63,14 +65,26 @@ static uint64_t relay_absent(const dred_rt_t *rt, const dred_group_t *g, uint32_
   return absent;
 }
 
-/* Whether `in` is relayed on this node: decided from the collective's parameters, so
- * alike in every member of the node that agrees on them.  The root (on this node) takes
- * part only as one that goes to dred-master: the slot waits for every local member. */
-static int relayed(const dred_rt_t *rt, const dred_inst_t *in) {
+/* Whether the bcasts of `in`'s group pass through this node's relay slots: decided from
+ * the group alone (two or more members here), so that every member of the node arrives,
+ * whatever it disagrees on -- a slot waits for every member of the node, and one that
+ * never came would hold it (and its leader's block) for good. */
+static int relay_shaped(const dred_rt_t *rt, const dred_inst_t *in) {
   uint32_t local = 0;
   if (rt->meet == NULL || rt->dead || !in->group->spans_nodes || in->kind != PROTO_KIND_BCAST ||
-      in->inl || in->bytes < DRED_RELAY_MIN_BYTES ||
-      in->group->n > DRED_MEET_MAX_MEMBERS || in->root >= in->group->n)
+      in->group->n > DRED_MEET_MAX_MEMBERS)
+    return 0;
+  (void)relay_absent(rt, in->group, in->group->n, &local);
+  return local >= 2;
+}
+
+/* Whether `in` is relayed: a bcast with two or more members here besides its root, large
+ * enough that one transfer per node pays for a follower's extra hop.  The others (the
+ * root, a small or refused call, a node with one member besides the root) pass through
+ * the slot to dred-master. */
+static int relayed(const dred_rt_t *rt, const dred_inst_t *in) {
+  uint32_t local = 0;
+  if (!relay_shaped(rt, in) || in->inl || in->bytes < DRED_RELAY_MIN_BYTES || in->root >= in->group->n)
     return 0;
   (void)relay_absent(rt, in->group, in->root, &local);
   return local >= 2;
@@ -126,7 +140,7 @@ int dred_relay_arrive(dred_rt_t *rt, dred_inst_t *in) {
   proto_params_t p;
   uint64_t seq = 0;
   int wants;
-  if (!relayed(rt, in) || (r = relay_ring(rt, in, &seq)) == NULL) {
+  if (!relay_shaped(rt, in) || (r = relay_ring(rt, in, &seq)) == NULL) {
     blk_free(rt, in);
     return 0;
   }
@@ -134,9 +148,9 @@ int dred_relay_arrive(dred_rt_t *rt, dred_inst_t *in) {
   dred_rt_ready(in, in->member, &ready);
   p = proto_params_of(&ready);
   memset(&op, 0, sizeof op);
-  /* a member that cannot take part (the root, a refused call) still arrives, as one that
-   * goes to dred-master: the slot waits for every member of the node */
-  wants = !in->is_root && !in->refused && in->join_error == DRED_OK;
+  /* a member that does not take part (the root, a small or refused call) still arrives,
+   * as one that goes to dred-master: the slot waits for every member of the node */
+  wants = relayed(rt, in) && !in->is_root && !in->refused && in->join_error == DRED_OK;
   if (in->relay_blk != NULL) {
     op.kind = DRED_MEET_OP_POOL;
     op.worker = (uint32_t)rt->world_rank;
