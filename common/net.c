@@ -87,6 +87,9 @@ struct dred_net_link {
   size_t bulk_got;          /* payload bytes in so far */
   size_t queued;            /* writes handed to libuv, write_cb not yet run (wlock) */
   struct wreq *tail;        /* the rest of a frame a direct write began (wlock), or NULL */
+  int draining;             /* an incoming link of a peer declared failed, read until its
+                             * end closes or drain_until_ms (dred_net_drop_draining) */
+  uint64_t drain_until_ms;
 };
 
 typedef struct inbox_entry {
@@ -163,6 +166,10 @@ static void link_close(dred_net_link_t *l, int lost) {
   int peer = l->peer;
   inbox_entry_t *e;
   if (l->closing) return;
+  if (l->draining) { /* its peer was declared failed: nothing more to report */
+    lost = LINK_QUIET;
+    n->drained++;
+  }
   uv_mutex_lock(&n->wlock); /* a direct writer must not write to a descriptor being closed */
   l->closing = 1;
   if (!l->admitted) {
@@ -911,6 +918,36 @@ void dred_net_drop(dred_net_t *n, int peer) {
   if (n->out[peer] != NULL) link_close(n->out[peer], LINK_QUIET);
   if (n->in[peer] != NULL) link_close(n->in[peer], LINK_QUIET);
   n->book[peer][0] = '\0'; /* never reconnect to a peer declared failed */
+}
+
+void dred_net_drop_draining(dred_net_t *n, int peer, uint64_t ms) {
+  dred_net_link_t *l;
+  if (n == NULL || peer < 0 || peer >= n->nranks) return;
+  if (n->out[peer] != NULL) link_close(n->out[peer], LINK_QUIET);
+  n->book[peer][0] = '\0'; /* never reconnect to a peer declared failed */
+  if ((l = n->in[peer]) == NULL || l->closing || l->draining) return;
+  l->draining = 1;
+  l->drain_until_ms = uv_now(n->loop) + ms;
+}
+
+int dred_net_draining(const dred_net_t *n, int peer) {
+  const dred_net_link_t *l;
+  if (n == NULL || peer < 0 || peer >= n->nranks || (l = n->in[peer]) == NULL) return 0;
+  return l->draining && !l->closing;
+}
+
+uint64_t dred_net_drain_check(dred_net_t *n) {
+  uint64_t now, closed;
+  int i;
+  if (n == NULL || n->in == NULL) return 0;
+  now = uv_now(n->loop);
+  for (i = 0; i < n->nranks; i++) {
+    dred_net_link_t *l = n->in[i];
+    if (l != NULL && l->draining && !l->closing && now >= l->drain_until_ms) link_close(l, LINK_QUIET);
+  }
+  closed = n->drained;
+  n->drained = 0;
+  return closed;
 }
 
 static void srv_close_cb(uv_handle_t *h) { (void)h; }

@@ -87,6 +87,7 @@ struct dred_net {
   uv_timer_t hello_timer;   /* closes links past their HELLO deadline (unreferenced) */
   uint64_t nofd;            /* accepts and opens that failed for want of descriptors */
   uint64_t evicted;         /* waiting links closed: no HELLO in time, over the cap, reserve */
+  uint64_t drained;         /* draining links closed since dred_net_drain_check last looked */
   size_t bulk_piece;        /* a bulk payload goes to libuv in pieces of at most this many
                                bytes (uv_buf_t's length is an unsigned int): 1 GiB; tests
                                lower it to cut small payloads into many pieces */
@@ -157,6 +158,16 @@ int dred_net_connected(const dred_net_t *n, int peer);
 
 /* Drop the links to `peer` (a peer declared failed); no DRED_NET_LOST for it. */
 void dred_net_drop(dred_net_t *n, int peer);
+/* The same, but what `peer` sent before it died is still read: its incoming link stays
+ * open until the peer's end closes (a dead process's socket closes with it) or `ms` pass,
+ * and its messages are delivered as before.  A copy already whole in our socket is then
+ * not lost to the order in which the links are read. */
+void dred_net_drop_draining(dred_net_t *n, int peer, uint64_t ms);
+/* Is `peer`'s incoming link still draining? */
+int dred_net_draining(const dred_net_t *n, int peer);
+/* Close the draining links whose time is up; returns how many draining links closed since
+ * the last call (at their end or now). */
+uint64_t dred_net_drain_check(dred_net_t *n);
 
 /* Close every handle; run the loop afterwards so the close callbacks free them. */
 void dred_net_close(dred_net_t *n);

@@ -51,6 +51,9 @@ typedef struct dred_robust {
   void (*on_ready)(struct dred_rt *rt, struct dred_inst *in, proto_msg_t *ready);
   /* The READY went: a request waiting for this member's call may go on. */
   void (*on_ready_sent)(struct dred_rt *rt, struct dred_inst *in);
+  /* A failed peer's incoming link finished draining (dred_net_drop_draining): a request
+   * waiting for what that peer sent before it died may go on. */
+  void (*on_peer_drained)(struct dred_rt *rt);
   /* A task starts whose TASK allows absorption and whose provider is in shared memory:
    * 1 if the layer runs its combine (in place, in the snapshot: then task_step does the
    * work and on_task_finished follows, finished or not), 0 if the engine combines as

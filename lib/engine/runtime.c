@@ -58,6 +58,9 @@
 #define SPIN_NS 200000ull
 #define MASTER_EOF_GRACE_NS 500000000ull /* after our BYE: how long a SHUTDOWN may lag an EOF */
 #define SUBMIT_BATCH 64 /* announcements per turn: an application may queue thousands */
+/* How long a failed peer's incoming link is read after FAILED, at most: a dead process's
+ * socket ends at once; a peer on a lost node may never say so. */
+#define PEER_DRAIN_MS 50
 
 dred_inst_t *dred_rt_find(dred_rt_t *rt, uint64_t group_id, int64_t tag) {
   dred_keymap_node_t *n = dred_keymap_find(&rt->inst, group_id, tag);
@@ -507,7 +510,9 @@ static void worker_failed(dred_rt_t *rt, uint32_t w) {
 static void worker_failed_stop(dred_rt_t *rt, uint32_t w) {
   dred_queue_t *q, *n;
   DRED_WARN("dred-master reports worker %u failed", w);
-  dred_net_drop(&rt->net, (int)w);
+  /* What w sent before it died is still read (a copy whole in our socket may be what a
+   * RECOVER asks for: recover.c waits for the link to drain). */
+  dred_net_drop_draining(&rt->net, (int)w, PEER_DRAIN_MS);
   dred_handover_holder_failed(rt, (int)w); /* calls waiting for w to hold a copy go on */
   /* Tasks reading w over RMA would wait forever: stop them and tell the master. */
   DRED_QUEUE_FOREACH_SAFE(q, n, &rt->tasks) {
@@ -578,6 +583,10 @@ static int recv_messages(dred_rt_t *rt) {
         }
       }
       continue;
+    }
+    if (src != 0 && src < rt->world_size && rt->failed[src] && m.type != PROTO_REPLICA) {
+      /* a failed peer's link drains only for the copies it sent before it died */
+      if (m.type == PROTO_REPLICA_ACK || m.type == PROTO_SERVE) continue;
     }
     if (src != 0) {
       const char *why = m.type == PROTO_REPLICA
@@ -903,6 +912,7 @@ static void on_turn(uv_check_t *h) {
   /* What the CPU can do at once, against what waits for MPI: the head task (a combine
    * steps forward every turn and counts as progress; a read from another node may not),
    * other nodes reading from us, RECOVERs parked for a copy (see the top). */
+  if (dred_net_drain_check(&rt->net) > 0 && DRED_RT_ROBUST_ON(rt)) rt->robust->on_peer_drained(rt);
   robust = DRED_RT_ROBUST_ON(rt) ? rt->robust->waiting(rt) : 0;
   now_work = now_work || !dred_queue_empty(&rt->net.inbox) || (robust & DRED_ROBUST_RETRY);
   mpi_wait = tasks || rt->nserving > 0 || (robust & DRED_ROBUST_PARKED);

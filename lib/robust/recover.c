@@ -176,6 +176,10 @@ int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
     return 1;
   }
   if (write_pending(rt, in->group_id, in->tag, member)) return 0;
+  /* The member's copy may be whole in our socket, unread: its process died, and its link
+   * is still read until it ends (dred_net_drop_draining; bounded).  Ask again then. */
+  if (member != in->member && dred_net_draining(&rt->net, (int)in->group->workers[member]))
+    return 0;
   held = member != in->member ? dred_repl_held_find(rt, in->group_id, in->tag, member) : NULL;
   if ((r = dred_repl_inst_of(in)) == NULL || (io = calloc(1, sizeof *io)) == NULL) {
     send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_NOMEM);

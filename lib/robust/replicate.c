@@ -338,6 +338,11 @@ void dred_repl_on_ready_sent(dred_rt_t *rt, dred_inst_t *in) {
   if (!dred_queue_empty(&st->parked)) st->parked_retry = 1; /* one may wait for this call */
 }
 
+void dred_repl_on_peer_drained(dred_rt_t *rt) {
+  dred_repl_state_t *st = dred_repl_state(rt);
+  if (!dred_queue_empty(&st->parked)) st->parked_retry = 1; /* one may wait for its copy */
+}
+
 unsigned dred_repl_waiting(const dred_rt_t *rt) {
   const dred_repl_state_t *st = dred_repl_state(rt);
   return (dred_queue_empty(&st->parked) ? 0u : DRED_ROBUST_PARKED) |
@@ -391,6 +396,7 @@ static const dred_robust_t robust_layer = {
     .on_operand_pooled = dred_repl_publish,
     .on_ready = dred_repl_on_announce,
     .on_ready_sent = dred_repl_on_ready_sent,
+    .on_peer_drained = dred_repl_on_peer_drained,
     .on_task_start = dred_absorb_begin,
     .task_step = dred_absorb_step,
     .on_task_finished = dred_absorb_end,

@@ -146,6 +146,7 @@ void dred_repl_on_failed(dred_rt_t *rt, uint32_t worker);
 void dred_repl_on_shutdown(dred_rt_t *rt);
 void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in);
 void dred_repl_on_ready_sent(dred_rt_t *rt, dred_inst_t *in);
+void dred_repl_on_peer_drained(dred_rt_t *rt);
 unsigned dred_repl_waiting(const dred_rt_t *rt);
 int dred_repl_progress(dred_rt_t *rt, uint64_t *next_due_ns);
 void dred_repl_snapshot_drop(dred_rt_t *rt, dred_inst_t *in);

@@ -292,6 +292,51 @@ static void peer_close_is_reported(void **st) {
 }
 
 
+/* A peer declared failed whose link is dropped draining: what it sent before it died is
+ * still delivered, its end closing is not reported as a loss, the link counts as draining
+ * until then, and a link that never ends is closed once its time is up. */
+static int not_draining(void *arg) { return !dred_net_draining(arg, 1); }
+static void drop_draining_delivers_what_was_sent(void **st) {
+  dred_net_t srv, w;
+  proto_msg_t m = ready(0), r;
+  int src, one = 1;
+  void *arg[2] = {&srv, &one};
+  (void)st;
+  connect_pair(&srv, &w, 1, NULL);
+  dred_net_send(&w, 0, &m, NULL);
+  pump_until(has_message, &srv);
+  assert_int_equal(dred_net_recv(&srv, &src, &r), DRED_NET_MSG);
+  pump_until(admitted, arg);
+  /* declared failed before its last message is read: dropped, draining */
+  m.u.ready.member = 9;
+  dred_net_send(&w, 0, &m, NULL);
+  dred_net_drop_draining(&srv, 1, 5000);
+  assert_int_equal(dred_net_draining(&srv, 1), 1);
+  assert_int_equal(dred_net_draining(&srv, 2), 0);
+  dred_net_close(&w); /* what a killed process's kernel does to its sockets */
+  pump_until(not_draining, &srv);
+  assert_int_equal(dred_net_draining(&srv, 1), 0);
+  assert_int_equal(dred_net_recv(&srv, &src, &r), DRED_NET_MSG);
+  assert_int_equal(r.u.ready.member, 9);
+  assert_int_equal(src, 1);
+  assert_int_equal(dred_net_recv(&srv, &src, &r), 0); /* no LOST: it was declared failed */
+  assert_true(dred_net_drain_check(&srv) == 1);
+  assert_true(dred_net_drain_check(&srv) == 0);
+  assert_int_equal(dred_net_send(&srv, 1, &m, NULL) != 0, 1); /* never dialled again */
+  close_all(&srv, NULL);
+
+  /* a peer whose end never closes (a lost node): closed when its time is up */
+  connect_pair(&srv, &w, 1, NULL);
+  dred_net_send(&w, 0, &m, NULL);
+  pump_until(has_message, &srv);
+  pump_until(admitted, arg);
+  dred_net_drop_draining(&srv, 1, 0);
+  assert_int_equal(dred_net_draining(&srv, 1), 1);
+  assert_true(dred_net_drain_check(&srv) == 1);
+  assert_int_equal(dred_net_draining(&srv, 1), 0);
+  close_all(&srv, &w);
+}
+
 /* ---- direct writes from another thread (dred_net_send_now) ------------------------------ */
 
 typedef struct {
@@ -914,6 +959,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(wrong_token_and_duplicate_rank_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(oversize_frame_closes_the_link, setup, teardown),
       cmocka_unit_test_setup_teardown(peer_close_is_reported, setup, teardown),
+      cmocka_unit_test_setup_teardown(drop_draining_delivers_what_was_sent, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_unix, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_tcp, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_in_pieces_unix, setup, teardown),
