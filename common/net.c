@@ -169,6 +169,7 @@ static void link_close(dred_net_link_t *l, int lost) {
   if (l->draining) { /* its peer was declared failed: nothing more to report */
     lost = LINK_QUIET;
     n->drained++;
+    n->ndraining--;
   }
   uv_mutex_lock(&n->wlock); /* a direct writer must not write to a descriptor being closed */
   l->closing = 1;
@@ -928,6 +929,7 @@ void dred_net_drop_draining(dred_net_t *n, int peer, uint64_t ms) {
   if ((l = n->in[peer]) == NULL || l->closing || l->draining) return;
   l->draining = 1;
   l->drain_until_ms = uv_now(n->loop) + ms;
+  n->ndraining++;
 }
 
 int dred_net_draining(const dred_net_t *n, int peer) {
@@ -940,8 +942,9 @@ uint64_t dred_net_drain_check(dred_net_t *n) {
   uint64_t now, closed;
   int i;
   if (n == NULL || n->in == NULL) return 0;
+  if (n->ndraining == 0 && n->drained == 0) return 0; /* every runtime turn asks */
   now = uv_now(n->loop);
-  for (i = 0; i < n->nranks; i++) {
+  for (i = 0; i < n->nranks && n->ndraining > 0; i++) {
     dred_net_link_t *l = n->in[i];
     if (l != NULL && l->draining && !l->closing && now >= l->drain_until_ms) link_close(l, LINK_QUIET);
   }

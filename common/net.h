@@ -88,6 +88,7 @@ struct dred_net {
   uint64_t nofd;            /* accepts and opens that failed for want of descriptors */
   uint64_t evicted;         /* waiting links closed: no HELLO in time, over the cap, reserve */
   uint64_t drained;         /* draining links closed since dred_net_drain_check last looked */
+  int ndraining;            /* incoming links draining now (dred_net_drop_draining)     */
   size_t bulk_piece;        /* a bulk payload goes to libuv in pieces of at most this many
                                bytes (uv_buf_t's length is an unsigned int): 1 GiB; tests
                                lower it to cut small payloads into many pieces */

@@ -35,6 +35,15 @@ static dred_group_t *group_find_or_add(dred_rt_t *rt, uint64_t id, uint32_t n,
   g->n = n;
   g->workers = workers;
   g->spans_nodes = !dred_place_one_node(n, workers, rt->boot.node_of);
+  {
+    uint32_t k, mine = rt->boot.node_of[rt->world_rank];
+    for (k = 0; k < n; k++) {
+      if (rt->boot.node_of[workers[k]] == mine)
+        g->nlocal++;
+      else if (k < 64)
+        g->off_node |= (uint64_t)1 << k;
+    }
+  }
   dred_queue_insert_tail(&rt->groups, &g->link);
   return g;
 }

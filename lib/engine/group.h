@@ -29,8 +29,11 @@ typedef struct dred_group {
    * reduction: NULL when it spans nodes, is too large, or the table was full. */
   struct dred_meet_ring *meet_ring;
   int meet_looked;
-  /* A group spanning nodes: its auto stream's relay ring on this node (relay.c), and the
-   * members that never arrive there (other nodes' members; bit k: member k). */
+  /* Its members on other nodes than this process's (bit k: member k, the first 64) and
+   * how many are on this one, this process included: fixed for the group's life. */
+  uint64_t off_node;
+  uint32_t nlocal;
+  /* A group spanning nodes: its auto stream's relay ring on this node (relay.c). */
   struct dred_meet_ring *relay_ring;
   int relay_looked;
 } dred_group_t;

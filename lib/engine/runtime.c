@@ -584,10 +584,10 @@ static int recv_messages(dred_rt_t *rt) {
       }
       continue;
     }
-    if (src != 0 && src < rt->world_size && rt->failed[src] && m.type != PROTO_REPLICA) {
-      /* a failed peer's link drains only for the copies it sent before it died */
-      if (m.type == PROTO_REPLICA_ACK || m.type == PROTO_SERVE) continue;
-    }
+    /* a failed peer's link drains only for the copies it sent before it died */
+    if (src != 0 && src < rt->world_size && rt->failed[src] &&
+        (m.type == PROTO_REPLICA_ACK || m.type == PROTO_SERVE))
+      continue;
     if (src != 0) {
       const char *why = m.type == PROTO_REPLICA
                             ? dred_group_copy_refused(rt, m.u.replica.group, m.u.replica.member, src)

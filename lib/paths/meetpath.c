@@ -1011,8 +1011,9 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
 /* A non-root member met by reference finished OK: its block may still be read by the
  * root, so it is lent (freed once the slot no longer needs it) instead of freed now. */
 static void lend_block(dred_rt_t *rt, dred_inst_t *in) {
-  dred_meetpath_lend(rt, in->meet_slot, in->meet_seq, in->member, in->meet_blk != NULL ? in->meet_blk : in->acc,
-       in->meet_blk != NULL ? in->meet_blk_off : in->pool_off, in->bytes);
+  dred_meetpath_lend(rt, in->meet_slot, in->meet_seq, in->member,
+                     in->meet_blk != NULL ? in->meet_blk : in->acc,
+                     in->meet_blk != NULL ? in->meet_blk_off : in->pool_off, in->bytes);
   if (in->meet_blk != NULL) {
     in->meet_blk = NULL;
     in->meet_blk_off = -1;

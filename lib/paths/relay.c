@@ -48,34 +48,16 @@
 #include "meetpath.h"
 #include "relay.h"
 
-/* The members that never arrive in this node's relay slot: those on other nodes (the
- * same for every bcast of the group, whatever its root: one ring per stream).  *local:
- * the others other than `root` (this process included unless it is the root). */
-static uint64_t relay_absent(const dred_rt_t *rt, const dred_group_t *g, uint32_t root,
-                             uint32_t *local) {
-  uint32_t k, mine = rt->boot.node_of[rt->world_rank];
-  uint64_t absent = 0;
-  *local = 0;
-  for (k = 0; k < g->n; k++) {
-    if (rt->boot.node_of[g->workers[k]] != mine)
-      absent |= (uint64_t)1 << k;
-    else if (k != root)
-      (*local)++;
-  }
-  return absent;
-}
-
 /* Whether the bcasts of `in`'s group pass through this node's relay slots: decided from
  * the group alone (two or more members here), so that every member of the node arrives,
  * whatever it disagrees on -- a slot waits for every member of the node, and one that
- * never came would hold it (and its leader's block) for good. */
+ * never came would hold it (and its leader's block) for good.  The members on other
+ * nodes (group.c's off_node) never arrive here: the same for every bcast of the group,
+ * whatever its root, so one ring per stream. */
 static int relay_shaped(const dred_rt_t *rt, const dred_inst_t *in) {
-  uint32_t local = 0;
-  if (rt->meet == NULL || rt->dead || !in->group->spans_nodes || in->kind != PROTO_KIND_BCAST ||
-      in->group->n > DRED_MEET_MAX_MEMBERS)
-    return 0;
-  (void)relay_absent(rt, in->group, in->group->n, &local);
-  return local >= 2;
+  return rt->meet != NULL && !rt->dead && in->group->spans_nodes &&
+         in->kind == PROTO_KIND_BCAST && in->group->n <= DRED_MEET_MAX_MEMBERS &&
+         in->group->nlocal >= 2;
 }
 
 /* Whether `in` is relayed: a bcast with two or more members here besides its root, large
@@ -83,11 +65,10 @@ static int relay_shaped(const dred_rt_t *rt, const dred_inst_t *in) {
  * root, a small or refused call, a node with one member besides the root) pass through
  * the slot to dred-master. */
 static int relayed(const dred_rt_t *rt, const dred_inst_t *in) {
-  uint32_t local = 0;
-  if (!relay_shaped(rt, in) || in->inl || in->bytes < DRED_RELAY_MIN_BYTES || in->root >= in->group->n)
+  const dred_group_t *g = in->group;
+  if (!relay_shaped(rt, in) || in->inl || in->bytes < DRED_RELAY_MIN_BYTES || in->root >= g->n)
     return 0;
-  (void)relay_absent(rt, in->group, in->root, &local);
-  return local >= 2;
+  return g->nlocal - !(g->off_node & ((uint64_t)1 << in->root)) >= 2; /* the root not counted */
 }
 
 /* The relay ring of `in`'s stream and its sequence number there (as meetpath.c's
@@ -95,13 +76,12 @@ static int relayed(const dred_rt_t *rt, const dred_inst_t *in) {
  * rt->lock. */
 static dred_meet_ring_t *relay_ring(dred_rt_t *rt, dred_inst_t *in, uint64_t *seq) {
   dred_group_t *g = in->group;
-  uint32_t local = 0;
-  uint64_t absent = relay_absent(rt, g, in->root, &local);
   if (in->tag < 0) {
     *seq = (uint64_t)(-1 - in->tag);
     if (!g->relay_looked) {
       g->relay_looked = 1;
-      g->relay_ring = dred_meet_relay_of(rt->meet, g->id, DRED_MEET_AUTO, g->n, g->workers, absent);
+      g->relay_ring =
+          dred_meet_relay_of(rt->meet, g->id, DRED_MEET_AUTO, g->n, g->workers, g->off_node);
     }
     return g->relay_ring;
   }
@@ -109,7 +89,7 @@ static dred_meet_ring_t *relay_ring(dred_rt_t *rt, dred_inst_t *in, uint64_t *se
   if (!in->relay_ring_looked) {
     in->relay_ring_looked = 1;
     in->relay_ring =
-        dred_meet_relay_of(rt->meet, g->id, proto_key_tag(in->tag), g->n, g->workers, absent);
+        dred_meet_relay_of(rt->meet, g->id, proto_key_tag(in->tag), g->n, g->workers, g->off_node);
   }
   return in->relay_ring;
 }

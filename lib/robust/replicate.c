@@ -332,15 +332,15 @@ void dred_repl_on_shutdown(dred_rt_t *rt) {
   if (dred_repl_state(rt)->store != NULL) dred_replica_set_moot(dred_repl_state(rt)->store);
 }
 
-void dred_repl_on_ready_sent(dred_rt_t *rt, dred_inst_t *in) {
-  dred_repl_state_t *st = dred_repl_state(rt);
-  (void)in;
-  if (!dred_queue_empty(&st->parked)) st->parked_retry = 1; /* one may wait for this call */
-}
-
+/* A parked RECOVER may go on now: retried at the next progress. */
 void dred_repl_on_peer_drained(dred_rt_t *rt) {
   dred_repl_state_t *st = dred_repl_state(rt);
-  if (!dred_queue_empty(&st->parked)) st->parked_retry = 1; /* one may wait for its copy */
+  if (!dred_queue_empty(&st->parked)) st->parked_retry = 1;
+}
+
+void dred_repl_on_ready_sent(dred_rt_t *rt, dred_inst_t *in) {
+  (void)in;
+  dred_repl_on_peer_drained(rt); /* one may wait for this call */
 }
 
 unsigned dred_repl_waiting(const dred_rt_t *rt) {

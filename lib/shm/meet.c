@@ -376,14 +376,13 @@ static uint64_t released_of(const dred_meet_slot_t *s) {
   return __atomic_load_n(&s->released, __ATOMIC_ACQUIRE);
 }
 
-/* A member arrives in a relay slot (lock held, its bit and parameters in): the first one
- * with a block leads -- dred-master sends it the data, which it puts in that block for
- * the others -- and every later one follows, copying from the leader's block.  Nothing
- * is decided here: a follower that disagrees with the leader, or finds the relay failed,
- * goes to dred-master, which decides for it as for any member.  Unlocks. */
-static int relay_arrive(dred_meet_slot_t *s, uint32_t member, int wants,
-                        const dred_meet_ref_t *op, dred_meet_arrival_t *out) {
-  uint64_t me = bit(member);
+/* Whether a member arriving in a relay slot (lock held, its bit and parameters in) stays:
+ * the first one with a block leads -- dred-master sends it the data, which it puts in
+ * that block for the others -- and every later one follows, copying from the leader's
+ * block.  Nothing is decided here: a follower that disagrees with the leader, or finds
+ * the relay failed, goes to dred-master (0), which decides for it as for any member. */
+static int relay_wants(dred_meet_slot_t *s, uint32_t member, int wants,
+                       const dred_meet_ref_t *op, dred_meet_arrival_t *out) {
   int st = DRED_OK;
   if (wants && s->state == DRED_MEET_OPEN && s->fold_status == DRED_OK) {
     if (!s->led && op->kind == DRED_MEET_OP_POOL) {
@@ -398,16 +397,7 @@ static int relay_arrive(dred_meet_slot_t *s, uint32_t member, int wants,
   } else {
     wants = 0;
   }
-  if (!wants) {
-    s->master |= me;
-    slot_released(s, me, s->n); /* nothing to take from here */
-    slot_unlock(s);
-    return 0;
-  }
-  slot_unlock(s);
-  out->meet = 1;
-  out->slot = s;
-  return 0;
+  return wants;
 }
 
 int dred_meet_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
@@ -501,8 +491,9 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   }
   __atomic_store_n(&s->arrived, s->arrived | me, __ATOMIC_RELEASE);
   s->p[member] = *p;
-  if (s->relay) return relay_arrive(s, member, wants, op, out);
-  if (s->state == DRED_MEET_OPEN) {
+  if (s->relay) {
+    wants = relay_wants(s, member, wants, op, out);
+  } else if (s->state == DRED_MEET_OPEN) {
     if (error != DRED_OK && s->error == DRED_OK) /* read without the lock too */
       __atomic_store_n(&s->error, error, __ATOMIC_RELEASE);
     if (!wants && (s->arrived & ~s->master & ~me) != 0) {
@@ -541,8 +532,8 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
     slot_unlock(s);
     return 0;
   }
-  if (s->state == DRED_MEET_OPEN && (s->arrived & all_of(n)) == all_of(n)) {
-    slot_decide(s, n);
+  if (s->state == DRED_MEET_OPEN && !s->relay && (s->arrived & all_of(n)) == all_of(n)) {
+    slot_decide(s, n); /* a relay slot decides nothing (its absent members never come) */
   } else if (s->state == DRED_MEET_OPEN && p->kind == PROTO_KIND_BCAST && member == p->root) {
     slot_wake(s); /* the members already waiting are served now (bcast_early) */
   }
