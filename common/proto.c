@@ -46,6 +46,18 @@ static int proto_ready_error_ok(int32_t e) {
   return e == 0 || e == DRED_ERR_NOMEM || e == DRED_ERR_INTERNAL || e == DRED_ERR_ARG;
 }
 
+/* READY's have: PROTO_HAVE_DATA only in a bcast, PROTO_HAVE_FOLLOW only in an allreduce
+ * that is not inline nor a recovered copy. */
+static int proto_have_valid(const proto_msg_t *m) {
+  switch (m->u.ready.have) {
+    case 0: return 1;
+    case PROTO_HAVE_DATA: return m->u.ready.kind == PROTO_KIND_BCAST;
+    case PROTO_HAVE_FOLLOW:
+      return m->u.ready.kind == PROTO_KIND_ALLREDUCE && !m->u.ready.inl && !m->u.ready.recovered;
+    default: return 0;
+  }
+}
+
 static void put_bytes(cursor_t *c, const uint8_t *p, size_t n) {
   if (c->bad || c->pos + n > c->len) {
     c->bad = 1;
@@ -136,8 +148,7 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       put(&c, m->u.ready.inl, 1);
       put(&c, m->u.ready.data_len, 4);
       put_bytes(&c, m->u.ready.data, m->u.ready.data_len);
-      if (m->u.ready.have > 1 || (m->u.ready.have && m->u.ready.kind != PROTO_KIND_BCAST))
-        return 0;
+      if (!proto_have_valid(m)) return 0;
       put(&c, m->u.ready.have, 1);
       break;
     case PROTO_DATA:
@@ -194,6 +205,7 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
     case PROTO_RECOVER:
     case PROTO_RECOVER_FAILED:
     case PROTO_ABANDON:
+    case PROTO_HAVE:
       put(&c, m->u.recover.group, 8);
       put(&c, (uint64_t)m->u.recover.tag, 8);
       put(&c, m->u.recover.member, 4);
@@ -329,8 +341,7 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
         return DRED_ERR_ARG;
       m->u.ready.data = get_bytes(&c, m->u.ready.data_len);
       m->u.ready.have = (uint8_t)get(&c, 1);
-      if (m->u.ready.have > 1 || (m->u.ready.have && m->u.ready.kind != PROTO_KIND_BCAST))
-        return DRED_ERR_ARG;
+      if (!proto_have_valid(m)) return DRED_ERR_ARG;
       break;
     case PROTO_DATA:
       m->u.data.group = get(&c, 8);
@@ -384,6 +395,7 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
     case PROTO_RECOVER:
     case PROTO_RECOVER_FAILED:
     case PROTO_ABANDON:
+    case PROTO_HAVE:
       m->u.recover.group = get(&c, 8);
       m->u.recover.tag = (int64_t)get(&c, 8);
       m->u.recover.member = (uint32_t)get(&c, 4);
@@ -506,6 +518,7 @@ const char *proto_type_name(int type) {
     case PROTO_BYE: return "BYE";
     case PROTO_RECOVER_FAILED: return "RECOVER_FAILED";
     case PROTO_ABANDON: return "ABANDON";
+    case PROTO_HAVE: return "HAVE";
     case PROTO_SERVE: return "SERVE";
     case PROTO_REPLICA: return "REPLICA";
     case PROTO_REPLICA_ACK: return "REPLICA_ACK";

@@ -22,8 +22,10 @@
  * 6: PONG reports the worker's pool use.  7: JOIN and WELCOME (a master outside the
  * MPI job, common/mpi/boot.h).  8: in-place absorption (READY's snap, unit and
  * absorbed, TASK's absorb, DONE's absorbed, RECOVER's last, tentative and single).
- * 9: collective kinds (READY's kind; DATA and PUSH; an explicit key names its kind). */
-#define PROTO_VERSION 10u
+ * 9: collective kinds (READY's kind; DATA and PUSH; an explicit key names its kind).
+ * 10: READY's have (a bcast member holds the data).  11: an allreduce's relay followers
+ * (READY's have PROTO_HAVE_FOLLOW, HAVE). */
+#define PROTO_VERSION 11u
 /* "No member" in the member fields that may name none (RECOVER's last and tentative). */
 #define PROTO_NO_MEMBER 0xffffffffu
 #define PROTO_HEADER 8u
@@ -46,6 +48,10 @@
 #define PROTO_KIND_ALLREDUCE 1u
 #define PROTO_KIND_BCAST 2u
 #define PROTO_KINDS 3u
+
+/* READY's have (lib/paths/relay.c): what a member got from its node's relay leader. */
+#define PROTO_HAVE_DATA 1u   /* a bcast's member: the whole data                       */
+#define PROTO_HAVE_FOLLOW 2u /* a large allreduce's member: will copy it, then send HAVE */
 #define PROTO_MAX_GROUP_SIZE (PROTO_HEADER + 16u + 4u * PROTO_MAX_GROUP)
 #define PROTO_MAX_INLINE_SIZE (PROTO_HEADER + PROTO_INLINE_FIXED + PROTO_INLINE_TOTAL)
 #define PROTO_MAX_SIZE \
@@ -103,6 +109,11 @@ typedef enum {
   PROTO_JOIN = 11,       /* a master outside the MPI job only: the worker's node and
                             the master's node as the workers see it (stage 0), then
                             "set up, ping me from now on" (stage 1)                  */
+  PROTO_HAVE = 12,       /* an allreduce member whose READY said it follows its node's
+                            relay leader (have PROTO_HAVE_FOLLOW): it copied the whole
+                            result from the leader (error 0: send it END alone), or
+                            the relay failed (error: send it the result); RECOVER's
+                            layout                                                   */
   /* worker -> worker */
   PROTO_REPLICA = 7,     /* a replica of my operand: in my pool at pool_off, or its
                             len bytes follow this frame on the link (pool_off -1)     */
@@ -199,8 +210,11 @@ typedef struct {
       uint8_t snap, unit, absorbed;
       /* PROTO_KIND_*: which collective the member called */
       uint8_t kind;
-      /* 1: a bcast's non-root that already holds the whole data (it copied it from its
-       * node's relay leader, lib/paths/relay.c): it is sent no DATA, only END. */
+      /* PROTO_HAVE_DATA: a bcast's non-root that already holds the whole data (it copied
+       * it from its node's relay leader, lib/paths/relay.c): it is sent no DATA, only
+       * END.  PROTO_HAVE_FOLLOW: a large allreduce's member that will copy the result
+       * from its node's relay leader: it is sent nothing until its HAVE says how that
+       * went.  0: neither. */
       uint8_t have;
     } ready;
     struct {

@@ -53,6 +53,7 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
     case PROTO_DONE:
     case PROTO_RECOVER_FAILED:
     case PROTO_DATA:
+    case PROTO_HAVE:
       break;
     case PROTO_ABANDON:
       DRED_WARN("worker %d abandons reduction group %016llx tag " PROTO_KEY_FMT " (%s)", src,

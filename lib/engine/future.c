@@ -14,6 +14,7 @@
 
 #include "../../common/log.h"
 #include "../paths/meetpath.h"
+#include "../paths/relay.h"
 #include "future.h"
 
 dred_future *dred_future_new(void) {
@@ -68,6 +69,7 @@ int dred_future_get(dred_future *f) {
     dred_meetpath_wait(f, UINT64_MAX); /* met in shared memory */
     if (dred_future_done(f)) return f->status;
   }
+  if (f->relay_slot != NULL) dred_relay_wait(f, UINT64_MAX); /* copies its node's result */
   uv_mutex_lock(&f->mu);
   while (!f->done) uv_cond_wait(&f->cv, &f->mu);
   st = f->status;
@@ -79,6 +81,7 @@ int dred_future_is_done(dred_future *f) {
   int d;
   if (f == NULL) return -1;
   if (f->meet_slot != NULL) dred_meetpath_wait(f, 0); /* settles it if its slot decided */
+  if (f->relay_slot != NULL) dred_relay_wait(f, 0);
   uv_mutex_lock(&f->mu);
   d = f->done;
   uv_mutex_unlock(&f->mu);
@@ -97,6 +100,10 @@ int dred_future_wait(dred_future *f, int timeout_ms) {
    * waiting in the meeting place is not granted again on the condition variable. */
   deadline = uv_hrtime() + (uint64_t)timeout_ms * 1000000ull;
   if (f->meet_slot != NULL) dred_meetpath_wait(f, (uint64_t)timeout_ms * 1000000ull);
+  if (f->relay_slot != NULL) {
+    now = uv_hrtime();
+    dred_relay_wait(f, now < deadline ? deadline - now : 0);
+  }
   uv_mutex_lock(&f->mu);
   /* uv_cond_timedwait may wake early (spuriously, or on a broadcast for another waiter):
    * wait again for what is left of the deadline. */

@@ -33,6 +33,10 @@ struct dred_future {
   uint32_t meet_member; /* this member's index in the slot */
   int meet_bcast;       /* a bcast: served as soon as the root's data is there */
   int meet_prefold;     /* a reduce's root that folds early arrivals while it waits */
+  /* A large allreduce's relay follower (lib/paths/relay.c): its waits copy the result
+   * from its node's relay leader (slot, with meet_rt, meet_gid and meet_tag); NULL
+   * otherwise.  Set before the future is handed out. */
+  struct dred_meet_slot *relay_slot;
 };
 dred_future *dred_future_new(void);
 void dred_future_complete(dred_future *f, int status); /* drops the runtime's reference */

@@ -128,6 +128,16 @@ typedef struct dred_inst {
    * from there (state INST_MEET, meet_slot) and then tells dred-master it has it
    * (relay_have in its READY). */
   int relay_lead, relay_follow, relay_have;
+  /* A large allreduce's follower (relay.c) goes to dred-master at once (its READY carries
+   * its operand, and says it follows) and copies the result from its leader's block
+   * (relay_slot) meanwhile; then it sends HAVE.  relay_copy: still copying;
+   * relay_claimed: a thread is copying now (under rt->lock); relay_finish_due: the
+   * instance ended meanwhile, the copying thread finishes it; relay_have_due: HAVE with
+   * relay_have_status is to be sent by the runtime thread (in rt->relayq by relay_link
+   * while relay_queued). */
+  int relay_copy, relay_claimed, relay_finish_due, relay_have_due, relay_have_status;
+  int relay_queued;
+  dred_queue_t relay_link;
   struct dred_meet_slot *relay_slot;
   uint64_t relay_seq;
   char *relay_blk;

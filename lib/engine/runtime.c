@@ -42,6 +42,7 @@
 #include "../paths/distribute.h"
 #include "../paths/meetpath.h"
 #include "../paths/offnode.h"
+#include "../paths/relay.h"
 #include "admit.h"
 #include "future.h"
 #include "group.h"
@@ -120,8 +121,17 @@ int dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
 
 void dred_rt_inst_maybe_finish(dred_rt_t *rt, dred_inst_t *in) {
   if (in->state == INST_ENDED && in->tasks_pending == 0 &&
-      (in->repl == NULL || !rt->robust->reading(in)))
+      (in->repl == NULL || !rt->robust->reading(in))) {
+    if (in->relay_copy) { /* a relay follower (relay.c): a thread may be copying into it */
+      int claimed;
+      uv_mutex_lock(&rt->lock);
+      claimed = in->relay_claimed;
+      if (claimed) in->relay_finish_due = 1; /* that thread finishes it */
+      uv_mutex_unlock(&rt->lock);
+      if (claimed) return;
+    }
     (void)dred_rt_inst_finish(rt, in, in->end_status);
+  }
 }
 
 static void send_to_master(dred_rt_t *rt, const proto_msg_t *m, const uint32_t *workers) {
@@ -260,6 +270,7 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   }
   if (dred_admit_defer(rt, in)) return; /* waits for pool room; admit.c announces it later */
   dred_rt_ready(in, in->member, &m); /* before the replicas: they add their holders to it */
+  if (in->relay_copy) m.u.ready.have = PROTO_HAVE_FOLLOW; /* it copies from its node's leader */
   /* Replicas first: until the neighbour has our header, a crash here loses the operand
    * for good, so that window is kept as short as one copy of it. */
   if (rt->cfg.replicas > 0) rt->robust->on_ready(rt, in, &m);
@@ -853,6 +864,7 @@ static void on_turn(uv_check_t *h) {
   unsigned robust;
   uint64_t t0 = uv_hrtime(), t1, t2, t3, t4, turn;
   int progress = drain_submissions(rt) > 0;
+  if (!dred_queue_empty(&rt->relayq)) progress |= dred_relay_turn(rt); /* HAVEs after READYs */
   progress |= recv_messages(rt) > 0;
   t1 = uv_hrtime();
   progress |= run_tasks(rt) > 0;
@@ -983,10 +995,10 @@ void dred_rt_stop(dred_rt_t *rt) {
               "dred-master because their slot was still held (DRED_MEET)",
               (unsigned long long)rt->meet_done, (unsigned long long)rt->meet_spilled);
   if (rt->relay_led > 0)
-    DRED_INFO("node relay: led %llu cross-node bcast(s) for this node",
+    DRED_INFO("node relay: led %llu cross-node bcast(s) or allreduce(s) for this node",
               (unsigned long long)rt->relay_led);
   if (rt->relay_followed > 0)
-    DRED_INFO("node relay: copied %llu cross-node bcast(s) from the node's leader",
+    DRED_INFO("node relay: copied %llu cross-node bcast(s) or allreduce result(s) from the node's leader",
               (unsigned long long)rt->relay_followed);
   if (rt->pool_waited > 0)
     DRED_INFO("%llu reduction(s) waited for room in the shared-memory pool (DRED_POOL_MB); "

@@ -160,7 +160,10 @@ typedef struct dred_rt {
   MPI_Win meet_win;
   dred_queue_t meetq;
   uint64_t meet_done, meet_spilled; /* under lock */
-  uint64_t relay_led, relay_followed; /* bcasts relayed on this node (relay.c), under lock */
+  uint64_t relay_led, relay_followed; /* collectives relayed on this node (relay.c), under lock */
+  /* Allreduce members that follow their node's relay leader after their READY
+   * (relay.c): copying, or with a HAVE to send; linked by relay_link, under lock. */
+  dred_queue_t relayq;
   /* Pool blocks of ours that a met reduction's root may still read after our future
    * completed (meetpath.c): freed once the slot says it no longer needs them. */
   dred_queue_t meet_lent;

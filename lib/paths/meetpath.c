@@ -76,6 +76,7 @@ void dred_meetpath_init(dred_rt_t *rt) {
 
   dred_queue_init(&rt->meetq);
   dred_queue_init(&rt->meet_lent);
+  dred_queue_init(&rt->relayq);
   rt->meet = NULL;
   rt->meet_win = MPI_WIN_NULL;
   /* Every process must take the same path for the same reduction, so the choice is the
@@ -423,8 +424,8 @@ static void reroute(dred_rt_t *rt, dred_inst_t *in) {
 
 /* Member k's block at offset `off` of its pool segment, `len` bytes: its address here, or
  * NULL (logged) when the reference is not inside that segment. */
-static const char *peer_block(dred_rt_t *rt, const dred_inst_t *in, uint32_t k, uint32_t worker,
-                              int64_t off, uint64_t len) {
+const char *dred_meetpath_peer_block(dred_rt_t *rt, const dred_inst_t *in, uint32_t k,
+                                     uint32_t worker, int64_t off, uint64_t len) {
   char why[160] = "it is not the member's process, or that process has no pool here";
   if (worker != in->group->workers[k] || worker >= (uint32_t)rt->world_size ||
       rt->peer_base[worker] == NULL ||
@@ -442,7 +443,7 @@ static const char *peer_block(dred_rt_t *rt, const dred_inst_t *in, uint32_t k, 
 static const char *chunk_block(dred_rt_t *rt, const dred_inst_t *in, const uint8_t *holder,
                                const int64_t *part, uint32_t c, uint64_t len) {
   if (holder[c] >= in->group->n) return NULL;
-  return peer_block(rt, in, holder[c], in->group->workers[holder[c]], part[c], len);
+  return dred_meetpath_peer_block(rt, in, holder[c], in->group->workers[holder[c]], part[c], len);
 }
 
 /* Where member k's operand is, if the collective reads it (NULL for one it does not read
@@ -463,7 +464,7 @@ static const char *operand_at(dred_rt_t *rt, dred_inst_t *in, uint32_t k, int *r
     return NULL;
   }
   {
-    const char *p = peer_block(rt, in, k, ref.worker, ref.off, ref.len);
+    const char *p = dred_meetpath_peer_block(rt, in, k, ref.worker, ref.off, ref.len);
     if (p == NULL) *rc = DRED_ERR_INTERNAL;
     return p;
   }

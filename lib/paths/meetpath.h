@@ -51,6 +51,11 @@ void dred_meetpath_lend(dred_rt_t *rt, struct dred_meet_slot *slot, uint64_t seq
                         uint32_t member, char *p, int64_t off, size_t bytes);
 /* Free the lent blocks nobody reads any more. */
 void dred_meetpath_reclaim_lent(dred_rt_t *rt);
+/* Member k's block at offset `off` of job rank `worker`'s pool segment, `len` bytes: its
+ * address here, or NULL (logged) when the reference is not inside that segment or
+ * `worker` is not member k's process. */
+const char *dred_meetpath_peer_block(dred_rt_t *rt, const dred_inst_t *in, uint32_t k,
+                                     uint32_t worker, int64_t off, uint64_t len);
 /* dred_ireduce, under rt->lock, `in` complete (its key in->tag) but not inserted: 1 if it
  * met in shared memory (insert it, hand out the future, nothing for the runtime thread to
  * do); 0 to go to the master (in->meet_mask set). */

@@ -1,7 +1,8 @@
 /*
- * relay.h -- a cross-node bcast's node relay (relay.c): the first member of a node to
- * arrive receives the data from dred-master and puts it in its pool block; the node's
- * other members copy it from there, and dred-master sends that node the data once.
+ * relay.h -- the node relay of a cross-node bcast or large allreduce (relay.c): the first
+ * member of a node to arrive receives the data (the result) from dred-master and puts it
+ * in its pool block; the node's other members copy it from there, and dred-master sends
+ * that node the data once.
  */
 #ifndef DRED_RELAY_H
 #define DRED_RELAY_H
@@ -35,5 +36,25 @@ void dred_relay_done(dred_rt_t *rt, dred_inst_t *in, int status);
  * data (have) or the relay failed (its copy is dropped).  It leaves the slot and goes to
  * dred-master, which sends it only END (have) or the data and END. */
 void dred_relay_handoff(dred_rt_t *rt, dred_inst_t *in, int have);
+
+/* A large allreduce's follower.  It arrived in the relay slot after its leader, went to
+ * dred-master with its operand (READY's have PROTO_HAVE_FOLLOW) and copies the result
+ * from the leader's block as the leader receives it; then the runtime thread sends HAVE
+ * (error 0: it holds the result; else the relay failed and dred-master sends it), and
+ * dred-master's END completes it.  The copy is done by whichever thread looks: */
+
+/* One step of the follower (gid, tag): copy what the leader has put in its block since
+ * the last step, at most about `budget` bytes.  Returns 1 when it is done copying (or is
+ * not a follower that copies: nothing to do), 0 after `budget` bytes, 2 when another
+ * thread is copying it, 3 when the leader has nothing more yet. */
+int dred_relay_step(dred_rt_t *rt, uint64_t gid, int64_t tag, uint64_t budget);
+/* The application thread waiting on the follower's future f (dred_future_get, _wait,
+ * _is_done) copies for at most timeout_ns (UINT64_MAX: until it is done copying; 0: one
+ * bounded step), woken by the leader's progress. */
+void dred_relay_wait(dred_future *f, uint64_t timeout_ns);
+/* Runtime thread, each turn: send the HAVEs that are due (after the READY), and copy for
+ * the followers nobody waits on once their leader's block is whole or failed.  1 if it
+ * did anything. */
+int dred_relay_turn(dred_rt_t *rt);
 
 #endif /* DRED_RELAY_H */

@@ -341,8 +341,11 @@ static int lost_ends(const dred_meet_slot_t *s, uint64_t lost) {
 static int bcast_early(const dred_meet_slot_t *s, uint32_t member, int *status) {
   uint64_t in = s->arrived & ~s->master;
   uint32_t r, k;
-  if (member >= s->n || !(in & bit(member)) || s->p[member].kind != PROTO_KIND_BCAST ||
-      s->error != DRED_OK || s->state == DRED_MEET_MIXED || s->state == DRED_MEET_SPILL)
+  /* (a relay slot's data comes from its leader whatever the kind: a bcast's or an
+   * allreduce's result) */
+  if (member >= s->n || !(in & bit(member)) ||
+      (s->p[member].kind != PROTO_KIND_BCAST && !s->relay) || s->error != DRED_OK ||
+      s->state == DRED_MEET_MIXED || s->state == DRED_MEET_SPILL)
     return 0;
   if (s->relay && !s->led) return 0;
   r = s->relay ? s->root : s->p[member].root;

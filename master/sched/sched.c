@@ -321,17 +321,18 @@ void inst_fail(inst_t *in, int32_t status) {
   if (in->status == DRED_OK) in->status = status ? status : DRED_ERR_INTERNAL;
 }
 
-/* A failed instance: once no task is in flight, tell every arrived member; when nobody
- * alive is owed an END any more, journal it and let the key be used again. */
+/* A failed instance: once no task is in flight, tell every arrived member -- but a relay
+ * follower only once its HAVE came (it may be copying from its leader's block until
+ * then: sched_distribute.c) -- and when nobody alive is owed an END any more, journal it
+ * and let the key be used again. */
 static void inst_try_finish(sched_t *s, inst_t *in) {
   uint32_t k;
   if (!dred_queue_empty(&in->tasks)) return;
-  if (!in->drained) {
-    in->drained = 1;
-    for (k = 0; k < in->g->n; k++)
-      if (in->m[k].arrived && !in->m[k].told && worker_alive(s, in->g->workers[k]))
-        inst_tell(s, in, k, in->status);
-  }
+  in->drained = 1;
+  for (k = 0; k < in->g->n && in->nowed > 0; k++)
+    if (in->m[k].arrived && !in->m[k].told && !in->m[k].follow &&
+        worker_alive(s, in->g->workers[k]))
+      inst_tell(s, in, k, in->status);
   if (in->nowed == 0) inst_journal_and_free(s, in);
 }
 
@@ -562,6 +563,10 @@ static int on_ready(sched_t *s, const sched_event_t *ev) {
   }
 
   in->m[k].arrived = 1;
+  if (r->u.ready.have == PROTO_HAVE_FOLLOW) { /* proto.c: only a large allreduce's */
+    in->m[k].follow = 1;
+    in->nfollow++;
+  }
   in->m[k].nreplicas = r->u.ready.nreplicas;
   memcpy(in->m[k].replicas, r->u.ready.replicas, r->u.ready.nreplicas * sizeof(uint32_t));
 
@@ -578,7 +583,8 @@ static int on_ready(sched_t *s, const sched_event_t *ev) {
 
   if (in->status != DRED_OK) {
     free(m);
-    if (in->drained) inst_tell(s, in, k, in->status); /* late arrival: told at once */
+    /* late arrival: told at once (a relay follower once its HAVE came) */
+    if (in->drained && !in->m[k].follow) inst_tell(s, in, k, in->status);
   } else if (p->kind == PROTO_KIND_BCAST) {
     free(m); /* no buffer to pair: the root's data comes in its READY or as DATA */
     in->m[k].state = M_LIVE;
@@ -687,6 +693,7 @@ static int on_abandon(sched_t *s, const sched_event_t *ev) {
   if (in == NULL) return 0;
   if (k >= in->g->n || in->g->workers[k] != ev->worker || !in->m[k].arrived)
     return DRED_ERR_ARG;
+  dist_unfollow(in, k); /* it copies nothing more: told with everyone */
   inst_fail(in, error ? error : DRED_ERR_SHUTDOWN);
   inst_settle(s, in);
   return 0;
@@ -796,6 +803,8 @@ int sched_feed(sched_t *s, const sched_event_t *ev) {
       return on_abandon(s, ev);
     case PROTO_DATA:
       return on_data(s, ev);
+    case PROTO_HAVE:
+      return on_have(s, ev);
     default: /* not a message the scheduler takes: the adapter should not have passed it */
       return DRED_ERR_ARG;
   }

@@ -75,6 +75,8 @@ typedef struct {
  *                         (sched_distribute.c)
  *   PROTO_ABANDON         a member gives up on a reduction it announced: the instance ends
  *                         with recover.error (0: DRED_ERR_SHUTDOWN) for every member
+ *   PROTO_HAVE            an allreduce member that followed its node's relay leader holds
+ *                         the result (recover.error 0) or needs it sent (sched_distribute.c)
  *
  * Any other message type is refused with DRED_ERR_ARG.
  *

@@ -19,6 +19,13 @@
  *     says it has the data (`have`: it copied it from its node's relay leader) lacks none.
  *     The master keeps the data until every member was told, so a relay leader's death
  *     costs its followers nothing: they come here without `have` and are sent it all.
+ *   - A large allreduce's relay followers: a member whose READY says it follows
+ *     (PROTO_HAVE_FOLLOW) copies the result from its node's relay leader, which receives
+ *     it from here as any member does.  It is sent nothing -- no DATA, and no END, not
+ *     even an error's, since it may be reading that block meanwhile -- until its HAVE
+ *     comes: error 0, it holds the whole result and is owed its END alone; an error, the
+ *     relay failed (its leader died or its collective failed first) and it is sent the
+ *     result as anyone is, or told the instance's error.
  *   - Large allreduce: the reduction runs as a reduce to member 0 (the ordinary tasks,
  *     replicas and recovery, rank order for non-commutative ops); when one message covers
  *     every member, member 0 is sent PUSH and answers with its result as DATA, which then
@@ -101,7 +108,7 @@ void dist_bcast_ready(sched_t *s, inst_t *in, uint32_t k, const proto_msg_t *r) 
   if (k != in->params.root) {
     /* A member that copied the data from its node's relay leader (lib/paths/relay.c) is
      * owed only its END: the same END, after the same whole data, as anyone's. */
-    if (r->u.ready.have) in->m[k].dsent = in->bytes;
+    if (r->u.ready.have == PROTO_HAVE_DATA) in->m[k].dsent = in->bytes;
     return;
   }
   in->m[k].dsent = in->bytes; /* the root has it */
@@ -131,7 +138,7 @@ void dist_settle(sched_t *s, inst_t *in) {
   uint32_t k;
   for (k = 0; k < in->g->n; k++) {
     member_t *mb = &in->m[k];
-    if (!mb->arrived || mb->told || !worker_alive(s, in->g->workers[k])) continue;
+    if (!mb->arrived || mb->told || mb->follow || !worker_alive(s, in->g->workers[k])) continue;
     while (mb->dsent < in->have) {
       uint64_t len = in->have - mb->dsent;
       sched_action_t *a = act_send(s, in->key, PROTO_DATA, in->g->workers[k]);
@@ -167,6 +174,26 @@ int on_data(sched_t *s, const sched_event_t *ev) {
     memcpy(in->res + in->have, d->u.data.data, d->u.data.len);
     in->have += d->u.data.len;
   }
+  inst_settle(s, in);
+  return 0;
+}
+
+void dist_unfollow(inst_t *in, uint32_t k) {
+  if (!in->m[k].follow) return;
+  in->m[k].follow = 0;
+  in->nfollow--;
+}
+
+int on_have(sched_t *s, const sched_event_t *ev) {
+  const proto_msg_t *h = &ev->msg;
+  inst_t *in = inst_find(s, key_of(h));
+  uint32_t k = h->u.recover.member;
+  if (in == NULL) return DRED_ERR_ARG; /* a follower is never told before its HAVE */
+  if (k >= in->g->n || in->g->workers[k] != ev->worker || !in->m[k].follow) return DRED_ERR_ARG;
+  dist_unfollow(in, k);
+  /* error 0: it copied the whole result from its leader (which the master sent it, so it
+   * is all here): only its END is owed.  Else it is sent the result (dsent is 0). */
+  if (h->u.recover.error == 0 && in->status == DRED_OK) in->m[k].dsent = in->bytes;
   inst_settle(s, in);
   return 0;
 }

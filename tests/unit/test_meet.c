@@ -1771,6 +1771,57 @@ static dred_meet_arrival_t relay_arrive(dred_meet_ring_t *r, uint64_t seq, uint3
   return a;
 }
 
+/* An allreduce's result relay: the same slot rules with an allreduce's parameters (the
+ * result comes from the leader whatever the kind).  Members 0 (the holder, whose result
+ * dred-master distributes) and 1 live on another node; member 2 passes through (a call
+ * that is not relayed); a follower that disagrees with the leader (another size, or a
+ * bcast on the same turn) goes to dred-master; the leader's death before its block was
+ * whole fails the relay for its followers. */
+static void test_relay_allreduce(void **state) {
+  dred_meet_table_t *t = table_new();
+  uint64_t absent = bit(0) | bit(1);
+  dred_meet_ring_t *r = dred_meet_relay_of(t, 79, DRED_MEET_AUTO, RN, RWORKERS, absent);
+  dred_meet_arrival_t a;
+  dred_meet_slot_t *s;
+  proto_params_t p = params(BIG, 0), q;
+  uint64_t seq = 3;
+  int st = -1;
+  (void)state;
+  p.inl = 0;
+  p.kind = PROTO_KIND_ALLREDUCE;
+  assert_int_equal(dred_meet_arrive_op(r, seq, 2, &p, 0, NULL, NULL, DRED_OK, &a), 0);
+  assert_int_equal(a.meet, 0);
+  a = relay_arrive(r, seq, 3, &p, 1);
+  assert_int_equal(a.meet, 1);
+  assert_int_equal(a.lead, 1);
+  s = a.slot;
+  a = relay_arrive(r, seq, 4, &p, 1);
+  assert_int_equal(a.meet, 1);
+  assert_int_equal(a.lead, 0);
+  assert_int_equal(dred_meet_leader(s), 3);
+  q = p;
+  q.count = p.count + 1; /* disagrees: dred-master decides for it */
+  a = relay_arrive(r, seq, 5, &q, 1);
+  assert_int_equal(a.meet, 0);
+  dred_meet_progress_set(s, seq, 4096);
+  assert_true(dred_meet_progress(s, seq, &st) == 4096 && st == DRED_OK);
+  dred_meet_member_failed(r, 3, DRED_ERR_PROC_FAILED); /* the leader, block not whole */
+  (void)dred_meet_progress(s, seq, &st);
+  assert_int_equal(st, DRED_ERR_ROOT_FAILED);
+  dred_meet_release(s, seq, 4);
+  dred_meet_release(s, seq, 5);
+  assert_int_equal(stats(r).busy, 0);
+
+  seq = 4; /* a bcast on an allreduce's turn does not follow an allreduce leader */
+  a = relay_arrive(r, seq, 4, &p, 1);
+  assert_int_equal(a.lead, 1);
+  q = p;
+  q.kind = PROTO_KIND_BCAST;
+  a = relay_arrive(r, seq, 5, &q, 1);
+  assert_int_equal(a.meet, 0);
+  table_free(t);
+}
+
 /* A cross-node bcast's node relay: members 0 and 1 live on another node and member 2, the
  * root, goes to dred-master, so 3, 4 and 5 meet here.  The first with a block leads; later
  * ones that agree follow it and are served at once; one without a block and no leader, or
@@ -1943,7 +1994,7 @@ static void test_solo(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_rings),         cmocka_unit_test(test_solo),         cmocka_unit_test(test_relay),         cmocka_unit_test(test_happy_path),
+      cmocka_unit_test(test_rings),         cmocka_unit_test(test_solo),         cmocka_unit_test(test_relay), cmocka_unit_test(test_relay_allreduce),         cmocka_unit_test(test_happy_path),
       cmocka_unit_test(test_group_sizes),   cmocka_unit_test(test_mismatch),
       cmocka_unit_test(test_member_error),  cmocka_unit_test(test_mixed),
       cmocka_unit_test(test_spill),         cmocka_unit_test(test_member_failed),

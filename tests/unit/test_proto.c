@@ -103,6 +103,55 @@ static void test_ready_have(void **state) {
   assert_int_equal(proto_decode(bad, n, &d), DRED_ERR_ARG);
 }
 
+/* Protocol 11: a large allreduce's relay follower says so in its READY (have
+ * PROTO_HAVE_FOLLOW: only an allreduce's, not inline, not recovered), and later sends HAVE
+ * (RECOVER's layout: group, tag, member, error). */
+static void test_ready_follow_and_have(void **state) {
+  uint8_t buf[256], bad[256];
+  proto_msg_t m, d;
+  size_t n;
+  (void)state;
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_READY;
+  m.u.ready.member = 4;
+  m.u.ready.kind = PROTO_KIND_ALLREDUCE;
+  m.u.ready.buf.pool_off = 128;
+  m.u.ready.have = PROTO_HAVE_FOLLOW;
+  n = enc(&m, NULL, buf);
+  assert_true(n > PROTO_HEADER);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.u.ready.have, PROTO_HAVE_FOLLOW);
+  memcpy(bad, buf, n);
+  bad[n - 1] = 3; /* no such have */
+  assert_int_equal(proto_decode(bad, n, &d), DRED_ERR_ARG);
+  m.u.ready.kind = PROTO_KIND_BCAST; /* a bcast member follows by HAVE_DATA, not this */
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.ready.kind = PROTO_KIND_REDUCE;
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.ready.kind = PROTO_KIND_ALLREDUCE;
+  m.u.ready.recovered = 1; /* a recovered copy is not the member's own arrival */
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.ready.recovered = 0;
+  m.u.ready.have = PROTO_HAVE_DATA; /* an allreduce member never says it has the data */
+  assert_int_equal(enc(&m, NULL, buf), 0);
+
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_HAVE;
+  m.u.recover.group = 0x1234;
+  m.u.recover.tag = proto_key_kind(9, 3, PROTO_KIND_ALLREDUCE);
+  m.u.recover.member = 5;
+  m.u.recover.error = DRED_ERR_ROOT_FAILED;
+  n = enc(&m, NULL, buf);
+  assert_true(n > PROTO_HEADER);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.type, PROTO_HAVE);
+  assert_int_equal(d.u.recover.group, 0x1234);
+  assert_int_equal(d.u.recover.tag, m.u.recover.tag);
+  assert_int_equal(d.u.recover.member, 5);
+  assert_int_equal(d.u.recover.error, DRED_ERR_ROOT_FAILED);
+  assert_string_equal(proto_type_name(PROTO_HAVE), "HAVE");
+}
+
 /* A member that could not allocate joins with an explicit error, its real element size
  * intact: a size of 0 standing for the error would make everyone see MISMATCH. */
 static void test_ready_error_field(void **state) {
@@ -275,7 +324,7 @@ static void test_absorb_fields_roundtrip(void **state) {
   proto_msg_t m, d;
   size_t n, n2;
   (void)state;
-  assert_int_equal(PROTO_VERSION, 10); /* 10 added READY's have, last */
+  assert_int_equal(PROTO_VERSION, 11); /* 11 added READY's have FOLLOW and HAVE, last */
 
   memset(&m, 0, sizeof m); /* a member's own READY: its snapshot */
   m.type = PROTO_READY;
@@ -776,6 +825,7 @@ int main(void) {
       cmocka_unit_test(test_fuzz_roundtrip), cmocka_unit_test(test_inline_roundtrip_and_limits),
       cmocka_unit_test(test_join_welcome), cmocka_unit_test(test_absorb_fields_roundtrip),
       cmocka_unit_test(test_absorb_fields_rejected), cmocka_unit_test(test_ready_have),
+      cmocka_unit_test(test_ready_follow_and_have),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -379,6 +379,141 @@ static void test_allreduce_empty(void **st) {
   sched_free(s);
 }
 
+static proto_msg_t have_msg(int64_t tag, uint32_t m, int32_t error) {
+  proto_msg_t p;
+  memset(&p, 0, sizeof p);
+  p.type = PROTO_HAVE;
+  p.u.recover.group = 7;
+  p.u.recover.tag = tag;
+  p.u.recover.member = m;
+  p.u.recover.error = error;
+  return p;
+}
+
+/* A large allreduce of 3 whose member 2 (worker 3) follows its node's relay leader:
+ * every member READY (member 2's saying it follows), every task done, PUSH answered
+ * with `pieces` of the holder's DATA (all of it unless fewer). */
+static void relay_run(sched_t *s, int64_t tag, uint64_t count, const uint8_t *res, int pieces) {
+  proto_msg_t r, d;
+  uint64_t off = 0, bytes = count * 4;
+  for (uint32_t k = 0; k < 3; k++) {
+    r = rdy(tag, k, PROTO_KIND_ALLREDUCE, count, 0, 0, NULL, 0);
+    if (k == 2) r.u.ready.have = PROTO_HAVE_FOLLOW;
+    assert_int_equal(feed(s, k + 1, &r), 0);
+  }
+  for (int round = 0; round < 4; round++) {
+    drain(s);
+    for (size_t i = 0; i < NA; i++)
+      if (A[i].type == SCHED_ACT_SEND && A[i].msg.type == PROTO_TASK)
+        assert_int_equal(task_ok(s, A[i].worker, A[i].msg.u.task.task_id), 0);
+    if (count_sends(PROTO_PUSH, 0) > 0) break;
+  }
+  assert_int_equal(count_sends(PROTO_PUSH, 1), 1);
+  for (int p = 0; off < bytes && p < pieces; p++) {
+    uint32_t len = (uint32_t)(bytes - off < 4096 ? bytes - off : 4096);
+    d = dat(tag, off, bytes, res + off, len);
+    assert_int_equal(feed(s, 1, &d), 0);
+    off += len;
+    if (off < bytes) drain(s);
+  }
+}
+
+/* A relay follower is sent no DATA and no END until its HAVE; HAVE with error 0 is
+ * answered with END alone. */
+static void test_allreduce_follower_have(void **st) {
+  sched_t *s = mk(3);
+  uint8_t res[8000] = {1, 2, 3};
+  proto_msg_t h;
+  (void)st;
+  h = have_msg(5, 1, 0); /* no instance yet */
+  assert_int_equal(feed(s, 2, &h), DRED_ERR_ARG);
+  relay_run(s, 5, 2000, res, 100);
+  drain(s);
+  assert_int_equal(end_of(2), DRED_OK); /* the leader got its DATA and END */
+  assert_int_equal(end_of(3), -1);      /* the follower nothing */
+  assert_int_equal(count_sends(PROTO_DATA, 3), 0);
+  assert_int_equal(sched_instances(s), 1);
+  h = have_msg(5, 1, 0); /* member 1 does not follow */
+  assert_int_equal(feed(s, 2, &h), DRED_ERR_ARG);
+  h = have_msg(5, 2, 0);
+  assert_int_equal(feed(s, 2, &h), DRED_ERR_ARG); /* not member 2's worker */
+  assert_int_equal(feed(s, 3, &h), 0);
+  drain(s);
+  assert_int_equal(count_sends(PROTO_DATA, 3), 0);
+  assert_int_equal(end_of(3), DRED_OK);
+  assert_int_equal(sched_instances(s), 0);
+  sched_free(s);
+}
+
+/* The relay failed (its leader died, say): the follower's HAVE carries an error and it is
+ * sent the whole result, then END. */
+static void test_allreduce_follower_relay_failed(void **st) {
+  sched_t *s = mk(3);
+  uint8_t res[8000];
+  proto_msg_t h;
+  uint64_t got = 0;
+  (void)st;
+  for (int i = 0; i < 8000; i++) res[i] = (uint8_t)(i * 13);
+  relay_run(s, 6, 2000, res, 100);
+  drain(s);
+  h = have_msg(6, 2, DRED_ERR_ROOT_FAILED);
+  assert_int_equal(feed(s, 3, &h), 0);
+  drain(s);
+  for (size_t i = 0; i < NA; i++)
+    if (A[i].type == SCHED_ACT_SEND && A[i].msg.type == PROTO_DATA) {
+      assert_int_equal(A[i].worker, 3);
+      assert_int_equal(A[i].msg.u.data.offset, got);
+      assert_memory_equal(A[i].msg.u.data.data, res + got, A[i].msg.u.data.len);
+      got += A[i].msg.u.data.len;
+    }
+  assert_int_equal(got, 8000);
+  assert_int_equal(end_of(3), DRED_OK);
+  assert_int_equal(sched_instances(s), 0);
+  sched_free(s);
+}
+
+/* The holder dies before the result is whole: the others are told ROOT_FAILED at once,
+ * the follower only after its HAVE (it may be reading its leader's block until then);
+ * a follower whose worker dies is owed nothing. */
+static void test_allreduce_follower_told_after_have(void **st) {
+  sched_t *s = mk(3);
+  uint8_t res[8000] = {0};
+  proto_msg_t h;
+  (void)st;
+  relay_run(s, 7, 2000, res, 1);
+  drain(s);
+  assert_int_equal(wfail(s, 1), 0);
+  drain(s);
+  assert_int_equal(end_of(2), DRED_ERR_ROOT_FAILED);
+  assert_int_equal(end_of(3), -1);
+  assert_int_equal(sched_instances(s), 1);
+  h = have_msg(7, 2, DRED_ERR_ROOT_FAILED);
+  assert_int_equal(feed(s, 3, &h), 0);
+  drain(s);
+  assert_int_equal(count_sends(PROTO_DATA, 3), 0);
+  assert_int_equal(end_of(3), DRED_ERR_ROOT_FAILED);
+  assert_int_equal(sched_instances(s), 0);
+  sched_free(s);
+
+  s = mk(3);
+  relay_run(s, 8, 2000, res, 1);
+  drain(s);
+  assert_int_equal(wfail(s, 3), 0); /* the follower's worker */
+  drain(s);
+  assert_int_equal(sched_instances(s), 1); /* the result still goes to member 1 */
+  {
+    proto_msg_t d;
+    for (uint64_t off = 4096; off < 8000; off += 4096) {
+      d = dat(8, off, 8000, res + off, (uint32_t)(8000 - off < 4096 ? 8000 - off : 4096));
+      assert_int_equal(feed(s, 1, &d), 0);
+    }
+  }
+  drain(s);
+  assert_int_equal(end_of(2), DRED_OK);
+  assert_int_equal(sched_instances(s), 0);
+  sched_free(s);
+}
+
 /* Explicit tags are per kind: the same tag of two kinds is two instances (keys differ). */
 static void test_explicit_keys_per_kind(void **st) {
   (void)st;
@@ -396,6 +531,9 @@ int main(void) {
       cmocka_unit_test(test_kind_mismatch),
       cmocka_unit_test(test_allreduce_large_push_and_data),
       cmocka_unit_test(test_allreduce_holder_lost),
+      cmocka_unit_test(test_allreduce_follower_have),
+      cmocka_unit_test(test_allreduce_follower_relay_failed),
+      cmocka_unit_test(test_allreduce_follower_told_after_have),
       cmocka_unit_test(test_bcast_early_arrivers),
       cmocka_unit_test(test_bcast_faults),
       cmocka_unit_test(test_allreduce_empty),
