@@ -6,7 +6,8 @@
  * from the shared-memory block, overlapping the transfer piece by piece).
  *
  * Which collectives.  A bcast or an allreduce (not inline) of a group spanning nodes, of
- * DRED_RELAY_MIN_BYTES or more, on a node holding at least two of its members other than
+ * DRED_RELAY_MIN_BYTES
+ * (an allreduce's: DRED_RELAY_ALLREDUCE_MIN_BYTES) or more, on a node holding at least two of its members other than
  * the root (an allreduce's member 0, whose result dred-master distributes), each group of
  * at most DRED_MEET_MAX_MEMBERS.  Every bcast and allreduce of a group with two or more
  * members on the node passes through the node's relay slots -- one that is not relayed
@@ -81,7 +82,9 @@ static int relay_shaped(const dred_rt_t *rt, const dred_inst_t *in) {
  * dred-master. */
 static int relayed(const dred_rt_t *rt, const dred_inst_t *in) {
   const dred_group_t *g = in->group;
-  if (!relay_shaped(rt, in) || in->inl || in->bytes < DRED_RELAY_MIN_BYTES || in->root >= g->n)
+  if (!relay_shaped(rt, in) || in->inl || in->root >= g->n ||
+      in->bytes < (in->kind == PROTO_KIND_ALLREDUCE ? DRED_RELAY_ALLREDUCE_MIN_BYTES
+                                                    : DRED_RELAY_MIN_BYTES))
     return 0;
   return g->nlocal - !(g->off_node & ((uint64_t)1 << in->root)) >= 2; /* the root not counted */
 }

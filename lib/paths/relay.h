@@ -13,6 +13,10 @@
 /* Bcasts from this size on are relayed: below it dred-master's cost is per message, not
  * per byte, and a follower's extra hop would only add latency. */
 #define DRED_RELAY_MIN_BYTES (64u * 1024u)
+/* An allreduce's follower pays a second message to dred-master (HAVE) and its END waits
+ * for it: measured on simulated nodes (docs/performance.md), that costs more than the
+ * transfer it saves below about 1 MiB. */
+#define DRED_RELAY_ALLREDUCE_MIN_BYTES (1024u * 1024u)
 
 /* Application thread, before rt->lock: a block of our pool for the data, in case this
  * member is the first of its node to arrive (freed again if it is not). */

@@ -124,14 +124,14 @@ print_table() { # CSV rows (no header) on stdin
   function f3(x) { return (x == "-") ? x : sprintf("%.3f", x) }
   END {
     printf "%-11s %6s %5s %7s %7s %11s %11s %11s %6s %6s %5s %5s %5s %5s %6s %9s %9s %7s %7s %9s %8s %8s %8s %8s\n", "mode", "trials", "hit", "hit_ex", "exact", "PROC_FAILED", "ROOT_FAILED", "MASTER_LOST", "other", "mixed", "wrong", "hung", "died", "setup", "finhng", "det_ms", "told_ms", "in_call", "window", "after_ex", "rec_med", "rec_p90", "comb_ms", "pre_call"
-    split("worker root master two concurrent node masternode", order, " ")
-    for (i = 1; i <= 7; i++) { m = order[i]; if (!(m in seen)) continue
+    nm = split("worker root master two concurrent node masternode allreduce bcast bcastroot", order, " ")
+    for (i = 1; i <= nm; i++) { m = order[i]; if (!(m in seen)) continue
       oth = n[m] - c[m, "exact"] - c[m, "PROC_FAILED"] - c[m, "ROOT_FAILED"] - c[m, "MASTER_LOST"] - c[m, "mixed"] - c[m, "wrong"] - c[m, "hung"] - c[m, "died"] - c[m, "setup"]
       printf "%-11s %6d %5d %7d %7d %11d %11d %11d %6d %6d %5d %5d %5d %5d %6d %9s %9s %7s %7s %9s %8s %8s %8s %8s\n", m, n[m], hit[m], hitx[m], c[m, "exact"], c[m, "PROC_FAILED"], c[m, "ROOT_FAILED"], c[m, "MASTER_LOST"], oth, c[m, "mixed"], c[m, "wrong"], c[m, "hung"], c[m, "died"], c[m, "setup"], fh[m], median(d[m]), median(tm[m]), (m ~ /master/ ? "-" : incall[m] + 0), (m ~ /master/ || !nwin[m] ? "-" : sprintf("%.1f", n[m] * win[m] / nwin[m])), (m ~ /master/ || !after[m] ? "-" : sprintf("%d/%d", afterx[m], after[m])), f1(median(rec[m])), f1(pct(rec[m], 0.9)), f3(median(cb[m])), (m ~ /master|node/ ? "-" : precall[m] + 0) }
     print "hit: the kill came before the root finished the kill step (hit_ex: of those, exact); det_ms: median kill -> dred-master declares the worker failed; told_ms: median kill -> last survivor told (FAILED, or master lost)"
     print "in_call: the kill came while the victim was still inside dred_ireduce, its operand only in its own memory (not recoverable by any replica); window: in_call as predicted by seed 002 eq. 5 -- trials x mean(hand-over time in dred_ireduce / t), from the calibration steps; after_ex: exact / trials whose kill came after the victim\x27s calls returned; pre_call: kills before the victim\x27s first call of the step began (it had handed nothing to dred: the reduction cannot finish; not counted in in_call)"
     print "rec_med, rec_p90: kill -> the root\x27s last kill-step future returned (its result or its error), median and p90 over the hit trials; comb_ms: median over trials of one combine of one reduction\x27s operand (MPI_Reduce_local, MPI_SUM of doubles, timed at the root)"
-    for (i = 1; i <= 7; i++) { m = order[i]; if (!(m in seen) || m ~ /master/) continue
+    for (i = 1; i <= nm; i++) { m = order[i]; if (!(m in seen) || m ~ /master/) continue
       dc = (median(dl[m]) == "-" || median(cb[m]) == "-") ? "-" : sprintf("%.1f", median(dl[m]) + median(cb[m]))
       printf "recovery %s: kill -> root result over %d of %d hit trials: median %s ms, p90 %s ms (exact hits only: %d, median %s ms, p90 %s ms); detection over those hits (kill -> last victim declared) median %s ms + one combine of %s bytes %s ms (dred\x27s kernel %s ms) = %s ms; per trial recov - det - combine: median %s ms, p90 %s ms (%d trials)\n", m, cnt(rec[m]), hit[m], f1(median(rec[m])), f1(pct(rec[m], 0.9)), cnt(recx[m]), f1(median(recx[m])), f1(pct(recx[m], 0.9)), f1(median(dl[m])), cbytes[m], f3(median(cb[m])), f3(median(kn[m])), dc, f1(median(ex[m])), f1(pct(ex[m], 0.9)), cnt(ex[m]) } }'
 }

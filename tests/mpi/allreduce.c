@@ -1,7 +1,7 @@
 /*
  * allreduce.c -- dred_iallreduce / dred_allreduce against the MPI definition.
  *
- *   dredrun -n P mpi_allreduce [-s SEED]
+ *   dredrun -n P mpi_allreduce [-s SEED] [-l COUNT]
  *
  * What it checks: a table of op x type pairs (SUM, PROD, MIN, MAX, LAND, BOR, BXOR, BAND on
  * int, long, float, double; MAXLOC/MINLOC on MPI_DOUBLE_INT; a derived type under SUM; the
@@ -245,8 +245,11 @@ static void mismatch(void) {
 
 int main(int argc, char **argv) {
   uint64_t seed = 4242;
-  for (int i = 1; i < argc; i++)
+  int large = 0; /* -l COUNT: a sample of pairs at COUNT elements too (the node relay) */
+  for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-s") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
+    if (!strcmp(argv[i], "-l") && i + 1 < argc) large = atoi(argv[++i]);
+  }
   test_init(&argc, &argv, "allreduce");
   affine_create(&t_affine, &op_affine);
   MPI_Type_contiguous(2, MPI_INT, &t_pair);
@@ -269,6 +272,12 @@ int main(int argc, char **argv) {
       run(&p, counts[c], seed + (uint64_t)(k * 10 + c), g_comm, "world");
     }
   }
+  if (large > 0) /* int sum, double sum (reduced before the relay), the non-commutative op */
+    for (int k = 0; k < npairs; k++) {
+      pair_t p = pairs[k];
+      if (p.kind == 6) p.op = op_affine;
+      if (k == 0 || k == 11 || p.kind == 6) run(&p, large, seed + 700 + (uint64_t)k, g_comm, "world");
+    }
   if (g_size >= 3) { /* sub-communicators: evens and odds, reversed order */
     MPI_Comm sub;
     MPI_Comm_split(g_comm, g_rank % 2, g_size - g_rank, &sub);
