@@ -41,6 +41,10 @@
 #               gathers the result; SIGKILL one random other member: every survivor
 #               checks its own result (exact, or PROC_FAILED where the victim's operand
 #               was lost before it was in)
+#   allreduceroot  the same, SIGKILL member 0, the holder of the gathered result (expected:
+#               exact once dred-master held the whole result, ROOT_FAILED everywhere
+#               before; with the node relay, the leaders' collectives end in that error
+#               while their followers copy)
 #   bcast       dred_ibcast from a random root; SIGKILL one random non-root member: every
 #               survivor must end exact
 #   bcastroot   the same, SIGKILL the root (expected: exact once dred-master held its data,
@@ -124,7 +128,7 @@ print_table() { # CSV rows (no header) on stdin
   function f3(x) { return (x == "-") ? x : sprintf("%.3f", x) }
   END {
     printf "%-11s %6s %5s %7s %7s %11s %11s %11s %6s %6s %5s %5s %5s %5s %6s %9s %9s %7s %7s %9s %8s %8s %8s %8s\n", "mode", "trials", "hit", "hit_ex", "exact", "PROC_FAILED", "ROOT_FAILED", "MASTER_LOST", "other", "mixed", "wrong", "hung", "died", "setup", "finhng", "det_ms", "told_ms", "in_call", "window", "after_ex", "rec_med", "rec_p90", "comb_ms", "pre_call"
-    nm = split("worker root master two concurrent node masternode allreduce bcast bcastroot", order, " ")
+    nm = split("worker root master two concurrent node masternode allreduce allreduceroot bcast bcastroot", order, " ")
     for (i = 1; i <= nm; i++) { m = order[i]; if (!(m in seen)) continue
       oth = n[m] - c[m, "exact"] - c[m, "PROC_FAILED"] - c[m, "ROOT_FAILED"] - c[m, "MASTER_LOST"] - c[m, "mixed"] - c[m, "wrong"] - c[m, "hung"] - c[m, "died"] - c[m, "setup"]
       printf "%-11s %6d %5d %7d %7d %11d %11d %11d %6d %6d %5d %5d %5d %5d %6d %9s %9s %7s %7s %9s %8s %8s %8s %8s\n", m, n[m], hit[m], hitx[m], c[m, "exact"], c[m, "PROC_FAILED"], c[m, "ROOT_FAILED"], c[m, "MASTER_LOST"], oth, c[m, "mixed"], c[m, "wrong"], c[m, "hung"], c[m, "died"], c[m, "setup"], fh[m], median(d[m]), median(tm[m]), (m ~ /master/ ? "-" : incall[m] + 0), (m ~ /master/ || !nwin[m] ? "-" : sprintf("%.1f", n[m] * win[m] / nwin[m])), (m ~ /master/ || !after[m] ? "-" : sprintf("%d/%d", afterx[m], after[m])), f1(median(rec[m])), f1(pct(rec[m], 0.9)), f3(median(cb[m])), (m ~ /master|node/ ? "-" : precall[m] + 0) }
@@ -345,6 +349,7 @@ run_trial() { # run_trial MODE N
     bcast) coll=bcast
       v=$(( (root + 1 + $(rand_int $((workers - 1)))) % workers )); vlist="$v"; killrank="$v" ;;
     bcastroot) coll=bcast; v=$root; vlist="$v"; killrank="$v" ;;
+    allreduceroot) coll=allreduce; root=0; v=0; vlist="$v"; killrank="$v" ;;
     worker|concurrent)
       v=$(( (root + 1 + $(rand_int $((workers - 1)))) % workers )); vlist="$v"; killrank="$v" ;;
     root)

@@ -80,7 +80,7 @@ part() { # part DESCRIPTION run-faults.sh ARGS...
   shift
   echo "== faults: $what"
   out=$(bash "$here/run-faults.sh" --csv "$csv" --seed "$seed" "$@" 2>&1)
-  echo "$out" | grep -E '^\[|FAIL|^mode |^(worker|root|master|two|concurrent|node|masternode|allreduce|bcast|bcastroot) ' | sed 's/^/   /'
+  echo "$out" | grep -E '^\[|FAIL|^mode |^(worker|root|master|two|concurrent|node|masternode|allreduce|allreduceroot|bcast|bcastroot) ' | sed 's/^/   /'
   echo "$out" | grep -F 'FAIL:' >>"$faildigest"
   line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
   if [ -z "$line" ]; then
