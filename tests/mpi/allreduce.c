@@ -243,6 +243,64 @@ static void mismatch(void) {
   else if (g_rank == 0) pass("mismatch/after: the next allreduce works");
 }
 
+/* Large allreduces whose members do not all wait the same way (with the node relay on
+ * several nodes, a follower copies its result when it waits, or the runtime thread does it
+ * once nobody does): computing before the wait, polling dred_future_is_done, a future freed
+ * unwaited; then members that disagree on the count (a follower that disagrees with its
+ * leader goes to dred-master: MISMATCH everywhere) and an allreduce after them. */
+static void relay_waits(int n) {
+  double *a = malloc(sizeof(double) * (size_t)n), *b = malloc(sizeof(double) * (size_t)n);
+  double *lost = malloc(sizeof(double) * (size_t)n); /* never freed: see the end */
+  const char *how[] = {"computing", "polled", "unwaited", "after"};
+  int st;
+  for (int i = 0; i < n; i++) a[i] = g_rank + (double)i;
+  for (int w = 0; w < 4; w++) {
+    dred_future *f = NULL;
+    double *dst = w == 2 ? lost : b;
+    int bad = 0;
+    set_step("relay/%s", how[w]);
+    for (int i = 0; i < n; i++) dst[i] = -1;
+    st = dred_iallreduce(a, dst, n, MPI_DOUBLE, MPI_SUM, g_comm, 900 + w, &f);
+    if (st != DRED_OK) {
+      fail("relay/%s: rank %d: dred_iallreduce %s", how[w], g_rank, dred_strerror(st));
+      continue;
+    }
+    if (w == 2) { /* never waited: the runtime thread ends it; its buffer stays valid */
+      dred_future_free(f);
+      continue;
+    }
+    if (w == 0) {
+      double t0 = now_s();
+      while (now_s() - t0 < 0.2) { /* computing */ }
+    }
+    if (w == 1) {
+      double t0 = now_s();
+      while (dred_future_is_done(f) == 0 && now_s() - t0 < wait_limit(60)) { /* polling */ }
+    }
+    st = wait_bounded(f, 60, how[w]);
+    dred_future_free(f);
+    for (int i = 0; i < n && !bad; i++)
+      bad = b[i] != (double)g_size * (g_size - 1) / 2 + (double)g_size * i;
+    if (st != DRED_OK || bad)
+      fail("relay/%s: rank %d got %s%s", how[w], g_rank, dred_strerror(st), bad ? ", a wrong result" : "");
+    else if (g_rank == 0)
+      pass("relay/%s: %d doubles", how[w], n);
+  }
+  set_step("relay/mismatch");
+  st = dred_allreduce(a, lost, g_rank == g_size - 1 ? n - 1 : n, MPI_DOUBLE, MPI_SUM, g_comm);
+  if (st != DRED_ERR_MISMATCH) fail("relay/mismatch: rank %d got %s", g_rank, dred_strerror(st));
+  else if (g_rank == 0) pass("relay/mismatch: one member's count differs");
+  set_step("relay/after-mismatch");
+  st = dred_allreduce(a, b, n, MPI_DOUBLE, MPI_SUM, g_comm);
+  if (st != DRED_OK || b[n - 1] != (double)g_size * (g_size - 1) / 2 + (double)g_size * (n - 1))
+    fail("relay/after-mismatch: rank %d got %s", g_rank, dred_strerror(st));
+  else if (g_rank == 0) pass("relay/after-mismatch");
+  free(a);
+  free(b);
+  /* `lost` stays allocated: the unwaited collective may write it until it ends, at the
+   * latest in dred_finalize */
+}
+
 int main(int argc, char **argv) {
   uint64_t seed = 4242;
   int large = 0; /* -l COUNT: a sample of pairs at COUNT elements too (the node relay) */
@@ -290,6 +348,7 @@ int main(int argc, char **argv) {
   }
   mixed(seed + 5000);
   mismatch();
+  if (large > 0) relay_waits(large);
   MPI_Type_free(&t_pair);
   affine_free(&t_affine, &op_affine);
   return test_finish();
