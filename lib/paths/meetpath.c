@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "../../common/log.h"
+#include "../shm/copy.h"
 #include "../shm/meet.h"
 #include "../engine/kernel.h"
 #include "../engine/future.h"
@@ -257,7 +258,13 @@ void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in) {
     in->meet_pipelined = 1; /* copied after arriving, piece by piece: dred_meetpath_publish */
     return;
   }
-  memcpy(in->meet_blk, src, in->bytes);
+  /* A bcast root's block is written every call and read by every peer after it: past our
+   * cache (copy.c).  An allreduce member's copy is folded by its peers with their own
+   * operands, and measured no faster that way. */
+  if (in->kind == PROTO_KIND_BCAST)
+    dred_shm_copy_in(in->meet_blk, src, in->bytes);
+  else
+    memcpy(in->meet_blk, src, in->bytes);
 }
 
 static void meet_blk_free(dred_rt_t *rt, dred_inst_t *in) {
