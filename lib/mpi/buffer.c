@@ -36,6 +36,7 @@
 #include "../paths/handover.h"
 #include "../paths/meetpath.h"
 #include "dataplane.h"
+#include "../shm/copy.h"
 
 /* A pool block (offsets count from the segment base, past the directory), or -1. */
 static int64_t pool_take(dred_rt_t *rt, size_t bytes) {
@@ -152,7 +153,10 @@ int dred_dp_load(dred_rt_t *rt, const dred_inst_t *in, char *dst) {
   if (in->bytes == 0) return DRED_OK;
   switch (ti->layout) {
     case DRED_LAYOUT_DIRECT:
-      memcpy(dst, src, in->bytes);
+      if (in->kind == PROTO_KIND_REDUCE && !in->is_root) /* its root reads it once */
+        dred_shm_copy_in(dst, src, in->bytes);
+      else
+        memcpy(dst, src, in->bytes);
       return DRED_OK;
     case DRED_LAYOUT_IMAGE: {
       /* the bytes the count elements span, from the true lower bound; the tail of the last

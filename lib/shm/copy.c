@@ -4,17 +4,18 @@
  *
  * Why not memcpy.  A pool block is reused collective after collective, and between two
  * uses a node peer read it: its lines sit in that peer's cache.  memcpy writes through the
- * cache, so every line is first taken from the peer (a read for ownership, a cross-core
- * transfer each).  For a block of tens of kilobytes that is most of the copy's time: at
- * p = 2 on the development machine a 32 KiB bcast root spent 4.4 us in its call, most of
- * it copying its data into its block, and 1.6 us with the stores below
- * (docs/performance.md).  Non-temporal stores write
- * whole lines to memory without reading them first; the peer then reads them from memory
- * instead of from our cache, which costs more per line once the block outgrows what a
- * cache line transfer hides -- so only blocks from DRED_SHM_STREAM_MIN up, and only a
- * bcast root's copy of its data (lib/paths/meetpath.c): not the pipelined publish of a
- * large bcast, whose reader follows the writer piece by piece in cache, nor an allreduce
- * member's copy, which measured no faster (its peers fold it with their own operands).
+ * cache, so every line is first taken back from the peer (a read for ownership, a
+ * cross-core transfer each), and those transfers are slow and erratic.  Non-temporal
+ * stores write whole lines to memory without reading them first; the peer then reads them
+ * from memory instead of from our cache.  That costs more once the block outgrows what the
+ * transfers cost, hence the window DRED_SHM_STREAM_MIN..MAX (figures, p = 2 on the
+ * development machine: docs/performance.md, 2026-11-28, session 33).
+ *
+ * Used where one process writes a block every call and a peer reads it once: a bcast
+ * root's copy of its data below the pipelined publish (lib/paths/meetpath.c), a reduce
+ * non-root's operand (lib/mpi/buffer.c).  Not the pipelined publish of a large bcast (its
+ * reader follows the writer piece by piece, in cache), nor an allreduce member's copy,
+ * which measured no faster.
  */
 #include "copy.h"
 
@@ -28,7 +29,7 @@ void dred_shm_copy_in(void *dst, const void *src, size_t n) {
   char *d = dst;
   const char *s = src;
   size_t head;
-  if (n < DRED_SHM_STREAM_MIN) {
+  if (n < DRED_SHM_STREAM_MIN || n > DRED_SHM_STREAM_MAX) {
     memcpy(dst, src, n);
     return;
   }

@@ -7,11 +7,14 @@
 
 #include <stddef.h>
 
-/* Copies at or above this many bytes bypass the cache (dred_shm_copy_in). */
+/* Copies of this many bytes up to DRED_SHM_STREAM_MAX bypass the cache (dred_shm_copy_in):
+ * below, the line transfers are few; above, the reader fetching the block from memory
+ * costs more than the writer's transfers would (copy.c). */
 #define DRED_SHM_STREAM_MIN (16u * 1024u)
+#define DRED_SHM_STREAM_MAX (512u * 1024u)
 
 /* memcpy(dst, src, n) into a shared block a node peer reads next, with non-temporal stores
- * from DRED_SHM_STREAM_MIN bytes on (x86-64; elsewhere a plain memcpy).  Complete (fenced)
+ * from DRED_SHM_STREAM_MIN to DRED_SHM_STREAM_MAX bytes (x86-64; elsewhere a plain memcpy).  Complete (fenced)
  * when it returns, so a flag published after it is seen after the bytes. */
 void dred_shm_copy_in(void *dst, const void *src, size_t n);
 
