@@ -153,7 +153,8 @@ int dred_dp_load(dred_rt_t *rt, const dred_inst_t *in, char *dst) {
   if (in->bytes == 0) return DRED_OK;
   switch (ti->layout) {
     case DRED_LAYOUT_DIRECT:
-      if (in->kind == PROTO_KIND_REDUCE && !in->is_root) /* its root reads it once */
+      /* a reduce non-root's block of our pool: its root reads it next, once (copy.c) */
+      if (in->kind == PROTO_KIND_REDUCE && !in->is_root && dst == in->acc && in->pool_off >= 0)
         dred_shm_copy_in(dst, src, in->bytes);
       else
         memcpy(dst, src, in->bytes);

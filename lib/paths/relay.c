@@ -6,18 +6,17 @@
  * from the shared-memory block, overlapping the transfer piece by piece).
  *
  * Which collectives.  A bcast or an allreduce (not inline) of a group spanning nodes, of
- * DRED_RELAY_MIN_BYTES
- * (an allreduce's: DRED_RELAY_ALLREDUCE_MIN_BYTES) or more, on a node holding at least two of its members other than
- * the root (an allreduce's member 0, whose result dred-master distributes), each group of
- * at most DRED_MEET_MAX_MEMBERS.  Every bcast and allreduce of a group with two or more
- * members on the node passes through the node's relay slots -- one that is not relayed
- * only on its way to dred-master -- so that members that disagree on the size, the root
- * or the kind still all arrive.  The members of the node meet in a relay ring of the
- * node's meeting place (lib/shm/meet.h, dred_meet_relay_of): the ring of the group's
- * stream, with the members of other nodes counted as absent.  The root arrives there
- * too, only to go to dred-master (a bcast's root sends its data there as before): the
- * slot frees once every member of the node has been through it.  A group that meets on
- * one node is never relayed.
+ * DRED_RELAY_MIN_BYTES (an allreduce: DRED_RELAY_ALLREDUCE_MIN_BYTES) or more, on a node
+ * holding at least two of its members other than the root (an allreduce's member 0, whose
+ * result dred-master distributes), each group of at most DRED_MEET_MAX_MEMBERS.  Every
+ * bcast and allreduce of a group with two or more members on the node passes through the
+ * node's relay slots -- one that is not relayed only on its way to dred-master -- so that
+ * members that disagree on the size, the root or the kind still all arrive.  The members
+ * of the node meet in a relay ring of the node's meeting place (lib/shm/meet.h,
+ * dred_meet_relay_of): the ring of the group's stream, with the members of other nodes
+ * counted as absent.  The root arrives there too, only to go to dred-master (a bcast's
+ * root sends its data there as before): the slot frees once every member of the node has
+ * been through it.  A group that meets on one node is never relayed.
  *
  * How it works.
  *   - Leader: the first member to arrive with a pool block for the data.  It goes to
@@ -63,12 +62,12 @@
 #include "meetpath.h"
 #include "relay.h"
 
-/* Whether the bcasts of `in`'s group pass through this node's relay slots: decided from
- * the group alone (two or more members here), so that every member of the node arrives,
- * whatever it disagrees on -- a slot waits for every member of the node, and one that
- * never came would hold it (and its leader's block) for good.  The members on other
- * nodes (group.c's off_node) never arrive here: the same for every bcast of the group,
- * whatever its root, so one ring per stream. */
+/* Whether the bcasts and allreduces of `in`'s group pass through this node's relay
+ * slots: decided from the group alone (two or more members here), so that every member
+ * of the node arrives, whatever it disagrees on -- a slot waits for every member of the
+ * node, and one that never came would hold it (and its leader's block) for good.  The
+ * members on other nodes (group.c's off_node) never arrive here: the same for every
+ * collective of the group, whatever its root, so one ring per stream. */
 static int relay_shaped(const dred_rt_t *rt, const dred_inst_t *in) {
   return rt->meet != NULL && !rt->dead && in->group->spans_nodes &&
          (in->kind == PROTO_KIND_BCAST || in->kind == PROTO_KIND_ALLREDUCE) &&

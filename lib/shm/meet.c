@@ -71,7 +71,7 @@ struct dred_meet_ring {
   uint32_t workers[DRED_MEET_MAX_MEMBERS];
   uint64_t spills, mixed, noplace; /* under any slot's lock: approximate (tests, stats) */
   uint64_t gone;          /* members declared failed: never meet again (atomic)         */
-  uint32_t relay;         /* a cross-node bcast's node relay (dred_meet_relay_of)       */
+  uint32_t relay;         /* a node relay's ring (dred_meet_relay_of)                   */
   uint64_t absent;        /* relay: members that never arrive here (other nodes, root)  */
   _Alignas(64) struct dred_meet_slot slots[DRED_MEET_DEPTH];
 };

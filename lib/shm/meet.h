@@ -148,7 +148,7 @@ dred_meet_ring_t *dred_meet_stream_of(dred_meet_table_t *t, uint64_t gid, int64_
 dred_meet_ring_t *dred_meet_ring_of(dred_meet_table_t *t, uint64_t gid, uint32_t n,
                                     const uint32_t *workers);
 
-/* A cross-node bcast's node relay (lib/paths/relay.c): the ring of (gid, stream) for the
+/* A cross-node bcast's or allreduce's node relay (lib/paths/relay.c): the ring of (gid, stream) for the
  * group's members on this node, apart from the group's other rings.  `absent` (bit k:
  * member k) are the members that never arrive here -- those on other nodes -- counted as
  * released in every slot.

@@ -563,10 +563,7 @@ static int on_ready(sched_t *s, const sched_event_t *ev) {
   }
 
   in->m[k].arrived = 1;
-  if (r->u.ready.have == PROTO_HAVE_FOLLOW) { /* proto.c: only a large allreduce's */
-    in->m[k].follow = 1;
-    in->nfollow++;
-  }
+  in->m[k].follow = r->u.ready.have == PROTO_HAVE_FOLLOW; /* proto.c: a large allreduce's */
   in->m[k].nreplicas = r->u.ready.nreplicas;
   memcpy(in->m[k].replicas, r->u.ready.replicas, r->u.ready.nreplicas * sizeof(uint32_t));
 
@@ -693,7 +690,7 @@ static int on_abandon(sched_t *s, const sched_event_t *ev) {
   if (in == NULL) return 0;
   if (k >= in->g->n || in->g->workers[k] != ev->worker || !in->m[k].arrived)
     return DRED_ERR_ARG;
-  dist_unfollow(in, k); /* it copies nothing more: told with everyone */
+  in->m[k].follow = 0; /* it copies nothing more: told with everyone */
   inst_fail(in, error ? error : DRED_ERR_SHUTDOWN);
   inst_settle(s, in);
   return 0;

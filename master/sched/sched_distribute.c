@@ -178,19 +178,13 @@ int on_data(sched_t *s, const sched_event_t *ev) {
   return 0;
 }
 
-void dist_unfollow(inst_t *in, uint32_t k) {
-  if (!in->m[k].follow) return;
-  in->m[k].follow = 0;
-  in->nfollow--;
-}
-
 int on_have(sched_t *s, const sched_event_t *ev) {
   const proto_msg_t *h = &ev->msg;
   inst_t *in = inst_find(s, key_of(h));
   uint32_t k = h->u.recover.member;
   if (in == NULL) return DRED_ERR_ARG; /* a follower is never told before its HAVE */
   if (k >= in->g->n || in->g->workers[k] != ev->worker || !in->m[k].follow) return DRED_ERR_ARG;
-  dist_unfollow(in, k);
+  in->m[k].follow = 0;
   /* error 0: it copied the whole result from its leader (which the master sent it, so it
    * is all here): only its END is owed.  Else it is sent the result (dsent is 0). */
   if (h->u.recover.error == 0 && in->status == DRED_OK) in->m[k].dsent = in->bytes;

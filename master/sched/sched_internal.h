@@ -110,7 +110,6 @@ typedef struct inst {
   uint32_t ntasks;        /* tasks dispatched        */
   uint32_t nrecovered;    /* recovered READYs taken  */
   uint32_t nowed;         /* members alive and not told yet */
-  uint32_t nfollow;       /* members with follow set (member_t)  */
   int32_t status;         /* DRED_OK while running, else why it failed */
   uint8_t drained;        /* failed and its in-flight tasks are all back */
   uint8_t *inl_data;      /* inline: n x bytes, the arrived operands (NULL until needed) */
@@ -183,8 +182,6 @@ void dist_settle(sched_t *s, inst_t *in);
 int dist_root_matters(const inst_t *in);
 int on_data(sched_t *s, const sched_event_t *ev); /* PROTO_DATA */
 int on_have(sched_t *s, const sched_event_t *ev); /* PROTO_HAVE */
-/* Member k follows a relay no more (its HAVE came, it abandoned, it died). */
-void dist_unfollow(inst_t *in, uint32_t k);
 
 /* ---- sched_recover.c: the recovery rules -------------------------------------------------- */
 

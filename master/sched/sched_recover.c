@@ -324,7 +324,6 @@ static void inst_worker_failed(sched_t *s, inst_t *in, uint32_t w) {
   for (k = 0; k < g->n; k++) {
     member_t *mb = &in->m[k];
     if (g->workers[k] == w && !mb->told) in->nowed--; /* nobody to tell any more */
-    if (g->workers[k] == w) dist_unfollow(in, k);
     if (in->status != DRED_OK) continue;
     if (mb->state == M_RECOVERING && mb->asked == w) /* asked of the dead: next holder */
       member_recover(s, in, k, mb->try_idx + 1, DRED_ERR_PROC_FAILED);

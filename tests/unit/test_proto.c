@@ -65,6 +65,18 @@ static void test_ready_roundtrip(void **state) {
   assert_int_equal(d.u.ready.type_size, 12);
 }
 
+/* A READY of `member` for a collective of `kind`, its buffer at pool_off, saying `have`. */
+static proto_msg_t ready_have(uint32_t member, uint8_t kind, int64_t pool_off, uint8_t have) {
+  proto_msg_t m;
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_READY;
+  m.u.ready.member = member;
+  m.u.ready.kind = kind;
+  m.u.ready.buf.pool_off = pool_off;
+  m.u.ready.have = have;
+  return m;
+}
+
 /* Protocol 10: a relayed bcast member's READY says it holds the data (have); only a bcast's
  * READY may, and only 0 or 1. */
 static void test_ready_have(void **state) {
@@ -72,12 +84,7 @@ static void test_ready_have(void **state) {
   proto_msg_t m, d;
   size_t n;
   (void)state;
-  memset(&m, 0, sizeof m);
-  m.type = PROTO_READY;
-  m.u.ready.member = 2;
-  m.u.ready.kind = PROTO_KIND_BCAST;
-  m.u.ready.buf.pool_off = -1;
-  m.u.ready.have = 1;
+  m = ready_have(2, PROTO_KIND_BCAST, -1, 1);
   n = enc(&m, NULL, buf);
   assert_true(n > PROTO_HEADER);
   assert_int_equal(proto_decode(buf, n, &d), 0);
@@ -111,12 +118,7 @@ static void test_ready_follow_and_have(void **state) {
   proto_msg_t m, d;
   size_t n;
   (void)state;
-  memset(&m, 0, sizeof m);
-  m.type = PROTO_READY;
-  m.u.ready.member = 4;
-  m.u.ready.kind = PROTO_KIND_ALLREDUCE;
-  m.u.ready.buf.pool_off = 128;
-  m.u.ready.have = PROTO_HAVE_FOLLOW;
+  m = ready_have(4, PROTO_KIND_ALLREDUCE, 128, PROTO_HAVE_FOLLOW);
   n = enc(&m, NULL, buf);
   assert_true(n > PROTO_HEADER);
   assert_int_equal(proto_decode(buf, n, &d), 0);

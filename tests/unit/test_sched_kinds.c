@@ -131,6 +131,30 @@ static int end_of(uint32_t w) { /* END's status to w, or -1 */
   return -1;
 }
 
+/* Finish every task the first policy dispatches, round after round, until PUSH. */
+static void tasks_to_push(sched_t *s) {
+  for (int round = 0; round < 4; round++) {
+    drain(s);
+    for (size_t i = 0; i < NA; i++)
+      if (A[i].type == SCHED_ACT_SEND && A[i].msg.type == PROTO_TASK)
+        assert_int_equal(task_ok(s, A[i].worker, A[i].msg.u.task.task_id), 0);
+    if (count_sends(PROTO_PUSH, 0) > 0) break;
+  }
+}
+
+/* The DATA just drained: all to worker w, in order from offset `got`, the bytes of `res`
+ * there.  Returns the offset after them. */
+static uint64_t data_to(uint32_t w, const uint8_t *res, uint64_t got) {
+  for (size_t i = 0; i < NA; i++)
+    if (A[i].type == SCHED_ACT_SEND && A[i].msg.type == PROTO_DATA) {
+      assert_int_equal(A[i].worker, w);
+      assert_int_equal(A[i].msg.u.data.offset, got);
+      assert_memory_equal(A[i].msg.u.data.data, res + got, A[i].msg.u.data.len);
+      got += A[i].msg.u.data.len;
+    }
+  return got;
+}
+
 /* Inline allreduce: every member gets the same INLINE (every slot filled) and OK. */
 static void test_allreduce_inline_to_everyone(void **st) {
   sched_t *s = mk(3);
@@ -222,13 +246,7 @@ static void test_allreduce_large_push_and_data(void **st) {
     d = dat(3, off, bytes, res + off, len);
     assert_int_equal(feed(s, 1, &d), 0);
     drain(s);
-    for (size_t i = 0; i < NA; i++)
-      if (A[i].type == SCHED_ACT_SEND && A[i].msg.type == PROTO_DATA) {
-        assert_int_equal(A[i].worker, 2);
-        assert_int_equal(A[i].msg.u.data.offset, got);
-        assert_memory_equal(A[i].msg.u.data.data, res + got, A[i].msg.u.data.len);
-        got += A[i].msg.u.data.len;
-      }
+    got = data_to(2, res, got);
     off += len;
   }
   assert_int_equal(got, bytes);
@@ -252,14 +270,7 @@ static void test_allreduce_holder_lost(void **st) {
     r = rdy(4, k, PROTO_KIND_ALLREDUCE, 1000, 0, 0, NULL, 0);
     assert_int_equal(feed(s, k + 1, &r), 0);
   }
-  /* finish every task the first policy dispatches */
-  for (int round = 0; round < 4; round++) {
-    drain(s);
-    for (size_t i = 0; i < NA; i++)
-      if (A[i].type == SCHED_ACT_SEND && A[i].msg.type == PROTO_TASK)
-        assert_int_equal(task_ok(s, A[i].worker, A[i].msg.u.task.task_id), 0);
-    if (count_sends(PROTO_PUSH, 0) > 0) break;
-  }
+  tasks_to_push(s);
   assert_int_equal(count_sends(PROTO_PUSH, 1), 1);
   d = dat(4, 0, 4000, piece, 64);
   assert_int_equal(feed(s, 1, &d), 0);
@@ -390,32 +401,32 @@ static proto_msg_t have_msg(int64_t tag, uint32_t m, int32_t error) {
   return p;
 }
 
+/* The holder (worker 1) sends `res` (bytes long) from `off` as DATA of 4 KiB, at most
+ * `pieces` of them, draining the actions between pieces but not after the last. */
+static void holder_data(sched_t *s, int64_t tag, const uint8_t *res, uint64_t bytes,
+                        uint64_t off, int pieces) {
+  for (int p = 0; off < bytes && p < pieces; p++) {
+    uint32_t len = (uint32_t)(bytes - off < 4096 ? bytes - off : 4096);
+    proto_msg_t d = dat(tag, off, bytes, res + off, len);
+    assert_int_equal(feed(s, 1, &d), 0);
+    off += len;
+    if (off < bytes) drain(s);
+  }
+}
+
 /* A large allreduce of 3 whose member 2 (worker 3) follows its node's relay leader:
  * every member READY (member 2's saying it follows), every task done, PUSH answered
  * with `pieces` of the holder's DATA (all of it unless fewer). */
 static void relay_run(sched_t *s, int64_t tag, uint64_t count, const uint8_t *res, int pieces) {
-  proto_msg_t r, d;
-  uint64_t off = 0, bytes = count * 4;
+  proto_msg_t r;
   for (uint32_t k = 0; k < 3; k++) {
     r = rdy(tag, k, PROTO_KIND_ALLREDUCE, count, 0, 0, NULL, 0);
     if (k == 2) r.u.ready.have = PROTO_HAVE_FOLLOW;
     assert_int_equal(feed(s, k + 1, &r), 0);
   }
-  for (int round = 0; round < 4; round++) {
-    drain(s);
-    for (size_t i = 0; i < NA; i++)
-      if (A[i].type == SCHED_ACT_SEND && A[i].msg.type == PROTO_TASK)
-        assert_int_equal(task_ok(s, A[i].worker, A[i].msg.u.task.task_id), 0);
-    if (count_sends(PROTO_PUSH, 0) > 0) break;
-  }
+  tasks_to_push(s);
   assert_int_equal(count_sends(PROTO_PUSH, 1), 1);
-  for (int p = 0; off < bytes && p < pieces; p++) {
-    uint32_t len = (uint32_t)(bytes - off < 4096 ? bytes - off : 4096);
-    d = dat(tag, off, bytes, res + off, len);
-    assert_int_equal(feed(s, 1, &d), 0);
-    off += len;
-    if (off < bytes) drain(s);
-  }
+  holder_data(s, tag, res, count * 4, 0, pieces);
 }
 
 /* A relay follower is sent no DATA and no END until its HAVE; HAVE with error 0 is
@@ -459,13 +470,7 @@ static void test_allreduce_follower_relay_failed(void **st) {
   h = have_msg(6, 2, DRED_ERR_ROOT_FAILED);
   assert_int_equal(feed(s, 3, &h), 0);
   drain(s);
-  for (size_t i = 0; i < NA; i++)
-    if (A[i].type == SCHED_ACT_SEND && A[i].msg.type == PROTO_DATA) {
-      assert_int_equal(A[i].worker, 3);
-      assert_int_equal(A[i].msg.u.data.offset, got);
-      assert_memory_equal(A[i].msg.u.data.data, res + got, A[i].msg.u.data.len);
-      got += A[i].msg.u.data.len;
-    }
+  got = data_to(3, res, got);
   assert_int_equal(got, 8000);
   assert_int_equal(end_of(3), DRED_OK);
   assert_int_equal(sched_instances(s), 0);
@@ -501,13 +506,7 @@ static void test_allreduce_follower_told_after_have(void **st) {
   assert_int_equal(wfail(s, 3), 0); /* the follower's worker */
   drain(s);
   assert_int_equal(sched_instances(s), 1); /* the result still goes to member 1 */
-  {
-    proto_msg_t d;
-    for (uint64_t off = 4096; off < 8000; off += 4096) {
-      d = dat(8, off, 8000, res + off, (uint32_t)(8000 - off < 4096 ? 8000 - off : 4096));
-      assert_int_equal(feed(s, 1, &d), 0);
-    }
-  }
+  holder_data(s, 8, res, 8000, 4096, 100);
   drain(s);
   assert_int_equal(end_of(2), DRED_OK);
   assert_int_equal(sched_instances(s), 0);
