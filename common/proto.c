@@ -58,6 +58,21 @@ static int proto_have_valid(const proto_msg_t *m) {
   }
 }
 
+/* READY's cover: only a reduce's own (not recovered, not inline) buffer, holding nothing
+ * else of note (no error, have, mixed slot or snapshot), and naming its holder. */
+static int proto_cover_valid(const proto_msg_t *r) {
+  if (r->u.ready.cover_len == 0) return 1;
+  return r->u.ready.cover_len <= PROTO_COVER_MAX && r->u.ready.cover != NULL &&
+         r->u.ready.kind == PROTO_KIND_REDUCE && !r->u.ready.inl && !r->u.ready.recovered &&
+         r->u.ready.error == 0 && r->u.ready.have == 0 && r->u.ready.meet_mask == 0 &&
+         !r->u.ready.snap && r->u.ready.member / 8u < r->u.ready.cover_len &&
+         proto_cover_has(r, r->u.ready.member);
+}
+
+int proto_cover_has(const proto_msg_t *m, uint32_t k) {
+  return k / 8u < m->u.ready.cover_len && (m->u.ready.cover[k / 8u] >> (k % 8u) & 1u);
+}
+
 static void put_bytes(cursor_t *c, const uint8_t *p, size_t n) {
   if (c->bad || c->pos + n > c->len) {
     c->bad = 1;
@@ -150,6 +165,9 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       put_bytes(&c, m->u.ready.data, m->u.ready.data_len);
       if (!proto_have_valid(m)) return 0;
       put(&c, m->u.ready.have, 1);
+      if (!proto_cover_valid(m)) return 0;
+      put(&c, m->u.ready.cover_len, 4);
+      put_bytes(&c, m->u.ready.cover, m->u.ready.cover_len);
       break;
     case PROTO_DATA:
       if (m->u.data.len > PROTO_DATA_MAX || m->u.data.offset > m->u.data.total ||
@@ -342,6 +360,10 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
       m->u.ready.data = get_bytes(&c, m->u.ready.data_len);
       m->u.ready.have = (uint8_t)get(&c, 1);
       if (!proto_have_valid(m)) return DRED_ERR_ARG;
+      m->u.ready.cover_len = (uint32_t)get(&c, 4);
+      if (m->u.ready.cover_len > PROTO_COVER_MAX) return DRED_ERR_ARG;
+      m->u.ready.cover = get_bytes(&c, m->u.ready.cover_len);
+      if (!proto_cover_valid(m)) return DRED_ERR_ARG;
       break;
     case PROTO_DATA:
       m->u.data.group = get(&c, 8);

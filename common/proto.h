@@ -24,13 +24,15 @@
  * absorbed, TASK's absorb, DONE's absorbed, RECOVER's last, tentative and single).
  * 9: collective kinds (READY's kind; DATA and PUSH; an explicit key names its kind).
  * 10: READY's have (a bcast member holds the data).  11: an allreduce's relay followers
- * (READY's have PROTO_HAVE_FOLLOW, HAVE). */
-#define PROTO_VERSION 11u
+ * (READY's have PROTO_HAVE_FOLLOW, HAVE).  12: node partials (READY's cover). */
+#define PROTO_VERSION 12u
 /* "No member" in the member fields that may name none (RECOVER's last and tentative). */
 #define PROTO_NO_MEMBER 0xffffffffu
 #define PROTO_HEADER 8u
 #define PROTO_MAX_GROUP 65536u /* members per group the wire format accepts */
 #define PROTO_MAX_REPLICAS 4u
+/* READY's cover: a bitmap of the group's members, bit k at byte k / 8, bit k % 8. */
+#define PROTO_COVER_MAX (PROTO_MAX_GROUP / 8u)
 #define PROTO_JOB_ID_MAX 64u  /* WELCOME's job id field, NUL included */
 #define PROTO_REASON_MAX 256u /* WELCOME's reason field, NUL included */
 /* Inline reductions (DRED_INLINE_MAX): the operands of all members of one reduction travel
@@ -216,6 +218,15 @@ typedef struct {
        * from its node's relay leader: it is sent nothing until its HAVE says how that
        * went.  0: neither. */
       uint8_t have;
+      /* A node partial (master/sched/sched.c, on_partial): 0, or the bytes of a bitmap of
+       * the members whose operands `buf` holds already combined -- `member` (the holder)
+       * among them, and the root only if it is the holder.  Those members send no READY
+       * of their own and are owed an END all the same.  Only in a reduce that is not
+       * inline, not recovered, with no error, have, meet_mask or snap.  On the wire
+       * exactly (n + 7) / 8 bytes for a group of n (the scheduler checks n).  Points into
+       * the caller's bitmap (encode) or the decoded frame (decode), as `data` does. */
+      uint32_t cover_len;
+      const uint8_t *cover;
     } ready;
     struct {
       uint64_t group;
@@ -323,6 +334,9 @@ typedef struct {
   uint8_t inl;        /* an inline reduction: operands travel in READY    */
   uint8_t kind;       /* PROTO_KIND_*                                     */
 } proto_params_t;
+
+/* Whether READY `m`'s cover names member k. */
+int proto_cover_has(const proto_msg_t *m, uint32_t k);
 
 /* The agreement fields of a READY. */
 proto_params_t proto_params_of(const proto_msg_t *ready);

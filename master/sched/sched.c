@@ -171,6 +171,7 @@ static task_t *task_find(const sched_t *s, uint64_t id) {
 /* ---- messages ----------------------------------------------------------------------- */
 
 static size_t set_words(uint32_t n) { return ((size_t)n + 63) / 64; }
+static int set_has(const uint64_t *set, uint32_t k) { return (set[k / 64] >> (k % 64)) & 1; }
 
 /* A message holding member `member`'s operand alone.  NULL when out of memory. */
 msg_t *msg_new(uint32_t n, uint32_t worker, uint32_t member, proto_buf_t buf) {
@@ -533,6 +534,83 @@ static void meet_take(sched_t *s, inst_t *in, uint32_t k, uint64_t mask) {
   inst_fail(in, DRED_ERR_MISMATCH);
 }
 
+/* A node partial (READY's cover, proto.h): member k's worker holds the combined operands
+ * of the covered members of its node, who send no READY of their own.  The members must
+ * all still be waiting (none arrived, none live, none being recovered); they then arrive
+ * together and the buffer is one message over all of them, paired like any other.  A
+ * partial that meets a member already covered some other way -- the node's first partial
+ * reached the master before its holder died and a survivor sent it again, or the master
+ * began recovering a dead member the partial includes -- is not taken, since taking it
+ * would count that member twice: its waiting members are recovered one by one instead
+ * (partial_refuse, sched_recover.c), each from its own worker first, which still holds its
+ * operand.  Either way every covered member is owed an END. */
+static int on_partial(sched_t *s, const sched_event_t *ev, group_t *g, inst_t *in) {
+  const proto_msg_t *r = &ev->msg;
+  const proto_params_t p = proto_params_of(r);
+  uint32_t k = r->u.ready.member, j, b;
+  size_t i, nw = set_words(g->n);
+  int created = 0, overlap = 0;
+  msg_t *m;
+  if (r->u.ready.cover_len != (g->n + 7) / 8) return DRED_ERR_ARG;
+  m = msg_new(g->n, ev->worker, k, r->u.ready.buf);
+  if (m == NULL) return DRED_ERR_NOMEM;
+  /* the set, a byte of the bitmap at a time: a node's members are few among many */
+  m->set[k / 64] = 0;
+  m->lo = g->n;
+  m->hi = 0;
+  m->nset = 0;
+  for (b = 0; b < r->u.ready.cover_len; b++)
+    if (r->u.ready.cover[b] != 0) m->set[b / 8] |= (uint64_t)r->u.ready.cover[b] << (b % 8 * 8);
+  for (i = 0; i < nw; i++) {
+    uint64_t x = m->set[i];
+    if (x == 0) continue;
+    j = (uint32_t)(i * 64) + (uint32_t)__builtin_ctzll(x);
+    if (j < m->lo) m->lo = j;
+    m->hi = (uint32_t)(i * 64) + 63u - (uint32_t)__builtin_clzll(x);
+    m->nset += (uint32_t)__builtin_popcountll(x);
+  }
+  /* inside the group; the root only in its own partial (the root's side executes); in
+   * rank order, a run of ranks */
+  if (m->hi >= g->n || (p.root < g->n && p.root != k && set_has(m->set, p.root)) ||
+      (!p.commutative && m->hi - m->lo + 1 != m->nset)) {
+    free(m);
+    return DRED_ERR_ARG;
+  }
+  if (in == NULL) {
+    in = inst_new(s, g, key_of(r), &p);
+    if (in == NULL) {
+      free(m);
+      return DRED_ERR_NOMEM;
+    }
+    created = 1;
+  }
+  if (created && p.root >= g->n) inst_fail(in, DRED_ERR_MISMATCH);
+  if (in->status == DRED_OK && !proto_params_agree(&in->params, &p)) inst_fail(in, DRED_ERR_MISMATCH);
+  if (created && in->status == DRED_OK && in->nowed < g->n) inst_started_after_deaths(s, in);
+  for (i = m->lo / 64; i <= m->hi / 64; i++)
+    for (uint64_t x = m->set[i]; x != 0; x &= x - 1) {
+      member_t *mb = &in->m[i * 64 + (size_t)__builtin_ctzll(x)];
+      if (mb->arrived || mb->state != M_WAITING) overlap = 1;
+    }
+  for (i = m->lo / 64; i <= m->hi / 64; i++)
+    for (uint64_t x = m->set[i]; x != 0; x &= x - 1) {
+      j = (uint32_t)(i * 64) + (uint32_t)__builtin_ctzll(x);
+      if (in->m[j].arrived) continue;
+      in->m[j].arrived = 1; /* owed an END; its copies lie where common/placement.c put them */
+      if (in->status == DRED_OK && !overlap) {
+        in->m[j].state = M_LIVE;
+        nodes_count(in, j, -1);
+      }
+    }
+  if (in->status == DRED_OK && overlap) partial_refuse(s, in, m);
+  if (in->status == DRED_OK && !overlap)
+    msg_enqueue(in, m, 0);
+  else
+    free(m);
+  inst_settle(s, in);
+  return 0;
+}
+
 static int on_ready(sched_t *s, const sched_event_t *ev) {
   const proto_msg_t *r = &ev->msg;
   const proto_params_t params = proto_params_of(r), *p = &params;
@@ -548,6 +626,7 @@ static int on_ready(sched_t *s, const sched_event_t *ev) {
   in = inst_find(s, key);
   if (r->u.ready.recovered) return on_recovered_ready(s, in, ev);
   if (g->workers[k] != w) return DRED_ERR_ARG;
+  if (r->u.ready.cover_len != 0) return on_partial(s, ev, g, in);
   if (in != NULL && (in->m[k].arrived || in->m[k].state != M_WAITING)) return DRED_ERR_ARG;
 
   /* Allocate before changing anything, so running out of memory leaves no trace. */

@@ -193,6 +193,10 @@ void lose_set(sched_t *s, inst_t *in, const msg_t *m);
 void inst_started_after_deaths(sched_t *s, inst_t *in);
 /* A READY flagged recovered (on_ready hands it over; `in` may be NULL). */
 int on_recovered_ready(sched_t *s, inst_t *in, const sched_event_t *ev);
+/* A node partial (its message m, not queued) overlapping members already covered or being
+ * recovered (sched.c's on_partial): not taken; each member of it still waiting is
+ * recovered on its own. */
+void partial_refuse(sched_t *s, inst_t *in, const msg_t *m);
 int on_worker_failed(sched_t *s, uint32_t w);              /* SCHED_EV_WORKER_FAILED */
 int on_recover_failed(sched_t *s, const sched_event_t *ev); /* PROTO_RECOVER_FAILED   */
 

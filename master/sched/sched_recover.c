@@ -199,6 +199,14 @@ void inst_started_after_deaths(sched_t *s, inst_t *in) {
     if (!worker_alive(s, g->workers[k])) member_lost_before_ready(s, in, k);
 }
 
+void partial_refuse(sched_t *s, inst_t *in, const msg_t *m) {
+  uint32_t k;
+  nodes_off(in);
+  for (k = m->lo; k <= m->hi && in->status == DRED_OK; k++)
+    if (set_has(m->set, k) && in->m[k].state == M_WAITING)
+      member_recover(s, in, k, 0, DRED_ERR_PROC_FAILED);
+}
+
 /* ---- events ------------------------------------------------------------------------------ */
 
 /* A READY answering a RECOVER: `worker` now holds a copy of `member`'s unit (or of its

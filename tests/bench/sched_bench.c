@@ -22,10 +22,12 @@
  * The second table is the master's cost per reduction at scale, 64 nodes x 64 ranks
  * (the node engine's shape): "ranks" is today's shape, every rank a member of a 4096-member group
  * with its workers on 64 nodes (sched_set_node, so master/sched/sched_nodes.c pairs within each
- * node first), 4096 READYs and 4095 DONEs per reduction; "node partials" is the node
- * engine's shape, one member per node -- the node's ranks combined in shared memory
- * before the master hears of it -- so 64 READYs and 63 DONEs per reduction.  Both copy
- * each operand to a worker on the next node, as replica placement does.  The table gives
+ * node first), 4096 READYs and 4095 DONEs per reduction; "node partials" is the same
+ * group with each node's ranks combined in shared memory before the master hears of it:
+ * one READY per node whose cover names the node's 64 members (the root's node: held by
+ * the root; any other: by its first member), so 64 READYs and 63 DONEs per reduction,
+ * and still an END to each of the 4096 members.  "ranks" copies each operand to a worker
+ * on the next node, as replica placement does.  The table gives
  * events and microseconds per reduction, with 1 and 16 reductions in flight: wall clock,
  * and this thread's CPU time, which a machine busy with other work stretches less.
  *
@@ -43,7 +45,8 @@
 #define ELEM_BYTES 8u
 #define COUNT (1u << 17) /* 1 MiB of doubles per member */
 
-/* A pending event: READY of (slot, member) or DONE of a task. */
+/* A pending event: READY of (slot, member) -- a node partial when per-node covers are in
+ * use -- or DONE of a task. */
 typedef struct {
   uint8_t is_done;
   uint32_t slot;    /* READY: batch slot of the instance  */
@@ -139,26 +142,30 @@ static int drain(sched_t *s, pending_t *pool, size_t *npool, inst_check_t *chk, 
 /* One configuration: P workers, C instances at a time, N reductions (a multiple of C).
  * per_node > 0: worker w on node (w-1) / per_node, and each operand's copy on the worker
  * per_node further on (the next node); 0: every worker on one node, the copy on the next
- * worker. */
+ * worker.  partials: each node sends one READY covering its per_node members. */
 static result_t run(uint32_t P, uint32_t C, uint64_t N, sched_policy_t policy,
-                    uint32_t per_node) {
+                    uint32_t per_node, int partials) {
   result_t r;
   sched_t *s = sched_new(P, policy);
   uint32_t *workers = malloc((size_t)P * sizeof *workers);
   pending_t *pool = malloc((size_t)C * P * 2 * sizeof *pool); /* READYs + tasks in flight */
   inst_check_t *chk = malloc((size_t)C * sizeof *chk);
+  uint32_t nodes = partials ? P / per_node : P, senders = nodes; /* READYs per reduction */
+  uint8_t *cover = partials ? calloc(nodes, (P + 7) / 8) : NULL; /* node i's at i x (P+7)/8 */
   sched_event_t ev;
   uint64_t now = 0, done_red = 0;
   double t0, c0;
   uint32_t k;
 
   memset(&r, 0, sizeof r);
-  if (s == NULL || workers == NULL || pool == NULL || chk == NULL) {
+  if (s == NULL || workers == NULL || pool == NULL || chk == NULL || (partials && cover == NULL)) {
     fail(&r, "out of memory", P, C);
     goto out;
   }
   memset(&ev, 0, sizeof ev);
   for (k = 0; k < P; k++) workers[k] = k + 1;
+  for (k = 0; partials && k < P; k++)
+    cover[(size_t)(k / per_node) * ((P + 7) / 8) + k / 8] |= (uint8_t)(1u << (k % 8));
   for (k = 0; per_node > 0 && k < P; k++)
     if (sched_set_node(s, k + 1, k / per_node) != 0) {
       fail(&r, "node assignment refused", k + 1, k / per_node);
@@ -177,11 +184,13 @@ static result_t run(uint32_t P, uint32_t C, uint64_t N, sched_policy_t policy,
     uint32_t i;
     memset(chk, 0, (size_t)C * sizeof *chk);
     for (i = 0; i < C; i++)
-      for (k = 0; k < P; k++) {
+      for (k = 0; k < senders; k++) {
         pending_t *p = &pool[npool++];
+        uint32_t root = (uint32_t)((base + i) % P);
         p->is_done = 0;
         p->slot = i;
-        p->member = k;
+        /* a partial is held by the root on its node, else by the node's first member */
+        p->member = !partials ? k : root / per_node == k ? root : k * per_node;
       }
     while (npool > 0) {
       size_t pick = (size_t)(rng() % npool);
@@ -214,8 +223,13 @@ static result_t run(uint32_t P, uint32_t C, uint64_t N, sched_policy_t policy,
         ev.msg.u.ready.root = (uint32_t)(tag % P);
         ev.msg.u.ready.buf.addr = 0x10000u * (p.member + 1);
         ev.msg.u.ready.buf.pool_off = (int64_t)p.member * COUNT * ELEM_BYTES;
-        ev.msg.u.ready.nreplicas = 1;
-        ev.msg.u.ready.replicas[0] = (p.member + (per_node ? per_node : 1)) % P + 1;
+        if (partials) { /* the node's members' copies lie where placement put them */
+          ev.msg.u.ready.cover_len = (P + 7) / 8;
+          ev.msg.u.ready.cover = cover + (size_t)(p.member / per_node) * ((P + 7) / 8);
+        } else {
+          ev.msg.u.ready.nreplicas = 1;
+          ev.msg.u.ready.replicas[0] = (p.member + (per_node ? per_node : 1)) % P + 1;
+        }
       }
       r.events++;
       if ((rc = sched_feed(s, &ev)) != 0) {
@@ -227,11 +241,11 @@ static result_t run(uint32_t P, uint32_t C, uint64_t N, sched_policy_t policy,
     if (r.failed) break;
     for (i = 0; i < C; i++) {
       const inst_check_t *c = &chk[i];
-      if (c->tasks != P - 1 || c->jtasks != P - 1)
-        fail(&r, "tasks per reduction != P-1", c->tasks, c->jtasks);
+      if (c->tasks != senders - 1 || c->jtasks != senders - 1)
+        fail(&r, "tasks per reduction != READYs - 1", c->tasks, c->jtasks);
       else if (c->ends != P || c->end_status != DRED_OK)
         fail(&r, "END count or status", c->ends, c->end_status);
-      else if (c->jreds != 1 || c->jred_status != DRED_OK || c->jred_tasks != P - 1)
+      else if (c->jreds != 1 || c->jred_status != DRED_OK || c->jred_tasks != senders - 1)
         fail(&r, "JOURNAL_REDUCTION count, status or tasks", c->jreds, c->jred_status);
       r.tasks += c->tasks;
     }
@@ -243,10 +257,12 @@ static result_t run(uint32_t P, uint32_t C, uint64_t N, sched_policy_t policy,
   if (!r.failed && (sched_instances(s) != 0 || sched_tasks_in_flight(s) != 0))
     fail(&r, "scheduler not empty at the end", (long long)sched_instances(s),
          (long long)sched_tasks_in_flight(s));
-  if (!r.failed && r.tasks != r.reductions * (P - 1))
-    fail(&r, "total tasks != reductions * (P-1)", (long long)r.tasks, (long long)r.reductions);
+  if (!r.failed && r.tasks != r.reductions * (senders - 1))
+    fail(&r, "total tasks != reductions * (READYs - 1)", (long long)r.tasks,
+         (long long)r.reductions);
 out:
   sched_free(s);
+  free(cover);
   free(workers);
   free(pool);
   free(chk);
@@ -260,13 +276,14 @@ static int cmp_result(const void *a, const void *b) {
 
 /* The median of `reps` runs of one configuration, about `target` events each. */
 static result_t median_run(uint32_t P, uint32_t C, uint64_t target, int reps,
-                           sched_policy_t policy, uint32_t per_node, int *bad) {
-  uint64_t per_red = 2ull * P - 1, batches = (target / per_red + C - 1) / C;
+                           sched_policy_t policy, uint32_t per_node, int partials, int *bad) {
+  uint64_t per_red = 2ull * (partials ? P / per_node : P) - 1,
+           batches = (target / per_red + C - 1) / C;
   result_t res[99];
   int rep;
   if (batches == 0) batches = 1;
   for (rep = 0; rep < reps; rep++) {
-    res[rep] = run(P, C, batches * C, policy, per_node);
+    res[rep] = run(P, C, batches * C, policy, per_node, partials);
     if (res[rep].failed) *bad = 1;
   }
   qsort(res, (size_t)reps, sizeof *res, cmp_result);
@@ -279,7 +296,8 @@ static int scale_table(uint64_t target, int reps, sched_policy_t policy) {
   static const struct {
     const char *shape;
     uint32_t P, per_node;
-  } shapes[] = {{"ranks", 64 * 64, 64}, {"node partials", 64, 1}};
+    int partials;
+  } shapes[] = {{"ranks", 64 * 64, 64, 0}, {"node partials", 64 * 64, 64, 1}};
   static const uint32_t Cs[] = {1, 16};
   size_t si, ci;
   int bad = 0;
@@ -290,7 +308,7 @@ static int scale_table(uint64_t target, int reps, sched_policy_t policy) {
     for (ci = 0; ci < sizeof Cs / sizeof *Cs; ci++) {
       int row_bad = 0;
       result_t m = median_run(shapes[si].P, Cs[ci], target, reps, policy, shapes[si].per_node,
-                              &row_bad);
+                              shapes[si].partials, &row_bad);
       double red = (double)m.reductions;
       printf("%-14s %7u %3u %10llu %10.0f %11.0f %10.1f %10.1f %9.1f%s\n", shapes[si].shape,
              shapes[si].P, Cs[ci], (unsigned long long)m.reductions, (double)m.events / red,
@@ -343,7 +361,7 @@ int main(int argc, char **argv) {
     for (ci = 0; ci < sizeof Cs / sizeof *Cs; ci++) {
       uint32_t P = Ps[pi], C = Cs[ci];
       int row_bad = 0;
-      result_t m = median_run(P, C, target, reps, policy, 0, &row_bad);
+      result_t m = median_run(P, C, target, reps, policy, 0, 0, &row_bad);
       bad |= row_bad;
       printf("%5u %5u %11llu %11llu %11llu %9.1f %12.0f %12.0f %9.1f%s\n", P, C,
              (unsigned long long)m.reductions, (unsigned long long)m.events,
@@ -358,7 +376,7 @@ int main(int argc, char **argv) {
     printf("sched-bench: FAILED (see stderr)\n");
     return 1;
   }
-  printf("sched-bench: ok (every instance ended OK with P-1 tasks)\n");
+  printf("sched-bench: ok (every instance ended OK with READYs - 1 tasks)\n");
   return 0;
 usage:
   fprintf(stderr, "usage: %s [--quick] [--events N] [--reps R] [--policy predict|last|first]\n",

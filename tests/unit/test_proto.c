@@ -100,13 +100,13 @@ static void test_ready_have(void **state) {
   m.u.ready.kind = PROTO_KIND_BCAST;
   n = enc(&m, NULL, buf);
   memcpy(bad, buf, n);
-  bad[n - 1] = 2; /* have is the last byte */
+  bad[n - 5] = 2; /* have: before cover_len, the last 4 bytes */
   assert_int_equal(proto_decode(bad, n, &d), DRED_ERR_ARG);
   m.u.ready.kind = PROTO_KIND_REDUCE;
   m.u.ready.have = 0;
   n = enc(&m, NULL, buf);
   memcpy(bad, buf, n);
-  bad[n - 1] = 1;
+  bad[n - 5] = 1;
   assert_int_equal(proto_decode(bad, n, &d), DRED_ERR_ARG);
 }
 
@@ -124,7 +124,7 @@ static void test_ready_follow_and_have(void **state) {
   assert_int_equal(proto_decode(buf, n, &d), 0);
   assert_int_equal(d.u.ready.have, PROTO_HAVE_FOLLOW);
   memcpy(bad, buf, n);
-  bad[n - 1] = 3; /* no such have */
+  bad[n - 5] = 3; /* no such have */
   assert_int_equal(proto_decode(bad, n, &d), DRED_ERR_ARG);
   m.u.ready.kind = PROTO_KIND_BCAST; /* a bcast member follows by HAVE_DATA, not this */
   assert_int_equal(enc(&m, NULL, buf), 0);
@@ -183,10 +183,10 @@ static void test_ready_error_field(void **state) {
   m.u.ready.error = DRED_ERR_NOMEM;
   n = enc(&m, NULL, buf);
   /* the error is the last field before the absorption flags (snap, unit, absorbed: 1 byte
-   * each), the inline flag (1 byte), length (4 bytes) and have (1 byte) */
-  buf[n - 13] = DRED_ERR_ROOT_FAILED;
+   * each), the inline flag (1 byte), length (4 bytes), have (1 byte) and cover_len (4) */
+  buf[n - 17] = DRED_ERR_ROOT_FAILED;
   assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
-  buf[n - 13] = DRED_ERR_NOMEM;
+  buf[n - 17] = DRED_ERR_NOMEM;
   assert_int_equal(proto_decode(buf, n, &d), 0);
 }
 
@@ -318,6 +318,59 @@ static void test_malformed(void **state) {
   assert_int_equal(proto_decode(bad, n, &d), DRED_ERR_ARG);
 }
 
+/* Protocol 12: a node partial's READY names the members its buffer holds (cover, a bitmap
+ * of (n + 7) / 8 bytes); only a reduce's own READY, with the holder's bit set, may. */
+static void test_ready_cover(void **state) {
+  static uint8_t buf[PROTO_MAX_SIZE], bad[PROTO_MAX_SIZE];
+  static uint8_t big[PROTO_COVER_MAX];
+  uint8_t cover[2] = {0x0c, 0x01}; /* members 2, 3 and 8 */
+  proto_msg_t m, d;
+  size_t n;
+  (void)state;
+  m = ready_have(3, PROTO_KIND_REDUCE, 128, 0);
+  m.u.ready.cover_len = 2;
+  m.u.ready.cover = cover;
+  n = enc(&m, NULL, buf);
+  assert_true(n > PROTO_HEADER);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.u.ready.cover_len, 2);
+  assert_true(proto_cover_has(&d, 2) && proto_cover_has(&d, 3) && proto_cover_has(&d, 8));
+  assert_false(proto_cover_has(&d, 0) || proto_cover_has(&d, 4) || proto_cover_has(&d, 16));
+  memcpy(bad, buf, n);
+  bad[n - 2] = 0x04; /* the holder (member 3) no longer named */
+  assert_int_equal(proto_decode(bad, n, &d), DRED_ERR_ARG);
+  assert_int_equal(proto_decode(buf, n - 1, &d), DRED_ERR_ARG); /* short */
+  /* refused where a partial makes no sense */
+  m.u.ready.member = 4; /* not in its own cover */
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.ready.member = 3;
+  m.u.ready.kind = PROTO_KIND_BCAST;
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.ready.kind = PROTO_KIND_REDUCE;
+  m.u.ready.recovered = 1;
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.ready.recovered = 0;
+  m.u.ready.snap = 1;
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.ready.snap = 0;
+  m.u.ready.error = DRED_ERR_NOMEM;
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.ready.error = 0;
+  m.u.ready.cover = NULL;
+  assert_int_equal(enc(&m, NULL, buf), 0);
+  /* the largest group the wire takes */
+  memset(big, 0xff, sizeof big);
+  m.u.ready.member = PROTO_MAX_GROUP - 1;
+  m.u.ready.cover_len = PROTO_COVER_MAX;
+  m.u.ready.cover = big;
+  n = enc(&m, NULL, buf);
+  assert_true(n > PROTO_COVER_MAX);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_true(proto_cover_has(&d, PROTO_MAX_GROUP - 1));
+  m.u.ready.cover_len = PROTO_COVER_MAX + 1;
+  assert_int_equal(enc(&m, NULL, buf), 0);
+}
+
 /* Protocol 8, in-place absorption: READY's snap, unit and absorbed, TASK's absorb, DONE's
  * absorbed and RECOVER's last, tentative (PROTO_NO_MEMBER: none) and single round-trip;
  * RECOVER_FAILED and ABANDON keep RECOVER's old layout (the new fields are RECOVER's). */
@@ -326,7 +379,7 @@ static void test_absorb_fields_roundtrip(void **state) {
   proto_msg_t m, d;
   size_t n, n2;
   (void)state;
-  assert_int_equal(PROTO_VERSION, 11); /* 11 added READY's have FOLLOW and HAVE, last */
+  assert_int_equal(PROTO_VERSION, 12); /* 12 added READY's cover, last */
 
   memset(&m, 0, sizeof m); /* a member's own READY: its snapshot */
   m.type = PROTO_READY;
@@ -452,25 +505,25 @@ static void test_absorb_fields_rejected(void **state) {
   assert_true(n > PROTO_HEADER);
   assert_int_equal(buf[recovered_at], 1);
   /* the flags are the three bytes after the error, before inl, data_len and have */
-  assert_int_equal(buf[n - 9], 1);
-  assert_int_equal(buf[n - 8], 1);
-  assert_int_equal(buf[n - 7], 1);
+  assert_int_equal(buf[n - 13], 1);
+  assert_int_equal(buf[n - 12], 1);
+  assert_int_equal(buf[n - 11], 1);
   assert_int_equal(proto_decode(buf, n, &d), 0);
-  buf[n - 9] = 2; /* snap */
+  buf[n - 13] = 2; /* snap */
   assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
-  buf[n - 9] = 1;
-  buf[n - 8] = 2; /* unit */
+  buf[n - 13] = 1;
+  buf[n - 12] = 2; /* unit */
   assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
-  buf[n - 8] = 1;
-  buf[n - 7] = 2; /* absorbed */
+  buf[n - 12] = 1;
+  buf[n - 11] = 2; /* absorbed */
   assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
-  buf[n - 7] = 1;
+  buf[n - 11] = 1;
   buf[recovered_at] = 0; /* unit in a READY that is not recovered */
   assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
   buf[recovered_at] = 1;
-  buf[n - 8] = 0; /* absorbed without unit */
+  buf[n - 12] = 0; /* absorbed without unit */
   assert_int_equal(proto_decode(buf, n, &d), DRED_ERR_ARG);
-  buf[n - 7] = 0; /* neither: a recovered READY of the operand alone */
+  buf[n - 11] = 0; /* neither: a recovered READY of the operand alone */
   assert_int_equal(proto_decode(buf, n, &d), 0);
   assert_int_equal(d.u.ready.unit, 0);
   assert_int_equal(d.u.ready.snap, 1);
@@ -828,6 +881,7 @@ int main(void) {
       cmocka_unit_test(test_join_welcome), cmocka_unit_test(test_absorb_fields_roundtrip),
       cmocka_unit_test(test_absorb_fields_rejected), cmocka_unit_test(test_ready_have),
       cmocka_unit_test(test_ready_follow_and_have),
+      cmocka_unit_test(test_ready_cover),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
