@@ -59,12 +59,13 @@ static int proto_have_valid(const proto_msg_t *m) {
 }
 
 /* READY's cover: only a reduce's own (not recovered, not inline) buffer, holding nothing
- * else of note (no error, have, mixed slot or snapshot), and naming its holder. */
+ * else of note (no have, mixed slot or snapshot), and naming its holder.  An error says
+ * the fold failed: every covered member is told it. */
 static int proto_cover_valid(const proto_msg_t *r) {
   if (r->u.ready.cover_len == 0) return 1;
   return r->u.ready.cover_len <= PROTO_COVER_MAX && r->u.ready.cover != NULL &&
          r->u.ready.kind == PROTO_KIND_REDUCE && !r->u.ready.inl && !r->u.ready.recovered &&
-         r->u.ready.error == 0 && r->u.ready.have == 0 && r->u.ready.meet_mask == 0 &&
+         r->u.ready.have == 0 && r->u.ready.meet_mask == 0 &&
          !r->u.ready.snap && r->u.ready.member / 8u < r->u.ready.cover_len &&
          proto_cover_has(r, r->u.ready.member);
 }

@@ -222,7 +222,8 @@ typedef struct {
        * the members whose operands `buf` holds already combined -- `member` (the holder)
        * among them, and the root only if it is the holder.  Those members send no READY
        * of their own and are owed an END all the same.  Only in a reduce that is not
-       * inline, not recovered, with no error, have, meet_mask or snap.  On the wire
+       * inline, not recovered, with no have, meet_mask or snap (an error: the fold
+       * failed, and every covered member is told it).  On the wire
        * exactly (n + 7) / 8 bytes for a group of n (the scheduler checks n).  Points into
        * the caller's bitmap (encode) or the decoded frame (decode), as `data` does. */
       uint32_t cover_len;

@@ -86,6 +86,9 @@ CASES=(
   # lead and some copy from their leader
   "bcast-relay@abc  bcast       8  240  @a:3,b:3,c:3 +DRED_LOG_LEVEL=info ?node~relay:~led ?node~relay:~copied -s 74"
   "allreduce-relay@abc allreduce 8 240  @a:3,b:3,c:3 +DRED_LOG_LEVEL=info ?node~relay:~led ?node~relay:~copied -s 75 -l 300000"
+  # A reduce spanning nodes: each node without the root sends dred-master one partial
+  # (lib/paths/partial.c); tagged and auto reduces in flight together, shuffled
+  "partial-p8@abc   concurrent  8  150  @a:3,b:3,c:3 +DRED_LOG_LEVEL=info ?node~partials:~folded -s 94"
   "ops-p8@abc       ops         8  200  @a:3,b:3,c:3 --no-derived -s 81 -c 7,1000 -e 32"
   "ops-p8@abcd      ops         8  200  @a:2,b:2,c:2,d:3 --no-derived -s 82 -c 1,999 -e 24"
   "ops-derived@abc  ops         3   60  @a:2,b:1,c:1 --derived-only"

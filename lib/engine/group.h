@@ -36,6 +36,9 @@ typedef struct dred_group {
   /* A group spanning nodes: its auto stream's relay ring on this node (relay.c). */
   struct dred_meet_ring *relay_ring;
   int relay_looked;
+  /* ... and its auto stream's partial ring (partial.c). */
+  struct dred_meet_ring *partial_ring;
+  int partial_looked;
 } dred_group_t;
 
 /* Resolve `comm` to its group and this process's member rank.  DRED_ERR_ARG (logged)

@@ -144,6 +144,22 @@ typedef struct dred_inst {
   int64_t relay_blk_off;
   struct dred_meet_ring *relay_ring; /* an explicit tag's relay ring, looked up once */
   int relay_ring_looked;
+  /* A reduce's node partial (lib/paths/partial.c).  partial: 1 while this member waits
+   * in its node's partial slot for another member to fold it (in rt->partialq by
+   * partial_link, since partial_since; partial_ready is its own READY, sent if the partial
+   * does not happen); 2 once this member folded its node's members into partial_blk (a
+   * block of its pool) and sent their READY; 3 once it left the slot (its own READY went
+   * out).  0: not in a partial slot. */
+  int partial;
+  dred_queue_t partial_link;
+  struct dred_meet_slot *partial_slot;
+  uint64_t partial_seq, partial_since;
+  proto_msg_t partial_ready;
+  char *partial_blk;     /* a task executed on the partial may replace it (combine.c) */
+  int64_t partial_blk_off;
+  int partial_blk_malloced;
+  struct dred_meet_ring *partial_ring; /* an explicit tag's partial ring, looked up once */
+  int partial_ring_looked;
   inst_state_t state;
   int end_status;      /* set when END arrives while tasks are still running */
   int tasks_pending;   /* tasks queued or running for this instance */

@@ -42,6 +42,7 @@
 #include "../paths/distribute.h"
 #include "../paths/meetpath.h"
 #include "../paths/offnode.h"
+#include "../paths/partial.h"
 #include "../paths/relay.h"
 #include "admit.h"
 #include "future.h"
@@ -89,6 +90,7 @@ proto_buf_t dred_rt_bufref(const dred_rt_t *rt, const char *p, int64_t pool_off,
 /* End an instance: release its buffers, complete its future, forget it. */
 int dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   int bye;
+  dred_partial_done(rt, in); /* leaves its node's partial slot (partial.c) */
   /* a packed or image result reaches recvbuf only now, and only if it is the result */
   status = dred_dist_finish(rt, in, status);
   dred_dp_acc_release(rt, in);
@@ -291,7 +293,9 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
     m.u.ready.error = ready_error(rc);
     m.u.ready.buf.pool_off = -1;
   }
-  send_to_master(rt, &m, NULL);
+  /* A reduce spanning nodes: its node's members may go to the master as one partial
+   * (partial.c) -- folded and sent by this member, or by another that covers it. */
+  if (!dred_partial_announce(rt, in, &m)) send_to_master(rt, &m, NULL);
   in->state = INST_ANNOUNCED;
   if (DRED_RT_ROBUST_ON(rt)) rt->robust->on_ready_sent(rt, in); /* a RECOVER may wait for it */
   if (rt->abandon_pass) send_abandon(rt, in); /* finalize stopped waiting before we got here */
@@ -354,7 +358,14 @@ static void on_task(dred_rt_t *rt, const proto_msg_t *m) {
   in = dred_rt_find(rt, m->u.task.group, m->u.task.tag);
   uv_mutex_unlock(&rt->lock);
   if (in != NULL && in->state == INST_ANNOUNCED && !in->inl) { /* inline: never a task */
-    if (m->u.task.exec_member == in->member) {
+    if (m->u.task.exec_member == in->member && in->partial == 2) {
+      /* our message is our node's partial (partial.c): its block, not our operand */
+      dst = in->partial_blk;
+      dst_off = in->partial_blk_off;
+      own_p = &in->partial_blk;
+      own_off = &in->partial_blk_off;
+      own_malloced = &in->partial_blk_malloced;
+    } else if (m->u.task.exec_member == in->member) {
       dst = in->acc;
       dst_off = in->pool_off;
       own_p = &in->acc;
@@ -513,6 +524,7 @@ static void worker_failed(dred_rt_t *rt, uint32_t w) {
   }
   /* slots of the meeting place that wait for it end now (after failed[] is set) */
   dred_meetpath_on_failed(rt, w);
+  (void)dred_partial_turn(rt); /* members whose node partial it was to fold, or cannot come */
   dred_nodemem_on_failed(rt, w); /* its share of the node's budget */
 }
 
@@ -865,6 +877,7 @@ static void on_turn(uv_check_t *h) {
   uint64_t t0 = uv_hrtime(), t1, t2, t3, t4, turn;
   int progress = drain_submissions(rt) > 0;
   if (!dred_queue_empty(&rt->relayq)) progress |= dred_relay_turn(rt); /* HAVEs after READYs */
+  if (!dred_queue_empty(&rt->partialq)) progress |= dred_partial_turn(rt);
   progress |= recv_messages(rt) > 0;
   t1 = uv_hrtime();
   progress |= run_tasks(rt) > 0;
@@ -997,6 +1010,11 @@ void dred_rt_stop(dred_rt_t *rt) {
   if (rt->relay_led > 0)
     DRED_INFO("node relay: led %llu cross-node bcast(s) or allreduce(s) for this node",
               (unsigned long long)rt->relay_led);
+  if (rt->partial_folded > 0 || rt->partial_alone > 0)
+    DRED_INFO("node partials: folded %llu here, covering %llu member(s); %llu member(s) went "
+              "to dred-master alone after waiting in a partial slot",
+              (unsigned long long)rt->partial_folded, (unsigned long long)rt->partial_covered,
+              (unsigned long long)rt->partial_alone);
   if (rt->relay_followed > 0)
     DRED_INFO("node relay: copied %llu cross-node bcast(s) or allreduce result(s) from the node's leader",
               (unsigned long long)rt->relay_followed);

@@ -164,6 +164,11 @@ typedef struct dred_rt {
   /* Allreduce members that follow their node's relay leader after their READY
    * (relay.c): copying, or with a HAVE to send; linked by relay_link, under lock. */
   dred_queue_t relayq;
+  /* Reduce members waiting for their node's partial (partial.c), linked by partial_link;
+   * runtime thread only.  Counters: partials folded here, members they covered, members
+   * that went to dred-master alone after waiting in a partial slot. */
+  dred_queue_t partialq;
+  uint64_t partial_folded, partial_covered, partial_alone;
   /* Pool blocks of ours that a met reduction's root may still read after our future
    * completed (meetpath.c): freed once the slot says it no longer needs them. */
   dred_queue_t meet_lent;

@@ -78,6 +78,7 @@ void dred_meetpath_init(dred_rt_t *rt) {
   dred_queue_init(&rt->meetq);
   dred_queue_init(&rt->meet_lent);
   dred_queue_init(&rt->relayq);
+  dred_queue_init(&rt->partialq);
   rt->meet = NULL;
   rt->meet_win = MPI_WIN_NULL;
   /* Every process must take the same path for the same reduction, so the choice is the

@@ -46,7 +46,9 @@ struct dred_meet_slot {
   uint32_t root;          /* OK: the root's member index (whose release ends all reads)  */
   uint32_t kind;          /* OK: the collective (PROTO_KIND_*), from the parameters      */
   uint32_t solo;          /* a reduce whose root folds early arrivals alone: no claims    */
-  uint32_t relay;         /* a relay ring's slot: `root` is the leader once one arrived  */
+  uint32_t relay;         /* the ring's kind (RING_PLAIN, _RELAY, _PARTIAL): a relay
+                           * slot's `root` is its leader once one arrived; an OK partial
+                           * slot's, the member that folds                              */
   uint32_t led;           /* relay: a leader arrived (it is `root`)                     */
   int32_t fold_status;    /* the chunk phase: DRED_OK, or why it cannot end              */
   uint64_t claimed;       /* chunks someone folds (or folded)                           */
@@ -62,6 +64,7 @@ struct dred_meet_slot {
 };
 
 enum { RING_FREE = 0, RING_CLAIMING, RING_READY };
+enum { RING_PLAIN = 0, RING_RELAY, RING_PARTIAL }; /* a ring's kind (its `relay`) */
 
 struct dred_meet_ring {
   uint32_t state;         /* RING_*: claimed once, never given back                    */
@@ -71,8 +74,9 @@ struct dred_meet_ring {
   uint32_t workers[DRED_MEET_MAX_MEMBERS];
   uint64_t spills, mixed, noplace; /* under any slot's lock: approximate (tests, stats) */
   uint64_t gone;          /* members declared failed: never meet again (atomic)         */
-  uint32_t relay;         /* a node relay's ring (dred_meet_relay_of)                   */
-  uint64_t absent;        /* relay: members that never arrive here (other nodes, root)  */
+  uint32_t relay;         /* RING_PLAIN, or a node's ring of a group spanning nodes:
+                           * RING_RELAY (dred_meet_relay_of), RING_PARTIAL (_partial_of) */
+  uint64_t absent;        /* those two: members that never arrive here (other nodes)     */
   _Alignas(64) struct dred_meet_slot slots[DRED_MEET_DEPTH];
 };
 
@@ -138,7 +142,7 @@ static dred_meet_ring_t *ring_find(dred_meet_table_t *t, uint64_t gid, int64_t s
   /* Linear probing from the id's hash.  A claim is a compare-and-swap FREE -> CLAIMING,
    * the fields, then READY: a reader that meets CLAIMING waits the few stores out.  Rings
    * are never freed, so "no ring for this group" is final for everyone. */
-  h = gid ^ ((uint64_t)stream * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)relay << 63);
+  h = gid ^ ((uint64_t)stream * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)relay << 62);
   start = (uint32_t)((h ^ (h >> 32)) % DRED_MEET_GROUPS);
   for (i = 0; i < DRED_MEET_GROUPS; i++) {
     dred_meet_ring_t *r = &t->rings[(start + i) % DRED_MEET_GROUPS];
@@ -176,7 +180,12 @@ dred_meet_ring_t *dred_meet_stream_of(dred_meet_table_t *t, uint64_t gid, int64_
 
 dred_meet_ring_t *dred_meet_relay_of(dred_meet_table_t *t, uint64_t gid, int64_t stream,
                                      uint32_t n, const uint32_t *workers, uint64_t absent) {
-  return ring_find(t, gid, stream, n, workers, 1, absent);
+  return ring_find(t, gid, stream, n, workers, RING_RELAY, absent);
+}
+
+dred_meet_ring_t *dred_meet_partial_of(dred_meet_table_t *t, uint64_t gid, int64_t stream,
+                                       uint32_t n, const uint32_t *workers, uint64_t absent) {
+  return ring_find(t, gid, stream, n, workers, RING_PARTIAL, absent);
 }
 
 int dred_meet_ring_member(const dred_meet_ring_t *r, uint32_t worker) {
@@ -301,7 +310,7 @@ static int lost_status(const dred_meet_slot_t *s, uint64_t lost) {
 static uint32_t slot_kind(const dred_meet_slot_t *s, uint32_t *root) {
   uint32_t k;
   *root = s->root;
-  if (s->relay) { /* a node relay: a bcast whose data comes from its leader */
+  if (s->relay == RING_RELAY) { /* a node relay: a bcast whose data comes from its leader */
     if (!s->led) *root = s->n;
     return PROTO_KIND_BCAST;
   }
@@ -322,7 +331,7 @@ static uint32_t slot_kind(const dred_meet_slot_t *s, uint32_t *root) {
  * seen before the error came still ends the slot when it comes. */
 static int lost_ends(const dred_meet_slot_t *s, uint64_t lost) {
   uint32_t root, kind;
-  if (s->relay) return 0; /* the leader arrived first: nobody else is waited for */
+  if (s->relay == RING_RELAY) return 0; /* the leader arrived first: nobody else is waited for */
   kind = slot_kind(s, &root);
   if (kind != PROTO_KIND_BCAST || root >= s->n || (lost & bit(root)) != 0) return 1;
   if (s->error != DRED_OK) return 1;
@@ -344,9 +353,10 @@ static int bcast_early(const dred_meet_slot_t *s, uint32_t member, int *status) 
   /* (a relay slot's data comes from its leader whatever the kind: a bcast's or an
    * allreduce's result) */
   if (member >= s->n || !(in & bit(member)) ||
-      (s->p[member].kind != PROTO_KIND_BCAST && !s->relay) || s->error != DRED_OK ||
+      (s->p[member].kind != PROTO_KIND_BCAST && s->relay != RING_RELAY) || s->error != DRED_OK ||
       s->state == DRED_MEET_MIXED || s->state == DRED_MEET_SPILL)
     return 0;
+  if (s->relay == RING_PARTIAL) return 0;
   if (s->relay && !s->led) return 0;
   r = s->relay ? s->root : s->p[member].root;
   for (k = 0; k < s->n; k++)
@@ -400,6 +410,50 @@ static int relay_wants(dred_meet_slot_t *s, uint32_t member, int wants,
   } else {
     wants = 0;
   }
+  return wants;
+}
+
+/* Everyone of the node is in a partial slot (lock held): the members that stay
+ * (`arrived & ~master`) combine here if the last arrival is one of them, they are at least
+ * two, and they agree -- then that member folds them (`root`) and sends their node
+ * partial; otherwise (a member that went to dred-master came last, or they disagree) the
+ * slot SPILLs and each goes to dred-master on its own, which decides as for anyone. */
+static void partial_decide(dred_meet_slot_t *s, uint32_t last, uint32_t n, dred_meet_arrival_t *out) {
+  uint64_t stay = s->arrived & ~s->master & all_of(n);
+  uint32_t k;
+  int ok = (stay & bit(last)) != 0 && __builtin_popcountll(stay) >= 2;
+  for (k = 0; ok && k < n; k++)
+    if ((stay & bit(k)) && !proto_params_agree(&s->p[last], &s->p[k])) ok = 0;
+  if (!ok) {
+    slot_end(s, DRED_MEET_SPILL, DRED_OK);
+    return;
+  }
+  s->root = last;
+  s->kind = PROTO_KIND_REDUCE;
+  slot_end(s, DRED_MEET_OK, DRED_OK);
+  out->lead = 1;
+}
+
+/* An arrival in a partial slot (dred_meet_partial_of; lock held, its bit and parameters
+ * in): a member that wants stays with its pool block; any other goes to dred-master
+ * without disturbing the others (a reduce's root, a member with no block).  The slot waits
+ * for every member of the node, then partial_decide.  A member declared failed before the
+ * slot opened will not come: the slot FAILs, and those that stayed go to dred-master on
+ * their own.  Returns whether this member stays. */
+static int partial_arrive(dred_meet_ring_t *r, dred_meet_slot_t *s, uint32_t member, int wants,
+                          const dred_meet_ref_t *op, int error, dred_meet_arrival_t *out) {
+  uint32_t n = r->n;
+  uint64_t all = all_of(n), lost;
+  wants = wants && error == DRED_OK && op->kind == DRED_MEET_OP_POOL && s->state == DRED_MEET_OPEN;
+  if (wants)
+    s->ref[member] = *op;
+  else
+    s->master |= bit(member);
+  lost = __atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) & ~s->arrived & ~r->absent & all;
+  if (s->state == DRED_MEET_OPEN && lost != 0)
+    slot_end(s, DRED_MEET_FAILED, DRED_ERR_PROC_FAILED);
+  else if (s->state == DRED_MEET_OPEN && ((s->arrived | r->absent) & all) == all)
+    partial_decide(s, member, n, out);
   return wants;
 }
 
@@ -494,6 +548,18 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   }
   __atomic_store_n(&s->arrived, s->arrived | me, __ATOMIC_RELEASE);
   s->p[member] = *p;
+  if (s->relay == RING_PARTIAL) {
+    if (!partial_arrive(r, s, member, wants, op, error, out)) {
+      slot_released(s, me, n); /* nothing to take from here */
+      slot_unlock(s);
+      return 0;
+    }
+    __atomic_store_n(&s->shown, s->shown | me, __ATOMIC_RELEASE);
+    slot_unlock(s);
+    out->meet = 1;
+    out->slot = s;
+    return 0;
+  }
   if (s->relay) {
     wants = relay_wants(s, member, wants, op, out);
   } else if (s->state == DRED_MEET_OPEN) {
@@ -988,7 +1054,7 @@ void dred_meet_end(dred_meet_slot_t *s, uint64_t seq, int status) {
 void dred_meet_relay_fail(dred_meet_slot_t *s, uint64_t seq, int status) {
   if (s == NULL) return;
   slot_lock(s);
-  if (s->busy && s->seq == seq && s->relay) {
+  if (s->busy && s->seq == seq && s->relay == RING_RELAY) {
     if (s->fold_status == DRED_OK)
       __atomic_store_n(&s->fold_status, status != DRED_OK ? status : DRED_ERR_INTERNAL,
                        __ATOMIC_RELEASE);
@@ -1000,7 +1066,34 @@ void dred_meet_relay_fail(dred_meet_slot_t *s, uint64_t seq, int status) {
 
 uint32_t dred_meet_leader(const dred_meet_slot_t *s) {
   /* a follower asks: it arrived after the leader, under the lock, and holds the slot */
-  return s != NULL && s->relay && s->led ? s->root : DRED_MEET_MAX_MEMBERS;
+  return s != NULL && s->relay == RING_RELAY && s->led ? s->root : DRED_MEET_MAX_MEMBERS;
+}
+
+int dred_meet_partial_leave(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
+  int left = 1;
+  if (s == NULL || member >= DRED_MEET_MAX_MEMBERS) return 1;
+  slot_lock(s);
+  if (s->busy && s->seq == seq && s->relay == RING_PARTIAL) {
+    if (s->state == DRED_MEET_OPEN)
+      s->master |= bit(member); /* a folder deciding later leaves it out */
+    else if (s->state == DRED_MEET_OK && (s->arrived & ~s->master & bit(member)))
+      left = 0; /* decided: the folder's READY covers it */
+  }
+  slot_unlock(s);
+  return left;
+}
+
+uint32_t dred_meet_folder(dred_meet_slot_t *s, uint64_t seq, uint64_t *members) {
+  uint32_t f = DRED_MEET_MAX_MEMBERS;
+  if (members != NULL) *members = 0;
+  if (s == NULL) return f;
+  slot_lock(s);
+  if (s->busy && s->seq == seq && s->relay == RING_PARTIAL && s->state == DRED_MEET_OK) {
+    f = s->root;
+    if (members != NULL) *members = s->arrived & ~s->master & all_of(s->n);
+  }
+  slot_unlock(s);
+  return f;
 }
 
 /* The chunks `member` claimed and did not say it folded. */
@@ -1021,7 +1114,9 @@ void dred_meet_member_failed(dred_meet_ring_t *r, uint32_t member, int status) {
     slot_lock(s);
     uint32_t root, kind = s->busy ? slot_kind(s, &root) : PROTO_KIND_REDUCE;
     if (s->busy) {
-      if (s->state == DRED_MEET_OPEN && !(s->arrived & bit(member))) {
+      /* (a partial ring's member on another node is absent from it, not lost) */
+      if (s->state == DRED_MEET_OPEN && !(s->arrived & bit(member)) &&
+          !(s->relay == RING_PARTIAL && (r->absent & bit(member)))) {
         if (lost_ends(s, bit(member)))
           slot_end(s, DRED_MEET_FAILED,
                    status == DRED_OK || status == DRED_ERR_PROC_FAILED ? lost_status(s, bit(member)) : status);

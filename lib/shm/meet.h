@@ -162,6 +162,26 @@ dred_meet_ring_t *dred_meet_ring_of(dred_meet_table_t *t, uint64_t gid, uint32_t
  * follower that sees either goes to dred-master for the data. */
 dred_meet_ring_t *dred_meet_relay_of(dred_meet_table_t *t, uint64_t gid, int64_t stream,
                                      uint32_t n, const uint32_t *workers, uint64_t absent);
+/* A reduce's node partial (lib/paths/partial.c): the ring of (gid, stream) for the group's
+ * members on this node, apart from its other rings (`absent`: the members on other
+ * nodes).  Every member of the node arrives in each reduce's slot.  One that `wants`
+ * (DRED_MEET_OP_POOL, no error) stays; any other goes to dred-master at once (meet == 0)
+ * without disturbing the rest.  Once every member of the node arrived, the last one
+ * decides: if it stayed, and two or more stayed and all agree, the slot is OK and that
+ * member folds their operands and sends one READY covering them all (`lead` in its
+ * arrival); else the slot SPILLs, and each that stayed goes to dred-master on its own.  A
+ * member of the node that died before it arrived FAILs the slot (the same for them); a
+ * death on another node does not touch it. */
+dred_meet_ring_t *dred_meet_partial_of(dred_meet_table_t *t, uint64_t gid, int64_t stream,
+                                       uint32_t n, const uint32_t *workers, uint64_t absent);
+/* An OK partial slot's folder (member index) and, in *members, the members its partial
+ * covers; DRED_MEET_MAX_MEMBERS (and 0) while it is not one. */
+uint32_t dred_meet_folder(dred_meet_slot_t *s, uint64_t seq, uint64_t *members);
+/* A member that stayed in partial slot `seq` gives up waiting: 1 if it left (the slot was
+ * open -- a folder deciding later leaves it out -- or ended without a partial), 0 if the
+ * slot decided a partial covering it, which stands. */
+int dred_meet_partial_leave(dred_meet_slot_t *s, uint64_t seq, uint32_t member);
+
 /* The leader of relay slot `s` can give no more (dred-master's END for it was an error,
  * or it leaves before its data is whole): the progress reports `status` from now on, and
  * waiters are woken. */

@@ -584,6 +584,8 @@ static int on_partial(sched_t *s, const sched_event_t *ev, group_t *g, inst_t *i
     }
     created = 1;
   }
+  /* a fold that failed: every covered member is told why */
+  if (r->u.ready.error != 0) inst_fail(in, r->u.ready.error);
   if (created && p.root >= g->n) inst_fail(in, DRED_ERR_MISMATCH);
   if (in->status == DRED_OK && !proto_params_agree(&in->params, &p)) inst_fail(in, DRED_ERR_MISMATCH);
   if (created && in->status == DRED_OK && in->nowed < g->n) inst_started_after_deaths(s, in);
@@ -597,6 +599,7 @@ static int on_partial(sched_t *s, const sched_event_t *ev, group_t *g, inst_t *i
       j = (uint32_t)(i * 64) + (uint32_t)__builtin_ctzll(x);
       if (in->m[j].arrived) continue;
       in->m[j].arrived = 1; /* owed an END; its copies lie where common/placement.c put them */
+      in->m[j].covered = 1;
       if (in->status == DRED_OK && !overlap) {
         in->m[j].state = M_LIVE;
         nodes_count(in, j, -1);
@@ -627,6 +630,9 @@ static int on_ready(sched_t *s, const sched_event_t *ev) {
   if (r->u.ready.recovered) return on_recovered_ready(s, in, ev);
   if (g->workers[k] != w) return DRED_ERR_ARG;
   if (r->u.ready.cover_len != 0) return on_partial(s, ev, g, in);
+  /* a member whose node's partial covered it sends its own READY only when it could not
+   * tell whether the partial reached us (partial.c): it did */
+  if (in != NULL && in->m[k].covered) return 0;
   if (in != NULL && (in->m[k].arrived || in->m[k].state != M_WAITING)) return DRED_ERR_ARG;
 
   /* Allocate before changing anything, so running out of memory leaves no trace. */

@@ -65,6 +65,8 @@ typedef struct {
   uint64_t dsent;   /* distribution (sched_distribute.c): bytes of the result sent to it */
   uint8_t follow;   /* an allreduce member copying the result from its node's relay
                        leader: sent nothing, not even an error, until its HAVE */
+  uint8_t covered;  /* arrived inside a node partial (sched.c, on_partial): a READY of
+                       its own, sent when the partial seemed lost, is ignored */
 } member_t;
 
 struct msg {

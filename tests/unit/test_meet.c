@@ -1771,6 +1771,115 @@ static dred_meet_arrival_t relay_arrive(dred_meet_ring_t *r, uint64_t seq, uint3
   return a;
 }
 
+/* ---- node partials (lib/paths/partial.c) ------------------------------------------- */
+
+/* A reduce's node partial: members 0 and 1 live on another node (absent), 2..5 here.  Each
+ * of those that stays arrives with its pool block; the last of the node decides.  When
+ * all stayed and agree, the last folds (lead) and the slot names it and who it covers;
+ * when the last went to dred-master (here the root's call, or one with no block), or the
+ * ones that stayed disagree, the slot spills and each goes alone; a member that leaves
+ * while the slot is open is left out, and one that tries after the decision stays
+ * covered; a death here fails an open slot, a death on the other node does not. */
+static void test_partial(void **state) {
+  dred_meet_table_t *t = table_new();
+  uint64_t absent = bit(0) | bit(1), members = 0;
+  dred_meet_ring_t *r = dred_meet_partial_of(t, 81, DRED_MEET_AUTO, RN, RWORKERS, absent);
+  dred_meet_arrival_t a;
+  dred_meet_slot_t *s;
+  proto_params_t p = params(BIG, 0), q;
+  uint64_t seq = 0;
+  uint32_t k;
+  (void)state;
+  p.inl = 0;
+  assert_non_null(r);
+  /* its own ring, apart from the stream's and the relay's */
+  assert_true(dred_meet_relay_of(t, 81, DRED_MEET_AUTO, RN, RWORKERS, absent) != r);
+  assert_true(dred_meet_stream_of(t, 81, DRED_MEET_AUTO, RN, RWORKERS) != r);
+  assert_true(dred_meet_partial_of(t, 81, DRED_MEET_AUTO, RN, RWORKERS, absent) == r);
+
+  /* all four stay: the last folds, covering them all */
+  for (k = 2; k < 5; k++) {
+    a = relay_arrive(r, seq, k, &p, 1);
+    assert_int_equal(a.meet, 1);
+    assert_int_equal(a.lead, 0);
+    assert_int_equal(dred_meet_state(a.slot, seq), DRED_MEET_OPEN);
+    assert_int_equal(dred_meet_folder(a.slot, seq, &members), DRED_MEET_MAX_MEMBERS);
+  }
+  a = relay_arrive(r, seq, 5, &p, 1);
+  s = a.slot;
+  assert_int_equal(a.lead, 1);
+  assert_int_equal(dred_meet_state(s, seq), DRED_MEET_OK);
+  assert_int_equal(dred_meet_folder(s, seq, &members), 5);
+  assert_true(members == (bit(2) | bit(3) | bit(4) | bit(5)));
+  assert_int_equal(dred_meet_operand(s, 3).kind, DRED_MEET_OP_POOL);
+  assert_int_equal(dred_meet_partial_leave(s, seq, 3), 0); /* decided: covered */
+  for (k = 2; k < 6; k++) dred_meet_release(s, seq, k);
+  assert_int_equal(stats(r).busy, 0);
+
+  /* one goes to dred-master early (no block): the other three still fold */
+  seq = 1;
+  a = relay_arrive(r, seq, 2, &p, 0);
+  assert_int_equal(a.meet, 0);
+  for (k = 3; k < 6; k++) a = relay_arrive(r, seq, k, &p, 1);
+  assert_int_equal(a.lead, 1);
+  assert_int_equal(dred_meet_folder(a.slot, seq, &members), 5);
+  assert_true(members == (bit(3) | bit(4) | bit(5)));
+  for (k = 3; k < 6; k++) dred_meet_release(a.slot, seq, k);
+
+  /* ... but if it comes last, nobody is there to fold: the slot spills */
+  seq = 2;
+  for (k = 3; k < 6; k++) a = relay_arrive(r, seq, k, &p, 1);
+  s = a.slot;
+  a = relay_arrive(r, seq, 2, &p, 0);
+  assert_int_equal(a.meet, 0);
+  assert_int_equal(dred_meet_state(s, seq), DRED_MEET_SPILL);
+  assert_int_equal(dred_meet_partial_leave(s, seq, 3), 1);
+  for (k = 3; k < 6; k++) dred_meet_release(s, seq, k);
+
+  /* those that stayed disagree: spill, dred-master decides */
+  seq = 3;
+  q = p;
+  q.count = p.count - 1;
+  a = relay_arrive(r, seq, 2, &q, 1);
+  for (k = 3; k < 6; k++) a = relay_arrive(r, seq, k, &p, 1);
+  assert_int_equal(a.lead, 0);
+  assert_int_equal(dred_meet_state(a.slot, seq), DRED_MEET_SPILL);
+  for (k = 2; k < 6; k++) dred_meet_release(a.slot, seq, k);
+
+  /* one that gave up waiting is left out of the fold */
+  seq = 4;
+  a = relay_arrive(r, seq, 2, &p, 1);
+  s = a.slot;
+  assert_int_equal(dred_meet_partial_leave(s, seq, 2), 1);
+  for (k = 3; k < 6; k++) a = relay_arrive(r, seq, k, &p, 1);
+  assert_int_equal(a.lead, 1);
+  assert_int_equal(dred_meet_folder(s, seq, &members), 5);
+  assert_true(members == (bit(3) | bit(4) | bit(5)));
+  for (k = 2; k < 6; k++) dred_meet_release(s, seq, k);
+
+  /* a death on the other node leaves an open slot alone; one here fails it */
+  seq = 5;
+  a = relay_arrive(r, seq, 2, &p, 1);
+  s = a.slot;
+  a = relay_arrive(r, seq, 3, &p, 1);
+  dred_meet_member_failed(r, 1, DRED_ERR_PROC_FAILED);
+  assert_int_equal(dred_meet_state(s, seq), DRED_MEET_OPEN);
+  dred_meet_member_failed(r, 4, DRED_ERR_PROC_FAILED);
+  assert_int_equal(dred_meet_state(s, seq), DRED_MEET_FAILED);
+  a = relay_arrive(r, seq, 5, &p, 1); /* after the end: straight to dred-master */
+  assert_int_equal(a.meet, 0);
+  dred_meet_release(s, seq, 2);
+  dred_meet_release(s, seq, 3);
+  assert_int_equal(stats(r).busy, 0);
+  /* ... and a slot opened after that death fails at once: member 4 will not come */
+  seq = 6;
+  a = relay_arrive(r, seq, 2, &p, 1);
+  assert_int_equal(dred_meet_state(a.slot, seq), DRED_MEET_FAILED);
+  dred_meet_release(a.slot, seq, 2);
+  table_free(t);
+}
+
+
 /* An allreduce's result relay: the same slot rules with an allreduce's parameters (the
  * result comes from the leader whatever the kind).  Members 0 (the holder, whose result
  * dred-master distributes) and 1 live on another node; member 2 passes through (a call
@@ -1994,7 +2103,9 @@ static void test_solo(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_rings),         cmocka_unit_test(test_solo),         cmocka_unit_test(test_relay), cmocka_unit_test(test_relay_allreduce),         cmocka_unit_test(test_happy_path),
+      cmocka_unit_test(test_rings),         cmocka_unit_test(test_solo),
+      cmocka_unit_test(test_relay),         cmocka_unit_test(test_partial),
+      cmocka_unit_test(test_relay_allreduce), cmocka_unit_test(test_happy_path),
       cmocka_unit_test(test_group_sizes),   cmocka_unit_test(test_mismatch),
       cmocka_unit_test(test_member_error),  cmocka_unit_test(test_mixed),
       cmocka_unit_test(test_spill),         cmocka_unit_test(test_member_failed),

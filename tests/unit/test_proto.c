@@ -353,8 +353,10 @@ static void test_ready_cover(void **state) {
   m.u.ready.snap = 1;
   assert_int_equal(enc(&m, NULL, buf), 0);
   m.u.ready.snap = 0;
-  m.u.ready.error = DRED_ERR_NOMEM;
-  assert_int_equal(enc(&m, NULL, buf), 0);
+  m.u.ready.error = DRED_ERR_NOMEM; /* a fold that failed: told to all it covers */
+  n = enc(&m, NULL, buf);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_int_equal(d.u.ready.error, DRED_ERR_NOMEM);
   m.u.ready.error = 0;
   m.u.ready.cover = NULL;
   assert_int_equal(enc(&m, NULL, buf), 0);
