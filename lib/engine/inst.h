@@ -149,7 +149,9 @@ typedef struct dred_inst {
    * partial_link, since partial_since; partial_ready is its own READY, sent if the partial
    * does not happen); 2 once this member folded its node's members into partial_blk (a
    * block of its pool) and sent their READY; 3 once it left the slot (its own READY went
-   * out).  0: not in a partial slot. */
+   * out); 4 once dred-master asked a folder for its own operand (the partial was refused
+   * or lost: TASKs for it then combine into acc, not partial_blk).  0: not in a partial
+   * slot. */
   int partial;
   dred_queue_t partial_link;
   struct dred_meet_slot *partial_slot;

@@ -690,6 +690,7 @@ static int recv_messages(dred_rt_t *rt) {
         break;
       case PROTO_RECOVER:
         rt->robust_engaged = 1;
+        dred_partial_on_recover(rt, &m); /* our node partial no longer stands for us */
         rt->robust->on_recover(rt, &m);
         break;
       default:

@@ -70,7 +70,9 @@ static int partial_wants(const dred_inst_t *in, const proto_msg_t *m) {
   const dred_group_t *g = in->group;
   return !in->inl && in->ti.commutative && !in->is_root && in->root < g->n &&
          (g->off_node >> in->root & 1u) && !in->refused && in->join_error == DRED_OK &&
-         m->u.ready.error == 0 && in->acc != NULL && in->pool_off >= 0 && !in->acc_malloced;
+         m->u.ready.error == 0 && m->u.ready.meet_mask == 0 && m->u.ready.have == 0 &&
+         in->acc != NULL && in->pool_off >= 0 && !in->acc_malloced &&
+         in->bytes == in->count * (uint64_t)in->ti.extent; /* a layout partial_fold reads */
 }
 
 /* The partial ring of `in`'s stream and its sequence number there (as relay.c's). */
@@ -193,8 +195,14 @@ int dred_partial_announce(dred_rt_t *rt, dred_inst_t *in, const proto_msg_t *m) 
     op.off = in->pool_off;
     op.len = in->bytes;
   }
-  if (dred_meet_arrive_op(r, seq, in->member, &p, wants, &op, NULL, DRED_OK, &a) != 0 || !a.meet)
-    return 0; /* to dred-master on its own (the slot counted it released) */
+  if (dred_meet_arrive_op(r, seq, in->member, &p, wants, &op, NULL, DRED_OK, &a) != 0) {
+    /* refused as it stood: it still arrives, going on alone, or the slot waits for it */
+    if (!wants || dred_meet_arrive_op(r, seq, in->member, &p, 0, NULL, NULL, DRED_OK, &a) != 0)
+      DRED_WARN("reduce (tag " PROTO_KEY_FMT "): refused by its node's partial slot",
+                PROTO_KEY_ARG(in->tag));
+    return 0;
+  }
+  if (!a.meet) return 0; /* to dred-master on its own (the slot counted it released) */
   in->partial_slot = a.slot;
   in->partial_seq = seq;
   if (a.lead) {
@@ -242,9 +250,21 @@ int dred_partial_turn(dred_rt_t *rt) {
   return did;
 }
 
+void dred_partial_on_recover(dred_rt_t *rt, const proto_msg_t *m) {
+  dred_inst_t *in;
+  uv_mutex_lock(&rt->lock);
+  in = dred_rt_find(rt, m->u.recover.group, m->u.recover.tag);
+  uv_mutex_unlock(&rt->lock);
+  /* dred-master sends a RECOVER only once it no longer counts a message holding the
+   * member (sched_recover.c), and before any TASK on what answers it, on this same link:
+   * every TASK on the partial came before this */
+  if (in != NULL && in->partial == 2 && m->u.recover.member == in->member) in->partial = 4;
+}
+
 void dred_partial_done(dred_rt_t *rt, dred_inst_t *in) {
   if (in->partial == 0) return;
   if (in->partial == 1) dred_queue_remove(&in->partial_link);
+  /* (2 or 4: a folder; 3: left alone) */
   dred_meet_release(in->partial_slot, in->partial_seq, in->member);
   if (in->partial_blk != NULL)
     dred_dp_buf_free(rt, in->bytes, in->partial_blk, in->partial_blk_off, in->partial_blk_malloced);

@@ -24,6 +24,11 @@ int dred_partial_announce(dred_rt_t *rt, dred_inst_t *in, const proto_msg_t *m);
  * whose folder died, or that waited DRED_PARTIAL_WAIT_NS, send their own READY.  1 if it
  * sent anything. */
 int dred_partial_turn(dred_rt_t *rt);
+/* Runtime thread, before the robust layer answers RECOVER `m`: dred-master asks for a
+ * folder's own operand, so the partial it sent is gone for it (refused, or lost) and the
+ * member is recovered alone.  From then on a TASK for that member combines into its
+ * recovered operand, never into the partial's block, which holds its node peers too. */
+void dred_partial_on_recover(dred_rt_t *rt, const proto_msg_t *m);
 /* `in` ends: it leaves its partial slot, a folder frees its partial's block. */
 void dred_partial_done(dred_rt_t *rt, dred_inst_t *in);
 

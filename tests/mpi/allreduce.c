@@ -232,6 +232,24 @@ static void mismatch(void) {
     st = dred_allreduce(a, b, 300, MPI_INT, MPI_SUM, g_comm);
   if (st != DRED_ERR_MISMATCH) fail("mismatch/kind-bcast: rank %d got %s", g_rank, dred_strerror(st));
   else if (g_rank == 0) pass("mismatch/kind (bcast vs allreduce)");
+  set_step("mismatch/kind-large");
+  {
+    /* a reduce large enough for node partials (lib/paths/partial.c), the last member calling
+     * an allreduce instead: on its node the others wait in their partial slot for a member
+     * that never comes there, give up after DRED_PARTIAL_WAIT_NS and go on alone */
+    int n = 300000, *x = calloc((size_t)n, sizeof *x), *y = calloc((size_t)n, sizeof *y);
+    if (x == NULL || y == NULL) fail("mismatch/kind-large: out of memory");
+    else if (g_rank == g_size - 1)
+      st = dred_allreduce(x, y, n, MPI_INT, MPI_SUM, g_comm);
+    else
+      st = dred_reduce(x, y, n, MPI_INT, MPI_SUM, 0, g_comm);
+    if (x != NULL && y != NULL && st != DRED_ERR_MISMATCH)
+      fail("mismatch/kind-large: rank %d got %s", g_rank, dred_strerror(st));
+    else if (x != NULL && y != NULL && g_rank == 0)
+      pass("mismatch/kind (a large reduce vs allreduce)");
+    free(x);
+    free(y);
+  }
   set_step("mismatch/count");
   st = dred_allreduce(a, b, g_rank == 1 ? 299 : 300, MPI_INT, MPI_SUM, g_comm);
   if (st != DRED_ERR_MISMATCH) fail("mismatch/count: rank %d got %s", g_rank, dred_strerror(st));
