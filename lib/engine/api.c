@@ -573,9 +573,13 @@ static int call_submit(dred_rt_t *rt, dred_inst_t *in, int *status) {
    * it.  Otherwise (another node in the group, no ring, a spill) it goes to dred-master. */
   if (dred_meetpath_arrive(rt, in)) {
     int publish = in->meet_publish; /* read now: once unlocked, `in` may finish */
+    int taken = in->meet_taken;     /* ... unless taken (claimed): then it is ours to finish */
     dred_rt_insert(rt, in);
     uv_mutex_unlock(&rt->lock);
-    if (publish) dred_meetpath_publish(rt, in); /* a bcast root's data, overlapping copies */
+    if (taken)
+      dred_meetpath_finish_taken(rt, in); /* its outcome came with its arrival */
+    else if (publish)
+      dred_meetpath_publish(rt, in); /* a bcast root's data, overlapping copies */
     return 1;
   }
   /* A large bcast of a group spanning nodes: the node's first member to arrive receives

@@ -64,6 +64,10 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in);
  * piece, telling the slot as it goes (the members copy out meanwhile).  On the calling
  * thread, after arriving, without rt->lock; nothing if there is nothing to publish. */
 void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in);
+/* A small collective that took its outcome at its arrival (in->meet_taken, claimed): its
+ * fold or copy from the operands it took, then its end, on the thread that arrived, after
+ * inserting it and letting rt->lock go.  `in` is freed. */
+void dred_meetpath_finish_taken(dred_rt_t *rt, dred_inst_t *in);
 /* Any thread: finish a met collective whose slot decided, or with `status` if it has not
  * (0: only if decided).  `budget`: bytes of combining or copying this call may do
  * (UINT64_MAX: all).  Returns 0 while pending (or its work is only part done), 1 if it is

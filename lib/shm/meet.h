@@ -177,6 +177,9 @@ typedef struct {
   dred_meet_slot_t *slot;
   uint64_t mask;        /* meet == 0: members that met here, to name in the READY    */
   int lead;             /* a relay slot (meet == 1): this member leads, the others follow */
+  int taken;            /* meet == 1, dred_meet_arrive_take: this member's outcome was
+                         * DRED_OK at its arrival, the operands it reads are copied out,
+                         * and it has released the slot (it must not touch it again)   */
 } dred_meet_arrival_t;
 
 /* Member `member` arrives for the group's `seq`-th auto-tagged reduction.  wants: its own
@@ -194,6 +197,22 @@ int dred_meet_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
 int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                         const proto_params_t *p, int wants, const dred_meet_ref_t *op,
                         const void *data, int error, dred_meet_arrival_t *out);
+
+/* dred_meet_arrive_op for a member of the small path (its operand, if the collective
+ * reads it, copied into the slot: DRED_MEET_OP_SLOT or NONE) that takes its outcome at its
+ * arrival when it is already DRED_OK there, under the same lock: a bcast member once the
+ * root's data is in the slot and every member there agrees with it (the root itself
+ * included), any member when its arrival decided the slot OK (the last one).  It then
+ * copies what it reads (member k's operand at k x bytes, as dred_meet_data has it: the
+ * root's for a bcast's non-root, all of them for an allreduce and a reduce's root, nothing
+ * otherwise) into `take` (`cap` bytes; too small: not taken) and releases the slot, and
+ * `out->taken` says so.  Otherwise it is dred_meet_arrive_op exactly.  Saves the member
+ * its look at the slot, its release (a second locked update of the slot's shared line)
+ * and its wait. */
+int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                          const proto_params_t *p, int wants, const dred_meet_ref_t *op,
+                          const void *data, int error, void *take, size_t cap,
+                          dred_meet_arrival_t *out);
 
 /* 1 while the slot `seq` would use is still held by the reduction DRED_MEET_DEPTH before
  * it and `seq` was not sent to dred-master yet: arriving now would spill it, waiting a
