@@ -258,6 +258,8 @@ int dred_finalize(void) {
   rt->robust->destroy(rt);
   free(rt);
   g_rt = NULL;
+  dred_rt_inst_drop_spare(); /* the memory kept for the next call's */
+  dred_future_drop_spare();
   return rc;
 }
 
@@ -274,7 +276,7 @@ static void inst_discard(dred_rt_t *rt, dred_inst_t *in) {
   if (in->type_hold != MPI_DATATYPE_NULL) PMPI_Type_free(&in->type_hold); /* our own dup */
   dred_future_free(in->fut);
   dred_future_free(in->fut); /* both references: nobody else saw it */
-  free(in);
+  dred_rt_inst_free(in);
 }
 
 /* Why this process cannot take part in a call right now, from its own state rather than
@@ -434,8 +436,8 @@ static dred_inst_t *inst_build(const call_t *c, dred_group_t *g, int member,
                                const dred_typeinfo_t *ti, uint64_t bytes, int inl,
                                int is_root, size_t extra) {
   dred_inst_t *in;
-  if ((in = calloc(1, sizeof *in + extra)) == NULL || (in->fut = dred_future_new()) == NULL) {
-    free(in);
+  if ((in = dred_rt_inst_alloc(extra)) == NULL || (in->fut = dred_future_new()) == NULL) {
+    dred_rt_inst_free(in);
     DRED_ERROR("%s: out of memory", c->fn);
     return NULL;
   }
