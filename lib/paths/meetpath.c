@@ -332,7 +332,7 @@ void dred_meetpath_wait_slot(dred_rt_t *rt, dred_inst_t *in) {
   }
 }
 
-int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in) {
+int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, int held_returns) {
   dred_group_t *g = in->group;
   proto_msg_t ready;
   proto_params_t p;
@@ -382,13 +382,14 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in) {
    * there (dred_meet_arrive_take): the operands it reads are copied to taken_data. */
   if (dred_meet_arrive_take(r, seq, in->member, &p, wants, &op, data, in->join_error,
                             meet_small(in) && in->join_error == DRED_OK ? taken_data : NULL,
-                            sizeof taken_data, &a) != 0) {
+                            sizeof taken_data, held_returns, &a) != 0) {
     DRED_ERROR("reduction (tag " PROTO_KEY_FMT ") could not arrive in its meeting slot: "
                "going through dred-master", PROTO_KEY_ARG(in->tag));
     undefer(in);
     meet_blk_free(rt, in);
     return 0;
   }
+  if (a.held) return 2; /* nothing recorded: the caller waits a moment, then arrives */
   if (!a.meet) {
     in->meet_mask = a.mask;
     rt->meet_spilled++;

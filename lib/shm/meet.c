@@ -421,6 +421,7 @@ int dred_meet_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
     out->mask = 0;
     out->lead = 0;
     out->taken = 0;
+    out->held = 0;
     return -1; /* the small path's operands must fit the slot, the root's included */
   }
   return dred_meet_arrive_op(r, seq, member, p, wants, &op, data, error, out);
@@ -467,29 +468,29 @@ static int slot_take(const dred_meet_slot_t *s, uint32_t member, void *take, siz
 
 static int arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const proto_params_t *p,
                   int wants, const dred_meet_ref_t *op, const void *data, int error, void *take,
-                  size_t cap, dred_meet_arrival_t *out);
+                  size_t cap, int held_returns, dred_meet_arrival_t *out);
 
 int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                         const proto_params_t *p, int wants, const dred_meet_ref_t *op,
                         const void *data, int error, dred_meet_arrival_t *out) {
-  return arrive(r, seq, member, p, wants, op, data, error, NULL, 0, out);
+  return arrive(r, seq, member, p, wants, op, data, error, NULL, 0, 0, out);
 }
 
 int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                           const proto_params_t *p, int wants, const dred_meet_ref_t *op,
                           const void *data, int error, void *take, size_t cap,
-                          dred_meet_arrival_t *out) {
+                          int held_returns, dred_meet_arrival_t *out) {
   if (take == NULL || (op != NULL && wants && op->kind != DRED_MEET_OP_SLOT &&
                        op->kind != DRED_MEET_OP_NONE)) {
     take = NULL; /* by reference: blocks are lent, published, folded in steps */
     cap = 0;
   }
-  return arrive(r, seq, member, p, wants, op, data, error, take, cap, out);
+  return arrive(r, seq, member, p, wants, op, data, error, take, cap, held_returns, out);
 }
 
 static int arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const proto_params_t *p,
                   int wants, const dred_meet_ref_t *op, const void *data, int error, void *take,
-                  size_t cap, dred_meet_arrival_t *out) {
+                  size_t cap, int held_returns, dred_meet_arrival_t *out) {
   dred_meet_slot_t *s;
   dred_meet_ref_t none;
   uint32_t n;
@@ -499,6 +500,7 @@ static int arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const prot
   out->mask = 0;
   out->lead = 0;
   out->taken = 0;
+  out->held = 0;
   if (r == NULL || p == NULL || member >= r->n)
     return -1;
   n = r->n;
@@ -520,6 +522,13 @@ static int arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const prot
   s = &r->slots[seq % DRED_MEET_DEPTH];
   slot_lock(s);
   if (!(s->busy && s->seq == seq)) {
+    if (held_returns && s->busy && s->seq < seq && s->spilled <= seq) {
+      /* held by an older one, and nobody of seq spilled it yet: the caller may wait (the
+       * test dred_meet_slot_held makes, here under the lock) */
+      slot_unlock(s);
+      out->held = 1;
+      return 0;
+    }
     if (seq < s->spilled || s->busy) {
       /* Held by an older reduction (or spilled already): dred-master for everyone of seq.
        * A slot held by a newer one means this member was given up for dead: dred-master

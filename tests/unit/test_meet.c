@@ -2009,7 +2009,7 @@ static int take_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t k, const prot
     for (i = 0; i < bytes; i++) operand[k][i] = pattern(seq, k, i);
   }
   assert_int_equal(dred_meet_arrive_take(r, seq, k, p, 1, &op, reads ? operand[k] : NULL, error,
-                                         take, DRED_MEET_DATA, &a),
+                                         take, DRED_MEET_DATA, 0, &a),
                    0);
   assert_int_equal(a.meet, 1);
   *slot = a.slot;
@@ -2134,16 +2134,64 @@ static void test_take(void **state) {
     op.off = 4096;
     op.len = bytes;
     assert_int_equal(dred_meet_arrive_take(r, seq, 0, &p, 1, &op, NULL, DRED_OK, take,
-                                           DRED_MEET_DATA, &a), 0);
+                                           DRED_MEET_DATA, 0, &a), 0);
     assert_int_equal(a.meet, 1);
     assert_int_equal(a.taken, 0);
     memset(&op, 0, sizeof op);
     assert_int_equal(dred_meet_arrive_take(r, seq, 1, &p, 1, &op, NULL, DRED_OK, take,
-                                           DRED_MEET_DATA, &a), 0);
+                                           DRED_MEET_DATA, 0, &a), 0);
     assert_int_equal(a.taken, 0); /* the root's data is in a block, not the slot */
     s = a.slot;
   }
   release_all(s, seq, 2);
+  table_free(t);
+}
+
+/* An arrival that asks to be told its slot is held (held_returns) records nothing there:
+ * the reduction DRED_MEET_DEPTH before keeps it, nothing spills, and the member arrives
+ * again later -- with held_returns 0 it spills as any arrival does; once the slot is free,
+ * it meets. */
+static void test_held_returns(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 0x4e1d, N, WORKERS);
+  dred_meet_slot_t *s, *s2;
+  dred_meet_arrival_t a;
+  dred_meet_ref_t op;
+  static unsigned char take[DRED_MEET_DATA];
+  proto_params_t p = params(2, 0);
+  uint32_t k;
+  (void)state;
+  p.kind = PROTO_KIND_BCAST;
+  memset(&op, 0, sizeof op);
+  s = MEET(r, 0, 1, &p); /* seq 0 holds the slot: member 1 waits for the root */
+  assert_int_equal(dred_meet_arrive_take(r, DRED_MEET_DEPTH, 2, &p, 1, &op, NULL, DRED_OK, take,
+                                         DRED_MEET_DATA, 1, &a), 0);
+  assert_int_equal(a.held, 1);
+  assert_int_equal(a.meet, 0);
+  assert_true(stats(r).spills == 0);
+  ASSERT_OPEN(s, 0); /* seq 0 untouched */
+  assert_int_equal(dred_meet_slot_held(r, DRED_MEET_DEPTH), 1);
+  /* a member of seq 16 that arrives without held_returns spills it, as before; then a
+   * held_returns arrival of seq 16 is not held any more: it follows to dred-master */
+  assert_int_equal(dred_meet_arrive_take(r, DRED_MEET_DEPTH, 3, &p, 1, &op, NULL, DRED_OK, take,
+                                         DRED_MEET_DATA, 0, &a), 0);
+  assert_int_equal(a.held, 0);
+  assert_int_equal(a.meet, 0);
+  assert_true(stats(r).spills == 1);
+  assert_int_equal(dred_meet_arrive_take(r, DRED_MEET_DEPTH, 2, &p, 1, &op, NULL, DRED_OK, take,
+                                         DRED_MEET_DATA, 1, &a), 0);
+  assert_int_equal(a.held, 0);
+  assert_int_equal(a.meet, 0);
+  /* seq 0 ends; seq 32 then finds the slot free and meets at once */
+  for (k = 0; k < N; k++)
+    if (k != 1) (void)MEET(r, 0, k, &p);
+  release_all(s, 0, N);
+  assert_int_equal(dred_meet_arrive_take(r, 2 * DRED_MEET_DEPTH, 0, &p, 1, &op, NULL, DRED_OK,
+                                         take, DRED_MEET_DATA, 1, &a), 0);
+  assert_int_equal(a.held, 0);
+  assert_int_equal(a.meet, 1);
+  s2 = a.slot;
+  assert_true(s2 == s);
   table_free(t);
 }
 
@@ -2160,6 +2208,7 @@ int main(void) {
       cmocka_unit_test(test_by_ref_failures), cmocka_unit_test(test_streams),
       cmocka_unit_test(test_kinds),         cmocka_unit_test(test_chunk_ranges),
       cmocka_unit_test(test_chunks),        cmocka_unit_test(test_take),
+      cmocka_unit_test(test_held_returns),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
