@@ -258,6 +258,8 @@ int dred_finalize(void) {
   rt->robust->destroy(rt);
   free(rt);
   g_rt = NULL;
+  dred_rt_inst_drop_spare(); /* the memory kept for the next call's */
+  dred_future_drop_spare();
   return rc;
 }
 
@@ -274,7 +276,7 @@ static void inst_discard(dred_rt_t *rt, dred_inst_t *in) {
   if (in->type_hold != MPI_DATATYPE_NULL) PMPI_Type_free(&in->type_hold); /* our own dup */
   dred_future_free(in->fut);
   dred_future_free(in->fut); /* both references: nobody else saw it */
-  free(in);
+  dred_rt_inst_free(in);
 }
 
 /* Why this process cannot take part in a call right now, from its own state rather than
@@ -434,8 +436,8 @@ static dred_inst_t *inst_build(const call_t *c, dred_group_t *g, int member,
                                const dred_typeinfo_t *ti, uint64_t bytes, int inl,
                                int is_root, size_t extra) {
   dred_inst_t *in;
-  if ((in = calloc(1, sizeof *in + extra)) == NULL || (in->fut = dred_future_new()) == NULL) {
-    free(in);
+  if ((in = dred_rt_inst_alloc(extra)) == NULL || (in->fut = dred_future_new()) == NULL) {
+    dred_rt_inst_free(in);
     DRED_ERROR("%s: out of memory", c->fn);
     return NULL;
   }
@@ -548,34 +550,41 @@ static void call_load(dred_rt_t *rt, dred_inst_t *in, int user_op, size_t extra)
  * discarded, *status: the caller's). */
 static int call_submit(dred_rt_t *rt, dred_inst_t *in, int *status) {
   dred_handover_ticket_t ticket;
-  int offnode;
+  int offnode, met, first;
 
   dred_meetpath_prepare(rt, in); /* a pool block peers can read, if it needs one */
   dred_relay_prepare(rt, in);    /* ... or one for a node relay's data, if it may lead */
   uv_mutex_lock(&rt->lock);
-  if (dred_meetpath_slot_held(rt, in)) { /* still held by an older one: wait a moment */
+  for (first = 1;; first = 0) {
+    if (rt->dead) {
+      /* The service died while the operand was being copied: the runtime has already
+       * ended what it knew of (dred_meetpath_fail_all), and a slot joined now would wait
+       * for members that are refusing every call.  The turn is taken; end it here. */
+      rt->entering--;
+      *status = rt->dead_status;
+      uv_mutex_unlock(&rt->lock);
+      inst_discard(rt, in);
+      return 0;
+    }
+    /* A collective of a one-node group meets its peers in the node's shared memory
+     * (meetpath.c): no message, nothing for the runtime thread; the future's waits finish
+     * it.  Otherwise (another node in the group, no ring, a spill) it goes to dred-master.
+     * A slot still held by an older collective is waited for a moment first. */
+    if ((met = dred_meetpath_arrive(rt, in, first)) != 2) break;
     uv_mutex_unlock(&rt->lock);
     dred_meetpath_wait_slot(rt, in);
     uv_mutex_lock(&rt->lock);
   }
   rt->entering--;
-  if (rt->dead) {
-    /* The service died while the operand was being copied: the runtime has already ended
-     * what it knew of (dred_meetpath_fail_all), and a slot joined now would wait for
-     * members that are refusing every call.  The turn is taken; end it here. */
-    *status = rt->dead_status;
-    uv_mutex_unlock(&rt->lock);
-    inst_discard(rt, in);
-    return 0;
-  }
-  /* A collective of a one-node group meets its peers in the node's shared memory
-   * (meetpath.c): no message, nothing for the runtime thread; the future's waits finish
-   * it.  Otherwise (another node in the group, no ring, a spill) it goes to dred-master. */
-  if (dred_meetpath_arrive(rt, in)) {
+  if (met) {
     int publish = in->meet_publish; /* read now: once unlocked, `in` may finish */
+    int taken = in->meet_taken;     /* ... unless taken (claimed): then it is ours to finish */
     dred_rt_insert(rt, in);
     uv_mutex_unlock(&rt->lock);
-    if (publish) dred_meetpath_publish(rt, in); /* a bcast root's data, overlapping copies */
+    if (taken)
+      dred_meetpath_finish_taken(rt, in); /* its outcome came with its arrival */
+    else if (publish)
+      dred_meetpath_publish(rt, in); /* a bcast root's data, overlapping copies */
     return 1;
   }
   /* A large bcast of a group spanning nodes: the node's first member to arrive receives

@@ -9,16 +9,32 @@
  * the rare recovery fallback, does so holding that mutex and only when the flag is clear
  * (dred_future_abandoned_lock), so once dred_future_free returned sendbuf is never read.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../common/log.h"
 #include "../paths/meetpath.h"
 #include "../paths/relay.h"
 #include "future.h"
 
+/* The last future freed, kept for the next call: a small collective costs less than a
+ * calloc, a free and a mutex's and a condition variable's set-up and tear-down.  One
+ * process-wide place, swapped atomically: a future is either there or in use, never both.
+ * A future lands there only once its last reference is gone, so nobody waits on its
+ * condition variable or holds its mutex: both are reused as they are. */
+static dred_future *spare;
+
 dred_future *dred_future_new(void) {
-  dred_future *f = calloc(1, sizeof *f);
+  dred_future *f = __atomic_exchange_n(&spare, NULL, __ATOMIC_ACQUIRE);
+  if (f != NULL) {
+    memset((char *)f + offsetof(dred_future, done), 0,
+           sizeof *f - offsetof(dred_future, done));
+    f->refs = 2;
+    return f;
+  }
+  f = calloc(1, sizeof *f);
   if (f == NULL) return NULL;
   if (uv_mutex_init(&f->mu) != 0) {
     free(f);
@@ -33,14 +49,22 @@ dred_future *dred_future_new(void) {
   return f;
 }
 
+static void future_destroy(dred_future *f) {
+  uv_cond_destroy(&f->cv);
+  uv_mutex_destroy(&f->mu);
+  free(f);
+}
+
 static void future_unref_locked_and_unlock(dred_future *f) {
   int last = --f->refs == 0;
   uv_mutex_unlock(&f->mu);
-  if (last) {
-    uv_cond_destroy(&f->cv);
-    uv_mutex_destroy(&f->mu);
-    free(f);
-  }
+  if (last && (f = __atomic_exchange_n(&spare, f, __ATOMIC_ACQ_REL)) != NULL)
+    future_destroy(f); /* the one kept before */
+}
+
+void dred_future_drop_spare(void) {
+  dred_future *f = __atomic_exchange_n(&spare, NULL, __ATOMIC_ACQUIRE);
+  if (f != NULL) future_destroy(f);
 }
 
 /* Whether f completed, read without its mutex: `done` is stored after `status` with

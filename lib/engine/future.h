@@ -39,6 +39,8 @@ struct dred_future {
   struct dred_meet_slot *relay_slot;
 };
 dred_future *dred_future_new(void);
+/* Free the future kept for reuse (dred_finalize). */
+void dred_future_drop_spare(void);
 void dred_future_complete(dred_future *f, int status); /* drops the runtime's reference */
 /* Whether f completed, without its mutex (then f->status is readable): future.c */
 int dred_future_done(dred_future *f);

@@ -87,6 +87,28 @@ proto_buf_t dred_rt_bufref(const dred_rt_t *rt, const char *p, int64_t pool_off,
   return b;
 }
 
+/* The last instance freed without extra bytes, kept for the next call's (a small
+ * collective costs less than a calloc and a free).  One process-wide place, swapped
+ * atomically: an instance is either there or in use. */
+static dred_inst_t *inst_spare;
+
+dred_inst_t *dred_rt_inst_alloc(size_t extra) {
+  dred_inst_t *in = extra == 0 ? __atomic_exchange_n(&inst_spare, NULL, __ATOMIC_ACQUIRE) : NULL;
+  if (in != NULL) {
+    memset(in, 0, sizeof *in);
+    return in;
+  }
+  return calloc(1, sizeof *in + extra);
+}
+
+void dred_rt_inst_free(dred_inst_t *in) {
+  /* extra bytes hold an inline operand, which inl_data names (api.c) */
+  if (in != NULL && in->inl_data == NULL) in = __atomic_exchange_n(&inst_spare, in, __ATOMIC_ACQ_REL);
+  free(in);
+}
+
+void dred_rt_inst_drop_spare(void) { free(__atomic_exchange_n(&inst_spare, NULL, __ATOMIC_ACQUIRE)); }
+
 /* End an instance: release its buffers, complete its future, forget it. */
 int dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   int bye;
@@ -117,7 +139,7 @@ int dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
    * returned is freed at once, exactly as without dred. */
   dred_lifetime_release(in->op, in->type, in->held);
   dred_future_complete(in->fut, status);
-  free(in);
+  dred_rt_inst_free(in);
   return bye;
 }
 

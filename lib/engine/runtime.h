@@ -193,6 +193,12 @@ void dred_rt_fail_everything(dred_rt_t *rt, int status);
  * Returns whether dred_finalize had begun when `in` left the table (it waits for the
  * table to empty: a thread other than the runtime's that finished `in` wakes it). */
 int dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status);
+/* An instance's memory, zeroed, with `extra` bytes after it (NULL: no memory), and its
+ * return; the last one without extra bytes is kept for the next (dred_rt_inst_drop_spare
+ * frees it). */
+dred_inst_t *dred_rt_inst_alloc(size_t extra);
+void dred_rt_inst_free(dred_inst_t *in);
+void dred_rt_inst_drop_spare(void);
 
 
 /* A reference to our buffer p (pool offset or -1) of len bytes, for a READY or DONE. */

@@ -18,7 +18,10 @@
  * collective once its slot decided finishes it -- the application thread in
  * dred_future_get / _wait / _is_done / _free, or the runtime thread when this process
  * finalizes, loses dred-master, or learns a member failed.  meet_claimed (under rt->lock)
- * makes that exactly one of them at a time.  Finishing is:
+ * makes that exactly one of them at a time.  A small collective whose outcome was already
+ * OK at its arrival (the slot's dred_meet_arrive_take) is finished by its own call right
+ * after it arrived, from the operands it took: it never looks at the slot again.
+ * Finishing is:
  *   - a reduce's root: the fold of every operand in rank order -- small ones with
  *     dred_dp_inline_fold (the master's INLINE code, bit for bit), referenced ones read in
  *     place from the peers' pool blocks (fold_by_ref), in bounded steps when the look is
@@ -68,6 +71,11 @@
 #define PUBLISH_MIN (128u * 1024u)
 
 static int lent_reclaim(dred_rt_t *rt, int all);
+
+/* The operands a small collective's member took at its arrival (dred_meet_arrive_take), as
+ * the slot held them, until its call finishes it (dred_meetpath_finish_taken) on the same
+ * thread. */
+static _Thread_local _Alignas(64) unsigned char taken_data[DRED_MEET_DATA];
 
 void dred_meetpath_init(dred_rt_t *rt) {
   int mine, all = 0, ok = 0, allok = 0, nrank = 0, du = 0;
@@ -325,7 +333,7 @@ void dred_meetpath_wait_slot(dred_rt_t *rt, dred_inst_t *in) {
   }
 }
 
-int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in) {
+int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, int held_returns) {
   dred_group_t *g = in->group;
   proto_msg_t ready;
   proto_params_t p;
@@ -371,13 +379,18 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in) {
   } else {
     op.kind = DRED_MEET_OP_NOPLACE;
   }
-  if (dred_meet_arrive_op(r, seq, in->member, &p, wants, &op, data, in->join_error, &a) != 0) {
+  /* A small collective's member takes its outcome at its arrival when it is already OK
+   * there (dred_meet_arrive_take): the operands it reads are copied to taken_data. */
+  if (dred_meet_arrive_take(r, seq, in->member, &p, wants, &op, data, in->join_error,
+                            meet_small(in) && in->join_error == DRED_OK ? taken_data : NULL,
+                            sizeof taken_data, held_returns, &a) != 0) {
     DRED_ERROR("reduction (tag " PROTO_KEY_FMT ") could not arrive in its meeting slot: "
                "going through dred-master", PROTO_KEY_ARG(in->tag));
     undefer(in);
     meet_blk_free(rt, in);
     return 0;
   }
+  if (a.held) return 2; /* nothing recorded: the caller waits a moment, then arrives */
   if (!a.meet) {
     in->meet_mask = a.mask;
     rt->meet_spilled++;
@@ -389,7 +402,34 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in) {
   /* a bcast root by reference tells the slot when its data is in (dred_meetpath_publish) */
   in->meet_publish = in->kind == PROTO_KIND_BCAST && in->meet_by_ref;
   dred_meetpath_join(rt, in, r, a.slot, seq);
+  if (a.taken) {
+    /* released already: nobody else acts on it (settle leaves a claimed one alone), and
+     * its own call finishes it as soon as rt->lock is let go */
+    in->meet_taken = 1;
+    in->meet_claimed = 1;
+  }
   return 1;
+}
+
+void dred_meetpath_finish_taken(dred_rt_t *rt, dred_inst_t *in) {
+  int st = DRED_OK, wake;
+  char *dst;
+  /* what settle does once the slot decided, from the operands copied at the arrival (the
+   * same bytes the slot held: the same fold, the same result) */
+  if (in->kind == PROTO_KIND_BCAST && !in->is_root) {
+    if ((dst = result_dst(in)) == NULL) {
+      st = DRED_ERR_NOMEM;
+    } else {
+      if (in->bytes > 0) memcpy(dst, taken_data + (size_t)in->root * in->bytes, in->bytes);
+      in->res_have = in->bytes;
+    }
+  } else if (in->kind == PROTO_KIND_ALLREDUCE || (in->kind == PROTO_KIND_REDUCE && in->is_root)) {
+    st = dred_dp_inline_fold(rt, in, taken_data, in->group->n);
+  }
+  meet_blk_free(rt, in);
+  wake = dred_rt_inst_finish(rt, in, st);
+  if (!dred_queue_empty(&rt->meet_lent)) (void)lent_reclaim(rt, 0);
+  if (wake) uv_async_send(&rt->wake);
 }
 
 void dred_meetpath_join(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r,

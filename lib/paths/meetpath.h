@@ -58,12 +58,18 @@ const char *dred_meetpath_peer_block(dred_rt_t *rt, const dred_inst_t *in, uint3
                                      uint32_t worker, int64_t off, uint64_t len);
 /* dred_ireduce, under rt->lock, `in` complete (its key in->tag) but not inserted: 1 if it
  * met in shared memory (insert it, hand out the future, nothing for the runtime thread to
- * do); 0 to go to the master (in->meet_mask set). */
-int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in);
+ * do); 0 to go to the master (in->meet_mask set).  `held_returns`: 2 when its slot is
+ * still held by the collective DRED_MEET_DEPTH before, with nothing done (wait a moment
+ * with dred_meetpath_wait_slot, then arrive again with 0, which spills it if still held). */
+int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, int held_returns);
 /* A bcast root that met by reference: copy its data into the block it named, piece by
  * piece, telling the slot as it goes (the members copy out meanwhile).  On the calling
  * thread, after arriving, without rt->lock; nothing if there is nothing to publish. */
 void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in);
+/* A small collective that took its outcome at its arrival (in->meet_taken, claimed): its
+ * fold or copy from the operands it took, then its end, on the thread that arrived, after
+ * inserting it and letting rt->lock go.  `in` is freed. */
+void dred_meetpath_finish_taken(dred_rt_t *rt, dred_inst_t *in);
 /* Any thread: finish a met collective whose slot decided, or with `status` if it has not
  * (0: only if decided).  `budget`: bytes of combining or copying this call may do
  * (UINT64_MAX: all).  Returns 0 while pending (or its work is only part done), 1 if it is

@@ -46,6 +46,7 @@ struct dred_meet_slot {
   uint32_t root;          /* OK: the root's member index (whose release ends all reads)  */
   uint32_t kind;          /* OK: the collective (PROTO_KIND_*), from the parameters      */
   uint32_t solo;          /* a reduce whose root folds early arrivals alone: no claims    */
+  uint32_t arr_watch;     /* a reduce member arrived: its root may wait on `arr`         */
   uint32_t relay;         /* the ring's kind (RING_PLAIN, _RELAY, _PARTIAL): a relay
                            * slot's `root` is its leader once one arrived; an OK partial
                            * slot's, the member that folds                              */
@@ -213,7 +214,9 @@ static void slot_end(dred_meet_slot_t *s, uint32_t state, int status) {
   s->status = status;
   __atomic_store_n(&s->state, state, __ATOMIC_RELEASE); /* after status: see decided() */
   slot_wake(s);
-  slot_bump_arr(s);
+  /* only a reduce's root waits on `arr` (dred_meet_solo), and only after its arrival set
+   * arr_watch: an allreduce's or a bcast's outcome leaves that line alone */
+  if (s->arr_watch) slot_bump_arr(s);
 }
 
 /* How long a waiter polls the futex word before sleeping on it.  A futex wake-up costs
@@ -471,14 +474,77 @@ int dred_meet_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
     out->slot = NULL;
     out->mask = 0;
     out->lead = 0;
+    out->taken = 0;
+    out->held = 0;
     return -1; /* the small path's operands must fit the slot, the root's included */
   }
   return dred_meet_arrive_op(r, seq, member, p, wants, &op, data, error, out);
 }
 
+/* Whether `member`, whose arrival in `s` is whole (lock held), can take its outcome now:
+ * DRED_OK and final.  A bcast member is served (bcast_early) once the root's data is in
+ * the slot: its OK stands whatever comes later.  Anyone else only once the slot decided
+ * OK, which is final.  Only the small path: every operand the collective reads is in the
+ * slot, so copying them to `take` is all the member still needs from it.  Copies them and
+ * returns 1, or returns 0 (the member looks and waits as usual). */
+static int slot_take(const dred_meet_slot_t *s, uint32_t member, void *take, size_t cap) {
+  const proto_params_t *p = &s->p[member];
+  uint64_t len = p->count * p->extent;
+  uint32_t k, n = s->n;
+  int st = DRED_OK;
+  if (s->relay || member >= n) return 0;
+  if (p->kind == PROTO_KIND_BCAST && s->state != DRED_MEET_OK) {
+    /* (bcast_early: the root is in, readable, and every member there agrees with us) */
+    if (s->state != DRED_MEET_OPEN || !bcast_early(s, member, &st) || st != DRED_OK ||
+        s->ref[p->root].kind != DRED_MEET_OP_SLOT || s->ref[p->root].len != len)
+      return 0;
+    if (member == p->root) return 1; /* its data is in: it reads nothing */
+    if ((uint64_t)(p->root + 1) * len > cap) return 0;
+    memcpy((char *)take + p->root * len, s->data + p->root * len, len);
+    return 1;
+  }
+  if (s->state != DRED_MEET_OK) return 0;
+  for (k = 0; k < n; k++)
+    if (reads_operand(s->kind, s->root, k) &&
+        (s->ref[k].kind != DRED_MEET_OP_SLOT || s->ref[k].len != len))
+      return 0; /* an operand by reference: the usual path reads it in place */
+  if (s->kind == PROTO_KIND_REDUCE && member != s->root) return 1; /* reads nothing */
+  if (s->kind == PROTO_KIND_BCAST) {
+    if (member == s->root) return 1;
+    if ((uint64_t)(s->root + 1) * len > cap) return 0;
+    memcpy((char *)take + s->root * len, s->data + s->root * len, len);
+    return 1;
+  }
+  if ((uint64_t)n * len > cap) return 0;
+  memcpy(take, s->data, n * len);
+  return 1;
+}
+
+static int arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const proto_params_t *p,
+                  int wants, const dred_meet_ref_t *op, const void *data, int error, void *take,
+                  size_t cap, int held_returns, dred_meet_arrival_t *out);
+
 int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                         const proto_params_t *p, int wants, const dred_meet_ref_t *op,
                         const void *data, int error, dred_meet_arrival_t *out) {
+  return arrive(r, seq, member, p, wants, op, data, error, NULL, 0, 0, out);
+}
+
+int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                          const proto_params_t *p, int wants, const dred_meet_ref_t *op,
+                          const void *data, int error, void *take, size_t cap,
+                          int held_returns, dred_meet_arrival_t *out) {
+  if (take == NULL || (op != NULL && wants && op->kind != DRED_MEET_OP_SLOT &&
+                       op->kind != DRED_MEET_OP_NONE)) {
+    take = NULL; /* by reference: blocks are lent, published, folded in steps */
+    cap = 0;
+  }
+  return arrive(r, seq, member, p, wants, op, data, error, take, cap, held_returns, out);
+}
+
+static int arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const proto_params_t *p,
+                  int wants, const dred_meet_ref_t *op, const void *data, int error, void *take,
+                  size_t cap, int held_returns, dred_meet_arrival_t *out) {
   dred_meet_slot_t *s;
   dred_meet_ref_t none;
   uint32_t n;
@@ -487,6 +553,8 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   out->slot = NULL;
   out->mask = 0;
   out->lead = 0;
+  out->taken = 0;
+  out->held = 0;
   if (r == NULL || p == NULL || member >= r->n)
     return -1;
   n = r->n;
@@ -508,6 +576,13 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   s = &r->slots[seq % DRED_MEET_DEPTH];
   slot_lock(s);
   if (!(s->busy && s->seq == seq)) {
+    if (held_returns && s->busy && s->seq < seq && s->spilled <= seq) {
+      /* held by an older one, and nobody of seq spilled it yet: the caller may wait (the
+       * test dred_meet_slot_held makes, here under the lock) */
+      slot_unlock(s);
+      out->held = 1;
+      return 0;
+    }
     if (seq < s->spilled || s->busy) {
       /* Held by an older reduction (or spilled already): dred-master for everyone of seq.
        * A slot held by a newer one means this member was given up for dead: dred-master
@@ -529,6 +604,7 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
     s->kind = PROTO_KIND_REDUCE;
     s->fold_status = DRED_OK;
     s->solo = 0;
+    s->arr_watch = 0;
     s->relay = r->relay;
     s->led = 0;
     s->claimed = s->folded = 0;
@@ -560,6 +636,7 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
     out->slot = s;
     return 0;
   }
+  if (p->kind == PROTO_KIND_REDUCE) s->arr_watch = 1;
   if (s->relay) {
     wants = relay_wants(s, member, wants, op, out);
   } else if (s->state == DRED_MEET_OPEN) {
@@ -603,8 +680,11 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   }
   if (s->state == DRED_MEET_OPEN && !s->relay && (s->arrived & all_of(n)) == all_of(n)) {
     slot_decide(s, n); /* a relay slot decides nothing (its absent members never come) */
-  } else if (s->state == DRED_MEET_OPEN && p->kind == PROTO_KIND_BCAST && member == p->root) {
-    slot_wake(s); /* the members already waiting are served now (bcast_early) */
+  } else if (s->state == DRED_MEET_OPEN && p->kind == PROTO_KIND_BCAST && member == p->root &&
+             (s->arrived & ~s->master & ~me) != 0) {
+    /* the members already waiting are served now (bcast_early); with none there, nobody
+     * waits on this collective's outcome: a later member sees the root at its arrival */
+    slot_wake(s);
   }
   /* a member declared failed before this slot opened will not come */
   {
@@ -616,6 +696,12 @@ int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   if (s->state == DRED_MEET_OPEN && p->kind == PROTO_KIND_REDUCE && op->kind == DRED_MEET_OP_POOL)
     slot_bump_arr(s);
   __atomic_store_n(&s->shown, s->shown | me, __ATOMIC_RELEASE); /* after all of the above */
+  /* Taken now: released last, since the release that completes the set frees the slot
+   * (the slot's lines are ours under the lock: cheaper than a release after it) */
+  if (take != NULL && slot_take(s, member, take, cap)) {
+    out->taken = 1;
+    slot_released(s, me, n);
+  }
   slot_unlock(s);
   out->meet = 1;
   out->slot = s;

@@ -41,10 +41,11 @@
  * Ring wrap.  Slot k mod depth may still be held by reduction k - depth (a member has not
  * taken its outcome yet).  The first arrival of k that finds it so marks k spilled in the
  * slot; every later arrival of k sees the mark: all members of k use dred-master.  The
- * outcome is the same for everyone whatever the timing.  Before arriving, a caller that
- * finds its slot held (dred_meet_slot_held, a hint) may wait a moment for the holder's
- * members to take their outcomes -- lib/paths/meetpath.c waits up to a millisecond -- so
- * that a member racing ahead (a bcast root, a reduce's non-root) does not spill.
+ * outcome is the same for everyone whatever the timing.  A caller that finds its slot
+ * held (an arrival with held_returns, which then records nothing; dred_meet_slot_held, a
+ * hint, while it waits) may wait a moment for the holder's members to take their outcomes
+ * -- lib/paths/meetpath.c waits up to a millisecond -- so that a member racing ahead (a
+ * bcast root, a reduce's non-root) does not spill.
  *
  * Failures.  A member that dies before it arrived leaves the others waiting: the
  * runtime that learns of the death (FAILED) calls dred_meet_member_failed, which ends
@@ -197,6 +198,12 @@ typedef struct {
   dred_meet_slot_t *slot;
   uint64_t mask;        /* meet == 0: members that met here, to name in the READY    */
   int lead;             /* a relay slot (meet == 1): this member leads, the others follow */
+  int taken;            /* meet == 1, dred_meet_arrive_take: this member's outcome was
+                         * DRED_OK at its arrival, the operands it reads are copied out,
+                         * and it has released the slot (it must not touch it again)   */
+  int held;             /* dred_meet_arrive_take with `held_returns`: the slot is still
+                         * held by the collective DRED_MEET_DEPTH before; nothing was
+                         * recorded (meet == 0): wait a moment, then arrive again       */
 } dred_meet_arrival_t;
 
 /* Member `member` arrives for the group's `seq`-th auto-tagged reduction.  wants: its own
@@ -214,6 +221,25 @@ int dred_meet_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
 int dred_meet_arrive_op(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                         const proto_params_t *p, int wants, const dred_meet_ref_t *op,
                         const void *data, int error, dred_meet_arrival_t *out);
+
+/* dred_meet_arrive_op for a member of the small path (its operand, if the collective
+ * reads it, copied into the slot: DRED_MEET_OP_SLOT or NONE) that takes its outcome at its
+ * arrival when it is already DRED_OK there, under the same lock: a bcast member once the
+ * root's data is in the slot and every member there agrees with it (the root itself
+ * included), any member when its arrival decided the slot OK (the last one).  It then
+ * copies what it reads (member k's operand at k x bytes, as dred_meet_data has it: the
+ * root's for a bcast's non-root, all of them for an allreduce and a reduce's root, nothing
+ * otherwise) into `take` (`cap` bytes; too small: not taken) and releases the slot, and
+ * `out->taken` says so.  Otherwise it is dred_meet_arrive_op exactly.  Saves the member
+ * its look at the slot, its release (a second locked update of the slot's shared line)
+ * and its wait.  `held_returns`: a slot still held by the collective DRED_MEET_DEPTH
+ * before is left as it is (not spilled) and `out->held` says so, in the same look that
+ * would arrive -- instead of a dred_meet_slot_held before it, which reads the slot's lines
+ * once more, from the member that wrote them last. */
+int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                          const proto_params_t *p, int wants, const dred_meet_ref_t *op,
+                          const void *data, int error, void *take, size_t cap,
+                          int held_returns, dred_meet_arrival_t *out);
 
 /* 1 while the slot `seq` would use is still held by the reduction DRED_MEET_DEPTH before
  * it and `seq` was not sent to dred-master yet: arriving now would spill it, waiting a

@@ -2101,6 +2101,209 @@ static void test_solo(void **state) {
   table_free(t);
 }
 
+/* A small-path arrival that may take its outcome there (dred_meet_arrive_take): member k
+ * publishes its operand into the slot when the collective reads it; returns whether it
+ * was taken, and asserts it met. */
+static int take_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t k, const proto_params_t *p,
+                       int error, unsigned char *take, dred_meet_slot_t **slot) {
+  dred_meet_arrival_t a;
+  dred_meet_ref_t op;
+  size_t bytes = (size_t)(p->count * p->extent), i;
+  int reads = p->kind == PROTO_KIND_ALLREDUCE ||
+              (p->kind == PROTO_KIND_BCAST ? k == p->root : k != p->root);
+  memset(&op, 0, sizeof op);
+  if (reads) {
+    op.kind = DRED_MEET_OP_SLOT;
+    op.len = bytes;
+    for (i = 0; i < bytes; i++) operand[k][i] = pattern(seq, k, i);
+  }
+  assert_int_equal(dred_meet_arrive_take(r, seq, k, p, 1, &op, reads ? operand[k] : NULL, error,
+                                         take, DRED_MEET_DATA, 0, &a),
+                   0);
+  assert_int_equal(a.meet, 1);
+  *slot = a.slot;
+  return a.taken;
+}
+
+/* Taken at the arrival: a bcast member once the root's data is in and everyone there
+ * agrees, anyone whose arrival decided OK; each with the operands it reads copied out and
+ * its release done (the slot frees with the last release); anything else (a mismatch, a
+ * member's error, a by-reference operand) waits and looks as before. */
+static void test_take(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 0x7a6e, N, WORKERS);
+  dred_meet_slot_t *s;
+  static unsigned char take[DRED_MEET_DATA];
+  proto_params_t p = params(8, 2), odd;
+  uint64_t seq = 0;
+  uint32_t k;
+  size_t i, bytes = 8 * 4;
+  int st;
+  (void)state;
+
+  /* bcast, root first: it takes at once (it reads nothing), then every member does, with
+   * the root's data; the last one's release frees the slot */
+  p.kind = PROTO_KIND_BCAST;
+  assert_true(take_arrive(r, seq, 2, &p, DRED_OK, take, &s));
+  for (k = 0; k < N; k++) {
+    if (k == 2) continue;
+    memset(take, 0, sizeof take);
+    assert_true(take_arrive(r, seq, k, &p, DRED_OK, take, &s));
+    for (i = 0; i < bytes; i++) assert_int_equal(take[2 * bytes + i], pattern(seq, 2, i));
+  }
+  assert_int_equal(stats(r).busy, 0);
+
+  /* bcast, root last: the early ones wait (nothing to take yet) and are served by the
+   * root's arrival as before; the root takes */
+  seq++;
+  for (k = 0; k < N; k++) {
+    if (k == 2) continue;
+    assert_false(take_arrive(r, seq, k, &p, DRED_OK, take, &s));
+  }
+  assert_true(take_arrive(r, seq, 2, &p, DRED_OK, take, &s));
+  ASSERT_DECIDED(s, seq, DRED_OK);
+  for (k = 0; k < N; k++) {
+    if (k == 2) continue;
+    assert_int_equal(dred_meet_bcast_early(s, seq, k, &st), 1);
+    assert_int_equal(st, DRED_OK);
+    assert_int_equal(stats(r).busy, 1);
+    dred_meet_release(s, seq, k);
+  }
+  assert_int_equal(stats(r).busy, 0);
+
+  /* bcast, a member that disagrees with the root already there: not taken, MISMATCH */
+  seq++;
+  odd = p;
+  odd.count = 7;
+  assert_true(take_arrive(r, seq, 2, &p, DRED_OK, take, &s));
+  assert_false(take_arrive(r, seq, 0, &odd, DRED_OK, take, &s));
+  assert_int_equal(dred_meet_bcast_early(s, seq, 0, &st), 1);
+  assert_int_equal(st, DRED_ERR_MISMATCH);
+  /* a later one agrees with the root but not with member 0, there before it: MISMATCH */
+  assert_false(take_arrive(r, seq, 1, &p, DRED_OK, take, &s));
+  assert_false(take_arrive(r, seq, 3, &p, DRED_OK, take, &s));
+  ASSERT_DECIDED(s, seq, DRED_ERR_MISMATCH); /* everyone in: the slot says MISMATCH */
+  dred_meet_release(s, seq, 0);
+  dred_meet_release(s, seq, 1);
+  assert_int_equal(stats(r).busy, 1);
+  dred_meet_release(s, seq, 3);
+  assert_int_equal(stats(r).busy, 0);
+
+  /* bcast, a member's error before the root came: nobody takes, the slot fails */
+  seq++;
+  assert_false(take_arrive(r, seq, 0, &p, DRED_ERR_NOMEM, take, &s));
+  assert_false(take_arrive(r, seq, 2, &p, DRED_OK, take, &s));
+  assert_false(take_arrive(r, seq, 1, &p, DRED_OK, take, &s));
+  assert_false(take_arrive(r, seq, 3, &p, DRED_OK, take, &s));
+  ASSERT_DECIDED(s, seq, DRED_ERR_NOMEM);
+  release_all(s, seq, N);
+
+  /* allreduce: only the last arrival (which decides OK) takes, with every operand */
+  seq++;
+  p.kind = PROTO_KIND_ALLREDUCE;
+  p.root = 0;
+  for (k = 0; k < N - 1; k++) assert_false(take_arrive(r, seq, k, &p, DRED_OK, take, &s));
+  memset(take, 0, sizeof take);
+  assert_true(take_arrive(r, seq, N - 1, &p, DRED_OK, take, &s));
+  for (k = 0; k < N; k++)
+    for (i = 0; i < bytes; i++) assert_int_equal(take[k * bytes + i], pattern(seq, k, i));
+  ASSERT_DECIDED(s, seq, DRED_OK);
+  for (k = 0; k < N - 1; k++) dred_meet_release(s, seq, k);
+  assert_int_equal(stats(r).busy, 0);
+
+  /* allreduce, the last one disagrees: MISMATCH, nobody takes */
+  seq++;
+  odd = p;
+  odd.op = 4;
+  for (k = 0; k < N - 1; k++) assert_false(take_arrive(r, seq, k, &p, DRED_OK, take, &s));
+  assert_false(take_arrive(r, seq, N - 1, &odd, DRED_OK, take, &s));
+  ASSERT_DECIDED(s, seq, DRED_ERR_MISMATCH);
+  release_all(s, seq, N);
+
+  /* reduce: the last arrival takes (the root: every operand; a non-root: nothing) */
+  seq++;
+  p.kind = PROTO_KIND_REDUCE;
+  p.root = 1;
+  for (k = 1; k < N; k++) assert_false(take_arrive(r, seq, k, &p, DRED_OK, take, &s));
+  assert_true(take_arrive(r, seq, 0, &p, DRED_OK, take, &s));
+  for (k = 1; k < N; k++) dred_meet_release(s, seq, k);
+  assert_int_equal(stats(r).busy, 0);
+
+  /* by reference: never taken (blocks are lent and published), even with a buffer */
+  seq++;
+  p = params(8, 0);
+  p.inl = 0;
+  p.kind = PROTO_KIND_BCAST;
+  {
+    dred_meet_arrival_t a;
+    dred_meet_ref_t op;
+    memset(&op, 0, sizeof op);
+    op.kind = DRED_MEET_OP_POOL;
+    op.worker = WORKERS[0];
+    op.off = 4096;
+    op.len = bytes;
+    assert_int_equal(dred_meet_arrive_take(r, seq, 0, &p, 1, &op, NULL, DRED_OK, take,
+                                           DRED_MEET_DATA, 0, &a), 0);
+    assert_int_equal(a.meet, 1);
+    assert_int_equal(a.taken, 0);
+    memset(&op, 0, sizeof op);
+    assert_int_equal(dred_meet_arrive_take(r, seq, 1, &p, 1, &op, NULL, DRED_OK, take,
+                                           DRED_MEET_DATA, 0, &a), 0);
+    assert_int_equal(a.taken, 0); /* the root's data is in a block, not the slot */
+    s = a.slot;
+  }
+  release_all(s, seq, 2);
+  table_free(t);
+}
+
+/* An arrival that asks to be told its slot is held (held_returns) records nothing there:
+ * the reduction DRED_MEET_DEPTH before keeps it, nothing spills, and the member arrives
+ * again later -- with held_returns 0 it spills as any arrival does; once the slot is free,
+ * it meets. */
+static void test_held_returns(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 0x4e1d, N, WORKERS);
+  dred_meet_slot_t *s, *s2;
+  dred_meet_arrival_t a;
+  dred_meet_ref_t op;
+  static unsigned char take[DRED_MEET_DATA];
+  proto_params_t p = params(2, 0);
+  uint32_t k;
+  (void)state;
+  p.kind = PROTO_KIND_BCAST;
+  memset(&op, 0, sizeof op);
+  s = MEET(r, 0, 1, &p); /* seq 0 holds the slot: member 1 waits for the root */
+  assert_int_equal(dred_meet_arrive_take(r, DRED_MEET_DEPTH, 2, &p, 1, &op, NULL, DRED_OK, take,
+                                         DRED_MEET_DATA, 1, &a), 0);
+  assert_int_equal(a.held, 1);
+  assert_int_equal(a.meet, 0);
+  assert_true(stats(r).spills == 0);
+  ASSERT_OPEN(s, 0); /* seq 0 untouched */
+  assert_int_equal(dred_meet_slot_held(r, DRED_MEET_DEPTH), 1);
+  /* a member of seq 16 that arrives without held_returns spills it, as before; then a
+   * held_returns arrival of seq 16 is not held any more: it follows to dred-master */
+  assert_int_equal(dred_meet_arrive_take(r, DRED_MEET_DEPTH, 3, &p, 1, &op, NULL, DRED_OK, take,
+                                         DRED_MEET_DATA, 0, &a), 0);
+  assert_int_equal(a.held, 0);
+  assert_int_equal(a.meet, 0);
+  assert_true(stats(r).spills == 1);
+  assert_int_equal(dred_meet_arrive_take(r, DRED_MEET_DEPTH, 2, &p, 1, &op, NULL, DRED_OK, take,
+                                         DRED_MEET_DATA, 1, &a), 0);
+  assert_int_equal(a.held, 0);
+  assert_int_equal(a.meet, 0);
+  /* seq 0 ends; seq 32 then finds the slot free and meets at once */
+  for (k = 0; k < N; k++)
+    if (k != 1) (void)MEET(r, 0, k, &p);
+  release_all(s, 0, N);
+  assert_int_equal(dred_meet_arrive_take(r, 2 * DRED_MEET_DEPTH, 0, &p, 1, &op, NULL, DRED_OK,
+                                         take, DRED_MEET_DATA, 1, &a), 0);
+  assert_int_equal(a.held, 0);
+  assert_int_equal(a.meet, 1);
+  s2 = a.slot;
+  assert_true(s2 == s);
+  table_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rings),         cmocka_unit_test(test_solo),
@@ -2115,7 +2318,8 @@ int main(void) {
       cmocka_unit_test(test_by_ref_mismatch), cmocka_unit_test(test_noplace_spills),
       cmocka_unit_test(test_by_ref_failures), cmocka_unit_test(test_streams),
       cmocka_unit_test(test_kinds),         cmocka_unit_test(test_chunk_ranges),
-      cmocka_unit_test(test_chunks),
+      cmocka_unit_test(test_chunks),        cmocka_unit_test(test_take),
+      cmocka_unit_test(test_held_returns),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
