@@ -63,6 +63,19 @@ static void ended(const uint32_t *live, uint32_t nl, int32_t status, uint32_t ta
   assert_int_equal(A[NA - 1].u.jred.status, status);
 }
 
+/* Run the reduction to its end: every TASK of each drain reported OK, until the reduction
+ * is journaled (its ENDs and record are then in A[]). */
+static void finish_ok(sched_t *s) {
+  for (;;) {
+    size_t i;
+    drain(s);
+    if (NA > 0 && A[NA - 1].type == SCHED_ACT_JOURNAL_REDUCTION) return;
+    assert_true(NA > 0);
+    for (i = 0; i < NA; i++)
+      if (is_send(&A[i], PROTO_TASK)) assert_int_equal(ok(s, A[i].msg.u.task.task_id, A[i].worker), 0);
+  }
+}
+
 /* Two node partials and the root's node, member by member: (nodes - 1) cross-node tasks,
  * one within the root's node, and an END to every member, the four that sent nothing
  * included. */
@@ -158,20 +171,7 @@ static void test_partial_meets_member_in_recovery(void **state) {
   assert_int_equal(rec_ready(s, k, 2, 3, prm(0, 1)), 0);
   assert_int_equal(ready(s, k, 1, 2, prm(0, 1)), 0);
   assert_int_equal(partial(s, k, 4, 5, 4, 5), 0);
-  for (;;) { /* finish: every task OK, in dispatch order */
-    size_t i;
-    uint64_t ids[8];
-    uint32_t ex[8], nt = 0;
-    drain(s);
-    if (NA > 0 && A[NA - 1].type == SCHED_ACT_JOURNAL_REDUCTION) break;
-    for (i = 0; i < NA; i++)
-      if (is_send(&A[i], PROTO_TASK)) {
-        ids[nt] = A[i].msg.u.task.task_id;
-        ex[nt++] = A[i].worker;
-      }
-    assert_true(nt > 0);
-    for (i = 0; i < nt; i++) assert_int_equal(ok(s, ids[i], ex[i]), 0);
-  }
+  finish_ok(s);
   ended(live, 5, DRED_OK, 4, 2);
   sched_free(s);
 
@@ -247,13 +247,7 @@ static void test_partial_covered_member_dies(void **state) {
   assert_int_equal(ready(s, k, 0, 1, prm(0, 1)), 0);
   assert_int_equal(ready(s, k, 1, 2, prm(0, 1)), 0);
   assert_int_equal(partial(s, k, 4, 5, 4, 5), 0);
-  for (;;) {
-    size_t i;
-    drain(s);
-    if (NA > 0 && A[NA - 1].type == SCHED_ACT_JOURNAL_REDUCTION) break;
-    for (i = 0; i < NA; i++)
-      if (is_send(&A[i], PROTO_TASK)) assert_int_equal(ok(s, A[i].msg.u.task.task_id, A[i].worker), 0);
-  }
+  finish_ok(s);
   ended(live, 5, DRED_OK, 3, 0);
   assert_null(sent_to(PROTO_END, 3));
   sched_free(s);
