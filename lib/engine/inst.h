@@ -158,6 +158,7 @@ typedef struct dred_inst {
   dred_queue_t partial_link;
   struct dred_meet_slot *partial_slot;
   uint64_t partial_seq, partial_since;
+  uint32_t partial_folder; /* 1 + the folder's member index once the slot decided, or 0 */
   proto_msg_t partial_ready;
   char *partial_blk;     /* a task executed on the partial may replace it (combine.c) */
   int64_t partial_blk_off;

@@ -238,8 +238,12 @@ int dred_partial_turn(dred_rt_t *rt) {
     dred_inst_t *in = DRED_QUEUE_DATA(q, dred_inst_t, partial_link);
     int st = dred_meet_state(in->partial_slot, in->partial_seq);
     if (st == DRED_MEET_OK) {
-      uint32_t f = dred_meet_folder(in->partial_slot, in->partial_seq, NULL);
-      if (f < in->group->n && rt->failed[in->group->workers[f]]) did |= partial_alone(rt, in, 0);
+      /* a decided slot's folder is final: looked up under the slot's lock once */
+      if (in->partial_folder == 0)
+        in->partial_folder = 1 + dred_meet_folder(in->partial_slot, in->partial_seq, NULL);
+      if (in->partial_folder - 1 < in->group->n &&
+          rt->failed[in->group->workers[in->partial_folder - 1]])
+        did |= partial_alone(rt, in, 0);
     } else if (st != DRED_MEET_OPEN) { /* spilled or failed: nobody folds us */
       did |= partial_alone(rt, in, 0);
     } else {
