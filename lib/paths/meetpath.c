@@ -530,8 +530,8 @@ static int operands_of(dred_rt_t *rt, dred_inst_t *in, const char **src) {
  * ((x[r] op x[r+1]) op ... op x[n-1]), then x[k] op that for k = r-1 down to 0 -- by
  * associativity the rank-order result MPI defines.  `tmp` (FOLD_CHUNK rounded up to an
  * element) is scratch for a non-commutative op. */
-static int fold_range(dred_inst_t *in, const char *const *src, uint32_t n, uint32_t r,
-                      char *acc, uint64_t e0, uint64_t ne, char *tmp) {
+int dred_meetpath_fold(dred_inst_t *in, const char *const *src, uint32_t n, uint32_t r,
+                       char *acc, uint64_t e0, uint64_t ne, char *tmp) {
   const dred_typeinfo_t *ti = &in->ti;
   const dred_kernel_t *kern = dred_dp_kernel(in);
   MPI_Aint sh = ti->layout == DRED_LAYOUT_IMAGE ? ti->true_lb : 0;
@@ -573,11 +573,10 @@ static int combine_into(dred_inst_t *in, char *acc, const char *x, int x_first, 
   const char *two[2];
   two[x_first] = NULL; /* acc's place */
   two[!x_first] = x;
-  return fold_range(in, two, 2, (uint32_t)x_first, acc, 0, ne, tmp);
+  return dred_meetpath_fold(in, two, 2, (uint32_t)x_first, acc, 0, ne, tmp);
 }
 
-/* Scratch for fold_range with a non-commutative op (NULL otherwise, or with no memory). */
-static char *fold_tmp(const dred_inst_t *in, int *rc) {
+char *dred_meetpath_fold_tmp(const dred_inst_t *in, int *rc) {
   uint64_t ce = FOLD_CHUNK / in->ti.extent;
   char *tmp;
   *rc = DRED_OK;
@@ -616,10 +615,10 @@ static int fold_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *don
     n = m;
     r = 0;
   }
-  tmp = fold_tmp(in, &rc);
+  tmp = dred_meetpath_fold_tmp(in, &rc);
   while (rc == DRED_OK && in->meet_fold_next < in->count && !(spent > 0 && spent >= budget)) {
     uint64_t e0 = in->meet_fold_next, ne = in->count - e0 < ce ? in->count - e0 : ce;
-    rc = fold_range(in, src, n, r, in->acc, e0, ne, tmp);
+    rc = dred_meetpath_fold(in, src, n, r, in->acc, e0, ne, tmp);
     in->meet_fold_next = e0 + ne;
     spent += (uint64_t)ne * in->ti.extent * (n - 1);
   }
@@ -646,7 +645,7 @@ int dred_meetpath_prefold(dred_rt_t *rt, uint64_t gid, int64_t tag) {
   uv_mutex_unlock(&rt->lock);
   fresh = dred_meet_solo(in->meet_slot, in->meet_seq, in->member) & ~in->meet_prefolded;
   if (fresh != 0) { /* members that agree with us: their operands are as large as ours */
-    tmp = fold_tmp(in, &rc);
+    tmp = dred_meetpath_fold_tmp(in, &rc);
     for (k = 0; rc == DRED_OK && k < in->group->n; k++) {
       if (!(fresh >> k & 1) || (x = operand_at(rt, in, k, &rc)) == NULL) continue;
       rc = fold_failed(in, combine_into(in, in->acc, x, 0, in->count, tmp));
@@ -736,10 +735,10 @@ static int fold_chunk(dred_inst_t *in, const char *const *src, uint32_t n, uint3
   if (dst_is_whole) dst += e0 * ext;
   if (n >= 2 && kern != NULL) { /* x[0] op x[1] straight into dst: no copy of x[0] first */
     kern->outofplace(part[1], part[0], dst, (size_t)(ne * in->ti.mult));
-    return n == 2 ? DRED_OK : fold_failed(in, fold_range(in, part + 1, n - 1, 0, dst, 0, ne, tmp));
+    return n == 2 ? DRED_OK : fold_failed(in, dred_meetpath_fold(in, part + 1, n - 1, 0, dst, 0, ne, tmp));
   }
   memcpy(dst, part[0], ne * ext);
-  return fold_failed(in, fold_range(in, part, n, 0, dst, 0, ne, tmp));
+  return fold_failed(in, dred_meetpath_fold(in, part, n, 0, dst, 0, ne, tmp));
 }
 
 /* A block of ours that peers read for `seq` until the slot says nobody does any more. */
@@ -785,13 +784,13 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
   if (own == NULL || nch == 0) return *done = 1, DRED_ERR_INTERNAL;
   if ((rc = operands_of(rt, in, src)) != DRED_OK) return *done = 1, rc;
   src[in->member] = own;
-  tmp = fold_tmp(in, &rc);
+  tmp = dred_meetpath_fold_tmp(in, &rc);
   if (rc == DRED_OK && (uint64_t)n * in->bytes <= WHOLE_FOLD_MAX) {
     /* Small: every member folds it all, in the same order (from member 0 up, whoever
      * folds: bit-equal results), straight from the operands -- cheaper than sharing
      * chunks, which costs every member a wait for its peers' folds. */
     memcpy(dst, src[0], in->bytes);
-    rc = fold_failed(in, fold_range(in, src, n, 0, dst, 0, in->count, tmp));
+    rc = fold_failed(in, dred_meetpath_fold(in, src, n, 0, dst, 0, in->count, tmp));
     free(tmp);
     if (rc == DRED_OK) in->res_have = in->bytes;
     *done = 1;
@@ -886,7 +885,7 @@ static int reduce_help(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *don
   src[in->member] = own;
   for (m = 0, k = 0; k < n; k++) /* the non-root operands, in rank order */
     if (k != in->root) others[m++] = src[k];
-  if ((tmp = fold_tmp(in, &rc)) == NULL && rc != DRED_OK) return DRED_OK;
+  if ((tmp = dred_meetpath_fold_tmp(in, &rc)) == NULL && rc != DRED_OK) return DRED_OK;
   most = (size_t)((in->count + nch - 1) / nch) * ext; /* the largest chunk */
   for (;;) {
     if (spent > 0 && spent >= budget) {
@@ -936,7 +935,7 @@ static int reduce_root_shared(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, i
   *done = 1;
   if (in->acc == NULL || nch == 0) return DRED_ERR_INTERNAL;
   if ((rc = operands_of(rt, in, src)) != DRED_OK) return rc;
-  tmp = fold_tmp(in, &rc);
+  tmp = dred_meetpath_fold_tmp(in, &rc);
   while (rc == DRED_OK) {
     uint32_t epoch = dred_meet_epoch(in->meet_slot); /* before the look: no lost wake-up */
     int st, c, w, mine;
@@ -977,7 +976,7 @@ static int reduce_root_shared(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, i
     {
       uint64_t t0 = uv_hrtime();
       dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
-      rc = fold_failed(in, fold_range(in, src, n, in->member, in->acc, e0, ne, tmp));
+      rc = fold_failed(in, dred_meetpath_fold(in, src, n, in->member, in->acc, e0, ne, tmp));
       if (mine) in->meet_chunk_ns = uv_hrtime() - t0;
     }
     in->meet_copied |= (uint64_t)1 << c;

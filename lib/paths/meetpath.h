@@ -56,6 +56,15 @@ void dred_meetpath_reclaim_lent(dred_rt_t *rt);
  * `worker` is not member k's process. */
 const char *dred_meetpath_peer_block(dred_rt_t *rt, const dred_inst_t *in, uint32_t k,
                                      uint32_t worker, int64_t off, uint64_t len);
+/* Fold elements [e0, e0 + ne) of the n operands src[0..n-1] into `acc`, which holds
+ * src[r]'s elements there, in rank order (the order MPI defines for any op); `tmp` is
+ * dred_meetpath_fold_tmp's scratch.  DRED_OK or DRED_ERR_INTERNAL (MPI_Reduce_local
+ * failed). */
+int dred_meetpath_fold(dred_inst_t *in, const char *const *src, uint32_t n, uint32_t r,
+                       char *acc, uint64_t e0, uint64_t ne, char *tmp);
+/* Scratch for dred_meetpath_fold with a non-commutative op: NULL otherwise, or with no
+ * memory (*rc DRED_ERR_NOMEM); free() it. */
+char *dred_meetpath_fold_tmp(const dred_inst_t *in, int *rc);
 /* dred_ireduce, under rt->lock, `in` complete (its key in->tag) but not inserted: 1 if it
  * met in shared memory (insert it, hand out the future, nothing for the runtime thread to
  * do); 0 to go to the master (in->meet_mask set).  `held_returns`: 2 when its slot is

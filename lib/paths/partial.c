@@ -44,12 +44,12 @@
  * refused, MPI_Reduce_local failing) still sends the covering READY, with the error, so
  * that every covered member is told it.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../common/log.h"
 #include "../../common/status.h"
 #include "../engine/group.h"
-#include "../engine/kernel.h"
 #include "../mpi/dataplane.h"
 #include "../shm/meet.h"
 #include "meetpath.h"
@@ -100,11 +100,11 @@ static dred_meet_ring_t *partial_ring(dred_rt_t *rt, dred_inst_t *in, uint64_t *
  * blocks as the slot names them) into `out`, in rank order. */
 static int partial_fold(dred_rt_t *rt, dred_inst_t *in, uint64_t members, char *out) {
   const char *src[DRED_MEET_MAX_MEMBERS];
-  const dred_typeinfo_t *ti = &in->ti;
-  const dred_kernel_t *kern = dred_dp_kernel(in);
-  MPI_Aint sh = ti->layout == DRED_LAYOUT_IMAGE ? ti->true_lb : 0;
-  uint64_t ce = PARTIAL_FOLD_CHUNK / ti->extent, e0, count = in->count;
+  size_t extent = (size_t)in->ti.extent;
+  uint64_t ce = PARTIAL_FOLD_CHUNK / extent, e0, count = in->count;
   uint32_t k, nsrc = 0;
+  char *tmp;
+  int rc;
   if (ce == 0) ce = 1;
   for (k = 0; k < in->group->n; k++) {
     dred_meet_ref_t ref;
@@ -119,20 +119,15 @@ static int partial_fold(dred_rt_t *rt, dred_inst_t *in, uint64_t members, char *
       return DRED_ERR_INTERNAL; /* logged by peer_block, or a slot that is not ours */
     nsrc++;
   }
-  for (e0 = 0; e0 < count; e0 += ce) {
+  /* a piece at a time: copied from the first operand, the others folded in while in cache */
+  tmp = dred_meetpath_fold_tmp(in, &rc);
+  for (e0 = 0; rc == DRED_OK && e0 < count; e0 += ce) {
     uint64_t m = count - e0 < ce ? count - e0 : ce;
-    size_t off = (size_t)e0 * ti->extent;
-    int cnt = (int)(m * ti->mult);
-    char *a = out + off;
-    memcpy(a, src[0] + off, (size_t)m * ti->extent);
-    for (k = 1; k < nsrc; k++) {
-      if (kern != NULL)
-        kern->inplace(src[k] + off, a, (size_t)cnt);
-      else if (MPI_Reduce_local(src[k] + off - sh, a - sh, cnt, ti->exec_type, in->op) != MPI_SUCCESS)
-        return DRED_ERR_INTERNAL;
-    }
+    memcpy(out + e0 * extent, src[0] + e0 * extent, (size_t)m * extent);
+    rc = dred_meetpath_fold(in, src, nsrc, 0, out, e0, m, tmp);
   }
-  return DRED_OK;
+  free(tmp);
+  return rc;
 }
 
 /* The last member of the node: fold and send the covering READY (with an error if the
