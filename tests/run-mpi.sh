@@ -96,6 +96,9 @@ CASES=(
   "groups-p7@abcd   groups      7  120  @a:2,b:2,c:2,d:2 -s 19"
   "concurrent@abcd  concurrent  8  150  @a:2,b:2,c:2,d:3 -s 89"
   "noncomm-p8@abc   noncomm     8  120  @a:3,b:3,c:3 -s 8"
+  # non-commutative ops alone: a node of consecutive ranks still folds its partial, in
+  # rank order
+  "partial-noncomm@abc noncomm  8  120  @a:3,b:3,c:3 +DRED_LOG_LEVEL=info ?node~partials:~folded -s 11 --noncomm-only"
   "inplace-p4@abc   inplace     4   60  @a:2,b:2,c:1"
   "threads-p5@abc   threads     5   90  @a:1,b:3,c:2 -T 6 -k 12"
   # (on one node, with the meeting place off: its reductions send no READY to rewrite)

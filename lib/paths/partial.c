@@ -10,10 +10,11 @@
  * for it (a ring of the node's meeting place, lib/shm/meet.h dred_meet_partial_of; the
  * members on other nodes are absent from it): the choice depends on the group alone, so
  * every member of the node arrives whatever it disagrees on.  A member stays in the slot
- * when its operand is a plain pool block of its own, the op commutative, the reduce not
- * inline, and the root on another node (the root's node sends its members one by one:
- * the result must end at the root, which folds into its own buffer); any other member
- * goes to dred-master at once, as before.
+ * when its operand is a plain pool block of its own, the reduce not inline, and the root
+ * on another node (the root's node sends its members one by one: the result must end at
+ * the root, which folds into its own buffer); any other member goes to dred-master at
+ * once, as before.  Under a non-commutative op the members that stay must be a run of
+ * consecutive ranks (a node of a block placement), or the slot spills.
  *
  * How it works.  A member arrives when its runtime thread announces it, after its copies
  * to other nodes began (replicas, as for any member): instead of sending its READY it
@@ -68,7 +69,7 @@ static int partial_shaped(const dred_rt_t *rt, const dred_inst_t *in) {
 /* Whether this member stays in the slot: see the opening comment. */
 static int partial_wants(const dred_inst_t *in, const proto_msg_t *m) {
   const dred_group_t *g = in->group;
-  return !in->inl && in->ti.commutative && !in->is_root && in->root < g->n &&
+  return !in->inl && !in->is_root && in->root < g->n &&
          (g->off_node >> in->root & 1u) && !in->refused && in->join_error == DRED_OK &&
          m->u.ready.error == 0 && m->u.ready.meet_mask == 0 && m->u.ready.have == 0 &&
          in->acc != NULL && in->pool_off >= 0 && !in->acc_malloced &&

@@ -420,13 +420,20 @@ static int relay_wants(dred_meet_slot_t *s, uint32_t member, int wants,
  * (`arrived & ~master`) combine here if the last arrival is one of them, they are at least
  * two, and they agree -- then that member folds them (`root`) and sends their node
  * partial; otherwise (a member that went to dred-master came last, or they disagree) the
- * slot SPILLs and each goes to dred-master on its own, which decides as for anyone. */
+ * slot SPILLs and each goes to dred-master on its own, which decides as for anyone.  Under
+ * a non-commutative op the partial must be a run of consecutive group ranks (members of
+ * other nodes or ones that went to dred-master between them: it spills), since dred-master
+ * combines a run only with the runs beside it. */
 static void partial_decide(dred_meet_slot_t *s, uint32_t last, uint32_t n, dred_meet_arrival_t *out) {
-  uint64_t stay = s->arrived & ~s->master & all_of(n);
+  uint64_t stay = s->arrived & ~s->master & all_of(n), run;
   uint32_t k;
   int ok = (stay & bit(last)) != 0 && __builtin_popcountll(stay) >= 2;
   for (k = 0; ok && k < n; k++)
     if ((stay & bit(k)) && !proto_params_agree(&s->p[last], &s->p[k])) ok = 0;
+  if (ok && !s->p[last].commutative) {
+    run = stay >> __builtin_ctzll(stay);
+    ok = (run & (run + 1)) == 0; /* 0...01...1: consecutive */
+  }
   if (!ok) {
     slot_end(s, DRED_MEET_SPILL, DRED_OK);
     return;

@@ -1879,6 +1879,63 @@ static void test_partial(void **state) {
   table_free(t);
 }
 
+/* A non-commutative op: the members that stay must be a run of consecutive group ranks,
+ * since dred-master combines a run only with the runs beside it.  A node whose members
+ * interleave with another node's, or whose run has a hole (a member that went to
+ * dred-master), spills; a run folds. */
+static void test_partial_noncomm(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *mixed = dred_meet_partial_of(t, 82, DRED_MEET_AUTO, RN, RWORKERS,
+                                                 bit(0) | bit(3)); /* here: 1, 2, 4, 5 */
+  dred_meet_ring_t *block = dred_meet_partial_of(t, 83, DRED_MEET_AUTO, RN, RWORKERS,
+                                                 bit(0) | bit(1)); /* here: 2, 3, 4, 5 */
+  static const uint32_t here_mixed[] = {1, 2, 4, 5};
+  dred_meet_arrival_t a;
+  uint64_t members = 0;
+  proto_params_t p = params(BIG, 0);
+  uint32_t k;
+  (void)state;
+  p.inl = 0;
+  p.commutative = 0;
+  assert_non_null(mixed);
+  assert_non_null(block);
+
+  /* all of the node stay, but 3 (another node's) lies between them: spill */
+  for (k = 0; k < 4; k++) a = relay_arrive(mixed, 0, here_mixed[k], &p, 1);
+  assert_int_equal(a.lead, 0);
+  assert_int_equal(dred_meet_state(a.slot, 0), DRED_MEET_SPILL);
+  for (k = 0; k < 4; k++) dred_meet_release(a.slot, 0, here_mixed[k]);
+
+  /* a block of ranks: the run folds, in rank order */
+  for (k = 2; k < 6; k++) a = relay_arrive(block, 0, k, &p, 1);
+  assert_int_equal(a.lead, 1);
+  assert_int_equal(dred_meet_folder(a.slot, 0, &members), 5);
+  assert_true(members == (bit(2) | bit(3) | bit(4) | bit(5)));
+  for (k = 2; k < 6; k++) dred_meet_release(a.slot, 0, k);
+
+  /* 3 went to dred-master: 2, 4, 5 is no run -- spill */
+  a = relay_arrive(block, 1, 3, &p, 0);
+  assert_int_equal(a.meet, 0);
+  a = relay_arrive(block, 1, 2, &p, 1);
+  a = relay_arrive(block, 1, 4, &p, 1);
+  a = relay_arrive(block, 1, 5, &p, 1);
+  assert_int_equal(a.lead, 0);
+  assert_int_equal(dred_meet_state(a.slot, 1), DRED_MEET_SPILL);
+  for (k = 2; k < 6; k++)
+    if (k != 3) dred_meet_release(a.slot, 1, k);
+
+  /* 2 went: 3, 4, 5 is a run -- it folds */
+  a = relay_arrive(block, 2, 2, &p, 0);
+  for (k = 3; k < 6; k++) a = relay_arrive(block, 2, k, &p, 1);
+  assert_int_equal(a.lead, 1);
+  assert_int_equal(dred_meet_folder(a.slot, 2, &members), 5);
+  assert_true(members == (bit(3) | bit(4) | bit(5)));
+  for (k = 3; k < 6; k++) dred_meet_release(a.slot, 2, k);
+  assert_int_equal(stats(block).busy, 0);
+  assert_int_equal(stats(mixed).busy, 0);
+  table_free(t);
+}
+
 
 /* An allreduce's result relay: the same slot rules with an allreduce's parameters (the
  * result comes from the leader whatever the kind).  Members 0 (the holder, whose result
@@ -2308,6 +2365,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rings),         cmocka_unit_test(test_solo),
       cmocka_unit_test(test_relay),         cmocka_unit_test(test_partial),
+      cmocka_unit_test(test_partial_noncomm),
       cmocka_unit_test(test_relay_allreduce), cmocka_unit_test(test_happy_path),
       cmocka_unit_test(test_group_sizes),   cmocka_unit_test(test_mismatch),
       cmocka_unit_test(test_member_error),  cmocka_unit_test(test_mixed),
