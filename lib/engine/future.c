@@ -58,8 +58,8 @@ static void future_destroy(dred_future *f) {
 static void future_unref_locked_and_unlock(dred_future *f) {
   int last = --f->refs == 0;
   uv_mutex_unlock(&f->mu);
-  if (last && (f = __atomic_exchange_n(&spare, f, __ATOMIC_ACQ_REL)) != NULL)
-    future_destroy(f); /* the one kept before */
+  if (last && DRED_KEEP_SPARE) f = __atomic_exchange_n(&spare, f, __ATOMIC_ACQ_REL);
+  if (last && f != NULL) future_destroy(f); /* the one kept before, or this one */
 }
 
 void dred_future_drop_spare(void) {

@@ -38,6 +38,14 @@ struct dred_future {
    * otherwise.  Set before the future is handed out. */
   struct dred_meet_slot *relay_slot;
 };
+/* Whether the last freed future and instance are kept for the next call (future.c,
+ * runtime.c).  Not under AddressSanitizer: a use of one after its free must reach the
+ * sanitizer's quarantine, not a kept object that looks alive. */
+#if defined(__SANITIZE_ADDRESS__)
+#define DRED_KEEP_SPARE 0
+#else
+#define DRED_KEEP_SPARE 1
+#endif
 dred_future *dred_future_new(void);
 /* Free the future kept for reuse (dred_finalize). */
 void dred_future_drop_spare(void);

@@ -103,7 +103,8 @@ dred_inst_t *dred_rt_inst_alloc(size_t extra) {
 
 void dred_rt_inst_free(dred_inst_t *in) {
   /* extra bytes hold an inline operand, which inl_data names (api.c) */
-  if (in != NULL && in->inl_data == NULL) in = __atomic_exchange_n(&inst_spare, in, __ATOMIC_ACQ_REL);
+  if (DRED_KEEP_SPARE && in != NULL && in->inl_data == NULL)
+    in = __atomic_exchange_n(&inst_spare, in, __ATOMIC_ACQ_REL);
   free(in);
 }
 
