@@ -64,6 +64,8 @@ int dred_config_load_mpi(dred_config_t *c, char *why, size_t cap) {
   if (dred_setting_parse_u64(DRED_S_MPI_MIN_BYTES, &c->mpi_min_bytes, why, cap) != 0) return -1;
   if (dred_setting_parse_u64(DRED_S_MPI_COLL_MIN_BYTES, &c->mpi_coll_min_bytes, why, cap) != 0)
     return -1;
+  if (dred_setting_parse_u64(DRED_S_MPI_NODE_MIN_BYTES, &c->mpi_node_min_bytes, why, cap) != 0)
+    return -1;
   if (dred_setting_parse_u64(DRED_S_MPI_REPORT, &v, why, cap) != 0) return -1;
   c->mpi_report = (int)v;
   return 0;

@@ -42,6 +42,7 @@ typedef struct {
   /* libdred-mpi.so (interpose/), read by dred_config_load_mpi, strictly: */
   uint64_t mpi_min_bytes;     /* DRED_MPI_MIN_BYTES */
   uint64_t mpi_coll_min_bytes; /* DRED_MPI_COLL_MIN_BYTES */
+  uint64_t mpi_node_min_bytes; /* DRED_MPI_NODE_MIN_BYTES */
   int mpi_report;             /* DRED_MPI_REPORT */
   /* Text settings, each parsed here: */
   char policy[16];            /* DRED_POLICY; checked by dred_config_check */

@@ -52,15 +52,17 @@
  * "/job-<id>/dred-replica-4294967295.db-journal".  storage/storedir.c enforces it. */
 #define DRED_STOREDIR_MAX 400
 
-/* The default of DRED_MPI_MIN_BYTES (1 MiB).  tests/interpose/bench.c (an Ireduce + Wait
- * loop) found MPI faster at every size up to 512 KiB, dred from 2 MiB
- * (docs/performance.md, figures behind defaults). */
+/* The defaults of libdred-mpi's thresholds, from tests/interpose/bench.c (docs/performance.md,
+ * 2026-11-29: interposed calls against MPICH's own in the same job).  A communicator whose
+ * processes span nodes pairs through dred-master: there dred's reduce measured faster from
+ * 512 KiB, its allreduce and bcast slower at every size up to 8 MiB -- so DRED_MPI_MIN_BYTES
+ * is 1 MiB and DRED_MPI_COLL_MIN_BYTES 2^40 (above any real message: all to MPI unless
+ * asked).  On one node the members meet in shared memory: there reduce, allreduce and
+ * bcast measured faster than MPI's from 32 KiB, at p = 2 and at p = 8, so such a
+ * communicator's calls go to dred from DRED_MPI_NODE_MIN_BYTES. */
 #define DRED_MPI_MIN_BYTES_DEFAULT 1048576
-/* The default of DRED_MPI_COLL_MIN_BYTES: 2^40, above any real message, so intercepted
- * allreduces and broadcasts go to MPI unless asked.  Measured with dred-bench-coll at p = 2
- * on one node (docs/performance.md, 2026-11-27): dred's were 4.6-70 times MPI's time at
- * every size from 8 B to 8 MiB (every copy of the result goes through dred-master). */
 #define DRED_MPI_COLL_MIN_BYTES_DEFAULT ((uint64_t)1 << 40)
+#define DRED_MPI_NODE_MIN_BYTES_DEFAULT 32768
 
 #define DRED_SETTINGS_STR_(x) #x
 #define DRED_SETTINGS_STR(x) DRED_SETTINGS_STR_(x)
@@ -168,9 +170,11 @@
   N(MAX_PENDING_LINKS, 64, 1, 1000000, DRED_BY_ALL, \
     "connections that may wait for their HELLO at once (never fewer than twice the job's processes); beyond it the oldest is closed") \
   N(MPI_MIN_BYTES, DRED_MPI_MIN_BYTES_DEFAULT, 0, (uint64_t)1 << 40, DRED_BY_MPI, \
-    "intercepted reductions smaller than this go to MPI (where MPI measured faster at p = 2 here)") \
+    "intercepted reductions smaller than this go to MPI (where MPI measured faster across nodes here); a communicator on one node uses `DRED_MPI_NODE_MIN_BYTES` when that is lower") \
   N(MPI_COLL_MIN_BYTES, DRED_MPI_COLL_MIN_BYTES_DEFAULT, 0, (uint64_t)1 << 40, DRED_BY_MPI, \
-    "intercepted allreduces and broadcasts smaller than this go to MPI; the default, 2^40, sends them all there (dred's measured slower than MPI's at every size here); 0 sends them all through dred, for its fault tolerance") \
+    "intercepted allreduces and broadcasts smaller than this go to MPI; the default, 2^40, sends them all there when the communicator spans nodes (dred's measured slower than MPI's at every size there); 0 sends them all through dred, for its fault tolerance") \
+  N(MPI_NODE_MIN_BYTES, DRED_MPI_NODE_MIN_BYTES_DEFAULT, 0, (uint64_t)1 << 40, DRED_BY_MPI, \
+    "on a communicator whose processes share one node, intercepted reduces, allreduces and broadcasts of at least this many bytes go through dred even below the two thresholds above (dred's measured faster than MPI's there from 32 KiB); 2^40 turns this off") \
   N(MPI_REPORT, 0, 0, 2, DRED_BY_MPI, \
     "1: every process prints at `MPI_Finalize` one line per intercepted call kind, `dred-mpi: <call> dred=<n> mpi=<m>`; 2: also why calls went to MPI") \
   T(TEST_ABSORB_KILL, "unset", "`TAG:PIECE`", DRED_BY_WORKER, \

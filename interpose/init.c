@@ -35,7 +35,8 @@ static int start(int *argc, char ***argv, int required, int *provided) {
   if (provided != NULL) *provided = app_level;
   started = 1;
   if (dmpi_settings_load(&dmpi_settings) != 0) PMPI_Abort(MPI_COMM_WORLD, 1);
-  if (dmpi_commtag_init() != MPI_SUCCESS) {
+  /* first: a collective over MPI_COMM_WORLD, before anything that may fail here alone */
+  if (dmpi_commnode_init() != MPI_SUCCESS || dmpi_commtag_init() != MPI_SUCCESS) {
     fprintf(stderr, "dred-mpi: no MPI attribute key for communicators: every call goes to MPI\n");
     return MPI_SUCCESS;
   }
@@ -75,5 +76,6 @@ DRED_EXTERN int MPI_Finalize(void) {
     return dmpi_error_class(st);
   }
   dmpi_commtag_finalize();
+  dmpi_commnode_finalize();
   return PMPI_Finalize();
 }

@@ -15,6 +15,7 @@
  *   route.c     dred or MPI for one call, decided from what every member shares
  *   commtag.c   a tag sequence per application communicator (dred's auto-tag sequence is
  *               per member list, MPI's call order per communicator)
+ *   commnode.c  whether a communicator's processes share one node
  *   request.c   MPI_Requests over dred futures (MPICH's extended generalized requests)
  *   errors.c    dred statuses as MPI error classes; the communicator's error handler
  *   reduce.c    MPI_Reduce, MPI_Ireduce
@@ -61,6 +62,7 @@ typedef enum { DMPI_WHYS(DMPI_WHY_ENUM) DMPI_NWHYS } dmpi_why_t;
 typedef struct {
   uint64_t min_bytes; /* DRED_MPI_MIN_BYTES: reduce */
   uint64_t coll_min_bytes; /* DRED_MPI_COLL_MIN_BYTES: allreduce, bcast */
+  uint64_t node_min_bytes; /* DRED_MPI_NODE_MIN_BYTES: any kind, a one-node communicator */
   int report;         /* DRED_MPI_REPORT    */
 } dmpi_settings_t;
 /* Read DRED_MPI_*; on a malformed value print why and return -1. */
@@ -92,6 +94,14 @@ int dmpi_commtag_init(void);
 void dmpi_commtag_finalize(void);
 /* The tag of the next reduction on `comm`; -1 when the communicator has no tag range. */
 int dmpi_commtag_next(MPI_Comm comm, int *tag);
+
+/* ---- commnode.c ---- */
+/* In MPI_Init on every process (a collective over MPI_COMM_WORLD). */
+int dmpi_commnode_init(void);
+void dmpi_commnode_finalize(void);
+/* 1 if every process of `comm` lives on one node, else 0; the same on every member.  Runs
+ * a collective over `comm` the first time it is asked for it (then cached). */
+int dmpi_comm_one_node(MPI_Comm comm);
 
 /* ---- errors.c ---- */
 /* The MPI error class for a dred status (MPI_SUCCESS for DRED_OK). */

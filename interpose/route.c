@@ -12,7 +12,9 @@
  *   an intercommunicator, MPI_COMM_SELF -> MPI (dred serves intracommunicators of its
  *     processes; MPI_COMM_SELF it refuses)
  *   count x type size below DRED_MPI_MIN_BYTES (allreduce, bcast: DRED_MPI_COLL_MIN_BYTES)
- *   -> MPI (faster there: common/settings.h)
+ *   -> MPI (faster there: common/settings.h) -- unless the communicator lives on one node
+ *   (commnode.c, the same answer on every member) and it is at least
+ *   DRED_MPI_NODE_MIN_BYTES
  *   a datatype/op pair dred's own check refuses (lib/engine/typecheck.c, the same code dred_ireduce
  *     runs, linked in here) -> MPI; this is why dred_ireduce's local DRED_ERR_ARG for
  *     them can never split a group
@@ -82,6 +84,7 @@ static int dred_reduces(MPI_Datatype type, MPI_Op op) {
 int dmpi_route(dmpi_kind_t kind, int count, MPI_Datatype type, MPI_Op op, int root,
                MPI_Comm comm, int *tag, dmpi_why_t *why) {
   int inter = 0, size = 0, tsize = 0, cmp = MPI_UNEQUAL;
+  uint64_t bytes, min;
   if (!dmpi_dred_on()) {
     *why = DMPI_WHY_NO_DRED;
     return 0;
@@ -108,8 +111,10 @@ int dmpi_route(dmpi_kind_t kind, int count, MPI_Datatype type, MPI_Op op, int ro
     *why = DMPI_WHY_SELF;
     return 0;
   }
-  if ((uint64_t)count * (uint64_t)tsize <
-      (kind == DMPI_KIND_REDUCE ? dmpi_settings.min_bytes : dmpi_settings.coll_min_bytes)) {
+  bytes = (uint64_t)count * (uint64_t)tsize;
+  min = kind == DMPI_KIND_REDUCE ? dmpi_settings.min_bytes : dmpi_settings.coll_min_bytes;
+  /* the layout only when it can change the answer: asking is a collective (commnode.c) */
+  if (bytes < min && (bytes < dmpi_settings.node_min_bytes || !dmpi_comm_one_node(comm))) {
     *why = DMPI_WHY_SMALL;
     return 0;
   }

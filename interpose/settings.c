@@ -1,6 +1,6 @@
 /*
- * settings.c -- libdred-mpi's settings: DRED_MPI_MIN_BYTES, DRED_MPI_COLL_MIN_BYTES and
- * DRED_MPI_REPORT.
+ * settings.c -- libdred-mpi's settings: DRED_MPI_MIN_BYTES, DRED_MPI_COLL_MIN_BYTES,
+ * DRED_MPI_NODE_MIN_BYTES and DRED_MPI_REPORT.
  *
  * Parsed by common/config.c (dred_config_load_mpi), like every DRED_* setting, but
  * strictly: a malformed value is an error at MPI_Init, not a default used with a warning.
@@ -23,6 +23,7 @@ int dmpi_settings_load(dmpi_settings_t *s) {
   }
   s->min_bytes = c.mpi_min_bytes;
   s->coll_min_bytes = c.mpi_coll_min_bytes;
+  s->node_min_bytes = c.mpi_node_min_bytes;
   s->report = c.mpi_report;
   return 0;
 }

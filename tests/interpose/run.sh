@@ -9,7 +9,8 @@
 # processes are killed by pid (the session id, never a name).  A case passes when the job
 # exits 0, the log has no FAIL line and has "ALL PASSED", and -- the calls must really
 # have gone through dred -- every one of the P processes printed a report line
-# "dred-mpi: <call> dred=N" with N > 0 for each call kind the case lists.
+# "dred-mpi: <call> dred=N" with N > 0 for each call kind the case lists (a kind listed
+# as !<call>: dred=0 on every process, all of them sent to MPI).
 # The fault case kills one rank by pid while MPI_Ireduce calls are in flight and checks
 # that every survivor finished (a bounded wait: its requests completed, exactly or with an
 # error class).  mpi4py is not run: Debian's python3-mpi4py is built against Open MPI
@@ -34,12 +35,14 @@ CASES=(
   "reduce-p5     reduce_app 5 150 -        MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
   "reduce-p4@ab  reduce_app 4 150 a:2,b:2  MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
   "reduce-p5@abc reduce_app 5 150 a:2,b:2,c:1 MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
-  "reduce-default-p2 reduce_app 2 90 -     -"
+  "reduce-default-p2 reduce_app 2 90 -     MPI_Reduce"
+  "reduce-default-p4@ab reduce_app 4 150 a:2,b:2 !MPI_Reduce,!MPI_Ireduce"
   "coll-p1       coll_app   1  90 -        MPI_Allreduce,MPI_Iallreduce,MPI_Bcast,MPI_Ibcast DRED_MPI_COLL_MIN_BYTES=0"
   "coll-p2       coll_app   2  90 -        MPI_Allreduce,MPI_Iallreduce,MPI_Bcast,MPI_Ibcast DRED_MPI_COLL_MIN_BYTES=0"
   "coll-p3       coll_app   3 120 -        MPI_Allreduce,MPI_Iallreduce,MPI_Bcast,MPI_Ibcast DRED_MPI_COLL_MIN_BYTES=0"
   "coll-p5@abc   coll_app   5 150 a:2,b:2,c:1 MPI_Allreduce,MPI_Iallreduce,MPI_Bcast,MPI_Ibcast DRED_MPI_COLL_MIN_BYTES=0"
-  "coll-default-p3 coll_app 3 90 -       -"
+  "coll-default-p3 coll_app 3 90 -       MPI_Allreduce,MPI_Bcast"
+  "coll-default-p4@ab coll_app 4 150 a:2,b:2 !MPI_Allreduce,!MPI_Bcast,!MPI_Iallreduce,!MPI_Ibcast"
   "fortran-p2    reduce_f   2  60 -        MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
   "fortran-p3@ab reduce_f   3  90 a:2,b:1  MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
 )
@@ -106,8 +109,13 @@ for line in "${CASES[@]}"; do
     for c in ${calls//,/ }; do
       # The processes' stdout and stderr meet in one stream, so a report line may follow
       # another process's unfinished line: count the reports, not the lines they start.
-      n=$(grep -oE "dred-mpi: $c dred=[1-9][0-9]* " "$log" | wc -l)
-      [ "$n" = "$np" ] || { why="$n of $np processes report '$c dred=N>0'"; break; }
+      if [[ "$c" == !* ]]; then
+        n=$(grep -oE "dred-mpi: ${c#!} dred=0 " "$log" | wc -l)
+        [ "$n" = "$np" ] || { why="$n of $np processes report '${c#!} dred=0'"; break; }
+      else
+        n=$(grep -oE "dred-mpi: $c dred=[1-9][0-9]* " "$log" | wc -l)
+        [ "$n" = "$np" ] || { why="$n of $np processes report '$c dred=N>0'"; break; }
+      fi
     done
   fi
   verdict "$name" "$why" "$log"
