@@ -29,15 +29,19 @@ static int started;     /* MPI_Init* went through here */
 int dmpi_dred_on(void) { return __atomic_load_n(&dred_on, __ATOMIC_ACQUIRE); }
 
 static int start(int *argc, char ***argv, int required, int *provided) {
-  int got = MPI_THREAD_SINGLE, rc, st;
+  int got = MPI_THREAD_SINGLE, rc, st, ok;
   if ((rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &got)) != MPI_SUCCESS) return rc;
   app_level = required < got ? required : got;
   if (provided != NULL) *provided = app_level;
   started = 1;
   if (dmpi_settings_load(&dmpi_settings) != 0) PMPI_Abort(MPI_COMM_WORLD, 1);
   /* first: a collective over MPI_COMM_WORLD, before anything that may fail here alone */
-  if (dmpi_commnode_init() != MPI_SUCCESS || dmpi_commtag_init() != MPI_SUCCESS) {
-    fprintf(stderr, "dred-mpi: no MPI attribute key for communicators: every call goes to MPI\n");
+  ok = dmpi_commnode_init() == MPI_SUCCESS && dmpi_commtag_init() == MPI_SUCCESS;
+  /* dred_init is collective: a process that could not set up stays out only if all do */
+  if (PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS) ok = 0;
+  if (!ok) {
+    fprintf(stderr, "dred-mpi: no MPI attribute key for communicators here or on another "
+            "process: every call goes to MPI\n");
     return MPI_SUCCESS;
   }
   if ((st = dred_init(argc, argv)) != DRED_OK) {
