@@ -15,10 +15,10 @@
  * this, as commtag.c's agreement spares it too); for any other communicator at the first
  * call whose size lies between the one-node threshold and the general one, which every
  * member reaches alike (route.c).  The answer is cached as an attribute (not copied by
- * MPI_Comm_dup: a duplicate asks again).
+ * MPI_Comm_dup: a duplicate asks again), its value the answer itself.
  */
-#include <pthread.h>
-#include <stdlib.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "interpose.h"
 
@@ -40,15 +40,10 @@ static int ask(MPI_Comm comm) {
   return all;
 }
 
-static int commnode_delete(MPI_Comm comm, int kv, void *val, void *extra) {
-  free(val);
-  return MPI_SUCCESS;
-}
-
 /* In MPI_Init, on every process before anything that could fail on one of them alone. */
 int dmpi_commnode_init(void) {
   world_one_node = ask(MPI_COMM_WORLD);
-  return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, commnode_delete, &keyval, NULL);
+  return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &keyval, NULL);
 }
 
 void dmpi_commnode_finalize(void) {
@@ -56,16 +51,20 @@ void dmpi_commnode_finalize(void) {
 }
 
 int dmpi_comm_one_node(MPI_Comm comm) {
-  int *cached = NULL, flag = 0, all;
+  void *cached = NULL;
+  int flag = 0, all;
   if (comm == MPI_COMM_WORLD) return world_one_node;
   if (keyval == MPI_KEYVAL_INVALID) return 0; /* the same everywhere: init refused dred */
   PMPI_Comm_get_attr(comm, keyval, &cached, &flag);
-  if (flag && cached != NULL) return *cached;
+  if (flag) return (int)((intptr_t)cached - 1);
   all = ask(comm);
-  /* not cached without memory: the next call asks again, at the same call everywhere */
-  if ((cached = malloc(sizeof *cached)) != NULL) {
-    *cached = all;
-    PMPI_Comm_set_attr(comm, keyval, cached);
+  /* The answer is the attribute's value itself (1 + answer): keeping it allocates nothing
+   * of ours.  Should MPI fail to keep it, this process alone would ask again at a later
+   * call -- a collective the others never join, so a hang -- so that ends the job. */
+  if (PMPI_Comm_set_attr(comm, keyval, (void *)(intptr_t)(all + 1)) != MPI_SUCCESS) {
+    fprintf(stderr, "dred-mpi: cannot keep whether a communicator is on one node (out of "
+                    "memory?): ending the job rather than letting its members disagree later\n");
+    PMPI_Abort(comm, MPI_ERR_NO_MEM);
   }
   return all;
 }

@@ -42,6 +42,7 @@
  * two communicators with the same members must not be made concurrently from two threads.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "interpose.h"
@@ -157,7 +158,11 @@ int dmpi_commtag_next(MPI_Comm comm, int *tag) {
     pthread_mutex_unlock(&mu);
     ct->is_auto = !got[1];
     ct->id = got[0] <= MAX_ID ? got[0] : 0;
-    PMPI_Comm_set_attr(comm, keyval, ct);
+    if (PMPI_Comm_set_attr(comm, keyval, ct) != MPI_SUCCESS) { /* it would ask alone later */
+      fprintf(stderr, "dred-mpi: cannot keep a communicator's dred tag (out of memory?): "
+                      "ending the job rather than letting its members disagree later\n");
+      PMPI_Abort(comm, MPI_ERR_NO_MEM);
+    }
   }
   if (ct->is_auto) {
     *tag = DRED_TAG_AUTO;
