@@ -225,19 +225,24 @@ alive() {
   [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
 }
 
+# shellcheck source=faults/jobprocs.sh
+. "$(dirname "${BASH_SOURCE[0]}")/faults/jobprocs.sh"
+
 # case_pids MARKER SID: pids of this case's processes: same session, or carrying the marker
 case_pids() {
-  local marker=$1 sid=$2 p
+  local marker=$1 sid=$2
   {
     ps -eo pid=,sid= 2>/dev/null | awk -v s="$sid" '$2 == s { print $1 }'
-    for p in /proc/[0-9]*; do
-      p=${p#/proc/}
-      [ "$p" = "$$" ] && continue
-      if grep -qzx "DRED_TEST_CASE_ID=$marker" "/proc/$p/environ" 2>/dev/null; then
-        echo "$p"
-      fi
-    done
-  } | sort -un
+    marked_pids "DRED_TEST_CASE_ID=$marker"
+  } | grep -vx "$$" | sort -un
+}
+
+# live_case_pids MARKER SID: those of them still running
+live_case_pids() {
+  local p
+  for p in $(case_pids "$1" "$2"); do
+    alive "$p" && echo "$p"
+  done
 }
 
 # signal_pids SIG PID...: signal the live ones among PIDs
@@ -268,7 +273,7 @@ reap() {
   # shellcheck disable=SC2086
   signal_pids TERM $(case_pids "$marker" "$sid")
   for _ in 1 2 3 4 5 6 7 8 9 10; do
-    [ -z "$(for p in $(case_pids "$marker" "$sid"); do alive "$p" && echo "$p"; done)" ] && break
+    [ -z "$(live_case_pids "$marker" "$sid")" ] && break
     sleep 0.3
   done
   kill -KILL -- "-$leader" 2>/dev/null
@@ -368,14 +373,18 @@ for line in "${CASES[@]}"; do
       reap "$marker" "$leader" "$leader" "$bin"
       break
     fi
-    sleep 0.2 & wait $!   # (a foreground sleep would delay the signal trap)
+    sleep 0.1 & wait $!   # (a foreground sleep would delay the signal trap)
   done
   wait "$leader" 2>/dev/null
   rc=$?
-  # anything of this case still running after its mpiexec ended is a stray
-  sleep 0.3
+  # anything of this case still running 0.3 s after its mpiexec ended is a stray
   strays=""
-  for p in $(case_pids "$marker" "$leader"); do
+  for _ in 1 2 3 4 5 6; do
+    left=$(live_case_pids "$marker" "$leader")
+    [ -z "$left" ] && break
+    sleep 0.05
+  done
+  for p in $left; do
     alive "$p" && strays="$strays $p($(cat "/proc/$p/comm" 2>/dev/null))"
   done
   if [ -n "$strays" ]; then
