@@ -96,7 +96,7 @@
   C(POOL_MB, pool_mb, 256, 0, 1 << 20, DRED_BY_WORKER, \
     "shared-memory pool per worker, MiB (mapped at start): operands, partial results, snapshots and `dred_alloc_mem` blocks. A reduction that does not fit waits for room; a buffer that still does not fit goes to private memory and the slower RMA path (counted in `dredstat status`). 0: no pool, RMA only") \
   C(PREFAULT_PEERS, prefault_peers, 0, 0, 1, DRED_BY_WORKER, \
-    "1: `dred_init` also maps every node peer's pool (one read per page), so no reduction takes those page faults; start-up then costs time in proportion to `DRED_POOL_MB` x node peers. 0: a peer's pages are mapped when a task first reads them") \
+    "1: `dred_init` also maps every node peer's pool (one `madvise`; a read per page before Linux 5.14), so no reduction takes those page faults; start-up then costs time in proportion to `DRED_POOL_MB` x node peers. 0: a peer's pages are mapped when a task first reads them") \
   C(CHUNK_KB, chunk_kb, 1024, 4, 1 << 20, DRED_BY_WORKER, \
     "combine chunk on a node, KiB") \
   C(RMA_DEPTH, rma_depth, 64, 1, 64, DRED_BY_WORKER, \
