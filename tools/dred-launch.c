@@ -51,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -69,10 +70,21 @@ static pid_t child = -1;
  * leaves them spinning in the start-up collectives with nothing to fail on, and Hydra,
  * told not to clean up, waits for them (seen here in about one trial in four).  Nothing
  * to do without PMI_FD (not under Hydra). */
+/* Until the Hydra proxy has read what we wrote on stderr (a pipe to it), at most 0.5 s: the
+ * abort below makes it end the job at once, and a line still in the pipe -- the one saying
+ * who died -- would be lost with it. */
+static void stderr_drain(void) {
+  struct timespec step = {0, 5000000};
+  int left = 0, i;
+  fflush(stderr);
+  for (i = 0; i < 100 && ioctl(2, FIONREAD, &left) == 0 && left > 0; i++) nanosleep(&step, NULL);
+}
+
 static void end_job_now(int code) {
   char req[64];
   const char *s = getenv("PMI_FD");
   int fd, n;
+  stderr_drain();
   if (s == NULL || (fd = atoi(s)) < 0) return;
   n = snprintf(req, sizeof req, "cmd=abort exitcode=%d\n", code);
   if (write(fd, req, (size_t)n) != n) return;
