@@ -6,11 +6,13 @@
  * flight.  A good call builds an instance and hands it to the runtime thread (runtime.c)
  * through a locked queue, then kicks the thread awake; the caller gets a future at once.
  */
+#include <errno.h>
 #include <signal.h>
 #include <unistd.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../common/deathwatch.h"
 #include "../../common/log.h"
@@ -70,6 +72,19 @@ static void watch_attach(dred_rt_t *rt) {
       rt->boot.watch[0] == '\0')
     return;
   if (dred_watch_attach(rt->boot.watch, &rt->watch) != DRED_OK) rt->watch = NULL;
+}
+
+/* DRED_TEST_START_PAUSE_MS (a test hook): a start-up that lasts at least this long, so
+ * that tests/tools/test-launch.sh's stops and kills land inside it on any machine. */
+static void test_start_pause(void) {
+  uint64_t ms = dred_setting_u64(DRED_S_TEST_START_PAUSE_MS);
+  struct timespec ts;
+  if (ms == 0) return;
+  DRED_WARN("DRED_TEST_START_PAUSE_MS: start-up pauses %llu ms (a test hook)", (unsigned long long)ms);
+  ts.tv_sec = (time_t)(ms / 1000);
+  ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
 }
 
 int dred_init(int *argc, char ***argv) {
@@ -184,6 +199,7 @@ int dred_init(int *argc, char ***argv) {
     }
   }
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, dred_group_attr_delete, &rt->comm_keyval, NULL);
+  test_start_pause();
   if ((rc = dred_dp_init(rt)) != DRED_OK) return rc;
   if ((rc = rt->robust->init(rt)) != DRED_OK) return rc;
   /* Set up: a master outside the job pings us from now on (the runtime thread next). */

@@ -10,11 +10,13 @@
 # in ("shared-memory pools").  dred-launch knows whether its program's start-up was over
 # (the program says "up" on the pipe DRED_LAUNCH_FD names: tools/dred-launch.c) and, if
 # not, dies at once of the same signal, which makes Hydra end the job, with a line naming
-# the program, its pid and that it died during start-up.  Each trial runs `dredrun -n 3 dred-demo`,
-# stops one process as soon as it exists -- a stopped process holds every start-up
-# collective open, so the victim surely dies during start-up whatever the machine's speed
-# -- SIGTERMs another, by pid, 0.6-2 s after the launch, continues the stopped one, and
-# expects the job to end within LIMIT (30) s, non-zero, with that line and no "pools".
+# the program, its pid and that it died during start-up.  Each trial runs `dredrun -n 3 dred-demo`
+# with DRED_TEST_START_PAUSE_MS=3000 (every worker's dred_init then lasts 3 s or more: a
+# start-up takes under a second here, too short for a test's pid lookups and sleeps to
+# land in it surely), stops one process as soon as it finds it -- a stopped process holds
+# every start-up collective open -- SIGTERMs another, by pid, 0.6-2 s after the launch,
+# continues the stopped one, and expects the job to end within LIMIT (30) s, non-zero,
+# with that line and no "pools".
 # The victim is a worker, or dred-master itself (then a worker is the stopped one).
 #
 # Part 2, no control directory left.  The job's control sockets live in a directory
@@ -117,7 +119,7 @@ echo "test-launch: a process killed during start-up ends the job at once, named 
 # holds start-up open
 for trial in "worker dred-master 0.6" "worker dred-master 1.2" "worker dred-master 2.0" "master dred-demo 1.0"; do
   read -r what hold delay <<<"$trial"
-  start "startdeath-$what-$delay"
+  start "startdeath-$what-$delay" DRED_TEST_START_PAUSE_MS=3000
   if ! held=$(pid_of "$hold"); then
     finish; bad "$what killed at $delay s: the job started" "no $hold process: $(printf '%s' "$out" | tail -3)"; continue
   fi
@@ -153,9 +155,10 @@ fi
 nothing_left "DRED_POLICY=bogus"
 
 # A worker stopped once the control directory exists (the start-up collectives have begun)
-# and before its pool is set up (DRED_POOL_MB, 256 MiB touched page by page, takes longer
-# than this poll): the start-up watch then ends the job while the directory is there.
-start "timeout" DRED_START_TIMEOUT_S=3
+# and before its pool is set up (DRED_TEST_START_PAUSE_MS holds every worker there 2 s,
+# far longer than this poll; unstopped, start-up would end before the 3 s bound): the
+# start-up watch then ends the job while the directory is there.
+start "timeout" DRED_START_TIMEOUT_S=3 DRED_TEST_START_PAUSE_MS=2000
 held=""
 for _ in $(seq 1 1000); do
   ls "$td" 2>/dev/null | grep -q dred-ctl && break
