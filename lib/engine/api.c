@@ -6,13 +6,11 @@
  * flight.  A good call builds an instance and hands it to the runtime thread (runtime.c)
  * through a locked queue, then kicks the thread awake; the caller gets a future at once.
  */
-#include <errno.h>
 #include <signal.h>
 #include <unistd.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../../common/deathwatch.h"
 #include "../../common/log.h"
@@ -77,14 +75,10 @@ static void watch_attach(dred_rt_t *rt) {
 /* DRED_TEST_START_PAUSE_MS (a test hook): a start-up that lasts at least this long, so
  * that tests/tools/test-launch.sh's stops and kills land inside it on any machine. */
 static void test_start_pause(void) {
-  uint64_t ms = dred_setting_u64(DRED_S_TEST_START_PAUSE_MS);
-  struct timespec ts;
+  uint64_t ms = dred_setting_u64(DRED_S_TEST_START_PAUSE_MS); /* at most 600000 */
   if (ms == 0) return;
   DRED_WARN("DRED_TEST_START_PAUSE_MS: start-up pauses %llu ms (a test hook)", (unsigned long long)ms);
-  ts.tv_sec = (time_t)(ms / 1000);
-  ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
+  uv_sleep((unsigned int)ms);
 }
 
 int dred_init(int *argc, char ***argv) {
