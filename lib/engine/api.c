@@ -368,6 +368,7 @@ typedef struct {
   MPI_Datatype type;
   MPI_Op op;       /* MPI_OP_NULL for a bcast */
   int root;        /* 0 for an allreduce */
+  int blocking;    /* dred_reduce, dred_allreduce: waits before returning */
 } call_t;
 
 /* Checks that need no group: the future pointer, the library's state, count and tag; then
@@ -557,10 +558,18 @@ static void call_load(dred_rt_t *rt, dred_inst_t *in, int user_op, size_t extra)
 /* The path, decided under rt->lock: the node's meeting place, the inline path, or
  * dred-master through the runtime thread (then the call may wait for a copy on another
  * node).  Returns 1 once `in` is handed over, 0 if the service died meanwhile (`in`
- * discarded, *status: the caller's). */
-static int call_submit(dred_rt_t *rt, dred_inst_t *in, int *status) {
+ * discarded, *status: the caller's), 2 if a blocking call ended here in the fast lane
+ * (`in` and its future freed, *status: the call's). */
+static int call_submit(dred_rt_t *rt, dred_inst_t *in, int blocking, int *status) {
   dred_handover_ticket_t ticket;
   int offnode, met, first;
+
+  /* A blocking small reduce or allreduce of a one-node group tries the meeting place's
+   * fast lane first: decided there, it is finished before the call waits (meetpath.c). */
+  if (blocking && dred_meetpath_fast(rt, in)) {
+    *status = dred_meetpath_fast_finish(rt, in); /* `in` and its future are gone */
+    return 2;
+  }
 
   dred_meetpath_prepare(rt, in); /* a pool block peers can read, if it needs one */
   dred_relay_prepare(rt, in);    /* ... or one for a node relay's data, if it may lead */
@@ -668,7 +677,11 @@ static int call_start(const call_t *c, MPI_Comm comm, int tag, dred_future **fut
   }
   /* decide the path and submit: meeting place, inline, or dred-master */
   fut = in->fut;
-  if (!call_submit(rt, in, &rc)) return rc;
+  switch (call_submit(rt, in, c->blocking, &rc)) {
+    case 0: return rc;
+    case 2: *future = NULL; return rc; /* a blocking call, over */
+    default: break;
+  }
   if (refuse != DRED_OK) {
     dred_future_free(fut); /* the caller gets the status, not a future */
     return refuse;
@@ -680,35 +693,39 @@ static int call_start(const call_t *c, MPI_Comm comm, int tag, dred_future **fut
 /* The blocking forms: the nonblocking call with DRED_TAG_AUTO (its status rc, its future
  * f: two statements, as argument evaluation order is unspecified), then dred_future_get. */
 static int call_wait(int rc, dred_future *f) {
-  if (rc != DRED_OK) return rc;
-  rc = dred_future_get(f);
-  dred_future_free(f);
+  if (rc == DRED_OK && f != NULL) { /* (none: ended in the fast lane, rc its status) */
+    rc = dred_future_get(f);
+    dred_future_free(f);
+  }
+  dred_meetpath_fast_done(); /* last: see meetpath.h */
   return rc;
 }
 
 int dred_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                  MPI_Op op, int root, MPI_Comm comm, int tag, dred_future **future) {
-  call_t c = {PROTO_KIND_REDUCE, "dred_ireduce", sendbuf, recvbuf, count, datatype, op, root};
+  call_t c = {PROTO_KIND_REDUCE, "dred_ireduce", sendbuf, recvbuf, count, datatype, op, root, 0};
   return call_start(&c, comm, tag, future);
 }
 
 int dred_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                 MPI_Op op, int root, MPI_Comm comm) {
+  call_t c = {PROTO_KIND_REDUCE, "dred_reduce", sendbuf, recvbuf, count, datatype, op, root, 1};
   dred_future *f = NULL;
-  int rc = dred_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, DRED_TAG_AUTO, &f);
+  int rc = call_start(&c, comm, DRED_TAG_AUTO, &f);
   return call_wait(rc, f);
 }
 
 int dred_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                     MPI_Op op, MPI_Comm comm, int tag, dred_future **future) {
-  call_t c = {PROTO_KIND_ALLREDUCE, "dred_iallreduce", sendbuf, recvbuf, count, datatype, op, 0};
+  call_t c = {PROTO_KIND_ALLREDUCE, "dred_iallreduce", sendbuf, recvbuf, count, datatype, op, 0, 0};
   return call_start(&c, comm, tag, future);
 }
 
 int dred_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                    MPI_Op op, MPI_Comm comm) {
+  call_t c = {PROTO_KIND_ALLREDUCE, "dred_allreduce", sendbuf, recvbuf, count, datatype, op, 0, 1};
   dred_future *f = NULL;
-  int rc = dred_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, DRED_TAG_AUTO, &f);
+  int rc = call_start(&c, comm, DRED_TAG_AUTO, &f);
   return call_wait(rc, f);
 }
 
@@ -716,7 +733,7 @@ int dred_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
  * member's result goes to `buffer`. */
 int dred_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                 int tag, dred_future **future) {
-  call_t c = {PROTO_KIND_BCAST, "dred_ibcast", buffer, buffer, count, datatype, MPI_OP_NULL, root};
+  call_t c = {PROTO_KIND_BCAST, "dred_ibcast", buffer, buffer, count, datatype, MPI_OP_NULL, root, 0};
   if (buffer != NULL && count > 0) c.sendbuf = MPI_IN_PLACE;
   return call_start(&c, comm, tag, future);
 }

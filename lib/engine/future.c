@@ -147,6 +147,12 @@ void dred_future_free(dred_future *f) {
   future_unref_locked_and_unlock(f);
 }
 
+void dred_future_discard(dred_future *f) {
+  if (f == NULL) return;
+  if (DRED_KEEP_SPARE) f = __atomic_exchange_n(&spare, f, __ATOMIC_ACQ_REL);
+  if (f != NULL) future_destroy(f); /* the one kept before, or this one */
+}
+
 int dred_future_abandoned_lock(dred_future *f) {
   uv_mutex_lock(&f->mu);
   if (!f->abandoned) return 0;

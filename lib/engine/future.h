@@ -47,6 +47,9 @@ struct dred_future {
 #define DRED_KEEP_SPARE 1
 #endif
 dred_future *dred_future_new(void);
+/* Free a future nobody else ever saw (both references ours, nothing waits on it): no
+ * lock taken. */
+void dred_future_discard(dred_future *f);
 /* Free the future kept for reuse (dred_finalize). */
 void dred_future_drop_spare(void);
 void dred_future_complete(dred_future *f, int status); /* drops the runtime's reference */

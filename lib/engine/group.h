@@ -29,6 +29,7 @@ typedef struct dred_group {
    * reduction: NULL when it spans nodes, is too large, or the table was full. */
   struct dred_meet_ring *meet_ring;
   int meet_looked;
+  uint64_t meet_fast_next; /* 1 + the auto seq last decided in the fast lane (meetpath.c) */
   /* Its members on other nodes than this process's (bit k: member k, the first 64) and
    * how many are on this one, this process included: fixed for the group's life. */
   uint64_t off_node;

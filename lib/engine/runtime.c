@@ -144,6 +144,25 @@ int dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   return bye;
 }
 
+int dred_rt_inst_end_unseen(dred_rt_t *rt, dred_inst_t *in, int status) {
+  status = dred_dist_finish(rt, in, status);
+  dred_dp_acc_release(rt, in);
+  if (in->type_hold != MPI_DATATYPE_NULL) PMPI_Type_free(&in->type_hold); /* our own dup */
+  uv_mutex_lock(&rt->lock);
+  rt->entering--;
+  rt->meet_done++;
+  dred_nodemem_give(rt, in->node_bytes);
+  uv_mutex_unlock(&rt->lock);
+  in->node_bytes = 0;
+  if (status != DRED_OK)
+    DRED_INFO("reduction (group %016llx, tag " PROTO_KEY_FMT ") ended: %s",
+              (unsigned long long)in->group_id, PROTO_KEY_ARG(in->tag), dred_status_str(status));
+  dred_lifetime_release(in->op, in->type, in->held);
+  dred_future_discard(in->fut);
+  dred_rt_inst_free(in);
+  return status;
+}
+
 void dred_rt_inst_maybe_finish(dred_rt_t *rt, dred_inst_t *in) {
   if (in->state == INST_ENDED && in->tasks_pending == 0 &&
       (in->repl == NULL || !rt->robust->reading(in))) {

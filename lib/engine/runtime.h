@@ -193,6 +193,11 @@ void dred_rt_fail_everything(dred_rt_t *rt, int status);
  * Returns whether dred_finalize had begun when `in` left the table (it waits for the
  * table to empty: a thread other than the runtime's that finished `in` wakes it). */
 int dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status);
+/* The same for an instance nobody else ever saw -- never inserted, its future never handed
+ * out (a blocking call decided in the meeting place's fast lane): no table to leave, no
+ * future to complete.  Counted as met; the call's place under the cap (rt->entering) is
+ * given back.  Returns the status the call returns; `in` and its future are freed. */
+int dred_rt_inst_end_unseen(dred_rt_t *rt, dred_inst_t *in, int status);
 /* An instance's memory, zeroed, with `extra` bytes after it (NULL: no memory), and its
  * return; the last one without extra bytes is kept for the next (dred_rt_inst_drop_spare
  * frees it). */

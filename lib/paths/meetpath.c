@@ -295,8 +295,8 @@ static dred_meet_ring_t *ring_for(dred_rt_t *rt, dred_inst_t *in, uint64_t *seq)
   if (in->tag < 0) {
     *seq = (uint64_t)(-1 - in->tag);
     if (!g->meet_looked) {
-      g->meet_looked = 1;
       g->meet_ring = dred_meet_ring_of(rt->meet, g->id, g->n, g->workers);
+      __atomic_store_n(&g->meet_looked, 1, __ATOMIC_RELEASE); /* read without the lock: fast */
       if (g->meet_ring == NULL && g->n <= DRED_MEET_MAX_MEMBERS)
         DRED_INFO("group %016llx (%u members): the node's meeting place is full (%d streams); "
                   "its auto-tagged reductions go through dred-master",
@@ -409,6 +409,91 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, int held_returns) {
     in->meet_claimed = 1;
   }
   return 1;
+}
+
+/* The fast lane's ack of this thread's last collective decided there, given by its
+ * public call as it returns (dred_meetpath_fast_done): the store waits for the post's
+ * line, which the peers just read, and nothing in the call should wait behind it. */
+static _Thread_local struct {
+  dred_meet_ring_t *r;
+  uint64_t seq;
+  uint32_t member;
+  int due;
+} fast_due;
+
+void dred_meetpath_fast_done(void) {
+  if (!fast_due.due) return;
+  fast_due.due = 0;
+  dred_meet_fast_done(fast_due.r, fast_due.seq, fast_due.member);
+}
+
+int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
+  dred_group_t *g = in->group;
+  dred_meet_ring_t *r = NULL;
+  proto_msg_t ready;
+  proto_params_t p;
+  uint64_t seq = 0;
+  size_t bytes;
+  int rc, st = DRED_OK, dead = 0, waited = 0, peers_past = 0;
+
+  if (rt->meet == NULL || g->spans_nodes || in->tag >= 0 || in->join_error != DRED_OK ||
+      in->refused || in->kind == PROTO_KIND_BCAST || !meet_small(in) || in->bytes > DRED_MEET_FAST_DATA || g->n > DRED_MEET_FAST_MEMBERS)
+    return 0;
+  /* The group's ring, looked up once under rt->lock and never changed after (read here
+   * without it once looked). */
+  seq = (uint64_t)(-1 - in->tag);
+  if (__atomic_load_n(&g->meet_looked, __ATOMIC_ACQUIRE)) {
+    r = g->meet_ring;
+  } else {
+    uv_mutex_lock(&rt->lock);
+    r = ring_for(rt, in, &seq);
+    uv_mutex_unlock(&rt->lock);
+  }
+  if (r == NULL || __atomic_load_n(&rt->dead, __ATOMIC_ACQUIRE)) return 0;
+  dred_rt_ready(in, in->member, &ready); /* what the slot would compare, as arrive does */
+  /* the stream's previous collective decided in the lane: every peer posted it, so none
+   * still reads this slot's posts of DEPTH ago */
+  peers_past = seq > 0 && __atomic_load_n(&g->meet_fast_next, __ATOMIC_RELAXED) == seq;
+  p = proto_params_of(&ready);
+  bytes = publishes(in) ? in->bytes : 0;
+  if (!dred_meet_fast_post(r, seq, in->member, &p, bytes > 0 ? operand_of(in) : NULL, bytes,
+                           peers_past))
+    return 0; /* the slot's way: its arrival tells the peers */
+  while ((rc = dred_meet_fast_look(r, seq, in->member, taken_data, sizeof taken_data, &st)) == 0) {
+    /* The service died (master lost): nothing will end a wait for a member that never
+     * comes; the call ends the way call_submit ends any call then.  Looked at after a
+     * wait that came back unresolved, off the path of a collective resolved at once. */
+    if (waited) {
+      uv_mutex_lock(&rt->lock);
+      dead = rt->dead;
+      uv_mutex_unlock(&rt->lock);
+      if (dead) {
+        dred_meet_fast_leave(r, seq, in->member);
+        return 0;
+      }
+    }
+    dred_meet_fast_wait(r, seq, in->member, WAIT_SLICE_NS);
+    waited = 1;
+  }
+  if (rc < 0) return 0; /* a member went the slot's way: so do we */
+  dred_meetpath_fast_done();
+  fast_due.r = r;
+  fast_due.seq = seq;
+  fast_due.member = in->member;
+  fast_due.due = 1;
+  in->meet_slot = dred_meet_slot_at(r, seq);
+  in->meet_seq = seq;
+  in->meet_status = st;
+  return 1;
+}
+
+int dred_meetpath_fast_finish(dred_rt_t *rt, dred_inst_t *in) {
+  int st = in->meet_status;
+  /* the small path's fold (dred_meetpath_finish_taken's), from the operands taken */
+  if (st == DRED_OK && (in->kind == PROTO_KIND_ALLREDUCE || in->is_root))
+    st = dred_dp_inline_fold(rt, in, taken_data, in->group->n);
+  __atomic_store_n(&in->group->meet_fast_next, in->meet_seq + 1, __ATOMIC_RELAXED);
+  return dred_rt_inst_end_unseen(rt, in, st);
 }
 
 void dred_meetpath_finish_taken(dred_rt_t *rt, dred_inst_t *in) {

@@ -75,6 +75,20 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, int held_returns);
  * piece, telling the slot as it goes (the members copy out meanwhile).  On the calling
  * thread, after arriving, without rt->lock; nothing if there is nothing to publish. */
 void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in);
+/* The fast lane (lib/shm/meet.h): a blocking small reduce or allreduce of a one-node group,
+ * on the calling thread, `in` complete but not inserted, rt->lock not held.  Posts and
+ * waits until every member is accounted for: 1 if decided there (in->meet_status: DRED_OK
+ * with the operands it reads taken, or MISMATCH; end it with dred_meetpath_fast_finish);
+ * 0 if the call goes on the usual way (not eligible, a member went the slot's way, or the
+ * service died). */
+int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in);
+/* The ack of the calling thread's last collective decided in the fast lane, if not given
+ * yet: the blocking call gives it as it returns. */
+void dred_meetpath_fast_done(void);
+/* `in`, decided by dred_meetpath_fast and seen by nobody else: its fold from the
+ * operands taken, then its end (dred_rt_inst_end_unseen).  Returns the call's status;
+ * `in` and its future are freed. */
+int dred_meetpath_fast_finish(dred_rt_t *rt, dred_inst_t *in);
 /* A small collective that took its outcome at its arrival (in->meet_taken, claimed): its
  * fold or copy from the operands it took, then its end, on the thread that arrived, after
  * inserting it and letting rt->lock go.  `in` is freed. */

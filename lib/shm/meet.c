@@ -6,9 +6,10 @@
  * never from timing, so members that agree always take the same path.  The region is
  * mapped at different addresses in different processes: nothing in it is a pointer (an
  * operand left in a pool block is named by its owner and offset, never its address).
+ * The layout is meet_int.h's; the fast lane's posts, beside the slots, are fast.c's.
  */
 #define _GNU_SOURCE
-#include "meet.h"
+#include "meet_int.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -19,78 +20,6 @@
 #include <unistd.h>
 
 #include "../../include/dred_status.h"
-
-struct dred_meet_slot {
-  /* Waiters poll `wake`: a line of its own, so that the polls do not pull the lock's
-   * line away from the member updating the slot under it. */
-  _Alignas(64) uint32_t wake; /* futex word: bumped at every outcome                    */
-  uint32_t nwait;         /* waiters on `wake` (no syscall to wake nobody)              */
-  /* A reduce's root folding early arrivals (dred_meet_solo) waits on `arr` instead: it
-   * moves at every arrival and every outcome.  A line of its own, so that arrivals do not
-   * disturb the members polling `wake`. */
-  _Alignas(64) uint32_t arr;
-  uint32_t nwait_arr;
-  _Alignas(64) pthread_mutex_t mu; /* robust, process-shared                            */
-  uint32_t busy;          /* held by reduction `seq`                                    */
-  uint32_t state;         /* dred_meet_state_t                                          */
-  int32_t status;         /* FAILED: what everyone gets                                 */
-  uint32_t n;             /* the ring's group size, copied here for release             */
-  uint64_t seq;
-  uint64_t spilled;       /* reductions below this seq that found the slot held: spilled */
-  uint64_t arrived;       /* members that arrived                                       */
-  uint64_t shown;         /* of those, the ones that met here and whose arrival is whole:
-                           * parameters, reference and data written (lock-free looks)   */
-  uint64_t master;        /* of those, the ones that went to dred-master                */
-  uint64_t released;      /* members done with it (or dead); atomic: release takes no lock */
-  int32_t error;          /* the first member error                                     */
-  uint32_t root;          /* OK: the root's member index (whose release ends all reads)  */
-  uint32_t kind;          /* OK: the collective (PROTO_KIND_*), from the parameters      */
-  uint32_t solo;          /* a reduce whose root folds early arrivals alone: no claims    */
-  uint32_t arr_watch;     /* a reduce member arrived: its root may wait on `arr`         */
-  uint32_t relay;         /* the ring's kind (RING_PLAIN, _RELAY, _PARTIAL): a relay
-                           * slot's `root` is its leader once one arrived; an OK partial
-                           * slot's, the member that folds                              */
-  uint32_t led;           /* relay: a leader arrived (it is `root`)                     */
-  int32_t fold_status;    /* the chunk phase: DRED_OK, or why it cannot end              */
-  uint64_t claimed;       /* chunks someone folds (or folded)                           */
-  uint64_t folded;        /* ... and those whose result is whole where `part` says       */
-  uint8_t claimer[DRED_MEET_MAX_CHUNKS]; /* who claimed each chunk                      */
-  int64_t part[DRED_MEET_MAX_CHUNKS];    /* the block of the claimer's pool segment that
-                                          * holds the chunk's result (-1: a reduce root's
-                                          * own, in its result)                         */
-  uint64_t progress;      /* a bcast: bytes of the root's data in its block so far       */
-  proto_params_t p[DRED_MEET_MAX_MEMBERS];
-  dred_meet_ref_t ref[DRED_MEET_MAX_MEMBERS]; /* where each member's operand is         */
-  _Alignas(64) unsigned char data[DRED_MEET_DATA];
-};
-
-enum { RING_FREE = 0, RING_CLAIMING, RING_READY };
-enum { RING_PLAIN = 0, RING_RELAY, RING_PARTIAL }; /* a ring's kind (its `relay`) */
-
-struct dred_meet_ring {
-  uint32_t state;         /* RING_*: claimed once, never given back                    */
-  uint32_t n;
-  uint64_t gid;
-  int64_t stream;         /* DRED_MEET_AUTO, or the explicit tag                        */
-  uint32_t workers[DRED_MEET_MAX_MEMBERS];
-  uint64_t spills, mixed, noplace; /* under any slot's lock: approximate (tests, stats) */
-  uint64_t gone;          /* members declared failed: never meet again (atomic)         */
-  uint32_t relay;         /* RING_PLAIN, or a node's ring of a group spanning nodes:
-                           * RING_RELAY (dred_meet_relay_of), RING_PARTIAL (_partial_of) */
-  uint64_t absent;        /* those two: members that never arrive here (other nodes)     */
-  _Alignas(64) struct dred_meet_slot slots[DRED_MEET_DEPTH];
-};
-
-struct dred_meet_table {
-  uint32_t magic;
-  uint32_t ngroups;
-  _Alignas(64) struct dred_meet_ring rings[DRED_MEET_GROUPS];
-};
-
-#define MEET_MAGIC 0x6d656574u /* "meet" */
-
-static uint64_t bit(uint32_t k) { return (uint64_t)1 << k; }
-static uint64_t all_of(uint32_t n) { return n >= 64 ? ~(uint64_t)0 : bit(n) - 1; }
 
 size_t dred_meet_table_bytes(void) { return sizeof(struct dred_meet_table); }
 
@@ -569,6 +498,8 @@ static int arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const prot
     memset(&none, 0, sizeof none);
     op = &none;
   }
+  /* This member reads no post of seq (fast.c) */
+  dred_meet__fast_ack(r, seq, member);
   if (op->kind > DRED_MEET_OP_NOPLACE) return -1;
   if (wants && op->kind == DRED_MEET_OP_SLOT &&
       ((op->len > 0 && data == NULL) || (op->len != 0 && op->len != p->count * p->extent) ||
@@ -595,8 +526,9 @@ static int arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const prot
        * A slot held by a newer one means this member was given up for dead: dred-master
        * too, which knows it. */
       if (s->busy && s->spilled < seq + 1) {
-        s->spilled = seq + 1;
+        __atomic_store_n(&s->spilled, seq + 1, __ATOMIC_RELEASE); /* (read lock-free: fast.c) */
         r->spills++;
+        dred_meet__fast_wake(r, seq);
       }
       slot_unlock(s);
       return 0;
@@ -604,6 +536,7 @@ static int arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const prot
     __atomic_store_n(&s->busy, 1, __ATOMIC_RELAXED);
     s->n = n;
     __atomic_store_n(&s->seq, seq, __ATOMIC_RELAXED);
+    dred_meet__fast_wake(r, seq); /* a fast-lane member of seq, asleep, goes the slot's way */
     __atomic_store_n(&s->state, DRED_MEET_OPEN, __ATOMIC_RELEASE);
     s->status = DRED_OK;
     s->error = DRED_OK;
@@ -951,6 +884,11 @@ static void word_wait(uint32_t *word, uint32_t *nwait, uint32_t w, uint64_t time
   __atomic_sub_fetch(nwait, 1, __ATOMIC_ACQ_REL);
 }
 
+void dred_meet__wake(dred_meet_slot_t *s) { slot_wake(s); }
+uint64_t dred_meet__spin_ns(void) { return spin_ns; }
+uint64_t dred_meet__now_ns(void) { return mono_ns(); }
+void dred_meet__sleep(uint32_t *word, uint32_t w, uint64_t timeout_ns) { futex_sleep(word, w, timeout_ns); }
+
 void dred_meet_wait(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int is_bcast,
                     uint64_t timeout_ns) {
   uint32_t w;
@@ -1229,6 +1167,7 @@ void dred_meet_member_failed(dred_meet_ring_t *r, uint32_t member, int status) {
       slot_released(s, bit(member), s->n);
     }
     slot_unlock(s);
+    slot_wake(s); /* fast-lane members sleeping on it look again (fast.c) */
   }
 }
 

@@ -241,6 +241,78 @@ int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                           const void *data, int error, void *take, size_t cap,
                           int held_returns, dred_meet_arrival_t *out);
 
+/* The fast lane: a small blocking reduce or allreduce without the slot's lock.
+ *
+ * Why.  An arrival in the slot moves the lock's line, the lines of the fields it resets,
+ * its parameters, reference and data, the wake word and the released mask between cores;
+ * where every member has a core, each such move is on the critical path (one line, one
+ * way: 75-300 ns on the 2-core development guest, as its vCPUs are placed), and a small
+ * collective is a handful of them.  Here each member writes one post of its own (its
+ * parameters and operand, DRED_MEET_FAST_DATA bytes at most) and reads its peers'.
+ *
+ * How (fast.c).  A member whose own call is fast-eligible -- a blocking reduce or
+ * allreduce whose operand fits, on a plain ring of at most DRED_MEET_FAST_MEMBERS -- posts
+ * (dred_meet_fast_post) and then looks (dred_meet_fast_look) until every member is
+ * accounted for:
+ *   - every member POSTED for seq: each member compares all parameters itself (the same
+ *     posts, the same comparison: the same outcome everywhere), copies the operands it
+ *     reads and is done -- DRED_OK or DRED_ERR_MISMATCH.  The slot is never touched.
+ *   - some member went the slot's way for seq instead (a nonblocking call, a larger
+ *     operand, a refusal...): its arrival opened the slot for seq or spilled seq, which
+ *     the lane's members watch; or a member was declared failed before it posted (a looker
+ *     marks its post SLOW, a compare-and-swap against its own post): nobody can see
+ *     everyone POSTED, so every member that posted arrives in the slot too, and the slot
+ *     decides as it does for anyone (MISMATCH, PROC_FAILED, ...).
+ * A post is never taken back, so both outcomes cannot happen for one seq, and nobody is
+ * done before every member posted.  That is why a bcast does not take the lane: the slot
+ * serves its early arrivals before the last one came (seed 000), and a member served from
+ * a post and gone could not be answered for should a later one go the slot's way.
+ *
+ * Reuse.  A member posts for seq only once every living peer is done with the posts of
+ * seq - DEPTH there: known when they all posted the stream's previous collective (blocking
+ * calls, one after the other), else read from their acks (a line each, written at the end
+ * of each call and at each arrival in the slot, and read by nobody else in the common
+ * case, so that writing it costs nothing); otherwise it goes the slot's way.  A peer
+ * declared failed is not waited for: should it still run, its look re-reads the tags after
+ * copying (a writer marks its tag WRITING first) and takes DRED_ERR_PROC_FAILED if one
+ * moved.
+ *
+ * Waiting: polls while the caller's core is its own (dred_meet_set_spin), then sleeps on
+ * the slot's wake word; whoever sees every post in wakes the sleepers, as do a slot opened
+ * or spilled for seq and a death (dred_meet_member_failed). */
+#define DRED_MEET_FAST_MEMBERS 16 /* larger groups never take the fast lane              */
+#define DRED_MEET_FAST_DATA 88    /* bytes of one member's operand in its post           */
+
+/* Member `member` posts its parameters and operand (`bytes`, 0 at a reduce's root) for
+ * `seq`.  `peers_past`: the caller knows every peer posted this stream's seq - 1 (it saw
+ * them all in the lane then).  1 if posted (then look until resolved); 0 if not -- the
+ * ring or group does not allow it, the operand is too large, a peer may still read this
+ * slot's posts of seq - DEPTH, a member went the slot's way for seq already, or this one
+ * was declared failed -- and the member arrives in the slot as usual. */
+int dred_meet_fast_post(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                        const proto_params_t *p, const void *data, size_t bytes, int peers_past);
+/* A posted member's look.  0: not everyone is accounted for yet.  1: everyone posted;
+ * *status is DRED_OK (then `take`, `cap` bytes, holds member k's operand at k x bytes for
+ * each operand the collective reads: all of an allreduce, a reduce's non-roots) or
+ * DRED_ERR_MISMATCH (or DRED_ERR_PROC_FAILED: this member was given up for dead and a
+ * post moved while it read); the member reads no post of seq any more and gives its ack
+ * with dred_meet_fast_done.  -1: someone went the slot's way, or this member was declared
+ * failed: arrive in the slot (the ack is given). */
+int dred_meet_fast_look(dred_meet_ring_t *r, uint64_t seq, uint32_t member, void *take,
+                        size_t cap, int *status);
+/* Wait at most timeout_ns until member's look at `seq` may resolve (polls first). */
+void dred_meet_fast_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint64_t timeout_ns);
+/* The ack of a member whose look returned 1: its peers may post in this slot again.  A
+ * caller gives it once its call's other work is done (the ack is not urgent, and the
+ * call's locks would wait for the store to leave the core first). */
+void dred_meet_fast_done(dred_meet_ring_t *r, uint64_t seq, uint32_t member);
+/* A posted member stops looking before its look resolved (the service died): it reads
+ * none of seq's posts any more.  Its post stays for the peers that read it. */
+void dred_meet_fast_leave(dred_meet_ring_t *r, uint64_t seq, uint32_t member);
+/* The slot `seq` maps to in the ring (a fast-lane member's future names it, as an
+ * arrival's would). */
+dred_meet_slot_t *dred_meet_slot_at(dred_meet_ring_t *r, uint64_t seq);
+
 /* 1 while the slot `seq` would use is still held by the reduction DRED_MEET_DEPTH before
  * it and `seq` was not sent to dred-master yet: arriving now would spill it, waiting a
  * moment for the holder's members to take their outcomes may not.  A hint (no lock). */

@@ -6,7 +6,7 @@
  *           [--victim-mode none|worker|root|master|two|concurrent|node|masternode]
  *           [--kill-rank K[,K2]] [--kill-at SEC|call | --kill-frac F] [--kill-index I]
  *           [--master-pid-file FILE] [--pool-buffers] [--root-late SEC] [--op sum|affine]
- *           [--auto-tags] [--coll reduce|allreduce|bcast]
+ *           [--auto-tags [--blocking]] [--coll reduce|allreduce|bcast]
  *
  * --coll allreduce: every step's collectives are dred_iallreduce, and every member (not
  * only the root) checks its result against the closed form.  --coll bcast: dred_ibcast
@@ -16,7 +16,10 @@
  *
  * --auto-tags: every reduction is DRED_TAG_AUTO instead of an explicit tag, so small ones
  * of a one-node job meet in shared memory (lib/paths/meetpath.c) rather than go through
- * dred-master: the kill then lands in that path.
+ * dred-master: the kill then lands in that path.  --blocking (with --auto-tags): each
+ * collective is the blocking call (dred_reduce, dred_allreduce, dred_bcast), one after
+ * the other, so that small ones of a one-node job take the meeting place's fast lane
+ * (lib/shm/fast.c); the status is the call's.
  *
  * --op affine: a non-commutative op instead of MPI_SUM on doubles.  Each element is a pair
  * (a, b) of integer-valued doubles below AFF_Q, the affine map x -> a x + b mod AFF_Q;
@@ -396,6 +399,7 @@ static void *victim_main(void *arg) {
 #define AFF_Q 4093.0
 static int g_affine;
 static int g_auto_tags; /* --auto-tags */
+static int g_blocking;  /* --blocking: the blocking calls, with DRED_TAG_AUTO */
 static int g_coll;      /* --coll: 0 reduce, 1 allreduce, 2 bcast */
 static int g_root;      /* the root (a bcast's result is its operand) */
 static MPI_Datatype g_pair = MPI_DATATYPE_NULL;
@@ -541,7 +545,27 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
     int rc, cnt = (int)(g_affine ? b->count / 2 : b->count), tg = g_auto_tags ? DRED_TAG_AUTO : tag;
     MPI_Datatype dt = g_affine ? g_pair : MPI_DOUBLE;
     MPI_Op op = g_affine ? g_aff_op : MPI_SUM;
-    if (g_coll == 1) {
+    if (g_blocking) {
+      /* the call is the whole collective: its status is the future's */
+      if (g_coll == 1) {
+        st[j] = dred_allreduce(b->send[j], b->recv[j], cnt, dt, op, dred_comm());
+      } else if (g_coll == 2) {
+        if (g_rank == b->root) memcpy(b->recv[j], b->send[j], b->count * sizeof(double));
+        st[j] = dred_bcast(b->recv[j], cnt, dt, b->root, dred_comm());
+      } else {
+        st[j] = dred_reduce(b->send[j], g_rank == b->root ? b->recv[j] : NULL, cnt, dt, op,
+                            b->root, dred_comm());
+      }
+      rc = DRED_OK;
+      f[j] = NULL;
+      got_ns[j] = wall_ns();
+      last_mono = mono_s();
+      if (res.first_done_ns == 0 || got_ns[j] < res.first_done_ns) res.first_done_ns = got_ns[j];
+      if (got_ns[j] > res.last_done_ns) res.last_done_ns = got_ns[j];
+      done[j] = 1;
+      fresh[j] = 1;
+      left--;
+    } else if (g_coll == 1) {
       rc = dred_iallreduce(b->send[j], b->recv[j], cnt, dt, op, dred_comm(), tg, &f[j]);
     } else if (g_coll == 2) {
       if (g_rank == b->root) memcpy(b->recv[j], b->send[j], b->count * sizeof(double));
@@ -587,8 +611,10 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
       }
     }
   }
-  while (left > 0) {
+  int unchecked = g_blocking; /* blocking calls: all done, their results still to check */
+  while (left > 0 || unchecked) {
     int progressed = 0;
+    unchecked = 0;
     /* First every future that is done now, each stamped as it returns; the checks below
      * (a pass over the whole result at the root) come after, so that they do not delay the
      * stamps of the futures found in the same pass (concurrent mode). */
@@ -713,7 +739,7 @@ int main(int argc, char **argv) {
       {"kill-frac", required_argument, 0, 'F'},  {"kill-index", required_argument, 0, 'i'},
       {"outdir", required_argument, 0, 'o'},     {"master-pid-file", required_argument, 0, 'M'},
       {"pool-buffers", no_argument, 0, 'P'},     {"root-late", required_argument, 0, 'L'},
-      {"op", required_argument, 0, 'O'},         {"coll", required_argument, 0, 'X'},         {"auto-tags", no_argument, 0, 'A'},
+      {"op", required_argument, 0, 'O'},         {"coll", required_argument, 0, 'X'},         {"auto-tags", no_argument, 0, 'A'}, {"blocking", no_argument, 0, 'B'},
       {0, 0, 0, 0}};
   int c, rc, s, j, victim = 0, killer = 0, node_mode, pool_buffers = 0;
   bufs_t b;
@@ -765,6 +791,7 @@ int main(int argc, char **argv) {
     case 'M': snprintf(master_pid_file, sizeof master_pid_file, "%s", optarg); break;
     case 'P': pool_buffers = 1; break;
     case 'A': g_auto_tags = 1; break;
+    case 'B': g_blocking = 1; break;
     case 'X':
       g_coll = strcmp(optarg, "allreduce") == 0 ? 1 : strcmp(optarg, "bcast") == 0 ? 2 : 0;
       if (g_coll == 0 && strcmp(optarg, "reduce") != 0) {

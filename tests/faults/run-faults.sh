@@ -9,6 +9,8 @@
 #                         call; the default label gets "-pool")
 #        [--auto-tags]    (DRED_TAG_AUTO reductions: small ones of a one-node job meet in
 #                         shared memory, lib/paths/meetpath.c; label "-auto")
+#        [--blocking]     (with --auto-tags: the blocking calls, one at a time, so small
+#                         ones take the fast lane, lib/shm/fast.c; label "-blocking")
 #        [--op sum|affine] (affine: a non-commutative user op, the composition of affine
 #                         maps, checked against the maps composed in rank order; label
 #                         "-affine")
@@ -166,6 +168,7 @@ nnodes=3     # node modes: simulated nodes
 sim_nodes="" # or an explicit layout
 nodes_given=0 # --nodes / --sim-nodes: the other modes run on simulated nodes too
 auto_tags=0    # --auto-tags: DRED_TAG_AUTO reductions (small ones meet in shared memory)
+blocking=0     # --blocking: the blocking calls, auto-tagged (small ones: the fast lane)
 pool_buffers=0 # --pool-buffers: fault_app takes its operands from dred_alloc_mem
 external=0     # --external: dred-master beside the job (dredrun --external-master)
 op=sum         # --op affine: a non-commutative user op (tests/faults/fault_app.c)
@@ -193,6 +196,7 @@ while [ $# -gt 0 ]; do
     --sim-nodes) sim_nodes=$2; nodes_given=1; shift 2 ;;
     --pool-buffers) pool_buffers=1; shift ;;
     --auto-tags) auto_tags=1; shift ;;
+    --blocking) auto_tags=1; blocking=1; shift ;;
     --external) external=1; shift ;;
     --op) op=$2; shift 2 ;;
     -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
@@ -271,9 +275,11 @@ pool_flag=""
 [ "$pool_buffers" = 1 ] && pool_flag=--pool-buffers
 auto_flag=""
 [ "$auto_tags" = 1 ] && auto_flag=--auto-tags
+block_flag=""
+[ "$blocking" = 1 ] && block_flag=--blocking
 [ -n "$label" ] || { label="hb${hb}-ft${fto}-mt${mto}"; [ -n "$pool_flag" ] && label="$label-pool"
   [ "$nodes_given" = 1 ] && label="$label-n${#node_cnt[@]}"
-  [ "$op" != sum ] && label="$label-$op"; [ -n "$auto_flag" ] && label="$label-auto"; }
+  [ "$op" != sum ] && label="$label-$op"; [ -n "$auto_flag" ] && label="$label-auto"; [ -n "$block_flag" ] && label="$label-blocking"; }
 
 outbase="$BUILD/faults"
 runs="$outbase/runs"
@@ -410,7 +416,7 @@ EOF
     setsid "$DREDRUN" ${layout:+--sim-nodes "$layout"} $([ "$external" = 1 ] && echo --external-master) -n "$workers" "$APP" --outdir "$dir" --bytes "$b" --concurrent "$c" \
     --root "$root" --calib "$calib" --reductions "$reductions" --kill-index 1 \
     --victim-mode "$m" --kill-rank "$killrank" --kill-frac "$frac" ${kill_at_abs:+--kill-at "$kill_at_abs"} \
-    --master-pid-file "$dir/master.pid" ${pool_flag:+"$pool_flag"} ${auto_flag:+"$auto_flag"} --op "$op" --coll "$coll" \
+    --master-pid-file "$dir/master.pid" ${pool_flag:+"$pool_flag"} ${auto_flag:+"$auto_flag"} ${block_flag:+"$block_flag"} --op "$op" --coll "$coll" \
     >"$dir/dredrun.out" 2>&1 </dev/null &
   mpid=$!
   echo "$mpid" >"$dir/mpiexec.pid"

@@ -1,0 +1,236 @@
+/*
+ * fast.c -- the meeting place's fast lane (meet.h, "The fast lane"): a small blocking
+ * reduce or allreduce whose members each write one post of their own and read their
+ * peers', with no lock and no field anyone else writes.
+ *
+ * A post's `tag` says what its member did for a seq: WRITING (its parameters and operand
+ * are being written), POSTED (they are in), SLOW (a looker found it declared failed
+ * before it posted: it never will).  A member that goes the slot's way for seq instead
+ * opens the slot for seq, or spills seq (meet.c): the lane's members watch the slot's
+ * `busy`, `seq` and `spilled`, which nothing else writes while the lane is in use, so
+ * watching them costs nothing.  Its `ack` (a line of its own) says up to which seq it
+ * reads no post of this slot any more; only a writer that cannot tell otherwise reads
+ * it (dred_meet_fast_post's `peers_past`).
+ *
+ * Everything a member decides comes from what the posts and the slot say, never from
+ * timing: all POSTED -- the same posts for everyone, the same comparison, the same outcome;
+ * the slot opened or spilled for seq -- a member that went there never posts, so no one
+ * can see all POSTED, and everyone goes there.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "../../include/dred_status.h"
+#include "meet_int.h"
+
+enum { FAST_POSTED = 0, FAST_WRITING = 1, FAST_SLOW = 2 };
+
+static uint64_t fast_tag(uint64_t seq, uint64_t what) { return ((seq + 1) << 2) | what; }
+
+static struct dred_meet_post *post_of(dred_meet_ring_t *r, uint64_t seq, uint32_t k) {
+  return &r->posts[seq % DRED_MEET_DEPTH][k];
+}
+
+static uint64_t *ack_of(dred_meet_ring_t *r, uint64_t seq, uint32_t k) {
+  return &r->acks[seq % DRED_MEET_DEPTH][k].ack;
+}
+
+static dred_meet_slot_t *slot_of(dred_meet_ring_t *r, uint64_t seq) {
+  return &r->slots[seq % DRED_MEET_DEPTH];
+}
+
+/* The rings whose members may post: plain ones (a relay's or a partial's slots have
+ * members on other nodes) of a group small enough that each reads all posts. */
+static int ring_fast(const dred_meet_ring_t *r) {
+  return r != NULL && r->relay == RING_PLAIN && r->n <= DRED_MEET_FAST_MEMBERS;
+}
+
+/* Whether some member went the slot's way for seq: it opened the slot for seq, or found
+ * it held and spilled seq.  (While a member of seq waits here the slot cannot have moved
+ * past seq: its release needs that member.) */
+static int slot_taken(dred_meet_slot_t *s, uint64_t seq) {
+  return (__atomic_load_n(&s->busy, __ATOMIC_ACQUIRE) && __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == seq) ||
+         __atomic_load_n(&s->spilled, __ATOMIC_ACQUIRE) > seq;
+}
+
+/* Wake the slot's sleepers, if any, after what they wait for was stored: the word is
+ * bumped only then, so that a member with nobody asleep writes no line but its own.  A
+ * sleeper counts itself in `nwait` before its last look; the fence makes one of the two
+ * see the other. */
+static void wake_sleepers(dred_meet_slot_t *s) {
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&s->nwait, __ATOMIC_RELAXED) > 0) dred_meet__wake(s);
+}
+
+void dred_meet__fast_ack(dred_meet_ring_t *r, uint64_t seq, uint32_t member) {
+  uint64_t *a;
+  if (!ring_fast(r) || member >= r->n) return;
+  a = ack_of(r, seq, member);
+  if (__atomic_load_n(a, __ATOMIC_RELAXED) < seq + 1) __atomic_store_n(a, seq + 1, __ATOMIC_RELEASE);
+}
+
+void dred_meet__fast_wake(dred_meet_ring_t *r, uint64_t seq) {
+  if (ring_fast(r)) wake_sleepers(slot_of(r, seq));
+}
+
+int dred_meet_fast_post(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                        const proto_params_t *p, const void *data, size_t bytes, int peers_past) {
+  struct dred_meet_post *me;
+  uint64_t gone, t, want;
+  uint32_t k;
+  if (!ring_fast(r) || p == NULL || member >= r->n || bytes > DRED_MEET_FAST_DATA ||
+      (bytes > 0 && data == NULL))
+    return 0;
+  gone = __atomic_load_n(&r->gone, __ATOMIC_ACQUIRE);
+  if (gone & bit(member)) return 0; /* dred-master, which declared it, answers it */
+  me = post_of(r, seq, member);
+  /* our line, and the peers' we read next, on their way at once */
+  __builtin_prefetch(me, 1, 3);
+  for (k = 0; k < r->n; k++)
+    if (k != member) __builtin_prefetch(post_of(r, seq, k), 0, 3);
+  /* Every living peer done with the posts of seq - DEPTH here: known when they all posted
+   * a later seq of this stream, as blocking calls do one after the other; else asked. */
+  if (seq >= DRED_MEET_DEPTH && !peers_past)
+    for (k = 0; k < r->n; k++)
+      if (k != member && !(gone & bit(k)) &&
+          __atomic_load_n(ack_of(r, seq, k), __ATOMIC_ACQUIRE) < seq - DRED_MEET_DEPTH + 1)
+        return 0;
+  /* gone the slot's way for seq already (its peers may have seen it): never both */
+  if (__atomic_load_n(ack_of(r, seq, member), __ATOMIC_RELAXED) >= seq + 1 ||
+      slot_taken(slot_of(r, seq), seq))
+    return 0;
+  want = fast_tag(seq, FAST_WRITING);
+  t = __atomic_load_n(&me->tag, __ATOMIC_ACQUIRE);
+  do {
+    if (t >= fast_tag(seq, FAST_POSTED)) return 0; /* marked SLOW, or posted already */
+  } while (!__atomic_compare_exchange_n(&me->tag, &t, want, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+  me->p = *p;
+  if (bytes > 0) memcpy(me->data, data, bytes);
+  /* POSTED, unless a looker marked us SLOW meanwhile (declared failed): then the slot */
+  return __atomic_compare_exchange_n(&me->tag, &want, fast_tag(seq, FAST_POSTED), 0,
+                                     __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE);
+}
+
+/* What member k did for seq: 1 posted, -1 never will (declared failed first: marked SLOW
+ * here when `mark`, so that it cannot post after that), 0 not yet. */
+static int member_state(dred_meet_ring_t *r, uint64_t seq, uint32_t k, uint64_t gone, int mark) {
+  struct dred_meet_post *q = post_of(r, seq, k);
+  uint64_t t = __atomic_load_n(&q->tag, __ATOMIC_ACQUIRE);
+  for (;;) {
+    if (t == fast_tag(seq, FAST_POSTED)) return 1;
+    if (t == fast_tag(seq, FAST_SLOW)) return -1;
+    if (!(gone & bit(k))) return 0;
+    if (!mark) return -1;
+    if (__atomic_compare_exchange_n(&q->tag, &t, fast_tag(seq, FAST_SLOW), 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_ACQUIRE))
+      return -1;
+  }
+}
+
+/* Whether the collective reads member k's operand (as meet.c's reads_operand). */
+static int fast_reads(uint32_t kind, uint32_t root, uint32_t k) {
+  return kind == PROTO_KIND_ALLREDUCE || (kind == PROTO_KIND_REDUCE && k != root);
+}
+
+int dred_meet_fast_look(dred_meet_ring_t *r, uint64_t seq, uint32_t member, void *take,
+                        size_t cap, int *status) {
+  proto_params_t p[DRED_MEET_FAST_MEMBERS];
+  uint64_t gone, len;
+  uint32_t k, n;
+  int slow = 0, missing = 0, st = DRED_OK;
+  if (!ring_fast(r) || member >= r->n || status == NULL) return -1;
+  n = r->n;
+  gone = __atomic_load_n(&r->gone, __ATOMIC_ACQUIRE);
+  /* Declared failed while it waited (stalled): its peers may have ended seq without it;
+   * dred-master, which declared it, answers it (the slot's way sends it there). */
+  if (gone & bit(member)) {
+    dred_meet__fast_ack(r, seq, member);
+    return -1;
+  }
+  for (k = 0; k < n; k++) {
+    int s = member_state(r, seq, k, gone, 1);
+    slow |= s < 0;
+    missing |= s == 0;
+  }
+  if (!slow && missing) slow = slot_taken(slot_of(r, seq), seq);
+  if (slow) {
+    dred_meet__fast_ack(r, seq, member);
+    return -1;
+  }
+  if (missing) return 0;
+  /* Everyone posted: the same comparison as the slot's (meet.c, slot_decide). */
+  for (k = 0; k < n; k++) p[k] = post_of(r, seq, k)->p;
+  if (p[0].root >= n) st = DRED_ERR_MISMATCH;
+  for (k = 1; k < n && st == DRED_OK; k++)
+    if (!proto_params_agree(&p[0], &p[k])) st = DRED_ERR_MISMATCH;
+  len = p[0].count * p[0].extent;
+  if (st == DRED_OK && (len > DRED_MEET_FAST_DATA || (uint64_t)n * len > cap ||
+                        (len > 0 && take == NULL)))
+    st = DRED_ERR_INTERNAL; /* a poster checked its own size: cannot happen */
+  for (k = 0; k < n && st == DRED_OK; k++)
+    if (fast_reads(p[0].kind, p[0].root, k) && len > 0)
+      memcpy((char *)take + k * len, post_of(r, seq, k)->data, len);
+  /* A post rewritten while we read means we were given up for dead (a living reader's
+   * ack holds every writer back): what we copied may not be seq's.  (A writer marks its
+   * tag WRITING before it writes anything else.) */
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  for (k = 0; k < n; k++)
+    if (__atomic_load_n(&post_of(r, seq, k)->tag, __ATOMIC_ACQUIRE) != fast_tag(seq, FAST_POSTED))
+      st = DRED_ERR_PROC_FAILED;
+  *status = st;
+  /* (the ack: dred_meet_fast_done, when the caller is done) */
+  /* A member asleep before the last post: whoever sees every post in after its own
+   * sequentially consistent post wakes it -- of two last posters at least one sees the
+   * other's post, and a sleeper counted itself before its last look.  (Our post was the
+   * store; no fence needed before this load.) */
+  if (__atomic_load_n(&slot_of(r, seq)->nwait, __ATOMIC_SEQ_CST) > 0) dred_meet__wake(slot_of(r, seq));
+  return 1;
+}
+
+/* Whether member's look at seq would still say "not yet" (no marking). */
+static int pending(dred_meet_ring_t *r, uint64_t seq, uint32_t member) {
+  uint64_t gone = __atomic_load_n(&r->gone, __ATOMIC_ACQUIRE);
+  uint32_t k;
+  if (gone & bit(member)) return 0;
+  for (k = 0; k < r->n; k++)
+    if (member_state(r, seq, k, gone, 0) == 0) return !slot_taken(slot_of(r, seq), seq);
+  return 0;
+}
+
+void dred_meet_fast_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint64_t timeout_ns) {
+  dred_meet_slot_t *s;
+  uint64_t t0, spin;
+  uint32_t w, i;
+  if (!ring_fast(r) || member >= r->n || timeout_ns == 0) return;
+  s = slot_of(r, seq);
+  spin = dred_meet__spin_ns() < timeout_ns ? dred_meet__spin_ns() : timeout_ns;
+  t0 = dred_meet__now_ns();
+  for (i = 0; spin > 0; i++) {
+    if (!pending(r, seq, member)) return;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if ((i & 63) == 63 && dred_meet__now_ns() - t0 >= spin) break;
+  }
+  if (timeout_ns <= spin) return;
+  /* Asleep on the slot's wake word: counted first, then one more look (whoever resolves
+   * it after that look sees us counted and wakes the word: wake_sleepers, a slot opened or
+   * spilled, a death). */
+  __atomic_add_fetch(&s->nwait, 1, __ATOMIC_SEQ_CST);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  w = __atomic_load_n(&s->wake, __ATOMIC_ACQUIRE);
+  if (pending(r, seq, member)) dred_meet__sleep(&s->wake, w, timeout_ns - spin);
+  __atomic_sub_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
+}
+
+void dred_meet_fast_done(dred_meet_ring_t *r, uint64_t seq, uint32_t member) {
+  dred_meet__fast_ack(r, seq, member);
+}
+
+void dred_meet_fast_leave(dred_meet_ring_t *r, uint64_t seq, uint32_t member) {
+  dred_meet__fast_ack(r, seq, member);
+}
+
+dred_meet_slot_t *dred_meet_slot_at(dred_meet_ring_t *r, uint64_t seq) {
+  return r == NULL ? NULL : slot_of(r, seq);
+}

@@ -1,0 +1,429 @@
+/*
+ * test_fast.c -- lib/shm/fast.c, the meeting place's fast lane (meet.h, "The fast lane"),
+ * rule by rule on an ordinary shared mapping (no MPI).
+ *
+ * Everyone posted: every member's look says the same (DRED_OK with every operand the
+ * collective reads at member x bytes, or MISMATCH), in any posting order, seq after seq
+ * through the ring and round it; nobody is done before the last member posted.  A member that goes the slot's way (an arrival in the
+ * slot) or is declared failed before posting turns every posted member's look to "the
+ * slot" -- and one declared failed cannot post after that; the slot then decides as for
+ * anyone.  A member may not post while a living peer has not finished with the posts of
+ * seq - DEPTH, and is not held back by a dead one.  What may not post (a group or operand
+ * too large, a relay ring, a member declared failed) says so.  Waiting works across
+ * processes, polling and asleep, and is bounded by its timeout.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../include/dred_status.h"
+#include "../../lib/shm/meet.h"
+
+#define N 4
+static const uint32_t WORKERS[N] = {20, 21, 22, 23};
+
+static dred_meet_table_t *table_new(void) {
+  void *mem = mmap(NULL, dred_meet_table_bytes(), PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  assert_true(mem != MAP_FAILED);
+  assert_int_equal(dred_meet_table_init(mem), 0);
+  return mem;
+}
+
+static void table_free(dred_meet_table_t *t) { munmap(t, dred_meet_table_bytes()); }
+
+/* `count` 4-byte ints of `kind` rooted at `root`: what members agree on unless changed */
+static proto_params_t params(uint32_t kind, uint64_t count, uint32_t root) {
+  proto_params_t p;
+  memset(&p, 0, sizeof p);
+  p.count = count;
+  p.type_size = 4;
+  p.extent = 4;
+  p.type_sig = 0x51u;
+  p.root = root;
+  p.op = 3;
+  p.commutative = 1;
+  p.inl = 1;
+  p.kind = (uint8_t)kind;
+  return p;
+}
+
+static unsigned char pattern(uint64_t seq, uint32_t k, size_t i) {
+  return (unsigned char)(seq * 11 + k * 31 + i * 5 + 3);
+}
+
+/* Member k posts seq: its operand (none at a reduce's root). */
+static int post(dred_meet_ring_t *r, uint64_t seq, uint32_t k, const proto_params_t *p) {
+  unsigned char op[DRED_MEET_FAST_DATA];
+  size_t bytes = (size_t)(p->count * p->extent), i;
+  if (p->kind == PROTO_KIND_REDUCE && k == p->root) bytes = 0; /* it gives nothing */
+  if (bytes > sizeof op) return dred_meet_fast_post(r, seq, k, p, NULL, bytes, 0);
+  for (i = 0; i < bytes; i++) op[i] = pattern(seq, k, i);
+  return dred_meet_fast_post(r, seq, k, p, op, bytes, 0);
+}
+
+static unsigned char take[DRED_MEET_FAST_MEMBERS * DRED_MEET_FAST_DATA];
+
+/* Member k's look: its return; *st the status when decided. */
+static int look(dred_meet_ring_t *r, uint64_t seq, uint32_t k, int *st) {
+  int rc;
+  *st = -12345;
+  memset(take, 0, sizeof take);
+  rc = dred_meet_fast_look(r, seq, k, take, sizeof take, st);
+  if (rc == 1) dred_meet_fast_done(r, seq, k); /* as a member does, once done */
+  return rc;
+}
+
+/* `take` holds every operand a collective of `p` reads, member k's at k x bytes. */
+static void assert_taken(uint64_t seq, uint32_t n, const proto_params_t *p) {
+  size_t bytes = (size_t)(p->count * p->extent), i;
+  uint32_t k;
+  for (k = 0; k < n; k++) {
+    if (p->kind == PROTO_KIND_REDUCE && k == p->root) continue;
+    for (i = 0; i < bytes; i++)
+      if (take[k * bytes + i] != pattern(seq, k, i))
+        fail_msg("seq %llu member %u byte %zu", (unsigned long long)seq, k, i);
+  }
+}
+
+/* ---- everyone posted ----------------------------------------------------------------- */
+
+static void test_all_posted(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 1, N, WORKERS);
+  uint64_t seq;
+  uint32_t k;
+  int st;
+  (void)state;
+  assert_non_null(r);
+  /* three times round the ring; allreduce and reduce in turn; rotating posting order; the
+   * first members look before the last one posts (not yet), the rest after */
+  for (seq = 0; seq < 3 * DRED_MEET_DEPTH; seq++) {
+    uint32_t kind = seq % 2 ? PROTO_KIND_REDUCE : PROTO_KIND_ALLREDUCE;
+    proto_params_t p = params(kind, 1 + seq % 20, (uint32_t)(seq % N));
+    for (k = 0; k < N; k++) {
+      uint32_t m = (uint32_t)((k + seq) % N);
+      assert_int_equal(post(r, seq, m, &p), 1);
+      if (k < N - 1) assert_int_equal(look(r, seq, m, &st), 0);
+    }
+    for (k = 0; k < N; k++) {
+      assert_int_equal(look(r, seq, k, &st), 1);
+      assert_int_equal(st, DRED_OK);
+      assert_taken(seq, N, &p);
+    }
+  }
+  /* the slots were never used */
+  {
+    dred_meet_ring_stats_t s;
+    dred_meet_ring_stats(r, &s);
+    assert_int_equal(s.busy, 0);
+  }
+  table_free(t);
+}
+
+static void test_mismatch(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 2, N, WORKERS);
+  proto_params_t p = params(PROTO_KIND_ALLREDUCE, 3, 0), q;
+  uint32_t k, odd;
+  int st;
+  (void)state;
+  /* each field a member may disagree on, by each member in turn */
+  for (odd = 0; odd < 5; odd++) {
+    uint64_t seq = odd;
+    q = p;
+    switch (odd) {
+      case 0: q.count = 4; break;
+      case 1: q.op = 4; break;
+      case 2: q.kind = PROTO_KIND_REDUCE; break;
+      case 3: q.type_sig = 0x52u; break;
+      default: q.root = 1; break;
+    }
+    for (k = 0; k < N; k++) assert_int_equal(post(r, seq, k, k == odd % N ? &q : &p), 1);
+    for (k = 0; k < N; k++) {
+      assert_int_equal(look(r, seq, k, &st), 1);
+      assert_int_equal(st, DRED_ERR_MISMATCH);
+    }
+  }
+  /* a root out of range, named alike by everyone */
+  p.root = N;
+  for (k = 0; k < N; k++) assert_int_equal(post(r, 5, k, &p), 1);
+  for (k = 0; k < N; k++) {
+    assert_int_equal(look(r, 5, k, &st), 1);
+    assert_int_equal(st, DRED_ERR_MISMATCH);
+  }
+  table_free(t);
+}
+
+/* ---- the slot's way -------------------------------------------------------------------- */
+
+/* Member k arrives in the slot with its operand copied there (an allreduce's member). */
+static int slot_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t k, const proto_params_t *p,
+                       dred_meet_arrival_t *a) {
+  unsigned char op[DRED_MEET_FAST_DATA];
+  dred_meet_ref_t ref;
+  size_t i, bytes = (size_t)(p->count * p->extent);
+  for (i = 0; i < bytes; i++) op[i] = pattern(seq, k, i);
+  memset(&ref, 0, sizeof ref);
+  ref.kind = DRED_MEET_OP_SLOT;
+  ref.len = bytes;
+  return dred_meet_arrive_op(r, seq, k, p, 1, &ref, op, DRED_OK, a);
+}
+
+static void test_slot_way(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 3, N, WORKERS);
+  proto_params_t p = params(PROTO_KIND_ALLREDUCE, 2, 0);
+  dred_meet_arrival_t a;
+  uint32_t k;
+  int st;
+  (void)state;
+  /* members 0..2 post; member 3 arrives in the slot (a nonblocking call, say) */
+  for (k = 0; k < N - 1; k++) assert_int_equal(post(r, 0, k, &p), 1);
+  assert_int_equal(look(r, 0, 0, &st), 0);
+  assert_int_equal(slot_arrive(r, 0, N - 1, &p, &a), 0);
+  assert_int_equal(a.meet, 1);
+  /* everyone who posted now goes there too (and the one that went may not post) */
+  for (k = 0; k < N - 1; k++) assert_int_equal(look(r, 0, k, &st), -1);
+  assert_int_equal(post(r, 0, N - 1, &p), 0);
+  for (k = 0; k < N - 1; k++) {
+    assert_int_equal(slot_arrive(r, 0, k, &p, &a), 0);
+    assert_int_equal(a.meet, 1);
+  }
+  {
+    int s = -1;
+    assert_int_equal(dred_meet_poll(a.slot, 0, &s), 1);
+    assert_int_equal(s, DRED_OK);
+    for (k = 0; k < N; k++) dred_meet_release(a.slot, 0, k);
+  }
+  /* the slot's way first, before anyone posted: nobody posts any more */
+  assert_int_equal(slot_arrive(r, 1, 2, &p, &a), 0);
+  assert_int_equal(post(r, 1, 0, &p), 0);
+  /* a slot found held spills seq: the lane's members of seq see that too (seq D + 3 finds
+   * the slot of seq 3 held) */
+  assert_int_equal(slot_arrive(r, 3, 1, &p, &a), 0); /* seq 3 holds the slot */
+  assert_int_equal(post(r, DRED_MEET_DEPTH + 3, 0, &p), 0); /* 0, 2, 3 may read posts of 3 */
+  for (k = 0; k < N; k++) dred_meet_fast_leave(r, 3, k);   /* ... and now do not */
+  assert_int_equal(post(r, DRED_MEET_DEPTH + 3, 0, &p), 1);
+  assert_int_equal(look(r, DRED_MEET_DEPTH + 3, 0, &st), 0);
+  assert_int_equal(slot_arrive(r, DRED_MEET_DEPTH + 3, 2, &p, &a), 0);
+  assert_int_equal(a.meet, 0); /* spilled: the slot is still seq 3's */
+  assert_int_equal(look(r, DRED_MEET_DEPTH + 3, 0, &st), -1);
+  assert_int_equal(post(r, DRED_MEET_DEPTH + 3, 3, &p), 0);
+  /* the next seq is untouched by that: everyone posts and decides */
+  for (k = 0; k < N; k++) assert_int_equal(post(r, 2, k, &p), 1);
+  for (k = 0; k < N; k++) {
+    assert_int_equal(look(r, 2, k, &st), 1);
+    assert_int_equal(st, DRED_OK);
+  }
+  table_free(t);
+}
+
+static void test_failed(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 4, N, WORKERS);
+  proto_params_t p = params(PROTO_KIND_ALLREDUCE, 1, 0);
+  uint32_t k;
+  int st;
+  (void)state;
+  /* member 2 is declared failed before it posted: the looks go to the slot (where its
+   * absence is PROC_FAILED), and it cannot post after that */
+  for (k = 0; k < N; k++)
+    if (k != 2) assert_int_equal(post(r, 0, k, &p), 1);
+  assert_int_equal(look(r, 0, 0, &st), 0);
+  dred_meet_member_failed(r, 2, DRED_ERR_PROC_FAILED);
+  assert_int_equal(look(r, 0, 1, &st), -1);
+  assert_int_equal(look(r, 0, 0, &st), -1);
+  assert_int_equal(post(r, 0, 2, &p), 0);
+  assert_int_equal(look(r, 0, 3, &st), -1);
+  /* a member declared failed after it posted took nothing with it: everyone else decides
+   * with its operand (seq 1, member 1) */
+  table_free(t);
+  t = table_new();
+  r = dred_meet_ring_of(t, 4, N, WORKERS);
+  for (k = 0; k < N; k++) assert_int_equal(post(r, 1, k, &p), 1);
+  dred_meet_member_failed(r, 1, DRED_ERR_PROC_FAILED);
+  for (k = 0; k < N; k++) {
+    if (k == 1) continue;
+    assert_int_equal(look(r, 1, k, &st), 1);
+    assert_int_equal(st, DRED_OK);
+    assert_taken(1, N, &p);
+  }
+  /* one declared failed while it waits (it was only stalled) leaves the lane: its peers
+   * may have ended the collective without it, dred-master answers it */
+  assert_int_equal(post(r, 2, 0, &p), 1);
+  dred_meet_member_failed(r, 0, DRED_ERR_PROC_FAILED);
+  assert_int_equal(look(r, 2, 0, &st), -1);
+  table_free(t);
+}
+
+/* ---- reuse ------------------------------------------------------------------------------ */
+
+static void test_held(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 5, N, WORKERS);
+  proto_params_t p = params(PROTO_KIND_ALLREDUCE, 1, 0);
+  const uint64_t D = DRED_MEET_DEPTH;
+  uint32_t k;
+  int st;
+  (void)state;
+  for (k = 0; k < N; k++) assert_int_equal(post(r, 0, k, &p), 1);
+  for (k = 0; k < N - 1; k++) assert_int_equal(look(r, 0, k, &st), 1);
+  /* member 3 has not read seq 0's posts: nobody may post seq D there yet */
+  for (k = 0; k < N - 1; k++) assert_int_equal(post(r, D, k, &p), 0);
+  /* ... and those members went the slot's way for D (their arrival would tell it): a
+   * look of member 3 at seq 0 is unaffected */
+  assert_int_equal(look(r, 0, 3, &st), 1);
+  assert_int_equal(st, DRED_OK);
+  assert_taken(0, N, &p);
+  /* everyone went the slot's way for D, whose arrival gives the ack (modelled here);
+   * seq 2D's posts are free */
+  for (k = 0; k < N; k++) dred_meet_fast_leave(r, D, k);
+  for (k = 0; k < N; k++) assert_int_equal(post(r, 2 * D, k, &p), 1);
+  for (k = 0; k < N; k++) {
+    assert_int_equal(look(r, 2 * D, k, &st), 1);
+    assert_int_equal(st, DRED_OK);
+    assert_taken(2 * D, N, &p);
+  }
+  /* a reader declared failed does not hold the others back */
+  for (k = 0; k < N; k++) assert_int_equal(post(r, 3 * D, k, &p), 1);
+  for (k = 1; k < N; k++) assert_int_equal(look(r, 3 * D, k, &st), 1);
+  dred_meet_member_failed(r, 0, DRED_ERR_PROC_FAILED);
+  for (k = 1; k < N; k++) assert_int_equal(post(r, 4 * D, k, &p), 1);
+  table_free(t);
+  /* a caller that saw every peer post the stream's previous seq (peers_past) is not held
+   * back: member 1 has not given its ack for 0, and 2 posts D all the same */
+  t = table_new();
+  r = dred_meet_ring_of(t, 5, N, WORKERS);
+  for (k = 0; k < N; k++) assert_int_equal(post(r, 0, k, &p), 1);
+  for (k = 0; k < N; k++)
+    if (k != 1) assert_int_equal(look(r, 0, k, &st), 1);
+  {
+    unsigned char op[4] = {1, 2, 3, 4};
+    assert_int_equal(dred_meet_fast_post(r, D, 2, &p, op, 4, 0), 0);
+    assert_int_equal(dred_meet_fast_post(r, D, 2, &p, op, 4, 1), 1);
+  }
+  table_free(t);
+}
+
+static void test_not_eligible(void **state) {
+  dred_meet_table_t *t = table_new();
+  uint32_t w[DRED_MEET_FAST_MEMBERS + 1], k;
+  proto_params_t p = params(PROTO_KIND_ALLREDUCE, DRED_MEET_FAST_DATA / 4 + 1, 0);
+  unsigned char big[DRED_MEET_FAST_DATA + 4];
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 6, N, WORKERS), *wide, *relay;
+  int st;
+  (void)state;
+  memset(big, 1, sizeof big);
+  for (k = 0; k <= DRED_MEET_FAST_MEMBERS; k++) w[k] = 100 + k;
+  /* an operand too large */
+  assert_int_equal(dred_meet_fast_post(r, 0, 0, &p, big, sizeof big, 0), 0);
+  /* a group too large */
+  wide = dred_meet_ring_of(t, 7, DRED_MEET_FAST_MEMBERS + 1, w);
+  assert_non_null(wide);
+  p.count = 1;
+  assert_int_equal(dred_meet_fast_post(wide, 0, 0, &p, big, 4, 0), 0);
+  assert_int_equal(dred_meet_fast_look(wide, 0, 0, take, sizeof take, &st), -1);
+  /* a node relay's ring */
+  relay = dred_meet_relay_of(t, 8, 0, N, WORKERS, 0x1);
+  assert_non_null(relay);
+  assert_int_equal(dred_meet_fast_post(relay, 0, 1, &p, big, 4, 0), 0);
+  /* bad arguments */
+  assert_int_equal(dred_meet_fast_post(NULL, 0, 0, &p, big, 4, 0), 0);
+  assert_int_equal(dred_meet_fast_post(r, 0, N, &p, big, 4, 0), 0);
+  assert_int_equal(dred_meet_fast_post(r, 0, 0, NULL, big, 4, 0), 0);
+  assert_int_equal(dred_meet_fast_post(r, 0, 0, &p, NULL, 4, 0), 0);
+  assert_int_equal(dred_meet_fast_look(r, 0, N, take, sizeof take, &st), -1);
+  /* a second post of one member for one seq */
+  assert_int_equal(dred_meet_fast_post(r, 1, 0, &p, big, 4, 0), 1);
+  assert_int_equal(dred_meet_fast_post(r, 1, 0, &p, big, 4, 0), 0);
+  table_free(t);
+}
+
+/* ---- waiting across processes -------------------------------------------------------- */
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void wait_case(uint64_t spin_ns) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 9, 2, WORKERS);
+  proto_params_t p = params(PROTO_KIND_ALLREDUCE, 2, 0);
+  uint64_t t0;
+  pid_t pid;
+  int st, status;
+  dred_meet_set_spin(spin_ns);
+  /* bounded: nobody comes */
+  assert_int_equal(post(r, 0, 0, &p), 1);
+  t0 = now_ns();
+  dred_meet_fast_wait(r, 0, 0, 30000000ull);
+  assert_true(now_ns() - t0 >= 25000000ull);
+  assert_true(now_ns() - t0 < 2000000000ull);
+  assert_int_equal(look(r, 0, 0, &st), 0);
+  /* the peer posts 50 ms later, from another process: woken, decided */
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    usleep(50000);
+    if (post(r, 0, 1, &p) != 1) _exit(1);
+    _exit(look(r, 0, 1, &st) == 1 && st == DRED_OK ? 0 : 2); /* as a member does */
+  }
+  t0 = now_ns();
+  while (look(r, 0, 0, &st) == 0 && now_ns() - t0 < 5000000000ull) dred_meet_fast_wait(r, 0, 0, 1000000000ull);
+  assert_int_equal(look(r, 0, 0, &st), 1);
+  assert_int_equal(st, DRED_OK);
+  assert_taken(0, 2, &p);
+  assert_true(now_ns() - t0 < 900000000ull); /* woken, not the slice's end */
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  /* the peer goes the slot's way: woken too */
+  assert_int_equal(post(r, 1, 0, &p), 1);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    dred_meet_arrival_t a;
+    usleep(50000);
+    _exit(slot_arrive(r, 1, 1, &p, &a) == 0 ? 0 : 1);
+  }
+  t0 = now_ns();
+  while (look(r, 1, 0, &st) == 0 && now_ns() - t0 < 5000000000ull) dred_meet_fast_wait(r, 1, 0, 1000000000ull);
+  assert_int_equal(look(r, 1, 0, &st), -1);
+  assert_true(now_ns() - t0 < 900000000ull);
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  dred_meet_set_spin(1000000);
+  table_free(t);
+}
+
+static void test_wait_polling(void **state) {
+  (void)state;
+  wait_case(1000000);
+}
+
+static void test_wait_asleep(void **state) {
+  (void)state;
+  wait_case(0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_all_posted),   cmocka_unit_test(test_mismatch),
+      cmocka_unit_test(test_slot_way),     cmocka_unit_test(test_failed),
+      cmocka_unit_test(test_held),         cmocka_unit_test(test_not_eligible),
+      cmocka_unit_test(test_wait_polling), cmocka_unit_test(test_wait_asleep),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
