@@ -690,8 +690,9 @@ static int call_start(const call_t *c, MPI_Comm comm, int tag, dred_future **fut
   return DRED_OK;
 }
 
-/* The blocking forms: the nonblocking call with DRED_TAG_AUTO (its status rc, its future
- * f: two statements, as argument evaluation order is unspecified), then dred_future_get. */
+/* The blocking forms: the call with DRED_TAG_AUTO (its status rc, its future f: two
+ * statements, as argument evaluation order is unspecified), then dred_future_get -- unless
+ * it ended in the meeting place's fast lane (no future: rc is its status). */
 static int call_wait(int rc, dred_future *f) {
   if (rc == DRED_OK && f != NULL) { /* (none: ended in the fast lane, rc its status) */
     rc = dred_future_get(f);

@@ -436,8 +436,11 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   size_t bytes;
   int rc, st = DRED_OK, dead = 0, waited = 0, peers_past = 0;
 
+  /* a blocking reduce or allreduce (not a bcast: meet.h says why) of the small path whose
+   * operand fits a post, auto-tagged, that joins without an error */
   if (rt->meet == NULL || g->spans_nodes || in->tag >= 0 || in->join_error != DRED_OK ||
-      in->refused || in->kind == PROTO_KIND_BCAST || !meet_small(in) || in->bytes > DRED_MEET_FAST_DATA || g->n > DRED_MEET_FAST_MEMBERS)
+      in->refused || in->kind == PROTO_KIND_BCAST || !meet_small(in) ||
+      in->bytes > DRED_MEET_FAST_DATA || g->n > DRED_MEET_FAST_MEMBERS)
     return 0;
   /* The group's ring, looked up once under rt->lock and never changed after (read here
    * without it once looked). */
@@ -447,6 +450,9 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   } else {
     uv_mutex_lock(&rt->lock);
     r = ring_for(rt, in, &seq);
+    /* members declared failed before the ring existed: the runtime's sweep could not mark
+     * them in it (later deaths it marks itself) */
+    if (r != NULL) arrive_after_deaths(rt, g, r);
     uv_mutex_unlock(&rt->lock);
   }
   if (r == NULL || __atomic_load_n(&rt->dead, __ATOMIC_ACQUIRE)) return 0;
