@@ -15,6 +15,10 @@
  *             ints, MPI_DOUBLE_INT MINLOC/MAXLOC, a non-commutative user op (2x2 matrix
  *             product), random roots, MPI_IN_PLACE at the root, a few explicit tags between
  *             auto-tagged calls;
+ *   lane      blocking dred_reduce and dred_allreduce within the fast lane's 88 bytes, 200
+ *             and 100 in a row, one member in turn calling the nonblocking form now and
+ *             then (the posted members follow it into the slot); counts that differ across
+ *             the lane's bound and within it (MISMATCH everywhere), then an exact one;
  *   large     operands of 256-330 KiB (a fold shared out among the members that wait):
  *             roots first, last, middle, random; blocking, late and bounded-look waits;
  *   ring      100 (> DRED_MEET_DEPTH) in flight before any wait, waited in reverse order;
@@ -346,6 +350,81 @@ static void plain(MPI_Comm comm, const char *cname, uint64_t sd)
         }
     for (int i = 0; i < nb; i++) red_check(&batch[i], wait_st(&batch[i]));
     section_done("plain", cname, comm, c0, e0);
+}
+
+/* 1a. the fast lane (lib/shm/fast.c): blocking dred_reduce and dred_allreduce whose
+ * operands fit a post (88 bytes), 200 and 100 in a row (round the ring's posts many
+ * times); in every fifth reduce and seventh allreduce one member (in turn) calls the
+ * nonblocking form instead, so the members that posted follow it into the slot; then
+ * a member whose count crosses the lane's bound, and two whose counts differ within it:
+ * everyone gets MISMATCH, and the next allreduce is exact. */
+static void lane(MPI_Comm comm, const char *cname, uint64_t sd)
+{
+    int p, r, st;
+    MPI_Comm_size(comm, &p);
+    MPI_Comm_rank(comm, &r);
+    long c0 = g_checked, e0 = g_errs;
+    uint64_t rng = mix64(sd ^ 0x1a2e);
+    set_step("lane on %s", cname);
+    for (int i = 0; i < 200; i++) {
+        rng = mix64(rng);
+        int kind = (int)(rng % K_N), opv = (int)((rng >> 8) & 1), root = (int)((rng >> 12) % (uint64_t)p);
+        int count = 1 + (int)((rng >> 20) % (uint64_t)(88 / esz(kind)));
+        int slow = i % 5 == 4 && r == (i / 5) % p; /* this member goes the slot's way */
+        red_t x;
+        red_init(&x, comm, cname, kind, opv, count, root, 0, rng);
+        if (slow) {
+            red_issue(&x);
+            red_check(&x, wait_st(&x));
+        } else {
+            st = dred_reduce(x.s, r == root ? x.rb : NULL, count, kdt(kind), kop(kind, opv), root, comm);
+            red_check(&x, st);
+        }
+    }
+    for (int i = 0; i < 100; i++) {
+        int count = 1 + i % 11, k, bad = 0;
+        double sb[11], got[11];
+        for (k = 0; k < count; k++) sb[k] = (double)(r * 100 + i + k);
+        if (i % 7 == 6 && r == i % p) { /* the slot's way for this one */
+            dred_future *f = NULL;
+            st = dred_iallreduce(sb, got, count, MPI_DOUBLE, MPI_SUM, comm, DRED_TAG_AUTO, &f);
+            if (st == DRED_OK) {
+                st = wait_bounded(f, 20, "meet/lane/allreduce");
+                dred_future_free(f);
+            }
+        } else {
+            st = dred_allreduce(sb, got, count, MPI_DOUBLE, MPI_SUM, comm);
+        }
+        for (k = 0; k < count && st == DRED_OK; k++)
+            bad |= got[k] != 100.0 * p * (p - 1) / 2 + (double)p * (i + k);
+        if (st != DRED_OK || bad)
+            FAILQ("meet/lane/%s(p=%d): allreduce %d of %d doubles: status %d (%s)%s", cname, p, i,
+                  count, st, dred_strerror(st), bad ? ", wrong sum" : "");
+        else
+            count_check(0);
+    }
+    if (p >= 2) {
+        double sb[12] = {0}, got[12];
+        /* 12 doubles (96 bytes: the slot's way) against 11 (the lane) */
+        st = dred_allreduce(sb, got, r == p - 1 ? 12 : 11, MPI_DOUBLE, MPI_SUM, comm);
+        if (st != DRED_ERR_MISMATCH)
+            FAILQ("meet/lane/%s: counts 12 and 11: status %d (%s), expected MISMATCH", cname, st, dred_strerror(st));
+        else
+            count_check(0);
+        /* both in the lane: 3 doubles against 2 */
+        st = dred_allreduce(sb, got, r == 0 ? 3 : 2, MPI_DOUBLE, MPI_SUM, comm);
+        if (st != DRED_ERR_MISMATCH)
+            FAILQ("meet/lane/%s: counts 3 and 2: status %d (%s), expected MISMATCH", cname, st, dred_strerror(st));
+        else
+            count_check(0);
+        for (int k = 0; k < 4; k++) sb[k] = 1.0;
+        st = dred_allreduce(sb, got, 4, MPI_DOUBLE, MPI_SUM, comm);
+        if (st != DRED_OK || got[0] != p || got[3] != p)
+            FAILQ("meet/lane/%s: the allreduce after the mismatches: status %d (%s)", cname, st, dred_strerror(st));
+        else
+            count_check(0);
+    }
+    section_done("lane", cname, comm, c0, e0);
 }
 
 /* 1b. large: operands of 256-330 KiB, whose fold the members that wait share out in
@@ -1000,6 +1079,8 @@ int main(int argc, char **argv)
 
     for (int i = 0; i < ncs; i++) plain(cs[i].c, cs[i].name, mix64(seed + 100 * (uint64_t)i) + (uint64_t)cs[i].color);
     if (g_rank == 0) printf("# plain done at %.1f s\n", now_s() - t0);
+    for (int i = 0; i < ncs; i++) lane(cs[i].c, cs[i].name, mix64(seed + 300 + 100 * (uint64_t)i) + (uint64_t)cs[i].color);
+    if (g_rank == 0) printf("# lane done at %.1f s\n", now_s() - t0);
     large(g_comm, "dred_comm", seed + 70);
     large(node, "node", seed + 71 + 1000 * (uint64_t)nodeid);
     large(rev, "reversed", seed + 72);
