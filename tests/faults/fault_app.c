@@ -515,6 +515,12 @@ typedef struct {
                    dred_future_get (a call that failed to start counts at its return) */
 } step_res_t;
 
+/* One of the step's collectives was over at wall-clock `ns`: the step's first and last. */
+static void res_stamp(step_res_t *res, long long ns) {
+  if (res->first_done_ns == 0 || ns < res->first_done_ns) res->first_done_ns = ns;
+  if (ns > res->last_done_ns) res->last_done_ns = ns;
+}
+
 /* The operands of step s.  Filled before the step's clock starts: a kill while the
  * application is still writing its own buffer is not a kill during a reduction. */
 static void fill_step(bufs_t *b, const char *phase, int s) {
@@ -560,8 +566,7 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
       f[j] = NULL;
       got_ns[j] = wall_ns();
       last_mono = mono_s();
-      if (res.first_done_ns == 0 || got_ns[j] < res.first_done_ns) res.first_done_ns = got_ns[j];
-      if (got_ns[j] > res.last_done_ns) res.last_done_ns = got_ns[j];
+      res_stamp(&res, got_ns[j]);
       done[j] = 1;
       fresh[j] = 1;
       left--;
@@ -604,11 +609,7 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
       done[j] = 1;
       left--;
       last_mono = mono_s();
-      {
-        long long now = wall_ns();
-        if (res.first_done_ns == 0 || now < res.first_done_ns) res.first_done_ns = now;
-        if (now > res.last_done_ns) res.last_done_ns = now;
-      }
+      res_stamp(&res, wall_ns());
     }
   }
   int unchecked = g_blocking; /* blocking calls: all done, their results still to check */
@@ -623,8 +624,7 @@ static step_res_t run_step(bufs_t *b, const char *phase, int s, int tagbase, dou
       st[j] = dred_future_get(f[j]);
       got_ns[j] = wall_ns();
       last_mono = mono_s();
-      if (res.first_done_ns == 0 || got_ns[j] < res.first_done_ns) res.first_done_ns = got_ns[j];
-      if (got_ns[j] > res.last_done_ns) res.last_done_ns = got_ns[j];
+      res_stamp(&res, got_ns[j]);
       done[j] = 1;
       fresh[j] = 1;
       left--;
