@@ -110,14 +110,37 @@ void dred_rt_inst_free(dred_inst_t *in) {
 
 void dred_rt_inst_drop_spare(void) { free(__atomic_exchange_n(&inst_spare, NULL, __ATOMIC_ACQUIRE)); }
 
+/* The two halves every ending shares, around the bookkeeping under rt->lock that differs:
+ * first an instance's buffers and the datatype it held (a packed or image result reaches
+ * recvbuf only now, and only if it is the result) ... */
+static int inst_release(dred_rt_t *rt, dred_inst_t *in, int status) {
+  status = dred_dist_finish(rt, in, status);
+  dred_dp_acc_release(rt, in);
+  if (in->type_hold != MPI_DATATYPE_NULL) PMPI_Type_free(&in->type_hold); /* our own dup */
+  return status;
+}
+
+/* ... then its outcome logged, the op and datatype it kept alive let go, its future
+ * completed (or discarded: nobody holds it) and the instance freed.  The lifetimes go
+ * before the future completes, so that an op or datatype freed after dred_future_get
+ * returned is freed at once, exactly as without dred. */
+static void inst_forget(dred_inst_t *in, int status, int seen) {
+  if (status != DRED_OK)
+    DRED_INFO("reduction (group %016llx, tag " PROTO_KEY_FMT ") ended: %s",
+              (unsigned long long)in->group_id, PROTO_KEY_ARG(in->tag), dred_status_str(status));
+  dred_lifetime_release(in->op, in->type, in->held);
+  if (seen)
+    dred_future_complete(in->fut, status);
+  else
+    dred_future_discard(in->fut);
+  dred_rt_inst_free(in);
+}
+
 /* End an instance: release its buffers, complete its future, forget it. */
 int dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   int bye;
   dred_partial_done(rt, in); /* leaves its node's partial slot (partial.c) */
-  /* a packed or image result reaches recvbuf only now, and only if it is the result */
-  status = dred_dist_finish(rt, in, status);
-  dred_dp_acc_release(rt, in);
-  if (in->type_hold != MPI_DATATYPE_NULL) PMPI_Type_free(&in->type_hold); /* our own dup */
+  status = inst_release(rt, in, status);
   uv_mutex_lock(&rt->lock);
   dred_keymap_remove(&rt->inst, &in->knode);
   if (in->state == INST_MEET) { /* settled by meetpath.c, which claimed it */
@@ -133,33 +156,19 @@ int dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   if (status == DRED_ERR_SHUTDOWN && rt->bye_requested) rt->cut_short++;
   bye = rt->bye_requested;
   uv_mutex_unlock(&rt->lock);
-  if (status != DRED_OK)
-    DRED_INFO("reduction (group %016llx, tag " PROTO_KEY_FMT ") ended: %s",
-              (unsigned long long)in->group_id, PROTO_KEY_ARG(in->tag), dred_status_str(status));
-  /* Before the future completes, so that an op or datatype freed after dred_future_get
-   * returned is freed at once, exactly as without dred. */
-  dred_lifetime_release(in->op, in->type, in->held);
-  dred_future_complete(in->fut, status);
-  dred_rt_inst_free(in);
+  inst_forget(in, status, 1);
   return bye;
 }
 
 int dred_rt_inst_end_unseen(dred_rt_t *rt, dred_inst_t *in, int status) {
-  status = dred_dist_finish(rt, in, status);
-  dred_dp_acc_release(rt, in);
-  if (in->type_hold != MPI_DATATYPE_NULL) PMPI_Type_free(&in->type_hold); /* our own dup */
+  status = inst_release(rt, in, status);
   uv_mutex_lock(&rt->lock);
   rt->entering--;
   rt->meet_done++;
   dred_nodemem_give(rt, in->node_bytes);
-  uv_mutex_unlock(&rt->lock);
   in->node_bytes = 0;
-  if (status != DRED_OK)
-    DRED_INFO("reduction (group %016llx, tag " PROTO_KEY_FMT ") ended: %s",
-              (unsigned long long)in->group_id, PROTO_KEY_ARG(in->tag), dred_status_str(status));
-  dred_lifetime_release(in->op, in->type, in->held);
-  dred_future_discard(in->fut);
-  dred_rt_inst_free(in);
+  uv_mutex_unlock(&rt->lock);
+  inst_forget(in, status, 0);
   return status;
 }
 

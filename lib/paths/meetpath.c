@@ -474,7 +474,7 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
       dead = rt->dead;
       uv_mutex_unlock(&rt->lock);
       if (dead) {
-        dred_meet_fast_leave(r, seq, in->member);
+        dred_meet_fast_done(r, seq, in->member);
         return 0;
       }
     }
@@ -487,7 +487,6 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   fast_due.seq = seq;
   fast_due.member = in->member;
   fast_due.due = 1;
-  in->meet_slot = dred_meet_slot_at(r, seq);
   in->meet_seq = seq;
   in->meet_status = st;
   return 1;

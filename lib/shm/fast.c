@@ -227,10 +227,3 @@ void dred_meet_fast_done(dred_meet_ring_t *r, uint64_t seq, uint32_t member) {
   dred_meet__fast_ack(r, seq, member);
 }
 
-void dred_meet_fast_leave(dred_meet_ring_t *r, uint64_t seq, uint32_t member) {
-  dred_meet__fast_ack(r, seq, member);
-}
-
-dred_meet_slot_t *dred_meet_slot_at(dred_meet_ring_t *r, uint64_t seq) {
-  return r == NULL ? NULL : slot_of(r, seq);
-}

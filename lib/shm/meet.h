@@ -302,16 +302,12 @@ int dred_meet_fast_look(dred_meet_ring_t *r, uint64_t seq, uint32_t member, void
                         size_t cap, int *status);
 /* Wait at most timeout_ns until member's look at `seq` may resolve (polls first). */
 void dred_meet_fast_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint64_t timeout_ns);
-/* The ack of a member whose look returned 1: its peers may post in this slot again.  A
- * caller gives it once its call's other work is done (the ack is not urgent, and the
- * call's locks would wait for the store to leave the core first). */
+/* The ack of a posted member that reads none of seq's posts any more: its look returned 1
+ * (given once its call's other work is done -- the ack is not urgent, and the call's locks
+ * would wait for the store to leave the core first), or it stops looking before its look
+ * resolved (the service died; its post stays for the peers that read it).  Its peers may
+ * post in this slot again. */
 void dred_meet_fast_done(dred_meet_ring_t *r, uint64_t seq, uint32_t member);
-/* A posted member stops looking before its look resolved (the service died): it reads
- * none of seq's posts any more.  Its post stays for the peers that read it. */
-void dred_meet_fast_leave(dred_meet_ring_t *r, uint64_t seq, uint32_t member);
-/* The slot `seq` maps to in the ring (a fast-lane member's future names it, as an
- * arrival's would). */
-dred_meet_slot_t *dred_meet_slot_at(dred_meet_ring_t *r, uint64_t seq);
 
 /* 1 while the slot `seq` would use is still held by the reduction DRED_MEET_DEPTH before
  * it and `seq` was not sent to dred-master yet: arriving now would spill it, waiting a

@@ -213,7 +213,7 @@ static void test_slot_way(void **state) {
    * the slot of seq 3 held) */
   assert_int_equal(slot_arrive(r, 3, 1, &p, &a), 0); /* seq 3 holds the slot */
   assert_int_equal(post(r, DRED_MEET_DEPTH + 3, 0, &p), 0); /* 0, 2, 3 may read posts of 3 */
-  for (k = 0; k < N; k++) dred_meet_fast_leave(r, 3, k);   /* ... and now do not */
+  for (k = 0; k < N; k++) dred_meet_fast_done(r, 3, k);   /* ... and now do not */
   assert_int_equal(post(r, DRED_MEET_DEPTH + 3, 0, &p), 1);
   assert_int_equal(look(r, DRED_MEET_DEPTH + 3, 0, &st), 0);
   assert_int_equal(slot_arrive(r, DRED_MEET_DEPTH + 3, 2, &p, &a), 0);
@@ -288,7 +288,7 @@ static void test_held(void **state) {
   assert_taken(0, N, &p);
   /* everyone went the slot's way for D, whose arrival gives the ack (modelled here);
    * seq 2D's posts are free */
-  for (k = 0; k < N; k++) dred_meet_fast_leave(r, D, k);
+  for (k = 0; k < N; k++) dred_meet_fast_done(r, D, k);
   for (k = 0; k < N; k++) assert_int_equal(post(r, 2 * D, k, &p), 1);
   for (k = 0; k < N; k++) {
     assert_int_equal(look(r, 2 * D, k, &st), 1);
