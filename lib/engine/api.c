@@ -368,7 +368,7 @@ typedef struct {
   MPI_Datatype type;
   MPI_Op op;       /* MPI_OP_NULL for a bcast */
   int root;        /* 0 for an allreduce */
-  int blocking;    /* dred_reduce, dred_allreduce: waits before returning */
+  int blocking;    /* dred_reduce, dred_allreduce, dred_bcast: waits before returning */
 } call_t;
 
 /* Checks that need no group: the future pointer, the library's state, count and tag; then
@@ -564,7 +564,7 @@ static int call_submit(dred_rt_t *rt, dred_inst_t *in, int blocking, int *status
   dred_handover_ticket_t ticket;
   int offnode, met, first;
 
-  /* A blocking small reduce or allreduce of a one-node group tries the meeting place's
+  /* A blocking small collective of a one-node group tries the meeting place's
    * fast lane first: decided there, it is finished before the call waits (meetpath.c). */
   if (blocking && dred_meetpath_fast(rt, in)) {
     *status = dred_meetpath_fast_finish(rt, in); /* `in` and its future are gone */
@@ -730,17 +730,22 @@ int dred_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
   return call_wait(rc, f);
 }
 
-/* The root's data is its operand, already in place in `buffer` (MPI_IN_PLACE); every
- * member's result goes to `buffer`. */
-int dred_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                int tag, dred_future **future) {
-  call_t c = {PROTO_KIND_BCAST, "dred_ibcast", buffer, buffer, count, datatype, MPI_OP_NULL, root, 0};
+/* A bcast: the root's data is its operand, already in place in `buffer` (MPI_IN_PLACE);
+ * every member's result goes to `buffer`. */
+static int bcast_start(const char *name, void *buffer, int count, MPI_Datatype datatype, int root,
+                       MPI_Comm comm, int tag, int blocking, dred_future **future) {
+  call_t c = {PROTO_KIND_BCAST, name, buffer, buffer, count, datatype, MPI_OP_NULL, root, blocking};
   if (buffer != NULL && count > 0) c.sendbuf = MPI_IN_PLACE;
   return call_start(&c, comm, tag, future);
 }
 
+int dred_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                int tag, dred_future **future) {
+  return bcast_start("dred_ibcast", buffer, count, datatype, root, comm, tag, 0, future);
+}
+
 int dred_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   dred_future *f = NULL;
-  int rc = dred_ibcast(buffer, count, datatype, root, comm, DRED_TAG_AUTO, &f);
+  int rc = bcast_start("dred_bcast", buffer, count, datatype, root, comm, DRED_TAG_AUTO, 1, &f);
   return call_wait(rc, f);
 }

@@ -120,10 +120,11 @@ typedef struct dred_inst {
                             * left (0: not waiting)                                      */
   uint64_t meet_chunk_ns;  /* ... and what its own last chunk took to fold               */
   uint64_t meet_prefolded; /* a reduce root's early arrivals folded into acc (bit k)    */
-  int meet_taken;          /* its outcome (DRED_OK) was taken at its arrival: finished at
-                            * once by its own call (dred_meetpath_finish_taken)          */
-  int meet_status;         /* a blocking call decided in the fast lane: its outcome
-                            * (dred_meetpath_fast_finish)                                 */
+  int meet_taken;          /* its outcome was taken at its arrival (meet_status): finished
+                            * at once by its own call (dred_meetpath_finish_taken)       */
+  int meet_status;         /* decided in the fast lane -- a blocking call there, or an
+                            * arrival served from a bcast root's post: its outcome       */
+  int meet_fast_all;       /* ... with every member's post seen (not a bcast served early) */
   int meet_publish;        /* a bcast root: the slot is still to be told its data is in  */
   int meet_pipelined;      /* ... and the data is still to be copied into meet_blk       */
   /* A cross-node bcast's node relay (lib/paths/relay.c).  The leader receives the data

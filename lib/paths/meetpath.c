@@ -391,6 +391,18 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, int held_returns) {
     return 0;
   }
   if (a.held) return 2; /* nothing recorded: the caller waits a moment, then arrives */
+  if (a.lane) {
+    /* served from a bcast root's post in the fast lane (meet.h): taken, with its outcome;
+     * nothing of it is in the slot */
+    in->meet_status = a.status;
+    if (a.status == DRED_OK && in->kind == PROTO_KIND_BCAST && !in->is_root) {
+      if ((size_t)(in->root + 1) * in->bytes > sizeof taken_data || in->bytes > sizeof a.lane_data)
+        in->meet_status = DRED_ERR_INTERNAL; /* it agreed with the root's: cannot happen */
+      else if (in->bytes > 0)
+        memcpy(taken_data + (size_t)in->root * in->bytes, a.lane_data, in->bytes);
+    }
+    undefer(in);
+  }
   if (!a.meet) {
     in->meet_mask = a.mask;
     rt->meet_spilled++;
@@ -436,11 +448,11 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   size_t bytes;
   int rc, st = DRED_OK, dead = 0, waited = 0, peers_past = 0;
 
-  /* a blocking reduce or allreduce (not a bcast: meet.h says why) of the small path whose
-   * operand fits a post, auto-tagged, that joins without an error */
+  /* a blocking collective of the small path whose operand fits a post, auto-tagged, that
+   * joins without an error */
   if (rt->meet == NULL || g->spans_nodes || in->tag >= 0 || in->join_error != DRED_OK ||
-      in->refused || in->kind == PROTO_KIND_BCAST || !meet_small(in) ||
-      in->bytes > DRED_MEET_FAST_DATA || g->n > DRED_MEET_FAST_MEMBERS)
+      in->refused || !meet_small(in) || in->bytes > DRED_MEET_FAST_DATA ||
+      g->n > DRED_MEET_FAST_MEMBERS)
     return 0;
   /* The group's ring, looked up once under rt->lock and never changed after (read here
    * without it once looked). */
@@ -482,6 +494,9 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
     waited = 1;
   }
   if (rc < 0) return 0; /* a member went the slot's way: so do we */
+  /* every peer posted seq (not so when served from a bcast root's post): the stream's
+   * next post need not ask their acks */
+  in->meet_fast_all = rc == 1;
   dred_meetpath_fast_done();
   fast_due.r = r;
   fast_due.seq = seq;
@@ -492,30 +507,33 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   return 1;
 }
 
+/* A small collective's result from the operands taken (the same bytes the slot or the
+ * posts held: the same fold, the same result as settle's): a bcast's non-root copies the
+ * root's data, an allreduce's member and a reduce's root fold.  Returns the status. */
+static int taken_result(dred_rt_t *rt, dred_inst_t *in) {
+  char *dst;
+  if (in->kind == PROTO_KIND_BCAST && !in->is_root) {
+    if ((dst = result_dst(in)) == NULL) return DRED_ERR_NOMEM;
+    if (in->bytes > 0) memcpy(dst, taken_data + (size_t)in->root * in->bytes, in->bytes);
+    in->res_have = in->bytes;
+    return DRED_OK;
+  }
+  if (in->kind == PROTO_KIND_ALLREDUCE || (in->kind == PROTO_KIND_REDUCE && in->is_root))
+    return dred_dp_inline_fold(rt, in, taken_data, in->group->n);
+  return DRED_OK;
+}
+
 int dred_meetpath_fast_finish(dred_rt_t *rt, dred_inst_t *in) {
   int st = in->meet_status;
-  /* the small path's fold (dred_meetpath_finish_taken's), from the operands taken */
-  if (st == DRED_OK && (in->kind == PROTO_KIND_ALLREDUCE || in->is_root))
-    st = dred_dp_inline_fold(rt, in, taken_data, in->group->n);
-  __atomic_store_n(&in->group->meet_fast_next, in->meet_seq + 1, __ATOMIC_RELAXED);
+  if (st == DRED_OK) st = taken_result(rt, in);
+  if (in->meet_fast_all)
+    __atomic_store_n(&in->group->meet_fast_next, in->meet_seq + 1, __ATOMIC_RELAXED);
   return dred_rt_inst_end_unseen(rt, in, st);
 }
 
 void dred_meetpath_finish_taken(dred_rt_t *rt, dred_inst_t *in) {
-  int st = DRED_OK, wake;
-  char *dst;
-  /* what settle does once the slot decided, from the operands copied at the arrival (the
-   * same bytes the slot held: the same fold, the same result) */
-  if (in->kind == PROTO_KIND_BCAST && !in->is_root) {
-    if ((dst = result_dst(in)) == NULL) {
-      st = DRED_ERR_NOMEM;
-    } else {
-      if (in->bytes > 0) memcpy(dst, taken_data + (size_t)in->root * in->bytes, in->bytes);
-      in->res_have = in->bytes;
-    }
-  } else if (in->kind == PROTO_KIND_ALLREDUCE || (in->kind == PROTO_KIND_REDUCE && in->is_root)) {
-    st = dred_dp_inline_fold(rt, in, taken_data, in->group->n);
-  }
+  int st = in->meet_status, wake; /* DRED_OK, unless served from the fast lane otherwise */
+  if (st == DRED_OK) st = taken_result(rt, in);
   meet_blk_free(rt, in);
   wake = dred_rt_inst_finish(rt, in, st);
   if (!dred_queue_empty(&rt->meet_lent)) (void)lent_reclaim(rt, 0);

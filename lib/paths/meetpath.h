@@ -75,10 +75,10 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, int held_returns);
  * piece, telling the slot as it goes (the members copy out meanwhile).  On the calling
  * thread, after arriving, without rt->lock; nothing if there is nothing to publish. */
 void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in);
-/* The fast lane (lib/shm/meet.h): a blocking small reduce or allreduce of a one-node group,
- * on the calling thread, `in` complete but not inserted, rt->lock not held.  Posts and
- * waits until every member is accounted for: 1 if decided there (in->meet_status: DRED_OK
- * with the operands it reads taken, or MISMATCH; end it with dred_meetpath_fast_finish);
+/* The fast lane (lib/shm/meet.h): a blocking small reduce, allreduce or bcast of a one-node
+ * group, on the calling thread, `in` complete but not inserted, rt->lock not held.  Posts
+ * and waits until it can decide: 1 if decided there (in->meet_status: DRED_OK with the
+ * operands it reads taken, or MISMATCH; end it with dred_meetpath_fast_finish);
  * 0 if the call goes on the usual way (not eligible, a member went the slot's way, or the
  * service died). */
 int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in);

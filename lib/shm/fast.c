@@ -1,11 +1,12 @@
 /*
  * fast.c -- the meeting place's fast lane (meet.h, "The fast lane"): a small blocking
- * reduce or allreduce whose members each write one post of their own and read their
- * peers', with no lock and no field anyone else writes.
+ * reduce, allreduce or bcast whose members each write one post of their own and read
+ * their peers', with no lock and no field anyone else writes.
  *
  * A post's `tag` says what its member did for a seq: WRITING (its parameters and operand
  * are being written), POSTED (they are in), SLOW (a looker found it declared failed
- * before it posted: it never will).  A member that goes the slot's way for seq instead
+ * before it posted: it never will), CLOSED (a member went the slot's way while it was
+ * writing: it never will either).  A member that goes the slot's way for seq instead
  * opens the slot for seq, or spills seq (meet.c): the lane's members watch the slot's
  * `busy`, `seq` and `spilled`, which nothing else writes while the lane is in use, so
  * watching them costs nothing.  Its `ack` (a line of its own) says up to which seq it
@@ -13,9 +14,16 @@
  * it (dred_meet_fast_post's `peers_past`).
  *
  * Everything a member decides comes from what the posts and the slot say, never from
- * timing: all POSTED -- the same posts for everyone, the same comparison, the same outcome;
- * the slot opened or spilled for seq -- a member that went there never posts, so no one
- * can see all POSTED, and everyone goes there.
+ * timing:
+ *   - a bcast's root POSTED: the whole bcast is served from that post, whoever comes and
+ *     whichever way (dred_meet__fast_settle for a member that went the slot's way);
+ *   - otherwise all POSTED: the same posts for everyone, the same comparison, the same
+ *     outcome;
+ *   - otherwise, the slot opened or spilled for seq: a post not in by then never comes --
+ *     a writer looks at the slot after marking itself WRITING, and whoever went the slot's
+ *     way closes the posts still WRITING after it said so (one of the two sees the
+ *     other: both are sequentially consistent) -- so, once no root posted, everyone goes
+ *     there.
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -23,7 +31,7 @@
 #include "../../include/dred_status.h"
 #include "meet_int.h"
 
-enum { FAST_POSTED = 0, FAST_WRITING = 1, FAST_SLOW = 2 };
+enum { FAST_POSTED = 0, FAST_WRITING = 1, FAST_SLOW = 2, FAST_CLOSED = 3 };
 
 static uint64_t fast_tag(uint64_t seq, uint64_t what) { return ((seq + 1) << 2) | what; }
 
@@ -103,22 +111,31 @@ int dred_meet_fast_post(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   t = __atomic_load_n(&me->tag, __ATOMIC_ACQUIRE);
   do {
     if (t >= fast_tag(seq, FAST_POSTED)) return 0; /* marked SLOW, or posted already */
-  } while (!__atomic_compare_exchange_n(&me->tag, &t, want, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+  } while (!__atomic_compare_exchange_n(&me->tag, &t, want, 0, __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE));
+  /* WRITING, then the slot once more: whoever went the slot's way since our first look
+   * may not have seen us WRITING, so we see it (both sides fence), and stay out */
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  if (slot_taken(slot_of(r, seq), seq)) {
+    (void)__atomic_compare_exchange_n(&me->tag, &want, fast_tag(seq, FAST_CLOSED), 0,
+                                      __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE);
+    return 0;
+  }
   me->p = *p;
   if (bytes > 0) memcpy(me->data, data, bytes);
-  /* POSTED, unless a looker marked us SLOW meanwhile (declared failed): then the slot */
+  /* POSTED, unless a looker marked us SLOW (declared failed) or CLOSED (gone the slot's
+   * way) meanwhile: then the slot */
   return __atomic_compare_exchange_n(&me->tag, &want, fast_tag(seq, FAST_POSTED), 0,
                                      __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE);
 }
 
-/* What member k did for seq: 1 posted, -1 never will (declared failed first: marked SLOW
- * here when `mark`, so that it cannot post after that), 0 not yet. */
+/* What member k did for seq: 1 posted, -1 never will (CLOSED, or declared failed first:
+ * marked SLOW here when `mark`, so that it cannot post after that), 0 not yet. */
 static int member_state(dred_meet_ring_t *r, uint64_t seq, uint32_t k, uint64_t gone, int mark) {
   struct dred_meet_post *q = post_of(r, seq, k);
   uint64_t t = __atomic_load_n(&q->tag, __ATOMIC_ACQUIRE);
   for (;;) {
     if (t == fast_tag(seq, FAST_POSTED)) return 1;
-    if (t == fast_tag(seq, FAST_SLOW)) return -1;
+    if (t == fast_tag(seq, FAST_SLOW) || t == fast_tag(seq, FAST_CLOSED)) return -1;
     if (!(gone & bit(k))) return 0;
     if (!mark) return -1;
     if (__atomic_compare_exchange_n(&q->tag, &t, fast_tag(seq, FAST_SLOW), 0, __ATOMIC_SEQ_CST,
@@ -127,17 +144,116 @@ static int member_state(dred_meet_ring_t *r, uint64_t seq, uint32_t k, uint64_t 
   }
 }
 
+/* The slot was taken for seq: the posts still WRITING never come (CLOSED; their writers
+ * see it at their last compare-and-swap), so that what is POSTED now is all there will
+ * be.  (A writer that has not marked itself WRITING yet sees the slot taken and stays
+ * out: dred_meet_fast_post.) */
+static void close_writing(dred_meet_ring_t *r, uint64_t seq) {
+  uint32_t k;
+  for (k = 0; k < r->n; k++) {
+    uint64_t *tag = &post_of(r, seq, k)->tag, t = fast_tag(seq, FAST_WRITING);
+    /* looked at first: a compare-and-swap takes the line from its writer even when it
+     * fails, and most slot arrivals find nobody writing */
+    if (__atomic_load_n(tag, __ATOMIC_SEQ_CST) == t)
+      (void)__atomic_compare_exchange_n(tag, &t, fast_tag(seq, FAST_CLOSED), 0, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_ACQUIRE);
+  }
+}
+
+/* Whether member k's post of seq is a bcast root's, POSTED: the bcast is served from it. */
+static int root_posted(dred_meet_ring_t *r, uint64_t seq, uint32_t k) {
+  const struct dred_meet_post *q = post_of(r, seq, k);
+  return __atomic_load_n(&q->tag, __ATOMIC_ACQUIRE) == fast_tag(seq, FAST_POSTED) &&
+         q->p.kind == PROTO_KIND_BCAST && q->p.root == k;
+}
+
 /* Whether the collective reads member k's operand (as meet.c's reads_operand). */
 static int fast_reads(uint32_t kind, uint32_t root, uint32_t k) {
-  return kind == PROTO_KIND_ALLREDUCE || (kind == PROTO_KIND_REDUCE && k != root);
+  if (kind == PROTO_KIND_BCAST) return k == root;
+  return kind == PROTO_KIND_ALLREDUCE || k != root;
+}
+
+/* A copy out of the posts is sound only if none was rewritten meanwhile: that means we
+ * were given up for dead (a living reader's ack holds every writer back), and what we
+ * copied may not be seq's.  (A writer marks its tag WRITING before it writes anything
+ * else.) */
+static int posts_still(dred_meet_ring_t *r, uint64_t seq, uint64_t which) {
+  uint32_t k;
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  for (k = 0; k < r->n; k++)
+    if ((which & bit(k)) &&
+        __atomic_load_n(&post_of(r, seq, k)->tag, __ATOMIC_ACQUIRE) != fast_tag(seq, FAST_POSTED))
+      return 0;
+  return 1;
+}
+
+/* The outcome of a member whose parameters are `me`, once a bcast root posted for seq
+ * (`roots`, every such post seen): served from the post of the root it names -- DRED_OK
+ * when they agree, its data copied to `take` (at the root's place when `at_root`, else
+ * at 0) unless it is that root; DRED_ERR_MISMATCH when they disagree, or when it names
+ * none of them (or is no bcast).  The root itself compares with every post there: of two
+ * members that disagree, the later one always sees the other (slot_early's rule).
+ * Decided by each member from the posts alone, the same way whichever way it came. */
+static int served(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const proto_params_t *me,
+                  uint64_t roots, void *take, size_t cap, int at_root) {
+  const struct dred_meet_post *q;
+  uint32_t rt = me->kind == PROTO_KIND_BCAST ? me->root : r->n, k;
+  uint64_t len;
+  if (rt >= r->n || !(roots & bit(rt))) return DRED_ERR_MISMATCH;
+  q = post_of(r, seq, rt);
+  if (rt == member) {
+    for (k = 0; k < r->n; k++)
+      if (k != member && member_state(r, seq, k, 0, 0) > 0 &&
+          !proto_params_agree(&post_of(r, seq, k)->p, me))
+        return DRED_ERR_MISMATCH;
+    return DRED_OK;
+  }
+  if (!proto_params_agree(&q->p, me)) return DRED_ERR_MISMATCH;
+  len = q->p.count * q->p.extent;
+  if (len > DRED_MEET_FAST_DATA || (at_root ? (uint64_t)(rt + 1) * len : len) > cap ||
+      (len > 0 && take == NULL))
+    return DRED_ERR_INTERNAL; /* the root checked its own size: cannot happen */
+  if (len > 0) memcpy((char *)take + (at_root ? rt * len : 0), q->data, len);
+  return posts_still(r, seq, bit(rt)) ? DRED_OK : DRED_ERR_PROC_FAILED;
+}
+
+/* Wake the members asleep on seq once this one decided: the last poster (of two last
+ * posters at least one sees the other's post, and a sleeper counted itself before its
+ * last look), or a bcast's root, whose post is what they wait for.  (Our post was the
+ * sequentially consistent store: no fence needed before this load.) */
+static void decided_wake(dred_meet_ring_t *r, uint64_t seq) {
+  if (__atomic_load_n(&slot_of(r, seq)->nwait, __ATOMIC_SEQ_CST) > 0) dred_meet__wake(slot_of(r, seq));
+}
+
+/* What a look at seq finds (no change made unless `mark`): roots, a bcast root's posts;
+ * slow, a member that never posts; missing, one not in yet; taken, the slot taken for
+ * seq -- read first, so that a post not in by then never comes. */
+typedef struct {
+  uint64_t roots;
+  int slow, missing, taken;
+} survey_t;
+
+static void survey(dred_meet_ring_t *r, uint64_t seq, uint64_t gone, int mark, survey_t *sv) {
+  uint32_t k;
+  sv->roots = 0;
+  sv->slow = sv->missing = 0;
+  sv->taken = slot_taken(slot_of(r, seq), seq);
+  if (sv->taken && mark) close_writing(r, seq);
+  for (k = 0; k < r->n; k++) {
+    int st = member_state(r, seq, k, gone, mark);
+    sv->slow |= st < 0;
+    sv->missing |= st == 0;
+    if (st > 0 && root_posted(r, seq, k)) sv->roots |= bit(k);
+  }
 }
 
 int dred_meet_fast_look(dred_meet_ring_t *r, uint64_t seq, uint32_t member, void *take,
                         size_t cap, int *status) {
   proto_params_t p[DRED_MEET_FAST_MEMBERS];
+  survey_t sv;
   uint64_t gone, len;
   uint32_t k, n;
-  int slow = 0, missing = 0, st = DRED_OK;
+  int st = DRED_OK;
   if (!ring_fast(r) || member >= r->n || status == NULL) return -1;
   n = r->n;
   gone = __atomic_load_n(&r->gone, __ATOMIC_ACQUIRE);
@@ -147,17 +263,18 @@ int dred_meet_fast_look(dred_meet_ring_t *r, uint64_t seq, uint32_t member, void
     dred_meet__fast_ack(r, seq, member);
     return -1;
   }
-  for (k = 0; k < n; k++) {
-    int s = member_state(r, seq, k, gone, 1);
-    slow |= s < 0;
-    missing |= s == 0;
+  survey(r, seq, gone, 1, &sv);
+  if (sv.roots) {
+    p[0] = post_of(r, seq, member)->p;
+    *status = served(r, seq, member, &p[0], sv.roots, take, cap, 1);
+    decided_wake(r, seq);
+    return 2;
   }
-  if (!slow && missing) slow = slot_taken(slot_of(r, seq), seq);
-  if (slow) {
+  if (sv.slow || (sv.missing && sv.taken)) {
     dred_meet__fast_ack(r, seq, member);
     return -1;
   }
-  if (missing) return 0;
+  if (sv.missing) return 0;
   /* Everyone posted: the same comparison as the slot's (meet.c, slot_decide). */
   for (k = 0; k < n; k++) p[k] = post_of(r, seq, k)->p;
   if (p[0].root >= n) st = DRED_ERR_MISMATCH;
@@ -170,31 +287,35 @@ int dred_meet_fast_look(dred_meet_ring_t *r, uint64_t seq, uint32_t member, void
   for (k = 0; k < n && st == DRED_OK; k++)
     if (fast_reads(p[0].kind, p[0].root, k) && len > 0)
       memcpy((char *)take + k * len, post_of(r, seq, k)->data, len);
-  /* A post rewritten while we read means we were given up for dead (a living reader's
-   * ack holds every writer back): what we copied may not be seq's.  (A writer marks its
-   * tag WRITING before it writes anything else.) */
-  __atomic_thread_fence(__ATOMIC_ACQUIRE);
-  for (k = 0; k < n; k++)
-    if (__atomic_load_n(&post_of(r, seq, k)->tag, __ATOMIC_ACQUIRE) != fast_tag(seq, FAST_POSTED))
-      st = DRED_ERR_PROC_FAILED;
+  if (!posts_still(r, seq, all_of(n))) st = DRED_ERR_PROC_FAILED;
   *status = st;
   /* (the ack: dred_meet_fast_done, when the caller is done) */
-  /* A member asleep before the last post: whoever sees every post in after its own
-   * sequentially consistent post wakes it -- of two last posters at least one sees the
-   * other's post, and a sleeper counted itself before its last look.  (Our post was the
-   * store; no fence needed before this load.) */
-  if (__atomic_load_n(&slot_of(r, seq)->nwait, __ATOMIC_SEQ_CST) > 0) dred_meet__wake(slot_of(r, seq));
+  decided_wake(r, seq);
+  return 1;
+}
+
+int dred_meet__fast_settle(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                           const proto_params_t *p, int error, void *take, size_t cap,
+                           int *status) {
+  survey_t sv;
+  if (!ring_fast(r) || member >= r->n || p == NULL || status == NULL) return 0;
+  /* the caller's open or spill of the slot, before our look at the tags (meet.h) */
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  close_writing(r, seq);
+  survey(r, seq, 0, 0, &sv);
+  if (!sv.roots) return 0;
+  /* a member's own error is its outcome; the others, served already or not, keep theirs */
+  *status = error != DRED_OK ? error : served(r, seq, member, p, sv.roots, take, cap, 0);
   return 1;
 }
 
 /* Whether member's look at seq would still say "not yet" (no marking). */
 static int pending(dred_meet_ring_t *r, uint64_t seq, uint32_t member) {
   uint64_t gone = __atomic_load_n(&r->gone, __ATOMIC_ACQUIRE);
-  uint32_t k;
+  survey_t sv;
   if (gone & bit(member)) return 0;
-  for (k = 0; k < r->n; k++)
-    if (member_state(r, seq, k, gone, 0) == 0) return !slot_taken(slot_of(r, seq), seq);
-  return 0;
+  survey(r, seq, gone, 0, &sv);
+  return !sv.roots && !sv.slow && sv.missing && !sv.taken;
 }
 
 void dred_meet_fast_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint64_t timeout_ns) {

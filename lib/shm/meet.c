@@ -478,9 +478,38 @@ int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   return arrive(r, seq, member, p, wants, op, data, error, take, cap, held_returns, out);
 }
 
+/* An arrival that opened the slot for seq or spilled seq (said so: busy and seq, or
+ * spilled, stored) of a bcast whose root posted in the fast lane: served from that post
+ * (fast.c), as `taken` -- nothing recorded in the slot.  Lock held; 1 if so. */
+static int lane_served(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const proto_params_t *p,
+                       int error, dred_meet_slot_t *s, dred_meet_arrival_t *out) {
+  int st;
+  if (!dred_meet__fast_settle(r, seq, member, p, error, out->lane_data, sizeof out->lane_data, &st))
+    return 0;
+  out->meet = 1;
+  out->slot = s;
+  out->taken = 1;
+  out->lane = 1;
+  out->status = st;
+  return 1;
+}
+
+static int arrive_slot(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const proto_params_t *p,
+                       int wants, const dred_meet_ref_t *op, const void *data, int error,
+                       void *take, size_t cap, int held_returns, dred_meet_arrival_t *out);
+
+/* This member reads no post of seq any more once its arrival is over (fast.c): its ack. */
 static int arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const proto_params_t *p,
                   int wants, const dred_meet_ref_t *op, const void *data, int error, void *take,
                   size_t cap, int held_returns, dred_meet_arrival_t *out) {
+  int rc = arrive_slot(r, seq, member, p, wants, op, data, error, take, cap, held_returns, out);
+  if (r != NULL && member < r->n && !out->held) dred_meet__fast_ack(r, seq, member);
+  return rc;
+}
+
+static int arrive_slot(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const proto_params_t *p,
+                       int wants, const dred_meet_ref_t *op, const void *data, int error,
+                       void *take, size_t cap, int held_returns, dred_meet_arrival_t *out) {
   dred_meet_slot_t *s;
   dred_meet_ref_t none;
   uint32_t n;
@@ -491,6 +520,8 @@ static int arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const prot
   out->lead = 0;
   out->taken = 0;
   out->held = 0;
+  out->lane = 0;
+  out->status = 0;
   if (r == NULL || p == NULL || member >= r->n)
     return -1;
   n = r->n;
@@ -498,8 +529,6 @@ static int arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const prot
     memset(&none, 0, sizeof none);
     op = &none;
   }
-  /* This member reads no post of seq (fast.c) */
-  dred_meet__fast_ack(r, seq, member);
   if (op->kind > DRED_MEET_OP_NOPLACE) return -1;
   if (wants && op->kind == DRED_MEET_OP_SLOT &&
       ((op->len > 0 && data == NULL) || (op->len != 0 && op->len != p->count * p->extent) ||
@@ -526,16 +555,25 @@ static int arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const prot
        * A slot held by a newer one means this member was given up for dead: dred-master
        * too, which knows it. */
       if (s->busy && s->spilled < seq + 1) {
-        __atomic_store_n(&s->spilled, seq + 1, __ATOMIC_RELEASE); /* (read lock-free: fast.c) */
+        __atomic_store_n(&s->spilled, seq + 1, __ATOMIC_SEQ_CST); /* (read lock-free: fast.c) */
         r->spills++;
         dred_meet__fast_wake(r, seq);
       }
+      /* ... unless a bcast root posted seq in the fast lane: that post serves everyone */
+      (void)lane_served(r, seq, member, p, error, s, out);
       slot_unlock(s);
       return 0;
     }
     __atomic_store_n(&s->busy, 1, __ATOMIC_RELAXED);
     s->n = n;
-    __atomic_store_n(&s->seq, seq, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->seq, seq, __ATOMIC_SEQ_CST);
+    if (lane_served(r, seq, member, p, error, s, out)) {
+      /* nobody meets here for seq: the slot is free again at once (fast.c says why no
+       * member can have come in meanwhile) */
+      __atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
+      slot_unlock(s);
+      return 0;
+    }
     dred_meet__fast_wake(r, seq); /* a fast-lane member of seq, asleep, goes the slot's way */
     __atomic_store_n(&s->state, DRED_MEET_OPEN, __ATOMIC_RELEASE);
     s->status = DRED_OK;

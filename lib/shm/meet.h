@@ -103,6 +103,8 @@
 #define DRED_MEET_AUTO (-1)       /* the stream of a group's DRED_TAG_AUTO reductions  */
 #define DRED_MEET_MAX_CHUNKS 64   /* chunks of an allreduce's fold                     */
 #define DRED_MEET_CHUNK_BYTES (128u * 1024u) /* an allreduce chunk's size, about: in cache */
+#define DRED_MEET_FAST_MEMBERS 16 /* larger groups never take the fast lane              */
+#define DRED_MEET_FAST_DATA 88    /* bytes of one member's operand in its post           */
 
 typedef enum {
   DRED_MEET_OPEN = 0, /* waiting for members                               */
@@ -204,6 +206,12 @@ typedef struct {
   int held;             /* dred_meet_arrive_take with `held_returns`: the slot is still
                          * held by the collective DRED_MEET_DEPTH before; nothing was
                          * recorded (meet == 0): wait a moment, then arrive again       */
+  int lane;             /* taken == 1: served from the fast lane instead -- a bcast whose
+                         * root posted there (see "The fast lane"); nothing was recorded
+                         * in the slot.  Its outcome is `status`, and a non-root's data
+                         * (the root's, count x extent bytes) is in lane_data          */
+  int status;
+  unsigned char lane_data[DRED_MEET_FAST_DATA];
 } dred_meet_arrival_t;
 
 /* Member `member` arrives for the group's `seq`-th auto-tagged reduction.  wants: its own
@@ -250,10 +258,15 @@ int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
  * collective is a handful of them.  Here each member writes one post of its own (its
  * parameters and operand, DRED_MEET_FAST_DATA bytes at most) and reads its peers'.
  *
- * How (fast.c).  A member whose own call is fast-eligible -- a blocking reduce or
- * allreduce whose operand fits, on a plain ring of at most DRED_MEET_FAST_MEMBERS -- posts
- * (dred_meet_fast_post) and then looks (dred_meet_fast_look) until every member is
- * accounted for:
+ * How (fast.c).  A member whose own call is fast-eligible -- a blocking reduce, allreduce
+ * or bcast whose operand fits, on a plain ring of at most DRED_MEET_FAST_MEMBERS -- posts
+ * (dred_meet_fast_post) and then looks (dred_meet_fast_look) until it can decide:
+ *   - a bcast's root POSTED for seq (its parameters and data): the bcast is served from
+ *     that post, early arrivals first (seed 000) -- the root is done as it posts (DRED_OK,
+ *     or MISMATCH if a member already there disagrees with it), and each other member,
+ *     whenever it comes, compares its parameters with the root's and copies the data, or
+ *     gets DRED_ERR_MISMATCH (so does a member that names another root, or is no bcast).
+ *     Nobody waits for the last member, and nothing is kept for it but the root's post.
  *   - every member POSTED for seq: each member compares all parameters itself (the same
  *     posts, the same comparison: the same outcome everywhere), copies the operands it
  *     reads and is done -- DRED_OK or DRED_ERR_MISMATCH.  The slot is never touched.
@@ -263,10 +276,14 @@ int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
  *     marks its post SLOW, a compare-and-swap against its own post): nobody can see
  *     everyone POSTED, so every member that posted arrives in the slot too, and the slot
  *     decides as it does for anyone (MISMATCH, PROC_FAILED, ...).
- * A post is never taken back, so both outcomes cannot happen for one seq, and nobody is
- * done before every member posted.  That is why a bcast does not take the lane: the slot
- * serves its early arrivals before the last one came (seed 000), and a member served from
- * a post and gone could not be answered for should a later one go the slot's way.
+ * The first rule wins over the third, whatever the order: an arrival that opens the slot
+ * for seq or spills seq first closes the posts still being written (CLOSED: they never
+ * come), then looks for a bcast root's post -- found, it takes its outcome from that post
+ * as a posted member would and leaves the slot as it was (nobody meets there for seq);
+ * not found, no root posts seq any more (a writer looks at the slot again once WRITING,
+ * and both sides are sequentially consistent), so everyone goes to the slot.  A post is
+ * never taken back, so two outcomes cannot happen for one member, and a member served
+ * from a post and gone is never waited for in the slot.
  *
  * Reuse.  A member posts for seq only once every living peer is done with the posts of
  * seq - DEPTH there: known when they all posted the stream's previous collective (blocking
@@ -280,8 +297,6 @@ int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
  * Waiting: polls while the caller's core is its own (dred_meet_set_spin), then sleeps on
  * the slot's wake word; whoever sees every post in wakes the sleepers, as do a slot opened
  * or spilled for seq and a death (dred_meet_member_failed). */
-#define DRED_MEET_FAST_MEMBERS 16 /* larger groups never take the fast lane              */
-#define DRED_MEET_FAST_DATA 88    /* bytes of one member's operand in its post           */
 
 /* Member `member` posts its parameters and operand (`bytes`, 0 at a reduce's root) for
  * `seq`.  `peers_past`: the caller knows every peer posted this stream's seq - 1 (it saw
@@ -295,8 +310,11 @@ int dred_meet_fast_post(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
  * *status is DRED_OK (then `take`, `cap` bytes, holds member k's operand at k x bytes for
  * each operand the collective reads: all of an allreduce, a reduce's non-roots) or
  * DRED_ERR_MISMATCH (or DRED_ERR_PROC_FAILED: this member was given up for dead and a
- * post moved while it read); the member reads no post of seq any more and gives its ack
- * with dred_meet_fast_done.  -1: someone went the slot's way, or this member was declared
+ * post moved while it read).  2: a bcast's root posted, and *status is this member's
+ * outcome from that post (DRED_OK with the root's data at root x bytes of `take`, unless
+ * it is the root; or MISMATCH; or PROC_FAILED as above) -- not every member may have
+ * posted.  Either way the member reads no post of seq any more and gives its ack with
+ * dred_meet_fast_done.  -1: someone went the slot's way, or this member was declared
  * failed: arrive in the slot (the ack is given). */
 int dred_meet_fast_look(dred_meet_ring_t *r, uint64_t seq, uint32_t member, void *take,
                         size_t cap, int *status);

@@ -110,9 +110,17 @@ uint64_t dred_meet__spin_ns(void);
 uint64_t dred_meet__now_ns(void);
 void dred_meet__sleep(uint32_t *word, uint32_t w, uint64_t timeout_ns);
 /* fast.c's, for meet.c: an arrival in the slot gives the member's ack for seq (it reads
- * no post of seq) -- before its lock; and, once the arrival opened the slot for seq or
+ * no post of seq any more) as it leaves; and, once the arrival opened the slot for seq or
  * spilled seq (which the lane's members watch: meet.h), wakes those asleep -- after it. */
 void dred_meet__fast_ack(dred_meet_ring_t *r, uint64_t seq, uint32_t member);
 void dred_meet__fast_wake(dred_meet_ring_t *r, uint64_t seq);
+/* fast.c's, for meet.c: a member whose arrival opened the slot for seq or spilled seq
+ * (said so, still under the slot's lock) first asks whether a bcast root posted seq in the
+ * lane: then the bcast is served from that post alone, and nobody meets in the slot for it.
+ * 1 with *status (the root's data, when it reads it, at `take`), else 0: the slot's way
+ * goes on, and no root will post seq any more. */
+int dred_meet__fast_settle(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                           const proto_params_t *p, int error, void *take, size_t cap,
+                           int *status);
 
 #endif

@@ -15,10 +15,12 @@
  *             ints, MPI_DOUBLE_INT MINLOC/MAXLOC, a non-commutative user op (2x2 matrix
  *             product), random roots, MPI_IN_PLACE at the root, a few explicit tags between
  *             auto-tagged calls;
- *   lane      blocking dred_reduce and dred_allreduce within the fast lane's 88 bytes, 200
- *             and 100 in a row, one member in turn calling the nonblocking form now and
- *             then (the posted members follow it into the slot); counts that differ across
- *             the lane's bound and within it (MISMATCH everywhere), then an exact one;
+ *   lane      blocking dred_reduce, dred_allreduce and dred_bcast within the fast lane's
+ *             88 bytes, 200, 100 and 200 in a row, one member in turn calling the
+ *             nonblocking form now and then (the posted members follow it into the slot; a
+ *             bcast's is served from its root's post if the root posted first); counts that
+ *             differ across the lane's bound and within it (MISMATCH everywhere; a bcast's
+ *             disagreeing member, or someone), a bcast naming another root, then exact ones;
  *   large     operands of 256-330 KiB (a fold shared out among the members that wait):
  *             roots first, last, middle, random; blocking, late and bounded-look waits;
  *   ring      100 (> DRED_MEET_DEPTH) in flight before any wait, waited in reverse order;
@@ -352,6 +354,73 @@ static void plain(MPI_Comm comm, const char *cname, uint64_t sd)
     section_done("plain", cname, comm, c0, e0);
 }
 
+/* One bcast of `count` doubles (root's: root * 1000 + i + k) where this member takes the
+ * slot's way when `slow` (dred_ibcast), names `myroot` and gives `mycount`: its status,
+ * and 1 in *bad if it says DRED_OK with data that is not the root's. */
+static int lane_bcast_one(MPI_Comm comm, int i, int root, int myroot, int mycount, int slow, int *bad)
+{
+    double buf[12];
+    int r, st, k;
+    MPI_Comm_rank(comm, &r);
+    for (k = 0; k < 12; k++) buf[k] = r == myroot ? (double)(root * 1000 + i + k) : -1.0;
+    if (slow) {
+        dred_future *f = NULL;
+        st = dred_ibcast(buf, mycount, MPI_DOUBLE, myroot, comm, DRED_TAG_AUTO, &f);
+        if (st == DRED_OK) {
+            st = wait_bounded(f, 20, "meet/lane/bcast");
+            dred_future_free(f);
+        }
+    } else {
+        st = dred_bcast(buf, mycount, MPI_DOUBLE, myroot, comm);
+    }
+    *bad = 0;
+    for (k = 0; k < mycount && st == DRED_OK; k++) *bad |= buf[k] != (double)(root * 1000 + i + k);
+    return st;
+}
+
+/* The lane's bcast (fast.c): the root's post serves every member, early arrivals first.
+ * 200 blocking bcasts of 1-11 doubles, the root in turn; in every sixth one member (in
+ * turn) calls dred_ibcast instead -- served from the root's post when the root posted
+ * first, else everyone meets in the slot.  Then members that disagree -- a non-root whose
+ * count crosses the lane's bound (the slot's way), one that names another root: that one
+ * gets MISMATCH or someone does (of two that disagree the later one is sure to), every
+ * DRED_OK has the root's data -- and an exact bcast after each. */
+static void lane_bcast(MPI_Comm comm, const char *cname)
+{
+    int p, r, st, bad, mism;
+    MPI_Comm_size(comm, &p);
+    MPI_Comm_rank(comm, &r);
+    for (int i = 0; i < 200; i++) {
+        int root = i % p, count = 1 + i % 11;
+        st = lane_bcast_one(comm, i, root, root, count, i % 6 == 5 && r == (i / 6) % p, &bad);
+        if (st != DRED_OK || bad)
+            FAILQ("meet/lane/%s(p=%d): bcast %d of %d doubles from %d: status %d (%s)%s", cname, p, i,
+                  count, root, st, dred_strerror(st), bad ? ", wrong data" : "");
+        else
+            count_check(0);
+    }
+    if (p < 2) return;
+    for (int c = 0; c < 2 && (c == 0 || p >= 3); c++) {
+        /* c 0: the last member gives 12 doubles against 11; c 1: it names root 1, not 0 */
+        int odd = r == p - 1;
+        st = lane_bcast_one(comm, 500 + c, 0, odd && c == 1 ? 1 : 0, odd && c == 0 ? 12 : 11, 0, &bad);
+        MPI_Allreduce((int[]){st == DRED_ERR_MISMATCH}, &mism, 1, MPI_INT, MPI_SUM, comm);
+        if ((st != DRED_OK && st != DRED_ERR_MISMATCH) || bad || mism == 0 ||
+            (c == 0 && odd && st != DRED_ERR_MISMATCH))
+            FAILQ("meet/lane/%s: bcast with member %d disagreeing (%s): status %d (%s)%s, %d MISMATCH",
+                  cname, p - 1, c == 0 ? "count" : "root", st, dred_strerror(st),
+                  bad ? ", wrong data" : "", mism);
+        else
+            count_check(0);
+        st = lane_bcast_one(comm, 600 + c, 1, 1, 5, 0, &bad);
+        if (st != DRED_OK || bad)
+            FAILQ("meet/lane/%s: the bcast after a disagreement: status %d (%s)%s", cname, st,
+                  dred_strerror(st), bad ? ", wrong data" : "");
+        else
+            count_check(0);
+    }
+}
+
 /* 1a. the fast lane (lib/shm/fast.c): blocking dred_reduce and dred_allreduce whose
  * operands fit a post (88 bytes), 200 and 100 in a row (round the ring's posts many
  * times); in every fifth reduce and seventh allreduce one member (in turn) calls the
@@ -424,6 +493,7 @@ static void lane(MPI_Comm comm, const char *cname, uint64_t sd)
         else
             count_check(0);
     }
+    lane_bcast(comm, cname);
     section_done("lane", cname, comm, c0, e0);
 }
 

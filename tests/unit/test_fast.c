@@ -66,7 +66,9 @@ static unsigned char pattern(uint64_t seq, uint32_t k, size_t i) {
 static int post(dred_meet_ring_t *r, uint64_t seq, uint32_t k, const proto_params_t *p) {
   unsigned char op[DRED_MEET_FAST_DATA];
   size_t bytes = (size_t)(p->count * p->extent), i;
-  if (p->kind == PROTO_KIND_REDUCE && k == p->root) bytes = 0; /* it gives nothing */
+  /* a reduce's root gives nothing, nor does a bcast's non-root */
+  if ((p->kind == PROTO_KIND_REDUCE && k == p->root) || (p->kind == PROTO_KIND_BCAST && k != p->root))
+    bytes = 0;
   if (bytes > sizeof op) return dred_meet_fast_post(r, seq, k, p, NULL, bytes, 0);
   for (i = 0; i < bytes; i++) op[i] = pattern(seq, k, i);
   return dred_meet_fast_post(r, seq, k, p, op, bytes, 0);
@@ -74,22 +76,25 @@ static int post(dred_meet_ring_t *r, uint64_t seq, uint32_t k, const proto_param
 
 static unsigned char take[DRED_MEET_FAST_MEMBERS * DRED_MEET_FAST_DATA];
 
-/* Member k's look: its return; *st the status when decided. */
+/* Member k's look: its return (1 all posted, 2 served from a bcast root's post); *st the
+ * status when decided. */
 static int look(dred_meet_ring_t *r, uint64_t seq, uint32_t k, int *st) {
   int rc;
   *st = -12345;
   memset(take, 0, sizeof take);
   rc = dred_meet_fast_look(r, seq, k, take, sizeof take, st);
-  if (rc == 1) dred_meet_fast_done(r, seq, k); /* as a member does, once done */
+  if (rc > 0) dred_meet_fast_done(r, seq, k); /* as a member does, once done */
   return rc;
 }
 
-/* `take` holds every operand a collective of `p` reads, member k's at k x bytes. */
+/* `take` holds every operand a collective of `p` reads, member k's at k x bytes (a bcast:
+ * its root's). */
 static void assert_taken(uint64_t seq, uint32_t n, const proto_params_t *p) {
   size_t bytes = (size_t)(p->count * p->extent), i;
   uint32_t k;
   for (k = 0; k < n; k++) {
-    if (p->kind == PROTO_KIND_REDUCE && k == p->root) continue;
+    if ((p->kind == PROTO_KIND_REDUCE && k == p->root) || (p->kind == PROTO_KIND_BCAST && k != p->root))
+      continue;
     for (i = 0; i < bytes; i++)
       if (take[k * bytes + i] != pattern(seq, k, i))
         fail_msg("seq %llu member %u byte %zu", (unsigned long long)seq, k, i);
@@ -350,6 +355,241 @@ static void test_not_eligible(void **state) {
   table_free(t);
 }
 
+/* ---- a bcast: served from its root's post ---------------------------------------------- */
+
+static int busy_slots(const dred_meet_ring_t *r) {
+  dred_meet_ring_stats_t s;
+  dred_meet_ring_stats(r, &s);
+  return (int)s.busy;
+}
+
+static void test_bcast_served(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 10, N, WORKERS);
+  uint64_t seq;
+  uint32_t k;
+  int st;
+  (void)state;
+  /* three times round the ring, the root in turn: the members before the root wait; the
+   * root is done as it posts; everyone is served from its post, the last member included
+   * after everyone else is done (nobody waits for it) */
+  for (seq = 0; seq < 3 * DRED_MEET_DEPTH; seq++) {
+    uint32_t root = (uint32_t)(seq % N), last = (root + N - 1) % N;
+    proto_params_t p = params(PROTO_KIND_BCAST, 1 + seq % 22, root);
+    for (k = 0; k < N; k++)
+      if (k != root && k != last) {
+        assert_int_equal(post(r, seq, k, &p), 1);
+        assert_int_equal(look(r, seq, k, &st), 0);
+      }
+    assert_int_equal(post(r, seq, root, &p), 1);
+    assert_int_equal(look(r, seq, root, &st), 2);
+    assert_int_equal(st, DRED_OK);
+    for (k = 0; k < N; k++) {
+      if (k == root) continue;
+      if (k == last) assert_int_equal(post(r, seq, k, &p), 1);
+      assert_int_equal(look(r, seq, k, &st), 2);
+      assert_int_equal(st, DRED_OK);
+      assert_taken(seq, N, &p);
+    }
+  }
+  assert_int_equal(busy_slots(r), 0); /* the slots were never used */
+  /* a root ahead by DEPTH waits for the last reader of its post of seq - DEPTH: member 3
+   * has not come to seq 3D yet, so the root goes the slot's way for 4D */
+  {
+    const uint64_t D = DRED_MEET_DEPTH;
+    proto_params_t p = params(PROTO_KIND_BCAST, 2, 0);
+    for (k = 0; k < N - 1; k++) {
+      assert_int_equal(post(r, 3 * D, k, &p), 1);
+      assert_int_equal(look(r, 3 * D, k, &st), 2);
+    }
+    assert_int_equal(post(r, 4 * D, 0, &p), 0);
+  }
+  table_free(t);
+}
+
+static void test_bcast_disagree(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 11, N, WORKERS);
+  proto_params_t p = params(PROTO_KIND_BCAST, 3, 0), q;
+  uint32_t odd;
+  int st;
+  (void)state;
+  /* a member that disagrees with the root's post gets MISMATCH; the others are served */
+  for (odd = 0; odd < 4; odd++) {
+    uint64_t seq = odd;
+    q = p;
+    switch (odd) {
+      case 0: q.count = 4; break;
+      case 1: q.root = 2; break; /* names another root, one that is no root */
+      case 2: q.kind = PROTO_KIND_ALLREDUCE; break;
+      default: q.type_sig = 0x52u; break;
+    }
+    assert_int_equal(post(r, seq, 0, &p), 1);
+    assert_int_equal(look(r, seq, 0, &st), 2);
+    assert_int_equal(st, DRED_OK); /* nobody there disagreed */
+    assert_int_equal(post(r, seq, 1, &q), 1);
+    assert_int_equal(look(r, seq, 1, &st), 2);
+    assert_int_equal(st, DRED_ERR_MISMATCH);
+    assert_int_equal(post(r, seq, 2, &p), 1);
+    assert_int_equal(look(r, seq, 2, &st), 2);
+    assert_int_equal(st, DRED_OK);
+    assert_int_equal(post(r, seq, 3, &p), 1);
+    assert_int_equal(look(r, seq, 3, &st), 2);
+    assert_int_equal(st, DRED_OK);
+  }
+  /* a root that posts after a member that disagrees: both get MISMATCH */
+  q = p;
+  q.count = 5;
+  assert_int_equal(post(r, 4, 1, &q), 1);
+  assert_int_equal(look(r, 4, 1, &st), 0);
+  assert_int_equal(post(r, 4, 0, &p), 1);
+  assert_int_equal(look(r, 4, 0, &st), 2);
+  assert_int_equal(st, DRED_ERR_MISMATCH);
+  assert_int_equal(look(r, 4, 1, &st), 2);
+  assert_int_equal(st, DRED_ERR_MISMATCH);
+  /* two members that both call themselves the root: the later one sees the other */
+  q = p;
+  q.root = 3;
+  assert_int_equal(post(r, 5, 0, &p), 1);
+  assert_int_equal(look(r, 5, 0, &st), 2);
+  assert_int_equal(st, DRED_OK);
+  assert_int_equal(post(r, 5, 3, &q), 1);
+  assert_int_equal(look(r, 5, 3, &st), 2);
+  assert_int_equal(st, DRED_ERR_MISMATCH);
+  assert_int_equal(post(r, 5, 1, &q), 1); /* names 3, which posted as a root */
+  assert_int_equal(look(r, 5, 1, &st), 2);
+  assert_int_equal(st, DRED_OK);
+  assert_taken(5, N, &q);
+  table_free(t);
+}
+
+/* Member k of a bcast arrives in the slot (a nonblocking call, say): the root with its
+ * data copied there, anyone else with nothing. */
+static int bcast_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t k, const proto_params_t *p,
+                        dred_meet_arrival_t *a) {
+  if (k == p->root) return slot_arrive(r, seq, k, p, a);
+  return dred_meet_arrive_op(r, seq, k, p, 1, NULL, NULL, DRED_OK, a);
+}
+
+static void assert_lane_data(const dred_meet_arrival_t *a, uint64_t seq, const proto_params_t *p) {
+  size_t i;
+  for (i = 0; i < (size_t)(p->count * p->extent); i++)
+    if (a->lane_data[i] != pattern(seq, p->root, i)) fail_msg("seq %llu byte %zu", (unsigned long long)seq, i);
+}
+
+static void test_bcast_slot_way(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 12, N, WORKERS);
+  proto_params_t p = params(PROTO_KIND_BCAST, 5, 1), q;
+  const uint64_t D = DRED_MEET_DEPTH;
+  dred_meet_arrival_t a;
+  uint32_t k;
+  int st;
+  (void)state;
+  /* the root posted: a member that goes the slot's way is served from its post as it
+   * arrives (nothing recorded in the slot, which stays free), and so is one that
+   * disagrees (MISMATCH) */
+  assert_int_equal(post(r, 0, 1, &p), 1);
+  assert_int_equal(look(r, 0, 1, &st), 2);
+  assert_int_equal(post(r, 0, 0, &p), 1);
+  assert_int_equal(bcast_arrive(r, 0, 2, &p, &a), 0);
+  assert_int_equal(a.meet, 1);
+  assert_int_equal(a.taken, 1);
+  assert_int_equal(a.lane, 1);
+  assert_int_equal(a.status, DRED_OK);
+  assert_lane_data(&a, 0, &p);
+  assert_int_equal(busy_slots(r), 0);
+  q = p;
+  q.count = 30; /* too large for a post: the slot's way */
+  assert_int_equal(bcast_arrive(r, 0, 3, &q, &a), 0);
+  assert_int_equal(a.lane, 1);
+  assert_int_equal(a.status, DRED_ERR_MISMATCH);
+  assert_int_equal(look(r, 0, 0, &st), 2);
+  assert_int_equal(st, DRED_OK);
+  assert_int_equal(busy_slots(r), 0);
+  /* a member went the slot's way before the root posted: the root may not post any more,
+   * the posted members go there too, and the slot serves them as usual */
+  assert_int_equal(post(r, 1, 0, &p), 1);
+  assert_int_equal(bcast_arrive(r, 1, 2, &p, &a), 0);
+  assert_int_equal(a.meet, 1);
+  assert_int_equal(a.lane, 0);
+  assert_int_equal(post(r, 1, 1, &p), 0);
+  assert_int_equal(look(r, 1, 0, &st), -1);
+  assert_int_equal(bcast_arrive(r, 1, 1, &p, &a), 0); /* the root: its data in the slot */
+  assert_int_equal(a.lane, 0);
+  assert_int_equal(bcast_arrive(r, 1, 0, &p, &a), 0);
+  assert_int_equal(bcast_arrive(r, 1, 3, &p, &a), 0);
+  assert_int_equal(dred_meet_poll(a.slot, 1, &st), 1); /* everyone in: decided */
+  assert_int_equal(st, DRED_OK);
+  for (k = 0; k < N; k++) dred_meet_release(a.slot, 1, k);
+  assert_int_equal(busy_slots(r), 0);
+  /* a slot held by seq 2 (member 0 never takes its outcome) spills seq D + 2 -- unless
+   * the root posted D + 2: then whoever finds it held is served from the post too */
+  q = params(PROTO_KIND_ALLREDUCE, 1, 0);
+  assert_int_equal(slot_arrive(r, 2, 0, &q, &a), 0);
+  for (k = 1; k < N; k++) dred_meet_fast_done(r, 2, k); /* (went elsewhere for seq 2) */
+  assert_int_equal(post(r, D + 2, 1, &p), 1);
+  assert_int_equal(bcast_arrive(r, D + 2, 3, &p, &a), 0);
+  assert_int_equal(a.lane, 1);
+  assert_int_equal(a.status, DRED_OK);
+  assert_lane_data(&a, D + 2, &p);
+  assert_int_equal(post(r, D + 2, 2, &p), 0); /* spilled: the slot's way, served likewise */
+  assert_int_equal(bcast_arrive(r, D + 2, 2, &p, &a), 0);
+  assert_int_equal(a.lane, 1);
+  assert_int_equal(a.status, DRED_OK);
+  /* ... and spilled before the root posted: dred-master for everyone of seq D + 3 */
+  assert_int_equal(slot_arrive(r, 3, 0, &q, &a), 0);
+  for (k = 1; k < N; k++) dred_meet_fast_done(r, 3, k);
+  assert_int_equal(post(r, D + 3, 2, &p), 1);
+  assert_int_equal(bcast_arrive(r, D + 3, 3, &p, &a), 0);
+  assert_int_equal(a.meet, 0);
+  assert_int_equal(a.lane, 0);
+  assert_int_equal(post(r, D + 3, 1, &p), 0);
+  assert_int_equal(look(r, D + 3, 2, &st), -1);
+  table_free(t);
+}
+
+static void test_bcast_failed(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 13, N, WORKERS);
+  proto_params_t p = params(PROTO_KIND_BCAST, 4, 2);
+  uint32_t k;
+  int st;
+  (void)state;
+  /* a non-root declared failed before it posted costs nothing: the root still serves */
+  dred_meet_member_failed(r, 0, DRED_ERR_PROC_FAILED);
+  assert_int_equal(post(r, 0, 1, &p), 1);
+  assert_int_equal(look(r, 0, 1, &st), -1); /* (nobody posted yet: the slot decides) */
+  assert_int_equal(post(r, 1, 2, &p), 1);
+  assert_int_equal(look(r, 1, 2, &st), 2);
+  assert_int_equal(st, DRED_OK);
+  for (k = 1; k < N; k++) {
+    if (k == 2) continue;
+    assert_int_equal(post(r, 1, k, &p), 1);
+    assert_int_equal(look(r, 1, k, &st), 2);
+    assert_int_equal(st, DRED_OK);
+    assert_taken(1, N, &p);
+  }
+  table_free(t);
+  /* the root declared failed after it posted took nothing with it */
+  t = table_new();
+  r = dred_meet_ring_of(t, 13, N, WORKERS);
+  assert_int_equal(post(r, 0, 2, &p), 1);
+  dred_meet_member_failed(r, 2, DRED_ERR_PROC_FAILED);
+  for (k = 0; k < N; k++) {
+    if (k == 2) continue;
+    assert_int_equal(post(r, 0, k, &p), 1);
+    assert_int_equal(look(r, 0, k, &st), 2);
+    assert_int_equal(st, DRED_OK);
+    assert_taken(0, N, &p);
+  }
+  /* ... and before it posted: everyone goes to the slot (its death ends it there) */
+  assert_int_equal(post(r, 1, 0, &p), 1);
+  assert_int_equal(look(r, 1, 0, &st), -1);
+  assert_int_equal(post(r, 1, 2, &p), 0);
+  table_free(t);
+}
+
 /* ---- waiting across processes -------------------------------------------------------- */
 
 static uint64_t now_ns(void) {
@@ -423,6 +663,8 @@ int main(void) {
       cmocka_unit_test(test_all_posted),   cmocka_unit_test(test_mismatch),
       cmocka_unit_test(test_slot_way),     cmocka_unit_test(test_failed),
       cmocka_unit_test(test_held),         cmocka_unit_test(test_not_eligible),
+      cmocka_unit_test(test_bcast_served), cmocka_unit_test(test_bcast_disagree),
+      cmocka_unit_test(test_bcast_slot_way), cmocka_unit_test(test_bcast_failed),
       cmocka_unit_test(test_wait_polling), cmocka_unit_test(test_wait_asleep),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
