@@ -30,6 +30,14 @@ typedef struct dred_group {
   struct dred_meet_ring *meet_ring;
   int meet_looked;
   uint64_t meet_fast_next; /* 1 + the auto seq last decided in the fast lane (meetpath.c) */
+  /* Where this member, as a bcast's root in the fast lane, put data too large for its
+   * post, per slot of the ring: a block of its pool, reused while large enough (the peers'
+   * acks say when nobody reads it any more; meetpath.c).  The pool's end frees them. */
+  struct {
+    char *p;
+    int64_t off;
+    size_t cap;
+  } lane_blk[16];
   /* Its members on other nodes than this process's (bit k: member k, the first 64) and
    * how many are on this one, this process included: fixed for the group's life. */
   uint64_t off_node;

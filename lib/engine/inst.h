@@ -125,6 +125,9 @@ typedef struct dred_inst {
   int meet_status;         /* decided in the fast lane -- a blocking call there, or an
                             * arrival served from a bcast root's post: its outcome       */
   int meet_fast_all;       /* ... with every member's post seen (not a bcast served early) */
+  int meet_lane_ref;       /* ... a bcast served from its root's pool block, which the
+                            * post names (taken_data holds the reference): copied, checked
+                            * and acked as it finishes                                   */
   int meet_publish;        /* a bcast root: the slot is still to be told its data is in  */
   int meet_pipelined;      /* ... and the data is still to be copied into meet_blk       */
   /* A cross-node bcast's node relay (lib/paths/relay.c).  The leader receives the data

@@ -395,7 +395,10 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, int held_returns) {
     /* served from a bcast root's post in the fast lane (meet.h): taken, with its outcome;
      * nothing of it is in the slot */
     in->meet_status = a.status;
-    if (a.status == DRED_OK && in->kind == PROTO_KIND_BCAST && !in->is_root) {
+    if (a.lane_ref) {
+      memcpy(taken_data, a.lane_data, sizeof(dred_meet_ref_t)); /* lane_copy's */
+      in->meet_lane_ref = 1;
+    } else if (a.status == DRED_OK && in->kind == PROTO_KIND_BCAST && !in->is_root) {
       if ((size_t)(in->root + 1) * in->bytes > sizeof taken_data || in->bytes > sizeof a.lane_data)
         in->meet_status = DRED_ERR_INTERNAL; /* it agreed with the root's: cannot happen */
       else if (in->bytes > 0)
@@ -439,6 +442,45 @@ void dred_meetpath_fast_done(void) {
   dred_meet_fast_done(fast_due.r, fast_due.seq, fast_due.member);
 }
 
+_Static_assert(sizeof(((dred_group_t *)0)->lane_blk) / sizeof(((dred_group_t *)0)->lane_blk[0]) ==
+                   DRED_MEET_DEPTH,
+               "a lane block per slot of the ring");
+
+/* A bcast root's data too large for a post goes into a block of its pool kept for the
+ * ring's slot, and its post names it: the block is reused while large enough, once
+ * dred_meet_fast_begin found that nobody reads the slot's last post (or its block) any
+ * more.  1 if posted; 0: the slot's way (nothing posted). */
+static int lane_post_ref(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r, uint64_t seq,
+                         const proto_params_t *p, int peers_past) {
+  dred_group_t *g = in->group;
+  const void *src = operand_of(in);
+  char *np = NULL;
+  int64_t noff = -1;
+  dred_meet_ref_t ref;
+  unsigned i = (unsigned)(seq % DRED_MEET_DEPTH);
+  if (src == NULL) return 0;
+  if (g->lane_blk[i].cap < in->bytes && dred_dp_pool_block(rt, in->bytes, &np, &noff) != DRED_OK)
+    return 0; /* no room: the slot's way, which may find some */
+  if (!dred_meet_fast_begin(r, seq, in->member, peers_past)) {
+    if (np != NULL) dred_dp_buf_free(rt, in->bytes, np, noff, 0);
+    return 0;
+  }
+  if (np != NULL) {
+    if (g->lane_blk[i].p != NULL)
+      dred_dp_buf_free(rt, g->lane_blk[i].cap, g->lane_blk[i].p, g->lane_blk[i].off, 0);
+    g->lane_blk[i].p = np;
+    g->lane_blk[i].off = noff;
+    g->lane_blk[i].cap = in->bytes;
+  }
+  dred_shm_copy_in(g->lane_blk[i].p, src, in->bytes);
+  memset(&ref, 0, sizeof ref);
+  ref.kind = DRED_MEET_OP_POOL;
+  ref.worker = (uint32_t)rt->world_rank;
+  ref.off = g->lane_blk[i].off;
+  ref.len = in->bytes;
+  return dred_meet_fast_publish(r, seq, in->member, p, &ref, sizeof ref);
+}
+
 int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   dred_group_t *g = in->group;
   dred_meet_ring_t *r = NULL;
@@ -446,13 +488,15 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   proto_params_t p;
   uint64_t seq = 0;
   size_t bytes;
-  int rc, st = DRED_OK, dead = 0, waited = 0, peers_past = 0;
+  int rc, st = DRED_OK, dead = 0, waited = 0, peers_past = 0, by_ref, posted;
 
-  /* a blocking collective of the small path whose operand fits a post, auto-tagged, that
-   * joins without an error */
+  /* a blocking collective, auto-tagged, that joins without an error: of the small path
+   * whose operand fits a post, or a bcast whose root's data the post names */
   if (rt->meet == NULL || g->spans_nodes || in->tag >= 0 || in->join_error != DRED_OK ||
-      in->refused || !meet_small(in) || in->bytes > DRED_MEET_FAST_DATA ||
-      g->n > DRED_MEET_FAST_MEMBERS)
+      in->refused || g->n > DRED_MEET_FAST_MEMBERS)
+    return 0;
+  by_ref = in->bytes > DRED_MEET_FAST_DATA;
+  if (by_ref ? in->kind != PROTO_KIND_BCAST || in->bytes > DRED_MEET_FAST_REF_MAX : !meet_small(in))
     return 0;
   /* The group's ring, looked up once under rt->lock and never changed after (read here
    * without it once looked). */
@@ -474,9 +518,12 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   peers_past = seq > 0 && __atomic_load_n(&g->meet_fast_next, __ATOMIC_RELAXED) == seq;
   p = proto_params_of(&ready);
   bytes = publishes(in) ? in->bytes : 0;
-  if (!dred_meet_fast_post(r, seq, in->member, &p, bytes > 0 ? operand_of(in) : NULL, bytes,
-                           peers_past))
-    return 0; /* the slot's way: its arrival tells the peers */
+  if (by_ref && in->is_root)
+    posted = lane_post_ref(rt, in, r, seq, &p, peers_past);
+  else
+    posted = dred_meet_fast_post(r, seq, in->member, &p, bytes > 0 ? operand_of(in) : NULL,
+                                 by_ref ? 0 : bytes, peers_past);
+  if (!posted) return 0; /* the slot's way: its arrival tells the peers */
   while ((rc = dred_meet_fast_look(r, seq, in->member, taken_data, sizeof taken_data, &st)) == 0) {
     /* The service died (master lost): nothing will end a wait for a member that never
      * comes; the call ends the way call_submit ends any call then.  Looked at after a
@@ -497,6 +544,7 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   /* every peer posted seq (not so when served from a bcast root's post): the stream's
    * next post need not ask their acks */
   in->meet_fast_all = rc == 1;
+  in->meet_lane_ref = by_ref && !in->is_root && st == DRED_OK; /* taken_data: where it is */
   dred_meetpath_fast_done();
   fast_due.r = r;
   fast_due.seq = seq;
@@ -507,11 +555,38 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   return 1;
 }
 
+/* A bcast member served from its root's post, which names the block holding the data
+ * (taken_data holds that reference): the data copied from there, the post found still
+ * seq's after the copy (else it may be a later collective's: we were given up for dead),
+ * then the ack -- whatever happened, nothing of seq is read any more. */
+static int lane_copy(dred_rt_t *rt, dred_inst_t *in) {
+  dred_meet_ring_t *r = in->tag < 0 ? in->group->meet_ring : in->meet_ring;
+  dred_meet_ref_t ref;
+  const char *src;
+  char *dst = result_dst(in);
+  int st = DRED_OK;
+  memcpy(&ref, taken_data, sizeof ref);
+  src = ref.len == in->bytes ? dred_meetpath_peer_block(rt, in, in->root, ref.worker, ref.off, ref.len)
+                             : NULL;
+  if (dst == NULL) {
+    st = DRED_ERR_NOMEM;
+  } else if (src == NULL) {
+    st = DRED_ERR_INTERNAL; /* logged by dred_meetpath_peer_block, or a size we agreed on */
+  } else {
+    memcpy(dst, src, in->bytes);
+    in->res_have = in->bytes;
+    if (!dred_meet_fast_still(r, in->meet_seq, in->root)) st = DRED_ERR_PROC_FAILED;
+  }
+  dred_meet_fast_done(r, in->meet_seq, in->member);
+  return st;
+}
+
 /* A small collective's result from the operands taken (the same bytes the slot or the
  * posts held: the same fold, the same result as settle's): a bcast's non-root copies the
  * root's data, an allreduce's member and a reduce's root fold.  Returns the status. */
 static int taken_result(dred_rt_t *rt, dred_inst_t *in) {
   char *dst;
+  if (in->meet_lane_ref) return lane_copy(rt, in);
   if (in->kind == PROTO_KIND_BCAST && !in->is_root) {
     if ((dst = result_dst(in)) == NULL) return DRED_ERR_NOMEM;
     if (in->bytes > 0) memcpy(dst, taken_data + (size_t)in->root * in->bytes, in->bytes);

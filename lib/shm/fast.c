@@ -81,14 +81,11 @@ void dred_meet__fast_wake(dred_meet_ring_t *r, uint64_t seq) {
   if (ring_fast(r)) wake_sleepers(slot_of(r, seq));
 }
 
-int dred_meet_fast_post(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
-                        const proto_params_t *p, const void *data, size_t bytes, int peers_past) {
+int dred_meet_fast_begin(dred_meet_ring_t *r, uint64_t seq, uint32_t member, int peers_past) {
   struct dred_meet_post *me;
   uint64_t gone, t, want;
   uint32_t k;
-  if (!ring_fast(r) || p == NULL || member >= r->n || bytes > DRED_MEET_FAST_DATA ||
-      (bytes > 0 && data == NULL))
-    return 0;
+  if (!ring_fast(r) || member >= r->n) return 0;
   gone = __atomic_load_n(&r->gone, __ATOMIC_ACQUIRE);
   if (gone & bit(member)) return 0; /* dred-master, which declared it, answers it */
   me = post_of(r, seq, member);
@@ -116,16 +113,43 @@ int dred_meet_fast_post(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
    * may not have seen us WRITING, so we see it (both sides fence), and stay out */
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   if (slot_taken(slot_of(r, seq), seq)) {
-    (void)__atomic_compare_exchange_n(&me->tag, &want, fast_tag(seq, FAST_CLOSED), 0,
-                                      __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE);
+    dred_meet_fast_abandon(r, seq, member);
     return 0;
   }
+  return 1;
+}
+
+int dred_meet_fast_publish(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                           const proto_params_t *p, const void *data, size_t bytes) {
+  struct dred_meet_post *me;
+  uint64_t want = fast_tag(seq, FAST_WRITING);
+  if (!ring_fast(r) || member >= r->n || p == NULL || bytes > DRED_MEET_FAST_DATA ||
+      (bytes > 0 && data == NULL)) {
+    dred_meet_fast_abandon(r, seq, member);
+    return 0;
+  }
+  me = post_of(r, seq, member);
   me->p = *p;
   if (bytes > 0) memcpy(me->data, data, bytes);
   /* POSTED, unless a looker marked us SLOW (declared failed) or CLOSED (gone the slot's
    * way) meanwhile: then the slot */
   return __atomic_compare_exchange_n(&me->tag, &want, fast_tag(seq, FAST_POSTED), 0,
                                      __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE);
+}
+
+void dred_meet_fast_abandon(dred_meet_ring_t *r, uint64_t seq, uint32_t member) {
+  uint64_t want = fast_tag(seq, FAST_WRITING);
+  if (!ring_fast(r) || member >= r->n) return;
+  (void)__atomic_compare_exchange_n(&post_of(r, seq, member)->tag, &want,
+                                    fast_tag(seq, FAST_CLOSED), 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_ACQUIRE);
+}
+
+int dred_meet_fast_post(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                        const proto_params_t *p, const void *data, size_t bytes, int peers_past) {
+  if (p == NULL || bytes > DRED_MEET_FAST_DATA || (bytes > 0 && data == NULL)) return 0;
+  return dred_meet_fast_begin(r, seq, member, peers_past) &&
+         dred_meet_fast_publish(r, seq, member, p, data, bytes);
 }
 
 /* What member k did for seq: 1 posted, -1 never will (CLOSED, or declared failed first:
@@ -210,11 +234,30 @@ static int served(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const prot
   }
   if (!proto_params_agree(&q->p, me)) return DRED_ERR_MISMATCH;
   len = q->p.count * q->p.extent;
-  if (len > DRED_MEET_FAST_DATA || (at_root ? (uint64_t)(rt + 1) * len : len) > cap ||
-      (len > 0 && take == NULL))
-    return DRED_ERR_INTERNAL; /* the root checked its own size: cannot happen */
-  if (len > 0) memcpy((char *)take + (at_root ? rt * len : 0), q->data, len);
+  if (len > DRED_MEET_FAST_DATA) { /* the post holds where the data is: that, at 0 */
+    dred_meet_ref_t ref;
+    memcpy(&ref, q->data, sizeof ref);
+    if (ref.kind != DRED_MEET_OP_POOL || ref.len != len || cap < sizeof ref || take == NULL)
+      return DRED_ERR_INTERNAL; /* the root wrote it so: cannot happen */
+    memcpy(take, &ref, sizeof ref);
+  } else if ((at_root ? (uint64_t)(rt + 1) * len : len) > cap || (len > 0 && take == NULL)) {
+    return DRED_ERR_INTERNAL; /* the caller's room is the small path's: cannot happen */
+  } else if (len > 0) {
+    memcpy((char *)take + (at_root ? rt * len : 0), q->data, len);
+  }
   return posts_still(r, seq, bit(rt)) ? DRED_OK : DRED_ERR_PROC_FAILED;
+}
+
+int dred_meet_fast_still(dred_meet_ring_t *r, uint64_t seq, uint32_t k) {
+  return ring_fast(r) && k < r->n && posts_still(r, seq, bit(k));
+}
+
+/* Whether a member served from the bcast root's post must still copy the data from the
+ * root's block (the post held a reference: DRED_MEET_FAST_DATA bytes exceeded). */
+static int served_by_ref(uint32_t member, const proto_params_t *me, int status) {
+  /* (DRED_OK: it agrees with the root's parameters, the size included) */
+  return status == DRED_OK && me->kind == PROTO_KIND_BCAST && me->root != member &&
+         me->count * me->extent > DRED_MEET_FAST_DATA;
 }
 
 /* Wake the members asleep on seq once this one decided: the last poster (of two last
@@ -306,7 +349,7 @@ int dred_meet__fast_settle(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   if (!sv.roots) return 0;
   /* a member's own error is its outcome; the others, served already or not, keep theirs */
   *status = error != DRED_OK ? error : served(r, seq, member, p, sv.roots, take, cap, 0);
-  return 1;
+  return served_by_ref(member, p, *status) ? 2 : 1;
 }
 
 /* Whether member's look at seq would still say "not yet" (no marking). */

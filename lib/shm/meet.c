@@ -483,13 +483,14 @@ int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
  * (fast.c), as `taken` -- nothing recorded in the slot.  Lock held; 1 if so. */
 static int lane_served(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const proto_params_t *p,
                        int error, dred_meet_slot_t *s, dred_meet_arrival_t *out) {
-  int st;
-  if (!dred_meet__fast_settle(r, seq, member, p, error, out->lane_data, sizeof out->lane_data, &st))
-    return 0;
+  int st, rc;
+  rc = dred_meet__fast_settle(r, seq, member, p, error, out->lane_data, sizeof out->lane_data, &st);
+  if (rc == 0) return 0;
   out->meet = 1;
   out->slot = s;
   out->taken = 1;
   out->lane = 1;
+  out->lane_ref = rc == 2;
   out->status = st;
   return 1;
 }
@@ -498,12 +499,13 @@ static int arrive_slot(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const
                        int wants, const dred_meet_ref_t *op, const void *data, int error,
                        void *take, size_t cap, int held_returns, dred_meet_arrival_t *out);
 
-/* This member reads no post of seq any more once its arrival is over (fast.c): its ack. */
+/* This member reads no post of seq any more once its arrival is over (fast.c): its ack --
+ * unless it still copies a bcast root's data from the block its post names (lane_ref). */
 static int arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const proto_params_t *p,
                   int wants, const dred_meet_ref_t *op, const void *data, int error, void *take,
                   size_t cap, int held_returns, dred_meet_arrival_t *out) {
   int rc = arrive_slot(r, seq, member, p, wants, op, data, error, take, cap, held_returns, out);
-  if (r != NULL && member < r->n && !out->held) dred_meet__fast_ack(r, seq, member);
+  if (r != NULL && member < r->n && !out->held && !out->lane_ref) dred_meet__fast_ack(r, seq, member);
   return rc;
 }
 
@@ -521,6 +523,7 @@ static int arrive_slot(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const
   out->taken = 0;
   out->held = 0;
   out->lane = 0;
+  out->lane_ref = 0;
   out->status = 0;
   if (r == NULL || p == NULL || member >= r->n)
     return -1;

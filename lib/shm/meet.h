@@ -105,6 +105,8 @@
 #define DRED_MEET_CHUNK_BYTES (128u * 1024u) /* an allreduce chunk's size, about: in cache */
 #define DRED_MEET_FAST_MEMBERS 16 /* larger groups never take the fast lane              */
 #define DRED_MEET_FAST_DATA 88    /* bytes of one member's operand in its post           */
+#define DRED_MEET_FAST_REF_MAX (16u * 1024u) /* a bcast's data in the root's pool block,
+                                              * its post naming it, up to this           */
 
 typedef enum {
   DRED_MEET_OPEN = 0, /* waiting for members                               */
@@ -209,7 +211,11 @@ typedef struct {
   int lane;             /* taken == 1: served from the fast lane instead -- a bcast whose
                          * root posted there (see "The fast lane"); nothing was recorded
                          * in the slot.  Its outcome is `status`, and a non-root's data
-                         * (the root's, count x extent bytes) is in lane_data          */
+                         * (the root's, count x extent bytes) is in lane_data ...      */
+  int lane_ref;         /* ... or, when this is 1, where the root's data is: lane_data
+                         * holds a dred_meet_ref_t (DRED_MEET_OP_POOL) to copy from; then
+                         * dred_meet_fast_still, and the member's ack is its own to give
+                         * (dred_meet_fast_done) once it copied                         */
   int status;
   unsigned char lane_data[DRED_MEET_FAST_DATA];
 } dred_meet_arrival_t;
@@ -259,10 +265,14 @@ int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
  * parameters and operand, DRED_MEET_FAST_DATA bytes at most) and reads its peers'.
  *
  * How (fast.c).  A member whose own call is fast-eligible -- a blocking reduce, allreduce
- * or bcast whose operand fits, on a plain ring of at most DRED_MEET_FAST_MEMBERS -- posts
+ * or bcast whose operand fits (a bcast's: by reference too), on a plain ring of at most
+ * DRED_MEET_FAST_MEMBERS -- posts
  * (dred_meet_fast_post) and then looks (dred_meet_fast_look) until it can decide:
- *   - a bcast's root POSTED for seq (its parameters and data): the bcast is served from
- *     that post, early arrivals first (seed 000) -- the root is done as it posts (DRED_OK,
+ *   - a bcast's root POSTED for seq (its parameters and data -- or, for data over
+ *     DRED_MEET_FAST_DATA bytes up to DRED_MEET_FAST_REF_MAX, a reference to the block of
+ *     its pool that holds it, which the members copy from before their ack; the root
+ *     reuses the block only once every ack is in): the bcast is served from that post,
+ *     early arrivals first (seed 000) -- the root is done as it posts (DRED_OK,
  *     or MISMATCH if a member already there disagrees with it), and each other member,
  *     whenever it comes, compares its parameters with the root's and copies the data, or
  *     gets DRED_ERR_MISMATCH (so does a member that names another root, or is no bcast).
@@ -298,6 +308,21 @@ int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
  * the slot's wake word; whoever sees every post in wakes the sleepers, as do a slot opened
  * or spilled for seq and a death (dred_meet_member_failed). */
 
+/* A post in two steps, for a bcast root whose data goes into a block of its pool first
+ * (too large for a post: up to DRED_MEET_FAST_REF_MAX): begin -- 1 when the member may post
+ * seq and its post is now WRITING (the same conditions as dred_meet_fast_post's; the
+ * peers' acks say nobody reads its post, or the block it named, of seq - DEPTH any more),
+ * 0 if not; then publish its parameters and `bytes` of post (a dred_meet_ref_t naming the
+ * block) -- 1 once POSTED, 0 when closed meanwhile (the slot's way) -- or abandon (CLOSED,
+ * the slot's way). */
+int dred_meet_fast_begin(dred_meet_ring_t *r, uint64_t seq, uint32_t member, int peers_past);
+int dred_meet_fast_publish(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                           const proto_params_t *p, const void *data, size_t bytes);
+void dred_meet_fast_abandon(dred_meet_ring_t *r, uint64_t seq, uint32_t member);
+/* After copying from the block a bcast root's post names: 1 if member k's post is still
+ * seq's (else the copy may be of a later collective: this member was given up for dead). */
+int dred_meet_fast_still(dred_meet_ring_t *r, uint64_t seq, uint32_t k);
+
 /* Member `member` posts its parameters and operand (`bytes`, 0 at a reduce's root) for
  * `seq`.  `peers_past`: the caller knows every peer posted this stream's seq - 1 (it saw
  * them all in the lane then).  1 if posted (then look until resolved); 0 if not -- the
@@ -313,8 +338,10 @@ int dred_meet_fast_post(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
  * post moved while it read).  2: a bcast's root posted, and *status is this member's
  * outcome from that post (DRED_OK with the root's data at root x bytes of `take`, unless
  * it is the root; or MISMATCH; or PROC_FAILED as above) -- not every member may have
- * posted.  Either way the member reads no post of seq any more and gives its ack with
- * dred_meet_fast_done.  -1: someone went the slot's way, or this member was declared
+ * posted; a root's data over DRED_MEET_FAST_DATA bytes is in its pool block, and `take`
+ * then holds the dred_meet_ref_t naming it, at 0, to copy from and check with
+ * dred_meet_fast_still.  Either way the member reads no post of seq any more (nor the
+ * block it names) and gives its ack with dred_meet_fast_done.  -1: someone went the slot's way, or this member was declared
  * failed: arrive in the slot (the ack is given). */
 int dred_meet_fast_look(dred_meet_ring_t *r, uint64_t seq, uint32_t member, void *take,
                         size_t cap, int *status);

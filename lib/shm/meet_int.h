@@ -117,8 +117,9 @@ void dred_meet__fast_wake(dred_meet_ring_t *r, uint64_t seq);
 /* fast.c's, for meet.c: a member whose arrival opened the slot for seq or spilled seq
  * (said so, still under the slot's lock) first asks whether a bcast root posted seq in the
  * lane: then the bcast is served from that post alone, and nobody meets in the slot for it.
- * 1 with *status (the root's data, when it reads it, at `take`), else 0: the slot's way
- * goes on, and no root will post seq any more. */
+ * 1 with *status (the root's data, when it reads it, at `take`); 2 the same, but `take`
+ * holds a reference to the root's data (dred_meet_ref_t), which the member copies before
+ * its ack; else 0: the slot's way goes on, and no root will post seq any more. */
 int dred_meet__fast_settle(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                            const proto_params_t *p, int error, void *take, size_t cap,
                            int *status);

@@ -357,12 +357,14 @@ static void plain(MPI_Comm comm, const char *cname, uint64_t sd)
 /* One bcast of `count` doubles (root's: root * 1000 + i + k) where this member takes the
  * slot's way when `slow` (dred_ibcast), names `myroot` and gives `mycount`: its status,
  * and 1 in *bad if it says DRED_OK with data that is not the root's. */
+enum { LANE_BCAST_MAX = 2048 }; /* doubles: 16 KiB, the lane's bound by reference */
+
 static int lane_bcast_one(MPI_Comm comm, int i, int root, int myroot, int mycount, int slow, int *bad)
 {
-    double buf[12];
+    static double buf[LANE_BCAST_MAX + 1];
     int r, st, k;
     MPI_Comm_rank(comm, &r);
-    for (k = 0; k < 12; k++) buf[k] = r == myroot ? (double)(root * 1000 + i + k) : -1.0;
+    for (k = 0; k <= LANE_BCAST_MAX; k++) buf[k] = r == myroot ? (double)(root * 1000 + i + k) : -1.0;
     if (slow) {
         dred_future *f = NULL;
         st = dred_ibcast(buf, mycount, MPI_DOUBLE, myroot, comm, DRED_TAG_AUTO, &f);
@@ -375,14 +377,16 @@ static int lane_bcast_one(MPI_Comm comm, int i, int root, int myroot, int mycoun
     }
     *bad = 0;
     for (k = 0; k < mycount && st == DRED_OK; k++) *bad |= buf[k] != (double)(root * 1000 + i + k);
+    *bad |= r != myroot && buf[mycount] != -1.0; /* nothing past the data written */
     return st;
 }
 
 /* The lane's bcast (fast.c): the root's post serves every member, early arrivals first.
- * 200 blocking bcasts of 1-11 doubles, the root in turn; in every sixth one member (in
+ * 200 blocking bcasts, the root in turn, of 1-11 doubles (in the post) and every third of
+ * 12-2048 (in the root's pool block, which the post names); in every sixth one member (in
  * turn) calls dred_ibcast instead -- served from the root's post when the root posted
  * first, else everyone meets in the slot.  Then members that disagree -- a non-root whose
- * count crosses the lane's bound (the slot's way), one that names another root: that one
+ * count differs (12 doubles, by reference, against 11), one that names another root: that one
  * gets MISMATCH or someone does (of two that disagree the later one is sure to), every
  * DRED_OK has the root's data -- and an exact bcast after each. */
 static void lane_bcast(MPI_Comm comm, const char *cname)
@@ -391,7 +395,7 @@ static void lane_bcast(MPI_Comm comm, const char *cname)
     MPI_Comm_size(comm, &p);
     MPI_Comm_rank(comm, &r);
     for (int i = 0; i < 200; i++) {
-        int root = i % p, count = 1 + i % 11;
+        int root = i % p, count = i % 3 == 0 ? 12 + (i * 37) % (LANE_BCAST_MAX - 11) : 1 + i % 11;
         st = lane_bcast_one(comm, i, root, root, count, i % 6 == 5 && r == (i / 6) % p, &bad);
         if (st != DRED_OK || bad)
             FAILQ("meet/lane/%s(p=%d): bcast %d of %d doubles from %d: status %d (%s)%s", cname, p, i,

@@ -9,8 +9,13 @@
  * slot" -- and one declared failed cannot post after that; the slot then decides as for
  * anyone.  A member may not post while a living peer has not finished with the posts of
  * seq - DEPTH, and is not held back by a dead one.  What may not post (a group or operand
- * too large, a relay ring, a member declared failed) says so.  Waiting works across
- * processes, polling and asleep, and is bounded by its timeout.
+ * too large, a relay ring, a member declared failed) says so.  A bcast is served from
+ * its root's post (inline or by reference to the root's block), early arrivals first and
+ * nobody waiting for the last: a member that disagrees gets MISMATCH; one that goes the
+ * slot's way after the root posted is served from the post as it arrives (the slot stays
+ * free), one that went before keeps the root out and everyone meets in the slot; a
+ * non-root declared failed costs nothing, the root does only if it had not posted.
+ * Waiting works across processes, polling and asleep, and is bounded by its timeout.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -590,6 +595,65 @@ static void test_bcast_failed(void **state) {
   table_free(t);
 }
 
+/* A bcast root's data by reference: begin, publish a dred_meet_ref_t, and every member --
+ * whichever way it comes -- gets that reference back to copy from, then checks the post
+ * is still seq's. */
+static void test_bcast_by_ref(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 14, N, WORKERS);
+  proto_params_t p = params(PROTO_KIND_BCAST, 1000, 0); /* 4000 bytes: not in a post */
+  const uint64_t D = DRED_MEET_DEPTH;
+  dred_meet_ref_t ref, got;
+  dred_meet_arrival_t a;
+  int st;
+  (void)state;
+  memset(&ref, 0, sizeof ref);
+  ref.kind = DRED_MEET_OP_POOL;
+  ref.worker = WORKERS[0];
+  ref.off = 4096;
+  ref.len = 4000;
+  assert_int_equal(post(r, 0, 1, &p), 1);
+  assert_int_equal(look(r, 0, 1, &st), 0);
+  assert_int_equal(dred_meet_fast_begin(r, 0, 0, 0), 1);
+  assert_int_equal(look(r, 0, 1, &st), 0); /* WRITING: not in yet */
+  assert_int_equal(dred_meet_fast_publish(r, 0, 0, &p, &ref, sizeof ref), 1);
+  assert_int_equal(look(r, 0, 0, &st), 2);
+  assert_int_equal(st, DRED_OK);
+  assert_int_equal(look(r, 0, 1, &st), 2);
+  assert_int_equal(st, DRED_OK);
+  memcpy(&got, take, sizeof got);
+  assert_memory_equal(&got, &ref, sizeof ref);
+  assert_int_equal(dred_meet_fast_still(r, 0, 0), 1);
+  /* a member that goes the slot's way gets the reference too, and its ack is its own to
+   * give once it copied (the root may not reuse the block before) */
+  assert_int_equal(bcast_arrive(r, 0, 2, &p, &a), 0);
+  assert_int_equal(a.lane, 1);
+  assert_int_equal(a.lane_ref, 1);
+  assert_int_equal(a.status, DRED_OK);
+  assert_memory_equal(a.lane_data, &ref, sizeof ref);
+  assert_int_equal(post(r, 0, 3, &p), 1);
+  assert_int_equal(look(r, 0, 3, &st), 2);
+  assert_int_equal(dred_meet_fast_begin(r, D, 0, 0), 0); /* member 2 has not given its ack */
+  dred_meet_fast_done(r, 0, 2);
+  assert_int_equal(dred_meet_fast_begin(r, D, 0, 0), 1);
+  /* abandoned (its block had no room, say): CLOSED, the slot's way for everyone */
+  dred_meet_fast_abandon(r, D, 0);
+  assert_int_equal(dred_meet_fast_publish(r, D, 0, &p, &ref, sizeof ref), 0);
+  assert_int_equal(post(r, D, 1, &p), 1);
+  assert_int_equal(look(r, D, 1, &st), -1);
+  /* a post over its room is refused, and so is one whose reference is not the root's
+   * data (a member reading it gets INTERNAL, never someone else's bytes) */
+  assert_int_equal(dred_meet_fast_begin(r, 1, 0, 0), 1);
+  assert_int_equal(dred_meet_fast_publish(r, 1, 0, &p, take, DRED_MEET_FAST_DATA + 1), 0);
+  ref.len = 8;
+  assert_int_equal(dred_meet_fast_begin(r, 2, 0, 0), 1);
+  assert_int_equal(dred_meet_fast_publish(r, 2, 0, &p, &ref, sizeof ref), 1);
+  assert_int_equal(post(r, 2, 3, &p), 1);
+  assert_int_equal(look(r, 2, 3, &st), 2);
+  assert_int_equal(st, DRED_ERR_INTERNAL);
+  table_free(t);
+}
+
 /* ---- waiting across processes -------------------------------------------------------- */
 
 static uint64_t now_ns(void) {
@@ -665,6 +729,7 @@ int main(void) {
       cmocka_unit_test(test_held),         cmocka_unit_test(test_not_eligible),
       cmocka_unit_test(test_bcast_served), cmocka_unit_test(test_bcast_disagree),
       cmocka_unit_test(test_bcast_slot_way), cmocka_unit_test(test_bcast_failed),
+      cmocka_unit_test(test_bcast_by_ref),
       cmocka_unit_test(test_wait_polling), cmocka_unit_test(test_wait_asleep),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
