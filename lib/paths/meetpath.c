@@ -488,7 +488,7 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   proto_params_t p;
   uint64_t seq = 0;
   size_t bytes;
-  int rc, st = DRED_OK, dead = 0, waited = 0, peers_past = 0, by_ref, posted;
+  int rc, st = DRED_OK, dead = 0, waited = 0, peers_past = 0, by_ref, posted, watch;
 
   /* a blocking collective, auto-tagged, that joins without an error: of the small path
    * whose operand fits a post, or a bcast whose root's data the post names */
@@ -518,13 +518,20 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   peers_past = seq > 0 && __atomic_load_n(&g->meet_fast_next, __ATOMIC_RELAXED) == seq;
   p = proto_params_of(&ready);
   bytes = publishes(in) ? in->bytes : 0;
-  if (by_ref && in->is_root)
+  /* a bcast's non-root posts nothing: it watches for its root's post (meet.h) */
+  watch = in->kind == PROTO_KIND_BCAST && !in->is_root;
+  if (watch)
+    posted = 1;
+  else if (by_ref)
     posted = lane_post_ref(rt, in, r, seq, &p, peers_past);
   else
     posted = dred_meet_fast_post(r, seq, in->member, &p, bytes > 0 ? operand_of(in) : NULL,
-                                 by_ref ? 0 : bytes, peers_past);
+                                 bytes, peers_past);
   if (!posted) return 0; /* the slot's way: its arrival tells the peers */
-  while ((rc = dred_meet_fast_look(r, seq, in->member, taken_data, sizeof taken_data, &st)) == 0) {
+  for (;;) {
+    rc = watch ? dred_meet_fast_watch(r, seq, in->member, &p, taken_data, sizeof taken_data, &st)
+               : dred_meet_fast_look(r, seq, in->member, taken_data, sizeof taken_data, &st);
+    if (rc != 0) break;
     /* The service died (master lost): nothing will end a wait for a member that never
      * comes; the call ends the way call_submit ends any call then.  Looked at after a
      * wait that came back unresolved, off the path of a collective resolved at once. */
@@ -537,7 +544,10 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
         return 0;
       }
     }
-    dred_meet_fast_wait(r, seq, in->member, WAIT_SLICE_NS);
+    if (watch)
+      dred_meet_fast_watch_wait(r, seq, in->member, in->root, WAIT_SLICE_NS);
+    else
+      dred_meet_fast_wait(r, seq, in->member, WAIT_SLICE_NS);
     waited = 1;
   }
   if (rc < 0) return 0; /* a member went the slot's way: so do we */

@@ -353,15 +353,51 @@ int dred_meet__fast_settle(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
 }
 
 /* Whether member's look at seq would still say "not yet" (no marking). */
-static int pending(dred_meet_ring_t *r, uint64_t seq, uint32_t member) {
+int dred_meet_fast_watch(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                         const proto_params_t *me, void *take, size_t cap, int *status) {
+  uint64_t gone, roots = 0;
+  uint32_t k;
+  int taken;
+  if (!ring_fast(r) || member >= r->n || me == NULL || status == NULL ||
+      me->kind != PROTO_KIND_BCAST || me->root >= r->n || me->root == member)
+    return -1; /* (the slot answers a root out of range: MISMATCH) */
+  gone = __atomic_load_n(&r->gone, __ATOMIC_ACQUIRE);
+  if (gone & bit(member)) return -1; /* dred-master, which declared it, answers it */
+  taken = slot_taken(slot_of(r, seq), seq); /* first: a post not in by then never comes */
+  if (taken) close_writing(r, seq);
+  for (k = 0; k < r->n; k++)
+    if (root_posted(r, seq, k)) roots |= bit(k);
+  if (roots) {
+    *status = served(r, seq, member, me, roots, take, cap, 1);
+    return 2;
+  }
+  /* The root will not post: it went the slot's way (taken), or was declared failed (its
+   * arrival, should it still run, goes through the slot, which decides for everyone --
+   * served from its post after all if it posted first). */
+  if (taken || member_state(r, seq, me->root, gone, 0) < 0) return -1;
+  return 0;
+}
+
+/* Whether a look at seq would still say "not yet" (no change made): member's, a poster's
+ * (watch_root >= n), or a bcast non-root's watching its root's post. */
+static int pending(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint32_t watch_root) {
   uint64_t gone = __atomic_load_n(&r->gone, __ATOMIC_ACQUIRE);
+  uint32_t k;
   survey_t sv;
   if (gone & bit(member)) return 0;
+  if (watch_root < r->n) {
+    if (slot_taken(slot_of(r, seq), seq) || member_state(r, seq, watch_root, gone, 0) != 0)
+      return 0;
+    for (k = 0; k < r->n; k++)
+      if (root_posted(r, seq, k)) return 0;
+    return 1;
+  }
   survey(r, seq, gone, 0, &sv);
   return !sv.roots && !sv.slow && sv.missing && !sv.taken;
 }
 
-void dred_meet_fast_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint64_t timeout_ns) {
+static void wait_for(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint32_t watch_root,
+                     uint64_t timeout_ns) {
   dred_meet_slot_t *s;
   uint64_t t0, spin;
   uint32_t w, i;
@@ -370,7 +406,7 @@ void dred_meet_fast_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uin
   spin = dred_meet__spin_ns() < timeout_ns ? dred_meet__spin_ns() : timeout_ns;
   t0 = dred_meet__now_ns();
   for (i = 0; spin > 0; i++) {
-    if (!pending(r, seq, member)) return;
+    if (!pending(r, seq, member, watch_root)) return;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
@@ -383,8 +419,17 @@ void dred_meet_fast_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uin
   __atomic_add_fetch(&s->nwait, 1, __ATOMIC_SEQ_CST);
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   w = __atomic_load_n(&s->wake, __ATOMIC_ACQUIRE);
-  if (pending(r, seq, member)) dred_meet__sleep(&s->wake, w, timeout_ns - spin);
+  if (pending(r, seq, member, watch_root)) dred_meet__sleep(&s->wake, w, timeout_ns - spin);
   __atomic_sub_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
+}
+
+void dred_meet_fast_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint64_t timeout_ns) {
+  wait_for(r, seq, member, UINT32_MAX, timeout_ns);
+}
+
+void dred_meet_fast_watch_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint32_t root,
+                               uint64_t timeout_ns) {
+  if (r != NULL && root < r->n) wait_for(r, seq, member, root, timeout_ns);
 }
 
 void dred_meet_fast_done(dred_meet_ring_t *r, uint64_t seq, uint32_t member) {

@@ -273,9 +273,11 @@ int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
  *     its pool that holds it, which the members copy from before their ack; the root
  *     reuses the block only once every ack is in): the bcast is served from that post,
  *     early arrivals first (seed 000) -- the root is done as it posts (DRED_OK,
- *     or MISMATCH if a member already there disagrees with it), and each other member,
- *     whenever it comes, compares its parameters with the root's and copies the data, or
- *     gets DRED_ERR_MISMATCH (so does a member that names another root, or is no bcast).
+ *     or MISMATCH if a member that posted disagrees with it: another root), and each
+ *     other member, whenever it comes, compares its parameters with the root's and
+ *     copies the data, or gets DRED_ERR_MISMATCH (so does a member that names another
+ *     root, or is no bcast).  The non-roots post nothing: nobody would read it, so they
+ *     only watch for the root's post (dred_meet_fast_watch).
  *     Nobody waits for the last member, and nothing is kept for it but the root's post.
  *   - every member POSTED for seq: each member compares all parameters itself (the same
  *     posts, the same comparison: the same outcome everywhere), copies the operands it
@@ -345,6 +347,16 @@ int dred_meet_fast_post(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
  * failed: arrive in the slot (the ack is given). */
 int dred_meet_fast_look(dred_meet_ring_t *r, uint64_t seq, uint32_t member, void *take,
                         size_t cap, int *status);
+/* A bcast's non-root does not post (nobody reads a post of its: the root's serves it): it
+ * watches for its root's post instead, with its own parameters `me`.  2: a root posted,
+ * *status as dred_meet_fast_look's 2 says (the data, or the reference to it, in `take`);
+ * then its ack with dred_meet_fast_done.  0: not yet (wait with dred_meet_fast_watch_wait).
+ * -1: the root will not post seq (it went the slot's way, or was declared failed), or this
+ * member cannot watch: arrive in the slot, whose arrival decides as for anyone. */
+int dred_meet_fast_watch(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                         const proto_params_t *me, void *take, size_t cap, int *status);
+void dred_meet_fast_watch_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint32_t root,
+                               uint64_t timeout_ns);
 /* Wait at most timeout_ns until member's look at `seq` may resolve (polls first). */
 void dred_meet_fast_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint64_t timeout_ns);
 /* The ack of a posted member that reads none of seq's posts any more: its look returned 1

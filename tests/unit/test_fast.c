@@ -14,7 +14,8 @@
  * nobody waiting for the last: a member that disagrees gets MISMATCH; one that goes the
  * slot's way after the root posted is served from the post as it arrives (the slot stays
  * free), one that went before keeps the root out and everyone meets in the slot; a
- * non-root declared failed costs nothing, the root does only if it had not posted.
+ * non-root declared failed costs nothing, the root does only if it had not posted.  A
+ * bcast's non-roots post nothing: they watch for the root's post.
  * Waiting works across processes, polling and asleep, and is bounded by its timeout.
  */
 #define _GNU_SOURCE
@@ -89,6 +90,17 @@ static int look(dred_meet_ring_t *r, uint64_t seq, uint32_t k, int *st) {
   memset(take, 0, sizeof take);
   rc = dred_meet_fast_look(r, seq, k, take, sizeof take, st);
   if (rc > 0) dred_meet_fast_done(r, seq, k); /* as a member does, once done */
+  return rc;
+}
+
+/* A bcast's non-root k watches for its root's post: its return; *st the status when
+ * decided. */
+static int watch(dred_meet_ring_t *r, uint64_t seq, uint32_t k, const proto_params_t *p, int *st) {
+  int rc;
+  *st = -12345;
+  memset(take, 0, sizeof take);
+  rc = dred_meet_fast_watch(r, seq, k, p, take, sizeof take, st);
+  if (rc > 0) dred_meet_fast_done(r, seq, k);
   return rc;
 }
 
@@ -377,22 +389,18 @@ static void test_bcast_served(void **state) {
   (void)state;
   /* three times round the ring, the root in turn: the members before the root wait; the
    * root is done as it posts; everyone is served from its post, the last member included
-   * after everyone else is done (nobody waits for it) */
+   * after everyone else is done (nobody waits for it); nobody but the root posts */
   for (seq = 0; seq < 3 * DRED_MEET_DEPTH; seq++) {
     uint32_t root = (uint32_t)(seq % N), last = (root + N - 1) % N;
     proto_params_t p = params(PROTO_KIND_BCAST, 1 + seq % 22, root);
     for (k = 0; k < N; k++)
-      if (k != root && k != last) {
-        assert_int_equal(post(r, seq, k, &p), 1);
-        assert_int_equal(look(r, seq, k, &st), 0);
-      }
+      if (k != root && k != last) assert_int_equal(watch(r, seq, k, &p, &st), 0);
     assert_int_equal(post(r, seq, root, &p), 1);
     assert_int_equal(look(r, seq, root, &st), 2);
     assert_int_equal(st, DRED_OK);
     for (k = 0; k < N; k++) {
       if (k == root) continue;
-      if (k == last) assert_int_equal(post(r, seq, k, &p), 1);
-      assert_int_equal(look(r, seq, k, &st), 2);
+      assert_int_equal(watch(r, seq, k, &p, &st), 2);
       assert_int_equal(st, DRED_OK);
       assert_taken(seq, N, &p);
     }
@@ -403,10 +411,9 @@ static void test_bcast_served(void **state) {
   {
     const uint64_t D = DRED_MEET_DEPTH;
     proto_params_t p = params(PROTO_KIND_BCAST, 2, 0);
-    for (k = 0; k < N - 1; k++) {
-      assert_int_equal(post(r, 3 * D, k, &p), 1);
-      assert_int_equal(look(r, 3 * D, k, &st), 2);
-    }
+    assert_int_equal(post(r, 3 * D, 0, &p), 1);
+    assert_int_equal(look(r, 3 * D, 0, &st), 2);
+    for (k = 1; k < N - 1; k++) assert_int_equal(watch(r, 3 * D, k, &p, &st), 2);
     assert_int_equal(post(r, 4 * D, 0, &p), 0);
   }
   table_free(t);
@@ -432,25 +439,27 @@ static void test_bcast_disagree(void **state) {
     assert_int_equal(post(r, seq, 0, &p), 1);
     assert_int_equal(look(r, seq, 0, &st), 2);
     assert_int_equal(st, DRED_OK); /* nobody there disagreed */
-    assert_int_equal(post(r, seq, 1, &q), 1);
-    assert_int_equal(look(r, seq, 1, &st), 2);
+    if (q.kind == PROTO_KIND_BCAST) {
+      assert_int_equal(watch(r, seq, 1, &q, &st), 2);
+    } else { /* an allreduce's member posts, and finds a bcast's root there */
+      assert_int_equal(post(r, seq, 1, &q), 1);
+      assert_int_equal(look(r, seq, 1, &st), 2);
+    }
     assert_int_equal(st, DRED_ERR_MISMATCH);
-    assert_int_equal(post(r, seq, 2, &p), 1);
-    assert_int_equal(look(r, seq, 2, &st), 2);
+    assert_int_equal(watch(r, seq, 2, &p, &st), 2);
     assert_int_equal(st, DRED_OK);
-    assert_int_equal(post(r, seq, 3, &p), 1);
-    assert_int_equal(look(r, seq, 3, &st), 2);
+    assert_int_equal(watch(r, seq, 3, &p, &st), 2);
     assert_int_equal(st, DRED_OK);
   }
-  /* a root that posts after a member that disagrees: both get MISMATCH */
+  /* a non-root that disagrees is sure to get MISMATCH, whenever it came (it waits for the
+   * root's post); the root, which reads no non-root's parameters, is served */
   q = p;
   q.count = 5;
-  assert_int_equal(post(r, 4, 1, &q), 1);
-  assert_int_equal(look(r, 4, 1, &st), 0);
+  assert_int_equal(watch(r, 4, 1, &q, &st), 0);
   assert_int_equal(post(r, 4, 0, &p), 1);
   assert_int_equal(look(r, 4, 0, &st), 2);
-  assert_int_equal(st, DRED_ERR_MISMATCH);
-  assert_int_equal(look(r, 4, 1, &st), 2);
+  assert_int_equal(st, DRED_OK);
+  assert_int_equal(watch(r, 4, 1, &q, &st), 2);
   assert_int_equal(st, DRED_ERR_MISMATCH);
   /* two members that both call themselves the root: the later one sees the other */
   q = p;
@@ -461,10 +470,14 @@ static void test_bcast_disagree(void **state) {
   assert_int_equal(post(r, 5, 3, &q), 1);
   assert_int_equal(look(r, 5, 3, &st), 2);
   assert_int_equal(st, DRED_ERR_MISMATCH);
-  assert_int_equal(post(r, 5, 1, &q), 1); /* names 3, which posted as a root */
-  assert_int_equal(look(r, 5, 1, &st), 2);
+  assert_int_equal(watch(r, 5, 1, &q, &st), 2); /* names 3, which posted as a root */
   assert_int_equal(st, DRED_OK);
   assert_taken(5, N, &q);
+  /* a root out of range, or a watcher that is the root: not the lane's (the slot answers) */
+  q = p;
+  q.root = N;
+  assert_int_equal(watch(r, 6, 1, &q, &st), -1);
+  assert_int_equal(watch(r, 6, 0, &p, &st), -1);
   table_free(t);
 }
 
@@ -496,30 +509,30 @@ static void test_bcast_slot_way(void **state) {
    * disagrees (MISMATCH) */
   assert_int_equal(post(r, 0, 1, &p), 1);
   assert_int_equal(look(r, 0, 1, &st), 2);
-  assert_int_equal(post(r, 0, 0, &p), 1);
   assert_int_equal(bcast_arrive(r, 0, 2, &p, &a), 0);
   assert_int_equal(a.meet, 1);
   assert_int_equal(a.taken, 1);
   assert_int_equal(a.lane, 1);
+  assert_int_equal(a.lane_ref, 0);
   assert_int_equal(a.status, DRED_OK);
   assert_lane_data(&a, 0, &p);
   assert_int_equal(busy_slots(r), 0);
   q = p;
-  q.count = 30; /* too large for a post: the slot's way */
+  q.count = 30; /* not the root's count */
   assert_int_equal(bcast_arrive(r, 0, 3, &q, &a), 0);
   assert_int_equal(a.lane, 1);
   assert_int_equal(a.status, DRED_ERR_MISMATCH);
-  assert_int_equal(look(r, 0, 0, &st), 2);
+  assert_int_equal(watch(r, 0, 0, &p, &st), 2);
   assert_int_equal(st, DRED_OK);
   assert_int_equal(busy_slots(r), 0);
   /* a member went the slot's way before the root posted: the root may not post any more,
-   * the posted members go there too, and the slot serves them as usual */
-  assert_int_equal(post(r, 1, 0, &p), 1);
+   * the watching members go there too, and the slot serves them as usual */
+  assert_int_equal(watch(r, 1, 0, &p, &st), 0);
   assert_int_equal(bcast_arrive(r, 1, 2, &p, &a), 0);
   assert_int_equal(a.meet, 1);
   assert_int_equal(a.lane, 0);
   assert_int_equal(post(r, 1, 1, &p), 0);
-  assert_int_equal(look(r, 1, 0, &st), -1);
+  assert_int_equal(watch(r, 1, 0, &p, &st), -1);
   assert_int_equal(bcast_arrive(r, 1, 1, &p, &a), 0); /* the root: its data in the slot */
   assert_int_equal(a.lane, 0);
   assert_int_equal(bcast_arrive(r, 1, 0, &p, &a), 0);
@@ -538,19 +551,20 @@ static void test_bcast_slot_way(void **state) {
   assert_int_equal(a.lane, 1);
   assert_int_equal(a.status, DRED_OK);
   assert_lane_data(&a, D + 2, &p);
-  assert_int_equal(post(r, D + 2, 2, &p), 0); /* spilled: the slot's way, served likewise */
-  assert_int_equal(bcast_arrive(r, D + 2, 2, &p, &a), 0);
+  assert_int_equal(bcast_arrive(r, D + 2, 0, &p, &a), 0); /* spilled already: served alike */
   assert_int_equal(a.lane, 1);
   assert_int_equal(a.status, DRED_OK);
+  assert_int_equal(watch(r, D + 2, 2, &p, &st), 2);
+  assert_int_equal(st, DRED_OK);
   /* ... and spilled before the root posted: dred-master for everyone of seq D + 3 */
   assert_int_equal(slot_arrive(r, 3, 0, &q, &a), 0);
   for (k = 1; k < N; k++) dred_meet_fast_done(r, 3, k);
-  assert_int_equal(post(r, D + 3, 2, &p), 1);
+  assert_int_equal(watch(r, D + 3, 2, &p, &st), 0);
   assert_int_equal(bcast_arrive(r, D + 3, 3, &p, &a), 0);
   assert_int_equal(a.meet, 0);
   assert_int_equal(a.lane, 0);
   assert_int_equal(post(r, D + 3, 1, &p), 0);
-  assert_int_equal(look(r, D + 3, 2, &st), -1);
+  assert_int_equal(watch(r, D + 3, 2, &p, &st), -1);
   table_free(t);
 }
 
@@ -561,19 +575,18 @@ static void test_bcast_failed(void **state) {
   uint32_t k;
   int st;
   (void)state;
-  /* a non-root declared failed before it posted costs nothing: the root still serves */
+  /* a non-root declared failed before it came costs nothing: the others wait for the
+   * root, and it serves them */
   dred_meet_member_failed(r, 0, DRED_ERR_PROC_FAILED);
-  assert_int_equal(post(r, 0, 1, &p), 1);
-  assert_int_equal(look(r, 0, 1, &st), -1); /* (nobody posted yet: the slot decides) */
-  assert_int_equal(post(r, 1, 2, &p), 1);
-  assert_int_equal(look(r, 1, 2, &st), 2);
+  assert_int_equal(watch(r, 0, 1, &p, &st), 0);
+  assert_int_equal(post(r, 0, 2, &p), 1);
+  assert_int_equal(look(r, 0, 2, &st), 2);
   assert_int_equal(st, DRED_OK);
   for (k = 1; k < N; k++) {
     if (k == 2) continue;
-    assert_int_equal(post(r, 1, k, &p), 1);
-    assert_int_equal(look(r, 1, k, &st), 2);
+    assert_int_equal(watch(r, 0, k, &p, &st), 2);
     assert_int_equal(st, DRED_OK);
-    assert_taken(1, N, &p);
+    assert_taken(0, N, &p);
   }
   table_free(t);
   /* the root declared failed after it posted took nothing with it */
@@ -583,14 +596,12 @@ static void test_bcast_failed(void **state) {
   dred_meet_member_failed(r, 2, DRED_ERR_PROC_FAILED);
   for (k = 0; k < N; k++) {
     if (k == 2) continue;
-    assert_int_equal(post(r, 0, k, &p), 1);
-    assert_int_equal(look(r, 0, k, &st), 2);
+    assert_int_equal(watch(r, 0, k, &p, &st), 2);
     assert_int_equal(st, DRED_OK);
     assert_taken(0, N, &p);
   }
   /* ... and before it posted: everyone goes to the slot (its death ends it there) */
-  assert_int_equal(post(r, 1, 0, &p), 1);
-  assert_int_equal(look(r, 1, 0, &st), -1);
+  assert_int_equal(watch(r, 1, 0, &p, &st), -1);
   assert_int_equal(post(r, 1, 2, &p), 0);
   table_free(t);
 }
@@ -612,14 +623,13 @@ static void test_bcast_by_ref(void **state) {
   ref.worker = WORKERS[0];
   ref.off = 4096;
   ref.len = 4000;
-  assert_int_equal(post(r, 0, 1, &p), 1);
-  assert_int_equal(look(r, 0, 1, &st), 0);
+  assert_int_equal(watch(r, 0, 1, &p, &st), 0);
   assert_int_equal(dred_meet_fast_begin(r, 0, 0, 0), 1);
-  assert_int_equal(look(r, 0, 1, &st), 0); /* WRITING: not in yet */
+  assert_int_equal(watch(r, 0, 1, &p, &st), 0); /* WRITING: not in yet */
   assert_int_equal(dred_meet_fast_publish(r, 0, 0, &p, &ref, sizeof ref), 1);
   assert_int_equal(look(r, 0, 0, &st), 2);
   assert_int_equal(st, DRED_OK);
-  assert_int_equal(look(r, 0, 1, &st), 2);
+  assert_int_equal(watch(r, 0, 1, &p, &st), 2);
   assert_int_equal(st, DRED_OK);
   memcpy(&got, take, sizeof got);
   assert_memory_equal(&got, &ref, sizeof ref);
@@ -631,16 +641,14 @@ static void test_bcast_by_ref(void **state) {
   assert_int_equal(a.lane_ref, 1);
   assert_int_equal(a.status, DRED_OK);
   assert_memory_equal(a.lane_data, &ref, sizeof ref);
-  assert_int_equal(post(r, 0, 3, &p), 1);
-  assert_int_equal(look(r, 0, 3, &st), 2);
+  assert_int_equal(watch(r, 0, 3, &p, &st), 2);
   assert_int_equal(dred_meet_fast_begin(r, D, 0, 0), 0); /* member 2 has not given its ack */
   dred_meet_fast_done(r, 0, 2);
   assert_int_equal(dred_meet_fast_begin(r, D, 0, 0), 1);
   /* abandoned (its block had no room, say): CLOSED, the slot's way for everyone */
   dred_meet_fast_abandon(r, D, 0);
   assert_int_equal(dred_meet_fast_publish(r, D, 0, &p, &ref, sizeof ref), 0);
-  assert_int_equal(post(r, D, 1, &p), 1);
-  assert_int_equal(look(r, D, 1, &st), -1);
+  assert_int_equal(watch(r, D, 1, &p, &st), -1);
   /* a post over its room is refused, and so is one whose reference is not the root's
    * data (a member reading it gets INTERNAL, never someone else's bytes) */
   assert_int_equal(dred_meet_fast_begin(r, 1, 0, 0), 1);
@@ -648,8 +656,7 @@ static void test_bcast_by_ref(void **state) {
   ref.len = 8;
   assert_int_equal(dred_meet_fast_begin(r, 2, 0, 0), 1);
   assert_int_equal(dred_meet_fast_publish(r, 2, 0, &p, &ref, sizeof ref), 1);
-  assert_int_equal(post(r, 2, 3, &p), 1);
-  assert_int_equal(look(r, 2, 3, &st), 2);
+  assert_int_equal(watch(r, 2, 3, &p, &st), 2);
   assert_int_equal(st, DRED_ERR_INTERNAL);
   table_free(t);
 }
@@ -708,6 +715,26 @@ static void wait_case(uint64_t spin_ns) {
   assert_true(now_ns() - t0 < 900000000ull);
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  /* a bcast's non-root watching for its root's post, posted 50 ms later elsewhere */
+  {
+    proto_params_t b = params(PROTO_KIND_BCAST, 3, 1);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      usleep(50000);
+      if (post(r, 2, 1, &b) != 1) _exit(1);
+      _exit(look(r, 2, 1, &st) == 2 && st == DRED_OK ? 0 : 2); /* as the root does: wakes */
+    }
+    t0 = now_ns();
+    while (watch(r, 2, 0, &b, &st) == 0 && now_ns() - t0 < 5000000000ull)
+      dred_meet_fast_watch_wait(r, 2, 0, 1, 1000000000ull);
+    assert_int_equal(watch(r, 2, 0, &b, &st), 2);
+    assert_int_equal(st, DRED_OK);
+    assert_taken(2, 2, &b);
+    assert_true(now_ns() - t0 < 900000000ull);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
   dred_meet_set_spin(1000000);
   table_free(t);
 }
