@@ -36,6 +36,15 @@
  *     the members still to come (dred_meet_bcast_early).
  * A block read by peers is lent (lent_t) until the slot says nobody reads it any more.
  *
+ * The fast lane.  A blocking small collective tries lib/shm/fast.c first
+ * (dred_meetpath_fast): posted and decided on the calling thread and ended there, with no
+ * slot, no instance table and no future.  A reduce's or allreduce's member posts its
+ * operand and folds once everyone posted; a bcast's root posts its data (in the post, or
+ * in a block of its pool kept per slot of the ring, which the post names: lane_post_ref)
+ * and its non-roots only watch for it; a member served by reference copies from the
+ * root's block, checks the post is still that collective's, then acks (lane_copy) -- also
+ * when it was served so as it arrived in the slot (a nonblocking call).
+ *
  * What the master sees.  Nothing per collective.  Each worker counts what met here
  * (meet_done, in its PONGs: the status socket and dredstat show it per worker).
  */
