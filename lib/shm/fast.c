@@ -184,11 +184,18 @@ static void close_writing(dred_meet_ring_t *r, uint64_t seq) {
   }
 }
 
-/* Whether member k's post of seq is a bcast root's, POSTED: the bcast is served from it. */
-static int root_posted(dred_meet_ring_t *r, uint64_t seq, uint32_t k) {
-  const struct dred_meet_post *q = post_of(r, seq, k);
-  return __atomic_load_n(&q->tag, __ATOMIC_ACQUIRE) == fast_tag(seq, FAST_POSTED) &&
-         q->p.kind == PROTO_KIND_BCAST && q->p.root == k;
+/* The members whose post of seq is a bcast root's, POSTED (bit k: member k's): the bcast
+ * is served from such a post. */
+static uint64_t roots_of(dred_meet_ring_t *r, uint64_t seq) {
+  uint64_t roots = 0;
+  uint32_t k;
+  for (k = 0; k < r->n; k++) {
+    const struct dred_meet_post *q = post_of(r, seq, k);
+    if (__atomic_load_n(&q->tag, __ATOMIC_ACQUIRE) == fast_tag(seq, FAST_POSTED) &&
+        q->p.kind == PROTO_KIND_BCAST && q->p.root == k)
+      roots |= bit(k);
+  }
+  return roots;
 }
 
 /* Whether the collective reads member k's operand (as meet.c's reads_operand). */
@@ -278,7 +285,6 @@ typedef struct {
 
 static void survey(dred_meet_ring_t *r, uint64_t seq, uint64_t gone, int mark, survey_t *sv) {
   uint32_t k;
-  sv->roots = 0;
   sv->slow = sv->missing = 0;
   sv->taken = slot_taken(slot_of(r, seq), seq);
   if (sv->taken && mark) close_writing(r, seq);
@@ -286,8 +292,8 @@ static void survey(dred_meet_ring_t *r, uint64_t seq, uint64_t gone, int mark, s
     int st = member_state(r, seq, k, gone, mark);
     sv->slow |= st < 0;
     sv->missing |= st == 0;
-    if (st > 0 && root_posted(r, seq, k)) sv->roots |= bit(k);
   }
+  sv->roots = roots_of(r, seq);
 }
 
 int dred_meet_fast_look(dred_meet_ring_t *r, uint64_t seq, uint32_t member, void *take,
@@ -340,23 +346,20 @@ int dred_meet_fast_look(dred_meet_ring_t *r, uint64_t seq, uint32_t member, void
 int dred_meet__fast_settle(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                            const proto_params_t *p, int error, void *take, size_t cap,
                            int *status) {
-  survey_t sv;
+  uint64_t roots;
   if (!ring_fast(r) || member >= r->n || p == NULL || status == NULL) return 0;
   /* the caller's open or spill of the slot, before our look at the tags (meet.h) */
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   close_writing(r, seq);
-  survey(r, seq, 0, 0, &sv);
-  if (!sv.roots) return 0;
+  if ((roots = roots_of(r, seq)) == 0) return 0;
   /* a member's own error is its outcome; the others, served already or not, keep theirs */
-  *status = error != DRED_OK ? error : served(r, seq, member, p, sv.roots, take, cap, 0);
+  *status = error != DRED_OK ? error : served(r, seq, member, p, roots, take, cap, 0);
   return served_by_ref(member, p, *status) ? 2 : 1;
 }
 
-/* Whether member's look at seq would still say "not yet" (no marking). */
 int dred_meet_fast_watch(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                          const proto_params_t *me, void *take, size_t cap, int *status) {
-  uint64_t gone, roots = 0;
-  uint32_t k;
+  uint64_t gone, roots;
   int taken;
   if (!ring_fast(r) || member >= r->n || me == NULL || status == NULL ||
       me->kind != PROTO_KIND_BCAST || me->root >= r->n || me->root == member)
@@ -365,9 +368,7 @@ int dred_meet_fast_watch(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   if (gone & bit(member)) return -1; /* dred-master, which declared it, answers it */
   taken = slot_taken(slot_of(r, seq), seq); /* first: a post not in by then never comes */
   if (taken) close_writing(r, seq);
-  for (k = 0; k < r->n; k++)
-    if (root_posted(r, seq, k)) roots |= bit(k);
-  if (roots) {
+  if ((roots = roots_of(r, seq)) != 0) {
     *status = served(r, seq, member, me, roots, take, cap, 1);
     return 2;
   }
@@ -382,16 +383,11 @@ int dred_meet_fast_watch(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
  * (watch_root >= n), or a bcast non-root's watching its root's post. */
 static int pending(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint32_t watch_root) {
   uint64_t gone = __atomic_load_n(&r->gone, __ATOMIC_ACQUIRE);
-  uint32_t k;
   survey_t sv;
   if (gone & bit(member)) return 0;
-  if (watch_root < r->n) {
-    if (slot_taken(slot_of(r, seq), seq) || member_state(r, seq, watch_root, gone, 0) != 0)
-      return 0;
-    for (k = 0; k < r->n; k++)
-      if (root_posted(r, seq, k)) return 0;
-    return 1;
-  }
+  if (watch_root < r->n) /* dred_meet_fast_watch's rules, read only */
+    return !slot_taken(slot_of(r, seq), seq) && member_state(r, seq, watch_root, gone, 0) == 0 &&
+           !roots_of(r, seq);
   survey(r, seq, gone, 0, &sv);
   return !sv.roots && !sv.slow && sv.missing && !sv.taken;
 }

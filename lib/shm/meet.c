@@ -505,7 +505,7 @@ static int arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const prot
                   int wants, const dred_meet_ref_t *op, const void *data, int error, void *take,
                   size_t cap, int held_returns, dred_meet_arrival_t *out) {
   int rc = arrive_slot(r, seq, member, p, wants, op, data, error, take, cap, held_returns, out);
-  if (r != NULL && member < r->n && !out->held && !out->lane_ref) dred_meet__fast_ack(r, seq, member);
+  if (!out->held && !out->lane_ref) dred_meet__fast_ack(r, seq, member); /* (checks r, member) */
   return rc;
 }
 
