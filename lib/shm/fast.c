@@ -372,10 +372,12 @@ int dred_meet_fast_watch(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
     *status = served(r, seq, member, me, roots, take, cap, 1);
     return 2;
   }
-  /* The root will not post: it went the slot's way (taken), or was declared failed (its
-   * arrival, should it still run, goes through the slot, which decides for everyone --
-   * served from its post after all if it posted first). */
-  if (taken || member_state(r, seq, me->root, gone, 0) < 0) return -1;
+  /* The root will not post a bcast root's post: it went the slot's way (taken), was
+   * declared failed (its arrival, should it still run, goes through the slot, which
+   * decides for everyone -- served from its post after all if it posted first), or it
+   * posted something else (another kind, another root: its peers wait for everyone's
+   * post, and ours never comes).  The slot then decides. */
+  if (taken || member_state(r, seq, me->root, gone, 0) != 0) return -1;
   return 0;
 }
 

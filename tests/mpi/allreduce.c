@@ -232,6 +232,16 @@ static void mismatch(void) {
     st = dred_allreduce(a, b, 300, MPI_INT, MPI_SUM, g_comm);
   if (st != DRED_ERR_MISMATCH) fail("mismatch/kind-bcast: rank %d got %s", g_rank, dred_strerror(st));
   else if (g_rank == 0) pass("mismatch/kind (bcast vs allreduce)");
+  /* the same within a fast-lane post (3 ints): the bcast's member watches for its root's
+   * post, and finds an allreduce's there -- it must not wait for one that never comes */
+  set_step("mismatch/kind-bcast-small");
+  if (g_rank == g_size - 1)
+    st = dred_bcast(a, 3, MPI_INT, 0, g_comm);
+  else
+    st = dred_allreduce(a, b, 3, MPI_INT, MPI_SUM, g_comm);
+  if (st != DRED_ERR_MISMATCH)
+    fail("mismatch/kind-bcast-small: rank %d got %s", g_rank, dred_strerror(st));
+  else if (g_rank == 0) pass("mismatch/kind (a small bcast vs allreduce)");
   set_step("mismatch/kind-large");
   {
     /* a reduce large enough for node partials (lib/paths/partial.c), the last member calling

@@ -419,6 +419,9 @@ static void test_bcast_served(void **state) {
   table_free(t);
 }
 
+static int bcast_arrive(dred_meet_ring_t *r, uint64_t seq, uint32_t k, const proto_params_t *p,
+                        dred_meet_arrival_t *a);
+
 static void test_bcast_disagree(void **state) {
   dred_meet_table_t *t = table_new();
   dred_meet_ring_t *r = dred_meet_ring_of(t, 11, N, WORKERS);
@@ -478,6 +481,25 @@ static void test_bcast_disagree(void **state) {
   q.root = N;
   assert_int_equal(watch(r, 6, 1, &q, &st), -1);
   assert_int_equal(watch(r, 6, 0, &p, &st), -1);
+  /* the member it names as the root posted something else (an allreduce, or a bcast
+   * naming another root): its peers wait for every post, and the watcher's never comes --
+   * the watcher goes the slot's way, whose arrival sends the posted members there too */
+  for (odd = 0; odd < 2; odd++) {
+    uint64_t seq = 7 + odd;
+    dred_meet_arrival_t a;
+    q = p;
+    if (odd == 0)
+      q.kind = PROTO_KIND_ALLREDUCE;
+    else
+      q.root = 2;
+    assert_int_equal(watch(r, seq, 1, &p, &st), 0);
+    assert_int_equal(post(r, seq, 0, &q), 1);
+    assert_int_equal(look(r, seq, 0, &st), 0);
+    assert_int_equal(watch(r, seq, 1, &p, &st), -1);
+    assert_int_equal(bcast_arrive(r, seq, 1, &p, &a), 0);
+    assert_int_equal(a.lane, 0);
+    assert_int_equal(look(r, seq, 0, &st), -1);
+  }
   table_free(t);
 }
 
