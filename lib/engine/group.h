@@ -30,9 +30,10 @@ typedef struct dred_group {
   struct dred_meet_ring *meet_ring;
   int meet_looked;
   uint64_t meet_fast_next; /* 1 + the auto seq last decided in the fast lane (meetpath.c) */
-  /* Where this member, as a bcast's root in the fast lane, put data too large for its
-   * post, per slot of the ring: a block of its pool, reused while large enough (the peers'
-   * acks say when nobody reads it any more; meetpath.c).  The pool's end frees them. */
+  /* Where this member put an operand too large for its fast-lane post (a bcast root's
+   * data, an allreduce member's operand), per slot of the ring: a block of its pool,
+   * reused while large enough (the peers' acks say when nobody reads it any more;
+   * meetpath.c).  The pool's end frees them. */
   struct {
     char *p;
     int64_t off;

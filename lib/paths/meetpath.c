@@ -39,11 +39,13 @@
  * The fast lane.  A blocking small collective tries lib/shm/fast.c first
  * (dred_meetpath_fast): posted and decided on the calling thread and ended there, with no
  * slot, no instance table and no future.  A reduce's or allreduce's member posts its
- * operand and folds once everyone posted; a bcast's root posts its data (in the post, or
- * in a block of its pool kept per slot of the ring, which the post names: lane_post_ref)
- * and its non-roots only watch for it; a member served by reference copies from the
- * root's block, checks the post is still that collective's, then acks (lane_copy) -- also
- * when it was served so as it arrived in the slot (a nonblocking call).
+ * operand and folds once everyone posted; a bcast's root posts its data and its
+ * non-roots only watch for it.  An operand over a post's room (a bcast's data, an
+ * allreduce's operand) goes into a block of the member's pool kept per slot of the ring,
+ * which the post names (lane_post_ref); a member served by reference reads the blocks --
+ * copies the root's (lane_copy; also when it was served so as it arrived in the slot, a
+ * nonblocking call) or folds everyone's (lane_fold) -- checks the posts are still that
+ * collective's, then acks.
  *
  * What the master sees.  Nothing per collective.  Each worker counts what met here
  * (meet_done, in its PONGs: the status socket and dredstat show it per worker).
@@ -78,6 +80,11 @@
  * that the members' copies overlap its own; smaller data is copied before (one piece
  * would only add a wait for the count). */
 #define PUBLISH_MIN (128u * 1024u)
+#define FOLD_CHUNK (64u * 1024u) /* bytes of acc folded at a time (in cache) */
+/* An allreduce whose operands together are at most this is folded whole by every member
+ * (allreduce_by_ref, the fast lane's lane_fold) rather than in chunks shared out among
+ * them. */
+#define WHOLE_FOLD_MAX (32u * 1024u)
 
 static int lent_reclaim(dred_rt_t *rt, int all);
 
@@ -455,10 +462,20 @@ _Static_assert(sizeof(((dred_group_t *)0)->lane_blk) / sizeof(((dred_group_t *)0
                    DRED_MEET_DEPTH,
                "a lane block per slot of the ring");
 
-/* A bcast root's data too large for a post goes into a block of its pool kept for the
- * ring's slot, and its post names it: the block is reused while large enough, once
- * dred_meet_fast_begin found that nobody reads the slot's last post (or its block) any
- * more.  1 if posted; 0: the slot's way (nothing posted). */
+/* A collective whose operand exceeds a post still takes the lane, its post naming a
+ * block of its pool that holds the operand (meet.h): a bcast up to DRED_MEET_FAST_REF_MAX
+ * (its root's data), an allreduce as far as every member folds all operands itself
+ * (WHOLE_FOLD_MAX, as allreduce_by_ref does: chunks shared out need the slot). */
+static int lane_by_ref(const dred_inst_t *in) {
+  if (in->bytes > DRED_MEET_FAST_REF_MAX) return 0;
+  return in->kind == PROTO_KIND_BCAST ||
+         (in->kind == PROTO_KIND_ALLREDUCE && (uint64_t)in->group->n * in->bytes <= WHOLE_FOLD_MAX);
+}
+
+/* An operand too large for a post (a bcast root's data, an allreduce member's) goes into
+ * a block of its pool kept for the ring's slot, and its post names it: the block is
+ * reused while large enough, once dred_meet_fast_begin found that nobody reads the slot's
+ * last post (or its block) any more.  1 if posted; 0: the slot's way (nothing posted). */
 static int lane_post_ref(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r, uint64_t seq,
                          const proto_params_t *p, int peers_past) {
   dred_group_t *g = in->group;
@@ -481,7 +498,10 @@ static int lane_post_ref(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r, ui
     g->lane_blk[i].off = noff;
     g->lane_blk[i].cap = in->bytes;
   }
-  dred_shm_copy_in(g->lane_blk[i].p, src, in->bytes);
+  if (in->kind == PROTO_KIND_BCAST)
+    dred_shm_copy_in(g->lane_blk[i].p, src, in->bytes);
+  else
+    memcpy(g->lane_blk[i].p, src, in->bytes);
   memset(&ref, 0, sizeof ref);
   ref.kind = DRED_MEET_OP_POOL;
   ref.worker = (uint32_t)rt->world_rank;
@@ -505,8 +525,7 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
       in->refused || g->n > DRED_MEET_FAST_MEMBERS)
     return 0;
   by_ref = in->bytes > DRED_MEET_FAST_DATA;
-  if (by_ref ? in->kind != PROTO_KIND_BCAST || in->bytes > DRED_MEET_FAST_REF_MAX : !meet_small(in))
-    return 0;
+  if (by_ref ? !lane_by_ref(in) : !meet_small(in)) return 0;
   /* The group's ring, looked up once under rt->lock and never changed after (read here
    * without it once looked). */
   seq = (uint64_t)(-1 - in->tag);
@@ -563,7 +582,8 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   /* every peer posted seq (not so when served from a bcast root's post): the stream's
    * next post need not ask their acks */
   in->meet_fast_all = rc == 1;
-  in->meet_lane_ref = by_ref && !in->is_root && st == DRED_OK; /* taken_data: where it is */
+  /* taken_data: where the data it reads is -- the root's, or every member's */
+  in->meet_lane_ref = by_ref && st == DRED_OK && (in->kind == PROTO_KIND_ALLREDUCE || !in->is_root);
   dred_meetpath_fast_done();
   fast_due.r = r;
   fast_due.seq = seq;
@@ -600,12 +620,46 @@ static int lane_copy(dred_rt_t *rt, dred_inst_t *in) {
   return st;
 }
 
+static int fold_chunk(dred_inst_t *in, const char *const *src, uint32_t n, uint32_t nch,
+                      uint32_t c, char *dst, int dst_is_whole, char *tmp);
+
+/* An allreduce member served in the lane by reference (taken_data holds every member's
+ * reference, at k x its size): every operand folded from its block in rank order into our
+ * result -- our own from the copy we posted, since the result may be where our operand
+ * is (in place) -- the posts found still seq's after the fold (else a block may hold a
+ * later collective's operand: we were given up for dead), then the ack. */
+static int lane_fold(dred_rt_t *rt, dred_inst_t *in) {
+  const char *src[DRED_MEET_FAST_MEMBERS] = {NULL};
+  dred_meet_ring_t *r = in->tag < 0 ? in->group->meet_ring : in->meet_ring;
+  uint32_t n = in->group->n, k;
+  char *dst = result_dst(in), *tmp = NULL;
+  int st = DRED_OK;
+  for (k = 0; k < n && st == DRED_OK; k++) {
+    dred_meet_ref_t ref;
+    memcpy(&ref, taken_data + k * sizeof ref, sizeof ref);
+    if (k == in->member)
+      src[k] = in->group->lane_blk[in->meet_seq % DRED_MEET_DEPTH].p;
+    else if (ref.len != in->bytes ||
+             (src[k] = dred_meetpath_peer_block(rt, in, k, ref.worker, ref.off, ref.len)) == NULL)
+      st = DRED_ERR_INTERNAL; /* logged by dred_meetpath_peer_block, or a size we agreed on */
+  }
+  if (st == DRED_OK && dst == NULL) st = DRED_ERR_NOMEM;
+  if (st == DRED_OK) tmp = dred_meetpath_fold_tmp(in, &st);
+  if (st == DRED_OK) st = fold_chunk(in, src, n, 1, 0, dst, 1, tmp);
+  free(tmp);
+  for (k = 0; k < n && st == DRED_OK; k++)
+    if (k != in->member && !dred_meet_fast_still(r, in->meet_seq, k)) st = DRED_ERR_PROC_FAILED;
+  if (st == DRED_OK) in->res_have = in->bytes;
+  dred_meet_fast_done(r, in->meet_seq, in->member);
+  return st;
+}
+
 /* A small collective's result from the operands taken (the same bytes the slot or the
  * posts held: the same fold, the same result as settle's): a bcast's non-root copies the
  * root's data, an allreduce's member and a reduce's root fold.  Returns the status. */
 static int taken_result(dred_rt_t *rt, dred_inst_t *in) {
   char *dst;
-  if (in->meet_lane_ref) return lane_copy(rt, in);
+  if (in->meet_lane_ref) return in->kind == PROTO_KIND_ALLREDUCE ? lane_fold(rt, in) : lane_copy(rt, in);
   if (in->kind == PROTO_KIND_BCAST && !in->is_root) {
     if ((dst = result_dst(in)) == NULL) return DRED_ERR_NOMEM;
     if (in->bytes > 0) memcpy(dst, taken_data + (size_t)in->root * in->bytes, in->bytes);
@@ -667,10 +721,6 @@ static void reroute(dred_rt_t *rt, dred_inst_t *in) {
   dred_queue_insert_tail(&rt->submitq, &in->qlink);
 }
 
-#define FOLD_CHUNK (64u * 1024u) /* bytes of acc folded at a time (in cache) */
-/* An allreduce whose operands together are at most this is folded whole by every member
- * (allreduce_by_ref) rather than in chunks shared out among them. */
-#define WHOLE_FOLD_MAX (32u * 1024u)
 
 /* Member k's block at offset `off` of its pool segment, `len` bytes: its address here, or
  * NULL (logged) when the reference is not inside that segment. */

@@ -218,6 +218,14 @@ static int posts_still(dred_meet_ring_t *r, uint64_t seq, uint64_t which) {
   return 1;
 }
 
+/* Whether a post's data (at p) is a reference to a pool block of `len` bytes, as a post
+ * whose operand exceeds DRED_MEET_FAST_DATA holds. */
+static int ref_names(const void *p, uint64_t len) {
+  dred_meet_ref_t ref;
+  memcpy(&ref, p, sizeof ref);
+  return ref.kind == DRED_MEET_OP_POOL && ref.len == len;
+}
+
 /* The outcome of a member whose parameters are `me`, once a bcast root posted for seq
  * (`roots`, every such post seen): served from the post of the root it names -- DRED_OK
  * when they agree, its data copied to `take` (at the root's place when `at_root`, else
@@ -242,11 +250,9 @@ static int served(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const prot
   if (!proto_params_agree(&q->p, me)) return DRED_ERR_MISMATCH;
   len = q->p.count * q->p.extent;
   if (len > DRED_MEET_FAST_DATA) { /* the post holds where the data is: that, at 0 */
-    dred_meet_ref_t ref;
-    memcpy(&ref, q->data, sizeof ref);
-    if (ref.kind != DRED_MEET_OP_POOL || ref.len != len || cap < sizeof ref || take == NULL)
+    if (cap < sizeof(dred_meet_ref_t) || take == NULL || !ref_names(q->data, len))
       return DRED_ERR_INTERNAL; /* the root wrote it so: cannot happen */
-    memcpy(take, &ref, sizeof ref);
+    memcpy(take, q->data, sizeof(dred_meet_ref_t));
   } else if ((at_root ? (uint64_t)(rt + 1) * len : len) > cap || (len > 0 && take == NULL)) {
     return DRED_ERR_INTERNAL; /* the caller's room is the small path's: cannot happen */
   } else if (len > 0) {
@@ -300,7 +306,7 @@ int dred_meet_fast_look(dred_meet_ring_t *r, uint64_t seq, uint32_t member, void
                         size_t cap, int *status) {
   proto_params_t p[DRED_MEET_FAST_MEMBERS];
   survey_t sv;
-  uint64_t gone, len;
+  uint64_t gone, len, each;
   uint32_t k, n;
   int st = DRED_OK;
   if (!ring_fast(r) || member >= r->n || status == NULL) return -1;
@@ -329,13 +335,18 @@ int dred_meet_fast_look(dred_meet_ring_t *r, uint64_t seq, uint32_t member, void
   if (p[0].root >= n) st = DRED_ERR_MISMATCH;
   for (k = 1; k < n && st == DRED_OK; k++)
     if (!proto_params_agree(&p[0], &p[k])) st = DRED_ERR_MISMATCH;
+  /* what each post holds: the operand, or past DRED_MEET_FAST_DATA where it is */
   len = p[0].count * p[0].extent;
-  if (st == DRED_OK && (len > DRED_MEET_FAST_DATA || (uint64_t)n * len > cap ||
-                        (len > 0 && take == NULL)))
+  each = len > DRED_MEET_FAST_DATA ? sizeof(dred_meet_ref_t) : len;
+  if (st == DRED_OK && ((uint64_t)n * each > cap || (each > 0 && take == NULL)))
     st = DRED_ERR_INTERNAL; /* a poster checked its own size: cannot happen */
-  for (k = 0; k < n && st == DRED_OK; k++)
-    if (fast_reads(p[0].kind, p[0].root, k) && len > 0)
-      memcpy((char *)take + k * len, post_of(r, seq, k)->data, len);
+  for (k = 0; k < n && st == DRED_OK; k++) {
+    char *at = (char *)take + k * each;
+    if (!fast_reads(p[0].kind, p[0].root, k) || each == 0) continue;
+    memcpy(at, post_of(r, seq, k)->data, each);
+    if (each == sizeof(dred_meet_ref_t) && each != len && !ref_names(at, len))
+      st = DRED_ERR_INTERNAL; /* a poster wrote it so: cannot happen */
+  }
   if (!posts_still(r, seq, all_of(n))) st = DRED_ERR_PROC_FAILED;
   *status = st;
   /* (the ack: dred_meet_fast_done, when the caller is done) */

@@ -265,7 +265,9 @@ int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
  * parameters and operand, DRED_MEET_FAST_DATA bytes at most) and reads its peers'.
  *
  * How (fast.c).  A member whose own call is fast-eligible -- a blocking reduce, allreduce
- * or bcast whose operand fits (a bcast's: by reference too), on a plain ring of at most
+ * or bcast whose operand fits (a bcast's and an allreduce's: by reference too -- the post
+ * names a block of the member's pool that holds it, up to DRED_MEET_FAST_REF_MAX), on a
+ * plain ring of at most
  * DRED_MEET_FAST_MEMBERS -- posts
  * (dred_meet_fast_post) and then looks (dred_meet_fast_look) until it can decide:
  *   - a bcast's root POSTED for seq (its parameters and data -- or, for data over
@@ -281,7 +283,9 @@ int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
  *     Nobody waits for the last member, and nothing is kept for it but the root's post.
  *   - every member POSTED for seq: each member compares all parameters itself (the same
  *     posts, the same comparison: the same outcome everywhere), copies the operands it
- *     reads and is done -- DRED_OK or DRED_ERR_MISMATCH.  The slot is never touched.
+ *     reads (or, posted by reference, the references: it reads the blocks, checks the
+ *     posts are still seq's with dred_meet_fast_still, then acks) and is done -- DRED_OK
+ *     or DRED_ERR_MISMATCH.  The slot is never touched.
  *   - some member went the slot's way for seq instead (a nonblocking call, a larger
  *     operand, a refusal...): its arrival opened the slot for seq or spilled seq, which
  *     the lane's members watch; or a member was declared failed before it posted (a looker
@@ -310,7 +314,7 @@ int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
  * the slot's wake word; whoever sees every post in wakes the sleepers, as do a slot opened
  * or spilled for seq and a death (dred_meet_member_failed). */
 
-/* A post in two steps, for a bcast root whose data goes into a block of its pool first
+/* A post in two steps, for a member whose operand goes into a block of its pool first
  * (too large for a post: up to DRED_MEET_FAST_REF_MAX): begin -- 1 when the member may post
  * seq and its post is now WRITING (the same conditions as dred_meet_fast_post's; the
  * peers' acks say nobody reads its post, or the block it named, of seq - DEPTH any more),
@@ -321,8 +325,9 @@ int dred_meet_fast_begin(dred_meet_ring_t *r, uint64_t seq, uint32_t member, int
 int dred_meet_fast_publish(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                            const proto_params_t *p, const void *data, size_t bytes);
 void dred_meet_fast_abandon(dred_meet_ring_t *r, uint64_t seq, uint32_t member);
-/* After copying from the block a bcast root's post names: 1 if member k's post is still
- * seq's (else the copy may be of a later collective: this member was given up for dead). */
+/* After reading the block member k's post names (a bcast root's data, an allreduce
+ * member's operand): 1 if that post is still seq's (else what was read may be a later
+ * collective's: this member was given up for dead). */
 int dred_meet_fast_still(dred_meet_ring_t *r, uint64_t seq, uint32_t k);
 
 /* Member `member` posts its parameters and operand (`bytes`, 0 at a reduce's root) for
@@ -337,7 +342,9 @@ int dred_meet_fast_post(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
  * *status is DRED_OK (then `take`, `cap` bytes, holds member k's operand at k x bytes for
  * each operand the collective reads: all of an allreduce, a reduce's non-roots) or
  * DRED_ERR_MISMATCH (or DRED_ERR_PROC_FAILED: this member was given up for dead and a
- * post moved while it read).  2: a bcast's root posted, and *status is this member's
+ * post moved while it read); operands over DRED_MEET_FAST_DATA bytes are posted by
+ * reference, and `take` then holds member k's dred_meet_ref_t at k x its size (INTERNAL
+ * if one does not name a block of the agreed size).  2: a bcast's root posted, and *status is this member's
  * outcome from that post (DRED_OK with the root's data at root x bytes of `take`, unless
  * it is the root; or MISMATCH; or PROC_FAILED as above) -- not every member may have
  * posted; a root's data over DRED_MEET_FAST_DATA bytes is in its pool block, and `take`

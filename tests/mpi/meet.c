@@ -16,7 +16,8 @@
  *             product), random roots, MPI_IN_PLACE at the root, a few explicit tags between
  *             auto-tagged calls;
  *   lane      blocking dred_reduce, dred_allreduce and dred_bcast within the fast lane's
- *             88 bytes, 200, 100 and 200 in a row, one member in turn calling the
+ *             88 bytes, 200, 100 and 200 in a row, then 150 allreduces and the bcasts of
+ *             89 bytes to 16 KiB (the posts name pool blocks), one member in turn calling the
  *             nonblocking form now and then (the posted members follow it into the slot; a
  *             bcast's is served from its root's post if the root posted first); counts that
  *             differ across the lane's bound and within it (MISMATCH everywhere; a bcast's
@@ -425,6 +426,38 @@ static void lane_bcast(MPI_Comm comm, const char *cname)
     }
 }
 
+/* The lane's allreduce by reference (fast.c, meetpath.c's lane_fold): 150 blocking
+ * allreduces whose operands exceed a post (89 bytes to 16 KiB, every type and op of the
+ * table, the matrix product in rank order included; every fourth in place), each member
+ * folding every member's pool block itself -- or, where the group's operands together
+ * pass the whole-fold bound, the slot's way; in every seventh one member (in turn) calls
+ * dred_iallreduce, so the members that posted follow it into the slot.  Every member's
+ * result is checked against the rank-order fold. */
+static void lane_allreduce_ref(MPI_Comm comm, const char *cname, uint64_t sd)
+{
+    int p, r, st;
+    uint64_t rng = mix64(sd ^ 0x1a3f);
+    MPI_Comm_size(comm, &p);
+    MPI_Comm_rank(comm, &r);
+    for (int i = 0; i < 150; i++) {
+        rng = mix64(rng);
+        int kind = (int)(rng % K_N), opv = (int)((rng >> 8) & 1);
+        int lo = 88 / (int)esz(kind) + 1, hi = 16384 / (int)esz(kind);
+        int count = lo + (int)((rng >> 20) % (uint64_t)(hi - lo + 1));
+        int inplace = i % 4 == 3, slow = i % 7 == 6 && r == (i / 7) % p;
+        red_t x;
+        red_init(&x, comm, cname, kind, opv, count, r, inplace, rng); /* a result everywhere */
+        const void *sb = inplace ? MPI_IN_PLACE : (const void *)x.s;
+        if (slow) {
+            x.st = dred_iallreduce(sb, x.rb, count, kdt(kind), kop(kind, opv), comm, DRED_TAG_AUTO, &x.f);
+            st = wait_st(&x);
+        } else {
+            st = dred_allreduce(sb, x.rb, count, kdt(kind), kop(kind, opv), comm);
+        }
+        red_check(&x, st);
+    }
+}
+
 /* 1a. the fast lane (lib/shm/fast.c): blocking dred_reduce and dred_allreduce whose
  * operands fit a post (88 bytes), 200 and 100 in a row (round the ring's posts many
  * times); in every fifth reduce and seventh allreduce one member (in turn) calls the
@@ -478,7 +511,7 @@ static void lane(MPI_Comm comm, const char *cname, uint64_t sd)
     }
     if (p >= 2) {
         double sb[12] = {0}, got[12];
-        /* 12 doubles (96 bytes: the slot's way) against 11 (the lane) */
+        /* 12 doubles (96 bytes: the post names a block) against 11 (in the post) */
         st = dred_allreduce(sb, got, r == p - 1 ? 12 : 11, MPI_DOUBLE, MPI_SUM, comm);
         if (st != DRED_ERR_MISMATCH)
             FAILQ("meet/lane/%s: counts 12 and 11: status %d (%s), expected MISMATCH", cname, st, dred_strerror(st));
@@ -497,6 +530,7 @@ static void lane(MPI_Comm comm, const char *cname, uint64_t sd)
         else
             count_check(0);
     }
+    lane_allreduce_ref(comm, cname, sd);
     lane_bcast(comm, cname);
     section_done("lane", cname, comm, c0, e0);
 }

@@ -15,7 +15,9 @@
  * slot's way after the root posted is served from the post as it arrives (the slot stays
  * free), one that went before keeps the root out and everyone meets in the slot; a
  * non-root declared failed costs nothing, the root does only if it had not posted.  A
- * bcast's non-roots post nothing: they watch for the root's post.
+ * bcast's non-roots post nothing: they watch for the root's post.  An allreduce whose
+ * operands exceed a post is looked at by reference: every member's reference back, or
+ * INTERNAL for one that does not name the agreed size.
  * Waiting works across processes, polling and asleep, and is bounded by its timeout.
  */
 #define _GNU_SOURCE
@@ -683,6 +685,69 @@ static void test_bcast_by_ref(void **state) {
   table_free(t);
 }
 
+/* An allreduce whose operands exceed a post: every member posts a reference to its own
+ * block, and once all are in each look hands back every member's reference, member k's
+ * at k x its size, to fold from and check (still seq's) after; nobody's block is reused
+ * before every peer's ack.  A reference that does not name the agreed size is INTERNAL
+ * for everyone, never bytes of the wrong length. */
+static void test_allreduce_by_ref(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 15, N, WORKERS);
+  proto_params_t p = params(PROTO_KIND_ALLREDUCE, 1000, 0); /* 4000 bytes: not in a post */
+  const uint64_t D = DRED_MEET_DEPTH;
+  dred_meet_ref_t ref[N], got;
+  uint32_t k;
+  int st;
+  (void)state;
+  for (k = 0; k < N; k++) {
+    memset(&ref[k], 0, sizeof ref[k]);
+    ref[k].kind = DRED_MEET_OP_POOL;
+    ref[k].worker = WORKERS[k];
+    ref[k].off = 4096 * (int64_t)(k + 1);
+    ref[k].len = 4000;
+  }
+  for (k = 0; k < N; k++) {
+    assert_int_equal(dred_meet_fast_begin(r, 0, k, 0), 1);
+    assert_int_equal(dred_meet_fast_publish(r, 0, k, &p, &ref[k], sizeof ref[k]), 1);
+    if (k + 1 < N) assert_int_equal(dred_meet_fast_look(r, 0, k, take, sizeof take, &st), 0);
+  }
+  for (k = 0; k < N; k++) {
+    uint32_t j;
+    memset(take, 0, sizeof take);
+    assert_int_equal(dred_meet_fast_look(r, 0, k, take, sizeof take, &st), 1);
+    assert_int_equal(st, DRED_OK);
+    for (j = 0; j < N; j++) {
+      memcpy(&got, take + j * sizeof got, sizeof got);
+      assert_memory_equal(&got, &ref[j], sizeof got);
+      assert_int_equal(dred_meet_fast_still(r, 0, j), 1);
+    }
+  }
+  /* the blocks of seq 0 are read until every member's ack: member 3 has not given it */
+  for (k = 0; k < N - 1; k++) dred_meet_fast_done(r, 0, k);
+  assert_int_equal(dred_meet_fast_begin(r, D, 0, 0), 0);
+  dred_meet_fast_done(r, 0, N - 1);
+  assert_int_equal(dred_meet_fast_begin(r, D, 0, 0), 1);
+  dred_meet_fast_abandon(r, D, 0);
+  /* one reference of the wrong length: everyone's look says INTERNAL */
+  ref[2].len = 8;
+  for (k = 0; k < N; k++) {
+    assert_int_equal(dred_meet_fast_begin(r, 1, k, 0), 1);
+    assert_int_equal(dred_meet_fast_publish(r, 1, k, &p, &ref[k], sizeof ref[k]), 1);
+  }
+  for (k = 0; k < N; k++) {
+    assert_int_equal(dred_meet_fast_look(r, 1, k, take, sizeof take, &st), 1);
+    assert_int_equal(st, DRED_ERR_INTERNAL);
+  }
+  /* ... and a look with too little room for N references likewise */
+  for (k = 0; k < N; k++) {
+    assert_int_equal(dred_meet_fast_begin(r, 2, k, 0), 1);
+    assert_int_equal(dred_meet_fast_publish(r, 2, k, &p, &ref[0], sizeof ref[0]), 1);
+  }
+  assert_int_equal(dred_meet_fast_look(r, 2, 1, take, N * sizeof(dred_meet_ref_t) - 1, &st), 1);
+  assert_int_equal(st, DRED_ERR_INTERNAL);
+  table_free(t);
+}
+
 /* ---- waiting across processes -------------------------------------------------------- */
 
 static uint64_t now_ns(void) {
@@ -779,6 +844,7 @@ int main(void) {
       cmocka_unit_test(test_bcast_served), cmocka_unit_test(test_bcast_disagree),
       cmocka_unit_test(test_bcast_slot_way), cmocka_unit_test(test_bcast_failed),
       cmocka_unit_test(test_bcast_by_ref),
+      cmocka_unit_test(test_allreduce_by_ref),
       cmocka_unit_test(test_wait_polling), cmocka_unit_test(test_wait_asleep),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
