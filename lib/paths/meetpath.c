@@ -71,6 +71,12 @@
 #include "relay.h"
 
 #define WAIT_SLICE_NS 100000000ull /* a waiter rechecks its future at least this often */
+/* A bcast's non-root in the fast lane watches for its root's post this long at most, then
+ * goes the slot's way.  Where members disagree on who the root is so that none of them
+ * posts as one (each names another), no post ever comes and only the slot, which hears
+ * every member, can decide (MISMATCH); a root merely later than this finds the slot
+ * taken and meets its members there, where early arrivals are served as well. */
+#define WATCH_MAX_NS 20000000ull
 /* How long a call waits for its slot while the collective DRED_MEET_DEPTH before it still
  * holds it (a member still copying out, typically microseconds), before going through
  * dred-master instead: a caller that races ahead, as a bcast root or a reduce's non-root
@@ -518,6 +524,7 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   uint64_t seq = 0;
   size_t bytes;
   int rc, st = DRED_OK, dead = 0, waited = 0, peers_past = 0, by_ref, posted, watch;
+  uint64_t watched = 0, slice;
 
   /* a blocking collective, auto-tagged, that joins without an error: of the small path
    * whose operand fits a post, or a bcast whose root's data the post names */
@@ -572,10 +579,15 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
         return 0;
       }
     }
-    if (watch)
-      dred_meet_fast_watch_wait(r, seq, in->member, in->root, WAIT_SLICE_NS);
-    else
+    if (watch) {
+      uint64_t now = uv_hrtime();
+      if (watched == 0) watched = now;
+      if (now - watched >= WATCH_MAX_NS) return 0; /* the slot's way: it decides */
+      slice = WATCH_MAX_NS - (now - watched);
+      dred_meet_fast_watch_wait(r, seq, in->member, in->root, slice < WAIT_SLICE_NS ? slice : WAIT_SLICE_NS);
+    } else {
       dred_meet_fast_wait(r, seq, in->member, WAIT_SLICE_NS);
+    }
     waited = 1;
   }
   if (rc < 0) return 0; /* a member went the slot's way: so do we */

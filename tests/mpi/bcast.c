@@ -8,8 +8,9 @@
  * travels packed); counts from 0 through the inline path to several DATA pieces; every
  * member's buffer must equal the root's.  Then nonblocking bcasts with explicit tags in
  * flight together, waited for in reverse; then a root mismatch (DRED_ERR_MISMATCH at the
- * member that disagrees, no hang anywhere) followed by a bcast that must work, small and
- * large (a node relay's across nodes); on a sub-communicator too.
+ * member that disagrees, no hang anywhere) and one where nobody calls itself the root
+ * (MISMATCH everywhere), each followed by a bcast that must work, small and large (a
+ * node relay's across nodes); on a sub-communicator too.
  * The expected data is the root's, sent to member 0 and on to all by point to point.
  */
 #include <stdint.h>
@@ -164,6 +165,19 @@ static void mismatch(int n) {
     }
   }
   snprintf(step, sizeof step, "bcast/mismatch/after/n=%d", n);
+  set_step(step);
+  for (int i = 0; i < n; i++) a[i] = g_rank == 0 ? i : -1;
+  st = dred_bcast(a, n, MPI_INT, 0, g_comm);
+  if (st != DRED_OK || a[n - 1] != n - 1) fail("%s: rank %d got %s", step, g_rank, dred_strerror(st));
+  else if (g_rank == 0) pass("%s: the next bcast works", step);
+  /* Nobody calls itself the root (each names the next member): no root's data ever
+   * comes, so nobody can be served -- everyone gets MISMATCH, nobody waits for ever. */
+  snprintf(step, sizeof step, "bcast/mismatch/no-root/n=%d", n);
+  set_step(step);
+  st = dred_bcast(a, n, MPI_INT, (g_rank + 1) % g_size, g_comm);
+  if (st != DRED_ERR_MISMATCH) fail("%s: rank %d got %s", step, g_rank, dred_strerror(st));
+  else if (g_rank == 0) pass("%s", step);
+  snprintf(step, sizeof step, "bcast/mismatch/after-no-root/n=%d", n);
   set_step(step);
   for (int i = 0; i < n; i++) a[i] = g_rank == 0 ? i : -1;
   st = dred_bcast(a, n, MPI_INT, 0, g_comm);
