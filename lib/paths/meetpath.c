@@ -470,12 +470,12 @@ _Static_assert(sizeof(((dred_group_t *)0)->lane_blk) / sizeof(((dred_group_t *)0
 
 /* A collective whose operand exceeds a post still takes the lane, its post naming a
  * block of its pool that holds the operand (meet.h): a bcast up to DRED_MEET_FAST_REF_MAX
- * (its root's data), an allreduce as far as every member folds all operands itself
- * (WHOLE_FOLD_MAX, as allreduce_by_ref does: chunks shared out need the slot). */
+ * (its root's data); an allreduce or a reduce as far as one member folds all the operands
+ * (WHOLE_FOLD_MAX: an allreduce's every member, as allreduce_by_ref does; a reduce's
+ * root), beyond which the slot shares the fold out in chunks. */
 static int lane_by_ref(const dred_inst_t *in) {
   if (in->bytes > DRED_MEET_FAST_REF_MAX) return 0;
-  return in->kind == PROTO_KIND_BCAST ||
-         (in->kind == PROTO_KIND_ALLREDUCE && (uint64_t)in->group->n * in->bytes <= WHOLE_FOLD_MAX);
+  return in->kind == PROTO_KIND_BCAST || (uint64_t)in->group->n * in->bytes <= WHOLE_FOLD_MAX;
 }
 
 /* An operand too large for a post (a bcast root's data, an allreduce member's) goes into
@@ -557,9 +557,9 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   watch = in->kind == PROTO_KIND_BCAST && !in->is_root;
   if (watch)
     posted = 1;
-  else if (by_ref)
+  else if (by_ref && bytes > 0)
     posted = lane_post_ref(rt, in, r, seq, &p, peers_past);
-  else
+  else /* (a reduce's root by reference posts its parameters alone, as any reduce root) */
     posted = dred_meet_fast_post(r, seq, in->member, &p, bytes > 0 ? operand_of(in) : NULL,
                                  bytes, peers_past);
   if (!posted) return 0; /* the slot's way: its arrival tells the peers */
@@ -594,8 +594,11 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   /* every peer posted seq (not so when served from a bcast root's post): the stream's
    * next post need not ask their acks */
   in->meet_fast_all = rc == 1;
-  /* taken_data: where the data it reads is -- the root's, or every member's */
-  in->meet_lane_ref = by_ref && st == DRED_OK && (in->kind == PROTO_KIND_ALLREDUCE || !in->is_root);
+  /* taken_data: where what it reads is -- a bcast root's data, every allreduce member's
+   * operand, a reduce's non-roots' (the root reads them) */
+  in->meet_lane_ref = by_ref && st == DRED_OK &&
+                      (in->kind == PROTO_KIND_BCAST ? !in->is_root
+                                                    : in->kind == PROTO_KIND_ALLREDUCE || in->is_root);
   dred_meetpath_fast_done();
   fast_due.r = r;
   fast_due.seq = seq;
@@ -634,30 +637,36 @@ static int lane_copy(dred_rt_t *rt, dred_inst_t *in) {
 
 static int fold_chunk(dred_inst_t *in, const char *const *src, uint32_t n, uint32_t nch,
                       uint32_t c, char *dst, int dst_is_whole, char *tmp);
+static int fold_failed(const dred_inst_t *in, int rc);
 
-/* An allreduce member served in the lane by reference (taken_data holds every member's
- * reference, at k x its size): every operand folded from its block in rank order into our
- * result -- our own from the copy we posted, since the result may be where our operand
- * is (in place) -- the posts found still seq's after the fold (else a block may hold a
- * later collective's operand: we were given up for dead), then the ack. */
+/* An allreduce member, or a reduce's root, served in the lane by reference (taken_data
+ * holds the reference of every member whose operand it reads, at k x its size): those
+ * operands folded from their blocks in rank order into our result -- an allreduce
+ * member's own from the copy it posted, since its result may be where its operand is (in
+ * place); a reduce root's is in acc already, where it folds -- the posts found still
+ * seq's after the fold (else a block may hold a later collective's operand: we were
+ * given up for dead), then the ack. */
 static int lane_fold(dred_rt_t *rt, dred_inst_t *in) {
   const char *src[DRED_MEET_FAST_MEMBERS] = {NULL};
   dred_meet_ring_t *r = in->tag < 0 ? in->group->meet_ring : in->meet_ring;
   uint32_t n = in->group->n, k;
   char *dst = result_dst(in), *tmp = NULL;
   int st = DRED_OK;
+  int reduce = in->kind == PROTO_KIND_REDUCE;
   for (k = 0; k < n && st == DRED_OK; k++) {
     dred_meet_ref_t ref;
     memcpy(&ref, taken_data + k * sizeof ref, sizeof ref);
     if (k == in->member)
-      src[k] = in->group->lane_blk[in->meet_seq % DRED_MEET_DEPTH].p;
+      src[k] = reduce ? NULL : in->group->lane_blk[in->meet_seq % DRED_MEET_DEPTH].p;
     else if (ref.len != in->bytes ||
              (src[k] = dred_meetpath_peer_block(rt, in, k, ref.worker, ref.off, ref.len)) == NULL)
       st = DRED_ERR_INTERNAL; /* logged by dred_meetpath_peer_block, or a size we agreed on */
   }
   if (st == DRED_OK && dst == NULL) st = DRED_ERR_NOMEM;
   if (st == DRED_OK) tmp = dred_meetpath_fold_tmp(in, &st);
-  if (st == DRED_OK) st = fold_chunk(in, src, n, 1, 0, dst, 1, tmp);
+  if (st == DRED_OK)
+    st = reduce ? fold_failed(in, dred_meetpath_fold(in, src, n, in->member, dst, 0, in->count, tmp))
+                : fold_chunk(in, src, n, 1, 0, dst, 1, tmp);
   free(tmp);
   for (k = 0; k < n && st == DRED_OK; k++)
     if (k != in->member && !dred_meet_fast_still(r, in->meet_seq, k)) st = DRED_ERR_PROC_FAILED;
@@ -671,7 +680,7 @@ static int lane_fold(dred_rt_t *rt, dred_inst_t *in) {
  * root's data, an allreduce's member and a reduce's root fold.  Returns the status. */
 static int taken_result(dred_rt_t *rt, dred_inst_t *in) {
   char *dst;
-  if (in->meet_lane_ref) return in->kind == PROTO_KIND_ALLREDUCE ? lane_fold(rt, in) : lane_copy(rt, in);
+  if (in->meet_lane_ref) return in->kind == PROTO_KIND_BCAST ? lane_copy(rt, in) : lane_fold(rt, in);
   if (in->kind == PROTO_KIND_BCAST && !in->is_root) {
     if ((dst = result_dst(in)) == NULL) return DRED_ERR_NOMEM;
     if (in->bytes > 0) memcpy(dst, taken_data + (size_t)in->root * in->bytes, in->bytes);

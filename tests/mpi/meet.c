@@ -16,8 +16,8 @@
  *             product), random roots, MPI_IN_PLACE at the root, a few explicit tags between
  *             auto-tagged calls;
  *   lane      blocking dred_reduce, dred_allreduce and dred_bcast within the fast lane's
- *             88 bytes, 200, 100 and 200 in a row, then 150 allreduces and the bcasts of
- *             89 bytes to 16 KiB (the posts name pool blocks), one member in turn calling the
+ *             88 bytes, 200, 100 and 200 in a row, then 150 allreduces, 150 reduces and the
+ *             bcasts of 89 bytes to 16 KiB (the posts name pool blocks), one member in turn calling the
  *             nonblocking form now and then (the posted members follow it into the slot; a
  *             bcast's is served from its root's post if the root posted first); counts that
  *             differ across the lane's bound and within it (MISMATCH everywhere; a bcast's
@@ -426,33 +426,39 @@ static void lane_bcast(MPI_Comm comm, const char *cname)
     }
 }
 
-/* The lane's allreduce by reference (fast.c, meetpath.c's lane_fold): 150 blocking
- * allreduces whose operands exceed a post (89 bytes to 16 KiB, every type and op of the
- * table, the matrix product in rank order included; every fourth in place), each member
- * folding every member's pool block itself -- or, where the group's operands together
- * pass the whole-fold bound, the slot's way; in every seventh one member (in turn) calls
- * dred_iallreduce, so the members that posted follow it into the slot.  Every member's
- * result is checked against the rank-order fold. */
-static void lane_allreduce_ref(MPI_Comm comm, const char *cname, uint64_t sd)
+/* The lane by reference (fast.c, meetpath.c's lane_fold): 150 blocking allreduces and
+ * 150 reduces (random roots) whose operands exceed a post (89 bytes to 16 KiB, every type
+ * and op of the table, the matrix product in rank order included; every fourth in place),
+ * an allreduce's every member and a reduce's root folding the pool blocks themselves --
+ * or, where the group's operands together pass the whole-fold bound, the slot's way; in
+ * every seventh one member (in turn) calls the nonblocking form, so the members that
+ * posted follow it into the slot.  Every result is checked against the rank-order fold. */
+static void lane_by_ref(MPI_Comm comm, const char *cname, uint64_t sd)
 {
     int p, r, st;
     uint64_t rng = mix64(sd ^ 0x1a3f);
     MPI_Comm_size(comm, &p);
     MPI_Comm_rank(comm, &r);
-    for (int i = 0; i < 150; i++) {
+    for (int i = 0; i < 300; i++) {
         rng = mix64(rng);
-        int kind = (int)(rng % K_N), opv = (int)((rng >> 8) & 1);
+        int kind = (int)(rng % K_N), opv = (int)((rng >> 8) & 1), all = i < 150;
         int lo = 88 / (int)esz(kind) + 1, hi = 16384 / (int)esz(kind);
         int count = lo + (int)((rng >> 20) % (uint64_t)(hi - lo + 1));
+        int root = all ? r : (int)((rng >> 40) % (uint64_t)p); /* an allreduce: a result everywhere */
         int inplace = i % 4 == 3, slow = i % 7 == 6 && r == (i / 7) % p;
         red_t x;
-        red_init(&x, comm, cname, kind, opv, count, r, inplace, rng); /* a result everywhere */
-        const void *sb = inplace ? MPI_IN_PLACE : (const void *)x.s;
-        if (slow) {
+        red_init(&x, comm, cname, kind, opv, count, root, inplace, rng);
+        const void *sb = inplace && r == root ? MPI_IN_PLACE : (const void *)x.s;
+        if (slow && all) {
             x.st = dred_iallreduce(sb, x.rb, count, kdt(kind), kop(kind, opv), comm, DRED_TAG_AUTO, &x.f);
             st = wait_st(&x);
-        } else {
+        } else if (slow) {
+            red_issue(&x);
+            st = wait_st(&x);
+        } else if (all) {
             st = dred_allreduce(sb, x.rb, count, kdt(kind), kop(kind, opv), comm);
+        } else {
+            st = dred_reduce(sb, r == root ? x.rb : NULL, count, kdt(kind), kop(kind, opv), root, comm);
         }
         red_check(&x, st);
     }
@@ -530,7 +536,7 @@ static void lane(MPI_Comm comm, const char *cname, uint64_t sd)
         else
             count_check(0);
     }
-    lane_allreduce_ref(comm, cname, sd);
+    lane_by_ref(comm, cname, sd);
     lane_bcast(comm, cname);
     section_done("lane", cname, comm, c0, e0);
 }

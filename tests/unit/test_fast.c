@@ -686,8 +686,8 @@ static void test_bcast_by_ref(void **state) {
 }
 
 /* An allreduce whose operands exceed a post: every member posts a reference to its own
- * block, and once all are in each look hands back every member's reference, member k's
- * at k x its size, to fold from and check (still seq's) after; nobody's block is reused
+ * block (a reduce: every non-root), and once all are in each look hands back every
+ * member's reference, member k's at k x its size, to fold from and check (still seq's) after; nobody's block is reused
  * before every peer's ack.  A reference that does not name the agreed size is INTERNAL
  * for everyone, never bytes of the wrong length. */
 static void test_allreduce_by_ref(void **state) {
@@ -745,6 +745,28 @@ static void test_allreduce_by_ref(void **state) {
   }
   assert_int_equal(dred_meet_fast_look(r, 2, 1, take, N * sizeof(dred_meet_ref_t) - 1, &st), 1);
   assert_int_equal(st, DRED_ERR_INTERNAL);
+  /* a reduce: its root posts its parameters alone, and its look hands back the others'
+   * references (nothing at its own place) */
+  p = params(PROTO_KIND_REDUCE, 1000, 1);
+  ref[2].len = 4000;
+  for (k = 0; k < N; k++) {
+    if (k == 1) {
+      assert_int_equal(dred_meet_fast_post(r, 3, k, &p, NULL, 0, 0), 1);
+      continue;
+    }
+    assert_int_equal(dred_meet_fast_begin(r, 3, k, 0), 1);
+    assert_int_equal(dred_meet_fast_publish(r, 3, k, &p, &ref[k], sizeof ref[k]), 1);
+  }
+  memset(take, 0xee, sizeof take);
+  assert_int_equal(dred_meet_fast_look(r, 3, 1, take, sizeof take, &st), 1);
+  assert_int_equal(st, DRED_OK);
+  for (k = 0; k < N; k++) {
+    memcpy(&got, take + k * sizeof got, sizeof got);
+    if (k == 1)
+      assert_int_equal(got.kind, 0xeeeeeeeeu); /* untouched */
+    else
+      assert_memory_equal(&got, &ref[k], sizeof got);
+  }
   table_free(t);
 }
 
