@@ -2,7 +2,8 @@
  * allreduce.c -- MPI_Allreduce and MPI_Iallreduce through dred.
  *
  * As reduce.c: route.c decides for every member alike, dred_iallreduce runs it with the
- * tag commtag.c gives the communicator's next collective, the nonblocking form wraps the
+ * tag commtag.c gives the communicator's next collective (MPI_Allreduce given
+ * DRED_TAG_AUTO: dred_allreduce, for the fast lane), the nonblocking form wraps the
  * future in a real MPI_Request (request.c), and a status other than DRED_OK is raised on
  * the communicator as an MPI error class (errors.c).  MPI_IN_PLACE passes through: dred
  * takes it on every member, as MPI does.
@@ -19,6 +20,8 @@ DRED_EXTERN int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
     return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
   }
   dmpi_count_dred(DMPI_ALLREDUCE);
+  if (tag == DRED_TAG_AUTO) /* dred's blocking call: on one node, its fast lane */
+    return dmpi_raise(comm, dmpi_error_class(dred_allreduce(sendbuf, recvbuf, count, datatype, op, comm)));
   code = dmpi_error_class(dred_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, tag, &f));
   if (code != MPI_SUCCESS) return dmpi_raise(comm, code);
   code = dmpi_error_class(dred_future_get(f));

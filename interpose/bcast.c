@@ -3,7 +3,8 @@
  *
  * As reduce.c: route.c decides for every member alike (a datatype dred broadcasts, a size
  * at or above DRED_MPI_COLL_MIN_BYTES, an intracommunicator other than MPI_COMM_SELF),
- * dred_ibcast runs it with the communicator's next tag (commtag.c), the nonblocking form
+ * dred_ibcast runs it with the communicator's next tag (commtag.c; MPI_Bcast given
+ * DRED_TAG_AUTO: dred_bcast, for the fast lane), the nonblocking form
  * wraps the future in a real MPI_Request (request.c), and a status other than DRED_OK is
  * raised on the communicator as an MPI error class (errors.c).
  */
@@ -19,6 +20,8 @@ DRED_EXTERN int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int ro
     return PMPI_Bcast(buffer, count, datatype, root, comm);
   }
   dmpi_count_dred(DMPI_BCAST);
+  if (tag == DRED_TAG_AUTO) /* dred's blocking call: on one node, its fast lane */
+    return dmpi_raise(comm, dmpi_error_class(dred_bcast(buffer, count, datatype, root, comm)));
   code = dmpi_error_class(dred_ibcast(buffer, count, datatype, root, comm, tag, &f));
   if (code != MPI_SUCCESS) return dmpi_raise(comm, code);
   code = dmpi_error_class(dred_future_get(f));

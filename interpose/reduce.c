@@ -3,7 +3,9 @@
  *
  * route.c decides, for every member alike, whether dred or MPI serves the call.  Through
  * dred: dred_ireduce with the tag commtag.c gives the communicator's next reduction;
- * MPI_Ireduce wraps the future in an MPI_Request (request.c), MPI_Reduce waits on it here.
+ * MPI_Ireduce wraps the future in an MPI_Request (request.c), MPI_Reduce waits on it here
+ * -- or, given DRED_TAG_AUTO, calls dred_reduce, whose small calls on one node take the
+ * meeting place's fast lane (a blocking call's alone).
  * A status other than DRED_OK becomes an MPI error class raised on the communicator
  * (errors.c).  A call dred_ireduce refuses returns that error from MPI_Ireduce itself with
  * MPI_REQUEST_NULL, as an erroneous MPI call would: an argument error route.c cannot see
@@ -30,6 +32,8 @@ DRED_EXTERN int MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
     return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
   }
   dmpi_count_dred(DMPI_REDUCE);
+  if (tag == DRED_TAG_AUTO) /* dred's blocking call: on one node, its fast lane */
+    return dmpi_raise(comm, dmpi_error_class(dred_reduce(sendbuf, recvbuf, count, datatype, op, root, comm)));
   if ((code = start(sendbuf, recvbuf, count, datatype, op, root, comm, tag, &f)) != MPI_SUCCESS)
     return dmpi_raise(comm, code);
   code = dmpi_error_class(dred_future_get(f));
