@@ -40,12 +40,12 @@
  * (dred_meetpath_fast): posted and decided on the calling thread and ended there, with no
  * slot, no instance table and no future.  A reduce's or allreduce's member posts its
  * operand and folds once everyone posted; a bcast's root posts its data and its
- * non-roots only watch for it.  An operand over a post's room (a bcast's data, an
- * allreduce's operand) goes into a block of the member's pool kept per slot of the ring,
- * which the post names (lane_post_ref); a member served by reference reads the blocks --
- * copies the root's (lane_copy; also when it was served so as it arrived in the slot, a
- * nonblocking call) or folds everyone's (lane_fold) -- checks the posts are still that
- * collective's, then acks.
+ * non-roots only watch for it.  An operand over a post's room goes into a block of the
+ * member's pool kept per slot of the ring, which the post names (lane_post_ref); a member
+ * served by reference reads the blocks -- copies the bcast root's (lane_copy; also when
+ * it was served so as it arrived in the slot, a nonblocking call), or folds the operands
+ * (lane_fold: an allreduce's every member, a reduce's root) -- checks the posts are still
+ * that collective's, then acks.
  *
  * What the master sees.  Nothing per collective.  Each worker counts what met here
  * (meet_done, in its PONGs: the status socket and dredstat show it per worker).

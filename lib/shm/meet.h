@@ -265,8 +265,8 @@ int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
  * parameters and operand, DRED_MEET_FAST_DATA bytes at most) and reads its peers'.
  *
  * How (fast.c).  A member whose own call is fast-eligible -- a blocking reduce, allreduce
- * or bcast whose operand fits (a bcast's and an allreduce's: by reference too -- the post
- * names a block of the member's pool that holds it, up to DRED_MEET_FAST_REF_MAX), on a
+ * or bcast whose operand fits (or by reference: the post names a block of the member's
+ * pool that holds it, up to DRED_MEET_FAST_REF_MAX), on a
  * plain ring of at most
  * DRED_MEET_FAST_MEMBERS -- posts
  * (dred_meet_fast_post) and then looks (dred_meet_fast_look) until it can decide:
