@@ -153,9 +153,11 @@ int dred_dp_load(dred_rt_t *rt, const dred_inst_t *in, char *dst) {
   if (in->bytes == 0) return DRED_OK;
   switch (ti->layout) {
     case DRED_LAYOUT_DIRECT:
-      /* a reduce non-root's block of our pool: its root reads it next, once (copy.c) */
-      if (in->kind == PROTO_KIND_REDUCE && !in->is_root && dst == in->acc && in->pool_off >= 0)
-        dred_shm_copy_in(dst, src, in->bytes);
+      /* a non-root's block of our pool: a reduce's root reads it next, once; an
+       * allreduce's members fold it in parts (copy.c) */
+      if (!in->is_root && dst == in->acc && in->pool_off >= 0 && in->kind != PROTO_KIND_BCAST)
+        dred_shm_copy_in(dst, src, in->bytes,
+                         in->kind == PROTO_KIND_REDUCE ? DRED_SHM_STREAM_MIN : DRED_SHM_STREAM_FOLD_MIN);
       else
         memcpy(dst, src, in->bytes);
       return DRED_OK;

@@ -91,6 +91,10 @@
  * (allreduce_by_ref, the fast lane's lane_fold) rather than in chunks shared out among
  * them. */
 #define WHOLE_FOLD_MAX (32u * 1024u)
+/* An allreduce up to this size folds each chunk it claims through an L1-sized stage
+ * (fold_chunk_staged). */
+#define STAGED_FOLD_MAX (4u * 1024u * 1024u)
+#define STAGE_BYTES (16u * 1024u)
 
 static int lent_reclaim(dred_rt_t *rt, int all);
 
@@ -289,13 +293,11 @@ void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in) {
     in->meet_pipelined = 1; /* copied after arriving, piece by piece: dred_meetpath_publish */
     return;
   }
-  /* A bcast root's block is written every call and read by every peer after it: past our
-   * cache (copy.c).  An allreduce member's copy is folded by its peers with their own
-   * operands, and measured no faster that way. */
-  if (in->kind == PROTO_KIND_BCAST)
-    dred_shm_copy_in(in->meet_blk, src, in->bytes);
-  else
-    memcpy(in->meet_blk, src, in->bytes);
+  /* Written every call and read by peers after it: past our cache (copy.c) -- a bcast
+   * root's data from a few KiB, an allreduce member's operand, which its peers fold in
+   * parts with their own, only when large. */
+  dred_shm_copy_in(in->meet_blk, src, in->bytes,
+                   in->kind == PROTO_KIND_BCAST ? DRED_SHM_STREAM_MIN : DRED_SHM_STREAM_FOLD_MIN);
 }
 
 static void meet_blk_free(dred_rt_t *rt, dred_inst_t *in) {
@@ -505,7 +507,7 @@ static int lane_post_ref(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r, ui
     g->lane_blk[i].cap = in->bytes;
   }
   if (in->kind == PROTO_KIND_BCAST)
-    dred_shm_copy_in(g->lane_blk[i].p, src, in->bytes);
+    dred_shm_copy_in(g->lane_blk[i].p, src, in->bytes, DRED_SHM_STREAM_MIN);
   else
     memcpy(g->lane_blk[i].p, src, in->bytes);
   memset(&ref, 0, sizeof ref);
@@ -994,24 +996,56 @@ static int lowest_missing(uint64_t have, uint32_t nch) {
   return -1;
 }
 
+/* Fold elements [e0, e0 + ne) of every operand src[0..n-1] in rank order into `out`,
+ * which receives those elements alone. */
+static int fold_range(dred_inst_t *in, const char *const *src, uint32_t n, uint64_t e0,
+                      uint64_t ne, char *out, char *tmp) {
+  const char *part[DRED_MEET_MAX_MEMBERS];
+  size_t ext = in->ti.extent;
+  uint32_t k;
+  const dred_kernel_t *kern = dred_dp_kernel(in);
+  for (k = 0; k < n; k++) part[k] = src[k] + e0 * ext;
+  if (n >= 2 && kern != NULL) { /* x[0] op x[1] straight into out: no copy of x[0] first */
+    kern->outofplace(part[1], part[0], out, (size_t)(ne * in->ti.mult));
+    return n == 2 ? DRED_OK : fold_failed(in, dred_meetpath_fold(in, part + 1, n - 1, 0, out, 0, ne, tmp));
+  }
+  memcpy(out, part[0], ne * ext);
+  return fold_failed(in, dred_meetpath_fold(in, part, n, 0, out, 0, ne, tmp));
+}
+
 /* Fold chunk c of every operand src[0..n-1] in rank order into `dst`, which holds the
  * chunk alone (a fresh block) or -- whole -- the caller's result (dst_is_whole). */
 static int fold_chunk(dred_inst_t *in, const char *const *src, uint32_t n, uint32_t nch,
                       uint32_t c, char *dst, int dst_is_whole, char *tmp) {
-  const char *part[DRED_MEET_MAX_MEMBERS];
-  size_t ext = in->ti.extent;
   uint64_t e0, ne;
-  uint32_t k;
-  const dred_kernel_t *kern = dred_dp_kernel(in);
   dred_meet_chunk_range(in->count, nch, c, &e0, &ne);
-  for (k = 0; k < n; k++) part[k] = src[k] + e0 * ext;
-  if (dst_is_whole) dst += e0 * ext;
-  if (n >= 2 && kern != NULL) { /* x[0] op x[1] straight into dst: no copy of x[0] first */
-    kern->outofplace(part[1], part[0], dst, (size_t)(ne * in->ti.mult));
-    return n == 2 ? DRED_OK : fold_failed(in, dred_meetpath_fold(in, part + 1, n - 1, 0, dst, 0, ne, tmp));
+  return fold_range(in, src, n, e0, ne, dst_is_whole ? dst + e0 * in->ti.extent : dst, tmp);
+}
+
+/* Fold chunk c into both the fresh block `blk` peers copy it from and our result `res`,
+ * STAGE_BYTES at a time through a buffer that stays in L1: the chunk is read once and
+ * written twice from cache, instead of folded into blk and then read back from it for
+ * res (a fifth less time for an allreduce of 256 KiB to 4 MiB at p = 2 on the
+ * development machine; larger ones measured slower: docs/performance.md, session 40). */
+static int fold_chunk_staged(dred_inst_t *in, const char *const *src, uint32_t n, uint32_t nch,
+                             uint32_t c, char *blk, char *res, char *tmp) {
+  static _Thread_local _Alignas(64) char stage[STAGE_BYTES];
+  size_t ext = in->ti.extent;
+  uint64_t e0, ne, step = STAGE_BYTES / ext, k, m;
+  int rc = DRED_OK;
+  dred_meet_chunk_range(in->count, nch, c, &e0, &ne);
+  if (step == 0) { /* an element larger than the stage */
+    if ((rc = fold_range(in, src, n, e0, ne, blk, tmp)) == DRED_OK) memcpy(res + e0 * ext, blk, ne * ext);
+    return rc;
   }
-  memcpy(dst, part[0], ne * ext);
-  return fold_failed(in, dred_meetpath_fold(in, part, n, 0, dst, 0, ne, tmp));
+  for (k = 0; k < ne && rc == DRED_OK; k += m) {
+    m = ne - k < step ? ne - k : step;
+    if ((rc = fold_range(in, src, n, e0 + k, m, stage, tmp)) == DRED_OK) {
+      memcpy(blk + k * ext, stage, m * ext);
+      memcpy(res + (e0 + k) * ext, stage, m * ext);
+    }
+  }
+  return rc;
 }
 
 /* A block of ours that peers read for `seq` until the slot says nobody does any more. */
@@ -1102,7 +1136,12 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
     if (blk != NULL && (c = dred_meet_claim(in->meet_slot, in->meet_seq, in->member, nch)) >= 0) {
       uint64_t t0 = uv_hrtime();
       in->meet_wait_ns = 0;
-      rc = fold_chunk(in, src, n, nch, (uint32_t)c, blk, 0, tmp);
+      if (in->bytes <= STAGED_FOLD_MAX) {
+        rc = fold_chunk_staged(in, src, n, nch, (uint32_t)c, blk, dst, tmp);
+      } else if ((rc = fold_chunk(in, src, n, nch, (uint32_t)c, blk, 0, tmp)) == DRED_OK) {
+        dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
+        memcpy(dst + e0 * ext, blk, ne * ext);
+      }
       in->meet_chunk_ns = uv_hrtime() - t0;
       if (rc != DRED_OK) { /* the others would fail the same way: everyone ends */
         dred_dp_buf_free(rt, most, blk, off, 0);
@@ -1110,7 +1149,6 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
         break;
       }
       dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
-      memcpy(dst + e0 * ext, blk, ne * ext);
       in->meet_copied |= (uint64_t)1 << c;
       if (dred_meet_chunk_done(in->meet_slot, in->meet_seq, (uint32_t)c, in->member, off))
         dred_meetpath_lend(rt, in->meet_slot, in->meet_seq, in->member, blk, off, most);

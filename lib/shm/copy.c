@@ -5,17 +5,21 @@
  * Why not memcpy.  A pool block is reused collective after collective, and between two
  * uses a node peer read it: its lines sit in that peer's cache.  memcpy writes through the
  * cache, so every line is first taken back from the peer (a read for ownership, a
- * cross-core transfer each), and those transfers are slow and erratic.  Non-temporal
- * stores write whole lines to memory without reading them first; the peer then reads them
- * from memory instead of from our cache.  That costs more once the block outgrows what the
- * transfers cost, hence the window DRED_SHM_STREAM_MIN..MAX (figures, p = 2 on the
- * development machine: docs/performance.md, 2026-11-28, session 33).
+ * cross-core transfer each), and those transfers are slow and erratic: on the development
+ * machine, rewriting 1 MiB a peer has just read takes 140-170 us where a fresh 1 MiB
+ * takes 23.  Non-temporal stores write whole lines to memory without reading them first
+ * (50 us there); the peer then reads them from memory instead of from our cache, which
+ * measured no slower from 1 MiB up.  Below that it depends on who reads: a block read
+ * once, whole, by one peer streams from DRED_SHM_STREAM_MIN; an allreduce member's
+ * operand, folded in parts by every peer right after, only from DRED_SHM_STREAM_FOLD_MIN
+ * (figures, p = 2 on the development machine: docs/performance.md, sessions 33 and 40).
  *
- * Used where one process writes a block every call and a peer reads it once: a bcast
- * root's copy of its data below the pipelined publish (lib/paths/meetpath.c), a reduce
- * non-root's operand (lib/mpi/buffer.c).  Not the pipelined publish of a large bcast (its
- * reader follows the writer piece by piece, in cache), nor an allreduce member's copy,
- * which measured no faster.
+ * Used where one process writes a block every call and peers read it next: a bcast
+ * root's copy of its data below the pipelined publish (lib/paths/meetpath.c, also in the
+ * fast lane), a reduce non-root's operand and an allreduce member's (lib/mpi/buffer.c,
+ * meetpath.c).  Not the pipelined publish of a large bcast (its reader follows the writer
+ * piece by piece, in cache), nor an allreduce's operand in the fast lane (16 KiB at most:
+ * streaming it measured slower).
  */
 #include "copy.h"
 
@@ -25,11 +29,11 @@
 #if defined(__x86_64__)
 #include <emmintrin.h>
 
-void dred_shm_copy_in(void *dst, const void *src, size_t n) {
+void dred_shm_copy_in(void *dst, const void *src, size_t n, size_t stream_min) {
   char *d = dst;
   const char *s = src;
   size_t head;
-  if (n < DRED_SHM_STREAM_MIN || n > DRED_SHM_STREAM_MAX) {
+  if (n < stream_min || n < 64) {
     memcpy(dst, src, n);
     return;
   }
@@ -54,6 +58,9 @@ void dred_shm_copy_in(void *dst, const void *src, size_t n) {
 
 #else
 
-void dred_shm_copy_in(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
+void dred_shm_copy_in(void *dst, const void *src, size_t n, size_t stream_min) {
+  (void)stream_min;
+  memcpy(dst, src, n);
+}
 
 #endif

@@ -7,15 +7,17 @@
 
 #include <stddef.h>
 
-/* Copies of this many bytes up to DRED_SHM_STREAM_MAX bypass the cache (dred_shm_copy_in):
- * below, the line transfers are few; above, the reader fetching the block from memory
- * costs more than the writer's transfers would (copy.c). */
+/* From how many bytes a copy bypasses the cache (copy.c says why):
+ *   DRED_SHM_STREAM_MIN: a block one peer reads once, whole, next -- a reduce non-root's
+ *     operand, a bcast root's data; below it the line transfers are few;
+ *   DRED_SHM_STREAM_FOLD_MIN: an allreduce member's operand, of which every peer folds a
+ *     part with its own at once; below it the peers read it from our cache as fast. */
 #define DRED_SHM_STREAM_MIN (16u * 1024u)
-#define DRED_SHM_STREAM_MAX (512u * 1024u)
+#define DRED_SHM_STREAM_FOLD_MIN (1024u * 1024u)
 
-/* memcpy(dst, src, n) into a shared block a node peer reads next, with non-temporal stores
- * from DRED_SHM_STREAM_MIN to DRED_SHM_STREAM_MAX bytes (x86-64; elsewhere a plain memcpy).  Complete (fenced)
- * when it returns, so a flag published after it is seen after the bytes. */
-void dred_shm_copy_in(void *dst, const void *src, size_t n);
+/* memcpy(dst, src, n) into a shared block node peers read next, with non-temporal stores
+ * when n >= stream_min (x86-64; elsewhere a plain memcpy).  Complete (fenced) when it
+ * returns, so a flag published after it is seen after the bytes. */
+void dred_shm_copy_in(void *dst, const void *src, size_t n, size_t stream_min);
 
 #endif /* DRED_SHM_COPY_H */
