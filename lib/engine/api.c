@@ -673,6 +673,7 @@ static int call_start(const call_t *c, MPI_Comm comm, int tag, dred_future **fut
     in->join_error = refuse;
     in->refused = 1;
   } else {
+    dred_meetpath_prewake(rt, in); /* peers asleep in its slot wake during the copy */
     call_load(rt, in, ti.op_is_user, extra);
   }
   /* decide the path and submit: meeting place, inline, or dred-master */

@@ -277,6 +277,19 @@ void dred_meetpath_reclaim_lent(dred_rt_t *rt) {
   if (!dred_queue_empty(&rt->meet_lent)) (void)lent_reclaim(rt, 0);
 }
 
+/* Only operands whose copy takes longer than the look: below, the arrival comes as soon. */
+#define PREWAKE_MIN_BYTES (64u * 1024u)
+
+void dred_meetpath_prewake(dred_rt_t *rt, dred_inst_t *in) {
+  dred_group_t *g = in->group;
+  /* auto-tagged ones whose group has looked its ring up (read without rt->lock, as the
+   * fast lane does); an explicit tag's stream is looked up at its arrival */
+  if (rt->meet == NULL || g->spans_nodes || in->tag >= 0 || in->bytes < PREWAKE_MIN_BYTES ||
+      !publishes(in) || !__atomic_load_n(&g->meet_looked, __ATOMIC_ACQUIRE))
+    return;
+  dred_meet_prewake(g->meet_ring, (uint64_t)(-1 - in->tag));
+}
+
 void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in) {
   const void *src;
   if (rt->meet == NULL || in->group->spans_nodes || !publishes(in) || in->refused ||

@@ -22,6 +22,10 @@ int dred_meetpath_turn(dred_rt_t *rt);
  * is used.  Never fails the job: without it every reduction goes to the master. */
 void dred_meetpath_init(dred_rt_t *rt);
 void dred_meetpath_finalize(dred_rt_t *rt, int collective);
+/* dred_ireduce, once it has its turn and before it copies a large operand: wake the peers
+ * asleep in the collective's slot, so that a wake-up (100-200 us on a virtual machine)
+ * overlaps the copy instead of following the arrival. */
+void dred_meetpath_prewake(dred_rt_t *rt, dred_inst_t *in);
 /* dred_ireduce, before taking rt->lock, once the operand is loaded: give a non-root
  * operand that will meet by reference a pool block, if it is not in one of ours already
  * (the copy is made here, outside the lock). */

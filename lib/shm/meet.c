@@ -830,6 +830,17 @@ int dred_meet_slot_held(dred_meet_ring_t *r, uint64_t seq) {
          __atomic_load_n(&s->spilled, __ATOMIC_ACQUIRE) <= seq;
 }
 
+void dred_meet_prewake(dred_meet_ring_t *r, uint64_t seq) {
+  dred_meet_slot_t *s;
+  if (r == NULL) return;
+  s = &r->slots[seq % DRED_MEET_DEPTH];
+  if (!__atomic_load_n(&s->busy, __ATOMIC_ACQUIRE) || __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq)
+    return; /* nobody arrived for seq: nobody waits for it there */
+  /* the waiters' loops look again on any move of their word (a spurious one included) */
+  if (__atomic_load_n(&s->nwait, __ATOMIC_ACQUIRE) > 0) slot_wake(s);
+  if (__atomic_load_n(&s->nwait_arr, __ATOMIC_ACQUIRE) > 0) slot_bump_arr(s);
+}
+
 int dred_meet_state(dred_meet_slot_t *s, uint64_t seq) {
   int st, stat;
   if (s == NULL) return -1;

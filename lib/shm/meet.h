@@ -378,6 +378,12 @@ void dred_meet_fast_done(dred_meet_ring_t *r, uint64_t seq, uint32_t member);
  * moment for the holder's members to take their outcomes may not.  A hint (no lock). */
 int dred_meet_slot_held(dred_meet_ring_t *r, uint64_t seq);
 
+/* A member about to copy a large operand before it arrives in `seq`'s slot: wakes the
+ * members of seq asleep there now, so that they poll again (for up to the spin budget)
+ * when it comes, instead of being woken only by its arrival.  No lock; nothing when nobody
+ * sleeps on seq. */
+void dred_meet_prewake(dred_meet_ring_t *r, uint64_t seq);
+
 /* The outcome of `seq` in `slot`: 0 while open; 1 when decided, with `*status` DRED_OK or
  * the error every member gets. */
 int dred_meet_poll(dred_meet_slot_t *s, uint64_t seq, int *status);

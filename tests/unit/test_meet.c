@@ -889,6 +889,42 @@ static void test_wait_bounded(void **state) {
   table_free(t);
 }
 
+/* A member about to copy a large operand wakes the peers asleep in its collective's slot
+ * (dred_meet_prewake) -- before its arrival, which alone would otherwise wake them -- and
+ * nobody else: a prewake for another collective of the same slot leaves them asleep. */
+static void test_prewake(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 12, 2, WORKERS);
+  proto_params_t p = params(4, 0);
+  dred_meet_slot_t *s;
+  pid_t pid;
+  int st;
+  (void)state;
+  assert_non_null(r);
+  dred_meet_prewake(r, 0); /* nobody there: nothing to wake, nothing breaks */
+  s = MEET(r, 0, 0, &p);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) { /* member 0 waits for member 1: up to 5 s, woken well before */
+    uint64_t t0 = now_ns();
+    dred_meet_wait(s, 0, 0, 0, 5000000000ull);
+    _exit(now_ns() - t0 < 2000000000ull ? 0 : 1);
+  }
+  usleep(50000); /* past its polling: asleep */
+  dred_meet_prewake(r, DRED_MEET_DEPTH); /* the same slot's next collective: not ours */
+  usleep(100000);
+  assert_int_equal(waitpid(pid, &st, WNOHANG), 0); /* still asleep */
+  dred_meet_prewake(r, 0);
+  st = reap(pid, 2000);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 0);
+  ASSERT_OPEN(s, 0); /* woken, not decided: member 1 has not come */
+  MEET(r, 0, 1, &p);
+  ASSERT_DECIDED(s, 0, DRED_OK);
+  release_all(s, 0, 2);
+  table_free(t);
+}
+
 /* A member that dies holding a slot's lock: its operand is on a page it cannot read, so it
  * faults inside dred_meet_arrive's copy, under the lock.  The next to lock the slot ends
  * the open reduction with DRED_ERR_PROC_FAILED, and the lock works on. */
@@ -2371,7 +2407,8 @@ int main(void) {
       cmocka_unit_test(test_member_error),  cmocka_unit_test(test_mixed),
       cmocka_unit_test(test_spill),         cmocka_unit_test(test_member_failed),
       cmocka_unit_test(test_end),           cmocka_unit_test(test_cross_process),
-      cmocka_unit_test(test_wait_bounded),  cmocka_unit_test(test_lock_holder_dies),
+      cmocka_unit_test(test_wait_bounded),  cmocka_unit_test(test_prewake),
+      cmocka_unit_test(test_lock_holder_dies),
       cmocka_unit_test(test_bad_args),      cmocka_unit_test(test_by_ref_orders),
       cmocka_unit_test(test_by_ref_mismatch), cmocka_unit_test(test_noplace_spills),
       cmocka_unit_test(test_by_ref_failures), cmocka_unit_test(test_streams),
