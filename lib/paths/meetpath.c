@@ -51,6 +51,7 @@
  * (meet_done, in its PONGs: the status socket and dredstat show it per worker).
  */
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -1039,11 +1040,13 @@ static int fold_chunk(dred_inst_t *in, const char *const *src, uint32_t n, uint3
  * STAGE_BYTES at a time through a buffer that stays in L1: the chunk is read once and
  * written twice from cache, instead of folded into blk and then read back from it for
  * res (a fifth less time for an allreduce of 256 KiB to 4 MiB at p = 2 on the
- * development machine; larger ones measured slower: docs/performance.md, session 40). */
+ * development machine; larger ones measured slower: docs/performance.md, session 40).
+ * From DRED_SHM_STREAM_FOLD_MIN the block is written past the cache, as the operands
+ * are (copy.c): the same time with warm caches, 5-14 % less with cold ones. */
 static int fold_chunk_staged(dred_inst_t *in, const char *const *src, uint32_t n, uint32_t nch,
                              uint32_t c, char *blk, char *res, char *tmp) {
   static _Thread_local _Alignas(64) char stage[STAGE_BYTES];
-  size_t ext = in->ti.extent;
+  size_t ext = in->ti.extent, stream_min = in->bytes >= DRED_SHM_STREAM_FOLD_MIN ? 0 : SIZE_MAX;
   uint64_t e0, ne, step = STAGE_BYTES / ext, k, m;
   int rc = DRED_OK;
   dred_meet_chunk_range(in->count, nch, c, &e0, &ne);
@@ -1054,7 +1057,7 @@ static int fold_chunk_staged(dred_inst_t *in, const char *const *src, uint32_t n
   for (k = 0; k < ne && rc == DRED_OK; k += m) {
     m = ne - k < step ? ne - k : step;
     if ((rc = fold_range(in, src, n, e0 + k, m, stage, tmp)) == DRED_OK) {
-      memcpy(blk + k * ext, stage, m * ext);
+      dred_shm_copy_in(blk + k * ext, stage, m * ext, stream_min);
       memcpy(res + (e0 + k) * ext, stage, m * ext);
     }
   }
