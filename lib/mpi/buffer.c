@@ -143,6 +143,10 @@ static char *pack_tmp(MPI_Count count, MPI_Datatype type, MPI_Count *cap) {
   return p;
 }
 
+size_t dred_dp_stream_min(const dred_inst_t *in) {
+  return in->kind == PROTO_KIND_ALLREDUCE ? DRED_SHM_STREAM_FOLD_MIN : DRED_SHM_STREAM_MIN;
+}
+
 int dred_dp_load(dred_rt_t *rt, const dred_inst_t *in, char *dst) {
   const char *src = in->sendbuf == MPI_IN_PLACE ? in->recvbuf : in->sendbuf;
   const dred_typeinfo_t *ti = &in->ti;
@@ -153,11 +157,9 @@ int dred_dp_load(dred_rt_t *rt, const dred_inst_t *in, char *dst) {
   if (in->bytes == 0) return DRED_OK;
   switch (ti->layout) {
     case DRED_LAYOUT_DIRECT:
-      /* a non-root's block of our pool: a reduce's root reads it next, once; an
-       * allreduce's members fold it in parts (copy.c) */
-      if (!in->is_root && dst == in->acc && in->pool_off >= 0 && in->kind != PROTO_KIND_BCAST)
-        dred_shm_copy_in(dst, src, in->bytes,
-                         in->kind == PROTO_KIND_REDUCE ? DRED_SHM_STREAM_MIN : DRED_SHM_STREAM_FOLD_MIN);
+      /* a non-root's block of our pool: peers read it next (copy.c) */
+      if (!in->is_root && dst == in->acc && in->pool_off >= 0)
+        dred_shm_copy_in(dst, src, in->bytes, dred_dp_stream_min(in));
       else
         memcpy(dst, src, in->bytes);
       return DRED_OK;

@@ -40,6 +40,11 @@ void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, in
 int dred_dp_buf_adopt(dred_rt_t *rt, size_t bytes, char **p, int64_t *pool_off, int *malloced);
 /* The pool's use, peak and fallbacks into a PONG (status socket, dredstat status). */
 void dred_dp_pool_stats(dred_rt_t *rt, proto_msg_t *pong);
+/* From how many bytes this member's operand goes into a shared block past the cache
+ * (lib/shm/copy.h): an allreduce member's from DRED_SHM_STREAM_FOLD_MIN (its peers fold
+ * it in parts), a reduce non-root's or a bcast root's from DRED_SHM_STREAM_MIN (one
+ * reader, once). */
+size_t dred_dp_stream_min(const dred_inst_t *in);
 /* Fill `dst` (in->bytes) with this member's operand in dred's layout (ti.layout): a copy,
  * the packed elements, or the byte image; from sendbuf, or recvbuf at an in-place root. */
 int dred_dp_load(dred_rt_t *rt, const dred_inst_t *in, char *dst);

@@ -93,7 +93,7 @@
  * them. */
 #define WHOLE_FOLD_MAX (32u * 1024u)
 /* An allreduce up to this size folds each chunk it claims through an L1-sized stage
- * (fold_chunk_staged). */
+ * (fold_chunk_out). */
 #define STAGED_FOLD_MAX (4u * 1024u * 1024u)
 #define STAGE_BYTES (16u * 1024u)
 
@@ -307,11 +307,8 @@ void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in) {
     in->meet_pipelined = 1; /* copied after arriving, piece by piece: dred_meetpath_publish */
     return;
   }
-  /* Written every call and read by peers after it: past our cache (copy.c) -- a bcast
-   * root's data from a few KiB, an allreduce member's operand, which its peers fold in
-   * parts with their own, only when large. */
-  dred_shm_copy_in(in->meet_blk, src, in->bytes,
-                   in->kind == PROTO_KIND_BCAST ? DRED_SHM_STREAM_MIN : DRED_SHM_STREAM_FOLD_MIN);
+  /* written every call and read by peers after it: past our cache (copy.c) */
+  dred_shm_copy_in(in->meet_blk, src, in->bytes, dred_dp_stream_min(in));
 }
 
 static void meet_blk_free(dred_rt_t *rt, dred_inst_t *in) {
@@ -1036,21 +1033,21 @@ static int fold_chunk(dred_inst_t *in, const char *const *src, uint32_t n, uint3
   return fold_range(in, src, n, e0, ne, dst_is_whole ? dst + e0 * in->ti.extent : dst, tmp);
 }
 
-/* Fold chunk c into both the fresh block `blk` peers copy it from and our result `res`,
- * STAGE_BYTES at a time through a buffer that stays in L1: the chunk is read once and
- * written twice from cache, instead of folded into blk and then read back from it for
- * res (a fifth less time for an allreduce of 256 KiB to 4 MiB at p = 2 on the
- * development machine; larger ones measured slower: docs/performance.md, session 40).
- * From DRED_SHM_STREAM_FOLD_MIN the block is written past the cache, as the operands
- * are (copy.c): the same time with warm caches, 5-14 % less with cold ones. */
-static int fold_chunk_staged(dred_inst_t *in, const char *const *src, uint32_t n, uint32_t nch,
-                             uint32_t c, char *blk, char *res, char *tmp) {
+/* Fold elements [e0, e0 + ne) -- a chunk -- into both the fresh block `blk` peers copy
+ * it from and our result `res`.  Up to STAGED_FOLD_MAX, STAGE_BYTES at a time through a
+ * buffer that stays in L1: the chunk is read once and written twice from cache, instead
+ * of folded into blk and then read back from it for res (a fifth less time for an
+ * allreduce of 256 KiB to 4 MiB at p = 2 on the development machine; larger ones measured
+ * slower: docs/performance.md, session 40).  From DRED_SHM_STREAM_FOLD_MIN the block is
+ * written past the cache, as the operands are (copy.c): the same time with warm caches,
+ * 5-14 % less with cold ones. */
+static int fold_chunk_out(dred_inst_t *in, const char *const *src, uint32_t n, uint64_t e0,
+                          uint64_t ne, char *blk, char *res, char *tmp) {
   static _Thread_local _Alignas(64) char stage[STAGE_BYTES];
   size_t ext = in->ti.extent, stream_min = in->bytes >= DRED_SHM_STREAM_FOLD_MIN ? 0 : SIZE_MAX;
-  uint64_t e0, ne, step = STAGE_BYTES / ext, k, m;
+  uint64_t step = STAGE_BYTES / ext, k, m;
   int rc = DRED_OK;
-  dred_meet_chunk_range(in->count, nch, c, &e0, &ne);
-  if (step == 0) { /* an element larger than the stage */
+  if (in->bytes > STAGED_FOLD_MAX || step == 0) { /* (step 0: an element larger than the stage) */
     if ((rc = fold_range(in, src, n, e0, ne, blk, tmp)) == DRED_OK) memcpy(res + e0 * ext, blk, ne * ext);
     return rc;
   }
@@ -1152,19 +1149,14 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
     if (blk != NULL && (c = dred_meet_claim(in->meet_slot, in->meet_seq, in->member, nch)) >= 0) {
       uint64_t t0 = uv_hrtime();
       in->meet_wait_ns = 0;
-      if (in->bytes <= STAGED_FOLD_MAX) {
-        rc = fold_chunk_staged(in, src, n, nch, (uint32_t)c, blk, dst, tmp);
-      } else if ((rc = fold_chunk(in, src, n, nch, (uint32_t)c, blk, 0, tmp)) == DRED_OK) {
-        dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
-        memcpy(dst + e0 * ext, blk, ne * ext);
-      }
+      dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
+      rc = fold_chunk_out(in, src, n, e0, ne, blk, dst, tmp);
       in->meet_chunk_ns = uv_hrtime() - t0;
       if (rc != DRED_OK) { /* the others would fail the same way: everyone ends */
         dred_dp_buf_free(rt, most, blk, off, 0);
         dred_meet_chunk_failed(in->meet_slot, in->meet_seq, rc);
         break;
       }
-      dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
       in->meet_copied |= (uint64_t)1 << c;
       if (dred_meet_chunk_done(in->meet_slot, in->meet_seq, (uint32_t)c, in->member, off))
         dred_meetpath_lend(rt, in->meet_slot, in->meet_seq, in->member, blk, off, most);

@@ -17,9 +17,9 @@
  * Used where one process writes a block every call and peers read it next: a bcast
  * root's copy of its data below the pipelined publish (lib/paths/meetpath.c, also in the
  * fast lane), a reduce non-root's operand and an allreduce member's (lib/mpi/buffer.c,
- * meetpath.c), and a large allreduce's folded chunks (meetpath.c).  Not the pipelined publish of a large bcast (its reader follows the writer
- * piece by piece, in cache), nor an allreduce's operand in the fast lane (16 KiB at most:
- * streaming it measured slower).
+ * meetpath.c), and a large allreduce's folded chunks (meetpath.c).  Not the pipelined
+ * publish of a large bcast (its reader follows the writer piece by piece, in cache), nor
+ * an allreduce's operand in the fast lane (16 KiB at most: streaming it measured slower).
  */
 #include "copy.h"
 

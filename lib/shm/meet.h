@@ -266,8 +266,7 @@ int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
  *
  * How (fast.c).  A member whose own call is fast-eligible -- a blocking reduce, allreduce
  * or bcast whose operand fits (or by reference: the post names a block of the member's
- * pool that holds it, up to DRED_MEET_FAST_REF_MAX), on a
- * plain ring of at most
+ * pool that holds it, up to DRED_MEET_FAST_REF_MAX), on a plain ring of at most
  * DRED_MEET_FAST_MEMBERS -- posts
  * (dred_meet_fast_post) and then looks (dred_meet_fast_look) until it can decide:
  *   - a bcast's root POSTED for seq (its parameters and data -- or, for data over
