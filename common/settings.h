@@ -115,6 +115,8 @@
     "collectives of one-node groups (reduce, allreduce, bcast) meet in the node's shared memory, without dred-master. Used only if every process says 1 (agreed at `dred_init`); 0: every collective through dred-master") \
   C(MEET_SHARE, meet_share, 2, 0, 2, DRED_BY_WORKER, \
     "a reduce met in shared memory with 3 or more members of 256 KiB or more is folded in chunks by every member that waits, not by its root alone: 2 when every application process of the node has a CPU of its own, 1 always, 0 never. Give every process of a node the same value (else only speed differs)") \
+  C(MEET_PIECES, meet_pieces, 2, 0, 2, DRED_BY_WORKER, \
+    "an allreduce met in shared memory whose operand is 512 KiB or more arrives first and then copies its operand into the node's shared memory a chunk at a time, so that the members already waiting fold each chunk as it comes: 2 when every application process of the node has a CPU of its own, 1 always, 0 never (copied before arriving). A member killed during that copy ends the allreduce with `DRED_ERR_PROC_FAILED`, as one killed before arriving does") \
   C(MAX_INFLIGHT, max_inflight, 65536, 1, 1u << 24, DRED_BY_WORKER, \
     "reductions in flight per process; beyond it `dred_ireduce` returns `DRED_ERR_NOMEM`, and the reduction ends so on every member (the refused call takes its turn)") \
   C(NODE_MEM_MB, node_mem_mb, 0, 0, (uint64_t)1 << 30, DRED_BY_WORKER, \

@@ -72,7 +72,7 @@ CASES=(
   "lifetimes-so-p3  lifetimes_so 3  90"
   "allreduce-p1     allreduce   1   60"
   "allreduce-p2     allreduce   2   90"
-  "allreduce-p3     allreduce   3  120"
+  "allreduce-p3     allreduce   3  120  +DRED_MEET_PIECES=1"
   "allreduce-p5     allreduce   5  150  -s 5"
   "allreduce-p8     allreduce   8  240  -s 8"
   "allreduce@abc    allreduce   7  240  @a:3,b:3,c:2 -s 73"

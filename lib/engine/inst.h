@@ -71,7 +71,9 @@ typedef struct dred_inst {
   int acc_deferred;    /* a DIRECT allreduce's member 0 bound for the meeting place: acc
                         * is recvbuf, where only the result goes; its operand is in
                         * sendbuf (and the copy peers read), copied into acc only if the
-                        * collective leaves the meeting place (meetpath.c undefer) */
+                        * collective leaves the meeting place (meetpath.c undefer);
+                        * a large allreduce's other member (dred_meetpath_pieces): acc
+                        * is its pool block, filled after it arrived (or as it leaves) */
   /* Zero copy (mem.c): a non-root DIRECT sendbuf inside a dred_alloc_mem block is read in
    * place.  app_blk: the block, one of whose users this reduction is until it is released.
    * acc_is_app: acc is still that sendbuf -- the application's memory, read-only to dred
@@ -128,8 +130,9 @@ typedef struct dred_inst {
   int meet_lane_ref;       /* ... a bcast served from its root's pool block, which the
                             * post names (taken_data holds the reference): copied, checked
                             * and acked as it finishes                                   */
-  int meet_publish;        /* a bcast root: the slot is still to be told its data is in  */
-  int meet_pipelined;      /* ... and the data is still to be copied into meet_blk       */
+  int meet_publish;        /* a bcast root: the slot is still to be told its data is in;
+                            * an allreduce member: how far its operand is (PIECES)       */
+  int meet_pipelined;      /* ... and it is still to be copied into meet_blk (or acc)    */
   /* A cross-node bcast's node relay (lib/paths/relay.c).  The leader receives the data
    * from dred-master as any member does and also puts it in relay_blk (a block of its
    * pool) for its node's followers, advancing relay_slot's progress; a follower copies it

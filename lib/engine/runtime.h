@@ -174,6 +174,7 @@ typedef struct dred_rt {
   dred_queue_t meet_lent;
   uint64_t meet_turn_ns;
   int meet_share; /* large reduces share their fold (DRED_MEET_SHARE, decided at init) */
+  int meet_pieces; /* large allreduce operands written after arriving (a core per process) */
 } dred_rt_t;
 
 /* runtime.c */

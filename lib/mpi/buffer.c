@@ -272,7 +272,13 @@ void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
     in->pool_off = -1;
     in->acc_malloced = 0;
   }
-  if (rc == DRED_OK && in->bytes > 0) {
+  if (rc == DRED_OK && in->bytes > 0 && !in->is_root && !waits && !in->acc_malloced &&
+      dred_meetpath_pieces(rt, in)) {
+    /* a large allreduce's block, filled after this member arrived in its slot, as its
+     * peers fold (meetpath.c); before it leaves the meeting place otherwise */
+    in->acc_deferred = 1;
+    in->meet_pipelined = 1;
+  } else if (rc == DRED_OK && in->bytes > 0) {
     if (!in->is_root && !waits) dred_handover_begin(rt);
     rc = dred_dp_load(rt, in, in->acc);
     if (!in->is_root && !waits) dred_handover_end(rt);

@@ -156,6 +156,9 @@ void dred_meetpath_init(dred_rt_t *rt) {
     /* A shared fold runs in parallel only where the helpers have cores of their own: with
      * more processes than cores it only adds a combine pass at the root (reduce_shares). */
     rt->meet_share = rt->cfg.meet_share == 1 || (rt->cfg.meet_share == 2 && percore);
+    /* folds overlap a member's copy only on cores of their own; oversubscribed, every
+     * piece would only wake a waiter to find the next one missing */
+    rt->meet_pieces = rt->cfg.meet_pieces == 1 || (rt->cfg.meet_pieces == 2 && percore);
   }
 }
 
@@ -223,6 +226,20 @@ int dred_meetpath_defers_acc(const dred_rt_t *rt, const dred_inst_t *in) {
   return in->kind == PROTO_KIND_ALLREDUCE && in->is_root && !in->inl && rt->meet != NULL &&
          !in->group->spans_nodes && in->sendbuf != MPI_IN_PLACE && in->sendbuf != in->recvbuf &&
          in->bytes > 0;
+}
+
+/* An allreduce operand from this size is written into its block after its member arrived,
+ * piece by piece (DRED_MEET_OP_PIECES), so that the members already waiting fold each
+ * chunk as soon as its bytes are in, instead of after the whole copy: a late member's copy
+ * and the folds overlap (seed 000's pipelining, here for the operand). */
+#define PIECES_MIN (512u * 1024u)
+#define PIECE_WAIT_NS 1000000ull /* a fold waiting for a piece looks back this often */
+
+int dred_meetpath_pieces(const dred_rt_t *rt, const dred_inst_t *in) {
+  return rt->meet_pieces && in->kind == PROTO_KIND_ALLREDUCE && !in->inl && rt->meet != NULL &&
+         !in->group->spans_nodes && in->ti.layout == DRED_LAYOUT_DIRECT &&
+         in->sendbuf != MPI_IN_PLACE && in->sendbuf != in->recvbuf && in->bytes >= PIECES_MIN &&
+         !in->refused && in->join_error == DRED_OK;
 }
 
 /* The collective leaves the meeting place (dred-master takes it): acc must hold the
@@ -303,7 +320,8 @@ void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in) {
     in->meet_blk = NULL; /* no room: this reduction will spill to dred-master */
     return;
   }
-  if (in->kind == PROTO_KIND_BCAST && in->bytes >= PUBLISH_MIN) {
+  if ((in->kind == PROTO_KIND_BCAST && in->bytes >= PUBLISH_MIN) ||
+      (in->kind == PROTO_KIND_ALLREDUCE && dred_meetpath_pieces(rt, in))) {
     in->meet_pipelined = 1; /* copied after arriving, piece by piece: dred_meetpath_publish */
     return;
   }
@@ -407,7 +425,9 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, int held_returns) {
     op.len = in->bytes;
     data = operand_of(in);
   } else if (acc_published(in) || in->meet_blk != NULL) {
-    op.kind = DRED_MEET_OP_POOL;
+    /* an allreduce's operand still to be copied in: its peers fold behind the copy */
+    op.kind = in->kind == PROTO_KIND_ALLREDUCE && in->meet_pipelined ? DRED_MEET_OP_PIECES
+                                                                     : DRED_MEET_OP_POOL;
     op.worker = (uint32_t)rt->world_rank;
     op.off = in->meet_blk != NULL ? in->meet_blk_off : in->pool_off;
     op.len = in->bytes;
@@ -448,9 +468,11 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, int held_returns) {
     meet_blk_free(rt, in); /* dred-master reads acc / the inline data, as for any reduction */
     return 0;
   }
-  in->meet_by_ref = op.kind == DRED_MEET_OP_POOL;
-  /* a bcast root by reference tells the slot when its data is in (dred_meetpath_publish) */
-  in->meet_publish = in->kind == PROTO_KIND_BCAST && in->meet_by_ref;
+  in->meet_by_ref = op.kind == DRED_MEET_OP_POOL || op.kind == DRED_MEET_OP_PIECES;
+  /* a bcast root by reference tells the slot when its data is in, and an allreduce member
+   * how far its operand is (dred_meetpath_publish) */
+  in->meet_publish = (in->kind == PROTO_KIND_BCAST && in->meet_by_ref) ||
+                     op.kind == DRED_MEET_OP_PIECES;
   dred_meetpath_join(rt, in, r, a.slot, seq);
   if (a.taken) {
     /* released already: nobody else acts on it (settle leaves a claimed one alone), and
@@ -1146,7 +1168,8 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
     }
     /* No pool room for a chunk block: fold what we lack ourselves, unpublished. */
     if (dred_dp_pool_block(rt, most, &blk, &off) != DRED_OK) blk = NULL;
-    if (blk != NULL && (c = dred_meet_claim(in->meet_slot, in->meet_seq, in->member, nch)) >= 0) {
+    c = blk != NULL ? dred_meet_claim(in->meet_slot, in->meet_seq, in->member, nch) : -1;
+    if (c >= 0) {
       uint64_t t0 = uv_hrtime();
       in->meet_wait_ns = 0;
       dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
@@ -1166,6 +1189,17 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
       continue;
     }
     if (blk != NULL) dred_dp_buf_free(rt, most, blk, off, 0);
+    if (c == -2) {
+      /* The next chunk waits for a member still copying its operand in, in its call right
+       * now: each piece moves the epoch.  A piece that does not come within PIECE_WAIT_NS
+       * (its member stalled or died) sends us back to the caller's wait, which bounds it. */
+      if (budget == UINT64_MAX) {
+        dred_meet_wait_epoch(in->meet_slot, epoch, PIECE_WAIT_NS);
+        if (dred_meet_epoch(in->meet_slot) != epoch) continue;
+      }
+      free(tmp);
+      return 3;
+    }
     w = blk != NULL ? wait_for_peers(in, budget, epoch) : 1;
     if (w == 3) {
       free(tmp);
@@ -1173,6 +1207,10 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
     }
     if (w == 0) continue;
     if ((c = lowest_missing(folded | in->meet_copied, nch)) < 0) continue;
+    if (!dred_meet_chunk_readable(in->meet_slot, in->meet_seq, nch, (uint32_t)c)) {
+      in->meet_wait_ns = 0; /* its operand is still being copied in: wait for it again */
+      continue;
+    }
     DRED_DEBUG("allreduce (tag " PROTO_KEY_FMT "): chunk %d of %u folded here, its claimer late",
                PROTO_KEY_ARG(in->tag), c, nch);
     rc = fold_chunk(in, src, n, nch, (uint32_t)c, dst, 1, tmp);
@@ -1349,6 +1387,9 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
   const char *src;
   char *dst;
   uint64_t seq, bytes, off = 0;
+  uint32_t member;
+  int pieces;
+  size_t stream_min = SIZE_MAX;
   uv_mutex_lock(&rt->lock);
   if (!in->meet_publish || in->state != INST_MEET) {
     uv_mutex_unlock(&rt->lock);
@@ -1358,12 +1399,33 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
   slot = in->meet_slot;
   seq = in->meet_seq;
   bytes = in->bytes;
+  member = in->member;
   src = operand_of(in);
   dst = in->meet_blk != NULL ? in->meet_blk : in->acc;
+  pieces = in->kind == PROTO_KIND_ALLREDUCE; /* its own count: any member may publish */
   uv_mutex_unlock(&rt->lock);
   if (dst == src || !in->meet_pipelined) /* in already: acc itself, or copied before arriving */
     off = bytes;
-  if (off == bytes) dred_meet_progress_set(slot, seq, bytes);
+  /* an allreduce's operand, read by every peer in parts: past our cache as dred_dp_load
+   * would have written it (copy.c) */
+  if (pieces && bytes >= dred_dp_stream_min(in)) stream_min = 0;
+  if (off == bytes) {
+    if (pieces)
+      dred_meet_piece_set(slot, seq, member, bytes);
+    else
+      dred_meet_progress_set(slot, seq, bytes);
+  }
+  if (pieces && off < bytes) { /* a chunk at a time: each count it gives frees one fold */
+    uint32_t nch = dred_meet_nchunks(in->count, bytes, in->group->n), c;
+    uint64_t e0, ne;
+    for (c = 0; c < nch; c++) {
+      dred_meet_chunk_range(in->count, nch, c, &e0, &ne);
+      dred_shm_copy_in(dst + e0 * in->ti.extent, src + e0 * in->ti.extent, ne * in->ti.extent,
+                       stream_min);
+      dred_meet_piece_set(slot, seq, member, (e0 + ne) * in->ti.extent);
+    }
+    off = bytes;
+  }
   while (off < bytes) {
     uint64_t len = bytes - off < PIECE ? bytes - off : PIECE;
     memcpy(dst + off, src + off, len);
@@ -1372,6 +1434,8 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
   }
   uv_mutex_lock(&rt->lock);
   in->meet_publish = 0;
+  /* a non-root's acc holds its operand from now on (member 0 folds into its acc) */
+  if (pieces && !in->is_root) in->acc_deferred = 0;
   uv_mutex_unlock(&rt->lock);
 }
 

@@ -35,6 +35,11 @@ void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in);
  * dred_meetpath_prepare) and needs no copy of its operand in recvbuf (inst.h's
  * acc_deferred; put there after all should the collective leave the meeting place). */
 int dred_meetpath_defers_acc(const dred_rt_t *rt, const dred_inst_t *in);
+/* 1 when `in` is a large allreduce bound for the meeting place whose operand is copied
+ * into its block after it arrived, piece by piece (dred_meetpath_publish), so that its
+ * peers fold behind the copy: a non-root's acc is then left unfilled until that copy
+ * (acc_deferred), and filled at once should the collective leave the meeting place. */
+int dred_meetpath_pieces(const dred_rt_t *rt, const dred_inst_t *in);
 /* dred_ireduce, under rt->lock before arriving: whether `in`'s slot is still held by the
  * collective DRED_MEET_DEPTH before it in its stream (a hint: arriving decides). */
 int dred_meetpath_slot_held(dred_rt_t *rt, dred_inst_t *in);

@@ -513,9 +513,10 @@ static int arrive_slot(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const
                        int wants, const dred_meet_ref_t *op, const void *data, int error,
                        void *take, size_t cap, int held_returns, dred_meet_arrival_t *out) {
   dred_meet_slot_t *s;
-  dred_meet_ref_t none;
+  dred_meet_ref_t none, pieced;
   uint32_t n;
   uint64_t me;
+  int later = 0;
   out->meet = 0;
   out->slot = NULL;
   out->mask = 0;
@@ -532,7 +533,16 @@ static int arrive_slot(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const
     memset(&none, 0, sizeof none);
     op = &none;
   }
-  if (op->kind > DRED_MEET_OP_NOPLACE) return -1;
+  if (op->kind > DRED_MEET_OP_PIECES) return -1;
+  if (wants && op->kind == DRED_MEET_OP_PIECES) {
+    /* an allreduce's operand still to be written: a plain ring's (no relay or partial
+     * slot reads an operand in chunks), recorded as POOL with its progress beside it */
+    if (p->kind != PROTO_KIND_ALLREDUCE || r->relay != RING_PLAIN) return -1;
+    pieced = *op;
+    pieced.kind = DRED_MEET_OP_POOL;
+    op = &pieced;
+    later = 1;
+  }
   if (wants && op->kind == DRED_MEET_OP_SLOT &&
       ((op->len > 0 && data == NULL) || (op->len != 0 && op->len != p->count * p->extent) ||
        p->count > DRED_MEET_DATA || (uint64_t)n * p->count * p->extent > DRED_MEET_DATA))
@@ -590,6 +600,7 @@ static int arrive_slot(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const
     s->led = 0;
     s->claimed = s->folded = 0;
     __atomic_store_n(&s->progress, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->pieces, 0, __ATOMIC_RELAXED);
     s->master = 0;
     __atomic_store_n(&s->arrived, 0, __ATOMIC_RELAXED); /* read without the lock: still_open */
     __atomic_store_n(&s->shown, 0, __ATOMIC_RELAXED);
@@ -645,6 +656,10 @@ static int arrive_slot(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const
       wants = 0;
     } else if (wants) {
       s->ref[member] = *op;
+      if (later) {
+        __atomic_store_n(&s->have[member], 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->pieces, s->pieces | me, __ATOMIC_RELEASE); /* (read lock-free) */
+      }
       if (op->kind == DRED_MEET_OP_SLOT && op->len > 0)
         memcpy(s->data + (size_t)member * op->len, data, op->len);
     }
@@ -991,6 +1006,28 @@ static int chunks_open(const dred_meet_slot_t *s, uint64_t seq) {
          s->fold_status == DRED_OK;
 }
 
+/* Chunk c's operands are all in: those written after their member's arrival
+ * (s->pieces) hold at least the chunk's end. */
+static int chunk_in(dred_meet_slot_t *s, uint32_t nchunks, uint32_t c) {
+  uint64_t pend = __atomic_load_n(&s->pieces, __ATOMIC_ACQUIRE), e0, ne, end;
+  uint32_t k;
+  if (pend == 0) return 1;
+  for (k = 0; k < s->n && !(pend & bit(k)); k++) {}
+  if (k >= s->n) return 1;
+  dred_meet_chunk_range(s->p[k].count, nchunks, c, &e0, &ne);
+  end = (e0 + ne) * s->p[k].extent;
+  for (; k < s->n; k++)
+    if ((pend & bit(k)) && __atomic_load_n(&s->have[k], __ATOMIC_ACQUIRE) < end) return 0;
+  return 1;
+}
+
+int dred_meet_chunk_readable(dred_meet_slot_t *s, uint64_t seq, uint32_t nchunks, uint32_t c) {
+  /* no lock: the caller holds `seq` (it has not released it); each writer only moves its
+   * own count forward */
+  if (s == NULL || c >= nchunks || __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq) return 0;
+  return chunk_in(s, nchunks, c);
+}
+
 int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks) {
   uint32_t c;
   int got = -1;
@@ -1001,6 +1038,7 @@ int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t
       !(released_of(s) & bit(member))) {
     for (c = 0; c < nchunks && got < 0; c++)
       if (!(s->claimed & bit(c))) got = (int)c;
+    if (got >= 0 && !chunk_in(s, nchunks, (uint32_t)got)) got = -2; /* being written */
     if (got >= 0) {
       s->claimed |= bit((uint32_t)got);
       s->claimer[got] = (uint8_t)member;
@@ -1083,6 +1121,13 @@ uint64_t dred_meet_progress(dred_meet_slot_t *s, uint64_t seq, int *status) {
   }
   if (status != NULL) *status = st;
   return got;
+}
+
+void dred_meet_piece_set(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint64_t bytes) {
+  if (s == NULL || member >= DRED_MEET_MAX_MEMBERS || __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq)
+    return;
+  __atomic_store_n(&s->have[member], bytes, __ATOMIC_RELEASE); /* after the bytes themselves */
+  slot_wake(s);
 }
 
 uint64_t dred_meet_chunks_folded(dred_meet_slot_t *s, uint64_t seq, int *status,
@@ -1209,6 +1254,13 @@ void dred_meet_member_failed(dred_meet_ring_t *r, uint32_t member, int status) {
                  __atomic_load_n(&s->progress, __ATOMIC_ACQUIRE) < s->ref[member].len) {
         /* the root died before all its data was in its block: it never left its process */
         __atomic_store_n(&s->fold_status, DRED_ERR_ROOT_FAILED, __ATOMIC_RELEASE);
+        slot_wake(s);
+      } else if ((s->state == DRED_MEET_OK || s->state == DRED_MEET_OPEN) &&
+                 s->fold_status == DRED_OK && (s->pieces & bit(member)) &&
+                 __atomic_load_n(&s->have[member], __ATOMIC_ACQUIRE) < s->ref[member].len) {
+        /* it died writing its operand into its block after it arrived: the rest never
+         * left its process */
+        __atomic_store_n(&s->fold_status, DRED_ERR_PROC_FAILED, __ATOMIC_RELEASE);
         slot_wake(s);
       } else if (s->state == DRED_MEET_OK && s->fold_status == DRED_OK && died_folding(s, member) != 0) {
         /* it died folding a chunk into a block of its own: the operands are intact, so

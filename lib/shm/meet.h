@@ -122,8 +122,12 @@ typedef enum {
   DRED_MEET_OP_NONE = 0, /* nothing to read: the root (its operand is its own)        */
   DRED_MEET_OP_SLOT,     /* copied into the slot (data, bytes)                         */
   DRED_MEET_OP_POOL,     /* in the member's pool block: worker, off, len               */
-  DRED_MEET_OP_NOPLACE   /* its parameters let it meet, but its operand has no place
+  DRED_MEET_OP_NOPLACE,  /* its parameters let it meet, but its operand has no place
                           * a peer could read: the slot spills to dred-master          */
+  DRED_MEET_OP_PIECES    /* an allreduce member's operand, in its pool block as POOL
+                          * names it, but written there after it arrived: the slot
+                          * hands out a chunk only once dred_meet_piece_set says the
+                          * chunk's bytes are in (recorded as POOL)                    */
 } dred_meet_op_kind_t;
 
 typedef struct {
@@ -439,10 +443,15 @@ uint32_t dred_meet_nchunks(uint64_t count, uint64_t bytes, uint32_t n);
 void dred_meet_chunk_range(uint64_t count, uint32_t nchunks, uint32_t c, uint64_t *e0,
                            uint64_t *ne);
 /* Claim a chunk of `seq` nobody claimed yet, for `member` to fold: its index, or -1 (all
- * claimed, the phase failed, or not an allreduce or a reduce decided OK).  The claimer
- * folds it into a block of its own pool holding that chunk alone (a reduce's root: into
- * its result); lib/paths/meetpath.c decides which reduces share their fold. */
+ * claimed, the phase failed, or not an allreduce or a reduce decided OK), or -2 when the
+ * lowest unclaimed chunk waits for an operand still being written (DRED_MEET_OP_PIECES:
+ * wait on the slot's epoch, which every piece moves).  The claimer folds it into a block
+ * of its own pool holding that chunk alone (a reduce's root: into its result);
+ * lib/paths/meetpath.c decides which reduces share their fold. */
 int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks);
+/* Whether chunk c (of nchunks) of `seq` can be read: every operand written after its
+ * member arrived (DRED_MEET_OP_PIECES) is in up to the chunk's end.  No lock. */
+int dred_meet_chunk_readable(dred_meet_slot_t *s, uint64_t seq, uint32_t nchunks, uint32_t c);
 /* Chunk c's result is whole, in the block at offset `part` of `member`'s pool segment
  * (-1: a reduce's root, in its own result).  Wakes waiters.  1 if taken; 0 if `member`
  * does not hold the claim (it was declared failed, and the claim went back): nobody
@@ -476,6 +485,12 @@ void dred_meet_wait_arrivals(dred_meet_slot_t *s, uint32_t w, uint64_t timeout_n
  * the phase (DRED_ERR_ROOT_FAILED if the root died before its data was all in). */
 void dred_meet_progress_set(dred_meet_slot_t *s, uint64_t seq, uint64_t bytes);
 uint64_t dred_meet_progress(dred_meet_slot_t *s, uint64_t seq, int *status);
+
+/* An allreduce member that arrived with DRED_MEET_OP_PIECES: the bytes of its operand in
+ * its block so far (set after writing them; wakes waiters).  Should it die before they
+ * are all in, the chunk phase ends with DRED_ERR_PROC_FAILED for everyone
+ * (dred_meet_member_failed): what it had not written never left its process. */
+void dred_meet_piece_set(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint64_t bytes);
 
 /* This member is done with `seq` (outcome taken, the root's fold done): the last member
  * to release frees the slot for seq + depth. */

@@ -1421,6 +1421,92 @@ static dred_meet_slot_t *meet_kind(dred_meet_ring_t *r, uint64_t seq, uint32_t k
   return a.slot;
 }
 
+/* An allreduce member arrives before its operand is in its block (DRED_MEET_OP_PIECES):
+ * no chunk is handed out before every such operand holds the chunk's bytes, the count
+ * moves the epoch, a reduce cannot arrive so, and its member's death before the bytes
+ * were all in ends the phase for everyone -- after, it costs nothing. */
+static void test_pieces(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 37, N, WORKERS);
+  dred_meet_slot_t *s = NULL;
+  dred_meet_arrival_t a;
+  dred_meet_ref_t op;
+  proto_params_t p = params(BIG, 0);
+  uint64_t seq = 0, e0, ne, len = BIG * 4;
+  uint32_t k, nch = 10, w;
+  int st = -1;
+  (void)state;
+  p.inl = 0;
+  p.kind = PROTO_KIND_ALLREDUCE;
+  memset(&op, 0, sizeof op);
+  op.kind = DRED_MEET_OP_PIECES;
+  op.worker = WORKERS[2];
+  op.off = 4096;
+  op.len = len;
+  for (k = 0; k < N; k++) {
+    if (k == 2) {
+      assert_int_equal(dred_meet_arrive_op(r, seq, k, &p, 1, &op, NULL, DRED_OK, &a), 0);
+      assert_int_equal(a.meet, 1);
+      s = a.slot;
+    } else {
+      s = meet_kind(r, seq, k, &p, 1);
+    }
+  }
+  ASSERT_DECIDED(s, seq, DRED_OK);
+  assert_int_equal(dred_meet_operand(s, 2).kind, DRED_MEET_OP_POOL); /* read as any block */
+  assert_int_equal(dred_meet_claim(s, seq, 0, nch), -2); /* nothing of member 2's yet */
+  assert_int_equal(dred_meet_chunk_readable(s, seq, nch, 0), 0);
+  dred_meet_chunk_range(p.count, nch, 0, &e0, &ne);
+  w = dred_meet_epoch(s);
+  dred_meet_piece_set(s, seq, 2, (e0 + ne) * 4 - 4); /* one element short */
+  assert_true(dred_meet_epoch(s) != w); /* a waiter looks again */
+  assert_int_equal(dred_meet_claim(s, seq, 0, nch), -2);
+  dred_meet_piece_set(s, seq, 2, (e0 + ne) * 4);
+  assert_int_equal(dred_meet_chunk_readable(s, seq, nch, 0), 1);
+  assert_int_equal(dred_meet_chunk_readable(s, seq, nch, 1), 0);
+  assert_int_equal(dred_meet_claim(s, seq, 0, nch), 0);
+  assert_int_equal(dred_meet_claim(s, seq, 1, nch), -2); /* chunk 1 waits, chunk 0 is taken */
+  dred_meet_piece_set(s, seq, 2, len);
+  assert_int_equal(dred_meet_claim(s, seq, 1, nch), 1);
+  /* whole: its member's death costs nothing */
+  dred_meet_member_failed(r, 2, DRED_ERR_PROC_FAILED);
+  (void)dred_meet_chunks_folded(s, seq, &st, NULL, NULL);
+  assert_int_equal(st, DRED_OK);
+  release_all(s, seq, N);
+  table_free(t);
+
+  /* its member dies before its operand is all in: the phase ends, everyone is told */
+  t = table_new();
+  r = dred_meet_ring_of(t, 38, N, WORKERS);
+  op.worker = WORKERS[1];
+  for (k = 0; k < N; k++) {
+    if (k == 1) {
+      assert_int_equal(dred_meet_arrive_op(r, seq, k, &p, 1, &op, NULL, DRED_OK, &a), 0);
+      s = a.slot;
+    } else {
+      s = meet_kind(r, seq, k, &p, 1);
+    }
+  }
+  dred_meet_piece_set(s, seq, 1, len / 2);
+  assert_true(dred_meet_claim(s, seq, 0, nch) == 0);
+  w = dred_meet_epoch(s);
+  dred_meet_member_failed(r, 1, DRED_ERR_PROC_FAILED);
+  assert_true(dred_meet_epoch(s) != w);
+  (void)dred_meet_chunks_folded(s, seq, &st, NULL, NULL);
+  assert_int_equal(st, DRED_ERR_PROC_FAILED);
+  assert_int_equal(dred_meet_claim(s, seq, 0, nch), -1);
+  release_all(s, seq, N);
+  table_free(t);
+
+  /* only an allreduce's operand may come in pieces */
+  t = table_new();
+  r = dred_meet_ring_of(t, 39, N, WORKERS);
+  p.kind = PROTO_KIND_REDUCE;
+  p.root = 0;
+  assert_int_equal(dred_meet_arrive_op(r, seq, 1, &p, 1, &op, NULL, DRED_OK, &a), -1);
+  table_free(t);
+}
+
 /* Who reads what: an allreduce reads every operand and a bcast its root's alone, so a
  * missing one is a disagreement; every block is needed until every member released. */
 static void test_kinds(void **state) {
@@ -2413,7 +2499,8 @@ int main(void) {
       cmocka_unit_test(test_by_ref_mismatch), cmocka_unit_test(test_noplace_spills),
       cmocka_unit_test(test_by_ref_failures), cmocka_unit_test(test_streams),
       cmocka_unit_test(test_kinds),         cmocka_unit_test(test_chunk_ranges),
-      cmocka_unit_test(test_chunks),        cmocka_unit_test(test_take),
+      cmocka_unit_test(test_chunks),        cmocka_unit_test(test_pieces),
+      cmocka_unit_test(test_take),
       cmocka_unit_test(test_held_returns),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
