@@ -30,7 +30,9 @@
  *     (the same fold everywhere: bit-identical results); by reference, the members that
  *     wait claim chunks of elements, fold each into their own block, and copy every
  *     folded chunk from its holder (allreduce_by_ref): no fixed root, the work split among
- *     whoever waits, a late member's share done for it;
+ *     whoever waits, a late member's share done for it; a large operand is copied into
+ *     its block after its member arrived, a chunk at a time (dred_meetpath_pieces,
+ *     dred_meetpath_publish), so that the others fold behind a late member's copy;
  *   - a bcast: the root finishes as soon as its data is in; the others copy it from the
  *     slot or its block (bcast_copy) as soon as the root arrived, without waiting for
  *     the members still to come (dred_meet_bcast_early).

@@ -76,7 +76,10 @@
  * into a fresh block of its own pool and says where (dred_meet_chunk_done); members copy
  * each folded chunk from its holder's block.  Members that wait share the work; one that
  * is late or computing has its share done for it (seed 003's waiting ranks doing pending
- * work).  A large reduce shares its fold the same way among the members that still wait
+ * work).  A member may arrive before its operand is in its block (DRED_MEET_OP_PIECES)
+ * and copy it in afterwards, saying how far it is (dred_meet_piece_set): a chunk is
+ * handed out only once every operand holds its bytes, so the members that waited fold
+ * behind a late member's copy instead of after it.  A large reduce shares its fold the same way among the members that still wait
  * (the root, and non-roots in a blocking call or a wait): a non-root folds the non-root
  * operands of its chunk, the root folds its own chunks straight into its result and
  * combines each helper's partial with its own operand.  Nobody's operand is ever
