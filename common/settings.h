@@ -117,6 +117,8 @@
     "a reduce met in shared memory with 3 or more members of 256 KiB or more is folded in chunks by every member that waits, not by its root alone: 2 when every application process of the node has a CPU of its own, 1 always, 0 never. Give every process of a node the same value (else only speed differs)") \
   C(MEET_PIECES, meet_pieces, 2, 0, 2, DRED_BY_WORKER, \
     "an allreduce met in shared memory whose operand is 512 KiB or more arrives first and then copies its operand into the node's shared memory a chunk at a time, so that the members already waiting fold each chunk as it comes: 2 when every application process of the node has a CPU of its own, 1 always, 0 never (copied before arriving). A member killed during that copy ends the allreduce with `DRED_ERR_PROC_FAILED`, as one killed before arriving does") \
+  C(MEET_SPIN_US, meet_spin_us, 10000, 0, 1000000, DRED_BY_WORKER, \
+    "microseconds a thread waiting in the meeting place polls before it sleeps on a futex, where every application process of the node has a CPU of its own (else it sleeps at once): a member that comes within it is seen at once, one that comes later waits for the sleeper to be woken (tens of microseconds, more in a virtual machine). MPI's blocking calls poll for ever; 0: sleep at once") \
   C(MAX_INFLIGHT, max_inflight, 65536, 1, 1u << 24, DRED_BY_WORKER, \
     "reductions in flight per process; beyond it `dred_ireduce` returns `DRED_ERR_NOMEM`, and the reduction ends so on every member (the refused call takes its turn)") \
   C(NODE_MEM_MB, node_mem_mb, 0, 0, (uint64_t)1 << 30, DRED_BY_WORKER, \

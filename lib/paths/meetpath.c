@@ -154,7 +154,7 @@ void dred_meetpath_init(dred_rt_t *rt) {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     MPI_Comm_size(rt->node, &nnode);
     int percore = ncpu > 0 && nnode <= ncpu;
-    dred_meet_set_spin(percore ? 1000000u : 0u); /* see dred_meet_set_spin */
+    dred_meet_set_spin(percore ? rt->cfg.meet_spin_us * 1000u : 0u); /* see dred_meet_set_spin */
     /* A shared fold runs in parallel only where the helpers have cores of their own: with
      * more processes than cores it only adds a combine pass at the root (reduce_shares). */
     rt->meet_share = rt->cfg.meet_share == 1 || (rt->cfg.meet_share == 2 && percore);

@@ -55,11 +55,11 @@
  * pool).  Each slot's lock is a robust mutex: one whose holder died ends the slot with
  * DRED_ERR_PROC_FAILED.  A member releases the slot without the lock (a compare-and-swap
  * on the released mask; the addition that completes it frees the slot).  Waiting polls (up
- * to 1 ms where every member has a core), then waits on a futex on a word of the slot
- * (woken at every outcome, on a cache line of its own), always bounded by the caller's
- * timeout.  A waiter's looks at an open slot with nothing for it yet take no lock, so
- * such a holder's death is found by the next member to take the lock or by the runtime's
- * dred_meet_member_failed.
+ * to DRED_MEET_SPIN_US, 10 ms, where every member has a core), then waits on a futex on a
+ * word of the slot (woken at every outcome, on a cache line of its own), always bounded by
+ * the caller's timeout.  A waiter's looks at an open slot with nothing for it yet take no
+ * lock, so such a holder's death is found by the next member to take the lock or by the
+ * runtime's dred_meet_member_failed.
  *
  * Allreduce and bcast.  The slot is the same; what differs is whose operand is read
  * (reduce: all but the root's; allreduce: all; bcast: the root's alone) and who needs a
@@ -413,7 +413,7 @@ int dred_meet_given_up(dred_meet_slot_t *s, uint64_t seq, uint32_t member);
  * a bcast).  0: the owner may free the block. */
 int dred_meet_needs(dred_meet_slot_t *s, uint64_t seq, uint32_t member);
 
-/* How long a waiter polls before sleeping on the futex (this process; default 1 ms).
+/* How long a waiter polls before sleeping on the futex (this process; DRED_MEET_SPIN_US).
  * Polling pays only where every member has a core: with more processes than cores it
  * takes the core from the member it waits for, so the caller sets 0 there. */
 void dred_meet_set_spin(uint64_t ns);
