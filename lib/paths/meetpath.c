@@ -1085,31 +1085,6 @@ static int fold_chunk_out(dred_inst_t *in, const char *const *src, uint32_t n, u
   return rc;
 }
 
-/* Fold chunk c, which we claimed, of the operands src[] into the fresh pool block `blk`
- * (`most` bytes at offset `off`) and our result `dst`; say so in the slot and lend the
- * block to the peers that copy from it.  A fold that fails ends the phase for everyone
- * (the others would fail the same way). */
-static int fold_claimed(dred_rt_t *rt, dred_inst_t *in, const char *const *src, uint32_t nch,
-                        uint32_t c, char *blk, int64_t off, size_t most, char *dst, char *tmp) {
-  uint64_t e0, ne, t0 = uv_hrtime();
-  int rc;
-  in->meet_wait_ns = 0;
-  dred_meet_chunk_range(in->count, nch, c, &e0, &ne);
-  rc = fold_chunk_out(in, src, in->group->n, e0, ne, blk, dst, tmp);
-  in->meet_chunk_ns = uv_hrtime() - t0;
-  if (rc != DRED_OK) {
-    dred_dp_buf_free(rt, most, blk, off, 0);
-    dred_meet_chunk_failed(in->meet_slot, in->meet_seq, rc);
-    return rc;
-  }
-  in->meet_copied |= (uint64_t)1 << c;
-  if (dred_meet_chunk_done(in->meet_slot, in->meet_seq, c, in->member, off))
-    dred_meetpath_lend(rt, in->meet_slot, in->meet_seq, in->member, blk, off, most);
-  else /* we were declared failed: nobody reads ours */
-    dred_dp_buf_free(rt, most, blk, off, 0);
-  return DRED_OK;
-}
-
 /* A block of ours that peers read for `seq` until the slot says nobody does any more. */
 void dred_meetpath_lend(dred_rt_t *rt, dred_meet_slot_t *slot, uint64_t seq, uint32_t member,
                         char *p, int64_t off, size_t bytes) {
@@ -1197,9 +1172,22 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
     if (dred_dp_pool_block(rt, most, &blk, &off) != DRED_OK) blk = NULL;
     c = blk != NULL ? dred_meet_claim(in->meet_slot, in->meet_seq, in->member, nch) : -1;
     if (c >= 0) {
-      if ((rc = fold_claimed(rt, in, src, nch, (uint32_t)c, blk, off, most, dst, tmp)) != DRED_OK)
+      uint64_t t0 = uv_hrtime();
+      in->meet_wait_ns = 0;
+      dred_meet_chunk_range(in->count, nch, (uint32_t)c, &e0, &ne);
+      rc = fold_chunk_out(in, src, n, e0, ne, blk, dst, tmp);
+      in->meet_chunk_ns = uv_hrtime() - t0;
+      if (rc != DRED_OK) { /* the others would fail the same way: everyone ends */
+        dred_dp_buf_free(rt, most, blk, off, 0);
+        dred_meet_chunk_failed(in->meet_slot, in->meet_seq, rc);
         break;
-      spent += (uint64_t)in->bytes / nch * n;
+      }
+      in->meet_copied |= (uint64_t)1 << c;
+      if (dred_meet_chunk_done(in->meet_slot, in->meet_seq, (uint32_t)c, in->member, off))
+        dred_meetpath_lend(rt, in->meet_slot, in->meet_seq, in->member, blk, off, most);
+      else /* we were declared failed: nobody reads ours */
+        dred_dp_buf_free(rt, most, blk, off, 0);
+      spent += ne * ext * n;
       continue;
     }
     if (blk != NULL) dred_dp_buf_free(rt, most, blk, off, 0);
@@ -1395,58 +1383,6 @@ static int bcast_copy(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done
   return in->meet_fold_next < avail ? 0 : 3;
 }
 
-/* An allreduce member's operand into its block, a chunk at a time from the bottom, each
- * chunk's count given as soon as it is in: the members already waiting claim chunks from
- * the bottom and fold behind the copy.  Between two chunks, once everyone arrived, we
- * claim a chunk from the top (dred_meet_claim_own) and fold it from our own copy of the
- * operand, `src`, never writing that part into the block: the copy stops where our own
- * claims begin.  (Late, we arrived last: those are chunks nobody could fold before our
- * copy reached them.)  1 if the whole operand went into the block. */
-static int publish_pieces(dred_rt_t *rt, dred_inst_t *in, const char *src, char *dst,
-                          size_t stream_min) {
-  const char *ops[DRED_MEET_MAX_MEMBERS];
-  uint32_t n = in->group->n, nch = dred_meet_nchunks(in->count, in->bytes, n), lo;
-  size_t ext = in->ti.extent, most = (size_t)((in->count + nch - 1) / nch) * ext;
-  uint64_t mine = 0, e0, ne;
-  char *res = result_dst(in), *tmp = NULL, *blk = NULL;
-  int64_t off = -1;
-  int own = res != NULL, have_ops = 0, rc;
-  for (lo = 0; lo < nch && !(mine & ((uint64_t)1 << lo)); lo++) {
-    int c;
-    dred_meet_chunk_range(in->count, nch, lo, &e0, &ne);
-    dred_shm_copy_in(dst + e0 * ext, src + e0 * ext, ne * ext, stream_min);
-    dred_meet_piece_set(in->meet_slot, in->meet_seq, in->member, (e0 + ne) * ext);
-    if (!own || lo + 1 >= nch) continue;
-    if (blk == NULL && dred_dp_pool_block(rt, most, &blk, &off) != DRED_OK) {
-      blk = NULL;
-      own = 0; /* no room: the rest is copied in, and folded from the blocks */
-      continue;
-    }
-    if ((c = dred_meet_claim_own(in->meet_slot, in->meet_seq, in->member, nch)) == -1) {
-      own = 0; /* not decided (someone is still to come), or nothing left: copy the rest */
-      continue;
-    }
-    if (c < 0) continue; /* -2: the top waits for another member's copy; ours goes on */
-    if ((uint32_t)c > lo) mine |= (uint64_t)1 << c; /* (below: copied already) */
-    if (!have_ops) { /* once decided: the peers' blocks, and our own operand as it is */
-      if ((rc = operands_of(rt, in, ops)) == DRED_OK) ops[in->member] = src;
-      if (rc == DRED_OK) tmp = dred_meetpath_fold_tmp(in, &rc);
-      if (rc != DRED_OK) { /* cannot fold what we claimed: the phase ends for everyone */
-        dred_meet_chunk_failed(in->meet_slot, in->meet_seq, rc);
-        own = 0;
-        continue;
-      }
-      have_ops = 1;
-    }
-    if (fold_claimed(rt, in, ops, nch, (uint32_t)c, blk, off, most, res, tmp) != DRED_OK)
-      own = 0; /* the phase ended; the copy goes on for the peers still reading */
-    blk = NULL; /* lent, or freed */
-  }
-  if (blk != NULL) dred_dp_buf_free(rt, most, blk, off, 0);
-  free(tmp);
-  return mine == 0;
-}
-
 void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
   enum { PIECE = 64 * 1024 };
   dred_meet_slot_t *slot;
@@ -1454,7 +1390,7 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
   char *dst;
   uint64_t seq, bytes, off = 0;
   uint32_t member;
-  int pieces, whole = 1;
+  int pieces;
   size_t stream_min = SIZE_MAX;
   uv_mutex_lock(&rt->lock);
   if (!in->meet_publish || in->state != INST_MEET) {
@@ -1481,8 +1417,15 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
     else
       dred_meet_progress_set(slot, seq, bytes);
   }
-  if (pieces && off < bytes) {
-    whole = publish_pieces(rt, in, src, dst, stream_min);
+  if (pieces && off < bytes) { /* a chunk at a time: each count it gives frees one fold */
+    uint32_t nch = dred_meet_nchunks(in->count, bytes, in->group->n), c;
+    uint64_t e0, ne;
+    for (c = 0; c < nch; c++) {
+      dred_meet_chunk_range(in->count, nch, c, &e0, &ne);
+      dred_shm_copy_in(dst + e0 * in->ti.extent, src + e0 * in->ti.extent, ne * in->ti.extent,
+                       stream_min);
+      dred_meet_piece_set(slot, seq, member, (e0 + ne) * in->ti.extent);
+    }
     off = bytes;
   }
   while (off < bytes) {
@@ -1493,9 +1436,8 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
   }
   uv_mutex_lock(&rt->lock);
   in->meet_publish = 0;
-  /* a non-root's acc holds its operand from now on (member 0 folds into its acc), unless
-   * we folded part of it from sendbuf, never writing that part there */
-  if (pieces && !in->is_root && whole) in->acc_deferred = 0;
+  /* a non-root's acc holds its operand from now on (member 0 folds into its acc) */
+  if (pieces && !in->is_root) in->acc_deferred = 0;
   uv_mutex_unlock(&rt->lock);
 }
 

@@ -1008,8 +1008,8 @@ static int chunks_open(const dred_meet_slot_t *s, uint64_t seq) {
 
 /* Chunk c's operands are all in: those written after their member's arrival
  * (s->pieces) hold at least the chunk's end. */
-static int chunk_in(dred_meet_slot_t *s, uint32_t nchunks, uint32_t c, uint64_t except) {
-  uint64_t pend = __atomic_load_n(&s->pieces, __ATOMIC_ACQUIRE) & ~except, e0, ne, end;
+static int chunk_in(dred_meet_slot_t *s, uint32_t nchunks, uint32_t c) {
+  uint64_t pend = __atomic_load_n(&s->pieces, __ATOMIC_ACQUIRE), e0, ne, end;
   uint32_t k;
   if (pend == 0) return 1;
   for (k = 0; k < s->n && !(pend & bit(k)); k++) {}
@@ -1025,7 +1025,7 @@ int dred_meet_chunk_readable(dred_meet_slot_t *s, uint64_t seq, uint32_t nchunks
   /* no lock: the caller holds `seq` (it has not released it); each writer only moves its
    * own count forward */
   if (s == NULL || c >= nchunks || __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq) return 0;
-  return chunk_in(s, nchunks, c, 0);
+  return chunk_in(s, nchunks, c);
 }
 
 int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks) {
@@ -1038,29 +1038,7 @@ int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t
       !(released_of(s) & bit(member))) {
     for (c = 0; c < nchunks && got < 0; c++)
       if (!(s->claimed & bit(c))) got = (int)c;
-    if (got >= 0 && !chunk_in(s, nchunks, (uint32_t)got, 0)) got = -2; /* being written */
-    if (got >= 0) {
-      s->claimed |= bit((uint32_t)got);
-      s->claimer[got] = (uint8_t)member;
-      s->part[got] = -1;
-    }
-  }
-  slot_unlock(s);
-  return got;
-}
-
-int dred_meet_claim_own(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks) {
-  int got = -1, c;
-  if (s == NULL || nchunks == 0 || nchunks > DRED_MEET_MAX_CHUNKS || member >= DRED_MEET_MAX_MEMBERS)
-    return -1;
-  slot_lock(s);
-  if (chunks_open(s, seq) && s->kind == PROTO_KIND_ALLREDUCE && member < s->n &&
-      (s->pieces & bit(member)) && !(released_of(s) & bit(member))) {
-    /* from the top: the members that fold from the blocks take chunks from the bottom,
-     * which this member copies in first */
-    for (c = (int)nchunks - 1; c >= 0 && got == -1; c--)
-      if (!(s->claimed & bit((uint32_t)c)))
-        got = chunk_in(s, nchunks, (uint32_t)c, bit(member)) ? c : -2;
+    if (got >= 0 && !chunk_in(s, nchunks, (uint32_t)got)) got = -2; /* being written */
     if (got >= 0) {
       s->claimed |= bit((uint32_t)got);
       s->claimer[got] = (uint8_t)member;
@@ -1255,22 +1233,6 @@ static uint64_t died_folding(const dred_meet_slot_t *s, uint32_t member) {
   return mine;
 }
 
-/* Member `member` (of s->pieces) has not written all its operand into its block, and a
- * chunk not folded yet -- one it claimed to fold from its own copy included -- needs
- * bytes it has not written. */
-static int needs_missing(const dred_meet_slot_t *s, uint32_t member) {
-  uint64_t have = __atomic_load_n(&s->have[member], __ATOMIC_ACQUIRE), e0, ne;
-  uint32_t nch, c;
-  if (have >= s->ref[member].len) return 0;
-  if (s->state != DRED_MEET_OK) return 1; /* no chunk folded yet */
-  nch = dred_meet_nchunks(s->p[member].count, s->p[member].count * s->p[member].extent, s->n);
-  for (c = 0; c < nch; c++) {
-    dred_meet_chunk_range(s->p[member].count, nch, c, &e0, &ne);
-    if (!(s->folded & bit(c)) && (e0 + ne) * s->p[member].extent > have) return 1;
-  }
-  return 0;
-}
-
 void dred_meet_member_failed(dred_meet_ring_t *r, uint32_t member, int status) {
   uint32_t d;
   if (r == NULL || member >= r->n) return;
@@ -1295,9 +1257,9 @@ void dred_meet_member_failed(dred_meet_ring_t *r, uint32_t member, int status) {
         slot_wake(s);
       } else if ((s->state == DRED_MEET_OK || s->state == DRED_MEET_OPEN) &&
                  s->fold_status == DRED_OK && (s->pieces & bit(member)) &&
-                 needs_missing(s, member)) {
-        /* it died before its operand was all in its block, and a chunk still to fold
-         * needs what never left its process */
+                 __atomic_load_n(&s->have[member], __ATOMIC_ACQUIRE) < s->ref[member].len) {
+        /* it died writing its operand into its block after it arrived: the rest never
+         * left its process */
         __atomic_store_n(&s->fold_status, DRED_ERR_PROC_FAILED, __ATOMIC_RELEASE);
         slot_wake(s);
       } else if (s->state == DRED_MEET_OK && s->fold_status == DRED_OK && died_folding(s, member) != 0) {

@@ -452,14 +452,6 @@ void dred_meet_chunk_range(uint64_t count, uint32_t nchunks, uint32_t c, uint64_
  * of its own pool holding that chunk alone (a reduce's root: into its result);
  * lib/paths/meetpath.c decides which reduces share their fold. */
 int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks);
-/* An allreduce member whose operand is still being written into its block
- * (DRED_MEET_OP_PIECES) claims a chunk to fold from its own copy of it: the highest one
- * nobody claimed whose other operands are in -- its index; -2 when the highest unclaimed
- * one waits for another member's bytes; -1 as dred_meet_claim.  The others take chunks
- * from the bottom, which it writes first: it need never write the chunks it folds itself
- * (should it die, only a chunk still to fold that needs its missing bytes ends the
- * phase, dred_meet_piece_set). */
-int dred_meet_claim_own(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks);
 /* Whether chunk c (of nchunks) of `seq` can be read: every operand written after its
  * member arrived (DRED_MEET_OP_PIECES) is in up to the chunk's end.  No lock. */
 int dred_meet_chunk_readable(dred_meet_slot_t *s, uint64_t seq, uint32_t nchunks, uint32_t c);
@@ -499,9 +491,8 @@ uint64_t dred_meet_progress(dred_meet_slot_t *s, uint64_t seq, int *status);
 
 /* An allreduce member that arrived with DRED_MEET_OP_PIECES: the bytes of its operand in
  * its block so far (set after writing them; wakes waiters).  Should it die before they
- * are all in while a chunk still to fold needs the rest, the chunk phase ends with
- * DRED_ERR_PROC_FAILED for everyone (dred_meet_member_failed): what it had not written
- * never left its process. */
+ * are all in, the chunk phase ends with DRED_ERR_PROC_FAILED for everyone
+ * (dred_meet_member_failed): what it had not written never left its process. */
 void dred_meet_piece_set(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint64_t bytes);
 
 /* This member is done with `seq` (outcome taken, the root's fold done): the last member

@@ -1498,51 +1498,6 @@ static void test_pieces(void **state) {
   release_all(s, seq, N);
   table_free(t);
 
-  /* A member still copying its operand in claims chunks from the top to fold from its own
-   * copy (dred_meet_claim_own); the others claim from the bottom as its pieces come.  Its
-   * death costs nothing once every chunk beyond what it wrote is folded, and ends the
-   * phase while one of them is not. */
-  nch = dred_meet_nchunks(p.count, p.count * p.extent, N); /* as the slot counts them */
-  assert_true(nch >= 4);
-  for (w = 0; w < 2; w++) {
-    uint64_t e1, n1;
-    t = table_new();
-    r = dred_meet_ring_of(t, 40 + w, N, WORKERS);
-    p.kind = PROTO_KIND_ALLREDUCE;
-    op.worker = WORKERS[1];
-    assert_int_equal(dred_meet_claim_own(NULL, seq, 1, nch), -1);
-    for (k = 0; k < N; k++) {
-      if (k == 1) {
-        assert_int_equal(dred_meet_arrive_op(r, seq, k, &p, 1, &op, NULL, DRED_OK, &a), 0);
-        s = a.slot;
-        assert_int_equal(dred_meet_claim_own(s, seq, 1, nch), -1); /* not decided yet */
-      } else {
-        s = meet_kind(r, seq, k, &p, 1);
-        if (k == 0) assert_int_equal(dred_meet_claim_own(s, seq, 0, nch), -1); /* no pieces */
-      }
-    }
-    ASSERT_DECIDED(s, seq, DRED_OK);
-    assert_int_equal(dred_meet_claim(s, seq, 0, nch), -2);
-    assert_int_equal(dred_meet_claim_own(s, seq, 1, nch), (int)nch - 1);
-    assert_int_equal(dred_meet_claim_own(s, seq, 1, nch), (int)nch - 2);
-    dred_meet_chunk_range(p.count, nch, 0, &e0, &ne);
-    dred_meet_piece_set(s, seq, 1, (e0 + ne) * 4);
-    assert_int_equal(dred_meet_claim(s, seq, 2, nch), 0);
-    dred_meet_chunk_range(p.count, nch, nch - 3, &e1, &n1);
-    dred_meet_piece_set(s, seq, 1, (e1 + n1) * 4); /* all but its own two */
-    for (k = 1; k + 2 < nch; k++) assert_int_equal(dred_meet_claim(s, seq, 2, nch), (int)k);
-    assert_int_equal(dred_meet_claim(s, seq, 2, nch), -1); /* the top two are its own */
-    for (k = 0; k + 2 < nch; k++) assert_int_equal(dred_meet_chunk_done(s, seq, k, 2, 4096), 1);
-    assert_int_equal(dred_meet_chunk_done(s, seq, nch - 1, 1, 8192), 1);
-    if (w == 1) /* its last chunk folded too: nothing needs its missing bytes */
-      assert_int_equal(dred_meet_chunk_done(s, seq, nch - 2, 1, 8192), 1);
-    dred_meet_member_failed(r, 1, DRED_ERR_PROC_FAILED);
-    (void)dred_meet_chunks_folded(s, seq, &st, NULL, NULL);
-    assert_int_equal(st, w == 1 ? DRED_OK : DRED_ERR_PROC_FAILED);
-    release_all(s, seq, N);
-    table_free(t);
-  }
-
   /* only an allreduce's operand may come in pieces */
   t = table_new();
   r = dred_meet_ring_of(t, 39, N, WORKERS);
