@@ -224,10 +224,15 @@ static const void *operand_of(const dred_inst_t *in) {
   return in->inl_data != NULL ? (const void *)in->inl_data : (const void *)in->acc;
 }
 
+/* An allreduce by reference bound for this node's meeting place, whose operand is in
+ * sendbuf apart from recvbuf: its copy into shared memory may be put off. */
+static int allreduce_from_sendbuf(const dred_rt_t *rt, const dred_inst_t *in) {
+  return in->kind == PROTO_KIND_ALLREDUCE && !in->inl && rt->meet != NULL &&
+         !in->group->spans_nodes && in->sendbuf != MPI_IN_PLACE && in->sendbuf != in->recvbuf;
+}
+
 int dred_meetpath_defers_acc(const dred_rt_t *rt, const dred_inst_t *in) {
-  return in->kind == PROTO_KIND_ALLREDUCE && in->is_root && !in->inl && rt->meet != NULL &&
-         !in->group->spans_nodes && in->sendbuf != MPI_IN_PLACE && in->sendbuf != in->recvbuf &&
-         in->bytes > 0;
+  return in->is_root && in->bytes > 0 && allreduce_from_sendbuf(rt, in);
 }
 
 /* An allreduce operand from this size is written into its block after its member arrived,
@@ -238,10 +243,8 @@ int dred_meetpath_defers_acc(const dred_rt_t *rt, const dred_inst_t *in) {
 #define PIECE_WAIT_NS 1000000ull /* a fold waiting for a piece looks back this often */
 
 int dred_meetpath_pieces(const dred_rt_t *rt, const dred_inst_t *in) {
-  return rt->meet_pieces && in->kind == PROTO_KIND_ALLREDUCE && !in->inl && rt->meet != NULL &&
-         !in->group->spans_nodes && in->ti.layout == DRED_LAYOUT_DIRECT &&
-         in->sendbuf != MPI_IN_PLACE && in->sendbuf != in->recvbuf && in->bytes >= PIECES_MIN &&
-         !in->refused && in->join_error == DRED_OK;
+  return rt->meet_pieces && in->bytes >= PIECES_MIN && in->ti.layout == DRED_LAYOUT_DIRECT &&
+         !in->refused && in->join_error == DRED_OK && allreduce_from_sendbuf(rt, in);
 }
 
 /* The collective leaves the meeting place (dred-master takes it): acc must hold the
@@ -1383,15 +1386,28 @@ static int bcast_copy(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done
   return in->meet_fold_next < avail ? 0 : 3;
 }
 
+/* An allreduce member's operand into its block a chunk at a time, each chunk's count in
+ * the slot as soon as it is in: every count frees one fold for the members that wait.
+ * Past our cache from DRED_SHM_STREAM_FOLD_MIN, as dred_dp_load would have written it
+ * (copy.c). */
+static void publish_chunks(dred_inst_t *in, const char *src, char *dst) {
+  uint32_t nch = dred_meet_nchunks(in->count, in->bytes, in->group->n), c;
+  size_t ext = in->ti.extent, stream_min = in->bytes >= dred_dp_stream_min(in) ? 0 : SIZE_MAX;
+  uint64_t e0, ne;
+  for (c = 0; c < nch; c++) {
+    dred_meet_chunk_range(in->count, nch, c, &e0, &ne);
+    dred_shm_copy_in(dst + e0 * ext, src + e0 * ext, ne * ext, stream_min);
+    dred_meet_piece_set(in->meet_slot, in->meet_seq, in->member, (e0 + ne) * ext);
+  }
+}
+
 void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
   enum { PIECE = 64 * 1024 };
   dred_meet_slot_t *slot;
   const char *src;
   char *dst;
   uint64_t seq, bytes, off = 0;
-  uint32_t member;
   int pieces;
-  size_t stream_min = SIZE_MAX;
   uv_mutex_lock(&rt->lock);
   if (!in->meet_publish || in->state != INST_MEET) {
     uv_mutex_unlock(&rt->lock);
@@ -1401,38 +1417,23 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
   slot = in->meet_slot;
   seq = in->meet_seq;
   bytes = in->bytes;
-  member = in->member;
   src = operand_of(in);
   dst = in->meet_blk != NULL ? in->meet_blk : in->acc;
-  pieces = in->kind == PROTO_KIND_ALLREDUCE; /* its own count: any member may publish */
+  /* an allreduce member's operand (DRED_MEET_OP_PIECES: never in before its arrival) */
+  pieces = in->kind == PROTO_KIND_ALLREDUCE;
   uv_mutex_unlock(&rt->lock);
-  if (dst == src || !in->meet_pipelined) /* in already: acc itself, or copied before arriving */
-    off = bytes;
-  /* an allreduce's operand, read by every peer in parts: past our cache as dred_dp_load
-   * would have written it (copy.c) */
-  if (pieces && bytes >= dred_dp_stream_min(in)) stream_min = 0;
-  if (off == bytes) {
-    if (pieces)
-      dred_meet_piece_set(slot, seq, member, bytes);
-    else
-      dred_meet_progress_set(slot, seq, bytes);
-  }
-  if (pieces && off < bytes) { /* a chunk at a time: each count it gives frees one fold */
-    uint32_t nch = dred_meet_nchunks(in->count, bytes, in->group->n), c;
-    uint64_t e0, ne;
-    for (c = 0; c < nch; c++) {
-      dred_meet_chunk_range(in->count, nch, c, &e0, &ne);
-      dred_shm_copy_in(dst + e0 * in->ti.extent, src + e0 * in->ti.extent, ne * in->ti.extent,
-                       stream_min);
-      dred_meet_piece_set(slot, seq, member, (e0 + ne) * in->ti.extent);
+  if (pieces) {
+    publish_chunks(in, src, dst);
+  } else { /* a bcast root's data */
+    if (dst == src || !in->meet_pipelined) /* in already: acc itself, or copied before arriving */
+      off = bytes;
+    if (off == bytes) dred_meet_progress_set(slot, seq, bytes);
+    while (off < bytes) {
+      uint64_t len = bytes - off < PIECE ? bytes - off : PIECE;
+      memcpy(dst + off, src + off, len);
+      off += len;
+      dred_meet_progress_set(slot, seq, off);
     }
-    off = bytes;
-  }
-  while (off < bytes) {
-    uint64_t len = bytes - off < PIECE ? bytes - off : PIECE;
-    memcpy(dst + off, src + off, len);
-    off += len;
-    dred_meet_progress_set(slot, seq, off);
   }
   uv_mutex_lock(&rt->lock);
   in->meet_publish = 0;

@@ -79,8 +79,9 @@
  * work).  A member may arrive before its operand is in its block (DRED_MEET_OP_PIECES)
  * and copy it in afterwards, saying how far it is (dred_meet_piece_set): a chunk is
  * handed out only once every operand holds its bytes, so the members that waited fold
- * behind a late member's copy instead of after it.  A large reduce shares its fold the same way among the members that still wait
- * (the root, and non-roots in a blocking call or a wait): a non-root folds the non-root
+ * behind a late member's copy instead of after it.  A large reduce shares its fold the
+ * same way among the members that still wait (the root, and non-roots in a blocking
+ * call or a wait): a non-root folds the non-root
  * operands of its chunk, the root folds its own chunks straight into its result and
  * combines each helper's partial with its own operand.  Nobody's operand is ever
  * written, so a chunk is the same bits whoever folds it: a member declared failed with a
