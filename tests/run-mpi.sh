@@ -183,6 +183,11 @@ CASES=(
   "meet-p5          meet        5   60  +DRED_LOG_LEVEL=info +DRED_MEET_SHARE=1 ?met~in~shared~memory !meeting~place:~0~reduction -s 1"
   "meet-p7@abc      meet        7   60  @a:3,b:3,c:2 +DRED_LOG_LEVEL=info +DRED_MEET_SHARE=1 ?met~in~shared~memory !meeting~place:~0~reduction -s 2"
   "meet-off-p4      meet        4   60  +DRED_MEET=0 +DRED_LOG_LEVEL=info !met~in~shared~memory -s 3"
+  # Small nonblocking calls posted in the fast lane: nobody waits for a posted member's
+  # thread, whether everyone posts (p2) or one member's lane is off, so that it opens the
+  # slot and records the others' posts there (off-p3).
+  "nblane-p2        nblane      2   60"
+  "nblane-off-p3    nblane      3   60  --nb-off 1"
 )
 
 logdir="$BUILD/test-logs"

@@ -571,6 +571,23 @@ static int call_submit(dred_rt_t *rt, dred_inst_t *in, int blocking, int *status
     return 2;
   }
 
+  /* A nonblocking small one posts in the fast lane instead, and returns (meetpath.c). */
+  if (!blocking && dred_meetpath_lane_post(rt, in)) {
+    uv_mutex_lock(&rt->lock);
+    rt->entering--;
+    if (rt->dead) { /* as below: the turn is taken; end it here */
+      *status = rt->dead_status;
+      uv_mutex_unlock(&rt->lock);
+      dred_meetpath_lane_cancel(in);
+      inst_discard(rt, in);
+      return 0;
+    }
+    dred_meetpath_lane_join(rt, in);
+    dred_rt_insert(rt, in);
+    uv_mutex_unlock(&rt->lock);
+    return 1;
+  }
+
   dred_meetpath_prepare(rt, in); /* a pool block peers can read, if it needs one */
   dred_relay_prepare(rt, in);    /* ... or one for a node relay's data, if it may lead */
   uv_mutex_lock(&rt->lock);

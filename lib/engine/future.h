@@ -15,6 +15,7 @@
 
 struct dred_rt;
 struct dred_meet_slot;
+struct dred_meet_ring;
 
 struct dred_future {
   uv_mutex_t mu;
@@ -33,6 +34,9 @@ struct dred_future {
   uint32_t meet_member; /* this member's index in the slot */
   int meet_bcast;       /* a bcast: served as soon as the root's data is there */
   int meet_prefold;     /* a reduce's root that folds early arrivals while it waits */
+  int meet_lane;        /* posted in the fast lane, not resolved yet: its looks are the
+                         * lane's, in meet_ring (atomic: cleared once it goes the slot's way) */
+  struct dred_meet_ring *meet_ring;
   /* A large allreduce's relay follower (lib/paths/relay.c): its waits copy the result
    * from its node's relay leader (slot, with meet_rt, meet_gid and meet_tag); NULL
    * otherwise.  Set before the future is handed out. */

@@ -127,6 +127,8 @@ typedef struct dred_inst {
   int meet_status;         /* decided in the fast lane -- a blocking call there, or an
                             * arrival served from a bcast root's post: its outcome       */
   int meet_fast_all;       /* ... with every member's post seen (not a bcast served early) */
+  int meet_lane_nb;        /* a nonblocking call posted in the fast lane, not yet resolved
+                           * there nor gone the slot's way (meetpath.c, "Nonblocking calls") */
   int meet_lane_ref;       /* ... a bcast served from its root's pool block, which the
                             * post names (taken_data holds the reference): copied, checked
                             * and acked as it finishes                                   */

@@ -47,7 +47,10 @@
  * served by reference reads the blocks -- copies the bcast root's (lane_copy; also when
  * it was served so as it arrived in the slot, a nonblocking call), or folds the operands
  * (lane_fold: an allreduce's every member, a reduce's root) -- checks the posts are still
- * that collective's, then acks.
+ * that collective's, then acks.  A small nonblocking reduce or allreduce posts there too and
+ * returns (dred_meetpath_lane_post); its waits, its future's release and the runtime
+ * thread's turns settle it from the posts, or send it the slot's way (lane_settle,
+ * lane_to_slot).
  *
  * What the master sees.  Nothing per collective.  Each worker counts what met here
  * (meet_done, in its PONGs: the status socket and dredstat show it per worker).
@@ -523,7 +526,7 @@ static int lane_by_ref(const dred_inst_t *in) {
  * reused while large enough, once dred_meet_fast_begin found that nobody reads the slot's
  * last post (or its block) any more.  1 if posted; 0: the slot's way (nothing posted). */
 static int lane_post_ref(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r, uint64_t seq,
-                         const proto_params_t *p, int peers_past) {
+                         const proto_params_t *p, int peers_past, int how) {
   dred_group_t *g = in->group;
   const void *src = operand_of(in);
   char *np = NULL;
@@ -553,8 +556,27 @@ static int lane_post_ref(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r, ui
   ref.worker = (uint32_t)rt->world_rank;
   ref.off = g->lane_blk[i].off;
   ref.len = in->bytes;
-  return dred_meet_fast_publish(r, seq, in->member, p, &ref, sizeof ref);
+  return dred_meet_fast_publish_as(r, seq, in->member, p, &ref, sizeof ref, how);
 }
+
+/* The ring of a one-node group's auto-tagged stream, looked up once under rt->lock and
+ * never changed after (read without it once looked); NULL when it has none. */
+static dred_meet_ring_t *lane_ring(dred_rt_t *rt, dred_inst_t *in) {
+  dred_group_t *g = in->group;
+  dred_meet_ring_t *r;
+  uint64_t seq;
+  if (__atomic_load_n(&g->meet_looked, __ATOMIC_ACQUIRE)) return g->meet_ring;
+  uv_mutex_lock(&rt->lock);
+  r = ring_for(rt, in, &seq);
+  /* members declared failed before the ring existed: the runtime's sweep could not mark
+   * them in it (later deaths it marks itself) */
+  if (r != NULL) arrive_after_deaths(rt, g, r);
+  uv_mutex_unlock(&rt->lock);
+  return r;
+}
+
+/* seq's bit in a group's lane_nb_open */
+static uint32_t lane_bit(uint64_t seq) { return 1u << (seq % DRED_MEET_DEPTH); }
 
 int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   dred_group_t *g = in->group;
@@ -563,7 +585,7 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   proto_params_t p;
   uint64_t seq = 0;
   size_t bytes;
-  int rc, st = DRED_OK, dead = 0, waited = 0, peers_past = 0, by_ref, posted, watch;
+  int rc, st = DRED_OK, dead = 0, waited = 0, peers_past = 0, by_ref, posted, watch, how;
   uint64_t watched = 0, slice;
 
   /* a blocking collective, auto-tagged, that joins without an error: of the small path
@@ -573,24 +595,17 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
     return 0;
   by_ref = in->bytes > DRED_MEET_FAST_DATA;
   if (by_ref ? !lane_by_ref(in) : !meet_small(in)) return 0;
-  /* The group's ring, looked up once under rt->lock and never changed after (read here
-   * without it once looked). */
   seq = (uint64_t)(-1 - in->tag);
-  if (__atomic_load_n(&g->meet_looked, __ATOMIC_ACQUIRE)) {
-    r = g->meet_ring;
-  } else {
-    uv_mutex_lock(&rt->lock);
-    r = ring_for(rt, in, &seq);
-    /* members declared failed before the ring existed: the runtime's sweep could not mark
-     * them in it (later deaths it marks itself) */
-    if (r != NULL) arrive_after_deaths(rt, g, r);
-    uv_mutex_unlock(&rt->lock);
-  }
-  if (r == NULL || __atomic_load_n(&rt->dead, __ATOMIC_ACQUIRE)) return 0;
+  if ((r = lane_ring(rt, in)) == NULL || __atomic_load_n(&rt->dead, __ATOMIC_ACQUIRE)) return 0;
+  /* our own nonblocking post of seq - DEPTH there, unresolved: not over it */
+  if (__atomic_load_n(&g->lane_nb_open, __ATOMIC_ACQUIRE) & lane_bit(seq)) return 0;
   dred_rt_ready(in, in->member, &ready); /* what the slot would compare, as arrive does */
-  /* the stream's previous collective decided in the lane: every peer posted it, so none
+  /* the stream's previous collective decided in the lane, every peer's post clean: none
    * still reads this slot's posts of DEPTH ago */
   peers_past = seq > 0 && __atomic_load_n(&g->meet_fast_next, __ATOMIC_RELAXED) == seq;
+  /* with a nonblocking post of ours unresolved, ours says so (meet.h) */
+  how = __atomic_load_n(&g->lane_nb_open, __ATOMIC_ACQUIRE) ? DRED_MEET_POST_DIRTY
+                                                              : DRED_MEET_POST_CLEAN;
   p = proto_params_of(&ready);
   bytes = publishes(in) ? in->bytes : 0;
   /* a bcast's non-root posts nothing: it watches for its root's post (meet.h) */
@@ -598,10 +613,10 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   if (watch)
     posted = 1;
   else if (by_ref && bytes > 0)
-    posted = lane_post_ref(rt, in, r, seq, &p, peers_past);
+    posted = lane_post_ref(rt, in, r, seq, &p, peers_past, how);
   else /* (a reduce's root by reference posts its parameters alone, as any reduce root) */
-    posted = dred_meet_fast_post(r, seq, in->member, &p, bytes > 0 ? operand_of(in) : NULL,
-                                 bytes, peers_past);
+    posted = dred_meet_fast_post_as(r, seq, in->member, &p, bytes > 0 ? operand_of(in) : NULL,
+                                    bytes, peers_past, how);
   if (!posted) return 0; /* the slot's way: its arrival tells the peers */
   for (;;) {
     rc = watch ? dred_meet_fast_watch(r, seq, in->member, &p, taken_data, sizeof taken_data, &st)
@@ -633,7 +648,7 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   if (rc < 0) return 0; /* a member went the slot's way: so do we */
   /* every peer posted seq (not so when served from a bcast root's post): the stream's
    * next post need not ask their acks */
-  in->meet_fast_all = rc == 1;
+  in->meet_fast_all = rc == 1 && dred_meet_fast_clean(r, seq);
   /* taken_data: where what it reads is -- a bcast root's data, every allreduce member's
    * operand, a reduce's non-roots' (the root reads them) */
   in->meet_lane_ref = by_ref && st == DRED_OK &&
@@ -747,6 +762,144 @@ void dred_meetpath_finish_taken(dred_rt_t *rt, dred_inst_t *in) {
   wake = dred_rt_inst_finish(rt, in, st);
   if (!dred_queue_empty(&rt->meet_lent)) (void)lent_reclaim(rt, 0);
   if (wake) uv_async_send(&rt->wake);
+}
+
+/* ---- Nonblocking calls in the fast lane (meet.h, "Nonblocking calls") ----
+ *
+ * A small nonblocking reduce or allreduce of an auto-tagged stream posts there as a
+ * blocking call does, and returns a future; the instance waits in rt->meetq (INST_MEET,
+ * meet_lane_nb) like a collective met in the slot, and is settled the same way -- by its
+ * waits, its future's release, and the runtime thread's turns -- with the lane's look
+ * instead of the slot's: resolved there (every member posted), it takes its outcome from
+ * the posts and gives its ack; told to go the slot's way, it joins the slot, where whoever
+ * opened it recorded its post already (its arrival only joins), or arrives now, or goes to
+ * dred-master when its seq spilled. */
+
+int dred_meetpath_lane_post(dred_rt_t *rt, dred_inst_t *in) {
+  dred_group_t *g = in->group;
+  dred_meet_ring_t *r;
+  proto_msg_t ready;
+  proto_params_t p;
+  uint64_t seq;
+  size_t bytes;
+  int peers_past, how;
+  /* an operand that fits its post (the slot's small path, within a post), and no bcast: a
+   * bcast's non-roots watch for their root's post, which needs their thread */
+  if (!rt->cfg.meet_fast_nb || rt->meet == NULL || g->spans_nodes || in->tag >= 0 ||
+      in->join_error != DRED_OK || in->refused || g->n > DRED_MEET_FAST_MEMBERS ||
+      in->kind == PROTO_KIND_BCAST || !meet_small(in) || in->bytes > DRED_MEET_FAST_DATA)
+    return 0;
+  seq = (uint64_t)(-1 - in->tag);
+  if ((r = lane_ring(rt, in)) == NULL || __atomic_load_n(&rt->dead, __ATOMIC_ACQUIRE)) return 0;
+  if (__atomic_load_n(&g->lane_nb_open, __ATOMIC_ACQUIRE) & lane_bit(seq)) return 0;
+  dred_rt_ready(in, in->member, &ready);
+  p = proto_params_of(&ready);
+  peers_past = seq > 0 && __atomic_load_n(&g->meet_fast_next, __ATOMIC_RELAXED) == seq;
+  bytes = publishes(in) ? in->bytes : 0;
+  how = __atomic_load_n(&g->lane_nb_open, __ATOMIC_ACQUIRE) ? DRED_MEET_POST_NB_DIRTY
+                                                              : DRED_MEET_POST_NB;
+  if (!dred_meet_fast_post_as(r, seq, in->member, &p, bytes > 0 ? operand_of(in) : NULL, bytes,
+                              peers_past, how))
+    return 0; /* the slot's way, as the call goes on */
+  __atomic_or_fetch(&g->lane_nb_open, lane_bit(seq), __ATOMIC_ACQ_REL);
+  in->meet_seq = seq;
+  return 1;
+}
+
+/* Nothing of ours reads seq's posts any more (its ack is given): we may post there again. */
+static void lane_close(dred_inst_t *in) {
+  __atomic_and_fetch(&in->group->lane_nb_open, ~lane_bit(in->meet_seq), __ATOMIC_ACQ_REL);
+}
+
+void dred_meetpath_lane_join(dred_rt_t *rt, dred_inst_t *in) {
+  dred_meet_ring_t *r = in->group->meet_ring;
+  dred_meetpath_join(rt, in, r, dred_meet_slot_at(r, in->meet_seq), in->meet_seq);
+  in->meet_lane_nb = 1;
+  in->fut->meet_ring = r;
+  __atomic_store_n(&in->fut->meet_lane, 1, __ATOMIC_RELEASE);
+}
+
+void dred_meetpath_lane_cancel(dred_inst_t *in) {
+  dred_meet_fast_done(in->group->meet_ring, in->meet_seq, in->member);
+  lane_close(in);
+}
+
+/* The slot's way for a posted nonblocking call (its look said so and gave its ack): it
+ * arrives -- only joining, when whoever opened the slot recorded its post -- or goes to
+ * dred-master (its seq spilled), as a spilled slot's members do (reroute).  Claimed;
+ * returns as dred_meetpath_settle. */
+static int lane_to_slot(dred_rt_t *rt, dred_inst_t *in) {
+  int met = 0, taken = 0, dead, dead_status, wake;
+  lane_close(in);
+  uv_mutex_lock(&rt->lock);
+  in->meet_lane_nb = 0;
+  __atomic_store_n(&in->fut->meet_lane, 0, __ATOMIC_RELEASE);
+  dead = rt->dead;
+  dead_status = rt->dead_status;
+  if (!dead) {
+    dred_queue_remove(&in->qlink); /* from rt->meetq: arriving joins it again */
+    met = dred_meetpath_arrive(rt, in, 0) == 1;
+    if (met) {
+      taken = in->meet_taken;
+      if (!taken) in->meet_claimed = 0; /* a slot member now: whoever looks next settles it */
+    } else {
+      in->state = INST_SUBMITTED;
+      in->meet_claimed = 0;
+      if (rt->cfg.replicas > 0) rt->robust->on_operand_pooled(rt, in);
+      dred_queue_insert_tail(&rt->submitq, &in->qlink);
+    }
+  }
+  uv_mutex_unlock(&rt->lock);
+  if (dead) { /* the service died: what it knew of is ended already */
+    wake = dred_rt_inst_finish(rt, in, dead_status != DRED_OK ? dead_status : DRED_ERR_MASTER_LOST);
+    if (wake) uv_async_send(&rt->wake);
+    return 1;
+  }
+  if (taken) {
+    dred_meetpath_finish_taken(rt, in);
+    return 1;
+  }
+  if (met) return 0;
+  uv_async_send(&rt->wake);
+  return 2;
+}
+
+/* A posted nonblocking call, claimed: its look, then its outcome from the posts, the
+ * slot's way, or -- when `status` ends it here (the service died, finalize's deadline) and
+ * the lane has not resolved -- that status (its post stays for the peers).  Returns as
+ * dred_meetpath_settle. */
+static int lane_settle(dred_rt_t *rt, dred_inst_t *in, int status) {
+  dred_meet_ring_t *r = in->group->meet_ring;
+  uint64_t seq = in->meet_seq;
+  int st = DRED_OK, rc, clean = 0, wake;
+  rc = dred_meet_fast_look(r, seq, in->member, taken_data, sizeof taken_data, &st);
+  if (rc < 0) return lane_to_slot(rt, in);
+  if (rc == 0 && status == DRED_OK) {
+    uv_mutex_lock(&rt->lock);
+    in->meet_claimed = 0;
+    uv_mutex_unlock(&rt->lock);
+    return 0;
+  }
+  if (rc == 0) {
+    st = status;
+  } else {
+    clean = rc == 1 && dred_meet_fast_clean(r, seq);
+    if (st == DRED_OK) st = taken_result(rt, in); /* (the operands are copied out already) */
+  }
+  dred_meet_fast_done(r, seq, in->member);
+  lane_close(in);
+  if (clean) __atomic_store_n(&in->group->meet_fast_next, seq + 1, __ATOMIC_RELAXED);
+  wake = dred_rt_inst_finish(rt, in, st);
+  if (wake) uv_async_send(&rt->wake);
+  return 1;
+}
+
+/* Whether a look at `in` has something to do: its slot decided, or it is posted in the
+ * lane and the lane's look would resolve. */
+static int meet_lookable(dred_inst_t *in) {
+  if (in->meet_lane_nb)
+    return !dred_meet_fast_pending(in->group->meet_ring, in->meet_seq, in->member);
+  return dred_meet_ready(in->meet_slot, in->meet_seq, in->member, in->kind == PROTO_KIND_BCAST);
 }
 
 void dred_meetpath_join(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r,
@@ -1472,6 +1625,11 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
     uv_mutex_unlock(&rt->lock); /* finished, or being finished by another thread */
     return r;
   }
+  if (in->meet_lane_nb) { /* posted in the fast lane: its look is the lane's */
+    in->meet_claimed = 1;
+    uv_mutex_unlock(&rt->lock);
+    return lane_settle(rt, in, status);
+  }
   /* a bcast member is served once the root's data is there, whoever else came */
   state = dred_meet_look(in->meet_slot, in->meet_seq, in->member, in->kind == PROTO_KIND_BCAST,
                          &early, &early_st);
@@ -1582,7 +1740,7 @@ void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns) {
   uint32_t epoch;
   int waited = 0; /* a wait on the slot came back and it was still not ready */
   for (;;) {
-    int done, r;
+    int done, r, lane;
     if (dred_future_done(f)) return;
     if (timeout_ns == UINT64_MAX) {
       left = UINT64_MAX; /* no clock to read: a blocking wait's every look counts */
@@ -1594,8 +1752,10 @@ void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns) {
     /* The slot's wake count before we look: an outcome that comes after the look moves
      * it, so the wait below cannot miss it (read after the look, a wake-up in between
      * would be lost, and the wait would last its whole spin). */
-    epoch = dred_meet_epoch(f->meet_slot);
-    if (dred_meet_ready(f->meet_slot, f->meet_seq, f->meet_member, f->meet_bcast)) {
+    lane = __atomic_load_n(&f->meet_lane, __ATOMIC_ACQUIRE);
+    epoch = lane ? 0 : dred_meet_epoch(f->meet_slot); /* (the lane's waits watch its posts) */
+    if (lane ? !dred_meet_fast_pending(f->meet_ring, f->meet_seq, f->meet_member)
+             : dred_meet_ready(f->meet_slot, f->meet_seq, f->meet_member, f->meet_bcast)) {
       r = dred_meetpath_settle(f->meet_rt, f->meet_gid, f->meet_tag, DRED_OK,
                                timeout_ns == UINT64_MAX ? UINT64_MAX : LOOK_BUDGET);
       if (r == 0) { /* a step of the work done: more if time allows */
@@ -1642,6 +1802,12 @@ void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns) {
         continue;
       }
     }
+    if (lane) { /* woken by the last post (or anything that resolves the look) */
+      dred_meet_fast_wait(f->meet_ring, f->meet_seq, f->meet_member,
+                          left < WAIT_SLICE_NS ? left : WAIT_SLICE_NS);
+      waited = 1;
+      continue;
+    }
     if (f->meet_prefold && timeout_ns == UINT64_MAX) {
       /* A root in a blocking wait folds the early arrivals' operands meanwhile, woken at
        * each arrival (the count read before it looks: none is missed). */
@@ -1677,7 +1843,11 @@ int dred_meetpath_turn(dred_rt_t *rt) {
   DRED_QUEUE_FOREACH(q, &rt->meetq) {
     dred_inst_t *in = DRED_QUEUE_DATA(q, dred_inst_t, qlink);
     if (n == BATCH) break;
-    if (!in->meet_claimed && dred_meet_state(in->meet_slot, in->meet_seq) == DRED_MEET_SPILL) {
+    /* ... and settles the nonblocking calls posted in the fast lane that nobody waits on,
+     * once resolved: their acks let the stream's later posts in */
+    if (!in->meet_claimed && (in->meet_lane_nb ? meet_lookable(in)
+                                               : dred_meet_state(in->meet_slot, in->meet_seq) ==
+                                                     DRED_MEET_SPILL)) {
       gid[n] = in->group_id;
       tag[n++] = in->tag;
     }
@@ -1762,8 +1932,7 @@ int dred_meetpath_reclaim(dred_rt_t *rt) {
     DRED_QUEUE_FOREACH(q, &rt->meetq) {
       dred_inst_t *in = DRED_QUEUE_DATA(q, dred_inst_t, qlink);
       if (n == BATCH) break;
-      if (!in->meet_claimed && dred_meet_ready(in->meet_slot, in->meet_seq, in->member,
-                                               in->kind == PROTO_KIND_BCAST)) {
+      if (!in->meet_claimed && meet_lookable(in)) {
         gid[n] = in->group_id;
         tag[n++] = in->tag;
       }

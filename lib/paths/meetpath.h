@@ -98,6 +98,15 @@ void dred_meetpath_fast_done(void);
  * operands taken, then its end (dred_rt_inst_end_unseen).  Returns the call's status;
  * `in` and its future are freed. */
 int dred_meetpath_fast_finish(dred_rt_t *rt, dred_inst_t *in);
+/* A nonblocking small reduce or allreduce of a one-node group posts in the fast lane (its
+ * future's waits, and the runtime thread's turns, settle it there: meetpath.c), on the
+ * calling thread, `in` complete but not inserted, rt->lock not held: 1 if posted (then,
+ * under rt->lock, dred_meetpath_lane_join before it is inserted -- or, should the service
+ * have died meanwhile, dred_meetpath_lane_cancel before it is discarded); 0 if the call goes
+ * on the usual way (not eligible, or the lane said no). */
+int dred_meetpath_lane_post(dred_rt_t *rt, dred_inst_t *in);
+void dred_meetpath_lane_join(dred_rt_t *rt, dred_inst_t *in);
+void dred_meetpath_lane_cancel(dred_inst_t *in);
 /* A small collective that took its outcome at its arrival (in->meet_taken, claimed): its
  * fold or copy from the operands it took, then its end, on the thread that arrived, after
  * inserting it and letting rt->lock go.  `in` is freed. */

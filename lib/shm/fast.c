@@ -31,9 +31,28 @@
 #include "../../include/dred_status.h"
 #include "meet_int.h"
 
-enum { FAST_POSTED = 0, FAST_WRITING = 1, FAST_SLOW = 2, FAST_CLOSED = 3 };
+/* POSTED comes in four kinds (dred_meet_fast_post_as): by a blocking call or by a
+ * nonblocking one (NB: its call returned, so whoever takes the slot for seq records such a
+ * post there as its member's arrival, dred_meet__fast_import); and clean, when its member
+ * had no other nonblocking post unresolved (so that it had given its ack for every earlier
+ * collective of the stream), or DIRTY. */
+enum {
+  FAST_POSTED = 0, FAST_WRITING = 1, FAST_SLOW = 2, FAST_CLOSED = 3,
+  FAST_POSTED_DIRTY = 4, FAST_POSTED_NB = 5, FAST_POSTED_NB_DIRTY = 6
+};
 
-static uint64_t fast_tag(uint64_t seq, uint64_t what) { return ((seq + 1) << 2) | what; }
+static uint64_t fast_tag(uint64_t seq, uint64_t what) { return ((seq + 1) << 3) | what; }
+
+/* Whether tag t says POSTED for seq, of any kind; a nonblocking call's; a clean one. */
+static int posted_tag(uint64_t t, uint64_t seq) {
+  return (t >> 3) == seq + 1 && ((t & 7) == FAST_POSTED || (t & 7) >= FAST_POSTED_DIRTY);
+}
+static int nb_tag(uint64_t t, uint64_t seq) {
+  return t == fast_tag(seq, FAST_POSTED_NB) || t == fast_tag(seq, FAST_POSTED_NB_DIRTY);
+}
+static int clean_tag(uint64_t t, uint64_t seq) {
+  return t == fast_tag(seq, FAST_POSTED) || t == fast_tag(seq, FAST_POSTED_NB);
+}
 
 static struct dred_meet_post *post_of(dred_meet_ring_t *r, uint64_t seq, uint32_t k) {
   return &r->posts[seq % DRED_MEET_DEPTH][k];
@@ -71,10 +90,19 @@ static void wake_sleepers(dred_meet_slot_t *s) {
 }
 
 void dred_meet__fast_ack(dred_meet_ring_t *r, uint64_t seq, uint32_t member) {
-  uint64_t *a;
+  uint64_t *a, t, x, done;
   if (!ring_fast(r) || member >= r->n) return;
   a = ack_of(r, seq, member);
-  if (__atomic_load_n(a, __ATOMIC_RELAXED) < seq + 1) __atomic_store_n(a, seq + 1, __ATOMIC_RELEASE);
+  done = __atomic_load_n(a, __ATOMIC_RELAXED);
+  if (done >= seq + 1) return;
+  /* An ack is "nothing of this slot up to seq read any more": not while our own
+   * nonblocking post of an earlier seq x here is unresolved (its look still reads the
+   * peers' posts of x).  Its resolution acks x; an arrival of ours for a later seq here
+   * leaves the ack behind meanwhile (its peers go the slot's way there once more). */
+  t = __atomic_load_n(&post_of(r, seq, member)->tag, __ATOMIC_ACQUIRE);
+  x = (t >> 3) - 1;
+  if (t >= 8 && x < seq && nb_tag(t, x) && done < x + 1) return;
+  __atomic_store_n(a, seq + 1, __ATOMIC_RELEASE);
 }
 
 void dred_meet__fast_wake(dred_meet_ring_t *r, uint64_t seq) {
@@ -121,10 +149,17 @@ int dred_meet_fast_begin(dred_meet_ring_t *r, uint64_t seq, uint32_t member, int
 
 int dred_meet_fast_publish(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                            const proto_params_t *p, const void *data, size_t bytes) {
+  return dred_meet_fast_publish_as(r, seq, member, p, data, bytes, DRED_MEET_POST_CLEAN);
+}
+
+int dred_meet_fast_publish_as(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                              const proto_params_t *p, const void *data, size_t bytes, int how) {
+  static const uint64_t what[] = {FAST_POSTED, FAST_POSTED_DIRTY, FAST_POSTED_NB,
+                                  FAST_POSTED_NB_DIRTY};
   struct dred_meet_post *me;
   uint64_t want = fast_tag(seq, FAST_WRITING);
   if (!ring_fast(r) || member >= r->n || p == NULL || bytes > DRED_MEET_FAST_DATA ||
-      (bytes > 0 && data == NULL)) {
+      (bytes > 0 && data == NULL) || how < DRED_MEET_POST_CLEAN || how > DRED_MEET_POST_NB_DIRTY) {
     dred_meet_fast_abandon(r, seq, member);
     return 0;
   }
@@ -133,7 +168,7 @@ int dred_meet_fast_publish(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   if (bytes > 0) memcpy(me->data, data, bytes);
   /* POSTED, unless a looker marked us SLOW (declared failed) or CLOSED (gone the slot's
    * way) meanwhile: then the slot */
-  return __atomic_compare_exchange_n(&me->tag, &want, fast_tag(seq, FAST_POSTED), 0,
+  return __atomic_compare_exchange_n(&me->tag, &want, fast_tag(seq, what[how]), 0,
                                      __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE);
 }
 
@@ -145,11 +180,24 @@ void dred_meet_fast_abandon(dred_meet_ring_t *r, uint64_t seq, uint32_t member) 
                                     __ATOMIC_ACQUIRE);
 }
 
+static void decided_wake(dred_meet_ring_t *r, uint64_t seq);
+
 int dred_meet_fast_post(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                         const proto_params_t *p, const void *data, size_t bytes, int peers_past) {
+  return dred_meet_fast_post_as(r, seq, member, p, data, bytes, peers_past, DRED_MEET_POST_CLEAN);
+}
+
+int dred_meet_fast_post_as(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                           const proto_params_t *p, const void *data, size_t bytes, int peers_past,
+                           int how) {
   if (p == NULL || bytes > DRED_MEET_FAST_DATA || (bytes > 0 && data == NULL)) return 0;
-  return dred_meet_fast_begin(r, seq, member, peers_past) &&
-         dred_meet_fast_publish(r, seq, member, p, data, bytes);
+  if (!dred_meet_fast_begin(r, seq, member, peers_past) ||
+      !dred_meet_fast_publish_as(r, seq, member, p, data, bytes, how))
+    return 0;
+  /* a nonblocking call does not look after posting, as a blocking one does (whose look
+   * wakes the sleepers once everyone posted): the last post may be its, so it wakes them */
+  if (how >= DRED_MEET_POST_NB) decided_wake(r, seq);
+  return 1;
 }
 
 /* What member k did for seq: 1 posted, -1 never will (CLOSED, or declared failed first:
@@ -158,7 +206,7 @@ static int member_state(dred_meet_ring_t *r, uint64_t seq, uint32_t k, uint64_t 
   struct dred_meet_post *q = post_of(r, seq, k);
   uint64_t t = __atomic_load_n(&q->tag, __ATOMIC_ACQUIRE);
   for (;;) {
-    if (t == fast_tag(seq, FAST_POSTED)) return 1;
+    if (posted_tag(t, seq)) return 1;
     if (t == fast_tag(seq, FAST_SLOW) || t == fast_tag(seq, FAST_CLOSED)) return -1;
     if (!(gone & bit(k))) return 0;
     if (!mark) return -1;
@@ -191,7 +239,7 @@ static uint64_t roots_of(dred_meet_ring_t *r, uint64_t seq) {
   uint32_t k;
   for (k = 0; k < r->n; k++) {
     const struct dred_meet_post *q = post_of(r, seq, k);
-    if (__atomic_load_n(&q->tag, __ATOMIC_ACQUIRE) == fast_tag(seq, FAST_POSTED) &&
+    if (posted_tag(__atomic_load_n(&q->tag, __ATOMIC_ACQUIRE), seq) &&
         q->p.kind == PROTO_KIND_BCAST && q->p.root == k)
       roots |= bit(k);
   }
@@ -213,7 +261,7 @@ static int posts_still(dred_meet_ring_t *r, uint64_t seq, uint64_t which) {
   __atomic_thread_fence(__ATOMIC_ACQUIRE);
   for (k = 0; k < r->n; k++)
     if ((which & bit(k)) &&
-        __atomic_load_n(&post_of(r, seq, k)->tag, __ATOMIC_ACQUIRE) != fast_tag(seq, FAST_POSTED))
+        !posted_tag(__atomic_load_n(&post_of(r, seq, k)->tag, __ATOMIC_ACQUIRE), seq))
       return 0;
   return 1;
 }
@@ -263,6 +311,14 @@ static int served(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const prot
 
 int dred_meet_fast_still(dred_meet_ring_t *r, uint64_t seq, uint32_t k) {
   return ring_fast(r) && k < r->n && posts_still(r, seq, bit(k));
+}
+
+int dred_meet_fast_clean(dred_meet_ring_t *r, uint64_t seq) {
+  uint32_t k;
+  if (!ring_fast(r)) return 0;
+  for (k = 0; k < r->n; k++)
+    if (!clean_tag(__atomic_load_n(&post_of(r, seq, k)->tag, __ATOMIC_ACQUIRE), seq)) return 0;
+  return 1;
 }
 
 /* Whether a member served from the bcast root's post must still copy the data from the
@@ -368,6 +424,32 @@ int dred_meet__fast_settle(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
   return served_by_ref(member, p, *status) ? 2 : 1;
 }
 
+uint64_t dred_meet__fast_import(dred_meet_ring_t *r, uint64_t seq, uint32_t opener,
+                                dred_meet_slot_t *s) {
+  uint64_t got = 0, len;
+  uint32_t k, n;
+  if (!ring_fast(r) || s == NULL) return 0;
+  n = r->n;
+  for (k = 0; k < n; k++) {
+    const struct dred_meet_post *q = post_of(r, seq, k);
+    int reads;
+    if (k == opener || !nb_tag(__atomic_load_n(&q->tag, __ATOMIC_ACQUIRE), seq)) continue;
+    len = q->p.count * q->p.extent;
+    reads = fast_reads(q->p.kind, q->p.root, k);
+    /* (its poster checked both: an operand whole in its post, the group's in a slot) */
+    if (reads && (len > DRED_MEET_FAST_DATA || (uint64_t)n * len > DRED_MEET_DATA)) continue;
+    s->p[k] = q->p;
+    memset(&s->ref[k], 0, sizeof s->ref[k]);
+    s->ref[k].kind = reads ? DRED_MEET_OP_SLOT : DRED_MEET_OP_NONE;
+    if (reads) {
+      s->ref[k].len = len;
+      if (len > 0) memcpy(s->data + (size_t)k * len, q->data, len);
+    }
+    got |= bit(k);
+  }
+  return got;
+}
+
 int dred_meet_fast_watch(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                          const proto_params_t *me, void *take, size_t cap, int *status) {
   uint64_t gone, roots;
@@ -430,6 +512,10 @@ static void wait_for(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint32_
   w = __atomic_load_n(&s->wake, __ATOMIC_ACQUIRE);
   if (pending(r, seq, member, watch_root)) dred_meet__sleep(&s->wake, w, timeout_ns - spin);
   __atomic_sub_fetch(&s->nwait, 1, __ATOMIC_ACQ_REL);
+}
+
+int dred_meet_fast_pending(dred_meet_ring_t *r, uint64_t seq, uint32_t member) {
+  return ring_fast(r) && member < r->n && pending(r, seq, member, UINT32_MAX);
 }
 
 void dred_meet_fast_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint64_t timeout_ns) {

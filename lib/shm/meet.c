@@ -170,9 +170,14 @@ static void slot_lock(dred_meet_slot_t *s) {
    * unlock: microseconds, more than a small collective takes). */
   int rc = EBUSY, tries = spin_ns > 0 ? LOCK_TRIES : 0;
   while (tries-- > 0 && (rc = pthread_mutex_trylock(&s->mu)) == EBUSY) {
+    /* Wait for the lock to look free before trying again: a read keeps the line shared,
+     * where each try would take it from the holder, whose stores under the lock and whose
+     * unlock then wait for it to come back. */
+    while (tries-- > 0 && __atomic_load_n(&s->mu.__data.__lock, __ATOMIC_RELAXED) != 0) {
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
+      __builtin_ia32_pause();
 #endif
+    }
   }
   if (rc == EBUSY) rc = pthread_mutex_lock(&s->mu);
   if (rc == EOWNERDEAD) {
@@ -609,9 +614,26 @@ static int arrive_slot(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const
     __atomic_store_n(&s->released,
                      (__atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) | r->absent) & all_of(n),
                      __ATOMIC_RELEASE);
+    /* nonblocking calls posted in the lane for seq arrive with their posts (meet.h) */
+    s->imported = dred_meet__fast_import(r, seq, member, s);
+    if (s->imported != 0) {
+      uint32_t k;
+      for (k = 0; k < n; k++)
+        if ((s->imported & bit(k)) && s->p[k].kind == PROTO_KIND_REDUCE) s->arr_watch = 1;
+      __atomic_store_n(&s->arrived, s->imported, __ATOMIC_RELEASE);
+      __atomic_store_n(&s->shown, s->imported, __ATOMIC_RELEASE);
+    }
   }
-  if (s->arrived & me) { /* a second arrival of one member: a caller bug, not a wait */
-    slot_unlock(s);
+  if (s->arrived & me) {
+    if (s->imported & me) {
+      /* recorded from our nonblocking post when the slot opened: this arrival joins */
+      s->imported &= ~me;
+      slot_unlock(s);
+      out->meet = 1;
+      out->slot = s;
+      return 0;
+    }
+    slot_unlock(s); /* a second arrival of one member: a caller bug, not a wait */
     return -1;
   }
   __atomic_store_n(&s->arrived, s->arrived | me, __ATOMIC_RELEASE);
@@ -833,6 +855,10 @@ int dred_meet_ready(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int is_b
   if (still_open(s, seq, member, is_bcast)) return 0;
   state = dred_meet_look(s, seq, member, is_bcast, &early, &st);
   return state != DRED_MEET_OPEN || early;
+}
+
+dred_meet_slot_t *dred_meet_slot_at(dred_meet_ring_t *r, uint64_t seq) {
+  return r == NULL ? NULL : &r->slots[seq % DRED_MEET_DEPTH];
 }
 
 int dred_meet_slot_held(dred_meet_ring_t *r, uint64_t seq) {

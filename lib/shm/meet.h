@@ -317,9 +317,31 @@ int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
  * copying (a writer marks its tag WRITING first) and takes DRED_ERR_PROC_FAILED if one
  * moved.
  *
+ * Nonblocking calls.  A small nonblocking reduce or allreduce posts too (DRED_MEET_POST_NB)
+ * and returns; its member looks whenever it waits on its future, or its runtime thread
+ * does (meetpath.c).  Its thread is then not there to go the slot's way when the third
+ * rule applies, so whoever opens the slot for seq records every such post there as its
+ * member's arrival (dred_meet__fast_import: parameters and operand, copied from the post),
+ * and that member's own arrival, when it comes, only joins.  (A spilled seq -- the slot
+ * still held by an older collective -- goes to dred-master, whose READY only the member
+ * can send: it looks when it waits, and its runtime thread at each turn.)  A member with a
+ * nonblocking post unresolved has not given its ack for it, so its later posts say so
+ * (DIRTY): "every peer posted the previous collective" then tells nothing about their
+ * acks, and only clean posts let the next poster skip reading them
+ * (dred_meet_fast_clean).  Nor does a member post over its own unresolved post of
+ * seq - DEPTH: it goes the slot's way instead (the caller keeps that count).
+ *
  * Waiting: polls while the caller's core is its own (dred_meet_set_spin), then sleeps on
  * the slot's wake word; whoever sees every post in wakes the sleepers, as do a slot opened
  * or spilled for seq and a death (dred_meet_member_failed). */
+
+/* How a post is made (dred_meet_fast_post_as, _publish_as): by a blocking call (CLEAN,
+ * DIRTY) or a nonblocking one (NB, NB_DIRTY: recorded in the slot by whoever opens it for
+ * seq); DIRTY when the member has another nonblocking post unresolved. */
+enum {
+  DRED_MEET_POST_CLEAN = 0, DRED_MEET_POST_DIRTY = 1, DRED_MEET_POST_NB = 2,
+  DRED_MEET_POST_NB_DIRTY = 3
+};
 
 /* A post in two steps, for a member whose operand goes into a block of its pool first
  * (too large for a post: up to DRED_MEET_FAST_REF_MAX): begin -- 1 when the member may post
@@ -331,6 +353,8 @@ int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
 int dred_meet_fast_begin(dred_meet_ring_t *r, uint64_t seq, uint32_t member, int peers_past);
 int dred_meet_fast_publish(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                            const proto_params_t *p, const void *data, size_t bytes);
+int dred_meet_fast_publish_as(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                              const proto_params_t *p, const void *data, size_t bytes, int how);
 void dred_meet_fast_abandon(dred_meet_ring_t *r, uint64_t seq, uint32_t member);
 /* After reading the block member k's post names (a bcast root's data, an allreduce
  * member's operand): 1 if that post is still seq's (else what was read may be a later
@@ -345,6 +369,11 @@ int dred_meet_fast_still(dred_meet_ring_t *r, uint64_t seq, uint32_t k);
  * was declared failed -- and the member arrives in the slot as usual. */
 int dred_meet_fast_post(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                         const proto_params_t *p, const void *data, size_t bytes, int peers_past);
+/* The same, made as `how` says (DRED_MEET_POST_*; dred_meet_fast_post: CLEAN).  An NB post
+ * holds its operand itself (not by reference), and wakes the members asleep on seq. */
+int dred_meet_fast_post_as(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
+                           const proto_params_t *p, const void *data, size_t bytes, int peers_past,
+                           int how);
 /* A posted member's look.  0: not everyone is accounted for yet.  1: everyone posted;
  * *status is DRED_OK (then `take`, `cap` bytes, holds member k's operand at k x bytes for
  * each operand the collective reads: all of an allreduce, a reduce's non-roots) or
@@ -371,6 +400,12 @@ int dred_meet_fast_watch(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                          const proto_params_t *me, void *take, size_t cap, int *status);
 void dred_meet_fast_watch_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint32_t root,
                                uint64_t timeout_ns);
+/* After a look that returned 1, before the ack: 1 if every member's post of seq was
+ * CLEAN -- then none of them still reads posts of an earlier collective of the stream, and
+ * the next post may skip asking their acks (dred_meet_fast_post's peers_past). */
+int dred_meet_fast_clean(dred_meet_ring_t *r, uint64_t seq);
+/* 1 while member's look at `seq` would still say "not yet" (reads only). */
+int dred_meet_fast_pending(dred_meet_ring_t *r, uint64_t seq, uint32_t member);
 /* Wait at most timeout_ns until member's look at `seq` may resolve (polls first). */
 void dred_meet_fast_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint64_t timeout_ns);
 /* The ack of a posted member that reads none of seq's posts any more: its look returned 1
@@ -379,6 +414,9 @@ void dred_meet_fast_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uin
  * resolved (the service died; its post stays for the peers that read it).  Its peers may
  * post in this slot again. */
 void dred_meet_fast_done(dred_meet_ring_t *r, uint64_t seq, uint32_t member);
+
+/* The slot `seq` uses in ring r (NULL when r is). */
+dred_meet_slot_t *dred_meet_slot_at(dred_meet_ring_t *r, uint64_t seq);
 
 /* 1 while the slot `seq` would use is still held by the reduction DRED_MEET_DEPTH before
  * it and `seq` was not sent to dred-master yet: arriving now would spill it, waiting a

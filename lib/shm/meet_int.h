@@ -32,6 +32,9 @@ struct dred_meet_slot {
   uint64_t shown;         /* of those, the ones that met here and whose arrival is whole:
                            * parameters, reference and data written (lock-free looks)   */
   uint64_t master;        /* of those, the ones that went to dred-master                */
+  uint64_t imported;      /* of those, the ones recorded from their nonblocking post in the
+                           * fast lane (dred_meet__fast_import) whose own arrival, which
+                           * only joins, is still to come                               */
   uint64_t released;      /* members done with it (or dead); atomic: release takes no lock */
   int32_t error;          /* the first member error                                     */
   uint32_t root;          /* OK: the root's member index (whose release ends all reads)  */
@@ -126,5 +129,14 @@ void dred_meet__fast_wake(dred_meet_ring_t *r, uint64_t seq);
 int dred_meet__fast_settle(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                            const proto_params_t *p, int error, void *take, size_t cap,
                            int *status);
+/* fast.c's, for meet.c: the member whose arrival opened the slot for seq (under its lock,
+ * after dred_meet__fast_settle closed the posts still WRITING, so that what is POSTED now is
+ * all there will be) records there, as their arrivals, the members whose post of seq is a
+ * nonblocking call's (DRED_MEET_POST_NB): their parameters, and their operand in the slot's
+ * data.  Those calls returned, and their threads may not look again for a long time; this
+ * way nobody waits for them.  Returns the members recorded (bit k: member k), the opener
+ * never among them. */
+uint64_t dred_meet__fast_import(dred_meet_ring_t *r, uint64_t seq, uint32_t opener,
+                                dred_meet_slot_t *s);
 
 #endif

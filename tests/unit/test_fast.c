@@ -17,7 +17,11 @@
  * non-root declared failed costs nothing, the root does only if it had not posted.  A
  * bcast's non-roots post nothing: they watch for the root's post.  An allreduce whose
  * operands exceed a post is looked at by reference: every member's reference back, or
- * INTERNAL for one that does not name the agreed size.
+ * INTERNAL for one that does not name the agreed size.  A nonblocking call's post is
+ * recorded in the slot by whoever opens it (its member's own arrival then only joins), even
+ * when its member was declared failed after posting; only posts whose members had no other
+ * nonblocking post unresolved count as clean; and a member gives no ack over its own
+ * unresolved nonblocking post.
  * Waiting works across processes, polling and asleep, and is bounded by its timeout.
  */
 #define _GNU_SOURCE
@@ -250,6 +254,146 @@ static void test_slot_way(void **state) {
     assert_int_equal(look(r, 2, k, &st), 1);
     assert_int_equal(st, DRED_OK);
   }
+  table_free(t);
+}
+
+/* ---- nonblocking calls ------------------------------------------------------------ */
+
+/* Member k posts seq as `how` says (DRED_MEET_POST_*), its operand as post() gives it. */
+static int post_how(dred_meet_ring_t *r, uint64_t seq, uint32_t k, const proto_params_t *p, int how) {
+  unsigned char op[DRED_MEET_FAST_DATA];
+  size_t bytes = (size_t)(p->count * p->extent), i;
+  if (p->kind == PROTO_KIND_REDUCE && k == p->root) bytes = 0;
+  for (i = 0; i < bytes; i++) op[i] = pattern(seq, k, i);
+  return dred_meet_fast_post_as(r, seq, k, p, op, bytes, 0, how);
+}
+
+/* The slot's data holds member k's operand of seq at k x bytes. */
+static void assert_slot_data(dred_meet_slot_t *s, uint64_t seq, uint32_t n, const proto_params_t *p) {
+  const unsigned char *d = dred_meet_data(s);
+  size_t bytes = (size_t)(p->count * p->extent), i;
+  uint32_t k;
+  for (k = 0; k < n; k++)
+    for (i = 0; i < bytes; i++)
+      if (d[k * bytes + i] != pattern(seq, k, i))
+        fail_msg("slot data: seq %llu member %u byte %zu", (unsigned long long)seq, k, i);
+}
+
+/* A nonblocking call's post is recorded in the slot by whoever opens it for seq: its
+ * member's own arrival later only joins; a blocking call's is not (its member arrives
+ * itself).  One declared failed after posting is recorded too: its operand was handed
+ * over. */
+static void test_nb_imported(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 12, N, WORKERS);
+  proto_params_t p = params(PROTO_KIND_ALLREDUCE, 3, 0);
+  dred_meet_arrival_t a;
+  uint32_t k;
+  int st, s;
+  (void)state;
+  assert_int_equal(post_how(r, 0, 0, &p, DRED_MEET_POST_NB), 1);
+  assert_int_equal(post_how(r, 0, 1, &p, DRED_MEET_POST_NB_DIRTY), 1);
+  assert_int_equal(post_how(r, 0, 2, &p, DRED_MEET_POST_CLEAN), 1);
+  /* member 3 goes the slot's way: it opens the slot and records members 0 and 1 */
+  assert_int_equal(slot_arrive(r, 0, 3, &p, &a), 0);
+  assert_int_equal(a.meet, 1);
+  assert_int_equal(dred_meet_poll(a.slot, 0, &s), 0); /* member 2 has not come */
+  for (k = 0; k < 3; k++) assert_int_equal(look(r, 0, k, &st), -1);
+  assert_int_equal(slot_arrive(r, 0, 2, &p, &a), 0); /* the last one: decided */
+  assert_int_equal(a.meet, 1);
+  assert_int_equal(dred_meet_poll(a.slot, 0, &s), 1);
+  assert_int_equal(s, DRED_OK);
+  assert_slot_data(a.slot, 0, N, &p);
+  /* the recorded members' own arrivals join, once each */
+  for (k = 0; k < 2; k++) {
+    assert_int_equal(slot_arrive(r, 0, k, &p, &a), 0);
+    assert_int_equal(a.meet, 1);
+  }
+  assert_int_equal(slot_arrive(r, 0, 0, &p, &a), -1);
+  for (k = 0; k < N; k++) dred_meet_release(a.slot, 0, k);
+  assert_int_equal(dred_meet_state(a.slot, 0), -1); /* released by all: free */
+
+  /* posted, then declared failed: recorded all the same, and the allreduce is whole */
+  assert_int_equal(post_how(r, 1, 1, &p, DRED_MEET_POST_NB), 1);
+  dred_meet_member_failed(r, 1, DRED_ERR_PROC_FAILED);
+  assert_int_equal(slot_arrive(r, 1, 0, &p, &a), 0);
+  assert_int_equal(slot_arrive(r, 1, 2, &p, &a), 0);
+  assert_int_equal(dred_meet_poll(a.slot, 1, &s), 0);
+  assert_int_equal(slot_arrive(r, 1, 3, &p, &a), 0);
+  assert_int_equal(dred_meet_poll(a.slot, 1, &s), 1);
+  assert_int_equal(s, DRED_OK);
+  assert_slot_data(a.slot, 1, N, &p);
+  for (k = 0; k < N; k++)
+    if (k != 1) dred_meet_release(a.slot, 1, k);
+  assert_int_equal(dred_meet_state(a.slot, 1), -1);
+  table_free(t);
+}
+
+/* A member whose nonblocking post of seq is unresolved gives no ack for a later seq of
+ * the same slot (its arrival there included): its peers may not rewrite their posts of seq
+ * until its look read them. */
+static void test_nb_ack(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 14, N, WORKERS);
+  proto_params_t p = params(PROTO_KIND_ALLREDUCE, 2, 0);
+  dred_meet_arrival_t a;
+  uint32_t k;
+  int st, s;
+  (void)state;
+  assert_int_equal(post_how(r, 0, 0, &p, DRED_MEET_POST_NB), 1);
+  for (k = 1; k < N; k++) assert_int_equal(post(r, 0, k, &p), 1);
+  for (k = 1; k < N; k++) assert_int_equal(look(r, 0, k, &st), 1); /* member 0 does not look */
+  /* seq DEPTH, the same slot: everyone the slot's way (member 0 may not post over its own) */
+  for (k = 0; k < N; k++) assert_int_equal(slot_arrive(r, DRED_MEET_DEPTH, k, &p, &a), 0);
+  assert_int_equal(dred_meet_poll(a.slot, DRED_MEET_DEPTH, &s), 1);
+  assert_int_equal(s, DRED_OK);
+  for (k = 0; k < N; k++) dred_meet_release(a.slot, DRED_MEET_DEPTH, k);
+  /* member 0's arrival left its ack behind: nobody posts 2 x DEPTH over what it reads */
+  assert_int_equal(post(r, 2 * DRED_MEET_DEPTH, 1, &p), 0);
+  memset(take, 0, sizeof take);
+  assert_int_equal(dred_meet_fast_look(r, 0, 0, take, sizeof take, &st), 1);
+  assert_int_equal(st, DRED_OK);
+  assert_taken(0, N, &p);
+  dred_meet_fast_done(r, 0, 0);
+  table_free(t);
+}
+
+/* Only posts whose members had no other nonblocking post unresolved are clean -- a
+ * nonblocking call's own included -- and only then may the next poster skip the acks. */
+static void test_nb_clean(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 13, N, WORKERS);
+  proto_params_t p = params(PROTO_KIND_REDUCE, 2, 1);
+  static const int hows[4][N] = {
+      {DRED_MEET_POST_CLEAN, DRED_MEET_POST_CLEAN, DRED_MEET_POST_CLEAN, DRED_MEET_POST_CLEAN},
+      {DRED_MEET_POST_NB, DRED_MEET_POST_CLEAN, DRED_MEET_POST_NB, DRED_MEET_POST_CLEAN},
+      {DRED_MEET_POST_CLEAN, DRED_MEET_POST_DIRTY, DRED_MEET_POST_CLEAN, DRED_MEET_POST_CLEAN},
+      {DRED_MEET_POST_NB, DRED_MEET_POST_CLEAN, DRED_MEET_POST_NB_DIRTY, DRED_MEET_POST_CLEAN},
+  };
+  static const int clean[4] = {1, 1, 0, 0};
+  uint64_t seq;
+  uint32_t k;
+  int st;
+  (void)state;
+  for (seq = 0; seq < 4; seq++) {
+    for (k = 0; k < N; k++) assert_int_equal(post_how(r, seq, k, &p, hows[seq][k]), 1);
+    /* every kind is a post: the look resolves alike, with the same operands */
+    for (k = 0; k < N; k++) {
+      memset(take, 0, sizeof take);
+      assert_int_equal(dred_meet_fast_look(r, seq, k, take, sizeof take, &st), 1);
+      assert_int_equal(st, DRED_OK);
+      assert_taken(seq, N, &p);
+      assert_int_equal(dred_meet_fast_clean(r, seq), clean[seq]);
+      assert_int_equal(dred_meet_fast_pending(r, seq, k), 0);
+    }
+    for (k = 0; k < N; k++) dred_meet_fast_done(r, seq, k);
+  }
+  /* not everyone in yet: pending, for a poster */
+  assert_int_equal(post_how(r, 4, 0, &p, DRED_MEET_POST_NB), 1);
+  assert_int_equal(dred_meet_fast_pending(r, 4, 0), 1);
+  assert_int_equal(dred_meet_fast_clean(r, 4), 0);
+  /* a bad kind of post is refused, and leaves the slot's way open */
+  assert_int_equal(post_how(r, 4, 1, &p, 7), 0);
   table_free(t);
 }
 
@@ -867,6 +1011,8 @@ int main(void) {
       cmocka_unit_test(test_bcast_slot_way), cmocka_unit_test(test_bcast_failed),
       cmocka_unit_test(test_bcast_by_ref),
       cmocka_unit_test(test_allreduce_by_ref),
+      cmocka_unit_test(test_nb_imported),  cmocka_unit_test(test_nb_clean),
+      cmocka_unit_test(test_nb_ack),
       cmocka_unit_test(test_wait_polling), cmocka_unit_test(test_wait_asleep),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
