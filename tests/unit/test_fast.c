@@ -74,16 +74,21 @@ static unsigned char pattern(uint64_t seq, uint32_t k, size_t i) {
   return (unsigned char)(seq * 11 + k * 31 + i * 5 + 3);
 }
 
-/* Member k posts seq: its operand (none at a reduce's root). */
-static int post(dred_meet_ring_t *r, uint64_t seq, uint32_t k, const proto_params_t *p) {
+/* Member k posts seq as `how` says (DRED_MEET_POST_*): its operand (none at a reduce's
+ * root). */
+static int post_how(dred_meet_ring_t *r, uint64_t seq, uint32_t k, const proto_params_t *p, int how) {
   unsigned char op[DRED_MEET_FAST_DATA];
   size_t bytes = (size_t)(p->count * p->extent), i;
   /* a reduce's root gives nothing, nor does a bcast's non-root */
   if ((p->kind == PROTO_KIND_REDUCE && k == p->root) || (p->kind == PROTO_KIND_BCAST && k != p->root))
     bytes = 0;
-  if (bytes > sizeof op) return dred_meet_fast_post(r, seq, k, p, NULL, bytes, 0);
+  if (bytes > sizeof op) return dred_meet_fast_post_as(r, seq, k, p, NULL, bytes, 0, how);
   for (i = 0; i < bytes; i++) op[i] = pattern(seq, k, i);
-  return dred_meet_fast_post(r, seq, k, p, op, bytes, 0);
+  return dred_meet_fast_post_as(r, seq, k, p, op, bytes, 0, how);
+}
+
+static int post(dred_meet_ring_t *r, uint64_t seq, uint32_t k, const proto_params_t *p) {
+  return post_how(r, seq, k, p, DRED_MEET_POST_CLEAN);
 }
 
 static unsigned char take[DRED_MEET_FAST_MEMBERS * DRED_MEET_FAST_DATA];
@@ -110,18 +115,24 @@ static int watch(dred_meet_ring_t *r, uint64_t seq, uint32_t k, const proto_para
   return rc;
 }
 
-/* `take` holds every operand a collective of `p` reads, member k's at k x bytes (a bcast:
- * its root's). */
-static void assert_taken(uint64_t seq, uint32_t n, const proto_params_t *p) {
+/* `buf` holds every operand a collective of `p` reads (`every`: every member's), member
+ * k's at k x bytes (a bcast: its root's). */
+static void assert_operands(const unsigned char *buf, uint64_t seq, uint32_t n,
+                            const proto_params_t *p, int every) {
   size_t bytes = (size_t)(p->count * p->extent), i;
   uint32_t k;
   for (k = 0; k < n; k++) {
-    if ((p->kind == PROTO_KIND_REDUCE && k == p->root) || (p->kind == PROTO_KIND_BCAST && k != p->root))
+    if (!every && ((p->kind == PROTO_KIND_REDUCE && k == p->root) ||
+                   (p->kind == PROTO_KIND_BCAST && k != p->root)))
       continue;
     for (i = 0; i < bytes; i++)
-      if (take[k * bytes + i] != pattern(seq, k, i))
+      if (buf[k * bytes + i] != pattern(seq, k, i))
         fail_msg("seq %llu member %u byte %zu", (unsigned long long)seq, k, i);
   }
+}
+
+static void assert_taken(uint64_t seq, uint32_t n, const proto_params_t *p) {
+  assert_operands(take, seq, n, p, 0);
 }
 
 /* ---- everyone posted ----------------------------------------------------------------- */
@@ -259,24 +270,9 @@ static void test_slot_way(void **state) {
 
 /* ---- nonblocking calls ------------------------------------------------------------ */
 
-/* Member k posts seq as `how` says (DRED_MEET_POST_*), its operand as post() gives it. */
-static int post_how(dred_meet_ring_t *r, uint64_t seq, uint32_t k, const proto_params_t *p, int how) {
-  unsigned char op[DRED_MEET_FAST_DATA];
-  size_t bytes = (size_t)(p->count * p->extent), i;
-  if (p->kind == PROTO_KIND_REDUCE && k == p->root) bytes = 0;
-  for (i = 0; i < bytes; i++) op[i] = pattern(seq, k, i);
-  return dred_meet_fast_post_as(r, seq, k, p, op, bytes, 0, how);
-}
-
 /* The slot's data holds member k's operand of seq at k x bytes. */
-static void assert_slot_data(dred_meet_slot_t *s, uint64_t seq, uint32_t n, const proto_params_t *p) {
-  const unsigned char *d = dred_meet_data(s);
-  size_t bytes = (size_t)(p->count * p->extent), i;
-  uint32_t k;
-  for (k = 0; k < n; k++)
-    for (i = 0; i < bytes; i++)
-      if (d[k * bytes + i] != pattern(seq, k, i))
-        fail_msg("slot data: seq %llu member %u byte %zu", (unsigned long long)seq, k, i);
+static void assert_slot_data(dred_meet_slot_t *sl, uint64_t seq, uint32_t n, const proto_params_t *p) {
+  assert_operands(dred_meet_data(sl), seq, n, p, 1);
 }
 
 /* A nonblocking call's post is recorded in the slot by whoever opens it for seq: its
