@@ -578,14 +578,48 @@ static dred_meet_ring_t *lane_ring(dred_rt_t *rt, dred_inst_t *in) {
 /* seq's bit in a group's lane_nb_open */
 static uint32_t lane_bit(uint64_t seq) { return 1u << (seq % DRED_MEET_DEPTH); }
 
+/* What a post of `in` says, and how it is made. */
+typedef struct {
+  dred_meet_ring_t *r;
+  uint64_t seq;
+  proto_params_t p; /* what the slot would compare, as an arrival does */
+  int peers_past;   /* every peer's post of seq - 1 clean: their acks need not be read */
+  int how;          /* DRED_MEET_POST_* */
+} lane_post_t;
+
+/* The part of a post that a blocking and a nonblocking (`nb`) call share: 1 with *lp
+ * filled, or 0 when the lane cannot take `in` now -- no ring, the service died, or our own
+ * nonblocking post of seq - DEPTH there is still unresolved (not over it). */
+static int lane_prepare(dred_rt_t *rt, dred_inst_t *in, int nb, lane_post_t *lp) {
+  dred_group_t *g = in->group;
+  proto_msg_t ready;
+  uint32_t open;
+  lp->seq = (uint64_t)(-1 - in->tag);
+  if ((lp->r = lane_ring(rt, in)) == NULL || __atomic_load_n(&rt->dead, __ATOMIC_ACQUIRE))
+    return 0;
+  open = __atomic_load_n(&g->lane_nb_open, __ATOMIC_ACQUIRE);
+  if (open & lane_bit(lp->seq)) return 0;
+  dred_rt_ready(in, in->member, &ready);
+  lp->p = proto_params_of(&ready);
+  /* the stream's previous collective decided in the lane, every peer's post clean: none
+   * still reads this slot's posts of DEPTH ago */
+  lp->peers_past = lp->seq > 0 && __atomic_load_n(&g->meet_fast_next, __ATOMIC_RELAXED) == lp->seq;
+  /* with a nonblocking post of ours unresolved, ours says so (meet.h) */
+  if (nb)
+    lp->how = open ? DRED_MEET_POST_NB_DIRTY : DRED_MEET_POST_NB;
+  else
+    lp->how = open ? DRED_MEET_POST_DIRTY : DRED_MEET_POST_CLEAN;
+  return 1;
+}
+
 int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   dred_group_t *g = in->group;
   dred_meet_ring_t *r = NULL;
-  proto_msg_t ready;
+  lane_post_t lp;
   proto_params_t p;
   uint64_t seq = 0;
   size_t bytes;
-  int rc, st = DRED_OK, dead = 0, waited = 0, peers_past = 0, by_ref, posted, watch, how;
+  int rc, st = DRED_OK, dead = 0, waited = 0, by_ref, posted, watch;
   uint64_t watched = 0, slice;
 
   /* a blocking collective, auto-tagged, that joins without an error: of the small path
@@ -595,28 +629,20 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
     return 0;
   by_ref = in->bytes > DRED_MEET_FAST_DATA;
   if (by_ref ? !lane_by_ref(in) : !meet_small(in)) return 0;
-  seq = (uint64_t)(-1 - in->tag);
-  if ((r = lane_ring(rt, in)) == NULL || __atomic_load_n(&rt->dead, __ATOMIC_ACQUIRE)) return 0;
-  /* our own nonblocking post of seq - DEPTH there, unresolved: not over it */
-  if (__atomic_load_n(&g->lane_nb_open, __ATOMIC_ACQUIRE) & lane_bit(seq)) return 0;
-  dred_rt_ready(in, in->member, &ready); /* what the slot would compare, as arrive does */
-  /* the stream's previous collective decided in the lane, every peer's post clean: none
-   * still reads this slot's posts of DEPTH ago */
-  peers_past = seq > 0 && __atomic_load_n(&g->meet_fast_next, __ATOMIC_RELAXED) == seq;
-  /* with a nonblocking post of ours unresolved, ours says so (meet.h) */
-  how = __atomic_load_n(&g->lane_nb_open, __ATOMIC_ACQUIRE) ? DRED_MEET_POST_DIRTY
-                                                              : DRED_MEET_POST_CLEAN;
-  p = proto_params_of(&ready);
+  if (!lane_prepare(rt, in, 0, &lp)) return 0;
+  r = lp.r;
+  seq = lp.seq;
+  p = lp.p;
   bytes = publishes(in) ? in->bytes : 0;
   /* a bcast's non-root posts nothing: it watches for its root's post (meet.h) */
   watch = in->kind == PROTO_KIND_BCAST && !in->is_root;
   if (watch)
     posted = 1;
   else if (by_ref && bytes > 0)
-    posted = lane_post_ref(rt, in, r, seq, &p, peers_past, how);
+    posted = lane_post_ref(rt, in, r, seq, &p, lp.peers_past, lp.how);
   else /* (a reduce's root by reference posts its parameters alone, as any reduce root) */
     posted = dred_meet_fast_post_as(r, seq, in->member, &p, bytes > 0 ? operand_of(in) : NULL,
-                                    bytes, peers_past, how);
+                                    bytes, lp.peers_past, lp.how);
   if (!posted) return 0; /* the slot's way: its arrival tells the peers */
   for (;;) {
     rc = watch ? dred_meet_fast_watch(r, seq, in->member, &p, taken_data, sizeof taken_data, &st)
@@ -777,32 +803,21 @@ void dred_meetpath_finish_taken(dred_rt_t *rt, dred_inst_t *in) {
 
 int dred_meetpath_lane_post(dred_rt_t *rt, dred_inst_t *in) {
   dred_group_t *g = in->group;
-  dred_meet_ring_t *r;
-  proto_msg_t ready;
-  proto_params_t p;
-  uint64_t seq;
+  lane_post_t lp;
   size_t bytes;
-  int peers_past, how;
   /* an operand that fits its post (the slot's small path, within a post), and no bcast: a
    * bcast's non-roots watch for their root's post, which needs their thread */
   if (!rt->cfg.meet_fast_nb || rt->meet == NULL || g->spans_nodes || in->tag >= 0 ||
       in->join_error != DRED_OK || in->refused || g->n > DRED_MEET_FAST_MEMBERS ||
       in->kind == PROTO_KIND_BCAST || !meet_small(in) || in->bytes > DRED_MEET_FAST_DATA)
     return 0;
-  seq = (uint64_t)(-1 - in->tag);
-  if ((r = lane_ring(rt, in)) == NULL || __atomic_load_n(&rt->dead, __ATOMIC_ACQUIRE)) return 0;
-  if (__atomic_load_n(&g->lane_nb_open, __ATOMIC_ACQUIRE) & lane_bit(seq)) return 0;
-  dred_rt_ready(in, in->member, &ready);
-  p = proto_params_of(&ready);
-  peers_past = seq > 0 && __atomic_load_n(&g->meet_fast_next, __ATOMIC_RELAXED) == seq;
+  if (!lane_prepare(rt, in, 1, &lp)) return 0;
   bytes = publishes(in) ? in->bytes : 0;
-  how = __atomic_load_n(&g->lane_nb_open, __ATOMIC_ACQUIRE) ? DRED_MEET_POST_NB_DIRTY
-                                                              : DRED_MEET_POST_NB;
-  if (!dred_meet_fast_post_as(r, seq, in->member, &p, bytes > 0 ? operand_of(in) : NULL, bytes,
-                              peers_past, how))
+  if (!dred_meet_fast_post_as(lp.r, lp.seq, in->member, &lp.p, bytes > 0 ? operand_of(in) : NULL,
+                              bytes, lp.peers_past, lp.how))
     return 0; /* the slot's way, as the call goes on */
-  __atomic_or_fetch(&g->lane_nb_open, lane_bit(seq), __ATOMIC_ACQ_REL);
-  in->meet_seq = seq;
+  __atomic_or_fetch(&g->lane_nb_open, lane_bit(lp.seq), __ATOMIC_ACQ_REL);
+  in->meet_seq = lp.seq;
   return 1;
 }
 
