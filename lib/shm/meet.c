@@ -170,14 +170,9 @@ static void slot_lock(dred_meet_slot_t *s) {
    * unlock: microseconds, more than a small collective takes). */
   int rc = EBUSY, tries = spin_ns > 0 ? LOCK_TRIES : 0;
   while (tries-- > 0 && (rc = pthread_mutex_trylock(&s->mu)) == EBUSY) {
-    /* Wait for the lock to look free before trying again: a read keeps the line shared,
-     * where each try would take it from the holder, whose stores under the lock and whose
-     * unlock then wait for it to come back. */
-    while (tries-- > 0 && __atomic_load_n(&s->mu.__data.__lock, __ATOMIC_RELAXED) != 0) {
 #if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
+    __builtin_ia32_pause();
 #endif
-    }
   }
   if (rc == EBUSY) rc = pthread_mutex_lock(&s->mu);
   if (rc == EOWNERDEAD) {
