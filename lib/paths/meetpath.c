@@ -588,12 +588,17 @@ typedef struct {
 } lane_post_t;
 
 /* The part of a post that a blocking and a nonblocking (`nb`) call share: 1 with *lp
- * filled, or 0 when the lane cannot take `in` now -- no ring, the service died, or our own
- * nonblocking post of seq - DEPTH there is still unresolved (not over it). */
+ * filled, or 0 when the lane cannot take `in` -- not an auto-tagged collective of a
+ * one-node group of at most DRED_MEET_FAST_MEMBERS that joins without an error, no ring,
+ * the service died, or our own nonblocking post of seq - DEPTH there is still unresolved
+ * (not over it). */
 static int lane_prepare(dred_rt_t *rt, dred_inst_t *in, int nb, lane_post_t *lp) {
   dred_group_t *g = in->group;
   proto_msg_t ready;
   uint32_t open;
+  if (rt->meet == NULL || g->spans_nodes || in->tag >= 0 || in->join_error != DRED_OK ||
+      in->refused || g->n > DRED_MEET_FAST_MEMBERS)
+    return 0;
   lp->seq = (uint64_t)(-1 - in->tag);
   if ((lp->r = lane_ring(rt, in)) == NULL || __atomic_load_n(&rt->dead, __ATOMIC_ACQUIRE))
     return 0;
@@ -613,7 +618,6 @@ static int lane_prepare(dred_rt_t *rt, dred_inst_t *in, int nb, lane_post_t *lp)
 }
 
 int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
-  dred_group_t *g = in->group;
   dred_meet_ring_t *r = NULL;
   lane_post_t lp;
   proto_params_t p;
@@ -622,11 +626,8 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   int rc, st = DRED_OK, dead = 0, waited = 0, by_ref, posted, watch;
   uint64_t watched = 0, slice;
 
-  /* a blocking collective, auto-tagged, that joins without an error: of the small path
-   * whose operand fits a post, or a bcast whose root's data the post names */
-  if (rt->meet == NULL || g->spans_nodes || in->tag >= 0 || in->join_error != DRED_OK ||
-      in->refused || g->n > DRED_MEET_FAST_MEMBERS)
-    return 0;
+  /* of the small path whose operand fits a post, or a bcast whose root's data the post
+   * names (and what lane_prepare asks of any post) */
   by_ref = in->bytes > DRED_MEET_FAST_DATA;
   if (by_ref ? !lane_by_ref(in) : !meet_small(in)) return 0;
   if (!lane_prepare(rt, in, 0, &lp)) return 0;
@@ -790,6 +791,15 @@ void dred_meetpath_finish_taken(dred_rt_t *rt, dred_inst_t *in) {
   if (wake) uv_async_send(&rt->wake);
 }
 
+/* `in`, out of the meeting place with nothing of it there, goes to dred-master as any
+ * collective does: the runtime thread announces it (its submit queue).  Under rt->lock,
+ * `in` on no queue. */
+static void to_master(dred_rt_t *rt, dred_inst_t *in) {
+  in->state = INST_SUBMITTED;
+  if (rt->cfg.replicas > 0) rt->robust->on_operand_pooled(rt, in);
+  dred_queue_insert_tail(&rt->submitq, &in->qlink);
+}
+
 /* ---- Nonblocking calls in the fast lane (meet.h, "Nonblocking calls") ----
  *
  * A small nonblocking reduce or allreduce of an auto-tagged stream posts there as a
@@ -807,11 +817,9 @@ int dred_meetpath_lane_post(dred_rt_t *rt, dred_inst_t *in) {
   size_t bytes;
   /* an operand that fits its post (the slot's small path, within a post), and no bcast: a
    * bcast's non-roots watch for their root's post, which needs their thread */
-  if (!rt->cfg.meet_fast_nb || rt->meet == NULL || g->spans_nodes || in->tag >= 0 ||
-      in->join_error != DRED_OK || in->refused || g->n > DRED_MEET_FAST_MEMBERS ||
-      in->kind == PROTO_KIND_BCAST || !meet_small(in) || in->bytes > DRED_MEET_FAST_DATA)
+  if (!rt->cfg.meet_fast_nb || in->kind == PROTO_KIND_BCAST || in->bytes > DRED_MEET_FAST_DATA ||
+      !meet_small(in) || !lane_prepare(rt, in, 1, &lp))
     return 0;
-  if (!lane_prepare(rt, in, 1, &lp)) return 0;
   bytes = publishes(in) ? in->bytes : 0;
   if (!dred_meet_fast_post_as(lp.r, lp.seq, in->member, &lp.p, bytes > 0 ? operand_of(in) : NULL,
                               bytes, lp.peers_past, lp.how))
@@ -858,10 +866,8 @@ static int lane_to_slot(dred_rt_t *rt, dred_inst_t *in) {
       taken = in->meet_taken;
       if (!taken) in->meet_claimed = 0; /* a slot member now: whoever looks next settles it */
     } else {
-      in->state = INST_SUBMITTED;
       in->meet_claimed = 0;
-      if (rt->cfg.replicas > 0) rt->robust->on_operand_pooled(rt, in);
-      dred_queue_insert_tail(&rt->submitq, &in->qlink);
+      to_master(rt, in); /* its seq spilled (arriving said so, and counted it) */
     }
   }
   uv_mutex_unlock(&rt->lock);
@@ -940,14 +946,12 @@ void dred_meetpath_join(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r,
  * any reduction.  Under rt->lock, `in` unclaimed in rt->meetq. */
 static void reroute(dred_rt_t *rt, dred_inst_t *in) {
   dred_queue_remove(&in->qlink);
-  in->state = INST_SUBMITTED;
   dred_meet_release(in->meet_slot, in->meet_seq, in->member);
   undefer(in);
   meet_blk_free(rt, in);
   in->meet_by_ref = 0;
   rt->meet_spilled++;
-  if (rt->cfg.replicas > 0) rt->robust->on_operand_pooled(rt, in);
-  dred_queue_insert_tail(&rt->submitq, &in->qlink);
+  to_master(rt, in);
 }
 
 
