@@ -78,7 +78,7 @@ CASES=(
   "allreduce@abc    allreduce   7  240  @a:3,b:3,c:2 -s 73"
   "bcast-p1         bcast       1   60"
   "bcast-p2         bcast       2   90"
-  "bcast-p3         bcast       3  120"
+  "bcast-p3         bcast       3  120  +DRED_MEET_PIECES=1"
   "bcast-p5         bcast       5  150  -s 5"
   "bcast-p8         bcast       8  240  -s 8"
   "bcast@abc        bcast       7  240  @a:3,b:3,c:2 -s 73"

@@ -89,9 +89,16 @@
  * may, no longer falls onto the slow path for it. */
 #define SLOT_WAIT_NS 1000000ull
 /* A bcast root's data from this size on is copied into its block after it arrived, so
- * that the members' copies overlap its own; smaller data is copied before (one piece
- * would only add a wait for the count). */
+ * that the members' copies overlap its own, PUBLISH_PIECE at a time; smaller data is
+ * copied before (one piece would only add a wait for the count).  Where every process of
+ * the node has a core (DRED_MEET_PIECES) the members wait awake for each piece, and the
+ * overlap pays from PUBLISH_PERCORE_MIN in pieces of a quarter (p = 2 on the development
+ * machine: 64 KiB 16-18 us copied before arriving, 11-12 us in 16 KiB pieces;
+ * docs/performance.md, session 43); where processes outnumber cores a piece would only
+ * wake a member to find the next one missing. */
 #define PUBLISH_MIN (128u * 1024u)
+#define PUBLISH_PERCORE_MIN (16u * 1024u)
+#define PUBLISH_PIECE (64u * 1024u)
 #define FOLD_CHUNK (64u * 1024u) /* bytes of acc folded at a time (in cache) */
 /* An allreduce whose operands together are at most this is folded whole by every member
  * (allreduce_by_ref, the fast lane's lane_fold) rather than in chunks shared out among
@@ -328,7 +335,8 @@ void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in) {
     in->meet_blk = NULL; /* no room: this reduction will spill to dred-master */
     return;
   }
-  if ((in->kind == PROTO_KIND_BCAST && in->bytes >= PUBLISH_MIN) ||
+  if ((in->kind == PROTO_KIND_BCAST &&
+       (in->bytes >= PUBLISH_MIN || (rt->meet_pieces && in->bytes >= PUBLISH_PERCORE_MIN))) ||
       (in->kind == PROTO_KIND_ALLREDUCE && dred_meetpath_pieces(rt, in))) {
     in->meet_pipelined = 1; /* copied after arriving, piece by piece: dred_meetpath_publish */
     return;
@@ -547,10 +555,8 @@ static int lane_post_ref(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r, ui
     g->lane_blk[i].off = noff;
     g->lane_blk[i].cap = in->bytes;
   }
-  if (in->kind == PROTO_KIND_BCAST)
-    dred_shm_copy_in(g->lane_blk[i].p, src, in->bytes, DRED_SHM_STREAM_MIN);
-  else
-    memcpy(g->lane_blk[i].p, src, in->bytes);
+  /* cached, even a bcast's 16 KiB: streamed, its peer's read of it measured slower */
+  memcpy(g->lane_blk[i].p, src, in->bytes);
   memset(&ref, 0, sizeof ref);
   ref.kind = DRED_MEET_OP_POOL;
   ref.worker = (uint32_t)rt->world_rank;
@@ -1574,7 +1580,6 @@ static void publish_chunks(dred_inst_t *in, const char *src, char *dst) {
 }
 
 void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
-  enum { PIECE = 64 * 1024 };
   dred_meet_slot_t *slot;
   const char *src;
   char *dst;
@@ -1600,8 +1605,9 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
     if (dst == src || !in->meet_pipelined) /* in already: acc itself, or copied before arriving */
       off = bytes;
     if (off == bytes) dred_meet_progress_set(slot, seq, bytes);
+    uint64_t piece = bytes < PUBLISH_MIN ? PUBLISH_PIECE / 4 : PUBLISH_PIECE;
     while (off < bytes) {
-      uint64_t len = bytes - off < PIECE ? bytes - off : PIECE;
+      uint64_t len = bytes - off < piece ? bytes - off : piece;
       memcpy(dst + off, src + off, len);
       off += len;
       dred_meet_progress_set(slot, seq, off);

@@ -15,11 +15,11 @@
  * (figures, p = 2 on the development machine: docs/performance.md, sessions 33 and 40).
  *
  * Used where one process writes a block every call and peers read it next: a bcast
- * root's copy of its data below the pipelined publish (lib/paths/meetpath.c, also in the
- * fast lane), a reduce non-root's operand and an allreduce member's (lib/mpi/buffer.c,
- * meetpath.c), and a large allreduce's folded chunks (meetpath.c).  Not the pipelined
- * publish of a large bcast (its reader follows the writer piece by piece, in cache), nor
- * an allreduce's operand in the fast lane (16 KiB at most: streaming it measured slower).
+ * root's copy of its data below the pipelined publish where processes outnumber cores
+ * (lib/paths/meetpath.c), a reduce non-root's operand and an allreduce member's
+ * (lib/mpi/buffer.c, meetpath.c), and a large allreduce's folded chunks (meetpath.c).
+ * Not the pipelined publish of a bcast (its reader follows the writer piece by piece, in
+ * cache), nor anything in the fast lane (16 KiB at most: streaming it measured slower).
  */
 #include "copy.h"
 
