@@ -32,6 +32,7 @@
 #include "../engine/runtime.h"
 #include "../engine/snapdir.h"
 #include "../paths/meetpath.h"
+#include "../shm/copy.h"
 #include "dataplane.h"
 #include "nodemem.h"
 
@@ -184,6 +185,24 @@ static int segs_init(dred_rt_t *rt) {
   return DRED_OK;
 }
 
+/* Which copies into the pool bypass the cache (DRED_SHM_STREAM, lib/shm/copy.c): where one
+ * last-level cache serves every CPU, what the node's members write and read stays in it,
+ * and copies up to a quarter of it per member go through it. */
+static void stream_init(dred_rt_t *rt) {
+  int nnode = 1;
+  size_t llc = rt->cfg.shm_stream == 2 ? dred_shm_llc_shared() : 0, cached = 0;
+  MPI_Comm_size(rt->node, &nnode);
+  if (rt->cfg.shm_stream == 0)
+    cached = SIZE_MAX;
+  else if (llc > 0)
+    cached = llc / (4u * (size_t)(nnode > 0 ? nnode : 1));
+  dred_shm_copy_cached_set(cached);
+  if (llc > 0)
+    DRED_DEBUG("one %zu KiB last-level cache for every CPU: copies into the pool below %zu KiB "
+               "go through it",
+               llc >> 10, cached >> 10);
+}
+
 int dred_dp_init(dred_rt_t *rt) {
   int nnode = 0, i, rc;
   MPI_Info info;
@@ -199,6 +218,7 @@ int dred_dp_init(dred_rt_t *rt) {
   /* The pool.  Collective over the node communicator, so every worker calls it even
    * when DRED_POOL_MB=0 (then with size 0: no shared memory, RMA only). */
   MPI_Comm_split_type(rt->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &rt->node);
+  stream_init(rt);
   MPI_Info_create(&info);
   MPI_Info_set(info, "alloc_shared_noncontig", "true");
   /* DRED_POOL_MB of blocks plus the directory at the head, so an operand of exactly the

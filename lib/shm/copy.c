@@ -12,7 +12,16 @@
  * measured no slower from 1 MiB up.  Below that it depends on who reads: a block read
  * once, whole, by one peer streams from DRED_SHM_STREAM_MIN; an allreduce member's
  * operand, folded in parts by every peer right after, only from DRED_SHM_STREAM_FOLD_MIN
- * (figures, p = 2 on the development machine: docs/performance.md, sessions 33 and 40).
+ * (figures, p = 2 on the development machine, an AMD EPYC guest: docs/performance.md,
+ * sessions 33 and 40).
+ *
+ * Where it does not pay.  Where one last-level cache serves every CPU of the node and
+ * holds what the node's members write and read, the peer's lines are taken back from
+ * that cache, not from a far core's, and a streamed block is read back from memory: on
+ * an Intel Xeon guest with a 300 MiB L3 over both CPUs, writing 1 MiB a peer has just
+ * read and the peer's read of it took 142 us cached against 214 streamed, 16 MiB 2.8 ms
+ * against 3.3 (session 43).  There dred_shm_copy_cached_set raises the size below which
+ * every copy goes through the cache (DRED_SHM_STREAM, dred_shm_llc_shared).
  *
  * Used where one process writes a block every call and peers read it next: a bcast
  * root's copy of its data below the pipelined publish where processes outnumber cores
@@ -24,7 +33,57 @@
 #include "copy.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+/* Copies below this many bytes go through the cache whatever their stream_min; set once at
+ * dred_init, before any copy, and read by every thread after. */
+static size_t cached_max;
+
+void dred_shm_copy_cached_set(size_t n) { __atomic_store_n(&cached_max, n, __ATOMIC_RELAXED); }
+
+/* The last-level cache of CPU `cpu` in sysfs: the highest cache index that is unified or
+ * data; its size in bytes and its shared_cpu_list.  0 when sysfs does not say. */
+static size_t llc_of(long cpu, char *cpus, size_t cap) {
+  size_t best = 0;
+  cpus[0] = 0;
+  for (int idx = 0; idx < 8; idx++) {
+    char path[128], type[32] = "", size[32] = "";
+    unsigned long kb = 0;
+    FILE *f;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%ld/cache/index%d/type", cpu, idx);
+    if ((f = fopen(path, "r")) == NULL) break;
+    if (fgets(type, sizeof type, f) == NULL) type[0] = 0;
+    fclose(f);
+    if (strncmp(type, "Instruction", 11) == 0) continue;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%ld/cache/index%d/size", cpu, idx);
+    if ((f = fopen(path, "r")) == NULL) continue;
+    if (fgets(size, sizeof size, f) == NULL || sscanf(size, "%luK", &kb) != 1) kb = 0;
+    fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%ld/cache/index%d/shared_cpu_list",
+             cpu, idx);
+    if (kb == 0 || (f = fopen(path, "r")) == NULL) continue;
+    if (fgets(cpus, (int)cap, f) == NULL) cpus[0] = 0;
+    fclose(f);
+    cpus[strcspn(cpus, "\n")] = 0;
+    best = (size_t)kb * 1024u; /* a higher index is a further level */
+  }
+  return best;
+}
+
+size_t dred_shm_llc_shared(void) {
+  char cpus[256], all[32];
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t bytes;
+  if (n <= 0) return 0;
+  if (n == 1)
+    snprintf(all, sizeof all, "0");
+  else
+    snprintf(all, sizeof all, "0-%ld", n - 1);
+  bytes = llc_of(0, cpus, sizeof cpus);
+  return bytes > 0 && strcmp(cpus, all) == 0 ? bytes : 0; /* one cache for every CPU */
+}
 
 #if defined(__x86_64__)
 #include <emmintrin.h>
@@ -33,7 +92,7 @@ void dred_shm_copy_in(void *dst, const void *src, size_t n, size_t stream_min) {
   char *d = dst;
   const char *s = src;
   size_t head;
-  if (n < stream_min || n < 64) {
+  if (n < stream_min || n < 64 || n < __atomic_load_n(&cached_max, __ATOMIC_RELAXED)) {
     memcpy(dst, src, n);
     return;
   }

@@ -20,4 +20,12 @@
  * returns, so a flag published after it is seen after the bytes. */
 void dred_shm_copy_in(void *dst, const void *src, size_t n, size_t stream_min);
 
+/* Copies of fewer than n bytes go through the cache whatever their stream_min (copy.c
+ * says where that pays).  Called once, at dred_init, before any copy. */
+void dred_shm_copy_cached_set(size_t n);
+
+/* The size in bytes of the last-level cache if sysfs says one serves every online CPU of
+ * this machine; 0 if not (several caches, or sysfs silent). */
+size_t dred_shm_llc_shared(void);
+
 #endif /* DRED_SHM_COPY_H */

@@ -1,0 +1,97 @@
+/*
+ * test_copy.c -- lib/shm/copy.c: a copy into a shared block, streamed past the cache or
+ * through it.  Every way a copy can go (below stream_min, streamed with an unaligned head
+ * and a tail under one line, forced through the cache by dred_shm_copy_cached_set) must
+ * give the same bytes and write nothing outside the destination; and the last-level cache
+ * that decides the default is read from sysfs as it is.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../lib/shm/copy.h"
+
+#define GUARD 80u
+
+/* copy n bytes from src + soff to dst + doff, then check them and the guards around */
+static void copy_check(size_t n, size_t soff, size_t doff, size_t stream_min) {
+  size_t cap = n + soff + doff + 2 * GUARD;
+  unsigned char *src = malloc(cap), *dst = malloc(cap);
+  assert_non_null(src);
+  assert_non_null(dst);
+  for (size_t i = 0; i < cap; i++) {
+    src[i] = (unsigned char)(i * 131u + 7u);
+    dst[i] = 0xA5;
+  }
+  dred_shm_copy_in(dst + GUARD + doff, src + soff, n, stream_min);
+  if (n > 0) assert_memory_equal(dst + GUARD + doff, src + soff, n);
+  for (size_t i = 0; i < GUARD + doff; i++) assert_int_equal(dst[i], 0xA5);
+  for (size_t i = GUARD + doff + n; i < cap; i++) assert_int_equal(dst[i], 0xA5);
+  free(src);
+  free(dst);
+}
+
+static const size_t sizes[] = {1, 63, 64, 65, 127, 4095, 16384 + 17, (1u << 20) + 3};
+
+static void test_every_way(void **state) {
+  (void)state;
+  for (int forced = 0; forced < 2; forced++) {
+    dred_shm_copy_cached_set(forced ? SIZE_MAX : 0);
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+      for (size_t soff = 0; soff < 3; soff++)
+        for (size_t doff = 0; doff < 20; doff += 7) {
+          copy_check(sizes[k], soff, doff, 0);        /* streamed (unless forced) */
+          copy_check(sizes[k], soff, doff, SIZE_MAX); /* through the cache */
+        }
+  }
+  dred_shm_copy_cached_set(0);
+}
+
+static void test_zero(void **state) {
+  unsigned char a[4] = {1, 2, 3, 4}, b[4] = {9, 9, 9, 9};
+  (void)state;
+  dred_shm_copy_in(b, a, 0, 0);
+  assert_int_equal(b[0], 9);
+}
+
+/* The default (DRED_SHM_STREAM=2) rests on this: a size only if CPU 0's last-level cache
+ * is listed as every online CPU's, in KiB as sysfs gives it. */
+static void test_llc(void **state) {
+  size_t llc = dred_shm_llc_shared();
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  (void)state;
+  assert_int_equal(llc % 1024u, 0);
+  if (llc > 0) {
+    char path[96], list[64], want[32];
+    FILE *f = NULL;
+    int found = 0;
+    snprintf(want, sizeof want, n == 1 ? "0" : "0-%ld", n - 1);
+    for (int idx = 0; idx < 8 && !found; idx++) {
+      snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/shared_cpu_list",
+               idx);
+      if ((f = fopen(path, "r")) == NULL) continue;
+      if (fgets(list, sizeof list, f) != NULL) {
+        list[strcspn(list, "\n")] = 0;
+        found = strcmp(list, want) == 0;
+      }
+      fclose(f);
+    }
+    assert_true(found);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_every_way),
+      cmocka_unit_test(test_zero),
+      cmocka_unit_test(test_llc),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
