@@ -92,10 +92,11 @@
  * that the members' copies overlap its own, PUBLISH_PIECE at a time; smaller data is
  * copied before (one piece would only add a wait for the count).  Where every process of
  * the node has a core (DRED_MEET_PIECES) the members wait awake for each piece, and the
- * overlap pays from PUBLISH_PERCORE_MIN in pieces of a quarter (p = 2 on the development
- * machine: 64 KiB 16-18 us copied before arriving, 11-12 us in 16 KiB pieces;
- * docs/performance.md, session 43); where processes outnumber cores a piece would only
- * wake a member to find the next one missing. */
+ * overlap pays from PUBLISH_PERCORE_MIN in pieces of an eighth of the data, at least a
+ * quarter of PUBLISH_PIECE (p = 2 on the development machine: 64 KiB 16-18 us copied
+ * before arriving, 11-12 us in 16 KiB pieces; 128 KiB 20-21 us in 64 KiB pieces, 18-19 in
+ * 16 KiB ones; docs/performance.md, session 43); where processes outnumber cores a piece
+ * would only wake a member to find the next one missing. */
 #define PUBLISH_MIN (128u * 1024u)
 #define PUBLISH_PERCORE_MIN (16u * 1024u)
 #define PUBLISH_PIECE (64u * 1024u)
@@ -1583,7 +1584,7 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
   dred_meet_slot_t *slot;
   const char *src;
   char *dst;
-  uint64_t seq, bytes, off = 0;
+  uint64_t seq, bytes, off = 0, piece = PUBLISH_PIECE;
   int pieces;
   uv_mutex_lock(&rt->lock);
   if (!in->meet_publish || in->state != INST_MEET) {
@@ -1605,7 +1606,10 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
     if (dst == src || !in->meet_pipelined) /* in already: acc itself, or copied before arriving */
       off = bytes;
     if (off == bytes) dred_meet_progress_set(slot, seq, bytes);
-    uint64_t piece = bytes < PUBLISH_MIN ? PUBLISH_PIECE / 4 : PUBLISH_PIECE;
+    if (rt->meet_pieces) /* an eighth, from a quarter of PUBLISH_PIECE up to all of it */
+      piece = bytes / 8 < PUBLISH_PIECE / 4 ? PUBLISH_PIECE / 4
+              : bytes / 8 > PUBLISH_PIECE   ? PUBLISH_PIECE
+                                            : bytes / 8;
     while (off < bytes) {
       uint64_t len = bytes - off < piece ? bytes - off : piece;
       memcpy(dst + off, src + off, len);
