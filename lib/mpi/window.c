@@ -186,21 +186,31 @@ static int segs_init(dred_rt_t *rt) {
 }
 
 /* Which copies into the pool bypass the cache (DRED_SHM_STREAM, lib/shm/copy.c): where one
- * last-level cache serves every CPU, what the node's members write and read stays in it,
- * and copies up to a quarter of it per member go through it. */
+ * last-level cache serves every process of the node, what the members write and read
+ * stays in it, and copies up to a quarter of it per process go through it.  Collective
+ * over the node whatever this process's setting, so that processes set differently
+ * still meet here. */
 static void stream_init(dred_rt_t *rt) {
   int nnode = 1;
-  size_t llc = rt->cfg.shm_stream == 2 ? dred_shm_llc_shared() : 0, cached = 0;
+  uint64_t key = 0, v[2], agreed[2] = {0, 0};
+  size_t llc = dred_shm_llc_mine(&key), cached = 0;
   MPI_Comm_size(rt->node, &nnode);
+  /* the largest key and the largest complement: one cache everywhere when the smallest
+   * and the largest key agree; a process without one sends what no key can agree with */
+  v[0] = llc > 0 ? key : UINT64_MAX;
+  v[1] = llc > 0 ? ~key : UINT64_MAX;
+  if (PMPI_Allreduce(v, agreed, 2, MPI_UINT64_T, MPI_MAX, rt->node) != MPI_SUCCESS ||
+      agreed[0] != ~agreed[1])
+    llc = 0;
   if (rt->cfg.shm_stream == 0)
     cached = SIZE_MAX;
-  else if (llc > 0)
+  else if (rt->cfg.shm_stream == 2 && llc > 0)
     cached = llc / (4u * (size_t)(nnode > 0 ? nnode : 1));
   dred_shm_copy_cached_set(cached);
-  if (llc > 0)
-    DRED_DEBUG("one %zu KiB last-level cache for every CPU: copies into the pool below %zu KiB "
-               "go through it",
-               llc >> 10, cached >> 10);
+  if (llc > 0 && rt->cfg.shm_stream == 2)
+    DRED_DEBUG("the node's %d process(es) run under one %zu KiB last-level cache: copies into "
+               "the pool below %zu KiB go through it",
+               nnode, llc >> 10, cached >> 10);
 }
 
 int dred_dp_init(dred_rt_t *rt) {

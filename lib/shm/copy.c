@@ -21,7 +21,8 @@
  * an Intel Xeon guest with a 300 MiB L3 over both CPUs, writing 1 MiB a peer has just
  * read and the peer's read of it took 142 us cached against 214 streamed, 16 MiB 2.8 ms
  * against 3.3 (session 43).  There dred_shm_copy_cached_set raises the size below which
- * every copy goes through the cache (DRED_SHM_STREAM, dred_shm_llc_shared).
+ * every copy goes through the cache (DRED_SHM_STREAM; dred_shm_llc_mine names the cache
+ * each process of the node runs under).
  *
  * Used where one process writes a block every call and peers read it next: a bcast
  * root's copy of its data below the pipelined publish where processes outnumber cores
@@ -30,8 +31,10 @@
  * Not the pipelined publish of a bcast (its reader follows the writer piece by piece, in
  * cache), nor anything in the fast lane (16 KiB at most: streaming it measured slower).
  */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "copy.h"
 
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -69,20 +72,30 @@ static size_t llc_of(long cpu, char *cpus, size_t cap) {
     cpus[strcspn(cpus, "\n")] = 0;
     best = (size_t)kb * 1024u; /* a higher index is a further level */
   }
-  return best;
+  return cpus[0] != 0 ? best : 0;
 }
 
-size_t dred_shm_llc_shared(void) {
-  char cpus[256], all[32];
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  size_t bytes;
-  if (n <= 0) return 0;
-  if (n == 1)
-    snprintf(all, sizeof all, "0");
-  else
-    snprintf(all, sizeof all, "0-%ld", n - 1);
-  bytes = llc_of(0, cpus, sizeof cpus);
-  return bytes > 0 && strcmp(cpus, all) == 0 ? bytes : 0; /* one cache for every CPU */
+size_t dred_shm_llc_mine(uint64_t *key) {
+  char first[256] = "", cpus[256];
+  size_t bytes = 0, b;
+  uint64_t h = 1469598103934665603ull; /* FNV-1a of the cache's CPU list */
+  cpu_set_t set;
+  *key = 0;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+  for (long cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    if ((b = llc_of(cpu, cpus, sizeof cpus)) == 0) return 0;
+    if (first[0] == 0) {
+      memcpy(first, cpus, sizeof first);
+      bytes = b;
+    } else if (strcmp(first, cpus) != 0) {
+      return 0; /* this process may run under two caches */
+    }
+  }
+  if (bytes == 0) return 0;
+  for (const char *c = first; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+  *key = h;
+  return bytes;
 }
 
 #if defined(__x86_64__)

@@ -6,6 +6,7 @@
 #define DRED_SHM_COPY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* From how many bytes a copy bypasses the cache (copy.c says why):
  *   DRED_SHM_STREAM_MIN: a block one peer reads once, whole, next -- a reduce non-root's
@@ -24,8 +25,9 @@ void dred_shm_copy_in(void *dst, const void *src, size_t n, size_t stream_min);
  * says where that pays).  Called once, at dred_init, before any copy. */
 void dred_shm_copy_cached_set(size_t n);
 
-/* The size in bytes of the last-level cache if sysfs says one serves every online CPU of
- * this machine; 0 if not (several caches, or sysfs silent). */
-size_t dred_shm_llc_shared(void);
+/* The last-level cache this process runs under, from sysfs: if every CPU it may run on
+ * (its affinity mask) is under one, that cache's size in bytes, and *key a hash of its
+ * CPU list (equal keys, the same cache); else 0 (several caches, or sysfs silent). */
+size_t dred_shm_llc_mine(uint64_t *key);
 
 #endif /* DRED_SHM_COPY_H */

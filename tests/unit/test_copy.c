@@ -3,8 +3,10 @@
  * through it.  Every way a copy can go (below stream_min, streamed with an unaligned head
  * and a tail under one line, forced through the cache by dred_shm_copy_cached_set) must
  * give the same bytes and write nothing outside the destination; and the last-level cache
- * that decides the default is read from sysfs as it is.
+ * that decides the default is read from sysfs for the CPUs the process may run on.
  */
+#define _GNU_SOURCE /* sched_setaffinity */
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -61,29 +63,37 @@ static void test_zero(void **state) {
   assert_int_equal(b[0], 9);
 }
 
-/* The default (DRED_SHM_STREAM=2) rests on this: a size only if CPU 0's last-level cache
- * is listed as every online CPU's, in KiB as sysfs gives it. */
+/* The default (DRED_SHM_STREAM=2) rests on this: the cache a process runs under, the
+ * same whichever of its CPUs is asked, and none claimed where sysfs is silent. */
 static void test_llc(void **state) {
-  size_t llc = dred_shm_llc_shared();
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  cpu_set_t all, one;
+  uint64_t kall = 0, kone = 0, again = 0;
+  size_t ball, bone;
+  long cpu = 0;
+  char path[96];
   (void)state;
-  assert_int_equal(llc % 1024u, 0);
-  if (llc > 0) {
-    char path[96], list[64], want[32];
-    FILE *f = NULL;
-    int found = 0;
-    snprintf(want, sizeof want, n == 1 ? "0" : "0-%ld", n - 1);
-    for (int idx = 0; idx < 8 && !found; idx++) {
-      snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/shared_cpu_list",
-               idx);
-      if ((f = fopen(path, "r")) == NULL) continue;
-      if (fgets(list, sizeof list, f) != NULL) {
-        list[strcspn(list, "\n")] = 0;
-        found = strcmp(list, want) == 0;
-      }
-      fclose(f);
-    }
-    assert_true(found);
+  assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
+  ball = dred_shm_llc_mine(&kall);
+  assert_int_equal(ball % 1024u, 0);
+  assert_int_equal(dred_shm_llc_mine(&again), ball);
+  assert_true(again == kall);
+  if (ball == 0) assert_true(kall == 0);
+  while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &all)) cpu++;
+  assert_true(cpu < CPU_SETSIZE);
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+  bone = dred_shm_llc_mine(&kone);
+  assert_int_equal(sched_setaffinity(0, sizeof all, &all), 0);
+  snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%ld/cache/index0/size", cpu);
+  if (access(path, R_OK) != 0) {
+    assert_int_equal(bone, 0); /* sysfs silent: no cache claimed */
+    return;
+  }
+  assert_true(bone > 0); /* one CPU is always under one cache */
+  if (ball > 0) {          /* the whole mask under one: the same one */
+    assert_int_equal(bone, ball);
+    assert_true(kone == kall);
   }
 }
 
