@@ -15,8 +15,8 @@
  * (figures, p = 2 on the development machine, an AMD EPYC guest: docs/performance.md,
  * sessions 33 and 40).
  *
- * Where it does not pay.  Where one last-level cache serves every CPU of the node and
- * holds what the node's members write and read, the peer's lines are taken back from
+ * Where it does not pay.  Where every process of the node runs under one last-level cache
+ * that holds what the members write and read, the peer's lines are taken back from
  * that cache, not from a far core's, and a streamed block is read back from memory: on
  * an Intel Xeon guest with a 300 MiB L3 over both CPUs, writing 1 MiB a peer has just
  * read and the peer's read of it took 142 us cached against 214 streamed, 16 MiB 2.8 ms
