@@ -17,7 +17,7 @@
 # Every job is bounded (timeout: 570 s in all at three ps, within one device command's 600)
 # and its output kept in DIR (default $OUT when the device
 # tool sets it, else build/bench/device); summary.txt gathers the ratio lines with the
-# machine's lscpu model, nproc and the load average at each job's start.
+# machine's lscpu model, nproc, CPU 0's caches and the load average at each job's start.
 set -u
 out=${OUT:-build/bench/device}
 ps=""
@@ -39,6 +39,11 @@ sum="$out/summary.txt"
 {
   echo "# device-sweep.sh $(date -u +%FT%TZ)"
   echo "# $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), nproc $ncpu, ps: $ps"
+  # the caches decide how dred copies into shared memory (DRED_SHM_STREAM, docs/performance.md)
+  for c in /sys/devices/system/cpu/cpu0/cache/index*; do
+    [ -r "$c/level" ] || continue
+    echo "# cpu0 cache L$(cat "$c/level") $(cat "$c/type") $(cat "$c/size"), shared with CPUs $(cat "$c/shared_cpu_list")"
+  done
 } >"$sum"
 for t in dredrun dred-bench dred-bench-coll; do
   command -v "$t" >/dev/null || { echo "device-sweep.sh: $t not on PATH (source .devbundle/env.sh)" >&2; exit 2; }
