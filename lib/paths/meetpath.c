@@ -259,12 +259,14 @@ int dred_meetpath_pieces(const dred_rt_t *rt, const dred_inst_t *in) {
 }
 
 /* The collective leaves the meeting place (dred-master takes it): acc must hold the
- * operand a deferred member 0 kept out of it -- from the copy made for its peers when
- * there is one (sendbuf may be gone once the future was freed), else from sendbuf, which
- * is still the caller's (its call has not returned). */
+ * operand a deferred member 0 kept out of it -- from the copy made for its peers when it
+ * is in (sendbuf may be gone once the future was freed), else from sendbuf, which is
+ * still the caller's: no copy yet, or one still to be made after the arrival
+ * (meet_pipelined), which only a spill at the arrival itself can end first, in the call. */
 static void undefer(dred_inst_t *in) {
   if (!in->acc_deferred) return;
-  memcpy(in->acc, in->meet_blk != NULL ? (const void *)in->meet_blk : in->sendbuf, in->bytes);
+  memcpy(in->acc, in->meet_blk != NULL && !in->meet_pipelined ? (const void *)in->meet_blk : in->sendbuf,
+         in->bytes);
   in->acc_deferred = 0;
 }
 
@@ -1619,6 +1621,7 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
   }
   uv_mutex_lock(&rt->lock);
   in->meet_publish = 0;
+  in->meet_pipelined = 0; /* the block holds it all (undefer reads it from there) */
   /* a non-root's acc holds its operand from now on (member 0 folds into its acc) */
   if (pieces && !in->is_root) in->acc_deferred = 0;
   uv_mutex_unlock(&rt->lock);

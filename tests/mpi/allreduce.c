@@ -329,6 +329,56 @@ static void relay_waits(int n) {
    * latest in dred_finalize */
 }
 
+/* A large allreduce (1 MiB) whose slot spills as member 0 arrives: the last member has
+ * no room in its pool for its operand (the application took it all with dred_alloc_mem),
+ * so it arrives first and spills the slot; member 0 arrives 100 ms later.  With
+ * DRED_MEET_PIECES on, member 0's copy for its peers is made after its arrival, so the
+ * spill finds that block still unwritten -- it held stale bytes, written here on purpose
+ * -- and member 0 must take its operand from sendbuf into what dred-master reads, not
+ * from the block.  Every member's result is checked. */
+static void spill_at_arrival(void) {
+  enum { N = 131072, MAXB = 4096 };
+  double *a = malloc(sizeof(double) * N), *b = malloc(sizeof(double) * N);
+  void *blk[MAXB];
+  int nblk = 0, st, bad = 0;
+  if (g_size < 2 || a == NULL || b == NULL) {
+    free(a);
+    free(b);
+    return;
+  }
+  set_step("spill-at-arrival");
+  for (int i = 0; i < N; i++) a[i] = g_rank + (double)(i % 1000);
+  if (g_rank == 0) { /* stale bytes where its own copy is likely to go */
+    void *p = NULL;
+    if (dred_alloc_mem((size_t)8 * N * 4, &p) == DRED_OK) {
+      memset(p, 0x5c, (size_t)8 * N * 4);
+      dred_free_mem(p);
+    }
+  }
+  if (g_rank == g_size - 1) { /* take its whole pool, in blocks as large as it gives */
+    for (size_t sz = (size_t)1 << 34; sz >= 4096 && nblk < MAXB;) {
+      if (dred_alloc_mem(sz, &blk[nblk]) == DRED_OK) nblk++;
+      else sz /= 2;
+    }
+  }
+  MPI_Barrier(g_comm);
+  if (g_rank == 0) {
+    double t0 = now_s();
+    while (now_s() - t0 < 0.1) {}
+  }
+  st = dred_allreduce(a, b, N, MPI_DOUBLE, MPI_SUM, g_comm);
+  for (int i = 0; i < N && !bad; i++)
+    bad = b[i] != (double)g_size * (g_size - 1) / 2 + (double)g_size * (i % 1000);
+  if (st != DRED_OK || bad)
+    fail("spill-at-arrival: rank %d got %s%s (b[0] %g)", g_rank, dred_strerror(st),
+         bad ? ", a wrong result" : "", b[0]);
+  else if (g_rank == 0)
+    pass("spill-at-arrival: the last member's pool full, member 0 late");
+  for (int k = 0; k < nblk; k++) dred_free_mem(blk[k]);
+  free(a);
+  free(b);
+}
+
 int main(int argc, char **argv) {
   uint64_t seed = 4242;
   int large = 0; /* -l COUNT: a sample of pairs at COUNT elements too (the node relay) */
@@ -376,6 +426,7 @@ int main(int argc, char **argv) {
   }
   mixed(seed + 5000);
   mismatch();
+  spill_at_arrival();
   if (large > 0) relay_waits(large);
   MPI_Type_free(&t_pair);
   affine_free(&t_affine, &op_affine);
