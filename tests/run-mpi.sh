@@ -168,13 +168,15 @@ CASES=(
   # Node peers' pools mapped at start (DRED_PREFAULT_PEERS): the log must say so, and
   # reductions reading the peers' segments stay exact
   "prefault-concurrent@abc concurrent 8 150 @a:3,b:3,c:2 +DRED_PREFAULT_PEERS=1 +DRED_POOL_MB=64 +DRED_LOG_LEVEL=info ?DRED_PREFAULT_PEERS:~mapped~2~node~peers -s 93"
-  # Randomized differential test (tests/mpi/mix.c): batches mixing communicators, types,
-  # ops, tags, IN_PLACE, pool blocks and mismatched calls, every result checked exactly;
-  # on one node, on simulated nodes, and with inline reductions off
+  # Randomized differential test (tests/mpi/mix.c): batches mixing reduce, allreduce and
+  # bcast, communicators, types, ops, tags, IN_PLACE, pool blocks and mismatched calls,
+  # every result checked exactly; on one node, on simulated nodes, with inline reductions
+  # off, and allreduce/bcast alone with operands up to 2 MB copied in pieces
   "mix-p5           mix         5   90  -s 1 -r 150"
   "mix-p8@abc       mix         8   90  @a:3,b:3,c:3 -s 2 -r 150"
   "mix-p8@abcd      mix         8   90  @a:2,b:2,c:2,d:3 -s 3 -r 150"
   "mix-inline-off-p5 mix        5   90  +DRED_INLINE_MAX=0 -s 4 -r 150"
+  "mix-coll-pieces-p3 mix       3   90  +DRED_MEET_PIECES=1 -k allreduce,bcast -B 2000000 -K 10 -s 5 -r 80"
   # The meeting place (lib/shm/meet.h, lib/paths/meetpath.c): small auto-tagged reductions of
   # one-node groups met in shared memory -- plain, ring wrap (> DRED_MEET_DEPTH in flight),
   # mixed-path and small/small mismatches, abandoned futures, polling, threads, a full

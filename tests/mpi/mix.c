@@ -1,9 +1,11 @@
 /*
  * mix.c -- randomized differential test: many features mixed in the same batches of
- * reductions, every result checked exactly, to find the bugs that live between features.
+ * collectives (reduce, allreduce, bcast), every result checked exactly, to find the bugs
+ * that live between features.
  *
  *   dredrun -n P mpi_mix [-s SEED] [-r ROUNDS] [-R FIRST] [-K MAXK] [-B MAXBYTES]
- *                        [-t NTAGS] [-p US] [-T COMBO] [-C COMM] [--no-bad] [-v | -vv]
+ *                        [-t NTAGS] [-p US] [-T COMBO] [-C COMM] [-k KINDS] [--no-bad]
+ *                        [-v | -vv]
  *     -s SEED    seed of everything (default 20240611); the same seed gives the same plan
  *     -r ROUNDS  rounds (default 20), numbered from FIRST (-R, default 0): each round's plan
  *                depends on (seed, round) only, so -R N -r 1 replays round N alone
@@ -13,6 +15,7 @@
  *     -p US      a pause before some calls is 0..US microseconds (default 2000)
  *     -T NAME    only the (type, op) combination NAME (e.g. vec_sum; -T list prints them)
  *     -C NAME    only communicator NAME (world, rev, half, sub, self, dup, fresh)
+ *     -k KINDS   the kinds drawn, a comma list of reduce, allreduce, bcast (default all)
  *     --no-bad   no deliberately mismatched calls
  *     -v         rank 0 prints every round's plan; -vv: every member also prints its calls
  *
@@ -25,8 +28,9 @@
  * round, on its part.  Explicit tags are unique in a round among kinds that share a group
  * somewhere (the same tag runs on different groups at once).
  *
- * A round: every member draws the same plan from (seed, round): K (1..MAXK) reductions,
- * each with a communicator, root, count (0, 1, small, the DRED_INLINE_MAX boundary and
+ * A round: every member draws the same plan from (seed, round): K (1..MAXK) collectives
+ * ("reductions" below; a bcast is one too, its root's operand the data), each with a kind,
+ * a communicator, root, count (0, 1, small, the DRED_INLINE_MAX boundary and
  * one past it, up to 32 KB, up to MAXBYTES), a (type, op) combination from `combos` below
  * (MPI_INT, MPI_DOUBLE, MPI_LONG, MPI_UNSIGNED, MPI_INTEGER, MPI_DOUBLE_PRECISION under the
  * predefined ops that apply, MPI_DOUBLE_INT under MINLOC/MAXLOC, MPI_C_DOUBLE_COMPLEX under
@@ -34,17 +38,20 @@
  * and after (true lower bound 8), a 600-int vector whose element (7 KB) is larger than a
  * DRED_CHUNK_KB=4 chunk; commutative user ops on those; mpitest.h's non-commutative affine
  * op and an affine op over a type with holes), DRED_TAG_AUTO or an explicit tag (drawn from
- * a small range, so tags are reused round after round), MPI_IN_PLACE at the root, recvbuf
- * from dred_alloc_mem at the root; sometimes a twin of the previous reduction (the same
- * operands, its own root and tag: members pass both the same sendbuf); and sometimes a
- * deliberately bad call: one member gives count +- 1, another root or (predefined ops)
- * MAX/MIN instead of the op, so every member must get DRED_ERR_MISMATCH while the rest of
- * the batch stays exact.  In some rounds every member calls MPI_Barrier or MPI_Allreduce
+ * a small range, so tags are reused round after round; explicit tags are per kind),
+ * MPI_IN_PLACE at a reduce's root, recvbuf from dred_alloc_mem where the result lands;
+ * sometimes a twin of the previous reduction (the same operands, its own kind, root and
+ * tag: members pass both the same sendbuf; never a bcast); and sometimes a deliberately bad
+ * call: one member gives count +- 1, another root (not an allreduce), (predefined ops of a
+ * reduce or allreduce) MAX/MIN instead of the op, or (auto tags) the other of reduce and
+ * allreduce, so every member must get DRED_ERR_MISMATCH while the rest of the batch stays
+ * exact.  In some rounds every member calls MPI_Barrier or MPI_Allreduce
  * on one of the communicators while the reductions run.
  *
  * Each member on its own decides: sendbuf from dred_alloc_mem (at an offset inside its
- * block) or malloc; whether to scribble over a private sendbuf once the batch is issued
- * (it was copied); whether to free a block while its reduction is pending and allocate
+ * block) or malloc; whether an allreduce passes MPI_IN_PLACE; whether to scribble over a
+ * reduce's private sendbuf once the batch is issued (it was copied; the other kinds keep
+ * dred(3)'s rule, untouched until done); whether to free a block while its reduction is pending and allocate
  * and scribble a new one; whether a non-root passes recvbuf NULL or a buffer that must stay
  * untouched; whether a derived datatype is a dup (MPI_Type_dup) or a user op a new one
  * (MPI_Op_create, same function), freed once the batch is issued (libdred keeps them for
@@ -54,19 +61,21 @@
  * and use up no auto-tag turn or tag use; pauses of 0..2 ms before calls; the order of its
  * calls (DRED_TAG_AUTO calls keep the plan's relative order, explicit-tag ones land
  * anywhere); dred_reduce (blocking) for some DRED_TAG_AUTO ones (they come in the same
- * order everywhere, so no member blocks on one another member has not reached); freeing
- * the future of some DRED_TAG_AUTO reductions at once where it is not the root (abandoning
- * them locally: the others' results must not suffer; its private sendbuf is scribbled
- * over); in a third of the rounds a second thread that issues the explicit-tag
- * reductions while the first issues the rest; and the order it waits (wait_bounded).
+ * order everywhere, so no member blocks on one another member has not reached; likewise
+ * dred_allreduce, dred_bcast); freeing the future of some DRED_TAG_AUTO reductions at once
+ * where it is not the root, any member of an allreduce (abandoning them locally: the
+ * others' results must not suffer; its private sendbuf is scribbled over, its recvbuf
+ * outlives the round); in a third of the rounds a second thread that issues the
+ * explicit-tag reductions while the first issues the rest; the order it waits, and how:
+ * polling dred_future_is_done (wait_bounded) or in dred_future_wait (wait_in_call).
  *
- * Checks: every dred_ireduce returns DRED_OK (else the job is aborted: the others would
+ * Checks: every nonblocking call returns DRED_OK (else the job is aborted: the others would
  * wait on that tag), every future ends DRED_OK (DRED_ERR_MISMATCH for the bad ones), and
- * at the root the whole recvbuf span (count + 1 elements and a guard) equals the expected
- * image byte for byte: data, holes of derived types untouched, nothing written past the
+ * where the result lands (a reduce's root, every allreduce and bcast member) the whole
+ * recvbuf span (count + 1 elements and a guard) equals the expected image byte for byte: data, holes of derived types untouched, nothing written past the
  * end; MPI_DOUBLE_INT compared field by field (its padding is unspecified), complex by
- * value (-0 == +0).  A sendbuf not scribbled must be unchanged, a non-root recvbuf
- * untouched.  The expected value is not MPI_Reduce's (MPICH 4.0.2 is wrong on uneven
+ * value (-0 == +0).  A sendbuf not scribbled must be unchanged, a reduce's non-root recvbuf
+ * untouched, a bcast root's buffer unchanged whatever the outcome.  The expected value is not MPI_Reduce's (MPICH 4.0.2 is wrong on uneven
  * multi-node communicators): every member's operand is a function of (seed, round,
  * reduction, part, rank in the communicator, element), so the root generates all of them
  * and folds them in rank order with MPI_Reduce_local (from the highest rank down: inout =
@@ -404,16 +413,21 @@ static void make_types(void)
     MPI_Op_create(affh_op, 0, &ops[O_AFFH]);
 }
 
+/* Freed before dred_finalize, which may still run abandoned collectives whose user ops
+ * look their datatype up (layout_of): the handles stay in types[] (libdred holds the
+ * types themselves until those collectives end), only copies are freed. */
 static void free_types(void)
 {
+    MPI_Datatype aff = types[T_AFF].dt, vec = types[T_VEC].dt, hole = types[T_HOLE].dt,
+                 affh = types[T_AFFH].dt, bigv = types[T_BIGV].dt;
     MPI_Op_free(&ops[O_CMIX]);
     MPI_Op_free(&ops[O_DSUM]);
     MPI_Op_free(&ops[O_AFFH]);
-    affine_free(&types[T_AFF].dt, &ops[O_AFF]);
-    MPI_Type_free(&types[T_VEC].dt);
-    MPI_Type_free(&types[T_HOLE].dt);
-    MPI_Type_free(&types[T_AFFH].dt);
-    MPI_Type_free(&types[T_BIGV].dt);
+    affine_free(&aff, &ops[O_AFF]);
+    MPI_Type_free(&vec);
+    MPI_Type_free(&hole);
+    MPI_Type_free(&affh);
+    MPI_Type_free(&bigv);
 }
 
 /* the (type, op) combinations a reduction draws from; non-commutative ones twice */
@@ -502,12 +516,17 @@ static void cell_value(int o, int base, int s, uint64_t e, unsigned char *out)
 
 /* ---------------------------------------------------------------- the plan */
 
-enum { BAD_NONE, BAD_COUNT, BAD_ROOT, BAD_OP };
-static const char *badname[4] = {"", " BAD(count)", " BAD(root)", " BAD(op)"};
+/* The collective a reduction of the plan is: drawn per reduction from the kinds -k names
+ * (all three by default). */
+enum { K_REDUCE, K_ALLREDUCE, K_BCAST, NKIND };
+static const char *kname[NKIND] = {"reduce", "allreduce", "bcast"};
+
+enum { BAD_NONE, BAD_COUNT, BAD_ROOT, BAD_OP, BAD_KIND };
+static const char *badname[5] = {"", " BAD(count)", " BAD(root)", " BAD(op)", " BAD(kind)"};
 
 struct red {
     /* agreed by every member (drawn from the round's RNG) */
-    int j, comm, combo, tag, inplace, recv_block, badkind, badsign, count;
+    int j, kind, comm, combo, tag, inplace, recv_block, badkind, badsign, count;
     int src; /* whose operands: j, or the reduction j is a twin of (same operands) */
     int bad_planned; /* the plan wants a bad call (one happens where the part has 2+ members) */
     uint64_t rootsel, badsel, badsel2;
@@ -517,10 +536,14 @@ struct red {
     const struct tdesc *td;
     MPI_Op op;
     int o;
-    /* this member's call: count, root, op (a bad member's differ), MPI_IN_PLACE or not */
-    int mycount, myroot, my_is_root, my_inplace, myo;
+    /* this member's call: kind, count, root, op (a bad member's differ), MPI_IN_PLACE or
+     * not; my_is_root: its own call names it the root (every allreduce member is one: its
+     * recvbuf gets the result) */
+    int mykind, mycount, myroot, my_is_root, my_inplace, myo;
     /* this member's own choices */
     int use_block, block_off, scribble, early_free, null_recv, blocking, vtype, vop, abandon;
+    int keep_rbuf; /* abandoned where libdred may write recvbuf until the collective ends */
+    int poll_wait; /* wait by polling dred_future_is_done, else in dred_future_wait */
     MPI_Datatype calldt; /* td->dt, or a dup of it freed once the batch is issued */
     MPI_Op callop;       /* op, or a new user op with the same function, freed likewise */
     /* buffers */
@@ -565,9 +588,10 @@ static void describe(const struct red *r, int round, char *buf, size_t n)
     if (r->tag == DRED_TAG_AUTO) snprintf(tb, sizeof tb, "auto");
     else snprintf(tb, sizeof tb, "%d", r->tag);
     snprintf(buf, n,
-             "mix/seed=%llu/round=%d/red=%d: comm=%s(color %d, size %d) root=%d count=%d %s tag=%s%s%s%s%s",
-             (unsigned long long)g_seed, round, r->j, cname[r->comm], r->color, r->cs, r->root,
-             r->count, cb, tb, r->inplace ? " in_place" : "", r->recv_block ? " recv_block" : "",
+             "mix/seed=%llu/round=%d/red=%d: %s comm=%s(color %d, size %d) root=%d count=%d %s tag=%s%s%s%s%s",
+             (unsigned long long)g_seed, round, r->j, kname[r->kind], cname[r->comm], r->color,
+             r->cs, r->kind == K_ALLREDUCE ? -1 : r->root, r->count, cb, tb,
+             r->inplace ? " in_place" : "", r->recv_block ? " recv_block" : "",
              r->bad_rank >= 0 ? badname[r->badkind] : "", r->src != r->j ? " twin" : "");
 }
 
@@ -641,9 +665,10 @@ static void put_buf(void *p, int is_block)
         free(p);
 }
 
-/* the expected recvbuf image at the root: rinit with the rank-order fold written into it.
- * Predefined ops fold the packed cells (MPICH's MPI_Reduce_local refuses them on derived
- * types), user ops fold in the datatype's layout, as dred must call them. */
+/* the expected recvbuf image where the result lands (a reduce's root, every allreduce
+ * member, every bcast member): rinit with the rank-order fold -- a bcast's root operand --
+ * written into it.  Predefined ops fold the packed cells (MPICH's MPI_Reduce_local refuses
+ * them on derived types), user ops fold in the datatype's layout, as dred must call them. */
 static void expected(struct red *r, int round)
 {
     const struct tdesc *d = r->td;
@@ -652,6 +677,10 @@ static void expected(struct red *r, int round)
     r->exp = xmalloc(r->span);
     memcpy(r->exp, r->rinit, r->span);
     if (r->count == 0) return;
+    if (r->kind == K_BCAST) {
+        gen_operand(r, round, r->root, r->count, r->exp);
+        return;
+    }
     size_t bytes = (size_t)r->count * (size_t)d->ext;
     unsigned char *acc = NULL, *x = NULL;
     if (user) {
@@ -719,52 +748,110 @@ static int compare(const struct red *r, char *why, size_t n)
             if (in >= (size_t)d->off0 && (in - (size_t)d->off0) / (size_t)d->stride < (size_t)d->ncell &&
                 (in - (size_t)d->off0) % (size_t)d->stride < d->cellsz)
                 hole = 0;
-            snprintf(why, n, "byte %zu (element %zu, offset %zu%s, %s) is 0x%02x, expected 0x%02x",
-                     k, el, in, hole ? ", a hole" : "", where, r->rbuf[k], r->exp[k]);
+            size_t ndiff = 0, last = k;
+            for (size_t q = k; q < r->span; q++)
+                if (r->rbuf[q] != r->exp[q]) ndiff++, last = q;
+            snprintf(why, n, "byte %zu (element %zu, offset %zu%s, %s) is 0x%02x, expected 0x%02x "
+                     "(%zu bytes differ, the last at %zu of %zu)",
+                     k, el, in, hole ? ", a hole" : "", where, r->rbuf[k], r->exp[k], ndiff, last, data);
             return 0;
         }
     return 1;
 }
 
+/* A bcast one member of which disagrees (count or root), as dred(3) promises it: a member
+ * served before the disagreeing one arrived keeps DRED_OK, so each member gets DRED_OK or
+ * DRED_ERR_MISMATCH and at least one member of the communicator gets the error (unless
+ * one abandoned it: that one's may be the only error); a member whose call names itself
+ * the root keeps its data whatever the outcome (checked by the caller); and one that got
+ * DRED_OK as a non-root must have asked for the root's data as the root sent it -- the
+ * same root and count -- and hold exactly it.  Collective over the communicator.
+ * Returns 1 when all holds here. */
+static int check_bcast_mismatch(struct red *r, int round, const char *w)
+{
+    int mine[2] = {r->abandon ? 0 : r->st == DRED_ERR_MISMATCH, r->abandon}, sum[2];
+    char why[300];
+    int ok = 1;
+    MPI_Allreduce(mine, sum, 2, MPI_INT, MPI_SUM, r->c);
+    if (r->abandon) return 1;
+    if (r->st != DRED_OK && r->st != DRED_ERR_MISMATCH) {
+        fail("%s: status %d (%s) [member %d%s]", w, r->st, dred_strerror(r->st), r->cr,
+             r->cr == r->bad_rank ? ", the bad one" : "");
+        ok = 0;
+    }
+    if (sum[0] == 0 && sum[1] == 0 && r->cr == 0) {
+        fail("%s: nobody got DRED_ERR_MISMATCH", w);
+        ok = 0;
+    }
+    if (r->st == DRED_OK && !r->my_is_root) {
+        if (r->mycount != r->count || r->myroot != r->root) {
+            fail("%s: DRED_OK at member %d, whose call (root %d, count %d) disagrees with the root's",
+                 w, r->cr, r->myroot, r->mycount);
+            ok = 0;
+        } else {
+            expected(r, round);
+            if (!compare(r, why, sizeof why)) {
+                fail("%s: DRED_OK at member %d with wrong data: %s", w, r->cr, why);
+                ok = 0;
+            }
+        }
+    }
+    return ok;
+}
+
 /* ---------------------------------------------------------------- a round */
 
 struct opts {
-    int rounds, first, maxk, only_combo, only_comm, no_bad, ntags;
+    int rounds, first, maxk, only_combo, only_comm, no_bad, ntags, kinds;
     long maxbytes, maxpause_us;
 };
 
 static __thread int t_helper; /* this thread is a round's second issuer: no set_step */
 #define STEP(...) do { if (!t_helper) set_step(__VA_ARGS__); } while (0)
 
-/* A call dred_ireduce must refuse locally (DRED_ERR_ARG, *future NULL), made just before
- * this member's call of r with r's communicator and tag: it must not use up an auto-tag
- * turn or a use of the tag, nor disturb anything in flight. */
+/* This member's call of kind r->mykind with these arguments (a bcast's buffer is rb). */
+static int call_kind(const struct red *r, const void *sb, void *rb, int count, MPI_Op op, int root,
+                     int tag, dred_future **f)
+{
+    switch (r->mykind) {
+    case K_REDUCE: return dred_ireduce(sb, rb, count, r->calldt, op, root, r->c, tag, f);
+    case K_ALLREDUCE: return dred_iallreduce(sb, rb, count, r->calldt, op, r->c, tag, f);
+    default: return dred_ibcast(rb, count, r->calldt, root, r->c, tag, f);
+    }
+}
+
+/* A call the library must refuse locally (DRED_ERR_ARG, *future NULL), made just before
+ * this member's call of r with r's kind, communicator and tag: it must not use up an
+ * auto-tag turn or a use of the tag, nor disturb anything in flight. */
 static void junk_call(const struct red *r, uint64_t x, const char *w)
 {
     static char sentinel;
     dred_future *f = (dred_future *)&sentinel;
     const void *sb = r->sbuf ? (const void *)r->sbuf : (const void *)r->rbuf;
+    void *rb = r->rbuf ? (void *)r->rbuf : (void *)&sentinel;
     int kind = (int)(x % 7), st;
     static const char *what[7] = {"count -1", "MPI_IN_PLACE at a non-root", "NULL sendbuf",
                                   "root out of range", "tag -2", "NULL future pointer",
                                   "MPI_OP_NULL"};
-    if (kind == 1 && r->cs < 2) kind = 0;
+    if (kind == 1 && (r->cs < 2 || r->mykind != K_REDUCE)) kind = 0; /* allreduce: allowed */
+    if ((kind == 3 && r->mykind == K_ALLREDUCE) || (kind == 6 && r->mykind == K_BCAST)) kind = 4;
     if (sb == NULL) sb = &sentinel;
     STEP("junk call (%s) before %s", what[kind], w);
     switch (kind) {
-    case 0: st = dred_ireduce(sb, r->rbuf, -1, r->calldt, r->callop, r->myroot, r->c, r->tag, &f); break;
-    case 1: st = dred_ireduce(MPI_IN_PLACE, r->rbuf, r->mycount, r->calldt, r->callop,
-                              (r->cr + 1) % r->cs, r->c, r->tag, &f); break;
-    case 2: st = dred_ireduce(NULL, r->rbuf, r->count + 1, r->calldt, r->callop, r->myroot, r->c, r->tag, &f); break;
-    case 3: st = dred_ireduce(sb, r->rbuf, r->mycount, r->calldt, r->callop, r->cs, r->c, r->tag, &f); break;
-    case 4: st = dred_ireduce(sb, r->rbuf, r->mycount, r->calldt, r->callop, r->myroot, r->c, -2, &f); break;
-    case 5: f = NULL; st = dred_ireduce(sb, r->rbuf, r->mycount, r->calldt, r->callop, r->myroot, r->c, r->tag, NULL); break;
-    default: st = dred_ireduce(sb, r->rbuf, r->mycount, r->calldt, MPI_OP_NULL, r->myroot, r->c, r->tag, &f); break;
+    case 0: st = call_kind(r, sb, rb, -1, r->callop, r->myroot, r->tag, &f); break;
+    case 1: st = call_kind(r, MPI_IN_PLACE, rb, r->mycount, r->callop, (r->cr + 1) % r->cs, r->tag, &f); break;
+    case 2: /* (a bcast's NULL buffer) */
+        st = call_kind(r, NULL, r->mykind == K_BCAST ? NULL : rb, r->count + 1, r->callop, r->myroot, r->tag, &f);
+        break;
+    case 3: st = call_kind(r, sb, rb, r->mycount, r->callop, r->cs, r->tag, &f); break;
+    case 4: st = call_kind(r, sb, rb, r->mycount, r->callop, r->myroot, -2, &f); break;
+    case 5: f = NULL; st = call_kind(r, sb, rb, r->mycount, r->callop, r->myroot, r->tag, NULL); break;
+    default: st = call_kind(r, sb, rb, r->mycount, MPI_OP_NULL, r->myroot, r->tag, &f); break;
     }
     if (g_verbose > 1) printf("issue rank=%d: junk call (%s) before %s\n", g_rank, what[kind], w);
     if (st != DRED_ERR_ARG || f != NULL) {
-        fail("%s: a refused call (%s) returned %d (%s) and future %s", w, what[kind], st,
-             dred_strerror(st), f == NULL ? "NULL" : "set");
+        fail("%s: a refused %s call (%s) returned %d (%s) and future %s", w, kname[r->mykind],
+             what[kind], st, dred_strerror(st), f == NULL ? "NULL" : "set");
         fflush(stdout);
         MPI_Abort(MPI_COMM_WORLD, 4); /* it may have started a reduction nobody else joins */
     }
@@ -795,19 +882,23 @@ static void issue_one(struct red *r, int round, uint64_t *rng, const struct opts
     if (next(rng) % 12 == 0) junk_call(r, next(rng), w);
     if (g_verbose > 1)
         printf("issue rank=%d%s: %s%s%s\n", g_rank, t_helper ? " (2nd thread)" : "", w,
-               r->blocking ? " (dred_reduce)" : "", r->cr == r->bad_rank ? " (the bad member)" : ""),
+               r->blocking ? " (blocking)" : "", r->cr == r->bad_rank ? " (the bad member)" : ""),
             fflush(stdout);
     if (r->blocking) {
-        STEP("dred_reduce %s", w);
-        r->st = dred_reduce(sb, r->rbuf, r->mycount, r->calldt, r->callop, r->myroot, r->c);
+        STEP("blocking %s %s", kname[r->mykind], w);
+        if (r->mykind == K_REDUCE)
+            r->st = dred_reduce(sb, r->rbuf, r->mycount, r->calldt, r->callop, r->myroot, r->c);
+        else if (r->mykind == K_ALLREDUCE)
+            r->st = dred_allreduce(sb, r->rbuf, r->mycount, r->calldt, r->callop, r->c);
+        else
+            r->st = dred_bcast(r->rbuf, r->mycount, r->calldt, r->myroot, r->c);
         r->f = NULL;
         return;
     }
-    STEP("dred_ireduce %s", w);
-    r->st = dred_ireduce(sb, r->rbuf, r->mycount, r->calldt, r->callop, r->myroot, r->c,
-                         r->tag, &r->f);
+    STEP("nonblocking %s %s", kname[r->mykind], w);
+    r->st = call_kind(r, sb, r->rbuf, r->mycount, r->callop, r->myroot, r->tag, &r->f);
     if (r->st != DRED_OK) {
-        fail("%s: dred_ireduce returned %d (%s)", w, r->st, dred_strerror(r->st));
+        fail("%s: the nonblocking %s returned %d (%s)", w, kname[r->mykind], r->st, dred_strerror(r->st));
         fflush(stdout);
         MPI_Abort(MPI_COMM_WORLD, 4); /* the others would wait on it for ever */
     }
@@ -815,11 +906,30 @@ static void issue_one(struct red *r, int round, uint64_t *rng, const struct opts
         dred_future_free(r->f);
         r->f = NULL;
         /* libdred never reads a private sendbuf again: scribble it with the others
-         * after the batch (a block stays the operand until the reduction ends) */
+         * after the batch (a block stays the operand until the reduction ends); recvbuf
+         * may be written until the collective ends, so it outlives the round */
+        r->keep_rbuf = r->mykind != K_REDUCE;
         if (r->sbase != NULL && !r->sbuf_is_block) {
             r->scribble = 1;
             free(r->scopy);
             r->scopy = NULL;
+        }
+    }
+}
+
+/* Wait for a future in dred_future_wait slices (the waiting thread does its collective's
+ * pending work, where wait_bounded's polls only look), at most wait_limit(secs); a hang
+ * fails and aborts the job, as wait_bounded's does. */
+static int wait_in_call(dred_future *f, double secs, const char *what)
+{
+    double deadline = now_s() + wait_limit(secs);
+    for (;;) {
+        int st = dred_future_wait(f, 200);
+        if (st != DRED_ERR_TIMEOUT) return st;
+        if (now_s() > deadline) {
+            fail("%s: not done after %.0f s in dred_future_wait (hang?)", what, wait_limit(secs));
+            fflush(stdout);
+            MPI_Abort(MPI_COMM_WORLD, 3);
         }
     }
 }
@@ -862,9 +972,12 @@ static int run_round(int round, const struct opts *o)
         r->j = r->src = j;
         r->comm = o->only_comm >= 0 ? o->only_comm : (int)(next(&rng) % (uint64_t)ncomm);
         r->combo = o->only_combo >= 0 ? o->only_combo : (int)(next(&rng) % NCOMBO);
+        do r->kind = (int)(next(&rng) % NKIND); while (!(o->kinds & (1 << r->kind)));
         /* a twin of the previous reduction: the same communicator, type, op, count and
-         * operands (its own root and tag), so members may pass the same sendbuf to both */
-        int twin = j > 0 && next(&rng) % 8 == 0 && !R[j - 1].bad_planned;
+         * operands (its own kind, root and tag), so members may pass the same sendbuf to
+         * both (no bcast: its buffer is written at the non-roots) */
+        int twin = j > 0 && next(&rng) % 8 == 0 && !R[j - 1].bad_planned && r->kind != K_BCAST &&
+                   R[j - 1].kind != K_BCAST;
         if (twin) {
             r->src = R[j - 1].src;
             r->comm = R[j - 1].comm;
@@ -892,7 +1005,7 @@ static int run_round(int round, const struct opts *o)
                 r->tag = t;
             }
         }
-        r->inplace = next(&rng) % 4 == 0;
+        r->inplace = next(&rng) % 4 == 0 && r->kind == K_REDUCE; /* allreduce: each member's own */
         r->recv_block = next(&rng) % 5 == 0;
         int bad = !o->no_bad && next(&rng) % 12 == 0 && !twin;
         r->bad_planned = bad;
@@ -909,10 +1022,16 @@ static int run_round(int round, const struct opts *o)
         r->is_root = r->cr == r->root;
         r->badkind = BAD_NONE;
         if (bad && r->cs >= 2) {
-            r->badkind = (int)(bk % 3) + BAD_COUNT;
-            if (r->badkind == BAD_OP && other_op(r) < 0) r->badkind = BAD_COUNT;
+            /* a kind mismatch only between reduce and allreduce (the same arguments) and
+             * auto-tagged (explicit tags are per kind: the two would never meet) */
+            r->badkind = (int)(bk % 4) + BAD_COUNT;
+            if ((r->badkind == BAD_OP && (other_op(r) < 0 || r->kind == K_BCAST)) ||
+                (r->badkind == BAD_ROOT && r->kind == K_ALLREDUCE) ||
+                (r->badkind == BAD_KIND && (r->kind == K_BCAST || r->tag != DRED_TAG_AUTO)))
+                r->badkind = BAD_COUNT;
         }
         r->bad_rank = r->badkind != BAD_NONE ? (int)(r->badsel % (uint64_t)r->cs) : -1;
+        r->mykind = r->kind;
         r->mycount = r->count;
         r->myroot = r->root;
         r->myo = r->o;
@@ -921,10 +1040,12 @@ static int run_round(int round, const struct opts *o)
                 r->mycount = r->count > 0 && r->badsign ? r->count - 1 : r->count + 1;
             else if (r->badkind == BAD_ROOT)
                 r->myroot = (r->root + 1 + (int)(r->badsel2 % (uint64_t)(r->cs - 1))) % r->cs;
+            else if (r->badkind == BAD_KIND)
+                r->mykind = r->kind == K_REDUCE ? K_ALLREDUCE : K_REDUCE;
             else
                 r->myo = other_op(r);
         }
-        r->my_is_root = r->cr == r->myroot;
+        r->my_is_root = r->mykind == K_ALLREDUCE || r->cr == r->myroot;
         /* MPI_IN_PLACE only where this member's own call names itself the root, and not
          * from a member that disagrees on the root (it would be refused at a non-root) */
         r->my_inplace = r->inplace && r->my_is_root && r->badkind != BAD_ROOT;
@@ -942,19 +1063,27 @@ static int run_round(int round, const struct opts *o)
     for (int j = 0; j < K; j++) {
         struct red *r = &R[j];
         int derived = r->td->dt != r->td->cell && r->td != &types[T_DI] && r->td != &types[T_CPLX];
+        /* any allreduce member may pass MPI_IN_PLACE (not in a kind mismatch: its reduce
+         * counterpart would be refused at a non-root) */
+        if (r->mykind == K_ALLREDUCE && r->badkind != BAD_KIND && next(&lrng) % 4 == 0)
+            r->my_inplace = 1;
+        r->poll_wait = next(&lrng) % 2;
         r->use_block = next(&lrng) % 3 == 0;
         r->block_off = 8 * (int)(next(&lrng) % 9);
-        r->scribble = next(&lrng) % 3 == 0;
+        /* (a reduce's operand is copied in the call; the other kinds keep dred(3)'s rule:
+         * sendbuf untouched until the future is done) */
+        r->scribble = next(&lrng) % 3 == 0 && r->mykind == K_REDUCE;
         r->early_free = r->use_block && next(&lrng) % 3 == 0;
-        r->null_recv = next(&lrng) % 2 && !r->my_is_root;
+        r->null_recv = next(&lrng) % 2 && !r->my_is_root && r->mykind == K_REDUCE;
         r->blocking = r->tag == DRED_TAG_AUTO && next(&lrng) % 6 == 0;
         /* a non-root member that frees its future at once (abandons the reduction
          * locally): the others must still get their result.  Auto tags only: an explicit
          * tag reused next round could still be in flight here, which is refused. */
-        r->abandon = r->tag == DRED_TAG_AUTO && !r->blocking && !r->is_root && !r->my_is_root &&
-                     next(&lrng) % 10 == 0;
+        int any_member = r->kind == K_ALLREDUCE && r->mykind == K_ALLREDUCE;
+        r->abandon = r->tag == DRED_TAG_AUTO && !r->blocking &&
+                     (any_member || (!r->is_root && !r->my_is_root)) && next(&lrng) % 10 == 0;
         r->vtype = derived && next(&lrng) % 3 == 0;
-        r->vop = r->myo >= O_CMIX && next(&lrng) % 3 == 0;
+        r->vop = r->myo >= O_CMIX && r->mykind != K_BCAST && next(&lrng) % 3 == 0;
         r->calldt = r->td->dt;
         r->callop = ops[r->myo];
         if (r->vtype) {
@@ -963,7 +1092,9 @@ static int run_round(int round, const struct opts *o)
         }
         if (r->vop) MPI_Op_create(ufn[r->myo], ucommute[r->myo], &r->callop);
         struct red *tw = r->src != r->j ? &R[j - 1] : NULL;
-        if (!r->my_inplace && tw && tw->sbuf) {
+        if (r->mykind == K_BCAST) {
+            /* no sendbuf: the buffer below is the root's data, the others' result */
+        } else if (!r->my_inplace && tw && tw->sbuf) {
             /* the twin's sendbuf, read by both reductions (a pool block: two pending
              * reductions reading the same bytes); checked unchanged by its owner */
             r->sbuf = tw->sbuf;
@@ -981,11 +1112,17 @@ static int run_round(int round, const struct opts *o)
             }
         }
         if (r->is_root || r->my_is_root || !r->null_recv) {
-            r->rbuf = get_buf(r->span, r->is_root && r->recv_block, &r->rbuf_is_block);
+            /* (not for an abandoned one: it outlives the round, see issue_one) */
+            int block = r->recv_block && (r->kind != K_REDUCE || r->is_root) && !r->abandon;
+            r->rbuf = get_buf(r->span, block, &r->rbuf_is_block);
             r->rinit = xmalloc(r->span);
             pattern(r->rinit, r->span, next(&lrng));
             memcpy(r->rbuf, r->rinit, r->span);
             if (r->my_inplace) gen_operand(r, round, r->cr, r->mycount, r->rbuf);
+            if (r->mykind == K_BCAST && r->my_is_root) { /* its data, which must stay so */
+                gen_operand(r, round, r->cr, r->mycount, r->rbuf);
+                memcpy(r->rinit, r->rbuf, r->span);
+            }
         }
     }
 
@@ -1051,7 +1188,7 @@ static int run_round(int round, const struct opts *o)
     }
     /* 5. the expected values, while the reductions run */
     for (int j = 0; j < K; j++)
-        if (R[j].is_root && R[j].bad_rank < 0) {
+        if ((R[j].kind != K_REDUCE || R[j].is_root) && R[j].bad_rank < 0 && !R[j].abandon) {
             set_step("round %d: expected value of reduction %d", round, j);
             expected(&R[j], round);
         }
@@ -1066,7 +1203,7 @@ static int run_round(int round, const struct opts *o)
         if (r->f == NULL) continue; /* dred_reduce, or abandoned */
         describe(r, round, w, sizeof w);
         set_step("waiting %s", w);
-        r->st = wait_bounded(r->f, 60, w);
+        r->st = r->poll_wait ? wait_bounded(r->f, 60, w) : wait_in_call(r->f, 60, w);
         dred_future_free(r->f);
     }
     /* 7. checks */
@@ -1077,23 +1214,30 @@ static int run_round(int round, const struct opts *o)
         describe(r, round, w, sizeof w);
         int want = r->bad_rank >= 0 ? DRED_ERR_MISMATCH : DRED_OK;
         int ok = 1;
-        if (r->abandon) {
+        if (r->kind == K_BCAST && r->bad_rank >= 0) {
+            ok = check_bcast_mismatch(r, round, w);
+        } else if (r->abandon) {
             /* nothing reported here; the root checks the result */
         } else if (r->st != want) {
             fail("%s: status %d (%s), expected %s [member %d of the comm%s]", w, r->st,
                  dred_strerror(r->st), dred_strerror(want), r->cr,
                  r->cr == r->bad_rank ? ", the bad one" : "");
             ok = 0;
-        } else if (r->is_root && want == DRED_OK && !compare(r, why, sizeof why)) {
-            fail("%s: wrong result at the root: %s", w, why);
+        } else if ((r->kind != K_REDUCE || r->is_root) && want == DRED_OK &&
+                   !compare(r, why, sizeof why)) {
+            fail("%s: wrong result at member %d%s: %s", w, r->cr, r->is_root ? " (the root)" : "", why);
             ok = 0;
         }
         if (r->scopy && r->sbuf && memcmp(r->scopy, r->sbuf, r->span)) {
             fail("%s: sendbuf changed [member %d%s]", w, r->cr, r->sbuf_is_block ? ", a dred_alloc_mem block" : "");
             ok = 0;
         }
-        if (!r->my_is_root && r->rbuf && memcmp(r->rbuf, r->rinit, r->span)) {
+        if (r->mykind == K_REDUCE && !r->my_is_root && r->rbuf && memcmp(r->rbuf, r->rinit, r->span)) {
             fail("%s: recvbuf of non-root member %d written", w, r->cr);
+            ok = 0;
+        }
+        if (r->mykind == K_BCAST && r->my_is_root && !r->abandon && memcmp(r->rbuf, r->rinit, r->span)) {
+            fail("%s: the buffer of bcast root %d changed (status %d)", w, r->cr, r->st);
             ok = 0;
         }
         if (!ok) nfail++;
@@ -1101,20 +1245,20 @@ static int run_round(int round, const struct opts *o)
         else if (want == DRED_OK) nok++;
         else nbad++;
         put_buf(r->sbase, r->sbuf_is_block);
-        put_buf(r->rbuf, r->rbuf_is_block);
+        if (!r->keep_rbuf) put_buf(r->rbuf, r->rbuf_is_block); /* (else malloc'd: left) */
         put_buf(r->block2, 1);
         free(r->scopy); free(r->rinit); free(r->exp);
     }
     if (fresh) MPI_Comm_free(&comms[C_FRESH]);
     if (nfail == 0)
-        pass("mix/seed=%llu/round=%d/rank=%d: %d reductions, %d exact or OK, %d mismatches reported, "
+        pass("mix/seed=%llu/round=%d/rank=%d: %d collectives, %d exact or OK, %d mismatches reported, "
              "%d abandoned", (unsigned long long)g_seed, round, g_rank, K, nok, nbad, nabandoned);
     return nfail;
 }
 
 int main(int argc, char **argv)
 {
-    struct opts o = {20, 0, 24, -1, -1, 0, 40, 300000, 2000};
+    struct opts o = {20, 0, 24, -1, -1, 0, 40, (1 << NKIND) - 1, 300000, 2000};
     int list = 0;
     const char *only_combo = NULL;
     for (int i = 1; i < argc; i++) {
@@ -1124,6 +1268,16 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "-K") && i + 1 < argc) o.maxk = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-B") && i + 1 < argc) o.maxbytes = atol(argv[++i]);
         else if (!strcmp(argv[i], "-t") && i + 1 < argc) o.ntags = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-k") && i + 1 < argc) {
+            char *list = argv[++i], *save = NULL;
+            o.kinds = 0;
+            for (char *k = strtok_r(list, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+                int found = 0;
+                for (int c = 0; c < NKIND; c++)
+                    if (!strcmp(k, kname[c])) o.kinds |= 1 << c, found = 1;
+                if (!found) { fprintf(stderr, "mix: unknown kind %s (reduce, allreduce, bcast)\n", k); return 2; }
+            }
+        }
         else if (!strcmp(argv[i], "-p") && i + 1 < argc) o.maxpause_us = atol(argv[++i]);
         else if (!strcmp(argv[i], "-T") && i + 1 < argc) only_combo = argv[++i];
         else if (!strcmp(argv[i], "-C") && i + 1 < argc) {
