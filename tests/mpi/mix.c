@@ -66,8 +66,9 @@
  * where it is not the root, any member of an allreduce (abandoning them locally: the
  * others' results must not suffer; its private sendbuf is scribbled over, its recvbuf
  * outlives the round); in a third of the rounds a second thread that issues the
- * explicit-tag reductions while the first issues the rest; the order it waits, and how:
- * polling dred_future_is_done (wait_bounded) or in dred_future_wait (wait_in_call).
+ * explicit-tag reductions while the first issues the rest; whether it computes for up to
+ * 5 ms before it waits; the order it waits, and how: polling dred_future_is_done
+ * (wait_bounded) or in dred_future_wait slices of 0, 1, 20 or 200 ms (wait_in_call).
  *
  * Checks: every nonblocking call returns DRED_OK (else the job is aborted: the others would
  * wait on that tag), every future ends DRED_OK (DRED_ERR_MISMATCH for the bad ones), and
@@ -920,11 +921,12 @@ static void issue_one(struct red *r, int round, uint64_t *rng, const struct opts
 /* Wait for a future in dred_future_wait slices (the waiting thread does its collective's
  * pending work, where wait_bounded's polls only look), at most wait_limit(secs); a hang
  * fails and aborts the job, as wait_bounded's does. */
-static int wait_in_call(dred_future *f, double secs, const char *what)
+static int wait_in_call(dred_future *f, double secs, const char *what, uint64_t x)
 {
+    static const int slice_ms[4] = {0, 1, 20, 200}; /* 0: a bounded look, as a poll */
     double deadline = now_s() + wait_limit(secs);
     for (;;) {
-        int st = dred_future_wait(f, 200);
+        int st = dred_future_wait(f, slice_ms[x % 4]);
         if (st != DRED_ERR_TIMEOUT) return st;
         if (now_s() > deadline) {
             fail("%s: not done after %.0f s in dred_future_wait (hang?)", what, wait_limit(secs));
@@ -1176,6 +1178,12 @@ static int run_round(int round, const struct opts *o)
         if (r->vtype) MPI_Type_free(&r->calldt);
         if (r->vop) MPI_Op_free(&r->callop);
     }
+    /* 4a. computing before it waits (some rounds, each member its own time): nobody waits,
+     * so whatever the collectives need done meanwhile is the runtime thread's */
+    if (next(&lrng) % 4 == 0) {
+        double until = now_s() + 1e-6 * (double)(next(&lrng) % 5000);
+        while (now_s() < until) {}
+    }
     /* 4b. the application's own collectives while the reductions run (some rounds) */
     if (coll == 1) {
         set_step("round %d: MPI_Barrier", round);
@@ -1203,7 +1211,7 @@ static int run_round(int round, const struct opts *o)
         if (r->f == NULL) continue; /* dred_reduce, or abandoned */
         describe(r, round, w, sizeof w);
         set_step("waiting %s", w);
-        r->st = r->poll_wait ? wait_bounded(r->f, 60, w) : wait_in_call(r->f, 60, w);
+        r->st = r->poll_wait ? wait_bounded(r->f, 60, w) : wait_in_call(r->f, 60, w, next(&lrng));
         dred_future_free(r->f);
     }
     /* 7. checks */
