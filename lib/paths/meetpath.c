@@ -199,12 +199,17 @@ static int meet_small(const dred_inst_t *in) {
 /* A reduce's root whose operand is large and whose op commutes folds, while it waits
  * for the last members, the operands of those already there (dred_meet_solo): once the
  * last one comes only its operand is left, not n - 1.  From 3 members: with 2, the other
- * one's arrival is the decision. */
+ * one's arrival is the decision.  acc then holds more than the root's operand; should the
+ * slot still spill (a later member with no pool room), dred-master must get the operand
+ * alone, so the root loads it again (reroute) -- never where acc is where it lies (in
+ * place, or sendbuf == recvbuf, with acc = recvbuf). */
 #define PREFOLD_MIN_BYTES (64u * 1024u)
 
 static int prefolds(const dred_inst_t *in) {
+  const void *src = in->sendbuf == MPI_IN_PLACE ? in->recvbuf : in->sendbuf;
   return in->kind == PROTO_KIND_REDUCE && in->is_root && !meet_small(in) &&
-         in->ti.commutative && in->group->n >= 3 && in->bytes >= PREFOLD_MIN_BYTES;
+         in->ti.commutative && in->group->n >= 3 && in->bytes >= PREFOLD_MIN_BYTES &&
+         !(in->ti.layout == DRED_LAYOUT_DIRECT && src == (const void *)in->acc);
 }
 
 /* acc is a block of our own pool that nothing else owns: peers may read it in place. */
@@ -952,11 +957,18 @@ void dred_meetpath_join(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r,
 }
 
 /* The slot spilled (a member had no place for its operand): `in` goes to dred-master like
- * any reduction.  Under rt->lock, `in` unclaimed in rt->meetq. */
+ * any reduction, with its own operand alone in acc (a root that folded early arrivals'
+ * into it loads it again: its caller still waits, so sendbuf is still the reduction's).
+ * Under rt->lock, `in` unclaimed in rt->meetq. */
 static void reroute(dred_rt_t *rt, dred_inst_t *in) {
   dred_queue_remove(&in->qlink);
   dred_meet_release(in->meet_slot, in->meet_seq, in->member);
   undefer(in);
+  if (in->meet_prefolded != 0) {
+    int rc = dred_dp_load(rt, in, in->acc);
+    if (rc != DRED_OK && in->join_error == DRED_OK) in->join_error = rc; /* everyone ends so */
+    in->meet_prefolded = 0;
+  }
   meet_blk_free(rt, in);
   in->meet_by_ref = 0;
   rt->meet_spilled++;

@@ -24,6 +24,8 @@
  *             disagreeing member, or someone), a bcast naming another root, then exact ones;
  *   large     operands of 256-330 KiB (a fold shared out among the members that wait):
  *             roots first, last, middle, random; blocking, late and bounded-look waits;
+ *             then a root folding early arrivals when the slot spills after all (the last
+ *             member's pool taken by dred_alloc_mem), with sendbuf and in place;
  *   ring      100 (> DRED_MEET_DEPTH) in flight before any wait, waited in reverse order;
  *             then a staggered wrap (each rank waits a different subset, issues more, waits
  *             the rest in a rank-dependent order);
@@ -1148,6 +1150,55 @@ static void full_sec(MPI_Comm node, uint64_t sd)
     section_done("full_table", "node_splits", g_comm, c0, e0);
 }
 
+/* A large reduce (512 KiB of doubles, SUM) whose root, in a blocking call, folds the early
+ * members' operands while it waits, then the slot spills: the last member has no pool room
+ * for its operand (the application took the pool with dred_alloc_mem) and comes 100 ms
+ * late.  dred-master must get the root's operand alone, not with the early ones folded in
+ * (they would count twice).  Then the same in place (the root folds nothing early: its
+ * operand is where the fold would go). */
+static void prefold_spill(MPI_Comm comm, const char *cname)
+{
+    enum { N = 65536, MAXB = 4096 };
+    int r, p, nblk = 0;
+    void *blk[MAXB];
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &p);
+    if (p < 3) return;
+    double *a = malloc(sizeof(double) * N), *b = malloc(sizeof(double) * N);
+    if (a == NULL || b == NULL) { fail("prefold-spill: out of memory"); MPI_Abort(MPI_COMM_WORLD, 2); }
+    for (int i = 0; i < N; i++) a[i] = r + 1 + i % 100;
+    if (r == p - 1) { /* its whole pool, in blocks as large as it gives */
+        for (size_t sz = (size_t)1 << 34; sz >= 4096 && nblk < MAXB;) {
+            if (dred_alloc_mem(sz, &blk[nblk]) == DRED_OK) nblk++;
+            else sz /= 2;
+        }
+    }
+    for (int inplace = 0; inplace < 2; inplace++) {
+        int bad = 0, st;
+        set_step("prefold-spill/%s/%s", cname, inplace ? "in_place" : "sendbuf");
+        if (r == 0 && inplace) memcpy(b, a, sizeof(double) * N);
+        MPI_Barrier(comm);
+        if (r == p - 1) {
+            double t0 = now_s();
+            while (now_s() - t0 < 0.1) {}
+        }
+        st = dred_reduce(r == 0 && inplace ? MPI_IN_PLACE : a, b, N, MPI_DOUBLE, MPI_SUM, 0, comm);
+        for (int i = 0; r == 0 && i < N && !bad; i++)
+            bad = b[i] != (double)p * (p + 1) / 2 + (double)p * (i % 100);
+        g_checked++;
+        if (st != DRED_OK || bad)
+            fail("prefold-spill/%s/%s: rank %d got %s%s (b[0] %g, expected %g)", cname,
+                 inplace ? "in_place" : "sendbuf", r, dred_strerror(st),
+                 bad ? ", a wrong result" : "", b[0], (double)p * (p + 1) / 2);
+        else if (r == 0)
+            pass("prefold-spill/%s/%s: the last member's pool full, the root folding early",
+                 cname, inplace ? "in_place" : "sendbuf");
+    }
+    for (int k = 0; k < nblk; k++) dred_free_mem(blk[k]);
+    free(a);
+    free(b);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = 4242;
@@ -1199,6 +1250,7 @@ int main(int argc, char **argv)
     large(node, "node", seed + 71 + 1000 * (uint64_t)nodeid);
     large(rev, "reversed", seed + 72);
     large(half, lo ? "low_half" : "high_half", seed + 73 + (uint64_t)lo);
+    prefold_spill(node, "node");
     if (g_rank == 0) printf("# large done at %.1f s\n", now_s() - t0);
     ring(g_comm, "dred_comm", seed + 1);
     ring(node, "node", seed + 2 + 1000 * (uint64_t)nodeid);
