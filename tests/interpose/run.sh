@@ -11,6 +11,9 @@
 # have gone through dred -- every one of the P processes printed a report line
 # "dred-mpi: <call> dred=N" with N > 0 for each call kind the case lists (a kind listed
 # as !<call>: dred=0 on every process, all of them sent to MPI).
+# The mix cases run mix_app (tests/interpose/mix_app.c): seeded rounds of reduces,
+# allreduces and bcasts, blocking and not, mixed over communicators, types, ops, counts and
+# completion calls, each result checked against the operands folded locally in rank order.
 # The fault case kills one rank by pid while MPI_Ireduce calls are in flight and checks
 # that every survivor finished (a bounded wait: its requests completed, exactly or with an
 # error class).  mpi4py is not run: Debian's python3-mpi4py is built against Open MPI
@@ -27,7 +30,15 @@ logdir="$BUILD/test-logs/interpose"
 mkdir -p "$logdir"
 scale=${DRED_TEST_TIMEOUT_SCALE:-1}
 
-# name  prog  P  timeout  layout(- for one node)  calls-that-must-show-dred  env...
+# name  prog[,ARG...]  P  timeout  layout(- for one node)  calls-that-must-show-dred  env...
+# The mix cases run mix_app, the randomized differential test, with a seed of their own
+# (replay a failure: the FAIL line names seed and round, e.g. `dredrun --mpi -n 3
+# build/tests/interpose/mix_app -I -s 11 -R 4 -r 1 -v`).  Where every call goes to dred
+# it passes -I (MPI_IN_PLACE at any reduce root: MPICH 4.0.2's own MPI_Reduce crashes on
+# it); mix-default-* keep the default thresholds, so one run sends some calls to dred
+# (32 KiB and up on a one-node communicator) and the rest to MPI.
+MIXALL="MPI_Reduce,MPI_Ireduce,MPI_Allreduce,MPI_Iallreduce,MPI_Bcast,MPI_Ibcast"
+MIXDRED="DRED_MPI_MIN_BYTES=0 DRED_MPI_COLL_MIN_BYTES=0"
 CASES=(
   "reduce-p1     reduce_app 1  90 -        MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
   "reduce-p2     reduce_app 2  90 -        MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
@@ -45,6 +56,13 @@ CASES=(
   "coll-default-p4@ab coll_app 4 150 a:2,b:2 !MPI_Allreduce,!MPI_Bcast,!MPI_Iallreduce,!MPI_Ibcast"
   "fortran-p2    reduce_f   2  60 -        MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
   "fortran-p3@ab reduce_f   3  90 a:2,b:1  MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
+  "mix-p1        mix_app,-I,-s,10,-r,16 1  90 - $MIXALL $MIXDRED"
+  "mix-p3        mix_app,-I,-s,11,-r,24 3 120 - $MIXALL $MIXDRED"
+  "mix-p5        mix_app,-I,-s,12,-r,16 5 150 - $MIXALL $MIXDRED"
+  "mix-p5@ab     mix_app,-I,-s,13,-r,16 5 150 a:2,b:3 $MIXALL $MIXDRED"
+  "mix-p6@abc    mix_app,-I,-s,14,-r,12 6 150 a:2,b:2,c:2 $MIXALL $MIXDRED"
+  "mix-default-p4 mix_app,-s,15,-r,16 4 150 - -"
+  "mix-default-p5@ab mix_app,-s,16,-r,16 5 150 a:2,b:3 -"
 )
 
 pass=0; fail=0; failed=()
@@ -92,12 +110,14 @@ want() {
 
 for line in "${CASES[@]}"; do
   read -r name prog np limit layout calls envs <<<"$line"
+  read -ra args <<<"${prog//,/ }" # prog[,ARG...]
+  prog=${args[0]}
   want "$name" "$@" || continue
   limit=$(awk -v a="$limit" -v b="$scale" 'BEGIN { printf "%d", a * b }')
   log="$logdir/$name.log"
   st=$(mktemp -d "${TMPDIR:-/tmp}/dred-interpose-$name.XXXXXX")
-  echo "# $name: $envs dredrun --mpi ($layout) -n $np $prog" >"$log"
-  run_job "$log" "$limit" "$layout" "$np" "DRED_MPI_REPORT=1 DRED_STORAGE_DIR=$st $envs" "$bin/$prog"
+  echo "# $name: $envs dredrun --mpi ($layout) -n $np ${args[*]}" >"$log"
+  run_job "$log" "$limit" "$layout" "$np" "DRED_MPI_REPORT=1 DRED_STORAGE_DIR=$st $envs" "$bin/$prog" "${args[@]:1}"
   echo "# rc $rc timed_out $timed_out" >>"$log"
   rm -rf "$st"
   why=""
