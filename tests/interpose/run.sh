@@ -36,7 +36,8 @@ scale=${DRED_TEST_TIMEOUT_SCALE:-1}
 # build/tests/interpose/mix_app -I -s 11 -R 4 -r 1 -v`).  Where every call goes to dred
 # it passes -I (MPI_IN_PLACE at any reduce root: MPICH 4.0.2's own MPI_Reduce crashes on
 # it); mix-default-* keep the default thresholds, so one run sends some calls to dred
-# (32 KiB and up on a one-node communicator) and the rest to MPI.
+# (32 KiB and up on a one-node communicator) and the rest to MPI: with their seeds every
+# call kind reaches dred on every process (another seed may draw none of a kind that big).
 MIXALL="MPI_Reduce,MPI_Ireduce,MPI_Allreduce,MPI_Iallreduce,MPI_Bcast,MPI_Ibcast"
 MIXDRED="DRED_MPI_MIN_BYTES=0 DRED_MPI_COLL_MIN_BYTES=0"
 CASES=(
@@ -56,13 +57,13 @@ CASES=(
   "coll-default-p4@ab coll_app 4 150 a:2,b:2 !MPI_Allreduce,!MPI_Bcast,!MPI_Iallreduce,!MPI_Ibcast"
   "fortran-p2    reduce_f   2  60 -        MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
   "fortran-p3@ab reduce_f   3  90 a:2,b:1  MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
-  "mix-p1        mix_app,-I,-s,10,-r,16 1  90 - $MIXALL $MIXDRED"
-  "mix-p3        mix_app,-I,-s,11,-r,24 3 120 - $MIXALL $MIXDRED"
-  "mix-p5        mix_app,-I,-s,12,-r,16 5 150 - $MIXALL $MIXDRED"
-  "mix-p5@ab     mix_app,-I,-s,13,-r,16 5 150 a:2,b:3 $MIXALL $MIXDRED"
-  "mix-p6@abc    mix_app,-I,-s,14,-r,12 6 150 a:2,b:2,c:2 $MIXALL $MIXDRED"
-  "mix-default-p4 mix_app,-s,15,-r,16 4 150 - -"
-  "mix-default-p5@ab mix_app,-s,16,-r,16 5 150 a:2,b:3 -"
+  "mix-p1        mix_app,-I,-s,10,-r,40 1  90 - $MIXALL $MIXDRED"
+  "mix-p3        mix_app,-I,-s,11,-r,60 3 120 - $MIXALL $MIXDRED"
+  "mix-p5        mix_app,-I,-s,12,-r,40 5 150 - $MIXALL $MIXDRED"
+  "mix-p5@ab     mix_app,-I,-s,13,-r,40 5 150 a:2,b:3 $MIXALL $MIXDRED"
+  "mix-p6@abc    mix_app,-I,-s,14,-r,30 6 150 a:2,b:2,c:2 $MIXALL $MIXDRED"
+  "mix-default-p4 mix_app,-s,15,-r,40 4 150 - $MIXALL"
+  "mix-default-p5@ab mix_app,-s,16,-r,30 5 150 a:2,b:3 $MIXALL"
 )
 
 pass=0; fail=0; failed=()
