@@ -56,6 +56,7 @@
  * (meet_done, in its PONGs: the status socket and dredstat show it per worker).
  */
 #include <sched.h>
+#include <time.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -540,7 +541,15 @@ static int lane_by_ref(const dred_inst_t *in) {
 /* An operand too large for a post (a bcast root's data, an allreduce member's) goes into
  * a block of its pool kept for the ring's slot, and its post names it: the block is
  * reused while large enough, once dred_meet_fast_begin found that nobody reads the slot's
- * last post (or its block) any more.  1 if posted; 0: the slot's way (nothing posted). */
+ * last post (or its block) any more.  The post says how much of the block is in
+ * (dred_meet_fast_progress): all of it, copied before posting; or, a bcast's data over
+ * LANE_PIECES_MIN where every process has a core, none yet -- the root posts first, then
+ * copies it in pieces its members copy out as they come (lane_copy), so that a late
+ * root's copy and theirs overlap, as the slot's pieces do (dred_meetpath_publish).  1 if
+ * posted; 0: the slot's way (nothing posted). */
+#define LANE_PIECES_MIN (32u * 1024u)
+#define LANE_PIECE (16u * 1024u)
+
 static int lane_post_ref(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r, uint64_t seq,
                          const proto_params_t *p, int peers_past, int how) {
   dred_group_t *g = in->group;
@@ -548,6 +557,9 @@ static int lane_post_ref(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r, ui
   char *np = NULL;
   int64_t noff = -1;
   dred_meet_ref_t ref;
+  unsigned char post[DRED_MEET_FAST_DATA];
+  uint64_t have;
+  int pieces;
   unsigned i = (unsigned)(seq % DRED_MEET_DEPTH);
   if (src == NULL) return 0;
   if (g->lane_blk[i].cap < in->bytes && dred_dp_pool_block(rt, in->bytes, &np, &noff) != DRED_OK)
@@ -564,13 +576,28 @@ static int lane_post_ref(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r, ui
     g->lane_blk[i].cap = in->bytes;
   }
   /* cached, even a bcast's 16 KiB: streamed, its peer's read of it measured slower */
-  memcpy(g->lane_blk[i].p, src, in->bytes);
+  pieces = rt->meet_pieces && in->kind == PROTO_KIND_BCAST && in->bytes > LANE_PIECES_MIN;
+  if (!pieces) memcpy(g->lane_blk[i].p, src, in->bytes);
   memset(&ref, 0, sizeof ref);
   ref.kind = DRED_MEET_OP_POOL;
   ref.worker = (uint32_t)rt->world_rank;
   ref.off = g->lane_blk[i].off;
   ref.len = in->bytes;
-  return dred_meet_fast_publish_as(r, seq, in->member, p, &ref, sizeof ref, how);
+  have = pieces ? 0 : in->bytes;
+  memset(post, 0, sizeof post);
+  memcpy(post, &ref, sizeof ref);
+  memcpy(post + DRED_MEET_FAST_PROGRESS_OFF, &have, sizeof have);
+  if (!dred_meet_fast_publish_as(r, seq, in->member, p, post, sizeof post, how)) return 0;
+  if (pieces) {
+    dred_meet_fast_wake(r, seq); /* its members asleep: the post is what they wait for */
+    for (have = 0; have < in->bytes;) {
+      uint64_t len = in->bytes - have < LANE_PIECE ? in->bytes - have : LANE_PIECE;
+      memcpy(g->lane_blk[i].p + have, (const char *)src + have, len);
+      have += len;
+      dred_meet_fast_progress_set(r, seq, in->member, have);
+    }
+  }
+  return 1;
 }
 
 /* The ring of a one-node group's auto-tagged stream, looked up once under rt->lock and
@@ -705,10 +732,58 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   return 1;
 }
 
+/* How long a member copying a root's pieces spins before it sleeps between looks, and how
+ * often it then asks whether the service died. */
+#define PIECE_SPIN_NS 50000ull
+#define PIECE_NAP_NS 20000ull
+#define PIECE_DEAD_NS 1000000ull
+
+/* The bytes of `in`'s bcast data its root's block holds from `have` on, copied to dst as
+ * they come in (the root posted first and copies in pieces, lane_post_ref): DRED_OK once
+ * all are; DRED_ERR_PROC_FAILED when the post is no longer seq's (we were given up for
+ * dead); DRED_ERR_ROOT_FAILED when the root was declared failed before its data was all
+ * in (it never will be); the service's status when it died meanwhile. */
+static int lane_copy_pieces(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r, const char *src,
+                            char *dst) {
+  uint64_t have = 0, t0 = 0, asked = 0, now;
+  for (;;) {
+    uint64_t avail = dred_meet_fast_progress(r, in->meet_seq, in->root);
+    if (avail == UINT64_MAX) return DRED_ERR_PROC_FAILED;
+    if (avail > in->bytes) avail = in->bytes;
+    if (avail > have) {
+      memcpy(dst + have, src + have, avail - have);
+      have = avail;
+      t0 = 0;
+      continue;
+    }
+    if (have == in->bytes) return DRED_OK;
+    /* the root is in its call, copying: its next piece comes, unless it died */
+    if (dred_meet_fast_gone(r, in->root)) return DRED_ERR_ROOT_FAILED;
+    now = uv_hrtime();
+    if (t0 == 0) t0 = asked = now;
+    if (now - asked >= PIECE_DEAD_NS) {
+      int dead, dead_status;
+      asked = now;
+      uv_mutex_lock(&rt->lock);
+      dead = rt->dead;
+      dead_status = rt->dead_status;
+      uv_mutex_unlock(&rt->lock);
+      if (dead) return dead_status != DRED_OK ? dead_status : DRED_ERR_MASTER_LOST;
+    }
+    if (now - t0 >= PIECE_SPIN_NS) {
+      struct timespec ts = {0, (long)PIECE_NAP_NS};
+      nanosleep(&ts, NULL);
+    } else {
+      sched_yield();
+    }
+  }
+}
+
 /* A bcast member served from its root's post, which names the block holding the data
- * (taken_data holds that reference): the data copied from there, the post found still
- * seq's after the copy (else it may be a later collective's: we were given up for dead),
- * then the ack -- whatever happened, nothing of seq is read any more. */
+ * (taken_data holds that reference): the data copied from there -- as the root's pieces
+ * come, when it posted before its data was in -- the post found still seq's after the
+ * copy (else it may be a later collective's: we were given up for dead), then the ack --
+ * whatever happened, nothing of seq is read any more. */
 static int lane_copy(dred_rt_t *rt, dred_inst_t *in) {
   dred_meet_ring_t *r = in->tag < 0 ? in->group->meet_ring : in->meet_ring;
   dred_meet_ref_t ref;
@@ -722,8 +797,7 @@ static int lane_copy(dred_rt_t *rt, dred_inst_t *in) {
     st = DRED_ERR_NOMEM;
   } else if (src == NULL) {
     st = DRED_ERR_INTERNAL; /* logged by dred_meetpath_peer_block, or a size we agreed on */
-  } else {
-    memcpy(dst, src, in->bytes);
+  } else if ((st = lane_copy_pieces(rt, in, r, src, dst)) == DRED_OK) {
     in->res_have = in->bytes;
     if (!dred_meet_fast_still(r, in->meet_seq, in->root)) st = DRED_ERR_PROC_FAILED;
   }

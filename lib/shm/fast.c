@@ -26,6 +26,7 @@
  *     there.
  */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <string.h>
 
 #include "../../include/dred_status.h"
@@ -525,6 +526,33 @@ void dred_meet_fast_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uin
 void dred_meet_fast_watch_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint32_t root,
                                uint64_t timeout_ns) {
   if (r != NULL && root < r->n) wait_for(r, seq, member, root, timeout_ns);
+}
+
+_Static_assert((offsetof(struct dred_meet_post, data) + DRED_MEET_FAST_PROGRESS_OFF) % 8 == 0 &&
+                   DRED_MEET_FAST_PROGRESS_OFF >= sizeof(dred_meet_ref_t),
+               "a post's progress word: aligned, after its reference");
+
+static uint64_t *progress_of(dred_meet_ring_t *r, uint64_t seq, uint32_t k) {
+  return (uint64_t *)(void *)(post_of(r, seq, k)->data + DRED_MEET_FAST_PROGRESS_OFF);
+}
+
+void dred_meet_fast_progress_set(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint64_t bytes) {
+  if (!ring_fast(r) || member >= r->n) return;
+  __atomic_store_n(progress_of(r, seq, member), bytes, __ATOMIC_RELEASE); /* after the bytes */
+}
+
+uint64_t dred_meet_fast_progress(dred_meet_ring_t *r, uint64_t seq, uint32_t k) {
+  uint64_t got;
+  if (!ring_fast(r) || k >= r->n) return UINT64_MAX;
+  got = __atomic_load_n(progress_of(r, seq, k), __ATOMIC_ACQUIRE);
+  /* read before the tag: a post rewritten for a later seq shows in its tag afterwards */
+  return posts_still(r, seq, bit(k)) ? got : UINT64_MAX;
+}
+
+void dred_meet_fast_wake(dred_meet_ring_t *r, uint64_t seq) { dred_meet__fast_wake(r, seq); }
+
+int dred_meet_fast_gone(dred_meet_ring_t *r, uint32_t k) {
+  return r != NULL && k < r->n && (__atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) & bit(k)) != 0;
 }
 
 void dred_meet_fast_done(dred_meet_ring_t *r, uint64_t seq, uint32_t member) {

@@ -109,12 +109,12 @@
 #define DRED_MEET_CHUNK_BYTES (128u * 1024u) /* an allreduce chunk's size, about: in cache */
 #define DRED_MEET_FAST_MEMBERS 16 /* larger groups never take the fast lane              */
 #define DRED_MEET_FAST_DATA 88    /* bytes of one member's operand in its post           */
-#define DRED_MEET_FAST_REF_MAX (32u * 1024u) /* a bcast's data in the root's pool block,
+#define DRED_MEET_FAST_REF_MAX (64u * 1024u) /* a bcast's data in the root's pool block,
                                               * its post naming it, up to this: below,
                                               * the slot costs more than its pieces
-                                              * save; above, a late root's copy and its
-                                              * members' would no longer overlap
-                                              * (docs/performance.md, session 44)       */
+                                              * save (docs/performance.md, session 44) */
+#define DRED_MEET_FAST_PROGRESS_OFF (DRED_MEET_FAST_DATA - 8) /* in a post by reference:
+                                               * how much of the block is in (a word)   */
 
 typedef enum {
   DRED_MEET_OPEN = 0, /* waiting for members                               */
@@ -412,6 +412,18 @@ int dred_meet_fast_clean(dred_meet_ring_t *r, uint64_t seq);
 int dred_meet_fast_pending(dred_meet_ring_t *r, uint64_t seq, uint32_t member);
 /* Wait at most timeout_ns until member's look at `seq` may resolve (polls first). */
 void dred_meet_fast_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint64_t timeout_ns);
+/* A bcast root's post by reference says how much of the data its block holds (a word at
+ * DRED_MEET_FAST_PROGRESS_OFF of the post's data, written with the post): all of it when
+ * the root copied before posting, or 0, then each piece as the root copies it in after
+ * posting (dred_meet_fast_progress_set: a core per process, so that its members' copies
+ * overlap its own).  dred_meet_fast_progress: how much there is (acquire: the bytes up to
+ * it are in), or UINT64_MAX once k's post is no longer seq's. */
+void dred_meet_fast_progress_set(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint64_t bytes);
+uint64_t dred_meet_fast_progress(dred_meet_ring_t *r, uint64_t seq, uint32_t k);
+/* Wake the members asleep on seq's posts (a root that posted before its data is in). */
+void dred_meet_fast_wake(dred_meet_ring_t *r, uint64_t seq);
+/* 1 once member k was declared failed (it never posts again, nor moves its progress). */
+int dred_meet_fast_gone(dred_meet_ring_t *r, uint32_t k);
 /* The ack of a posted member that reads none of seq's posts any more: its look returned 1
  * (given once its call's other work is done -- the ack is not urgent, and the call's locks
  * would wait for the store to leave the core first), or it stops looking before its look
