@@ -750,13 +750,12 @@ static int lane_copy_pieces(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r,
     uint64_t avail = dred_meet_fast_progress(r, in->meet_seq, in->root);
     if (avail == UINT64_MAX) return DRED_ERR_PROC_FAILED;
     if (avail > in->bytes) avail = in->bytes;
-    if (avail > have) {
+    if (avail > have) { /* (all at once when the root copied before posting) */
       memcpy(dst + have, src + have, avail - have);
-      have = avail;
+      if ((have = avail) == in->bytes) return DRED_OK; /* lane_copy checks the post after */
       t0 = 0;
       continue;
     }
-    if (have == in->bytes) return DRED_OK;
     /* the root is in its call, copying: its next piece comes, unless it died */
     if (dred_meet_fast_gone(r, in->root)) return DRED_ERR_ROOT_FAILED;
     now = uv_hrtime();

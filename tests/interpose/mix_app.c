@@ -326,8 +326,18 @@ static void affine_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
   }
 }
 
-static void make_types(void) {
+/* 2 cells of `cell` (4 bytes) at 0 and 8, extent 16: holes at 4..8 and 12..16 */
+static MPI_Datatype pair_with_holes(MPI_Datatype cell) {
   MPI_Datatype v, t;
+  MPI_Type_vector(2, 1, 2, cell, &v);
+  MPI_Type_create_resized(v, 0, 16, &t);
+  MPI_Type_commit(&t);
+  MPI_Type_free(&v);
+  return t;
+}
+
+static void make_types(void) {
+  MPI_Datatype t;
   set_type(T_INT, "int", MPI_INT, 1, 4, 4, 4, B_INT);
   set_type(T_DOUBLE, "double", MPI_DOUBLE, 1, 8, 8, 8, B_DBL);
   set_type(T_LONG, "long", MPI_LONG, 1, sizeof(long), sizeof(long), sizeof(long), B_LONG);
@@ -336,20 +346,11 @@ static void make_types(void) {
   MPI_Type_contiguous(3, MPI_INT, &t);
   MPI_Type_commit(&t);
   set_type(T_CONT, "contig3int", t, 3, 4, 4, 4, B_INT);
-  /* 2 ints at 0 and 8, extent 16: holes at 4..8 and 12..16 */
-  MPI_Type_vector(2, 1, 2, MPI_INT, &v);
-  MPI_Type_create_resized(v, 0, 16, &t);
-  MPI_Type_commit(&t);
-  MPI_Type_free(&v);
-  set_type(T_VEC, "vec2int", t, 2, 4, 4, 8, B_INT);
+  set_type(T_VEC, "vec2int", pair_with_holes(MPI_INT), 2, 4, 4, 8, B_INT);
   MPI_Type_contiguous(2, MPI_UNSIGNED, &t);
   MPI_Type_commit(&t);
   set_type(T_AFF, "affpair", t, 2, 4, 4, 4, B_UINT);
-  MPI_Type_vector(2, 1, 2, MPI_UNSIGNED, &v);
-  MPI_Type_create_resized(v, 0, 16, &t);
-  MPI_Type_commit(&t);
-  MPI_Type_free(&v);
-  set_type(T_AFFH, "affholes", t, 2, 4, 4, 8, B_UINT);
+  set_type(T_AFFH, "affholes", pair_with_holes(MPI_UNSIGNED), 2, 4, 4, 8, B_UINT);
   ops[O_SUM] = MPI_SUM;
   ops[O_PROD] = MPI_PROD;
   ops[O_MAX] = MPI_MAX;

@@ -355,12 +355,7 @@ static void spill_at_arrival(void) {
       dred_free_mem(p);
     }
   }
-  if (g_rank == g_size - 1) { /* take its whole pool, in blocks as large as it gives */
-    for (size_t sz = (size_t)1 << 34; sz >= 4096 && nblk < MAXB;) {
-      if (dred_alloc_mem(sz, &blk[nblk]) == DRED_OK) nblk++;
-      else sz /= 2;
-    }
-  }
+  if (g_rank == g_size - 1) nblk = pool_take_all(blk, MAXB);
   MPI_Barrier(g_comm);
   if (g_rank == 0) {
     double t0 = now_s();

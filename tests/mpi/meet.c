@@ -1167,12 +1167,7 @@ static void prefold_spill(MPI_Comm comm, const char *cname)
     double *a = malloc(sizeof(double) * N), *b = malloc(sizeof(double) * N);
     if (a == NULL || b == NULL) { fail("prefold-spill: out of memory"); MPI_Abort(MPI_COMM_WORLD, 2); }
     for (int i = 0; i < N; i++) a[i] = r + 1 + i % 100;
-    if (r == p - 1) { /* its whole pool, in blocks as large as it gives */
-        for (size_t sz = (size_t)1 << 34; sz >= 4096 && nblk < MAXB;) {
-            if (dred_alloc_mem(sz, &blk[nblk]) == DRED_OK) nblk++;
-            else sz /= 2;
-        }
-    }
+    if (r == p - 1) nblk = pool_take_all(blk, MAXB);
     for (int inplace = 0; inplace < 2; inplace++) {
         int bad = 0, st;
         set_step("prefold-spill/%s/%s", cname, inplace ? "in_place" : "sendbuf");

@@ -143,6 +143,16 @@ int wait_bounded(dred_future *f, double secs, const char *what)
     }
 }
 
+int pool_take_all(void **blk, int max)
+{
+    int n = 0;
+    for (size_t sz = (size_t)1 << 34; sz >= 4096 && n < max;) {
+        if (dred_alloc_mem(sz, &blk[n]) == DRED_OK) n++;
+        else sz /= 2;
+    }
+    return n;
+}
+
 uint64_t mix64(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ULL;

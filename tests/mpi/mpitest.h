@@ -42,6 +42,10 @@ void test_init(int *argc, char ***argv, const char *prog);
 int test_finish(void);
 
 double now_s(void);                   /* CLOCK_MONOTONIC, seconds       */
+/* Take this process's whole pool with dred_alloc_mem, in blocks as large as it gives (at
+ * most max of them, into blk): its next operands find no pool room.  Returns how many;
+ * give them back with dred_free_mem. */
+int pool_take_all(void **blk, int max);
 double wait_limit(double secs);       /* secs x DRED_TEST_TIMEOUT_SCALE */
 /* Wait for a future at most wait_limit(secs); returns its status (or -1000 if
  * dred_future_is_done failed); a hang is a failure and aborts the job. */
