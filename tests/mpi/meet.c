@@ -360,7 +360,7 @@ static void plain(MPI_Comm comm, const char *cname, uint64_t sd)
 /* One bcast of `count` doubles (root's: root * 1000 + i + k) where this member takes the
  * slot's way when `slow` (dred_ibcast), names `myroot` and gives `mycount`: its status,
  * and 1 in *bad if it says DRED_OK with data that is not the root's. */
-enum { LANE_BCAST_MAX = 8192 }; /* doubles: 64 KiB, the lane's bound by reference */
+enum { LANE_BCAST_MAX = 16384 }; /* doubles: 128 KiB, the lane's bound by reference */
 
 static int lane_bcast_one(MPI_Comm comm, int i, int root, int myroot, int mycount, int slow, int *bad)
 {
@@ -386,7 +386,7 @@ static int lane_bcast_one(MPI_Comm comm, int i, int root, int myroot, int mycoun
 
 /* The lane's bcast (fast.c): the root's post serves every member, early arrivals first.
  * 200 blocking bcasts, the root in turn, of 1-11 doubles (in the post) and every third of
- * 12-8192 (in the root's pool block, which the post names); in every sixth one member (in
+ * 12-16384 (in the root's pool block, which the post names); in every sixth one member (in
  * turn) calls dred_ibcast instead -- served from the root's post when the root posted
  * first, else everyone meets in the slot.  Then members that disagree -- a non-root whose
  * count differs (12 doubles, by reference, against 11), one that names another root: that one
