@@ -112,6 +112,8 @@
 #define STAGE_BYTES (16u * 1024u)
 
 static int lent_reclaim(dred_rt_t *rt, int all);
+static void lend_locked(dred_rt_t *rt, dred_meet_slot_t *slot, uint64_t seq, uint32_t member,
+                        char *p, int64_t off, size_t bytes);
 
 /* The operands a small collective's member took at its arrival (dred_meet_arrive_take), as
  * the slot held them, until its call finishes it (dred_meetpath_finish_taken) on the same
@@ -1042,6 +1044,15 @@ static void reroute(dred_rt_t *rt, dred_inst_t *in) {
     if (rc != DRED_OK && in->join_error == DRED_OK) in->join_error = rc; /* everyone ends so */
     in->meet_prefolded = 0;
   }
+  /* A bcast root's block: members served before the spill may be copying from it still
+   * (dred_meet_needs), so it is lent until they are done, not freed for our next
+   * collective to overwrite under them.  (dred-master gets the data from acc.) */
+  if (in->kind == PROTO_KIND_BCAST && in->is_root && in->meet_by_ref && in->meet_blk != NULL) {
+    lend_locked(rt, in->meet_slot, in->meet_seq, in->member, in->meet_blk, in->meet_blk_off,
+                in->bytes);
+    in->meet_blk = NULL;
+    in->meet_blk_off = -1;
+  }
   meet_blk_free(rt, in);
   in->meet_by_ref = 0;
   rt->meet_spilled++;
@@ -1355,7 +1366,8 @@ static int fold_chunk_out(dred_inst_t *in, const char *const *src, uint32_t n, u
 }
 
 /* A block of ours that peers read for `seq` until the slot says nobody does any more. */
-void dred_meetpath_lend(dred_rt_t *rt, dred_meet_slot_t *slot, uint64_t seq, uint32_t member,
+/* dred_meetpath_lend's work, under rt->lock. */
+static void lend_locked(dred_rt_t *rt, dred_meet_slot_t *slot, uint64_t seq, uint32_t member,
                         char *p, int64_t off, size_t bytes) {
   lent_t *l = malloc(sizeof *l);
   if (l == NULL) {
@@ -1371,8 +1383,13 @@ void dred_meetpath_lend(dred_rt_t *rt, dred_meet_slot_t *slot, uint64_t seq, uin
   l->p = p;
   l->off = off;
   l->bytes = bytes;
-  uv_mutex_lock(&rt->lock);
   dred_queue_insert_tail(&rt->meet_lent, &l->link);
+}
+
+void dred_meetpath_lend(dred_rt_t *rt, dred_meet_slot_t *slot, uint64_t seq, uint32_t member,
+                        char *p, int64_t off, size_t bytes) {
+  uv_mutex_lock(&rt->lock);
+  lend_locked(rt, slot, seq, member, p, off, bytes);
   uv_mutex_unlock(&rt->lock);
 }
 

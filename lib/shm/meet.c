@@ -303,6 +303,16 @@ static int bcast_early(const dred_meet_slot_t *s, uint32_t member, int *status) 
   return 1;
 }
 
+/* Whether `member`'s parameters `p` disagree with those of a member already here (not
+ * gone to dred-master).  Lock held. */
+static int disagrees(const dred_meet_slot_t *s, uint32_t member, const proto_params_t *p) {
+  uint64_t in = s->arrived & ~s->master;
+  uint32_t k;
+  for (k = 0; k < s->n; k++)
+    if ((in & bit(k)) && k != member && !proto_params_agree(&s->p[k], p)) return 1;
+  return 0;
+}
+
 /* `bits` joined `released`, which held `old` just before: the addition that completed the
  * set frees the slot.  Every addition is atomic -- a member's own release a
  * compare-and-swap outside the lock (dred_meet_release), the others a fetch-or under it
@@ -663,11 +673,15 @@ static int arrive_slot(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const
       r->mixed++;
       slot_end(s, DRED_MEET_MIXED, DRED_ERR_MISMATCH);
       wants = 0;
-    } else if (wants && op->kind == DRED_MEET_OP_NOPLACE && error == DRED_OK) {
+    } else if (wants && op->kind == DRED_MEET_OP_NOPLACE && error == DRED_OK &&
+               !disagrees(s, member, p)) {
       /* Our operand has no place a peer could read (the pool is full): the reduction goes
        * to dred-master whole.  Members that arrived before us learn it from the slot and
        * follow; everyone after us goes straight there.  Parameters are not compared here:
-       * dred-master does that as for any reduction. */
+       * dred-master does that as for any reduction.  But one that disagrees with a member
+       * already here meets instead (below, its operand nowhere): a bcast's members served
+       * before it never go to dred-master, which could not compare, so the slot says
+       * MISMATCH as for any disagreement (bcast_early, slot_decide). */
       r->noplace++;
       slot_end(s, DRED_MEET_SPILL, DRED_OK);
       wants = 0;

@@ -10,7 +10,8 @@
  * flight together, waited for in reverse; then a root mismatch (DRED_ERR_MISMATCH at the
  * member that disagrees, no hang anywhere) and one where nobody calls itself the root
  * (MISMATCH everywhere), each followed by a bcast that must work, small and large (a
- * node relay's across nodes); on a sub-communicator too.
+ * node relay's across nodes); on a sub-communicator too; then a member with no pool room
+ * naming itself the root after others were served (mismatch_noplace).
  * The expected data is the root's, sent to member 0 and on to all by point to point.
  */
 #include <stdint.h>
@@ -186,6 +187,91 @@ static void mismatch(int n) {
   free(a);
 }
 
+/* A member that names itself the root with no pool room (its operand has no place a peer
+ * could read, which alone would send the collective to dred-master) arriving after the
+ * root, and after another member was served: members 0-2 of a sub-communicator of the
+ * first three (one node).  Member 0 is the root of a 16 MiB dred_ibcast and calls
+ * nothing more for 11 ms, then looks at its future and starts the next bcast at once;
+ * member 1 calls dred_bcast at 10 ms (served from member 0's block); member 2, its pool
+ * taken with dred_alloc_mem, calls dred_ibcast naming itself the root at 10.5 ms.
+ * Member 2 disagrees with a root already there, so it must get MISMATCH (the slot says
+ * so; dred-master, which never hears from the members served in the slot, could not),
+ * and member 1's DRED_OK must come with member 0's data -- a root whose slot went to
+ * dred-master under member 1's copy once freed its block for its next bcast to
+ * overwrite. */
+static void mismatch_noplace(void) {
+  enum { N = 16 << 20, TRIALS = 4, MAXB = 4096 };
+  MPI_Comm c3;
+  int r3, color = g_rank < 3;
+  unsigned char *a, *b;
+  void **blk;
+  if (g_size < 3) return;
+  MPI_Comm_split(g_comm, color, g_rank, &c3);
+  if (!color) {
+    MPI_Comm_free(&c3);
+    return;
+  }
+  MPI_Comm_rank(c3, &r3);
+  a = malloc(N);
+  b = malloc(N);
+  blk = malloc(sizeof *blk * MAXB);
+  if (a == NULL || b == NULL || blk == NULL) {
+    fail("bcast/mismatch-noplace: no memory");
+    free(a), free(b), free(blk);
+    MPI_Comm_free(&c3);
+    return;
+  }
+  for (int t = 0; t < TRIALS; t++) {
+    int st = DRED_OK, st2 = DRED_OK, nblk = 0, bad = 0;
+    double t0, mark = 0, marks[3];
+    dred_future *f1 = NULL, *f2 = NULL;
+    set_step("bcast/mismatch-noplace/%d", t);
+    memset(a, r3 == 0 ? 0xA0 + t : 0, N);
+    memset(b, r3 == 0 ? 0x0B : 0, N);
+    if (r3 == 2) nblk = pool_take_all(blk, MAXB);
+    MPI_Barrier(c3);
+    t0 = now_s();
+    if (r3 == 0) {
+      st = dred_ibcast(a, N, MPI_BYTE, 0, c3, DRED_TAG_AUTO, &f1);
+      mark = now_s(); /* returned: its data is in the slot */
+      while (now_s() < t0 + 0.011) {}
+      for (int k = 0; k < 50 && st == DRED_OK && !dred_future_is_done(f1); k++) {}
+      st2 = dred_ibcast(b, N, MPI_BYTE, 0, c3, DRED_TAG_AUTO, &f2);
+      if (st == DRED_OK) st = wait_bounded(f1, 30, "bcast/mismatch-noplace");
+      dred_future_free(f1);
+      if (st2 == DRED_OK) st2 = wait_bounded(f2, 30, "bcast/mismatch-noplace/next");
+      dred_future_free(f2);
+    } else if (r3 == 1) {
+      while (now_s() < t0 + 0.010) {}
+      st = dred_bcast(a, N, MPI_BYTE, 0, c3);
+      for (int i = 0; i < N && st == DRED_OK && !bad; i++) bad = a[i] != (unsigned char)(0xA0 + t);
+      st2 = dred_bcast(b, N, MPI_BYTE, 0, c3);
+    } else {
+      while (now_s() < t0 + 0.0105) {}
+      mark = now_s(); /* calling: the root's call returned before this, or not */
+      st = dred_ibcast(a, N, MPI_BYTE, 2, c3, DRED_TAG_AUTO, &f1); /* names itself the root */
+      if (st == DRED_OK) st = wait_bounded(f1, 30, "bcast/mismatch-noplace");
+      dred_future_free(f1);
+      st2 = dred_bcast(b, N, MPI_BYTE, 0, c3);
+    }
+    for (int k = 0; k < nblk; k++) dred_free_mem(blk[k]);
+    MPI_Allgather(&mark, 1, MPI_DOUBLE, marks, 1, MPI_DOUBLE, c3);
+    if (st != DRED_OK && st != DRED_ERR_MISMATCH)
+      fail("bcast/mismatch-noplace/%d: member %d got %s", t, r3, dred_strerror(st));
+    else if (bad)
+      fail("bcast/mismatch-noplace/%d: member 1 got DRED_OK with data that is not the root's", t);
+    else if (r3 == 2 && marks[0] < marks[2] && st != DRED_ERR_MISMATCH)
+      fail("bcast/mismatch-noplace/%d: member 2 named itself the root after the root's call "
+           "and got %s, not MISMATCH", t, dred_strerror(st));
+    else if (st2 != DRED_OK || (r3 != 0 && b[N - 1] != 0x0B))
+      fail("bcast/mismatch-noplace/%d: the next bcast at member %d: %s", t, r3, dred_strerror(st2));
+    else if (r3 == 0)
+      pass("bcast/mismatch-noplace/%d", t);
+  }
+  free(a), free(b), free(blk);
+  MPI_Comm_free(&c3);
+}
+
 int main(int argc, char **argv) {
   uint64_t seed = 777;
   for (int i = 1; i < argc; i++)
@@ -214,6 +300,7 @@ int main(int argc, char **argv) {
   tagged(seed + 1000);
   mismatch(50);
   mismatch(100000);
+  mismatch_noplace();
   MPI_Type_free(&t_vec);
   return test_finish();
 }
