@@ -255,8 +255,9 @@ void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
   }
   /* Pool first (node peers read it without RMA); when the pool is full, a private buffer.
    * Either way the operand is copied here, on the caller's thread, so the runtime never
-   * reads sendbuf after dred_ireduce returned (except to reload the operand in recovery,
-   * and never once the reduction was abandoned: see future.c).  A packed or image root
+   * reads sendbuf after dred_ireduce returned, except to reload the operand in recovery
+   * and a one-node root's after an early fold when its slot spills (meetpath.c's
+   * reroute), and never once the reduction was abandoned (future.c).  A packed or image root
    * combines in a buffer of its own too, and unpacks the result into recvbuf at the end
    * (dred_dp_unpack_result), so recvbuf's holes stay untouched and, in place, its
    * operand stays there until then.  When the pool lacks room for what this reduction

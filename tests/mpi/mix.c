@@ -50,8 +50,9 @@
  *
  * Each member on its own decides: sendbuf from dred_alloc_mem (at an offset inside its
  * block) or malloc; whether an allreduce passes MPI_IN_PLACE; whether to scribble over a
- * reduce's private sendbuf once the batch is issued (it was copied; the other kinds keep
- * dred(3)'s rule, untouched until done); whether to free a block while its reduction is pending and allocate
+ * reduce non-root's private sendbuf once the batch is issued (it was copied, and only
+ * recovery reads it again; roots and the other kinds keep dred(3)'s rule, untouched until
+ * done); whether to free a block while its reduction is pending and allocate
  * and scribble a new one; whether a non-root passes recvbuf NULL or a buffer that must stay
  * untouched; whether a derived datatype is a dup (MPI_Type_dup) or a user op a new one
  * (MPI_Op_create, same function), freed once the batch is issued (libdred keeps them for
@@ -1072,9 +1073,11 @@ static int run_round(int round, const struct opts *o)
         r->poll_wait = next(&lrng) % 2;
         r->use_block = next(&lrng) % 3 == 0;
         r->block_off = 8 * (int)(next(&lrng) % 9);
-        /* (a reduce's operand is copied in the call; the other kinds keep dred(3)'s rule:
+        /* (a reduce's non-root operand is copied in the call and read again only in
+         * recovery, which the mix never needs; a root may read its sendbuf again when its
+         * slot spills after an early fold, and the other kinds keep dred(3)'s rule too:
          * sendbuf untouched until the future is done) */
-        r->scribble = next(&lrng) % 3 == 0 && r->mykind == K_REDUCE;
+        r->scribble = next(&lrng) % 3 == 0 && r->mykind == K_REDUCE && !r->my_is_root;
         r->early_free = r->use_block && next(&lrng) % 3 == 0;
         r->null_recv = next(&lrng) % 2 && !r->my_is_root && r->mykind == K_REDUCE;
         r->blocking = r->tag == DRED_TAG_AUTO && next(&lrng) % 6 == 0;
