@@ -177,6 +177,9 @@ CASES=(
   "mix-p8@abcd      mix         8   90  @a:2,b:2,c:2,d:3 -s 3 -r 150"
   "mix-inline-off-p5 mix        5   90  +DRED_INLINE_MAX=0 -s 4 -r 150"
   "mix-coll-pieces-p3 mix       3   90  +DRED_MEET_PIECES=1 -k allreduce,bcast -B 2000000 -K 10 -s 5 -r 80"
+  # ... and with members taking their whole pool mid-issue (-S), so that slots spill to
+  # dred-master after peers met, folded or were served there
+  "mix-starve-p4    mix         4   90  +DRED_MEET_PIECES=1 -S 2 -B 1200000 -s 6 -r 60"
   # The meeting place (lib/shm/meet.h, lib/paths/meetpath.c): small auto-tagged reductions of
   # one-node groups met in shared memory -- plain, ring wrap (> DRED_MEET_DEPTH in flight),
   # mixed-path and small/small mismatches, abandoned futures, polling, threads, a full

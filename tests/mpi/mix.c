@@ -4,8 +4,8 @@
  * that live between features.
  *
  *   dredrun -n P mpi_mix [-s SEED] [-r ROUNDS] [-R FIRST] [-K MAXK] [-B MAXBYTES]
- *                        [-t NTAGS] [-p US] [-T COMBO] [-C COMM] [-k KINDS] [--no-bad]
- *                        [-v | -vv]
+ *                        [-t NTAGS] [-p US] [-T COMBO] [-C COMM] [-k KINDS] [-S N]
+ *                        [--no-bad] [-v | -vv]
  *     -s SEED    seed of everything (default 20240611); the same seed gives the same plan
  *     -r ROUNDS  rounds (default 20), numbered from FIRST (-R, default 0): each round's plan
  *                depends on (seed, round) only, so -R N -r 1 replays round N alone
@@ -16,6 +16,10 @@
  *     -T NAME    only the (type, op) combination NAME (e.g. vec_sum; -T list prints them)
  *     -C NAME    only communicator NAME (world, rev, half, sub, self, dup, fresh)
  *     -k KINDS   the kinds drawn, a comma list of reduce, allreduce, bcast (default all)
+ *     -S N       in about one round of N each member takes its whole pool (dred_alloc_mem)
+ *                before a random one of its calls and gives it back once they are issued:
+ *                its arrivals meanwhile spill their slots to dred-master, after whatever
+ *                the peers did there (default 0: never)
  *     --no-bad   no deliberately mismatched calls
  *     -v         rank 0 prints every round's plan; -vv: every member also prints its calls
  *
@@ -806,6 +810,7 @@ static int check_bcast_mismatch(struct red *r, int round, const char *w)
 struct opts {
     int rounds, first, maxk, only_combo, only_comm, no_bad, ntags, kinds;
     long maxbytes, maxpause_us;
+    int starve; /* -S N: in about one round of N a member takes its whole pool mid-issue */
 };
 
 static __thread int t_helper; /* this thread is a round's second issuer: no set_step */
@@ -871,6 +876,8 @@ static int other_op(const struct red *r)
  * (dred_reduce) only for DRED_TAG_AUTO reductions: those come in the same order
  * everywhere, so the first one any member blocks in has every member's call issued or
  * coming, and no member waits for another that is blocked behind it. */
+enum { STARVE_MAX = 4096 }; /* blocks of a pool taken whole (-S) */
+
 static void issue_one(struct red *r, int round, uint64_t *rng, const struct opts *o)
 {
     char w[400];
@@ -1158,11 +1165,29 @@ static int run_round(int round, const struct opts *o)
         fail("mix: pthread_create failed");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    for (int k = 0; k < nmine; k++) issue_one(mine[k], round, &lrng, o);
+    /* -S: this member's pool taken with dred_alloc_mem before its starve_at-th call and
+     * given back once its calls are issued, so its arrivals in that window have no place
+     * for an operand and their slots spill to dred-master, after whatever its peers did
+     * there (its own RNG: the round's draws stay those of the same seed without -S) */
+    uint64_t srng = mix64(g_seed ^ mix64(0x7374617276ULL + (uint64_t)round * 977u + (uint64_t)g_rank));
+    int starve_at = o->starve > 0 && next(&srng) % (uint64_t)o->starve == 0
+                        ? (int)(next(&srng) % (uint64_t)(nmine + 1)) : -1, nstarve = 0;
+    void **starved = starve_at >= 0 ? malloc(sizeof(void *) * STARVE_MAX) : NULL;
+    for (int k = 0; k <= nmine; k++) {
+        if (k == starve_at && starved != NULL) {
+            STEP("round %d: taking this member's pool", round);
+            nstarve = pool_take_all(starved, STARVE_MAX);
+            if (g_verbose) printf("mix: round %d rank %d: pool taken (%d blocks) before call %d of %d\n",
+                                  round, g_rank, nstarve, k, nmine);
+        }
+        if (k < nmine) issue_one(mine[k], round, &lrng, o);
+    }
     if (threaded) {
         pthread_join(th, NULL);
         free(helper.list);
     }
+    for (int k = 0; k < nstarve; k++) dred_free_mem(starved[k]);
+    free(starved);
     /* 4. sendbufs were copied: scribble over some; free some blocks while pending and
      * scribble over a new block (it must not overlap the pending one); free the dup'd
      * datatypes and new ops (libdred keeps them for their reductions) */
@@ -1269,7 +1294,7 @@ static int run_round(int round, const struct opts *o)
 
 int main(int argc, char **argv)
 {
-    struct opts o = {20, 0, 24, -1, -1, 0, 40, (1 << NKIND) - 1, 300000, 2000};
+    struct opts o = {20, 0, 24, -1, -1, 0, 40, (1 << NKIND) - 1, 300000, 2000, 0};
     int list = 0;
     const char *only_combo = NULL;
     for (int i = 1; i < argc; i++) {
@@ -1296,6 +1321,7 @@ int main(int argc, char **argv)
             for (int c = 0; c < NCOMM; c++) if (!strcmp(n, cname[c])) o.only_comm = c;
             if (o.only_comm < 0) { fprintf(stderr, "mix: unknown communicator %s\n", n); return 2; }
         } else if (!strcmp(argv[i], "--no-bad")) o.no_bad = 1;
+        else if (!strcmp(argv[i], "-S") && i + 1 < argc) o.starve = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-v")) g_verbose = 1;
         else if (!strcmp(argv[i], "-vv")) g_verbose = 2;
     }
