@@ -1365,7 +1365,6 @@ static int fold_chunk_out(dred_inst_t *in, const char *const *src, uint32_t n, u
   return rc;
 }
 
-/* A block of ours that peers read for `seq` until the slot says nobody does any more. */
 /* dred_meetpath_lend's work, under rt->lock. */
 static void lend_locked(dred_rt_t *rt, dred_meet_slot_t *slot, uint64_t seq, uint32_t member,
                         char *p, int64_t off, size_t bytes) {
@@ -1386,6 +1385,7 @@ static void lend_locked(dred_rt_t *rt, dred_meet_slot_t *slot, uint64_t seq, uin
   dred_queue_insert_tail(&rt->meet_lent, &l->link);
 }
 
+/* A block of ours that peers read for `seq` until the slot says nobody does any more. */
 void dred_meetpath_lend(dred_rt_t *rt, dred_meet_slot_t *slot, uint64_t seq, uint32_t member,
                         char *p, int64_t off, size_t bytes) {
   uv_mutex_lock(&rt->lock);
