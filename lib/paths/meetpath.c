@@ -112,6 +112,16 @@
 #define STAGE_BYTES (16u * 1024u)
 
 static int lent_reclaim(dred_rt_t *rt, int all);
+
+/* 0 while the service lives; once it died (master lost), the status its collectives end
+ * with.  Read under rt->lock. */
+static int service_dead(dred_rt_t *rt) {
+  int st;
+  uv_mutex_lock(&rt->lock);
+  st = !rt->dead ? 0 : rt->dead_status != DRED_OK ? rt->dead_status : DRED_ERR_MASTER_LOST;
+  uv_mutex_unlock(&rt->lock);
+  return st;
+}
 static void lend_locked(dred_rt_t *rt, dred_meet_slot_t *slot, uint64_t seq, uint32_t member,
                         char *p, int64_t off, size_t bytes);
 
@@ -666,7 +676,7 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   proto_params_t p;
   uint64_t seq = 0;
   size_t bytes;
-  int rc, st = DRED_OK, dead = 0, waited = 0, by_ref, posted, watch;
+  int rc, st = DRED_OK, waited = 0, by_ref, posted, watch;
   uint64_t watched = 0, slice;
 
   /* of the small path whose operand fits a post, or a bcast whose root's data the post
@@ -695,14 +705,9 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
     /* The service died (master lost): nothing will end a wait for a member that never
      * comes; the call ends the way call_submit ends any call then.  Looked at after a
      * wait that came back unresolved, off the path of a collective resolved at once. */
-    if (waited) {
-      uv_mutex_lock(&rt->lock);
-      dead = rt->dead;
-      uv_mutex_unlock(&rt->lock);
-      if (dead) {
-        dred_meet_fast_done(r, seq, in->member);
-        return 0;
-      }
+    if (waited && service_dead(rt) != 0) {
+      dred_meet_fast_done(r, seq, in->member);
+      return 0;
     }
     if (watch) {
       uint64_t now = uv_hrtime();
@@ -763,13 +768,9 @@ static int lane_copy_pieces(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r,
     now = uv_hrtime();
     if (t0 == 0) t0 = asked = now;
     if (now - asked >= PIECE_DEAD_NS) {
-      int dead, dead_status;
+      int dead = service_dead(rt);
       asked = now;
-      uv_mutex_lock(&rt->lock);
-      dead = rt->dead;
-      dead_status = rt->dead_status;
-      uv_mutex_unlock(&rt->lock);
-      if (dead) return dead_status != DRED_OK ? dead_status : DRED_ERR_MASTER_LOST;
+      if (dead != 0) return dead;
     }
     if (now - t0 >= PIECE_SPIN_NS) {
       struct timespec ts = {0, (long)PIECE_NAP_NS};
@@ -1921,15 +1922,9 @@ void dred_meetpath_wait(dred_future *f, uint64_t timeout_ns) {
        * collective this thread was folding early then was skipped: end it here.  Looked at
        * only after a wait came back with nothing, off the path of a collective that is
        * ready at once. */
-      int dead, dead_status;
-      uv_mutex_lock(&f->meet_rt->lock);
-      dead = f->meet_rt->dead;
-      dead_status = f->meet_rt->dead_status;
-      uv_mutex_unlock(&f->meet_rt->lock);
-      if (dead) {
-        (void)dred_meetpath_settle(f->meet_rt, f->meet_gid, f->meet_tag,
-                                   dead_status != DRED_OK ? dead_status : DRED_ERR_MASTER_LOST,
-                                   UINT64_MAX);
+      int dead = service_dead(f->meet_rt);
+      if (dead != 0) {
+        (void)dred_meetpath_settle(f->meet_rt, f->meet_gid, f->meet_tag, dead, UINT64_MAX);
         uv_mutex_lock(&f->mu); /* finished by us, or in moments by the thread that holds it */
         if (!f->done) (void)uv_cond_timedwait(&f->cv, &f->mu, CLAIMED_SLICE_NS);
         uv_mutex_unlock(&f->mu);

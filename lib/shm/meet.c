@@ -271,6 +271,16 @@ static int lost_ends(const dred_meet_slot_t *s, uint64_t lost) {
          s->ref[root].kind != DRED_MEET_OP_POOL;
 }
 
+/* Whether `member`'s parameters `p` disagree with those of a member already here (not
+ * gone to dred-master).  Lock held. */
+static int disagrees(const dred_meet_slot_t *s, uint32_t member, const proto_params_t *p) {
+  uint64_t in = s->arrived & ~s->master;
+  uint32_t k;
+  for (k = 0; k < s->n; k++)
+    if ((in & bit(k)) && k != member && !proto_params_agree(&s->p[k], p)) return 1;
+  return 0;
+}
+
 /* A bcast member's outcome before everyone arrived (seed 000: early arrivals are served
  * first, nobody waits for the last): MISMATCH as soon as a member already there disagrees
  * with it (root included: two members that both call themselves the root disagree, and
@@ -281,7 +291,7 @@ static int lost_ends(const dred_meet_slot_t *s, uint64_t lost) {
  * outcome decides: the root not there yet, a member's error, a spill).  Lock held. */
 static int bcast_early(const dred_meet_slot_t *s, uint32_t member, int *status) {
   uint64_t in = s->arrived & ~s->master;
-  uint32_t r, k;
+  uint32_t r;
   /* (a relay slot's data comes from its leader whatever the kind: a bcast's or an
    * allreduce's result) */
   if (member >= s->n || !(in & bit(member)) ||
@@ -291,9 +301,7 @@ static int bcast_early(const dred_meet_slot_t *s, uint32_t member, int *status) 
   if (s->relay == RING_PARTIAL) return 0;
   if (s->relay && !s->led) return 0;
   r = s->relay ? s->root : s->p[member].root;
-  for (k = 0; k < s->n; k++)
-    if ((in & bit(k)) && k != member && !proto_params_agree(&s->p[k], &s->p[member])) break;
-  if (r >= s->n || k < s->n) {
+  if (r >= s->n || disagrees(s, member, &s->p[member])) {
     *status = DRED_ERR_MISMATCH;
     return 1;
   }
@@ -301,16 +309,6 @@ static int bcast_early(const dred_meet_slot_t *s, uint32_t member, int *status) 
   if (s->ref[r].kind != DRED_MEET_OP_SLOT && s->ref[r].kind != DRED_MEET_OP_POOL) return 0;
   *status = DRED_OK;
   return 1;
-}
-
-/* Whether `member`'s parameters `p` disagree with those of a member already here (not
- * gone to dred-master).  Lock held. */
-static int disagrees(const dred_meet_slot_t *s, uint32_t member, const proto_params_t *p) {
-  uint64_t in = s->arrived & ~s->master;
-  uint32_t k;
-  for (k = 0; k < s->n; k++)
-    if ((in & bit(k)) && k != member && !proto_params_agree(&s->p[k], p)) return 1;
-  return 0;
 }
 
 /* `bits` joined `released`, which held `old` just before: the addition that completed the
