@@ -275,8 +275,9 @@ bench: deps all $(BENCH) $(BENCH_COLL) $(SCHED_BENCH)
 
 # The short fault run of `make test` (tests/faults/short.sh says what each part checks):
 # worker kills on one node and on 3 simulated nodes, root and master kills, kills right after
-# the call, node losses, the master's node lost, stalls, deaths inside an absorption.
-fault-test: all $(FAULT_APP)
+# the call, node losses, the master's node lost, stalls, deaths inside an absorption, and
+# the randomized mix with a member or a node killed in it.
+fault-test: all $(FAULT_APP) $(BUILD)/tests/mpi_mix
 	@BUILD=$(BUILD) bash tests/faults/short.sh
 
 # make faults TRIALS=100 WORKERS=8 BYTES=32M MODE=worker|root|master|two|concurrent|node|masternode|all

@@ -54,6 +54,10 @@
 #   9. three deaths inside an absorption at chosen pieces
 #      (tests/faults/rollforward.sh): a node peer finishes the dead executor's absorption
 #      from the two snapshots and scratch, and every survivor's result is exact.
+#  10. the randomized mix (tests/mpi/mix.c -X) with one member killed at a random moment
+#      of a round (3 trials, 4 members) and one node lost (2 trials, a:3,b:3,c:3): every
+#      collective whose group held no victim exact, the others exact or an explicit error
+#      (tests/faults/mix-faults.sh).
 #   Part 1's node trials and parts 5 and 6 run with DRED_FAIL_TIMEOUT_MS=2000 /
 #   DRED_MASTER_TIMEOUT_MS=4000: three simulated nodes start 6 MPI processes with more
 #   set-up than one node, and a loaded machine can be silent for a second without any fault.
@@ -199,6 +203,16 @@ script_part "the job cancelled with SIGTERM mid-job (every process ends, leaving
 #    after its last piece: a node peer finishes the absorption, every survivor exact.
 DRED_MEET=0 script_part "executor killed inside an absorption at pieces 0, 513 and after the last (a node peer finishes it; exact)" \
   rollforward.sh
+
+# 10. the randomized mix with a process loss in it (tests/faults/mix-faults.sh): a member
+#     (or every member of a node) SIGKILLed at a random moment of a round mixing reduce,
+#     allreduce and bcast on seven kinds of communicators; collectives whose group held a
+#     victim end exact or in an explicit error, every other one exact.
+script_part "the mix with a member killed mid-round, 4 members (collectives it had no part in exact)" mix-faults.sh \
+  --trials 3 --np 4 --seed "$seed"
+DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
+  script_part "the mix with a node lost mid-round, a:3,b:3,c:3" mix-faults.sh \
+  --trials 2 --np 8 --sim-nodes a:3,b:3,c:3 --node --seed "$seed"
 
 if [ -s "$faildigest" ]; then
   echo "== faults: the failing trials again, with their logs' last lines"

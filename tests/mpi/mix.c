@@ -5,7 +5,7 @@
  *
  *   dredrun -n P mpi_mix [-s SEED] [-r ROUNDS] [-R FIRST] [-K MAXK] [-B MAXBYTES]
  *                        [-t NTAGS] [-p US] [-T COMBO] [-C COMM] [-k KINDS] [-S N]
- *                        [--no-bad] [-v | -vv]
+ *                        [-X ROUND[:node] [-x US]] [--no-bad] [-v | -vv]
  *     -s SEED    seed of everything (default 20240611); the same seed gives the same plan
  *     -r ROUNDS  rounds (default 20), numbered from FIRST (-R, default 0): each round's plan
  *                depends on (seed, round) only, so -R N -r 1 replays round N alone
@@ -20,6 +20,10 @@
  *                before a random one of its calls and gives it back once they are issued:
  *                its arrivals meanwhile spill their slots to dred-master, after whatever
  *                the peers did there (default 0: never)
+ *     -X ROUND   a member drawn from the seed dies by SIGKILL in round ROUND, at a moment
+ *                drawn from 0..US (-x, default 10000) microseconds after it starts issuing;
+ *                ROUND:node: every member of one node dies (the section "a member dies"
+ *                below says what survivors check; tests/faults/mix-faults.sh runs trials)
  *     --no-bad   no deliberately mismatched calls
  *     -v         rank 0 prints every round's plan; -vv: every member also prints its calls
  *
@@ -93,11 +97,13 @@
 #include <complex.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dred.h"
 #include "mpitest.h"
@@ -115,6 +121,7 @@ static const char *cname[NCOMM] = {"world", "rev", "half", "sub", "self", "dup",
 static MPI_Comm comms[NCOMM];
 static int crank[NCOMM], csize[NCOMM], ccolor[NCOMM];
 static int cshare[NCOMM][NCOMM]; /* kinds a and b have a group in common somewhere */
+static uint64_t cmask[NCOMM];     /* dred_comm() ranks in this member's part of each kind */
 
 /* Which kinds share a group somewhere (the same members in the same order: dred_comm()
  * and its dup always, others by chance, e.g. a subset that is a half): explicit tags name
@@ -137,7 +144,11 @@ static void compute_share(void)
         for (int k = 0; k < n; k++) in[k] = k;
         MPI_Group_translate_ranks(cg, n, in, wg, out);
         mine[c] = 0x9a3;
-        for (int k = 0; k < n; k++) mine[c] = mix64(mine[c] ^ (uint64_t)out[k]);
+        cmask[c] = 0;
+        for (int k = 0; k < n; k++) {
+            mine[c] = mix64(mine[c] ^ (uint64_t)out[k]);
+            if (out[k] < 64) cmask[c] |= 1ULL << out[k];
+        }
         MPI_Group_free(&cg);
         free(in);
         free(out);
@@ -773,12 +784,14 @@ static int compare(const struct red *r, char *why, size_t n)
  * DRED_OK as a non-root must have asked for the root's data as the root sent it -- the
  * same root and count -- and hold exactly it.  Collective over the communicator.
  * Returns 1 when all holds here. */
-static int check_bcast_mismatch(struct red *r, int round, const char *w)
+/* cross: the members also agree that one of them got DRED_ERR_MISMATCH (an MPI
+ * collective: not after a member died, -X) */
+static int check_bcast_mismatch(struct red *r, int round, const char *w, int cross)
 {
-    int mine[2] = {r->abandon ? 0 : r->st == DRED_ERR_MISMATCH, r->abandon}, sum[2];
+    int mine[2] = {r->abandon ? 0 : r->st == DRED_ERR_MISMATCH, r->abandon}, sum[2] = {1, 0};
     char why[300];
     int ok = 1;
-    MPI_Allreduce(mine, sum, 2, MPI_INT, MPI_SUM, r->c);
+    if (cross) MPI_Allreduce(mine, sum, 2, MPI_INT, MPI_SUM, r->c);
     if (r->abandon) return 1;
     if (r->st != DRED_OK && r->st != DRED_ERR_MISMATCH) {
         fail("%s: status %d (%s) [member %d%s]", w, r->st, dred_strerror(r->st), r->cr,
@@ -803,6 +816,135 @@ static int check_bcast_mismatch(struct red *r, int round, const char *w)
         }
     }
     return ok;
+}
+
+/* ---------------------------------------------------------------- a member dies (-X) */
+
+/* -X ROUND: in round ROUND one member, drawn from the seed, dies by SIGKILL at a moment
+ * drawn from 0..-x microseconds after it starts issuing that round's calls -- inside a
+ * call, in its runtime thread's work, while it computes or waits, or a round later.  With
+ * -X ROUND:node every member of one node drawn from the seed dies at that moment, not
+ * dred-master's node (the node of dred_comm() rank 0: dredrun --sim-nodes puts the master
+ * first on the first name, so give that name 2+ processes): the lowest of them kills the
+ * others by pid, then itself.  A real process loss, not a simulated one.
+ *
+ * Every member finishes the round before it (an MPI_Barrier) before anyone starts it.
+ * From that round on, a collective whose group holds a victim may end in
+ * DRED_ERR_PROC_FAILED or DRED_ERR_ROOT_FAILED, or in DRED_OK and then exact; every other
+ * collective must be exact as always, which is the point: a death must not leak into
+ * collectives it had no part in.  Nothing collective of MPI runs from that round on
+ * (MPICH's collectives and frees hang once a process died): no fresh communicators, no
+ * application collectives, no cross-member look at a mismatched bcast.  Survivors end with
+ * dred_finalize, which must say DRED_ERR_PROC_FAILED, and exit without MPI_Finalize; each
+ * prints "SURVIVOR rank=R fails=N" (tests/faults/mix-faults.sh counts them). */
+static int g_fault_round = -1; /* -1: nobody dies */
+static int g_fault_node;       /* a whole node dies */
+static long g_fault_delay_us = 10000;
+static uint64_t g_dead;        /* dred_comm() ranks that die */
+static int g_killer = -1;      /* the rank that kills itself (and its node peers) */
+static int *g_pids;            /* every member's pid, by dred_comm() rank */
+static pthread_t g_kill_thread;
+static int g_kill_started;
+
+/* Collective over g_comm, before the first round: the victims, the killer, the pids. */
+static void fault_setup(void)
+{
+    int p = g_size, me = (int)getpid(), lead, nc = 0, cand[64];
+    MPI_Comm node;
+    if (p > 64) {
+        fail("mix: -X needs at most 64 members (%d)", p);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    g_pids = malloc(sizeof(int) * (size_t)p);
+    int *leads = malloc(sizeof(int) * (size_t)p);
+    MPI_Allgather(&me, 1, MPI_INT, g_pids, 1, MPI_INT, g_comm);
+    MPI_Comm_split_type(g_comm, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &node);
+    MPI_Allreduce(&g_rank, &lead, 1, MPI_INT, MPI_MIN, node);
+    MPI_Comm_free(&node);
+    MPI_Allgather(&lead, 1, MPI_INT, leads, 1, MPI_INT, g_comm);
+    uint64_t h = mix64(g_seed ^ 0xdead0001ULL);
+    if (!g_fault_node) {
+        g_killer = (int)(h % (uint64_t)p);
+        g_dead = 1ULL << g_killer;
+    } else {
+        for (int m = 0; m < p; m++)
+            if (leads[m] == m && m != leads[0]) cand[nc++] = m;
+        if (nc == 0) {
+            if (g_rank == 0) fail("mix: -X ROUND:node needs a node without dred_comm() rank 0");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        g_killer = cand[h % (uint64_t)nc];
+        for (int m = 0; m < p; m++)
+            if (leads[m] == g_killer) g_dead |= 1ULL << m;
+    }
+    free(leads);
+    g_fault_delay_us = (long)(mix64(g_seed ^ 0xdead0002ULL) % (uint64_t)(g_fault_delay_us + 1));
+    if (g_rank == 0)
+        printf("mix: round %d: %s %d dies %ld us after it starts issuing (victims 0x%llx)\n",
+               g_fault_round, g_fault_node ? "the node of rank" : "rank", g_killer,
+               g_fault_delay_us, (unsigned long long)g_dead);
+}
+
+static void *killer_main(void *arg)
+{
+    (void)arg;
+    struct timespec ts = {g_fault_delay_us / 1000000, (g_fault_delay_us % 1000000) * 1000L};
+    nanosleep(&ts, NULL);
+    printf("mix: rank %d kills %s by SIGKILL (step: %s)\n", g_rank,
+           g_fault_node ? "its node" : "itself", g_step);
+    fflush(stdout);
+    for (int m = 0; m < g_size; m++)
+        if ((g_dead >> m & 1) && m != g_rank) kill((pid_t)g_pids[m], SIGKILL);
+    kill(getpid(), SIGKILL);
+    return NULL;
+}
+
+/* The killer arms its clock as it starts issuing the fault round's calls. */
+static void fault_arm(int round)
+{
+    if (round != g_fault_round || g_rank != g_killer) return;
+    if (pthread_create(&g_kill_thread, NULL, killer_main, NULL) != 0) {
+        fail("mix: pthread_create (killer) failed");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    g_kill_started = 1;
+}
+
+/* No MPI collective from the fault round on. */
+static int mpi_colls_ok(int round)
+{
+    return g_fault_round < 0 || round < g_fault_round;
+}
+
+/* The group of r holds a victim, from the fault round on: an explicit error is allowed. */
+static int exposed(const struct red *r, int round)
+{
+    return g_fault_round >= 0 && round >= g_fault_round && (cmask[r->comm] & g_dead) != 0;
+}
+
+/* A victim whose rounds ended before its death waits for it; a survivor finalizes (a
+ * member died: DRED_ERR_PROC_FAILED) and exits without MPI_Finalize. */
+static int fault_finish(int rounds)
+{
+    if (g_dead >> g_rank & 1) {
+        set_step("after its rounds, waiting to be killed");
+        double until = now_s() + wait_limit(60);
+        while (now_s() < until) {
+            struct timespec ts = {0, 10000000L};
+            nanosleep(&ts, NULL);
+        }
+        fail("mix: victim rank %d still alive 60 s after its rounds", g_rank);
+        fflush(stdout);
+        _exit(1);
+    }
+    set_step("dred_finalize after a failure");
+    int st = dred_finalize();
+    if (st != DRED_ERR_PROC_FAILED)
+        fail("mix: dred_finalize after a member died returned %d (%s), expected %s", st,
+             dred_strerror(st), dred_strerror(DRED_ERR_PROC_FAILED));
+    printf("SURVIVOR rank=%d fails=%d rounds=%d\n", g_rank, g_fail, rounds);
+    fflush(stdout);
+    _exit(g_fail ? 1 : 0);
 }
 
 /* ---------------------------------------------------------------- a round */
@@ -906,6 +1048,10 @@ static void issue_one(struct red *r, int round, uint64_t *rng, const struct opts
     }
     STEP("nonblocking %s %s", kname[r->mykind], w);
     r->st = call_kind(r, sb, r->rbuf, r->mycount, r->callop, r->myroot, r->tag, &r->f);
+    if ((r->st == DRED_ERR_PROC_FAILED || r->st == DRED_ERR_ROOT_FAILED) && exposed(r, round)) {
+        r->f = NULL; /* a member of its group died (-X): refused at the call */
+        return;
+    }
     if (r->st != DRED_OK) {
         fail("%s: the nonblocking %s returned %d (%s)", w, kname[r->mykind], r->st, dred_strerror(r->st));
         fflush(stdout);
@@ -960,14 +1106,45 @@ static void *issuer_main(void *arg)
     return NULL;
 }
 
+/* r's group holds a member that died (-X): an explicit error, or DRED_OK with the exact
+ * result where it lands.  A mismatched collective may still say DRED_ERR_MISMATCH; where
+ * it says DRED_OK, only a bcast member whose own call agrees with the root's may, with the
+ * root's data (a reduce or allreduce folded across a disagreement would be wrong). */
+static int check_exposed(struct red *r, int round, const char *w)
+{
+    char why[300];
+    int bad = r->bad_rank >= 0, lands = r->kind != K_REDUCE || r->is_root;
+    if (r->abandon) return 1;
+    if (r->st == DRED_ERR_PROC_FAILED || r->st == DRED_ERR_ROOT_FAILED || (bad && r->st == DRED_ERR_MISMATCH))
+        return 1;
+    if (r->st != DRED_OK) {
+        fail("%s: status %d (%s) after a member of its group died [member %d]", w, r->st,
+             dred_strerror(r->st), r->cr);
+        return 0;
+    }
+    if (bad && r->kind == K_BCAST) return check_bcast_mismatch(r, round, w, 0);
+    if (bad && (lands || r->my_is_root)) {
+        fail("%s: DRED_OK at member %d of a mismatched %s after a member died", w, r->cr, kname[r->kind]);
+        return 0;
+    }
+    if (!bad && lands && !compare(r, why, sizeof why)) {
+        fail("%s: wrong result at member %d%s after a member of its group died: %s", w, r->cr,
+             r->is_root ? " (the root)" : "", why);
+        return 0;
+    }
+    return 1;
+}
+
 static int run_round(int round, const struct opts *o)
 {
     static struct red R[MAXK_LIMIT];
     uint64_t rng = mix64(g_seed ^ mix64(0x726f756e64ULL + (uint64_t)round));
     int K = 1 + (int)(next(&rng) % (uint64_t)o->maxk);
     int fresh = o->only_comm == C_FRESH || (o->only_comm < 0 && next(&rng) % 3 == 0);
+    if (!mpi_colls_ok(round)) fresh = 0; /* (-X: no MPI collective once a member died) */
     int ncomm = fresh ? NCOMM : NCOMM - 1; /* C_FRESH is the last kind */
     int coll = (int)(next(&rng) % 4), coll_comm = (int)(next(&rng) % (uint64_t)ncomm);
+    if (!mpi_colls_ok(round)) coll = 0;
     if (fresh) {
         set_step("round %d: making the round's communicator", round);
         make_fresh_comm(round);
@@ -1173,6 +1350,7 @@ static int run_round(int round, const struct opts *o)
     int starve_at = o->starve > 0 && next(&srng) % (uint64_t)o->starve == 0
                         ? (int)(next(&srng) % (uint64_t)(nmine + 1)) : -1, nstarve = 0;
     void **starved = starve_at >= 0 ? malloc(sizeof(void *) * STARVE_MAX) : NULL;
+    fault_arm(round);
     for (int k = 0; k <= nmine; k++) {
         if (k == starve_at && starved != NULL) {
             STEP("round %d: taking this member's pool", round);
@@ -1243,15 +1421,18 @@ static int run_round(int round, const struct opts *o)
         dred_future_free(r->f);
     }
     /* 7. checks */
-    int nok = 0, nbad = 0, nfail = 0, nabandoned = 0;
+    int nok = 0, nbad = 0, nfail = 0, nabandoned = 0, nerr = 0;
     for (int j = 0; j < K; j++) {
         struct red *r = &R[j];
         char why[300];
         describe(r, round, w, sizeof w);
         int want = r->bad_rank >= 0 ? DRED_ERR_MISMATCH : DRED_OK;
         int ok = 1;
-        if (r->kind == K_BCAST && r->bad_rank >= 0) {
-            ok = check_bcast_mismatch(r, round, w);
+        if (exposed(r, round)) {
+            ok = check_exposed(r, round, w);
+            nerr += ok && !r->abandon && r->st != DRED_OK && r->st != DRED_ERR_MISMATCH;
+        } else if (r->kind == K_BCAST && r->bad_rank >= 0) {
+            ok = check_bcast_mismatch(r, round, w, mpi_colls_ok(round));
         } else if (r->abandon) {
             /* nothing reported here; the root checks the result */
         } else if (r->st != want) {
@@ -1278,17 +1459,22 @@ static int run_round(int round, const struct opts *o)
         }
         if (!ok) nfail++;
         else if (r->abandon) nabandoned++;
-        else if (want == DRED_OK) nok++;
-        else nbad++;
+        else if (r->st == DRED_OK) nok++;
+        else if (r->st == DRED_ERR_MISMATCH) nbad++;
         put_buf(r->sbase, r->sbuf_is_block);
         if (!r->keep_rbuf) put_buf(r->rbuf, r->rbuf_is_block); /* (else malloc'd: left) */
         put_buf(r->block2, 1);
         free(r->scopy); free(r->rinit); free(r->exp);
     }
     if (fresh) MPI_Comm_free(&comms[C_FRESH]);
+    /* -X: every member done with the rounds before the fault round before a victim can
+     * die (members are not in step: a root that got its result may be a round ahead while
+     * the others still wait, and its death then rightly ends theirs in ROOT_FAILED) */
+    if (g_fault_round >= 0 && round == g_fault_round - 1) MPI_Barrier(g_comm);
     if (nfail == 0)
         pass("mix/seed=%llu/round=%d/rank=%d: %d collectives, %d exact or OK, %d mismatches reported, "
-             "%d abandoned", (unsigned long long)g_seed, round, g_rank, K, nok, nbad, nabandoned);
+             "%d abandoned%s%.0d", (unsigned long long)g_seed, round, g_rank, K, nok, nbad, nabandoned,
+             nerr ? ", ended by a member's death: " : "", nerr);
     return nfail;
 }
 
@@ -1322,6 +1508,11 @@ int main(int argc, char **argv)
             if (o.only_comm < 0) { fprintf(stderr, "mix: unknown communicator %s\n", n); return 2; }
         } else if (!strcmp(argv[i], "--no-bad")) o.no_bad = 1;
         else if (!strcmp(argv[i], "-S") && i + 1 < argc) o.starve = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-X") && i + 1 < argc) {
+            char *x = argv[++i];
+            g_fault_round = atoi(x);
+            g_fault_node = strstr(x, ":node") != NULL;
+        } else if (!strcmp(argv[i], "-x") && i + 1 < argc) g_fault_delay_us = atol(argv[++i]);
         else if (!strcmp(argv[i], "-v")) g_verbose = 1;
         else if (!strcmp(argv[i], "-vv")) g_verbose = 2;
     }
@@ -1349,6 +1540,14 @@ int main(int argc, char **argv)
         }
     }
     make_comms(g_seed);
+    if (g_fault_round >= 0) {
+        if (g_fault_round < o.first || g_fault_round >= o.first + o.rounds || g_fault_delay_us < 0) {
+            if (g_rank == 0) fprintf(stderr, "mix: -X %d outside rounds %d..%d (or -x < 0)\n",
+                                     g_fault_round, o.first, o.first + o.rounds - 1);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        fault_setup();
+    }
     if (g_rank == 0)
         printf("mix: seed %llu, rounds %d..%d, P=%d, DRED_INLINE_MAX=%d; sub part of rank 0: "
                "color %d size %d\n",
@@ -1358,9 +1557,10 @@ int main(int argc, char **argv)
     int nfail = 0;
     for (int round = o.first; !list && round < o.first + o.rounds; round++)
         nfail += run_round(round, &o);
-    if (g_rank == 0)
+    if (g_rank == 0 || g_fault_round >= 0)
         printf("mix: %d rounds in %.2f s\n", o.rounds, now_s() - t0);
     (void)nfail;
+    if (g_fault_round >= 0) return fault_finish(o.rounds);
     for (int c = 1; c < NCOMM; c++)
         if (comms[c] != MPI_COMM_NULL) MPI_Comm_free(&comms[c]);
     free_types();
