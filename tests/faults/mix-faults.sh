@@ -3,7 +3,7 @@
 #
 #   bash tests/faults/mix-faults.sh [--trials N] [--np P] [--sim-nodes LIST] [--node]
 #        [--seed S] [--rounds R] [--max-delay US] [--limit SEC] [--default-timeouts]
-#        [-- MIX-ARGS...]
+#        [--external] [-- MIX-ARGS...]
 #
 # Trial t runs `dredrun [--sim-nodes LIST] -n P mpi_mix -s S+t -r R -X X[:node] -x US
 # MIX-ARGS`: in round X (1..R-2, drawn from the trial's seed) one member drawn by the mix
@@ -13,7 +13,8 @@
 # types, ops, IN_PLACE, threads, abandoned futures, mismatches: mix.c's header).  Every
 # survivor checks every collective: one whose group holds a victim ends in DRED_OK with the
 # exact result, DRED_ERR_PROC_FAILED or DRED_ERR_ROOT_FAILED; every other one must be
-# exact.  Each survivor ends with "SURVIVOR rank=R fails=0".
+# exact.  Each survivor ends with "SURVIVOR rank=R fails=0".  --external: dred-master
+# beside the job (dredrun --external-master).
 #
 # A trial passes when every survivor printed that line, no process printed a FAIL line,
 # the job ended within --limit seconds (default 240) and no process of it is left.  It is
@@ -32,7 +33,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=jobprocs.sh
 . "$here/jobprocs.sh"
 
-trials=20 np=4 sim="" node=0 seed=1 rounds=8 delay=20000 limit=240 default_to=0
+trials=20 np=4 sim="" node=0 seed=1 rounds=8 delay=20000 limit=240 default_to=0 external=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --trials) trials=$2; shift 2 ;;
@@ -44,6 +45,7 @@ while [ $# -gt 0 ]; do
     --max-delay) delay=$2; shift 2 ;;
     --limit) limit=$2; shift 2 ;;
     --default-timeouts) default_to=1; shift ;;
+    --external) external=(--external-master); shift ;;
     --) shift; break ;;
     -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "mix-faults.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
@@ -104,7 +106,7 @@ for ((t = 0; t < trials; t++)); do
   layout=()
   [ -n "$sim" ] && layout=(--sim-nodes "$sim")
   start=$(date +%s)
-  DRED_STORAGE_DIR=$storage DRED_TEST_CASE_ID=$marker setsid "$BUILD/bin/dredrun" "${layout[@]}" \
+  DRED_STORAGE_DIR=$storage DRED_TEST_CASE_ID=$marker setsid "$BUILD/bin/dredrun" "${external[@]}" "${layout[@]}" \
     -n "$np" "$BUILD/tests/mpi_mix" -s "$s" -r "$rounds" -X "$spec" -x "$delay" "$@" >"$log" 2>&1 &
   leader=$!
   cur_leader=$leader cur_marker=$marker
@@ -149,8 +151,8 @@ for ((t = 0; t < trials; t++)); do
     "$outcome" "$nsurv" "$([ "$left" -gt 0 ] && echo "$left processes left" || echo "none left")" \
     "${kill_step:-?}"
 done
-printf 'mix-faults: %d trials (np %d%s%s): %d passed, %d wrong, %d hung, %d died, %d setup, %d with processes left; survivors from the fault round on: %d collectives exact or OK, %d ended in an explicit error\n' \
-  "$trials" "$np" "${sim:+, $sim}" "$([ "$node" = 1 ] && echo ", a node lost")" "${count[pass]}" \
+printf 'mix-faults: %d trials (np %d%s%s%s): %d passed, %d wrong, %d hung, %d died, %d setup, %d with processes left; survivors from the fault round on: %d collectives exact or OK, %d ended in an explicit error\n' \
+    "$trials" "$np" "${sim:+, $sim}" "$([ "$node" = 1 ] && echo ", a node lost")" "${external[0]:+, master beside the job}" "${count[pass]}" \
   "${count[wrong]}" "${count[hung]}" "${count[died]}" "${count[setup]}" "${count[leftover]}" "$exact" "$errors"
 echo "${count[pass]} passed, $((trials - count[pass])) failed"
 [ "${count[pass]}" -eq "$trials" ]
