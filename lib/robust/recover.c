@@ -19,7 +19,8 @@
  *     buffer kept with the instance; with no usable copy, a dead node peer's snapshot
  *     may still be listed in its pool's directory (snapdir.c): it died before its
  *     neighbour heard of it, and its segment outlives it.
- *   - A RECOVER for a reduction this process has not called yet, or whose copy is still
+ *   - A RECOVER for a reduction this process has not called yet, or not announced yet (a
+ *     member still in a meeting slot that spilled to dred-master), or whose copy is still
  *     being written, is parked and retried by dred_repl_progress (replicate.c); one for a
  *     reduction that ended is dropped; an inline reduction keeps no copies and answers
  *     RECOVER_FAILED at once.
@@ -165,7 +166,13 @@ int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
   uv_mutex_lock(&rt->lock);
   in = dred_rt_find(rt, m->u.recover.group, m->u.recover.tag);
   uv_mutex_unlock(&rt->lock);
-  if (in == NULL || in->state == INST_SUBMITTED) return 0; /* we have not called it yet */
+  /* Not called yet; or called but not announced: still in the meeting place, its slot
+   * spilled to dred-master (the master holds the reduction) and this member not yet
+   * rerouted there -- its READY, and the copies its robust state keeps, come then, and
+   * its READY sent retries what is parked (dred_repl_on_ready_sent).  Answered now, the
+   * answer would find no announced instance to report through and be lost, leaving the
+   * master waiting on this worker for ever. */
+  if (in == NULL || in->state == INST_SUBMITTED || in->state == INST_MEET) return 0;
   if (in->state == INST_ENDED) return 1;
   if (member >= in->group->n) {
     send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_INTERNAL);

@@ -3,7 +3,7 @@
 #
 #   bash tests/faults/mix-faults.sh [--trials N] [--np P] [--sim-nodes LIST] [--node]
 #        [--seed S] [--rounds R] [--max-delay US] [--limit SEC] [--default-timeouts]
-#        [--external] [-- MIX-ARGS...]
+#        [--external] [--fixed] [-- MIX-ARGS...]
 #
 # Trial t runs `dredrun [--sim-nodes LIST] -n P mpi_mix -s S+t -r R -X X[:node] -x US
 # MIX-ARGS`: in round X (1..R-2, drawn from the trial's seed) one member drawn by the mix
@@ -14,7 +14,8 @@
 # survivor checks every collective: one whose group holds a victim ends in DRED_OK with the
 # exact result, DRED_ERR_PROC_FAILED or DRED_ERR_ROOT_FAILED; every other one must be
 # exact.  Each survivor ends with "SURVIVOR rank=R fails=0".  --external: dred-master
-# beside the job (dredrun --external-master).
+# beside the job (dredrun --external-master).  --fixed: every trial runs seed S (a plan
+# and kill known to have found a bug: the timing differs from run to run).
 #
 # A trial passes when every survivor printed that line, no process printed a FAIL line,
 # the job ended within --limit seconds (default 240) and no process of it is left.  It is
@@ -23,8 +24,9 @@
 # detection uses the test timeouts (DRED_HEARTBEAT_MS=100, DRED_FAIL_TIMEOUT_MS=1000,
 # DRED_MASTER_TIMEOUT_MS=2000) unless --default-timeouts or the variables are set.
 # Processes are found by pid only (tests/faults/jobprocs.sh): the trial's session and a
-# marker variable in its environment.  Logs: $BUILD/faults/mix/<seed>.log.  Exit status 0
-# when every trial passed.
+# marker variable in its environment.  Logs: $BUILD/faults/mix/<seed>.log, or
+# <seed>.<n>.log when that exists (no log is overwritten).  Exit
+# status 0 when every trial passed.
 set -u
 set +m
 
@@ -33,7 +35,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=jobprocs.sh
 . "$here/jobprocs.sh"
 
-trials=20 np=4 sim="" node=0 seed=1 rounds=8 delay=20000 limit=240 default_to=0 external=()
+trials=20 np=4 sim="" node=0 seed=1 rounds=8 delay=20000 limit=240 default_to=0 external=() fixed=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --trials) trials=$2; shift 2 ;;
@@ -46,6 +48,7 @@ while [ $# -gt 0 ]; do
     --limit) limit=$2; shift 2 ;;
     --default-timeouts) default_to=1; shift ;;
     --external) external=(--external-master); shift ;;
+    --fixed) fixed=1; shift ;;
     --) shift; break ;;
     -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "mix-faults.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
@@ -96,11 +99,13 @@ trap '[ -n "$cur_leader" ] && reap "$cur_leader" "$cur_marker"; exit 130' INT TE
 declare -A count=([pass]=0 [wrong]=0 [hung]=0 [died]=0 [setup]=0 [leftover]=0)
 errors=0 exact=0
 for ((t = 0; t < trials; t++)); do
-  s=$((seed + t))
+  s=$((seed + (fixed ? 0 : t)))
   x=$((1 + s * 7 % (rounds - 2)))
   spec=$x
   [ "$node" = 1 ] && spec="$x:node"
   log=$logdir/$s.log
+  n=1
+  while [ -e "$log" ]; do log=$logdir/$s.$n.log; n=$((n + 1)); done
   storage=$(mktemp -d)
   marker="mixfault-$$-$t"
   layout=()

@@ -57,7 +57,8 @@
 #  10. the randomized mix (tests/mpi/mix.c -X) with one member killed at a random moment
 #      of a round (3 trials, 4 members) and one node lost (2 trials, a:3,b:3,c:3): every
 #      collective whose group held no victim exact, the others exact or an explicit error
-#      (tests/faults/mix-faults.sh).
+#      (tests/faults/mix-faults.sh); and 5 runs of a seed whose schedule once hung (a
+#      RECOVER reaching a member still in a spilled meeting slot).
 #   Part 1's node trials and parts 5 and 6 run with DRED_FAIL_TIMEOUT_MS=2000 /
 #   DRED_MASTER_TIMEOUT_MS=4000: three simulated nodes start 6 MPI processes with more
 #   set-up than one node, and a loaded machine can be silent for a second without any fault.
@@ -213,6 +214,12 @@ script_part "the mix with a member killed mid-round, 4 members (collectives it h
 DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
   script_part "the mix with a node lost mid-round, a:3,b:3,c:3" mix-faults.sh \
   --trials 2 --np 8 --sim-nodes a:3,b:3,c:3 --node --seed "$seed"
+# A schedule that hung in 1 run of 3 before the fix in lib/robust/recover.c: one-node slots
+# spill for want of pool room (8 MiB pools, 2 MB operands) while a member that never
+# called dies, and dred-master asks a member still in its spilled slot to recover the dead
+# one's operand before that member is rerouted.
+DRED_POOL_MB=8 script_part "the mix, seed 2504: a RECOVER reaching a member still in its spilled slot (pools of 8 MiB; 5 runs)" \
+  mix-faults.sh --trials 5 --np 4 --seed 2504 --fixed -- -B 2000000
 
 if [ -s "$faildigest" ]; then
   echo "== faults: the failing trials again, with their logs' last lines"

@@ -122,6 +122,7 @@ static MPI_Comm comms[NCOMM];
 static int crank[NCOMM], csize[NCOMM], ccolor[NCOMM];
 static int cshare[NCOMM][NCOMM]; /* kinds a and b have a group in common somewhere */
 static uint64_t cmask[NCOMM];     /* dred_comm() ranks in this member's part of each kind */
+static int cworld[NCOMM][64];     /* member k of this member's part: its dred_comm() rank */
 
 /* Which kinds share a group somewhere (the same members in the same order: dred_comm()
  * and its dup always, others by chance, e.g. a subset that is a half): explicit tags name
@@ -148,6 +149,7 @@ static void compute_share(void)
         for (int k = 0; k < n; k++) {
             mine[c] = mix64(mine[c] ^ (uint64_t)out[k]);
             if (out[k] < 64) cmask[c] |= 1ULL << out[k];
+            if (k < 64) cworld[c][k] = out[k];
         }
         MPI_Group_free(&cg);
         free(in);
@@ -830,9 +832,10 @@ static int check_bcast_mismatch(struct red *r, int round, const char *w, int cro
  *
  * Every member finishes the round before it (an MPI_Barrier) before anyone starts it.
  * From that round on, a collective whose group holds a victim may end in
- * DRED_ERR_PROC_FAILED or DRED_ERR_ROOT_FAILED, or in DRED_OK and then exact; every other
- * collective must be exact as always, which is the point: a death must not leak into
- * collectives it had no part in.  Nothing collective of MPI runs from that round on
+ * DRED_ERR_PROC_FAILED or DRED_ERR_ROOT_FAILED, or in DRED_OK and then exact -- but a
+ * bcast whose root lives must end exact (a non-root's death costs the others nothing);
+ * every other collective must be exact as always, which is the point: a death must not
+ * leak into collectives it had no part in.  Nothing collective of MPI runs from that round on
  * (MPICH's collectives and frees hang once a process died): no fresh communicators, no
  * application collectives, no cross-member look at a mismatched bcast.  Survivors end with
  * dred_finalize, which must say DRED_ERR_PROC_FAILED, and exit without MPI_Finalize; each
@@ -1109,12 +1112,26 @@ static void *issuer_main(void *arg)
 /* r's group holds a member that died (-X): an explicit error, or DRED_OK with the exact
  * result where it lands.  A mismatched collective may still say DRED_ERR_MISMATCH; where
  * it says DRED_OK, only a bcast member whose own call agrees with the root's may, with the
- * root's data (a reduce or allreduce folded across a disagreement would be wrong). */
+ * root's data (a reduce or allreduce folded across a disagreement would be wrong).  A
+ * bcast whose root lives is owed more: a non-root's death, whenever it comes, costs the
+ * others nothing (dred(3), dred_ibcast), so DRED_OK and the root's data. */
 static int check_exposed(struct red *r, int round, const char *w)
 {
     char why[300];
     int bad = r->bad_rank >= 0, lands = r->kind != K_REDUCE || r->is_root;
     if (r->abandon) return 1;
+    if (r->kind == K_BCAST && !bad && r->root < 64 && !(g_dead >> cworld[r->comm][r->root] & 1)) {
+        if (r->st != DRED_OK) {
+            fail("%s: status %d (%s) at member %d of a bcast whose root lives, after a non-root "
+                 "died (it should cost the others nothing)", w, r->st, dred_strerror(r->st), r->cr);
+            return 0;
+        }
+        if (!compare(r, why, sizeof why)) {
+            fail("%s: wrong data at member %d after a non-root died: %s", w, r->cr, why);
+            return 0;
+        }
+        return 1;
+    }
     if (r->st == DRED_ERR_PROC_FAILED || r->st == DRED_ERR_ROOT_FAILED || (bad && r->st == DRED_ERR_MISMATCH))
         return 1;
     if (r->st != DRED_OK) {
