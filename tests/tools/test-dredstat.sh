@@ -37,11 +37,23 @@ ubin=""   # a copy of dredstat an unprivileged user can run (root only)
 sqbin=""  # the squat check's copies of the programs (root only)
 sqpid=""  # the squat check's planted socket server (its own session)
 squid=""  # the squat check's victim uid: /tmp/dred-<squid>* are removed at the end
+# kill_squatter: the planted socket server and everything in its session (setsid made
+# $sqpid its leader; `timeout` moves itself and python into a process group of their own,
+# so the session, not the group, covers them), by pid.
+kill_squatter() {
+  local p
+  [ -n "$sqpid" ] || return 0
+  for p in $sqpid $(ps -eo pid=,sid= | awk -v s="$sqpid" '$2 == s { print $1 }'); do
+    kill -KILL "$p" 2>/dev/null
+  done
+  wait "$sqpid" 2>/dev/null
+  sqpid=""
+}
 cleanup() {
   if [ -n "$bgpid" ] && kill -0 "$bgpid" 2>/dev/null; then
     kill "$bgpid" 2>/dev/null; sleep 1; kill -9 "$bgpid" 2>/dev/null
   fi
-  if [ -n "$sqpid" ]; then kill -KILL -- "-$sqpid" 2>/dev/null; wait "$sqpid" 2>/dev/null; fi
+  kill_squatter
   if [ -n "$squid" ]; then rm -rf "/tmp/dred-$squid" "/tmp/dred-$squid"-*; fi
   rm -rf "$tmp"
   if [ -n "$ubin" ]; then rm -rf "$ubin"; fi
@@ -377,7 +389,7 @@ while True:
     bad "the victim's job runs anyway, in a fresh private directory, and the warning names the squatted one" "rc=$rc: $(tail -5 "$tmp/sqjob.log")"
   fi
   check "dredstat status (no arguments) found the job in its fresh directory" test "$answered" = 1
-  kill -KILL -- "-$sqpid" 2>/dev/null; wait "$sqpid" 2>/dev/null; sqpid=""
+  kill_squatter
 else
   echo "  skip  squatted storage directory ($sq_skip)"
 fi
