@@ -228,13 +228,6 @@ must_have() {
   return 0
 }
 
-# alive PID: the process exists and is not a zombie
-alive() {
-  local st
-  st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
-  [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
-}
-
 # shellcheck source=faults/jobprocs.sh
 . "$(dirname "${BASH_SOURCE[0]}")/faults/jobprocs.sh"
 

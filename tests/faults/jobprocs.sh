@@ -23,3 +23,11 @@ marked_pids() {
   grep -l -a -z -x -F "$1" /proc/[0-9]*/environ 2>/dev/null |
     sed -e 's|^/proc/||' -e 's|/environ$||'
 }
+
+# alive PID: the process exists and is not a zombie (the state after the command name,
+# which may hold spaces and parentheses)
+alive() {
+  local st
+  st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+  [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}

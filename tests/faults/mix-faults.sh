@@ -67,12 +67,6 @@ export MPIR_CVAR_DEVICE_COLLECTIVES=${MPIR_CVAR_DEVICE_COLLECTIVES:-none}
 logdir=$BUILD/faults/mix
 mkdir -p "$logdir"
 
-alive() {
-  local st
-  st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
-  [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
-}
-
 # job_pids LEADER MARKER: the trial's live processes (its session's tree, or the marker)
 job_pids() {
   local p
