@@ -102,10 +102,19 @@
 #define PUBLISH_PERCORE_MIN (16u * 1024u)
 #define PUBLISH_PIECE (64u * 1024u)
 #define FOLD_CHUNK (64u * 1024u) /* bytes of acc folded at a time (in cache) */
-/* An allreduce whose operands together are at most this is folded whole by every member
- * (allreduce_by_ref, the fast lane's lane_fold) rather than in chunks shared out among
- * them. */
+/* An allreduce whose operands together are at most these is folded whole by every member
+ * rather than in chunks shared out among them: in the fast lane (lane_fold, by reference),
+ * where nobody touches the slot, up to LANE_FOLD_MAX; in the slot (allreduce_by_ref), up
+ * to WHOLE_FOLD_MAX.  The lane's is larger: the slot's chunks cost every member a wait for
+ * its peers' folds and their looks, which grow with p (16 cores, p = 16, 8 KiB: 30-36 us
+ * whole in the lane against 140 shared in the slot; p = 8, 32 KiB: 50-56 against 33-41 --
+ * docs/performance.md, session 47).  -D either to compare builds. */
+#ifndef WHOLE_FOLD_MAX
 #define WHOLE_FOLD_MAX (32u * 1024u)
+#endif
+#ifndef LANE_FOLD_MAX
+#define LANE_FOLD_MAX (128u * 1024u)
+#endif
 /* An allreduce up to this size folds each chunk it claims through an L1-sized stage
  * (fold_chunk_out). */
 #define STAGED_FOLD_MAX (4u * 1024u * 1024u)
@@ -543,11 +552,11 @@ _Static_assert(sizeof(((dred_group_t *)0)->lane_blk) / sizeof(((dred_group_t *)0
 /* A collective whose operand exceeds a post still takes the lane, its post naming a
  * block of its pool that holds the operand (meet.h): a bcast up to DRED_MEET_FAST_REF_MAX
  * (its root's data); an allreduce or a reduce as far as one member folds all the operands
- * (WHOLE_FOLD_MAX: an allreduce's every member, as allreduce_by_ref does; a reduce's
- * root), beyond which the slot shares the fold out in chunks. */
+ * (LANE_FOLD_MAX: an allreduce's every member; a reduce's root), beyond which the slot
+ * shares the fold out in chunks. */
 static int lane_by_ref(const dred_inst_t *in) {
   if (in->bytes > DRED_MEET_FAST_REF_MAX) return 0;
-  return in->kind == PROTO_KIND_BCAST || (uint64_t)in->group->n * in->bytes <= WHOLE_FOLD_MAX;
+  return in->kind == PROTO_KIND_BCAST || (uint64_t)in->group->n * in->bytes <= LANE_FOLD_MAX;
 }
 
 /* An operand too large for a post (a bcast root's data, an allreduce member's) goes into
@@ -1429,7 +1438,7 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
   }
   while (rc == DRED_OK) {
     uint32_t epoch = dred_meet_epoch(in->meet_slot); /* before the look: no lost wake-up */
-    int st, c, w;
+    int st, c, w, room;
     uint64_t folded = dred_meet_chunks_folded(in->meet_slot, in->meet_seq, &st, holder, part);
     uint64_t fresh = folded & ~in->meet_copied;
     char *blk = NULL;
@@ -1455,9 +1464,14 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
       free(tmp);
       return 0;
     }
-    /* No pool room for a chunk block: fold what we lack ourselves, unpublished. */
-    if (dred_dp_pool_block(rt, most, &blk, &off) != DRED_OK) blk = NULL;
-    c = blk != NULL ? dred_meet_claim(in->meet_slot, in->meet_seq, in->member, nch) : -1;
+    /* No pool room for a chunk block: fold what we lack ourselves, unpublished.  Nothing
+     * left to claim (the common look, woken by a peer's fold): no block, no lock. */
+    room = 1;
+    c = -1;
+    if (dred_meet_claimable(in->meet_slot, in->meet_seq, nch)) {
+      if (dred_dp_pool_block(rt, most, &blk, &off) != DRED_OK) blk = NULL, room = 0;
+      c = blk != NULL ? dred_meet_claim(in->meet_slot, in->meet_seq, in->member, nch) : -1;
+    }
     if (c >= 0) {
       uint64_t t0 = uv_hrtime();
       in->meet_wait_ns = 0;
@@ -1489,7 +1503,7 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
       free(tmp);
       return 3;
     }
-    w = blk != NULL ? wait_for_peers(in, budget, epoch) : 1;
+    w = room ? wait_for_peers(in, budget, epoch) : 1;
     if (w == 3) {
       free(tmp);
       return 3; /* every chunk left is a peer's to fold */

@@ -606,7 +606,8 @@ static int arrive_slot(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const
     s->arr_watch = 0;
     s->relay = r->relay;
     s->led = 0;
-    s->claimed = s->folded = 0;
+    __atomic_store_n(&s->claimed, 0, __ATOMIC_RELAXED); /* read without the lock: */
+    __atomic_store_n(&s->folded, 0, __ATOMIC_RELAXED);  /* dred_meet_claim, _chunks_folded */
     __atomic_store_n(&s->progress, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&s->pieces, 0, __ATOMIC_RELAXED);
     s->master = 0;
@@ -908,13 +909,13 @@ dred_meet_ref_t dred_meet_operand(const dred_meet_slot_t *s, uint32_t k) {
   return none;
 }
 
+/* No lock (every member asks as it ends): the caller has not released `seq`, so the slot
+ * holds it unless the caller was given up for dead -- and then its bit is set there and
+ * in any slot reopened since (as dred_meet_release relies on). */
 int dred_meet_given_up(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
-  int gone;
   if (s == NULL || member >= DRED_MEET_MAX_MEMBERS) return 0;
-  slot_lock(s);
-  gone = !(s->busy && s->seq == seq) || (released_of(s) & bit(member)) != 0;
-  slot_unlock(s);
-  return gone;
+  if ((released_of(s) & bit(member)) != 0) return 1;
+  return !__atomic_load_n(&s->busy, __ATOMIC_ACQUIRE) || __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq;
 }
 
 int dred_meet_needs(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
@@ -1060,11 +1061,27 @@ int dred_meet_chunk_readable(dred_meet_slot_t *s, uint64_t seq, uint32_t nchunks
   return chunk_in(s, nchunks, c);
 }
 
+/* Every chunk of `nchunks` is claimed, read without the lock (the caller holds `seq`):
+ * a member woken by each chunk's fold asks this, not the lock its peers need.  A claim
+ * given back (its claimer declared failed) wakes the slot, and the next look sees it. */
+static int all_claimed(const dred_meet_slot_t *s, uint32_t nchunks) {
+  uint64_t all = nchunks >= 64 ? ~(uint64_t)0 : bit(nchunks) - 1;
+  return (__atomic_load_n(&s->claimed, __ATOMIC_ACQUIRE) & all) == all;
+}
+
+int dred_meet_claimable(dred_meet_slot_t *s, uint64_t seq, uint32_t nchunks) {
+  if (s == NULL || nchunks == 0 || nchunks > DRED_MEET_MAX_CHUNKS ||
+      __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq)
+    return 0;
+  return !all_claimed(s, nchunks);
+}
+
 int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks) {
   uint32_t c;
   int got = -1;
   if (s == NULL || nchunks == 0 || nchunks > DRED_MEET_MAX_CHUNKS || member >= DRED_MEET_MAX_MEMBERS)
     return -1;
+  if (all_claimed(s, nchunks)) return -1;
   slot_lock(s);
   if (chunks_open(s, seq) && !(s->kind == PROTO_KIND_REDUCE && s->solo) && member < s->n &&
       !(released_of(s) & bit(member))) {
@@ -1072,9 +1089,9 @@ int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t
       if (!(s->claimed & bit(c))) got = (int)c;
     if (got >= 0 && !chunk_in(s, nchunks, (uint32_t)got)) got = -2; /* being written */
     if (got >= 0) {
-      s->claimed |= bit((uint32_t)got);
-      s->claimer[got] = (uint8_t)member;
-      s->part[got] = -1;
+      __atomic_store_n(&s->claimer[got], (uint8_t)member, __ATOMIC_RELAXED);
+      __atomic_store_n(&s->part[got], -1, __ATOMIC_RELAXED);
+      __atomic_or_fetch(&s->claimed, bit((uint32_t)got), __ATOMIC_RELEASE);
     }
   }
   slot_unlock(s);
@@ -1090,8 +1107,9 @@ int dred_meet_chunk_done(dred_meet_slot_t *s, uint64_t seq, uint32_t c, uint32_t
    * folds for nobody (its claim went back when it was declared). */
   if (s->busy && s->seq == seq && (s->claimed & bit(c)) && !(s->folded & bit(c)) &&
       s->claimer[c] == member && !(released_of(s) & bit(member))) {
-    s->part[c] = part;
-    s->folded |= bit(c);
+    /* the part before the bit: dred_meet_chunks_folded reads them without the lock */
+    __atomic_store_n(&s->part[c], part, __ATOMIC_RELAXED);
+    __atomic_or_fetch(&s->folded, bit(c), __ATOMIC_RELEASE);
     took = 1;
     slot_wake(s);
   }
@@ -1103,7 +1121,7 @@ void dred_meet_chunk_failed(dred_meet_slot_t *s, uint64_t seq, int status) {
   if (s == NULL) return;
   slot_lock(s);
   if (s->busy && s->seq == seq && s->fold_status == DRED_OK) {
-    s->fold_status = status != DRED_OK ? status : DRED_ERR_INTERNAL;
+    __atomic_store_n(&s->fold_status, status != DRED_OK ? status : DRED_ERR_INTERNAL, __ATOMIC_RELEASE);
     slot_wake(s);
   }
   slot_unlock(s);
@@ -1162,19 +1180,32 @@ void dred_meet_piece_set(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uin
   slot_wake(s);
 }
 
+/* No lock: every member looks after each chunk's fold, and p members taking the lock p
+ * times each cost more than the folds at p = 16 (docs/performance.md).  The caller holds
+ * `seq` (as in decided()); a folded chunk's claimer and part never change while it does,
+ * and chunk_done writes them before the chunk's bit (release).  seq is read again last, in
+ * case this member was given up for dead and the slot moved on: then nothing is folded. */
 uint64_t dred_meet_chunks_folded(dred_meet_slot_t *s, uint64_t seq, int *status,
                                  uint8_t *holders, int64_t *parts) {
-  uint64_t f = 0;
+  uint64_t f = 0, left;
   int st = DRED_ERR_INTERNAL;
-  if (s != NULL) {
-    slot_lock(s);
-    if (s->busy && s->seq == seq) {
-      f = s->folded;
-      st = s->fold_status;
-      if (holders != NULL) memcpy(holders, s->claimer, sizeof s->claimer);
-      if (parts != NULL) memcpy(parts, s->part, sizeof s->part);
+  uint32_t c;
+  if (holders != NULL) memset(holders, 0xff, DRED_MEET_MAX_CHUNKS); /* no holder */
+  if (parts != NULL)
+    for (c = 0; c < DRED_MEET_MAX_CHUNKS; c++) parts[c] = -1;
+  if (s != NULL && __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == seq &&
+      __atomic_load_n(&s->busy, __ATOMIC_ACQUIRE)) {
+    f = __atomic_load_n(&s->folded, __ATOMIC_ACQUIRE);
+    st = __atomic_load_n(&s->fold_status, __ATOMIC_ACQUIRE);
+    for (left = f; left != 0; left &= left - 1) {
+      c = (uint32_t)__builtin_ctzll(left);
+      if (holders != NULL) holders[c] = __atomic_load_n(&s->claimer[c], __ATOMIC_RELAXED);
+      if (parts != NULL) parts[c] = __atomic_load_n(&s->part[c], __ATOMIC_RELAXED);
     }
-    slot_unlock(s);
+    if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq || !__atomic_load_n(&s->busy, __ATOMIC_ACQUIRE)) {
+      f = 0;
+      st = DRED_ERR_INTERNAL;
+    }
   }
   if (status != NULL) *status = st;
   return f;
@@ -1297,7 +1328,7 @@ void dred_meet_member_failed(dred_meet_ring_t *r, uint32_t member, int status) {
       } else if (s->state == DRED_MEET_OK && s->fold_status == DRED_OK && died_folding(s, member) != 0) {
         /* it died folding a chunk into a block of its own: the operands are intact, so
          * the chunk is anybody's again */
-        s->claimed &= ~died_folding(s, member);
+        __atomic_and_fetch(&s->claimed, ~died_folding(s, member), __ATOMIC_RELEASE);
         slot_wake(s);
       }
       slot_released(s, bit(member), s->n);

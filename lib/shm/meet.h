@@ -509,6 +509,9 @@ void dred_meet_chunk_range(uint64_t count, uint32_t nchunks, uint32_t c, uint64_
  * of its own pool holding that chunk alone (a reduce's root: into its result);
  * lib/paths/meetpath.c decides which reduces share their fold. */
 int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks);
+/* 1 while some chunk of `seq` (of nchunks) is unclaimed, read without the lock (a hint:
+ * claiming decides). */
+int dred_meet_claimable(dred_meet_slot_t *s, uint64_t seq, uint32_t nchunks);
 /* Whether chunk c (of nchunks) of `seq` can be read: every operand written after its
  * member arrived (DRED_MEET_OP_PIECES) is in up to the chunk's end.  No lock. */
 int dred_meet_chunk_readable(dred_meet_slot_t *s, uint64_t seq, uint32_t nchunks, uint32_t c);
