@@ -232,6 +232,11 @@ $(BUILD)/tests/fifo_block: tests/faults/fifo_block.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $<
 
+# An MPI_Rget that never completes, for tests/faults/stall-read.sh (fault-test).
+$(BUILD)/tests/libstall_rget.so: tests/faults/stall_rget.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -shared -o $@ $<
+
 $(FAULT_APP): tests/faults/fault_app.c tests/mpi/sleepy_wait.h lib/engine/kernel.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
@@ -282,7 +287,7 @@ bench: deps all $(BENCH) $(BENCH_COLL) $(SCHED_BENCH)
 # worker kills on one node and on 3 simulated nodes, root and master kills, kills right after
 # the call, node losses, the master's node lost, stalls, deaths inside an absorption, and
 # the randomized mix with a member or a node killed in it.
-fault-test: all $(FAULT_APP) $(BUILD)/tests/mpi_mix
+fault-test: all $(FAULT_APP) $(BUILD)/tests/mpi_mix $(BUILD)/tests/libstall_rget.so
 	@BUILD=$(BUILD) bash tests/faults/short.sh
 
 # make faults TRIALS=100 WORKERS=8 BYTES=32M MODE=worker|root|master|two|concurrent|node|masternode|all

@@ -65,6 +65,9 @@ typedef struct dred_task {
   const char *src;     /* direct pointer into the provider's pool, or NULL for RMA */
   int nslots;
   int serving;         /* SERVE on sent to the provider (RMA path): send SERVE off */
+  /* RMA path: when a read last landed (or the first were posted), and when this task was
+   * last stepped -- a read that makes no progress is bounded (combine.c, rma_stalled) */
+  uint64_t rma_moved_ns, rma_stepped_ns;
   dred_rma_slot_t slot[DRED_RMA_MAX_DEPTH];
 } dred_task_t;
 

@@ -297,12 +297,51 @@ static int combine_out(dred_rt_t *rt, dred_task_t *t, uint64_t e0, uint64_t n) {
                      !t->inst->ti.commutative && !t->exec_is_left);
 }
 
+/* Reads in flight of which none has landed for twice DRED_FAIL_TIMEOUT_MS, their provider
+ * not declared failed meanwhile: stop waiting for them (DRED_ERR_TIMEOUT to the caller).
+ *
+ * Why it happens.  Between simulated nodes (one host) dred's reads go over UCX's
+ * shared-memory transport, whose receive FIFO is one ring per process written by every
+ * sender: a sender takes the next element (an atomic step of the head), writes it, then
+ * flags it written.  A sender SIGKILLed between the two leaves an element that is never
+ * flagged, and the owner of the FIFO never reads past it -- from then on no active
+ * message reaches that process from anyone.  MPICH 4.0.2 serves a dynamic window's
+ * MPI_Rget by active messages (the target answers with the data), so a survivor that was
+ * reading a provider of the lost node, whose answers were landing in its FIFO, can never
+ * complete a read again, from any live provider (docs/faults.md, "The node-loss hang");
+ * likewise a provider whose own FIFO is blocked never sees our request.  Nothing in MPI
+ * says so: the request simply never completes.
+ *
+ * Twice the failure timeout: a provider that is really gone is declared by dred-master
+ * within the failure timeout (and worker_failed_stop then ends the task as
+ * PROVIDER_LOST, recovering its operand); only a read of a process nobody declared gets
+ * here.  Time this process spent stalled itself (a step more than half the bound after
+ * the last) is not counted against the reads. */
+static int rma_stalled(dred_rt_t *rt, dred_task_t *t, uint64_t now) {
+  uint64_t limit = 2 * rt->cfg.fail_timeout_ms * 1000000ull;
+  int i, busy = 0;
+  for (i = 0; i < t->nslots; i++) busy += t->slot[i].busy;
+  if (busy == 0 || limit == 0 || now - t->rma_moved_ns <= limit) return 0;
+  DRED_ERROR("task %llu (tag " PROTO_KEY_FMT "): %d MPI_Rget read(s) from live worker %u made no "
+             "progress for %llu ms (2 x DRED_FAIL_TIMEOUT_MS): MPI no longer carries data between "
+             "it and this process (a process killed while sending to one of them can leave "
+             "UCX's shared-memory FIFO blocked); the reduction ends with DRED_ERR_PROC_FAILED",
+             (unsigned long long)t->task_id, PROTO_KEY_ARG(t->tag), busy, t->provider,
+             (unsigned long long)((now - t->rma_moved_ns) / 1000000ull));
+  return 1;
+}
+
 static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) {
   dred_inst_t *in = t->inst;
   uint64_t ce = chunk_elems(rt->cfg.rma_chunk_kb * 1024u, in);
+  uint64_t now = uv_hrtime();
   int i, flag, rc;
 
   if (t->out == NULL) return DRED_ERR_NOMEM;
+  /* the first step, or one after this process itself stalled: the clock starts now */
+  if (t->rma_stepped_ns == 0 || now - t->rma_stepped_ns > rt->cfg.fail_timeout_ms * 1000000ull)
+    t->rma_moved_ns = now;
+  t->rma_stepped_ns = now;
   do {
     /* post reads into free slots */
     for (i = 0; i < t->nslots && t->next_elem < t->count; i++) {
@@ -340,11 +379,13 @@ static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) 
       }
       if (!flag) continue;
       s->busy = 0;
+      t->rma_moved_ns = uv_hrtime();
       if ((rc = combine_out(rt, t, s->elem0, s->nelem)) != 0) return rc;
       t->done_elems += s->nelem;
       *did = 1;
     }
   } while (t->done_elems < t->count && uv_hrtime() < deadline && *did);
+  if (!*did && rma_stalled(rt, t, uv_hrtime())) return DRED_ERR_TIMEOUT;
   return 0;
 }
 
@@ -396,6 +437,18 @@ int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status,
     did = 1;
   } else {
     rc = step_rma(rt, t, deadline, &did);
+  }
+  if (rc == DRED_ERR_TIMEOUT && t->src == NULL) {
+    /* step_rma: reads of a live provider that never complete (rma_stalled).  Not
+     * PROVIDER_LOST: dred-master would recover the provider's operand from the provider
+     * itself and pair it again, most likely with this process, whose reads stall again --
+     * no end in sight.  The reduction ends with an explicit error instead; the reads stay
+     * abandoned with their buffer (dred_dp_task_abort). */
+    *finished = 1;
+    *status = PROTO_TASK_ERROR;
+    *error = DRED_ERR_PROC_FAILED;
+    dred_dp_task_abort(rt, t);
+    return 1;
   }
   if (rc == DRED_ERR_PROC_FAILED && t->src == NULL) {
     /* step_rma: the provider could not be read.  The executor's buffer is intact (the

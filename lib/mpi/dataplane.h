@@ -72,7 +72,9 @@ const struct dred_kernel *dred_dp_kernel(const dred_inst_t *in);
 int dred_dp_piece(const dred_inst_t *in, const struct dred_kernel *kern, int exec_left,
                   const char *exec, const char *prov, char *out, uint64_t n);
 /* Advance the head task within a time budget.  Returns 1 if it did work; when the task
- * finishes, *finished is set and *status holds its outcome (a proto_task_status_t). */
+ * finishes, *finished is set and *status holds its outcome (a proto_task_status_t).  An
+ * RMA task none of whose reads lands for twice DRED_FAIL_TIMEOUT_MS ends as an ERROR with
+ * DRED_ERR_PROC_FAILED (combine.c, rma_stalled). */
 int dred_dp_task_step(dred_rt_t *rt, dred_task_t *t, int *finished, int *status, int *error);
 /* Stop task `t`: its provider died, or the task failed.  Reads still in flight are
  * abandoned with the buffer they land in.  The path that reads another process (MPI_Rget)

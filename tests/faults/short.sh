@@ -59,6 +59,9 @@
 #      collective whose group held no victim exact, the others exact or an explicit error
 #      (tests/faults/mix-faults.sh); and 5 runs of a seed whose schedule once hung (a
 #      RECOVER reaching a member still in a spilled meeting slot).
+#  11. a task's MPI_Rget that never completes (tests/faults/stall-read.sh, 2 trials on
+#      a:2,b:2): the reduction ends DRED_ERR_PROC_FAILED on every member after twice the
+#      failure timeout, every other one exact, the job ends.
 #   Part 1's node trials and parts 5 and 6 run with DRED_FAIL_TIMEOUT_MS=2000 /
 #   DRED_MASTER_TIMEOUT_MS=4000: three simulated nodes start 6 MPI processes with more
 #   set-up than one node, and a loaded machine can be silent for a second without any fault.
@@ -220,6 +223,14 @@ DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
 # one's operand before that member is rerouted.
 DRED_POOL_MB=8 script_part "the mix, seed 2504: a RECOVER reaching a member still in its spilled slot (pools of 8 MiB; 5 runs)" \
   mix-faults.sh --trials 5 --np 4 --seed 2504 --fixed -- -B 2000000
+
+# 11. a read that never completes (tests/faults/stall-read.sh): the LD_PRELOAD shim
+#     tests/faults/stall_rget.c stalls one MPI_Rget of each process, as a survivor's
+#     receive FIFO blocked by a process killed while writing into it does (between
+#     simulated nodes): the reduction ends DRED_ERR_PROC_FAILED everywhere after twice
+#     the failure timeout, every other one exact, the job ends.
+script_part "a task's MPI_Rget that never completes, a:2,b:2 (its reduction PROC_FAILED everywhere, the rest exact, no hang)" \
+  stall-read.sh --trials 2
 
 if [ -s "$faildigest" ]; then
   echo "== faults: the failing trials again, with their logs' last lines"
