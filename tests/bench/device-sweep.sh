@@ -10,11 +10,13 @@
 # waiting in MPI's blocking calls between repetitions (the binaries' default), dred against
 # MPICH's own collective in the same job:
 #   1. reduce, ideal arrival: dred-bench --scenario ideal, 8 B .. 8 MiB;
-#   2. allreduce and bcast: dred-bench-coll, 8 B .. 32 MiB;
+#   2. allreduce and bcast: dred-bench-coll, 8 B .. 32 MiB, and 16 KiB / 128 KiB (where the
+#      fast lane's whole fold gives way to the slot's shared one);
 #   3. at the largest p only: the reduce's fold shared by the members that wait against the
 #      root alone (DRED_MEET_SHARE=2 and 0 at 1 MiB and 8 MiB, in turn), unbalanced arrival
 #      (k = 10, the tail after the last arrival), and the loop of small reductions.
-# Every job is bounded (timeout: 570 s in all at three ps, within one device command's 600)
+# Every job is bounded (timeout: 660 s in all at three ps; the jobs took 53 s in all on a
+# 16-core machine, session 47, so one device command's 600 is ample)
 # and its output kept in DIR (default $OUT when the device
 # tool sets it, else build/bench/device); summary.txt gathers the ratio lines with the
 # machine's lscpu model, nproc, CPU 0's caches and the load average at each job's start.
@@ -64,6 +66,8 @@ last=${ps##* }
 for p in $ps; do
   run "reduce-ideal-p$p" 60 dredrun -n "$p" dred-bench --scenario ideal --sizes 8,1K,128K,1M,8M --reps 9
   run "coll-p$p" 60 dredrun -n "$p" dred-bench-coll --max 33554432
+  # the sizes between, where the lane's whole fold gives way to the slot's shared one
+  run "coll-mid-p$p" 30 dredrun -n "$p" dred-bench-coll --min 16384 --max 131072
 done
 for share in 2 0 2 0; do
   run "share$share-p$last" 30 env DRED_MEET_SHARE=$share dredrun -n "$last" dred-bench --scenario ideal --sizes 1M,8M --reps 9
