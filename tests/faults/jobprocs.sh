@@ -31,3 +31,23 @@ alive() {
   st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
   [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
 }
+
+# job_end PID MARKER SECONDS: wait at most SECONDS for the job led by PID (started in the
+# background by the caller, who still reaps it with `wait`) to end, then kill what is left
+# of it (tree_pids, marked_pids MARKER).  Prints why it failed; nothing when it ended in
+# time and left no process behind.
+job_end() {
+  local sid=$1 marker=$2 limit=$3 why="" left
+  for _ in $(seq 1 $((limit * 10))); do
+    kill -0 "$sid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 "$sid" 2>/dev/null && why="the job did not end within $limit s"
+  left=$( (tree_pids "$sid"; marked_pids "$marker") | sort -u)
+  if [ -n "$left" ]; then
+    # shellcheck disable=SC2086
+    kill -KILL $left 2>/dev/null
+    why="${why:+$why; }$(echo $left | wc -w) process(es) left behind"
+  fi
+  echo "$why"
+}

@@ -58,18 +58,7 @@ for piece in "${plist[@]}"; do
     "$DREDRUN" -n 4 "$APP" --outdir "$dir" --bytes 4M --reductions 1 --calib 1 \
     --victim-mode none --root-late 0.3 >"$dir/dredrun.out" 2>&1 </dev/null &
   sid=$!
-  why=""
-  for _ in $(seq 1 900); do # bounded: 90 s
-    kill -0 "$sid" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -0 "$sid" 2>/dev/null && why="the job did not end within 90 s"
-  left=$( (tree_pids "$sid"; marked_pids "DRED_ROLLFORWARD_ID=$marker") | sort -u)
-  if [ -n "$left" ]; then
-    # shellcheck disable=SC2086
-    kill -KILL $left 2>/dev/null
-    why="${why:+$why; }$(echo $left | wc -w) process(es) left behind"
-  fi
+  why=$(job_end "$sid" "DRED_ROLLFORWARD_ID=$marker" 90)
   wait "$sid" 2>/dev/null
   # The victim's own log line may die with it (fault_app relays stderr through a thread of
   # the same process), so the dead are the ranks that never wrote "exit".

@@ -54,18 +54,7 @@ for n in $(seq 1 "$trials"); do
     setsid "$BUILD/bin/dredrun" --sim-nodes a:2,b:2 -n 3 "$APP" --outdir "$dir" --bytes 8M \
     --reductions 6 --calib 2 --victim-mode none >"$dir/dredrun.out" 2>&1 </dev/null &
   sid=$!
-  why=""
-  for _ in $(seq 1 600); do # bounded: 60 s
-    kill -0 "$sid" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -0 "$sid" 2>/dev/null && why="the job did not end within 60 s (a read left hanging?)"
-  left=$( (tree_pids "$sid"; marked_pids "DRED_STALL_TRIAL_ID=$marker") | sort -u)
-  if [ -n "$left" ]; then
-    # shellcheck disable=SC2086
-    kill -KILL $left 2>/dev/null
-    why="${why:+$why; }$(echo $left | wc -w) process(es) left behind"
-  fi
+  why=$(job_end "$sid" "DRED_STALL_TRIAL_ID=$marker" 60) # (a read left hanging?)
   { wait "$sid"; } 2>/dev/null
   cat "$dir"/stderr.* "$dir/dredrun.out" >"$dir/all.log" 2>/dev/null
   nstall=$(grep -c '^stall_rget:' "$dir/all.log")
