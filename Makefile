@@ -228,9 +228,9 @@ readme-check: all
 	@BUILD=$(BUILD) bash tests/check-readme.sh
 
 # The node-loss hang without dred (tests/faults/fifo-block.sh runs it): not part of `all`.
-$(BUILD)/tests/fifo_block: tests/faults/fifo_block.c
+$(BUILD)/tests/fifo_block: tests/faults/fifo_block.c $(BUILD)/obj/common/settings.o $(BUILD)/obj/common/log.o
 	@mkdir -p $(dir $@)
-	$(MPICC) $(CFLAGS) -o $@ $<
+	$(MPICC) $(CFLAGS) -o $@ $< $(BUILD)/obj/common/settings.o $(BUILD)/obj/common/log.o
 
 # An MPI_Rget that never completes, for tests/faults/stall-read.sh (fault-test).
 $(BUILD)/tests/libstall_rget.so: tests/faults/stall_rget.c

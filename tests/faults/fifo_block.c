@@ -31,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "settings.h"
 
 #define CHUNK (64 * 1024)
 #define SPAN (200 * CHUNK)
@@ -91,7 +92,7 @@ int main(int argc, char **argv) {
   MPI_Win win;
   MPI_Aint mine, addr[4];
   MPI_Request r[DEPTH], live;
-  const char *fd = getenv("DRED_LAUNCH_FD");
+  const char *fd = dred_setting_raw(DRED_S_LAUNCH_FD); /* dred-launch's start-up pipe */
   char *buf = malloc(SPAN), *out = malloc((DEPTH + 1) * CHUNK);
   double delay, last, t0;
 
