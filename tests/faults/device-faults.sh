@@ -45,10 +45,14 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 # workers: every process of the layout but dred-master (the first process of the first name)
-procs=0
-IFS=, read -ra parts <<<"$layout"
-for p in "${parts[@]}"; do procs=$((procs + ${p#*:})); done
-workers=$((procs - 1))
+# workers LAYOUT: the layout's processes but dred-master (a:5,b:5,c:6 -> 15)
+workers() {
+  local p n=-1 parts
+  IFS=, read -ra parts <<<"$1"
+  for p in "${parts[@]}"; do n=$((n + ${p#*:})); done
+  echo "$n"
+}
+workers=$(workers "$layout")
 
 # run-faults.sh takes $BUILD/bin/{dredrun,dred-master,dred-launch,dredstat} and
 # $BUILD/tests/fault_app: links to the bundle's (or this checkout's build when run here)
@@ -78,9 +82,7 @@ if [ -n "$mix" ]; then
   [ -n "$mixapp" ] || mixapp="$top/build/tests/mpi_mix"
   [ -x "$mixapp" ] || { echo "device-faults.sh: no mpi_mix (make build/tests/mpi_mix, then the bundle)" >&2; exit 2; }
   ln -s "$mixapp" "$b/tests/mpi_mix"
-  mixnp=-1
-  IFS=, read -ra mparts <<<"$mix"
-  for p in "${mparts[@]}"; do mixnp=$((mixnp + ${p#*:})); done
+  mixnp=$(workers "$mix")
   echo "# mix node losses on $mix (np $mixnp), $mix_trials trials from seed 5300, at most $mix_seconds s" >>"$out/summary.txt"
   timeout -k 10 "$mix_seconds" env BUILD="$b" bash "$top/tests/faults/mix-faults.sh" --node \
     --sim-nodes "$mix" --np "$mixnp" --trials "$mix_trials" --seed 5300 --limit 25 >"$out/mix.txt" 2>&1

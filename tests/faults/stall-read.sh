@@ -59,10 +59,11 @@ for n in $(seq 1 "$trials"); do
   cat "$dir"/stderr.* "$dir/dredrun.out" >"$dir/all.log" 2>/dev/null
   nstall=$(grep -c '^stall_rget:' "$dir/all.log")
   nbound=$(grep -c 'made no progress for' "$dir/all.log")
-  nfailed=$(cat "$dir"/rank.*.txt 2>/dev/null | grep -c '^red .* name=PROC_FAILED ')
-  nbad=$(cat "$dir"/rank.*.txt 2>/dev/null | grep '^red ' | grep -v -c -E ' name=PROC_FAILED | name=OK check=(exact|na) ')
-  nexit=$(cat "$dir"/rank.*.txt 2>/dev/null | grep -c '^exit')
-  nfin=$(cat "$dir"/rank.*.txt 2>/dev/null | grep -c '^finalize status=')
+  cat "$dir"/rank.*.txt >"$dir/ranks.txt" 2>/dev/null
+  nfailed=$(grep -c '^red .* name=PROC_FAILED ' "$dir/ranks.txt")
+  nbad=$(grep '^red ' "$dir/ranks.txt" | grep -v -c -E ' name=PROC_FAILED | name=OK check=(exact|na) ')
+  nexit=$(grep -c '^exit' "$dir/ranks.txt")
+  nfin=$(grep -c '^finalize status=' "$dir/ranks.txt")
   if [ -z "$why" ]; then
     if [ "$nstall" = 0 ]; then why="no MPI_Rget was stalled (STALL_NTH=$nth beyond the job's reads?)"
     elif [ "$nbad" != 0 ]; then why="$nbad reduction(s) neither exact nor PROC_FAILED"
