@@ -74,6 +74,7 @@ CASES=(
   "allreduce-p2     allreduce   2   90"
   "allreduce-p3     allreduce   3  120  +DRED_MEET_PIECES=1"
   "allreduce-p5     allreduce   5  150  -s 5"
+  "allreduce-parts-p5 allreduce 5  150  +DRED_MEET_PIECES=1 -s 55"
   "allreduce-p8     allreduce   8  240  -s 8"
   "allreduce@abc    allreduce   7  240  @a:3,b:3,c:2 -s 73"
   "bcast-p1         bcast       1   60"

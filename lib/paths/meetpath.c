@@ -549,14 +549,65 @@ _Static_assert(sizeof(((dred_group_t *)0)->lane_blk) / sizeof(((dred_group_t *)0
                    DRED_MEET_DEPTH,
                "a lane block per slot of the ring");
 
+/* Whether an allreduce in the lane is folded in parts, one per member (lane_fold_split),
+ * rather than whole by every member: where every process of the node has a core
+ * (rt->meet_pieces: a peer's part comes within microseconds), the group has at least
+ * LANE_SPLIT_MIN members and their operands together exceed LANE_FOLD_MAX.  Its member's
+ * lane block then holds its operand and, after it, room for its parts of the result.
+ * Two members gain nothing from it: each folds half either way, and the slot's chunks
+ * also overlap the copy of an operand into the pool with the peer's fold (p = 2 on the
+ * development machine, 128 KiB: 33-50 us in parts against 23-26 in the slot). */
+#ifndef LANE_SPLIT_MIN
+#define LANE_SPLIT_MIN 3u
+#endif
+static int lane_splits(const dred_rt_t *rt, const dred_inst_t *in) {
+  return in->kind == PROTO_KIND_ALLREDUCE && rt->meet_pieces && in->group->n >= LANE_SPLIT_MIN &&
+         (uint64_t)in->group->n * in->bytes > LANE_FOLD_MAX && in->count >= in->group->n;
+}
+
 /* A collective whose operand exceeds a post still takes the lane, its post naming a
- * block of its pool that holds the operand (meet.h): a bcast up to DRED_MEET_FAST_REF_MAX
- * (its root's data); an allreduce or a reduce as far as one member folds all the operands
- * (LANE_FOLD_MAX: an allreduce's every member; a reduce's root), beyond which the slot
- * shares the fold out in chunks. */
-static int lane_by_ref(const dred_inst_t *in) {
+ * block of its pool that holds the operand (meet.h), up to DRED_MEET_FAST_REF_MAX: a
+ * bcast (its root's data); an allreduce or a reduce as far as one member folds all the
+ * operands (LANE_FOLD_MAX: an allreduce's every member; a reduce's root), and an
+ * allreduce beyond that folded in parts (lane_splits).  Past those the slot shares the
+ * fold out in chunks claimed by whoever waits, which a late or descheduled member does
+ * not hold up. */
+static int lane_by_ref(const dred_rt_t *rt, const dred_inst_t *in) {
   if (in->bytes > DRED_MEET_FAST_REF_MAX) return 0;
-  return in->kind == PROTO_KIND_BCAST || (uint64_t)in->group->n * in->bytes <= LANE_FOLD_MAX;
+  return in->kind == PROTO_KIND_BCAST || (uint64_t)in->group->n * in->bytes <= LANE_FOLD_MAX ||
+         lane_splits(rt, in);
+}
+
+/* An allreduce folded in parts in the lane (lane_splits): the group's operands are cut
+ * into n parts (dred_meet_chunk_range(count, n, j)), each folded once, in rank order from
+ * every operand, by whichever member claims it, into its result and into the room after
+ * the operand in its lane block; the others copy it from there.  Part j's claim is member
+ * j's progress word (dred_meet_fast_progress_cas), naming seq, a state and who holds it:
+ * OPEN as posted, CLAIMED by a folder, FOLDED, or NONE (its folder could not fold it).
+ * Every member claims its own part first, then any part still open from the next member
+ * on, so that a member still on its way to its call (woken late from its wait for the
+ * last post) finds its part done for it; parts claimed by others it copies once folded.
+ * A part claimed but not folded within LANE_PART_WAIT_NS, or four times the longest part
+ * this member folded (its folder descheduled or dead), or NONE, it folds itself from the
+ * operands, which stay until every member acked: the same fold, the same bits.  Nothing
+ * here waits on what may never come.  Where processes outnumber cores the slot's chunks
+ * serve instead (lane_splits): there a claimer descheduled mid-fold costs a tick. */
+enum { PART_OPEN = 1, PART_CLAIMED = 2, PART_FOLDED = 3, PART_NONE = 4 };
+#define LANE_PART_WAIT_NS 20000ull
+
+static uint64_t part_word(uint64_t seq, unsigned state, uint32_t holder) {
+  return ((seq & 0xffffffffffffull) << 16) | ((uint64_t)state << 8) | (holder & 0xff);
+}
+
+/* Part word w's state for seq (PART_NONE when it is another seq's: that post moved on),
+ * *holder its claimer or folder. */
+static int part_state(uint64_t w, uint64_t seq, uint32_t n, uint32_t *holder) {
+  unsigned state = (unsigned)(w >> 8) & 0xff;
+  *holder = (uint32_t)(w & 0xff);
+  if (w == UINT64_MAX || (w >> 16) != (seq & 0xffffffffffffull) || state < PART_OPEN ||
+      state > PART_NONE || *holder >= n)
+    return PART_NONE;
+  return (int)state;
 }
 
 /* An operand too large for a post (a bcast root's data, an allreduce member's) goes into
@@ -582,11 +633,13 @@ static int lane_post_ref(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r, ui
   uint64_t have;
   int pieces;
   unsigned i = (unsigned)(seq % DRED_MEET_DEPTH);
+  int split = lane_splits(rt, in);
+  size_t need = split ? 2 * in->bytes : in->bytes; /* and room for its parts of the result */
   if (src == NULL) return 0;
-  if (g->lane_blk[i].cap < in->bytes && dred_dp_pool_block(rt, in->bytes, &np, &noff) != DRED_OK)
+  if (g->lane_blk[i].cap < need && dred_dp_pool_block(rt, need, &np, &noff) != DRED_OK)
     return 0; /* no room: the slot's way, which may find some */
   if (!dred_meet_fast_begin(r, seq, in->member, peers_past)) {
-    if (np != NULL) dred_dp_buf_free(rt, in->bytes, np, noff, 0);
+    if (np != NULL) dred_dp_buf_free(rt, need, np, noff, 0);
     return 0;
   }
   if (np != NULL) {
@@ -594,7 +647,7 @@ static int lane_post_ref(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r, ui
       dred_dp_buf_free(rt, g->lane_blk[i].cap, g->lane_blk[i].p, g->lane_blk[i].off, 0);
     g->lane_blk[i].p = np;
     g->lane_blk[i].off = noff;
-    g->lane_blk[i].cap = in->bytes;
+    g->lane_blk[i].cap = need;
   }
   /* cached, even a bcast's 16 KiB: streamed, its peer's read of it measured slower */
   pieces = rt->meet_pieces && in->kind == PROTO_KIND_BCAST && in->bytes > LANE_PIECES_MIN;
@@ -604,7 +657,7 @@ static int lane_post_ref(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r, ui
   ref.worker = (uint32_t)rt->world_rank;
   ref.off = g->lane_blk[i].off;
   ref.len = in->bytes;
-  have = pieces ? 0 : in->bytes;
+  have = split ? part_word(seq, PART_OPEN, 0) : pieces ? 0 : in->bytes;
   memset(post, 0, sizeof post);
   memcpy(post, &ref, sizeof ref);
   memcpy(post + DRED_MEET_FAST_PROGRESS_OFF, &have, sizeof have);
@@ -691,7 +744,7 @@ int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in) {
   /* of the small path whose operand fits a post, or a bcast whose root's data the post
    * names (and what lane_prepare asks of any post) */
   by_ref = in->bytes > DRED_MEET_FAST_DATA;
-  if (by_ref ? !lane_by_ref(in) : !meet_small(in)) return 0;
+  if (by_ref ? !lane_by_ref(rt, in) : !meet_small(in)) return 0;
   if (!lane_prepare(rt, in, 0, &lp)) return 0;
   r = lp.r;
   seq = lp.seq;
@@ -827,6 +880,11 @@ static int fold_failed(const dred_inst_t *in, int rc);
  * place); a reduce root's is in acc already, where it folds -- the posts found still
  * seq's after the fold (else a block may hold a later collective's operand: we were
  * given up for dead), then the ack. */
+static int fold_chunk_out(dred_inst_t *in, const char *const *src, uint32_t n, uint64_t e0,
+                          uint64_t ne, char *blk, char *res, char *tmp);
+static int lane_fold_split(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r,
+                           const char *const *src, char *dst);
+
 static int lane_fold(dred_rt_t *rt, dred_inst_t *in) {
   const char *src[DRED_MEET_FAST_MEMBERS] = {NULL};
   dred_meet_ring_t *r = in->tag < 0 ? in->group->meet_ring : in->meet_ring;
@@ -844,15 +902,88 @@ static int lane_fold(dred_rt_t *rt, dred_inst_t *in) {
       st = DRED_ERR_INTERNAL; /* logged by dred_meetpath_peer_block, or a size we agreed on */
   }
   if (st == DRED_OK && dst == NULL) st = DRED_ERR_NOMEM;
-  if (st == DRED_OK) tmp = dred_meetpath_fold_tmp(in, &st);
-  if (st == DRED_OK)
-    st = reduce ? fold_failed(in, dred_meetpath_fold(in, src, n, in->member, dst, 0, in->count, tmp))
-                : fold_chunk(in, src, n, 1, 0, dst, 1, tmp);
-  free(tmp);
+  if (!reduce && lane_splits(rt, in)) {
+    if (st == DRED_OK) st = lane_fold_split(rt, in, r, src, dst);
+    else /* we fold no part: the peers fold ours */
+      (void)dred_meet_fast_progress_cas(r, in->meet_seq, in->member,
+                                        part_word(in->meet_seq, PART_OPEN, 0),
+                                        part_word(in->meet_seq, PART_NONE, 0));
+  } else {
+    if (st == DRED_OK) tmp = dred_meetpath_fold_tmp(in, &st);
+    if (st == DRED_OK)
+      st = reduce ? fold_failed(in, dred_meetpath_fold(in, src, n, in->member, dst, 0, in->count, tmp))
+                  : fold_chunk(in, src, n, 1, 0, dst, 1, tmp);
+    free(tmp);
+  }
   for (k = 0; k < n && st == DRED_OK; k++)
     if (k != in->member && !dred_meet_fast_still(r, in->meet_seq, k)) st = DRED_ERR_PROC_FAILED;
   if (st == DRED_OK) in->res_have = in->bytes;
   dred_meet_fast_done(r, in->meet_seq, in->member);
+  return st;
+}
+
+
+static int lane_fold_split(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r,
+                           const char *const *src, char *dst) {
+  uint32_t n = in->group->n, me = in->member, i, j;
+  uint64_t seq = in->meet_seq, pending = 0, e0, ne, limit = LANE_PART_WAIT_NS, idle = 0;
+  size_t ext = in->ti.extent;
+  char *own = in->group->lane_blk[seq % DRED_MEET_DEPTH].p, *tmp;
+  int st = DRED_OK, late = 0;
+
+  tmp = dred_meetpath_fold_tmp(in, &st);
+  if (st != DRED_OK) {
+    (void)dred_meet_fast_progress_cas(r, seq, me, part_word(seq, PART_OPEN, 0),
+                                      part_word(seq, PART_NONE, 0));
+    return st;
+  }
+  for (j = 0; j < n; j++) pending |= (uint64_t)1 << j;
+  while (pending != 0 && st == DRED_OK) {
+    int moved = 0;
+    for (i = 0; i < n && st == DRED_OK; i++) { /* ours first, then from the next member on */
+      uint64_t w, t0;
+      uint32_t h;
+      int state;
+      j = (me + i) % n;
+      if (!(pending & ((uint64_t)1 << j))) continue;
+      w = dred_meet_fast_progress(r, seq, j);
+      state = part_state(w, seq, n, &h);
+      dred_meet_chunk_range(in->count, n, j, &e0, &ne);
+      if (state == PART_OPEN) { /* claim it, fold it where the others copy it from */
+        if (!dred_meet_fast_progress_cas(r, seq, j, w, part_word(seq, PART_CLAIMED, me)))
+          continue; /* a peer claimed it first: look again */
+        t0 = uv_hrtime();
+        st = fold_chunk_out(in, src, n, e0, ne, own + in->bytes + e0 * ext, dst, tmp);
+        if (4 * (uv_hrtime() - t0) > limit) limit = 4 * (uv_hrtime() - t0);
+        (void)dred_meet_fast_progress_cas(r, seq, j, part_word(seq, PART_CLAIMED, me),
+                                          part_word(seq, st == DRED_OK ? PART_FOLDED : PART_NONE, me));
+      } else if (state == PART_FOLDED) { /* copy it from its folder's block */
+        dred_meet_ref_t ref;
+        const char *blk = own;
+        memcpy(&ref, taken_data + h * sizeof ref, sizeof ref);
+        if (h != me &&
+            (blk = dred_meetpath_peer_block(rt, in, h, ref.worker, ref.off, 2 * in->bytes)) == NULL)
+          st = DRED_ERR_INTERNAL; /* logged there */
+        else
+          memcpy(dst + e0 * ext, blk + in->bytes + e0 * ext, ne * ext);
+      } else if (state == PART_CLAIMED && !late) {
+        continue; /* its folder is at it */
+      } else { /* not coming (PART_NONE, a post not seq's), or its folder stalled */
+        st = fold_chunk(in, src, n, n, j, dst, 1, tmp);
+      }
+      pending &= ~((uint64_t)1 << j);
+      moved = 1;
+    }
+    if (moved || pending == 0) {
+      idle = 0;
+    } else {
+      uint64_t now = uv_hrtime();
+      if (idle == 0) idle = now;
+      late = now - idle >= limit;
+      sched_yield();
+    }
+  }
+  free(tmp);
   return st;
 }
 

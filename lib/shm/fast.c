@@ -549,6 +549,13 @@ uint64_t dred_meet_fast_progress(dred_meet_ring_t *r, uint64_t seq, uint32_t k) 
   return posts_still(r, seq, bit(k)) ? got : UINT64_MAX;
 }
 
+int dred_meet_fast_progress_cas(dred_meet_ring_t *r, uint64_t seq, uint32_t k, uint64_t expect,
+                                uint64_t want) {
+  if (!ring_fast(r) || k >= r->n || !posts_still(r, seq, bit(k))) return 0;
+  return __atomic_compare_exchange_n(progress_of(r, seq, k), &expect, want, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE);
+}
+
 void dred_meet_fast_wake(dred_meet_ring_t *r, uint64_t seq) { dred_meet__fast_wake(r, seq); }
 
 int dred_meet_fast_gone(dred_meet_ring_t *r, uint32_t k) {

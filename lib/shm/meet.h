@@ -422,6 +422,12 @@ void dred_meet_fast_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uin
  * it are in), or UINT64_MAX once k's post is no longer seq's. */
 void dred_meet_fast_progress_set(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint64_t bytes);
 uint64_t dred_meet_fast_progress(dred_meet_ring_t *r, uint64_t seq, uint32_t k);
+/* An allreduce folded in parts in the lane uses the same word as each part's claim
+ * (meetpath.c, lane_fold_split): any member may move member k's word from `expect` to
+ * `want`, atomically, while k's post is seq's; 1 if it did.  The word names seq itself,
+ * so a move meant for seq never lands on a later post of k's. */
+int dred_meet_fast_progress_cas(dred_meet_ring_t *r, uint64_t seq, uint32_t k, uint64_t expect,
+                                uint64_t want);
 /* Wake the members asleep on seq's posts (a root that posted before its data is in). */
 void dred_meet_fast_wake(dred_meet_ring_t *r, uint64_t seq);
 /* 1 once member k was declared failed (it never posts again, nor moves its progress). */

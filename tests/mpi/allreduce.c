@@ -113,7 +113,11 @@ static int identical(int kind, const void *res, int n, MPI_Comm comm) {
   return ok;
 }
 
-static void run(const pair_t *pp, int n, uint64_t seed, MPI_Comm comm, const char *where) {
+/* One allreduce of every member's generated operand, checked against MPI's reduce and
+ * across members: nonblocking with an auto tag, or (`blocking`) dred_allreduce, which may
+ * take the fast lane (an operand by reference in the lane is a blocking call's alone). */
+static void run_as(const pair_t *pp, int n, uint64_t seed, MPI_Comm comm, const char *where,
+                   int blocking) {
   int r;
   MPI_Comm_rank(comm, &r);
   size_t bytes = esize(pp->kind) * (size_t)n;
@@ -125,9 +129,12 @@ static void run(const pair_t *pp, int n, uint64_t seed, MPI_Comm comm, const cha
   snprintf(check, sizeof check, "allreduce/%s/%s/n=%d", where, pp->name, n);
   set_step("%s", check);
   if (inplace) memcpy(res, mine, bytes);
-  st = dred_iallreduce(inplace ? MPI_IN_PLACE : mine, res, n, dtype(pp->kind), pp->op, comm,
-                       DRED_TAG_AUTO, &f);
-  if (st == DRED_OK) {
+  if (blocking)
+    st = dred_allreduce(inplace ? MPI_IN_PLACE : mine, res, n, dtype(pp->kind), pp->op, comm);
+  else
+    st = dred_iallreduce(inplace ? MPI_IN_PLACE : mine, res, n, dtype(pp->kind), pp->op, comm,
+                         DRED_TAG_AUTO, &f);
+  if (st == DRED_OK && !blocking) {
     st = wait_bounded(f, 60, check);
     dred_future_free(f);
   }
@@ -147,6 +154,10 @@ static void run(const pair_t *pp, int n, uint64_t seed, MPI_Comm comm, const cha
     pass("%s", check);
   }
   free(mine); free(res); free(ref);
+}
+
+static void run(const pair_t *pp, int n, uint64_t seed, MPI_Comm comm, const char *where) {
+  run_as(pp, n, seed, comm, where, 0);
 }
 
 /* Reduce, allreduce and bcast with explicit tags in flight together, each member issuing
@@ -403,6 +414,17 @@ int main(int argc, char **argv) {
       run(&p, counts[c], seed + (uint64_t)(k * 10 + c), g_comm, "world");
     }
   }
+  /* Blocking calls: on one node the fast lane takes them, operands by reference from
+   * 88 B; with 3 members or more, a core each (DRED_MEET_PIECES=1 forces it) and their
+   * operands over 128 KiB together, folded in parts claimed by the members (12001
+   * elements: 48-192 KiB each, parts of unequal size); the same sizes nonblocking go to
+   * the slot.  Every pair, so that every op and type is folded in parts. */
+  for (int k = 0; k < npairs; k++) {
+    pair_t p = pairs[k];
+    if (p.kind == 6) p.op = op_affine;
+    run_as(&p, 12001, seed + 300 + (uint64_t)k, g_comm, "blocking", 1);
+    if (k % 4 == 0 || p.kind == 6) run_as(&p, 30, seed + 400 + (uint64_t)k, g_comm, "blocking", 1);
+  }
   if (large > 0) /* int sum, double sum (reduced before the relay), the non-commutative op */
     for (int k = 0; k < npairs; k++) {
       pair_t p = pairs[k];
@@ -417,6 +439,7 @@ int main(int argc, char **argv) {
     run(&p1, 100, seed + 1000, sub, "split");
     run(&p1, 70000, seed + 1001, sub, "split");
     run(&p2, 5000, seed + 1002, sub, "split");
+    run_as(&p2, 20000, seed + 1003, sub, "split-blocking", 1);
     MPI_Comm_free(&sub);
   }
   mixed(seed + 5000);
