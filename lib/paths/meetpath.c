@@ -108,7 +108,8 @@
  * to WHOLE_FOLD_MAX.  The lane's is larger: the slot's chunks cost every member a wait for
  * its peers' folds and their looks, which grow with p (16 cores, p = 16, 8 KiB: 30-36 us
  * whole in the lane against 140 shared in the slot; p = 8, 32 KiB: 50-56 against 33-41 --
- * docs/performance.md, session 47).  -D either to compare builds. */
+ * docs/performance.md, session 47); where the lane folds in parts (lane_splits), it does
+ * so from LANE_SPLIT_FROM on instead.  -D either to compare builds. */
 #ifndef WHOLE_FOLD_MAX
 #define WHOLE_FOLD_MAX (32u * 1024u)
 #endif
@@ -552,24 +553,35 @@ _Static_assert(sizeof(((dred_group_t *)0)->lane_blk) / sizeof(((dred_group_t *)0
 /* Whether an allreduce in the lane is folded in parts, one per member (lane_fold_split),
  * rather than whole by every member: where every process of the node has a core
  * (rt->meet_pieces: a peer's part comes within microseconds), the group has at least
- * LANE_SPLIT_MIN members and their operands together exceed LANE_FOLD_MAX.  Its member's
- * lane block then holds its operand and, after it, room for its parts of the result.
- * Two members gain nothing from it: each folds half either way, and the slot's chunks
- * also overlap the copy of an operand into the pool with the peer's fold (p = 2 on the
- * development machine, 128 KiB: 33-50 us in parts against 23-26 in the slot). */
+ * LANE_SPLIT_MIN members, and their operands total over LANE_SPLIT_FROM, each at most
+ * LANE_SPLIT_MAX.  Its member's lane block then holds its operand and, after it, room for
+ * its parts of the result.  Measured in turn on 16 cores (docs/performance.md, session
+ * 48): in parts, 16-32 KiB at p = 15-16 took 0.4-0.7 of MPI's time against 1.7-4.2 in the
+ * slot, and 4-16 KiB at p = 8-16 0.24-0.7 against 0.4-0.9 whole; 64 KiB and more in parts
+ * lost to the slot (p = 8: 1.2-1.35 against 0.67-0.78).  Two members gain nothing: each
+ * folds half either way, and the slot's chunks overlap the copy of an operand into the
+ * pool with the peer's fold (p = 2 on the development machine, 128 KiB: 33-50 us in parts
+ * against 23-26 in the slot).  -D any of them to compare builds. */
 #ifndef LANE_SPLIT_MIN
 #define LANE_SPLIT_MIN 3u
 #endif
+#ifndef LANE_SPLIT_FROM
+#define LANE_SPLIT_FROM (32u * 1024u)
+#endif
+#ifndef LANE_SPLIT_MAX
+#define LANE_SPLIT_MAX (32u * 1024u)
+#endif
 static int lane_splits(const dred_rt_t *rt, const dred_inst_t *in) {
   return in->kind == PROTO_KIND_ALLREDUCE && rt->meet_pieces && in->group->n >= LANE_SPLIT_MIN &&
-         (uint64_t)in->group->n * in->bytes > LANE_FOLD_MAX && in->count >= in->group->n;
+         in->bytes <= LANE_SPLIT_MAX && (uint64_t)in->group->n * in->bytes > LANE_SPLIT_FROM &&
+         in->count >= in->group->n;
 }
 
 /* A collective whose operand exceeds a post still takes the lane, its post naming a
  * block of its pool that holds the operand (meet.h), up to DRED_MEET_FAST_REF_MAX: a
- * bcast (its root's data); an allreduce or a reduce as far as one member folds all the
- * operands (LANE_FOLD_MAX: an allreduce's every member; a reduce's root), and an
- * allreduce beyond that folded in parts (lane_splits).  Past those the slot shares the
+ * bcast (its root's data); an allreduce folded in parts (lane_splits); an allreduce or a
+ * reduce as far as one member folds all the operands (LANE_FOLD_MAX: an allreduce's
+ * every member; a reduce's root).  Past those the slot shares the
  * fold out in chunks claimed by whoever waits, which a late or descheduled member does
  * not hold up. */
 static int lane_by_ref(const dred_rt_t *rt, const dred_inst_t *in) {

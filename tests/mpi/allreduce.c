@@ -415,14 +415,14 @@ int main(int argc, char **argv) {
     }
   }
   /* Blocking calls: on one node the fast lane takes them, operands by reference from
-   * 88 B; with 3 members or more, a core each (DRED_MEET_PIECES=1 forces it) and their
-   * operands over 128 KiB together, folded in parts claimed by the members (12001
-   * elements: 48-192 KiB each, parts of unequal size); the same sizes nonblocking go to
-   * the slot.  Every pair, so that every op and type is folded in parts. */
+   * 88 B; with 3 members or more, a core each (DRED_MEET_PIECES=1 forces it), operands of
+   * at most 32 KiB and over 32 KiB together, folded in parts claimed by the members
+   * (about 24 KiB each, parts of unequal size); the same sizes nonblocking go to the slot.
+   * Every pair, so that every op and type is folded in parts. */
   for (int k = 0; k < npairs; k++) {
     pair_t p = pairs[k];
     if (p.kind == 6) p.op = op_affine;
-    run_as(&p, 12001, seed + 300 + (uint64_t)k, g_comm, "blocking", 1);
+    run_as(&p, 24000 / (int)esize(p.kind) + 1, seed + 300 + (uint64_t)k, g_comm, "blocking", 1);
     if (k % 4 == 0 || p.kind == 6) run_as(&p, 30, seed + 400 + (uint64_t)k, g_comm, "blocking", 1);
   }
   if (large > 0) /* int sum, double sum (reduced before the relay), the non-commutative op */
@@ -439,7 +439,7 @@ int main(int argc, char **argv) {
     run(&p1, 100, seed + 1000, sub, "split");
     run(&p1, 70000, seed + 1001, sub, "split");
     run(&p2, 5000, seed + 1002, sub, "split");
-    run_as(&p2, 20000, seed + 1003, sub, "split-blocking", 1);
+    run_as(&p2, 3001, seed + 1003, sub, "split-blocking", 1);
     MPI_Comm_free(&sub);
   }
   mixed(seed + 5000);
