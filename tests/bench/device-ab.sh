@@ -93,6 +93,7 @@ for r in $(seq 1 "$rounds"); do
 done
 echo "# took $(($(date +%s) - start)) s" >>"$sum"
 # every job's output in one file: the device tool brings back a limited number of files
-tar -czf "$out/jobs.tar.gz" -C "$out" --exclude summary.txt --exclude jobs.tar.gz . 2>/dev/null &&
-  find "$out" -name '*.txt' ! -name summary.txt -delete
+(cd "$out" && ls -- *-*.txt >jobs.list 2>/dev/null && tar -czf jobs.tar.gz -T jobs.list &&
+  xargs rm -f <jobs.list && rm -f jobs.list) ||
+  echo "# (the jobs' outputs left as they are: tar failed)" >>"$sum"
 cat "$sum"
