@@ -988,6 +988,54 @@ static void wait_case(uint64_t spin_ns) {
   table_free(t);
 }
 
+/* The progress word as an allreduce's part claims use it (meetpath.c, lane_fold_split):
+ * any member moves another's word by compare-and-swap while that post is seq's, and
+ * never once the post moved on to a later collective. */
+static void test_progress_claims(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 16, N, WORKERS);
+  proto_params_t p = params(PROTO_KIND_ALLREDUCE, 1000, 0);
+  const uint64_t D = DRED_MEET_DEPTH, open = 0x1234, mine = 0x5678;
+  unsigned char post[DRED_MEET_FAST_DATA];
+  dred_meet_ref_t ref;
+  uint32_t k;
+  int st;
+  (void)state;
+  for (k = 0; k < N; k++) {
+    memset(&ref, 0, sizeof ref);
+    ref.kind = DRED_MEET_OP_POOL;
+    ref.worker = WORKERS[k];
+    ref.off = 4096 * (int64_t)(k + 1);
+    ref.len = 4000;
+    memset(post, 0, sizeof post);
+    memcpy(post, &ref, sizeof ref);
+    memcpy(post + DRED_MEET_FAST_PROGRESS_OFF, &open, sizeof open);
+    assert_int_equal(dred_meet_fast_begin(r, 0, k, 0), 1);
+    assert_int_equal(dred_meet_fast_publish(r, 0, k, &p, post, sizeof post), 1);
+  }
+  for (k = 0; k < N; k++) assert_int_equal(dred_meet_fast_look(r, 0, k, take, sizeof take, &st), 1);
+  assert_int_equal(dred_meet_fast_progress(r, 0, 2), open);
+  /* a claim that expects what is there moves it; a second, expecting the same, does not */
+  assert_int_equal(dred_meet_fast_progress_cas(r, 0, 2, open, mine), 1);
+  assert_int_equal(dred_meet_fast_progress(r, 0, 2), mine);
+  assert_int_equal(dred_meet_fast_progress_cas(r, 0, 2, open, mine + 1), 0);
+  assert_int_equal(dred_meet_fast_progress(r, 0, 2), mine);
+  /* no such member, or a seq whose posts these are not */
+  assert_int_equal(dred_meet_fast_progress_cas(r, 0, N, open, mine), 0);
+  assert_int_equal(dred_meet_fast_progress_cas(r, 1, 1, open, mine), 0);
+  /* every ack given, member 1 posts seq D in the same place: a claim meant for seq 0
+   * never lands on it, and its progress reads as gone for seq 0 */
+  for (k = 0; k < N; k++) dred_meet_fast_done(r, 0, k);
+  memcpy(post + DRED_MEET_FAST_PROGRESS_OFF, &open, sizeof open);
+  assert_int_equal(dred_meet_fast_begin(r, D, 1, 0), 1);
+  assert_int_equal(dred_meet_fast_publish(r, D, 1, &p, post, sizeof post), 1);
+  assert_int_equal(dred_meet_fast_progress_cas(r, 0, 1, open, mine), 0);
+  assert_int_equal(dred_meet_fast_progress(r, 0, 1), UINT64_MAX);
+  assert_int_equal(dred_meet_fast_progress(r, D, 1), open);
+  assert_int_equal(dred_meet_fast_progress_cas(r, D, 1, open, mine), 1);
+  table_free(t);
+}
+
 static void test_wait_polling(void **state) {
   (void)state;
   wait_case(1000000);
@@ -1006,7 +1054,7 @@ int main(void) {
       cmocka_unit_test(test_bcast_served), cmocka_unit_test(test_bcast_disagree),
       cmocka_unit_test(test_bcast_slot_way), cmocka_unit_test(test_bcast_failed),
       cmocka_unit_test(test_bcast_by_ref),
-      cmocka_unit_test(test_allreduce_by_ref),
+      cmocka_unit_test(test_allreduce_by_ref), cmocka_unit_test(test_progress_claims),
       cmocka_unit_test(test_nb_imported),  cmocka_unit_test(test_nb_clean),
       cmocka_unit_test(test_nb_ack),
       cmocka_unit_test(test_wait_polling), cmocka_unit_test(test_wait_asleep),
