@@ -237,6 +237,11 @@ $(BUILD)/tests/libstall_rget.so: tests/faults/stall_rget.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -shared -o $@ $<
 
+# One reduce whose disagreeing member dies before its READY (tests/faults/unseen-mismatch.sh).
+$(BUILD)/tests/mismatch_app: tests/faults/mismatch_app.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+
 $(FAULT_APP): tests/faults/fault_app.c tests/mpi/sleepy_wait.h lib/engine/kernel.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
@@ -287,7 +292,8 @@ bench: deps all $(BENCH) $(BENCH_COLL) $(SCHED_BENCH)
 # worker kills on one node and on 3 simulated nodes, root and master kills, kills right after
 # the call, node losses, the master's node lost, stalls, deaths inside an absorption, and
 # the randomized mix with a member or a node killed in it.
-fault-test: all $(FAULT_APP) $(BUILD)/tests/mpi_mix $(BUILD)/tests/libstall_rget.so
+fault-test: all $(FAULT_APP) $(BUILD)/tests/mpi_mix $(BUILD)/tests/libstall_rget.so \
+  $(BUILD)/tests/mismatch_app
 	@BUILD=$(BUILD) bash tests/faults/short.sh
 
 # make faults TRIALS=100 WORKERS=8 BYTES=32M MODE=worker|root|master|two|concurrent|node|masternode|all

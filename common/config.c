@@ -52,6 +52,19 @@ void dred_config_load(dred_config_t *c) {
       DRED_WARN("DRED_TEST_ABSORB_KILL=%s is not TAG:PIECE (two numbers); ignored", s);
     }
   }
+  s = dred_setting_raw(DRED_S_TEST_READY_KILL);
+  if (s && *s) {
+    long long tag;
+    int rank;
+    char extra;
+    if (sscanf(s, "%lld:%d%c", &tag, &rank, &extra) == 2 && tag >= 0 && rank >= 0) {
+      c->test_ready_kill = 1;
+      c->test_ready_kill_tag = tag;
+      c->test_ready_kill_rank = rank;
+    } else {
+      DRED_WARN("DRED_TEST_READY_KILL=%s is not TAG:RANK (two numbers); ignored", s);
+    }
+  }
   s = dred_setting_raw(DRED_S_JOURNAL);
   if (s && *s) {
     if (strlen(s) >= sizeof c->journal) c->storage_too_long = 1;

@@ -63,6 +63,13 @@ typedef struct {
   int test_absorb_kill;      /* 1 when set                                            */
   int64_t test_absorb_kill_tag;
   uint64_t test_absorb_kill_piece;
+  /* DRED_TEST_READY_KILL=TAG:RANK  a test hook, not a setting: the worker of world rank
+     RANK sends no READY for the reduction of explicit tag TAG and SIGKILLs itself half a
+     second after it would have (its copies held), so tests/faults/unseen-mismatch.sh
+     makes dred-master recover a member whose READY it never saw.  Unset: never. */
+  int test_ready_kill;
+  int64_t test_ready_kill_tag;
+  int test_ready_kill_rank;
 } dred_config_t;
 
 /* Control links not yet through HELLO (common/net.h): DRED_HELLO_TIMEOUT_MS, how long one

@@ -38,6 +38,37 @@ static uint64_t get(cursor_t *c, unsigned bytes) {
   return v;
 }
 
+/* A member's parameters (REPLICA), field by field as READY carries them; a kind READY
+ * could not carry marks the cursor bad, as READY's own check does. */
+static void put_params(cursor_t *c, const proto_params_t *p) {
+  if (p->kind >= PROTO_KINDS) c->bad = 1;
+  put(c, p->count, 8);
+  put(c, p->type_size, 4);
+  put(c, p->extent, 4);
+  put(c, p->type_sig, 4);
+  put(c, p->root, 4);
+  put(c, (uint32_t)p->op, 4);
+  put(c, p->op_is_user, 1);
+  put(c, p->commutative, 1);
+  put(c, p->inl, 1);
+  put(c, p->kind, 1);
+}
+
+static void get_params(cursor_t *c, proto_params_t *p) {
+  memset(p, 0, sizeof *p);
+  p->count = get(c, 8);
+  p->type_size = (uint32_t)get(c, 4);
+  p->extent = (uint32_t)get(c, 4);
+  p->type_sig = (uint32_t)get(c, 4);
+  p->root = (uint32_t)get(c, 4);
+  p->op = (int32_t)get(c, 4);
+  p->op_is_user = (uint8_t)get(c, 1);
+  p->commutative = (uint8_t)get(c, 1);
+  p->inl = (uint8_t)get(c, 1);
+  p->kind = (uint8_t)get(c, 1);
+  if (p->kind >= PROTO_KINDS) c->bad = 1;
+}
+
 /* What a READY's error may say: a member joins without a buffer because it could not
  * allocate one (or attach it to the RMA window), or because its call was refused for a
  * reason of its own process (the in-flight cap, a tag still in flight there: api.c);
@@ -286,6 +317,7 @@ size_t proto_encode(const proto_msg_t *m, const uint32_t *group_workers, uint8_t
       put(&c, m->u.replica.member, 4);
       put(&c, m->u.replica.len, 8);
       put(&c, (uint64_t)m->u.replica.pool_off, 8);
+      if (m->type == PROTO_REPLICA) put_params(&c, &m->u.replica.params);
       break;
     default:
       return 0;
@@ -483,6 +515,7 @@ int proto_decode(const uint8_t *buf, size_t len, proto_msg_t *m) {
       m->u.replica.member = (uint32_t)get(&c, 4);
       m->u.replica.len = get(&c, 8);
       m->u.replica.pool_off = (int64_t)get(&c, 8);
+      if (m->type == PROTO_REPLICA) get_params(&c, &m->u.replica.params);
       break;
     default:
       return DRED_ERR_ARG;
@@ -505,6 +538,19 @@ proto_params_t proto_params_of(const proto_msg_t *ready) {
   p.inl = ready->u.ready.inl;
   p.kind = ready->u.ready.kind;
   return p;
+}
+
+void proto_params_set(proto_msg_t *ready, const proto_params_t *p) {
+  ready->u.ready.count = p->count;
+  ready->u.ready.type_size = p->type_size;
+  ready->u.ready.extent = p->extent;
+  ready->u.ready.type_sig = p->type_sig;
+  ready->u.ready.root = p->root;
+  ready->u.ready.op = p->op;
+  ready->u.ready.op_is_user = p->op_is_user;
+  ready->u.ready.commutative = p->commutative;
+  ready->u.ready.inl = p->inl;
+  ready->u.ready.kind = p->kind;
 }
 
 int proto_params_agree(const proto_params_t *a, const proto_params_t *b) {

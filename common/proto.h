@@ -24,8 +24,9 @@
  * absorbed, TASK's absorb, DONE's absorbed, RECOVER's last, tentative and single).
  * 9: collective kinds (READY's kind; DATA and PUSH; an explicit key names its kind).
  * 10: READY's have (a bcast member holds the data).  11: an allreduce's relay followers
- * (READY's have PROTO_HAVE_FOLLOW, HAVE).  12: node partials (READY's cover). */
-#define PROTO_VERSION 12u
+ * (READY's have PROTO_HAVE_FOLLOW, HAVE).  12: node partials (READY's cover).
+ * 13: REPLICA carries its member's parameters (a recovered READY states them). */
+#define PROTO_VERSION 13u
 /* "No member" in the member fields that may name none (RECOVER's last and tentative). */
 #define PROTO_NO_MEMBER 0xffffffffu
 #define PROTO_HEADER 8u
@@ -169,6 +170,23 @@ typedef enum {
                                    own buffer is intact                                  */
   PROTO_TASK_ERROR = 3          /* a local error (e.g. the op failed): ends the instance */
 } proto_task_status_t;
+
+/* What the members of a reduction must agree on: the parameter fields of their READYs.
+ * dred-master compares every READY of an instance with the first (master/sched/sched.c); the
+ * members of a one-node group compare them in their shared-memory slot (lib/shm/meet.c).
+ * One definition, so both paths call the same thing a mismatch. */
+typedef struct {
+  uint64_t count;
+  uint32_t type_size; /* MPI_Type_size of the datatype                   */
+  uint32_t extent;    /* bytes per element in the workers' buffers        */
+  uint32_t type_sig;  /* type-signature fingerprint (lib/engine/typecheck.c)  */
+  uint32_t root;      /* group rank of the root                          */
+  int32_t op;         /* the op handle (predefined ops compare exactly)  */
+  uint8_t op_is_user; /* user ops compare only by commutativity          */
+  uint8_t commutative;
+  uint8_t inl;        /* an inline reduction: operands travel in READY    */
+  uint8_t kind;       /* PROTO_KIND_*                                     */
+} proto_params_t;
 
 typedef struct {
   proto_type_t type;
@@ -315,26 +333,14 @@ typedef struct {
       uint32_t member;
       uint64_t len;
       int64_t pool_off;
+      /* REPLICA alone: the parameters the member's READY states, kept with the copy so
+       * that a READY recovering the member from it states them too (recover.c): a
+       * member that dies before its own READY is still compared with the others */
+      proto_params_t params;
     } replica; /* REPLICA and REPLICA_ACK */
   } u;
 } proto_msg_t;
 
-/* What the members of a reduction must agree on: the parameter fields of their READYs.
- * dred-master compares every READY of an instance with the first (master/sched/sched.c); the
- * members of a one-node group compare them in their shared-memory slot (lib/shm/meet.c).
- * One definition, so both paths call the same thing a mismatch. */
-typedef struct {
-  uint64_t count;
-  uint32_t type_size; /* MPI_Type_size of the datatype                   */
-  uint32_t extent;    /* bytes per element in the workers' buffers        */
-  uint32_t type_sig;  /* type-signature fingerprint (lib/engine/typecheck.c)  */
-  uint32_t root;      /* group rank of the root                          */
-  int32_t op;         /* the op handle (predefined ops compare exactly)  */
-  uint8_t op_is_user; /* user ops compare only by commutativity          */
-  uint8_t commutative;
-  uint8_t inl;        /* an inline reduction: operands travel in READY    */
-  uint8_t kind;       /* PROTO_KIND_*                                     */
-} proto_params_t;
 
 /* Whether READY `m`'s cover names member k. */
 int proto_cover_has(const proto_msg_t *m, uint32_t k);
@@ -343,6 +349,8 @@ int proto_cover_has(const proto_msg_t *m, uint32_t k);
 proto_params_t proto_params_of(const proto_msg_t *ready);
 /* 1 if two members' parameters agree (a reduction may go on), 0 for DRED_ERR_MISMATCH. */
 int proto_params_agree(const proto_params_t *a, const proto_params_t *b);
+/* Put `p` into READY `ready`'s agreement fields (proto_params_of's inverse). */
+void proto_params_set(proto_msg_t *ready, const proto_params_t *p);
 
 /* Encode `m` into `buf` (capacity `cap`).  Returns the length, or 0 if `m` is invalid or
  * does not fit.  For PROTO_GROUP pass the member list in `group_workers` (host order). */

@@ -187,6 +187,8 @@
     "1: every process prints at `MPI_Finalize` one line per intercepted call kind, `dred-mpi: <call> dred=<n> mpi=<m>`; 2: also why calls went to MPI") \
   T(TEST_ABSORB_KILL, "unset", "`TAG:PIECE`", DRED_BY_WORKER, \
     "test hook, never for production: the executor of an absorption for the reduction of explicit tag TAG SIGKILLs itself halfway through piece PIECE (past the last: after every piece); `tests/faults/rollforward.sh`") \
+  T(TEST_READY_KILL, "unset", "`TAG:RANK`", DRED_BY_WORKER, \
+    "test hook, never for production: the worker of world rank RANK, announcing the reduction of explicit tag TAG, sends no READY for it and SIGKILLs itself half a second later, its copies held by then; `tests/faults/unseen-mismatch.sh`") \
   N(TEST_START_PAUSE_MS, 0, 0, 600000, DRED_BY_WORKER, \
     "test hook, never for production: `dred_init` sleeps this long once the job's start-up exchange has begun (its control directory exists), before its pool, so that a test stops or kills a process surely inside start-up, however fast the machine; `tests/tools/test-launch.sh`")
 /* clang-format on */

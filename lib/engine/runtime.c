@@ -31,8 +31,10 @@
  */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../common/deathwatch.h"
 #include "../../common/log.h"
@@ -298,6 +300,30 @@ int dred_rt_announce_now(dred_rt_t *rt, dred_inst_t *in) {
   return 1;
 }
 
+/* DRED_TEST_READY_KILL (common/config.h): this worker's READY for `in` never goes out,
+ * and the process dies half a second later -- its copies, started before the READY,
+ * are held by then -- from a thread of its own, so nothing here waits for it. */
+static void *ready_kill_later(void *arg) {
+  struct timespec ts = {0, 500000000L};
+  (void)arg;
+  nanosleep(&ts, NULL);
+  raise(SIGKILL);
+  return NULL;
+}
+
+static int ready_kill(dred_rt_t *rt, const dred_inst_t *in) {
+  const dred_config_t *c = &rt->cfg;
+  pthread_t th;
+  if (!c->test_ready_kill || in->tag < 0 || proto_key_tag(in->tag) != c->test_ready_kill_tag ||
+      rt->world_rank != c->test_ready_kill_rank)
+    return 0;
+  DRED_WARN("DRED_TEST_READY_KILL: no READY for reduction (tag " PROTO_KEY_FMT "); SIGKILLing "
+            "this process in 0.5 s", PROTO_KEY_ARG(in->tag));
+  if (pthread_create(&th, NULL, ready_kill_later, NULL) == 0) pthread_detach(th);
+  else raise(SIGKILL);
+  return 1;
+}
+
 static void announce(dred_rt_t *rt, dred_inst_t *in) {
   proto_msg_t m;
   int rc;
@@ -346,7 +372,7 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   }
   /* A reduce spanning nodes: its node's members may go to the master as one partial
    * (partial.c) -- folded and sent by this member, or by another that covers it. */
-  if (!dred_partial_announce(rt, in, &m)) send_to_master(rt, &m, NULL);
+  if (!ready_kill(rt, in) && !dred_partial_announce(rt, in, &m)) send_to_master(rt, &m, NULL);
   in->state = INST_ANNOUNCED;
   if (DRED_RT_ROBUST_ON(rt)) rt->robust->on_ready_sent(rt, in); /* a RECOVER may wait for it */
   if (rt->abandon_pass) send_abandon(rt, in); /* finalize stopped waiting before we got here */

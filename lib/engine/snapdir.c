@@ -10,7 +10,8 @@
  * memory.
  *
  * The directory closes the gap: the first DRED_SNAPDIR_BYTES of every pool segment hold
- * a small table of (group, tag, member, offset, length) for the snapshots it contains.
+ * a small table of (group, tag, member, offset, length) for the snapshots it contains,
+ * with the parameters the member's READY states (a READY recovering it states them).
  * A node peer asked to RECOVER a dead member's operand that it has no stored copy of
  * looks the operand up in the dead member's table and copies it out.  The segment
  * outlives the process (the other node processes still map it), so this is the same
@@ -55,6 +56,7 @@ typedef struct {
   uint32_t pad;
   /* its progress, outside seq (one writer; readers check it around what they read) */
   uint64_t done, scr;
+  proto_params_t params; /* under seq: the member's, for a READY recovering it */
   uint64_t spare[3];
 } slot_t;
 
@@ -76,7 +78,7 @@ int dred_snapdir_usable(const dred_rt_t *rt) {
 }
 
 int dred_snapdir_publish(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
-                         int64_t off, uint64_t len) {
+                         int64_t off, uint64_t len, const proto_params_t *params) {
   slot_t *t;
   unsigned i;
   if (!dred_snapdir_usable(rt) || off < 0) return -1;
@@ -96,6 +98,7 @@ int dred_snapdir_publish(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t me
   t[i].member = member;
   t[i].off = off;
   t[i].len = len;
+  t[i].params = *params;
   t[i].absorbing = PROTO_NO_MEMBER;
   t[i].live = 1;
   __atomic_store_n(&t[i].done, 0, __ATOMIC_RELAXED);
@@ -175,6 +178,7 @@ int dred_snapdir_view(dred_rt_t *rt, uint32_t worker, uint64_t group, int64_t ta
     v->scr_off = t[i].scr_off;
     v->piece = t[i].piece;
     v->exec_left = (int)t[i].exec_left;
+    v->params = t[i].params;
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (__atomic_load_n(&t[i].seq, __ATOMIC_RELAXED) != s1) continue;
     /* the slot is the peer's word: bound it by the peer's segment, not by ours */

@@ -8,8 +8,10 @@
 
 #include <stdint.h>
 
+#include "../../common/proto.h"
+
 #define DRED_SNAPDIR_BYTES 32768u /* head of each pool segment: the snapshot directory */
-#define DRED_SNAPDIR_SLOT_BYTES 128u /* one slot (snapdir.c); the head's last 64 bytes are
+#define DRED_SNAPDIR_SLOT_BYTES 160u /* one slot (snapdir.c); the head's last 64 bytes are
                                         handover.c's beacon */
 #define DRED_SNAPDIR_SLOTS ((DRED_SNAPDIR_BYTES - 64u) / DRED_SNAPDIR_SLOT_BYTES)
 
@@ -17,9 +19,10 @@ struct dred_rt;
 typedef struct dred_rt dred_rt_t;
 
 int dred_snapdir_usable(const dred_rt_t *rt);
-/* Record a snapshot at pool offset `off` of our segment; returns its slot or -1. */
+/* Record a snapshot at pool offset `off` of our segment, with the parameters its
+ * member's READY states; returns its slot or -1. */
 int dred_snapdir_publish(dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
-                         int64_t off, uint64_t len);
+                         int64_t off, uint64_t len, const proto_params_t *params);
 void dred_snapdir_retire(dred_rt_t *rt, int slot); /* before the block is freed; -1: none */
 /* Absorption's entries in our own slot (absorb.c): what is being absorbed and where, and
  * piece by piece how far it got. */
@@ -40,6 +43,7 @@ typedef struct {
   int exec_left;
   uint64_t seq;
   void *slot;
+  proto_params_t params; /* its member's, as published */
 } dred_snapview_t;
 /* Find member's snapshot in node peer `worker`'s directory: DRED_OK or PROC_FAILED. */
 int dred_snapdir_view(dred_rt_t *rt, uint32_t worker, uint64_t group, int64_t tag,

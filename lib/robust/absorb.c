@@ -207,7 +207,8 @@ static int roll_forward(dred_rt_t *rt, dred_inst_t *in, const dred_snapview_t *v
 }
 
 int dred_absorb_recover(dred_rt_t *rt, dred_inst_t *in, uint32_t member, uint32_t last,
-                        uint32_t tentative, int single, char *dst, int *absorbed) {
+                        uint32_t tentative, int single, char *dst, int *absorbed,
+                        proto_params_t *params) {
   uint32_t w = in->group->workers[member];
   dred_snapview_t v;
   int attempt, rc;
@@ -220,7 +221,10 @@ int dred_absorb_recover(dred_rt_t *rt, dred_inst_t *in, uint32_t member, uint32_
       /* the operand alone; dred-master expecting an absorbed unit means another snapshot */
       if (last != PROTO_NO_MEMBER) return DRED_ERR_PROC_FAILED;
       memcpy(dst, v.base, in->bytes);
-      if (dred_snapdir_view_same(&v)) return DRED_OK;
+      if (dred_snapdir_view_same(&v)) {
+        *params = v.params;
+        return DRED_OK;
+      }
       continue;
     }
     if (single || (v.absorbing != last && v.absorbing != tentative)) {
@@ -234,6 +238,7 @@ int dred_absorb_recover(dred_rt_t *rt, dred_inst_t *in, uint32_t member, uint32_
     if (rc < 0) return DRED_ERR_PROC_FAILED;
     if (rc == 0 && dred_snapdir_view_same(&v)) {
       *absorbed = v.absorbing == tentative;
+      *params = v.params;
       return DRED_OK;
     }
   }

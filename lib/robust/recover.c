@@ -41,9 +41,20 @@
  * operand alone; absorbed: that includes the RECOVER's tentative absorption; snap: p is
  * our own snapshot, which may absorb again. */
 static void send_recovered(dred_rt_t *rt, dred_inst_t *in, uint32_t member, const char *p,
-                           int64_t pool_off, int unit, int absorbed, int snap) {
+                           int64_t pool_off, int unit, int absorbed, int snap,
+                           const proto_params_t *stated) {
   proto_msg_t m;
+  proto_params_t own;
   dred_rt_ready(in, member, &m);
+  /* Another member's copy states that member's parameters, as its READY would have --
+   * those its snapshot directory listed (`stated`), or those its copy's header came with:
+   * dred-master compares them with the others', so a member that died before its READY
+   * and disagreed still makes the reduction DRED_ERR_MISMATCH.  (Ours stand for it only
+   * where neither exists: a copy made by a build without them cannot be.) */
+  if (stated != NULL)
+    proto_params_set(&m, stated);
+  else if (member != in->member && dred_repl_params_find(rt, in->group_id, in->tag, member, &own))
+    proto_params_set(&m, &own);
   m.u.ready.recovered = 1;
   m.u.ready.unit = (uint8_t)unit;
   m.u.ready.absorbed = (uint8_t)absorbed;
@@ -71,8 +82,9 @@ static void send_recover_failed(dred_rt_t *rt, uint64_t group, int64_t tag, uint
 static int snapdir_found(dred_rt_t *rt, dred_inst_t *in, repl_io_t *io) {
   int absorbed = 0;
   if (dred_absorb_recover(rt, in, io->member, io->last, io->tentative, io->single, io->buf,
-                          &absorbed) != DRED_OK)
+                          &absorbed, &io->params) != DRED_OK)
     return 0;
+  io->has_params = 1;
   io->unit = !io->single;
   io->absorbed = absorbed;
   return 1;
@@ -90,7 +102,8 @@ static int keep_recovered(dred_rt_t *rt, dred_inst_t *in, repl_io_t *io, const c
   DRED_INFO("recovered member %u's %s from %s (tag " PROTO_KEY_FMT ")", io->member,
             io->absorbed ? "unit, its absorption finished," : io->unit ? "unit" : "operand", from,
             PROTO_KEY_ARG(in->tag));
-  send_recovered(rt, in, io->member, b->p, b->pool_off, io->unit, io->absorbed, 0);
+  send_recovered(rt, in, io->member, b->p, b->pool_off, io->unit, io->absorbed, 0,
+                 io->has_params ? &io->params : NULL);
   return DRED_OK;
 }
 
@@ -127,7 +140,7 @@ static void recover_get_done(void *arg, int status) {
                   ") unusable (%s): reloaded from sendbuf",
                   PROTO_KEY_ARG(in->tag), dred_status_str(status));
       DRED_INFO("recovered my operand (tag " PROTO_KEY_FMT ")", PROTO_KEY_ARG(in->tag));
-      send_recovered(rt, in, in->member, in->acc, in->pool_off, 0, 0, 0);
+      send_recovered(rt, in, in->member, in->acc, in->pool_off, 0, 0, 0, NULL);
     }
   } else {
     const char *from = "the copy it sent us";
@@ -210,7 +223,7 @@ int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
           reload_from_sendbuf(rt, in) != DRED_OK) {
         send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_PROC_FAILED);
       } else {
-        send_recovered(rt, in, member, in->acc, in->pool_off, 0, 0, 0);
+        send_recovered(rt, in, member, in->acc, in->pool_off, 0, 0, 0, NULL);
       }
       return 1;
     }
@@ -220,7 +233,7 @@ int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
        * block it is read from in place: nothing to reload. */
       free(io);
       send_recovered(rt, in, member, in->acc, in->pool_off, !single, 0,
-                     dred_absorb_acc_ok(in));
+                     dred_absorb_acc_ok(in), NULL);
       return 1;
     }
     if (dred_repl_acc_is_snapshot(in)) { /* it absorbed: the operand alone goes back in */

@@ -55,10 +55,72 @@ static void ack_received(dred_rt_t *rt, int src, const proto_msg_t *m, uint64_t 
   dred_net_send(&rt->net, src, &a, NULL);
 }
 
+/* ---- the parameters each copy came with ------------------------------------------------ */
+
+typedef struct {
+  dred_keymap_node_t knode; /* the state's params_index, by (group, tag) */
+  uint32_t member;
+  proto_params_t params;
+} params_rec_t;
+
+static void params_keep(dred_rt_t *rt, const proto_msg_t *m) {
+  dred_repl_state_t *st = dred_repl_state(rt);
+  dred_keymap_node_t *k, *kn;
+  params_rec_t *pr;
+  DRED_KEYMAP_FOREACH_KEY(k, kn, &st->params_index, m->u.replica.group, m->u.replica.tag) {
+    pr = DRED_KEYMAP_DATA(k, params_rec_t, knode);
+    if (pr->member == m->u.replica.member) { /* a copy sent again: the same call's */
+      pr->params = m->u.replica.params;
+      return;
+    }
+  }
+  if ((pr = calloc(1, sizeof *pr)) == NULL) return; /* a recovery states the holder's */
+  pr->member = m->u.replica.member;
+  pr->params = m->u.replica.params;
+  if (dred_keymap_insert(&st->params_index, &pr->knode, m->u.replica.group, m->u.replica.tag) !=
+      DRED_OK)
+    free(pr);
+}
+
+int dred_repl_params_find(const dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
+                          proto_params_t *p) {
+  dred_repl_state_t *st = dred_repl_state(rt);
+  dred_keymap_node_t *k, *kn;
+  DRED_KEYMAP_FOREACH_KEY(k, kn, &st->params_index, group, tag) {
+    const params_rec_t *pr = DRED_KEYMAP_DATA(k, params_rec_t, knode);
+    if (pr->member == member) {
+      *p = pr->params;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+void dred_repl_params_drop(dred_rt_t *rt, uint64_t group, int64_t tag) {
+  dred_repl_state_t *st = dred_repl_state(rt);
+  dred_keymap_node_t *k, *kn;
+  DRED_KEYMAP_FOREACH_KEY(k, kn, &st->params_index, group, tag) {
+    dred_keymap_remove(&st->params_index, k);
+    free(DRED_KEYMAP_DATA(k, params_rec_t, knode));
+  }
+}
+
+void dred_repl_params_clear(dred_rt_t *rt) {
+  dred_repl_state_t *st = dred_repl_state(rt);
+  dred_keymap_node_t *k;
+  while ((k = dred_keymap_first(&st->params_index)) != NULL) {
+    dred_keymap_remove(&st->params_index, k);
+    free(DRED_KEYMAP_DATA(k, params_rec_t, knode));
+  }
+}
+
+/* ---- copies arriving ------------------------------------------------------------------- */
+
 void dred_repl_on_header(dred_rt_t *rt, int src, const proto_msg_t *m) {
   size_t len = (size_t)m->u.replica.len, got = 0;
   char *bytes;
 
+  params_keep(rt, m);
   if (m->u.replica.pool_off >= 0) {
     store_shared(rt, src, m);
     return;

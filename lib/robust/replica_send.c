@@ -92,6 +92,7 @@ static int send_copy(dred_rt_t *rt, snapshot_t *sn, uint32_t w) {
   h.u.replica.member = sn->member;
   h.u.replica.len = sn->len;
   h.u.replica.pool_off = shm ? sn->pool_off : -1;
+  h.u.replica.params = sn->params;
   if (shm) {
     if (dred_net_send(&rt->net, (int)w, &h, NULL) != 0) return -1;
     sn->waiting[sn->nwaiting++] = w;
@@ -179,6 +180,7 @@ static int start_copies(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *ready) {
   sn->group = in->group_id;
   sn->tag = in->tag;
   sn->member = in->member;
+  sn->params = proto_params_of(ready);
   sn->refs++; /* held while copies are being started */
   dred_queue_insert_tail(&dred_repl_state(rt)->snapshots, &sn->link);
   (void)dred_keymap_insert(&dred_repl_state(rt)->snap_index, &sn->knode, sn->group, sn->tag);

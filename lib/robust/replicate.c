@@ -94,6 +94,7 @@ static void state_free(dred_repl_state_t *st) {
   dred_keymap_free(&st->snap_index);
   dred_keymap_free(&st->held_index);
   dred_keymap_free(&st->stored);
+  dred_keymap_free(&st->params_index);
   free(st);
 }
 
@@ -108,7 +109,8 @@ int dred_repl_open(dred_rt_t *rt) {
   dred_queue_init(&st->parked);
   /* the maps get their slots now and lose them at close, so an insert between never fails */
   if (dred_keymap_init(&st->snap_index) != DRED_OK ||
-      dred_keymap_init(&st->held_index) != DRED_OK || dred_keymap_init(&st->stored) != DRED_OK) {
+      dred_keymap_init(&st->held_index) != DRED_OK || dred_keymap_init(&st->stored) != DRED_OK ||
+      dred_keymap_init(&st->params_index) != DRED_OK) {
     state_free(st);
     return DRED_ERR_NOMEM;
   }
@@ -161,6 +163,7 @@ void dred_repl_close(dred_rt_t *rt) {
               (double)rt->offnode_max_ns / 1e6);
   stored_clear(st);
   dred_repl_held_clear(rt);
+  dred_repl_params_clear(rt);
   if (st->store == NULL) return;
   snprintf(path, sizeof path, "%s", dred_replica_path(st->store));
   dred_replica_close(st->store);
@@ -247,6 +250,8 @@ dred_repl_inst_t *dred_repl_inst_of(dred_inst_t *in) {
 
 void dred_repl_publish(dred_rt_t *rt, dred_inst_t *in) {
   dred_repl_inst_t *r;
+  proto_msg_t ready;
+  proto_params_t params;
   /* only an operand already in our pool, which node peers can read, and never the root's
    * (it does not replicate: its death fails the reduction whatever its operand's fate) */
   if (!in->acc_early || in->is_root || in->pool_off < 0 || !dred_snapdir_usable(rt)) return;
@@ -255,8 +260,10 @@ void dred_repl_publish(dred_rt_t *rt, dred_inst_t *in) {
               "its copies are taken");
     return;
   }
+  dred_rt_ready(in, in->member, &ready);
+  params = proto_params_of(&ready);
   r->dir_slot = dred_snapdir_publish(rt, in->group_id, in->tag, in->member, in->pool_off,
-                                     in->bytes);
+                                     in->bytes, &params);
 }
 
 int dred_repl_acc_is_snapshot(const dred_inst_t *in) {
@@ -314,6 +321,7 @@ void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
     if (sn->deferred) dred_repl_deferred_run(rt, sn, 1);
   }
   dred_repl_held_drop(rt, in->group_id, in->tag); /* copies held for it, never written */
+  dred_repl_params_drop(rt, in->group_id, in->tag);
   if (st->store != NULL && dred_repl_stored_take(rt, in->group_id, in->tag))
     dred_replica_drop_async(&rt->loop, st->store, in->group_id, in->tag, drop_done, NULL);
   /* parked RECOVERs for it are moot now */
@@ -329,6 +337,7 @@ void dred_repl_on_end(dred_rt_t *rt, dred_inst_t *in) {
 void dred_repl_on_shutdown(dred_rt_t *rt) {
   /* Every member said BYE, so every reduction ended: copies still queued are moot. */
   dred_repl_held_clear(rt);
+  dred_repl_params_clear(rt);
   if (dred_repl_state(rt)->store != NULL) dred_replica_set_moot(dred_repl_state(rt)->store);
 }
 

@@ -41,6 +41,7 @@ typedef struct {
    * holds the operand alone but the member's unit, and it stays until the reduction
    * ends -- dred-master may need that unit even after acc moved elsewhere. */
   int absorbed;
+  proto_params_t params; /* what the member's READY states: every copy carries them */
 } snapshot_t;
 
 /* The robust layer's part of one reduction (dred_inst_t.repl): created on first need by
@@ -81,6 +82,10 @@ typedef struct dred_repl_state {
    * drops only those, so a reduction that wrote nothing here -- every one that ends before
    * DRED_REPLICA_DELAY_MS on a node -- costs no SQLite transaction at its end. */
   dred_keymap_t stored;
+  /* The parameters each copy's header stated (replica_recv.c), by (group, tag), until
+   * the reduction ends: a RECOVER answered from one states its member's own
+   * (recover.c), so a member that died before its READY is still compared. */
+  dred_keymap_t params_index;
   /* RECOVERs waiting for the local call or a write (recover.c parks them), and whether
    * something they may wait for happened since they were last tried. */
   dred_queue_t parked;
@@ -109,6 +114,9 @@ typedef struct {
    * answer holds: a unit (from a snapshot) with or without the tentative absorption */
   uint32_t last, tentative;
   int single, unit, absorbed;
+  /* RECOVER from a snapshot directory: the parameters its member published there */
+  int has_params;
+  proto_params_t params;
   dred_queue_t link; /* the state's writes (or held), so RECOVER can wait for them */
   snapshot_t *snap;  /* local put: the snapshot it reads */
   int ack_to;        /* neighbour put from shared memory: who gets REPLICA_ACK (-1 none) */
@@ -171,6 +179,12 @@ const repl_io_t *dred_repl_held_find(const dred_rt_t *rt, uint64_t group, int64_
                                      uint32_t member);
 /* The reduction ended: its held copies are not needed any more (never written). */
 void dred_repl_held_drop(dred_rt_t *rt, uint64_t group, int64_t tag);
+/* The parameters member's copy of reduction (group, tag) came with: 1 and *p, or 0 when
+ * no header of it reached us; dropped at the reduction's end, all at close. */
+int dred_repl_params_find(const dred_rt_t *rt, uint64_t group, int64_t tag, uint32_t member,
+                          proto_params_t *p);
+void dred_repl_params_drop(dred_rt_t *rt, uint64_t group, int64_t tag);
+void dred_repl_params_clear(dred_rt_t *rt);
 /* Shutdown: every held copy goes. */
 void dred_repl_held_clear(dred_rt_t *rt);
 
@@ -182,10 +196,12 @@ int dred_absorb_step(dred_rt_t *rt, dred_task_t *t, uint64_t deadline);
 void dred_absorb_end(dred_rt_t *rt, dred_task_t *t);
 /* A RECOVER asks for dead node peer member's unit: rebuild it from its snapshot into dst,
  * finishing an absorption it was in (roll forward).  last, tentative, single: the
- * RECOVER's.  DRED_OK with *absorbed = the unit includes `tentative`'s; else
- * DRED_ERR_PROC_FAILED (no usable snapshot, or not the one the master expects). */
+ * RECOVER's.  DRED_OK with *absorbed = the unit includes `tentative`'s and *params the
+ * parameters its member published with it; else DRED_ERR_PROC_FAILED (no usable
+ * snapshot, or not the one the master expects). */
 int dred_absorb_recover(dred_rt_t *rt, dred_inst_t *in, uint32_t member, uint32_t last,
-                        uint32_t tentative, int single, char *dst, int *absorbed);
+                        uint32_t tentative, int single, char *dst, int *absorbed,
+                        proto_params_t *params);
 
 /* recover.c */
 /* Answer a RECOVER: returns 1 when handled (or dropped), 0 when it must wait (park it). */

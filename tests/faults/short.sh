@@ -62,6 +62,10 @@
 #  11. a task's MPI_Rget that never completes (tests/faults/stall-read.sh, 2 trials on
 #      a:2,b:2): the reduction ends DRED_ERR_PROC_FAILED on every member after twice the
 #      failure timeout, every other one exact, the job ends.
+#  12. a member that disagrees on the op and dies before its READY
+#      (tests/faults/unseen-mismatch.sh, DRED_TEST_READY_KILL): recovered from the copy held
+#      on another node, or from its snapshot directory on its node, it still makes every
+#      survivor's reduction DRED_ERR_MISMATCH; agreeing, the root's result is exact.
 #   Part 1's node trials and parts 5 and 6 run with DRED_FAIL_TIMEOUT_MS=2000 /
 #   DRED_MASTER_TIMEOUT_MS=4000: three simulated nodes start 6 MPI processes with more
 #   set-up than one node, and a loaded machine can be silent for a second without any fault.
@@ -231,6 +235,11 @@ DRED_POOL_MB=8 script_part "the mix, seed 2504: a RECOVER reaching a member stil
 #     the failure timeout, every other one exact, the job ends.
 script_part "a task's MPI_Rget that never completes, a:2,b:2 (its reduction PROC_FAILED everywhere, the rest exact, no hang)" \
   stall-read.sh --trials 2
+
+# 12. a disagreeing member dead before its READY (tests/faults/unseen-mismatch.sh): the
+#     copy it is recovered from states its own parameters, so the others see MISMATCH.
+script_part "a member passing another op dies before its READY (MISMATCH everywhere; agreeing, exact)" \
+  unseen-mismatch.sh
 
 if [ -s "$faildigest" ]; then
   echo "== faults: the failing trials again, with their logs' last lines"

@@ -212,6 +212,44 @@ static void test_abandon_roundtrip(void **state) {
   assert_string_equal(proto_type_name(PROTO_ABANDON), "ABANDON");
 }
 
+/* A REPLICA states its member's parameters; a recovered READY takes them over
+ * (proto_params_set, proto_params_of's inverse); a kind no READY carries is refused. */
+static void test_replica_params(void **state) {
+  uint8_t buf[256];
+  proto_msg_t m, d, r;
+  proto_params_t p, q;
+  size_t n;
+  (void)state;
+  memset(&m, 0, sizeof m);
+  m.type = PROTO_REPLICA;
+  m.u.replica.group = 9;
+  m.u.replica.tag = -4;
+  m.u.replica.member = 3;
+  m.u.replica.len = 4096;
+  m.u.replica.pool_off = -1;
+  p = (proto_params_t){.count = 512, .type_size = 8, .extent = 8, .type_sig = 0xabcd, .root = 2,
+                       .op = 0x58000003, .op_is_user = 0, .commutative = 1, .inl = 0,
+                       .kind = PROTO_KIND_ALLREDUCE};
+  m.u.replica.params = p;
+  n = enc(&m, NULL, buf);
+  assert_int_equal(proto_decode(buf, n, &d), 0);
+  assert_memory_equal(&d.u.replica.params, &p, sizeof p);
+  memset(&r, 0, sizeof r);
+  r.type = PROTO_READY;
+  proto_params_set(&r, &d.u.replica.params);
+  q = proto_params_of(&r);
+  assert_memory_equal(&q, &p, sizeof p);
+  assert_int_equal(proto_params_agree(&q, &p), 1);
+  q.op = 0x58000001; /* another predefined op: what a dead member's copy must show */
+  assert_int_equal(proto_params_agree(&q, &p), 0);
+  /* REPLICA_ACK carries none: 32 bytes fewer */
+  m.type = PROTO_REPLICA_ACK;
+  assert_int_equal(enc(&m, NULL, buf) + 32, n);
+  m.type = PROTO_REPLICA;
+  m.u.replica.params.kind = PROTO_KINDS;
+  assert_int_equal(proto_encode(&m, NULL, buf, sizeof buf), 0);
+}
+
 static void test_every_type_roundtrips(void **state) {
   static const proto_type_t types[] = {PROTO_DONE, PROTO_PONG, PROTO_BYE, PROTO_RECOVER_FAILED,
                                        PROTO_REPLICA, PROTO_TASK, PROTO_END, PROTO_PING,
@@ -381,7 +419,7 @@ static void test_absorb_fields_roundtrip(void **state) {
   proto_msg_t m, d;
   size_t n, n2;
   (void)state;
-  assert_int_equal(PROTO_VERSION, 12); /* 12 added READY's cover, last */
+  assert_int_equal(PROTO_VERSION, 13); /* 13 added REPLICA's parameters, last */
 
   memset(&m, 0, sizeof m); /* a member's own READY: its snapshot */
   m.type = PROTO_READY;
@@ -691,6 +729,19 @@ static void random_msg(uint64_t *s, proto_type_t t, proto_msg_t *m, uint32_t *wo
       m->u.replica.member = (uint32_t)rnd(s);
       m->u.replica.len = rnd(s);
       m->u.replica.pool_off = (int64_t)rnd(s);
+      if (t == PROTO_REPLICA) {
+        proto_params_t *q = &m->u.replica.params;
+        q->count = rnd(s);
+        q->type_size = (uint32_t)rnd(s);
+        q->extent = (uint32_t)rnd(s);
+        q->type_sig = (uint32_t)rnd(s);
+        q->root = (uint32_t)rnd(s);
+        q->op = (int32_t)rnd(s);
+        q->op_is_user = (uint8_t)rnd(s);
+        q->commutative = (uint8_t)rnd(s);
+        q->inl = (uint8_t)rnd(s);
+        q->kind = (uint8_t)(rnd(s) % PROTO_KINDS);
+      }
       break;
     default:
       break;
@@ -877,7 +928,7 @@ static void test_join_welcome(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ready_roundtrip), cmocka_unit_test(test_ready_error_field),
-      cmocka_unit_test(test_abandon_roundtrip), cmocka_unit_test(test_every_type_roundtrips),
+      cmocka_unit_test(test_abandon_roundtrip), cmocka_unit_test(test_replica_params), cmocka_unit_test(test_every_type_roundtrips),
       cmocka_unit_test(test_group_roundtrip_and_id), cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_fuzz_roundtrip), cmocka_unit_test(test_inline_roundtrip_and_limits),
       cmocka_unit_test(test_join_welcome), cmocka_unit_test(test_absorb_fields_roundtrip),
