@@ -222,22 +222,30 @@ static void send_abandon(dred_rt_t *rt, dred_inst_t *in) { dred_rt_abandon(rt, i
  * READYs of an instance (a disagreement is DRED_ERR_MISMATCH), so they must come from one
  * place.  `inl` is the instance's own flag: recovered READYs are never inline (an inline
  * operand has no replicas), so it is 0 there. */
+proto_params_t dred_rt_params(const dred_inst_t *in) {
+  proto_params_t p;
+  memset(&p, 0, sizeof p);
+  p.count = in->count;
+  p.type_size = in->ti.size;
+  p.extent = in->ti.extent;
+  p.type_sig = in->ti.sig;
+  p.root = in->root;
+  p.op = (int32_t)MPI_Op_c2f(in->op);
+  p.op_is_user = (uint8_t)in->ti.op_is_user;
+  p.commutative = (uint8_t)in->ti.commutative;
+  p.inl = (uint8_t)(in->inl != 0);
+  p.kind = (uint8_t)in->kind;
+  return p;
+}
+
 void dred_rt_ready(const dred_inst_t *in, uint32_t member, proto_msg_t *m) {
+  proto_params_t p = dred_rt_params(in);
   memset(m, 0, sizeof *m);
   m->type = PROTO_READY;
   m->u.ready.group = in->group_id;
   m->u.ready.tag = in->tag;
   m->u.ready.member = member;
-  m->u.ready.root = in->root;
-  m->u.ready.count = in->count;
-  m->u.ready.type_size = in->ti.size;
-  m->u.ready.extent = in->ti.extent;
-  m->u.ready.type_sig = in->ti.sig;
-  m->u.ready.op = (int32_t)MPI_Op_c2f(in->op);
-  m->u.ready.op_is_user = (uint8_t)in->ti.op_is_user;
-  m->u.ready.commutative = (uint8_t)in->ti.commutative;
-  m->u.ready.inl = (uint8_t)(in->inl != 0);
-  m->u.ready.kind = (uint8_t)in->kind;
+  proto_params_set(m, &p);
   /* its slot in the meeting place was mixed: the members that met there (meetpath.c) */
   if (member == in->member) m->u.ready.meet_mask = in->meet_mask;
 }

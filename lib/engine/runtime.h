@@ -214,6 +214,9 @@ proto_buf_t dred_rt_bufref(const dred_rt_t *rt, const char *p, int64_t pool_off,
  * replicas, inline operand, error or the recovered flag).  A member's own READY
  * (runtime.c) and a recovered copy's (recover.c) both start here. */
 void dred_rt_ready(const dred_inst_t *in, uint32_t member, proto_msg_t *m);
+/* The parameters `in`'s READY states (dred_rt_ready's): what its members must agree on,
+ * compared by dred-master, in a meeting slot, and kept with every copy of the operand. */
+proto_params_t dred_rt_params(const dred_inst_t *in);
 /* Application thread, under rt->lock, `in` inserted: send an inline reduction's READY
  * from this thread (1), or leave it to the runtime thread (0: submit it as usual). */
 int dred_rt_announce_now(dred_rt_t *rt, dred_inst_t *in);

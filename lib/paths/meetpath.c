@@ -435,7 +435,6 @@ void dred_meetpath_wait_slot(dred_rt_t *rt, dred_inst_t *in) {
 
 int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, int held_returns) {
   dred_group_t *g = in->group;
-  proto_msg_t ready;
   proto_params_t p;
   dred_meet_arrival_t a;
   dred_meet_ref_t op;
@@ -456,8 +455,7 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, int held_returns) {
   }
   /* The parameters this member's READY would carry, from the one READY builder: the slot
    * compares exactly what dred-master would. */
-  dred_rt_ready(in, in->member, &ready);
-  p = proto_params_of(&ready);
+  p = dred_rt_params(in);
   /* Where our operand is, if the collective reads ours (publishes).  Every member of a
    * one-node group meets.  A small group's operands are copied into the slot (members
    * decide that alike, from n and the operand's size); any other operand is read in place
@@ -721,7 +719,6 @@ typedef struct {
  * (not over it). */
 static int lane_prepare(dred_rt_t *rt, dred_inst_t *in, int nb, lane_post_t *lp) {
   dred_group_t *g = in->group;
-  proto_msg_t ready;
   uint32_t open;
   if (rt->meet == NULL || g->spans_nodes || in->tag >= 0 || in->join_error != DRED_OK ||
       in->refused || g->n > DRED_MEET_FAST_MEMBERS)
@@ -731,8 +728,7 @@ static int lane_prepare(dred_rt_t *rt, dred_inst_t *in, int nb, lane_post_t *lp)
     return 0;
   open = __atomic_load_n(&g->lane_nb_open, __ATOMIC_ACQUIRE);
   if (open & lane_bit(lp->seq)) return 0;
-  dred_rt_ready(in, in->member, &ready);
-  lp->p = proto_params_of(&ready);
+  lp->p = dred_rt_params(in);
   /* the stream's previous collective decided in the lane, every peer's post clean: none
    * still reads this slot's posts of DEPTH ago */
   lp->peers_past = lp->seq > 0 && __atomic_load_n(&g->meet_fast_next, __ATOMIC_RELAXED) == lp->seq;

@@ -133,7 +133,6 @@ int dred_relay_arrive(dred_rt_t *rt, dred_inst_t *in) {
   dred_meet_ring_t *r;
   dred_meet_arrival_t a;
   dred_meet_ref_t op;
-  proto_msg_t ready;
   proto_params_t p;
   uint64_t seq = 0;
   int wants;
@@ -142,8 +141,7 @@ int dred_relay_arrive(dred_rt_t *rt, dred_inst_t *in) {
     return 0;
   }
   /* the parameters this member's READY carries: a follower must agree with its leader */
-  dred_rt_ready(in, in->member, &ready);
-  p = proto_params_of(&ready);
+  p = dred_rt_params(in);
   memset(&op, 0, sizeof op);
   /* a member that does not take part (the root, a small or refused call) still arrives,
    * as one that goes to dred-master: the slot waits for every member of the node */

@@ -250,7 +250,6 @@ dred_repl_inst_t *dred_repl_inst_of(dred_inst_t *in) {
 
 void dred_repl_publish(dred_rt_t *rt, dred_inst_t *in) {
   dred_repl_inst_t *r;
-  proto_msg_t ready;
   proto_params_t params;
   /* only an operand already in our pool, which node peers can read, and never the root's
    * (it does not replicate: its death fails the reduction whatever its operand's fate) */
@@ -260,8 +259,7 @@ void dred_repl_publish(dred_rt_t *rt, dred_inst_t *in) {
               "its copies are taken");
     return;
   }
-  dred_rt_ready(in, in->member, &ready);
-  params = proto_params_of(&ready);
+  params = dred_rt_params(in);
   r->dir_slot = dred_snapdir_publish(rt, in->group_id, in->tag, in->member, in->pool_off,
                                      in->bytes, &params);
 }
