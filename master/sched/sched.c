@@ -37,6 +37,12 @@
  *     answer is an ordinary READY flagged recovered.
  *   - Lookups: instances by (group, tag), tasks by id and groups by id go through
  *     common/keymap.h's intrusive hash map, so thousands of instances stay O(1).
+ *   - An instance that ended is gone, but its key is remembered a while (the last
+ *     SCHED_ENDED_KEEP of them): a READY that comes for it afterwards is stale -- a
+ *     member its node's partial covered gives up and sends its own when it hears its
+ *     folder died, and may do so after the instance ended (lib/paths/partial.c) -- and
+ *     is dropped rather than starting an instance nobody else will ever join.  Keys are
+ *     never reused (common/proto.h), so such a READY can belong to nothing else.
  *
  * Files.  The machine is split by concern: this file keeps the failure-free rules above
  * (instances, pairing, executor choice, tasks, ends), the event dispatch and the public
@@ -293,6 +299,23 @@ void inst_tell(sched_t *s, inst_t *in, uint32_t k, int32_t status) {
   in->nowed--;
 }
 
+/* Remember that the instance of `key` ended (the ring's oldest key is forgotten). */
+static void ended_note(sched_t *s, sched_key_t key) {
+  dred_keymap_node_t *n;
+  if (s->ended_ring == NULL) return; /* no memory for it at sched_new: nothing remembered */
+  n = &s->ended_ring[s->ended_next];
+  if (s->ended_count == SCHED_ENDED_KEEP)
+    dred_keymap_remove(&s->ended, n); /* the oldest */
+  else
+    s->ended_count++;
+  (void)dred_keymap_insert(&s->ended, n, key.group, key.tag); /* has slots: never fails */
+  s->ended_next = (s->ended_next + 1) % SCHED_ENDED_KEEP;
+}
+
+static int ended_recently(const sched_t *s, sched_key_t key) {
+  return dred_keymap_find(&s->ended, key.group, key.tag) != NULL;
+}
+
 void inst_journal_and_free(sched_t *s, inst_t *in) {
   sched_action_t *a = act_push(s, SCHED_ACT_JOURNAL_REDUCTION, in->key);
   /* The DATA actions sent before point into the distributed result: the record, the
@@ -306,6 +329,7 @@ void inst_journal_and_free(sched_t *s, inst_t *in) {
   a->u.jred.tasks = in->ntasks;
   a->u.jred.recovered = in->nrecovered;
   a->u.jred.status = in->status;
+  ended_note(s, in->key);
   inst_free(s, in);
 }
 
@@ -628,6 +652,10 @@ static int on_ready(sched_t *s, const sched_event_t *ev) {
     return DRED_ERR_ARG;
   in = inst_find(s, key);
   if (r->u.ready.recovered) return on_recovered_ready(s, in, ev);
+  if (in == NULL && ended_recently(s, key)) { /* stale: see the opening comment */
+    s->stale_readys++;
+    return 0;
+  }
   if (g->workers[k] != w) return DRED_ERR_ARG;
   if (r->u.ready.cover_len != 0) return on_partial(s, ev, g, in);
   /* a member whose node's partial covered it sends its own READY only when it could not
@@ -794,7 +822,9 @@ sched_t *sched_new(uint32_t nworkers, sched_policy_t policy) {
   s->w = calloc((size_t)nworkers + 1, sizeof *s->w);
   s->node_of = calloc((size_t)nworkers + 1, sizeof *s->node_of);
   if (s->w == NULL || s->node_of == NULL || dred_keymap_init(&s->groups) != DRED_OK ||
-      dred_keymap_init(&s->insts) != DRED_OK || dred_keymap_init(&s->tasks) != DRED_OK) {
+      dred_keymap_init(&s->insts) != DRED_OK || dred_keymap_init(&s->tasks) != DRED_OK ||
+      dred_keymap_init(&s->ended) != DRED_OK ||
+      (s->ended_ring = calloc(SCHED_ENDED_KEEP, sizeof *s->ended_ring)) == NULL) {
     sched_free(s);
     return NULL;
   }
@@ -818,6 +848,8 @@ void sched_free(sched_t *s) {
   dred_keymap_free(&s->groups);
   dred_keymap_free(&s->insts);
   dred_keymap_free(&s->tasks);
+  dred_keymap_free(&s->ended);
+  free(s->ended_ring);
   free(s->w);
   free(s->node_of);
   free(s->act);
@@ -900,6 +932,7 @@ int sched_next_action(sched_t *s, sched_action_t *out) {
 }
 
 size_t sched_instances(const sched_t *s) { return dred_keymap_count(&s->insts); }
+uint64_t sched_stale_readys(const sched_t *s) { return s->stale_readys; }
 
 size_t sched_queue_len(const sched_t *s, sched_key_t key) {
   const inst_t *in = inst_find(s, key);

@@ -183,6 +183,7 @@ int sched_next_action(sched_t *s, sched_action_t *out);
 
 /* Introspection for tests, dredstat status and the master's log. */
 size_t sched_instances(const sched_t *s);            /* instances in flight        */
+uint64_t sched_stale_readys(const sched_t *s);        /* READYs of ended instances dropped */
 size_t sched_queue_len(const sched_t *s, sched_key_t key); /* messages queued      */
 size_t sched_tasks_in_flight(const sched_t *s);
 /* Messages waiting in all instance queues; *longest gets the longest queue (may be NULL). */

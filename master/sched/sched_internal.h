@@ -129,6 +129,10 @@ typedef struct inst {
   member_t m[];
 } inst_t;
 
+/* How many ended instances' keys the scheduler remembers (sched_t.ended): a stale READY
+ * comes right after its member heard a worker died, within a few instances' time. */
+#define SCHED_ENDED_KEEP 4096u
+
 struct sched {
   uint32_t nworkers;
   uint32_t nfailed; /* workers with alive == 0 */
@@ -139,6 +143,12 @@ struct sched {
   double speed_sum; /* over live measured workers, for the "unknown speed" mean */
   uint32_t nmeasured;
   dred_keymap_t groups, insts, tasks; /* common/keymap.h */
+  /* The keys of the last SCHED_ENDED_KEEP instances that ended, a ring (sched.c,
+   * ended_note): a READY for one of them is stale and dropped, never a new instance. */
+  dred_keymap_t ended;
+  dred_keymap_node_t *ended_ring;
+  uint32_t ended_next, ended_count;
+  uint64_t stale_readys; /* READYs dropped so */
   dred_queue_t inst_list;
   uint64_t next_task_id;
   uint64_t now; /* the current event's time */

@@ -106,6 +106,34 @@ static void test_partial_pairs_as_one(void **state) {
   sched_free(s);
 }
 
+/* A covered member hears that its folder died and sends its own READY (lib/paths/
+ * partial.c) -- after the reduction ended, the folder's partial having been combined
+ * before it died.  That READY is stale: dropped, never an instance nobody else will join
+ * (which would hold its key, and RECOVERs for its dead members, for good). */
+static void test_partial_stale_ready_after_end(void **state) {
+  sched_t *s = three_nodes(95);
+  sched_key_t k = K(95, 0);
+  uint32_t live[5] = {1, 2, 3, 5, 6};
+  (void)state;
+  assert_int_equal(ready(s, k, 0, 1, prm(0, 1)), 0);
+  assert_int_equal(ready(s, k, 1, 2, prm(0, 1)), 0);
+  assert_int_equal(partial(s, k, 3, 4, 2, 3), 0); /* node 1: member 3 (worker 4) holds {2, 3} */
+  assert_int_equal(partial(s, k, 4, 5, 4, 5), 0);
+  finish_ok(s);
+  ended(live, 5, DRED_OK, 3, 0);
+  assert_int_equal(sched_instances(s), 0);
+  assert_int_equal(wfail(s, 4), 0); /* the folder dies after the end */
+  drain(s);
+  assert_int_equal(ready(s, k, 2, 3, prm(0, 1)), 0); /* member 2 gives up: too late */
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(sched_instances(s), 0);
+  assert_int_equal(sched_stale_readys(s), 1);
+  /* the next reduction of the group starts as ever */
+  assert_int_equal(ready(s, K(95, 1), 2, 3, prm(0, 1)), 0);
+  assert_int_equal(sched_instances(s), 1);
+  sched_free(s);
+}
+
 /* The partial's holder dies while its buffer waits: each covered member is recovered on
  * its own -- member 2 from its own worker, member 3 from where common/placement.c put
  * its copy -- and the reduction ends exact, each counted once. */
@@ -281,6 +309,7 @@ static void test_partial_bad(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_partial_pairs_as_one),
+      cmocka_unit_test(test_partial_stale_ready_after_end),
       cmocka_unit_test(test_partial_holder_dies),
       cmocka_unit_test(test_partial_meets_member_in_recovery),
       cmocka_unit_test(test_partial_meets_arrived_member),

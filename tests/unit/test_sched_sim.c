@@ -30,6 +30,15 @@
  *     tentative member; refused (RECOVER_FAILED) when single is asked and the snapshot
  *     absorbed something, or when its last absorption is neither `last` nor `tentative`
  *     (counted as a mismatch: the scheduler's bookkeeping disagrees with the snapshot).
+ * Node partials (lib/paths/partial.c): where a group spans nodes, the non-root members of
+ * a node other than the root's may stay in their node's partial slot.  Its folder -- one of
+ * them, drawn -- folds their operands into a fresh buffer and sends one READY whose cover
+ * names them all, itself included (under a non-commutative op only a run of consecutive
+ * members folds; any other choice spills, and every member sends its own READY); the
+ * others send nothing, and their snapshots stay their operands.  A covered member may
+ * give up and send its own READY as well (partial.c: when its folder dies, and now and
+ * then at random, since dred-master must take either order), once.  A RECOVER of the
+ * folder's own member retires the partial: its worker answers with its snapshot.
  * What the scheduler dispatches is checked against that model (TASK.absorb is 1 exactly
  * when both buffers are their members' snapshots, on one node, the executor not the root),
  * and every completed instance must count each operand exactly once. */
@@ -38,7 +47,7 @@
 #define SIM_MAXW 128
 #define SIM_NONE PROTO_NO_MEMBER
 
-enum { P_READY, P_RECOVER, P_DONE };
+enum { P_READY, P_RECOVER, P_DONE, P_PARTIAL };
 
 typedef struct {
   int kind, inst;
@@ -50,6 +59,7 @@ typedef struct {
   uint8_t absorb, inplace;      /* TASK: may absorb; this worker does it in place */
   uint32_t last, tentative;     /* RECOVER's fields */
   uint8_t single;
+  uint8_t cover[SIM_MAXN / 8];  /* PARTIAL: the members it covers, the folder's included */
 } pend_t;
 
 typedef struct {
@@ -68,6 +78,10 @@ typedef struct {
   int32_t status;
   uint32_t jtasks, jrec, recovered_fed;
   uint64_t cur_buf[SIM_MAXN]; /* by holder member */
+  uint32_t folder[SIM_MAXN];  /* the member folding k's node partial, or SIM_NONE */
+  uint8_t gave_up[SIM_MAXN];  /* a covered member sent its own READY (at most once) */
+  uint8_t covered[SIM_MAXN];  /* a partial naming k reached dred-master, taken or not */
+  uint32_t saved;             /* tasks the partials may save: their members less one each */
 } sim_inst_t;
 
 typedef struct {
@@ -93,6 +107,8 @@ typedef struct {
   /* absorption counters: what the run exercised */
   uint32_t absorb_tasks, inplace, killed_inplace, unit_answers, absorbed_answers,
       split_answers, single_asks, peer_answers, refusals, mismatches;
+  /* node partials: sent, members they covered, covered members that gave up */
+  uint32_t partials, partial_members, giveups;
 } sim_t;
 
 static uint64_t rnd(sim_t *m) { /* xorshift64* */
@@ -295,6 +311,47 @@ static void sim_feed_ready(sim_t *m, int inst, uint32_t k, uint32_t w, uint64_t 
   in->created = 1;
 }
 
+/* The folder pe->member's node partial: a fresh buffer holding every covered member's
+ * operand, announced by one READY whose cover names them (partial.c's partial_send). */
+static void sim_feed_partial(sim_t *m, const pend_t *pe) {
+  sim_inst_t *in = &m->in[pe->inst];
+  proto_msg_t r = ready_msg(in->key, pe->member, in->p);
+  uint64_t b = sim_buf(m, pe->inst, -1);
+  uint32_t k;
+  for (k = 0; k < in->n; k++)
+    if (pe->cover[k / 8] >> (k % 8) & 1) {
+      m->vec[b - 1][k] = 1; /* the snapshots, folded */
+      in->covered[k] = 1;
+    }
+  r.u.ready.buf.addr = b;
+  r.u.ready.cover_len = (in->n + 7) / 8;
+  r.u.ready.cover = (uint8_t *)pe->cover;
+  in->cur_buf[pe->member] = b;
+  m->last_inst = pe->inst;
+  m->last_buf = b;
+  m->last_worker = pe->worker;
+  m->partials++;
+  /* taken, or refused for a member already covered or being recovered: 0 either way */
+  assert_int_equal(feed(m->s, pe->worker, &r), 0);
+  in->created = 1;
+}
+
+/* Member k, covered by a node partial, gives up waiting and sends its own READY (at most
+ * once: dred-master takes it, or ignores it when the partial covered k first). */
+static void sim_give_up(sim_t *m, int inst, uint32_t k) {
+  sim_inst_t *in = &m->in[inst];
+  pend_t pe;
+  if (in->gave_up[k] || m->dead[in->workers[k]]) return;
+  in->gave_up[k] = 1;
+  m->giveups++;
+  memset(&pe, 0, sizeof pe);
+  pe.kind = P_READY;
+  pe.inst = inst;
+  pe.member = k;
+  pe.worker = in->workers[k];
+  sim_push(m, pe);
+}
+
 /* Worker pe->worker answers a RECOVER of member pe->member, as dred's worker would. */
 static void sim_answer(sim_t *m, const pend_t *pe) {
   sim_inst_t *in = &m->in[pe->inst];
@@ -356,7 +413,18 @@ static void sim_deliver(sim_t *m, pend_t pe) {
   switch (pe.kind) {
     case P_READY: {
       uint32_t root = in->p.u.ready.root;
-      if (pe.member == root) /* the root has no snapshot; a snap flag from it means nothing */
+      if (in->covered[pe.member]) {
+        /* a partial named it first: dred-master ignores this READY (on_ready), so what
+         * the member's message holds stays as it is */
+        uint64_t cur = in->cur_buf[pe.member], lb = m->last_buf;
+        uint32_t lw = m->last_worker;
+        int li = m->last_inst;
+        sim_feed_ready(m, pe.inst, pe.member, pe.worker, in->snap_buf[pe.member], 0, 1, 0, 0);
+        in->cur_buf[pe.member] = cur;
+        m->last_buf = lb;
+        m->last_worker = lw;
+        m->last_inst = li;
+      } else if (pe.member == root) /* the root has no snapshot; a snap flag from it means nothing */
         sim_feed_ready(m, pe.inst, pe.member, pe.worker, sim_buf(m, pe.inst, (int)pe.member), 0,
                        (int)rndn(m, 2), 0, 0);
       else
@@ -365,6 +433,9 @@ static void sim_deliver(sim_t *m, pend_t pe) {
     }
     case P_RECOVER:
       sim_answer(m, &pe);
+      break;
+    case P_PARTIAL:
+      sim_feed_partial(m, &pe);
       break;
     case P_DONE: {
       uint64_t eb = in->cur_buf[pe.em];
@@ -440,6 +511,7 @@ static int sim_can_kill(const sim_t *m, uint32_t w) {
 static void sim_kill(sim_t *m) {
   uint32_t tries, w;
   size_t j;
+  int i;
   sched_event_t ev;
   for (tries = 0; tries < 8; tries++) {
     /* now and then a worker with something in flight (a task it executes, a RECOVER it
@@ -462,6 +534,16 @@ static void sim_kill(sim_t *m) {
     ev.worker = w;
     assert_int_equal(sched_feed(m->s, &ev), 0);
     assert_int_equal(sched_worker_alive(m->s, w), 0);
+    /* the members its node partials covered see their folder dead and send their own
+     * READY (partial.c), whether or not the partial reached dred-master */
+    for (i = 0; i < m->ninst; i++) {
+      sim_inst_t *in = &m->in[i];
+      uint32_t k;
+      if (in->journaled) continue;
+      for (k = 0; k < in->n; k++)
+        if (in->folder[k] != SIM_NONE && in->folder[k] != k && in->workers[in->folder[k]] == w)
+          sim_give_up(m, i, k);
+    }
     return;
   }
 }
@@ -490,6 +572,52 @@ static void sim_add_inst(sim_t *m, uint64_t gid, int64_t tag, uint32_t n, const 
   m->ninst++;
 }
 
+/* Instance i's arrivals: where its group spans nodes, each node other than the root's may
+ * hold a node partial of some of its non-root members (one folder, drawn, sends it; a
+ * non-commutative op folds only a run of consecutive members, else the slot spills); every
+ * other member sends its own READY.  A covered member gives up now and then as well. */
+static void sim_arrivals(sim_t *m, int i) {
+  sim_inst_t *in = &m->in[i];
+  uint32_t root = in->p.u.ready.root, rnode = m->node[in->workers[root]], k, j;
+  uint8_t node_done[SIM_MAXW + 1];
+  pend_t pe;
+  memset(node_done, 0, sizeof node_done);
+  for (k = 0; k < in->n; k++) in->folder[k] = SIM_NONE;
+  for (k = 0; k < in->n; k++) {
+    uint32_t nd = m->node[in->workers[k]], S[SIM_MAXN], ns = 0;
+    if (k == root || nd == rnode || node_done[nd]) continue;
+    node_done[nd] = 1;
+    if (rndn(m, 4) == 0) continue; /* this node's slot spilled: no partial */
+    for (j = k; j < in->n; j++) /* who stays in the slot: most of the node's members */
+      if (j != root && m->node[in->workers[j]] == nd && rndn(m, 4) != 0) S[ns++] = j;
+    if (ns < 2 || (!in->p.u.ready.commutative && S[ns - 1] - S[0] + 1 != ns)) continue;
+    memset(&pe, 0, sizeof pe);
+    pe.kind = P_PARTIAL;
+    pe.inst = i;
+    pe.member = S[rndn(m, ns)];
+    pe.worker = in->workers[pe.member];
+    for (j = 0; j < ns; j++) {
+      pe.cover[S[j] / 8] |= (uint8_t)(1u << (S[j] % 8));
+      in->folder[S[j]] = pe.member;
+    }
+    in->saved += ns - 1;
+    m->partial_members += ns;
+    sim_push(m, pe);
+  }
+  for (k = 0; k < in->n; k++) {
+    if (in->folder[k] != SIM_NONE) {
+      if (in->folder[k] != k && rndn(m, 8) == 0) sim_give_up(m, i, k);
+      continue;
+    }
+    memset(&pe, 0, sizeof pe);
+    pe.kind = P_READY;
+    pe.inst = i;
+    pe.member = k;
+    pe.worker = in->workers[k];
+    sim_push(m, pe);
+  }
+}
+
 /* Deliver pending messages in random order until none is left, killing workers at random
  * once every instance exists.  Then every instance must have ended OK with each operand
  * counted once and each live member told exactly once. */
@@ -497,16 +625,11 @@ static void sim_run(sim_t *m, int kill_permille) {
   int i;
   uint32_t k;
   pend_t pe;
-  for (i = 0; i < m->ninst; i++) /* every member calls; READYs travel in any order */
-    for (k = 0; k < m->in[i].n; k++) {
+  for (i = 0; i < m->ninst; i++) { /* every member calls; READYs travel in any order */
+    for (k = 0; k < m->in[i].n; k++)
       if (k != m->in[i].p.u.ready.root) m->in[i].snap_buf[k] = sim_buf(m, i, (int)k);
-      memset(&pe, 0, sizeof pe);
-      pe.kind = P_READY;
-      pe.inst = i;
-      pe.member = k;
-      pe.worker = m->in[i].workers[k];
-      sim_push(m, pe);
-    }
+    sim_arrivals(m, i);
+  }
   while (m->npend > 0) {
     size_t j = rndn(m, (uint32_t)m->npend);
     int all_created = 1;
@@ -528,7 +651,7 @@ static void sim_run(sim_t *m, int kill_permille) {
     assert_int_equal(in->journaled, 1);
     assert_int_equal(in->status, DRED_OK);
     assert_int_equal(in->jrec, in->recovered_fed);
-    assert_true(in->jtasks >= in->n - 1);
+    assert_true(in->jtasks + in->saved >= in->n - 1);
   }
 }
 
@@ -626,6 +749,9 @@ static uint32_t sim_rounds(const sim_cfg_t *cfg, uint64_t seed, sim_t *sum) {
     sum->single_asks += m.single_asks;
     sum->peer_answers += m.peer_answers;
     sum->refusals += m.refusals;
+    sum->partials += m.partials;
+    sum->partial_members += m.partial_members;
+    sum->giveups += m.giveups;
     sim_free(&m);
   }
   return total;
@@ -644,6 +770,8 @@ static void sim_report(const char *name, uint64_t seed, uint32_t total, const si
                 name, sum->absorb_tasks, sum->inplace, sum->killed_inplace, sum->unit_answers,
                 sum->absorbed_answers, sum->split_answers, sum->peer_answers, sum->single_asks,
                 sum->refusals);
+  print_message("%s: %u node partials sent, covering %u members; %u covered members gave up\n",
+                name, sum->partials, sum->partial_members, sum->giveups);
 }
 
 /* Random rounds of 1..4 concurrent instances (some of more than 64 members), workers on
@@ -684,11 +812,28 @@ static void test_random_absorption(void **state) {
   assert_true(sum.single_asks > 0);
 }
 
+/* The same simulator aimed at node partials: groups spread over 2..5 nodes, so that most
+ * nodes other than the root's send a partial, many deaths (a folder among them, with its
+ * covered members giving up), members without a copy in half the rounds.  A partial must
+ * never count a member twice -- taken, refused for a member already arrived or being
+ * recovered, or lost with its folder -- and every instance must end OK. */
+static void test_random_partials(void **state) {
+  const sim_cfg_t cfg = {800, 800, 150, 8, 5, 2, 70, 1000000};
+  uint64_t seed = sim_seed();
+  sim_t sum;
+  uint32_t total;
+  memset(&sum, 0, sizeof sum);
+  total = sim_rounds(&cfg, seed, &sum);
+  sim_report("partials", seed, total, &sum);
+  assert_true(sum.partials > 0 && sum.giveups > 0 && sum.kills > 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_isolation_64_instances),
       cmocka_unit_test(test_random_with_failures),
       cmocka_unit_test(test_random_absorption),
+      cmocka_unit_test(test_random_partials),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
