@@ -39,6 +39,11 @@
  * give up and send its own READY as well (partial.c: when its folder dies, and now and
  * then at random, since dred-master must take either order), once.  A RECOVER of the
  * folder's own member retires the partial: its worker answers with its snapshot.
+ * Allreduce and bcast (master/sched/sched_distribute.c): an allreduce reduces to member 0
+ * as a reduce does; once one message covers every member, member 0 is sent PUSH -- its
+ * buffer must then hold every operand exactly once -- and answers with DATA, which every
+ * member that arrived is sent before its END.  A bcast has no tasks: its root's DATA
+ * follows its READY.  Neither root dies (the simulator keeps every instance exact).
  * What the scheduler dispatches is checked against that model (TASK.absorb is 1 exactly
  * when both buffers are their members' snapshots, on one node, the executor not the root),
  * and every completed instance must count each operand exactly once. */
@@ -47,7 +52,7 @@
 #define SIM_MAXW 128
 #define SIM_NONE PROTO_NO_MEMBER
 
-enum { P_READY, P_RECOVER, P_DONE, P_PARTIAL };
+enum { P_READY, P_RECOVER, P_DONE, P_PARTIAL, P_DATA, P_HAVE };
 
 typedef struct {
   int kind, inst;
@@ -58,6 +63,7 @@ typedef struct {
   uint64_t pbuf;
   uint8_t absorb, inplace;      /* TASK: may absorb; this worker does it in place */
   uint32_t last, tentative;     /* RECOVER's fields */
+  int32_t error;                /* HAVE's */
   uint8_t single;
   uint8_t cover[SIM_MAXN / 8];  /* PARTIAL: the members it covers, the folder's included */
 } pend_t;
@@ -82,6 +88,19 @@ typedef struct {
   uint8_t gave_up[SIM_MAXN];  /* a covered member sent its own READY (at most once) */
   uint8_t covered[SIM_MAXN];  /* a partial naming k reached dred-master, taken or not */
   uint32_t saved;             /* tasks the partials may save: their members less one each */
+  uint8_t kind;               /* PROTO_KIND_*: an allreduce reduces to member 0 (its root) */
+  uint64_t bytes;             /* count x extent */
+  uint64_t got[SIM_MAXN];     /* DATA bytes each member was sent (allreduce, bcast) */
+  int pushed;                 /* PUSHes: an allreduce's whole result checked there */
+  /* An allreduce's relay followers (lib/paths/relay.c): k copies the result from member
+   * leader[k] of its node (SIM_NONE: it does not follow), then says so in a HAVE sent
+   * after its READY -- error 0 once its leader was told OK, an error when the leader died
+   * first (or, now and then, when the relay failed otherwise); dred-master sends it
+   * nothing before (follow_state: 1 arrived, 2 HAVE due at arrival, 3 HAVE sent, 4 its
+   * HAVE said error 0: owed its END alone). */
+  uint32_t leader[SIM_MAXN];
+  uint8_t follow_state[SIM_MAXN];
+  int32_t have_error[SIM_MAXN];
 } sim_inst_t;
 
 typedef struct {
@@ -100,6 +119,7 @@ typedef struct {
   uint32_t last_worker; /* who sent the event fed last */
   uint64_t rng;
   int flaky; /* inject PROVIDER_LOST with live providers */
+  int kinds; /* draw allreduces and bcasts too, not only reduces */
   uint32_t norep_pct; /* percent of non-root members without a copy */
   uint32_t target_pct; /* percent of deaths aimed at a worker with something in flight */
   uint32_t kills, max_kills;
@@ -109,6 +129,8 @@ typedef struct {
       split_answers, single_asks, peer_answers, refusals, mismatches;
   /* node partials: sent, members they covered, covered members that gave up */
   uint32_t partials, partial_members, giveups;
+  /* allreduce and bcast: PUSHes answered, DATA pieces sent to members */
+  uint32_t pushes, datas, haves;
 } sim_t;
 
 static uint64_t rnd(sim_t *m) { /* xorshift64* */
@@ -184,6 +206,8 @@ static void sim_absorb(sim_t *m, sim_inst_t *in, uint32_t em, uint32_t pm, uint6
   in->snap_last[em] = pm;
 }
 
+static void sim_leader_over(sim_t *m, int inst, uint32_t j, int ok);
+
 static void sim_drain(sim_t *m) {
   sched_action_t a;
   while (sched_next_action(m->s, &a)) {
@@ -251,10 +275,38 @@ static void sim_drain(sim_t *m) {
         if (pe.single) m->single_asks++;
         sim_push(m, pe);
         break;
+      case PROTO_PUSH: /* an allreduce's whole result, at member 0: every operand once */
+        assert_int_equal(in->kind, PROTO_KIND_ALLREDUCE);
+        assert_int_equal(a.worker, in->workers[0]);
+        assert_false(m->dead[a.worker]);
+        for (k = 0; k < in->n; k++) assert_int_equal(m->vec[in->cur_buf[0] - 1][k], 1);
+        in->pushed++;
+        m->pushes++;
+        pe.kind = P_DATA;
+        pe.worker = a.worker;
+        sim_push(m, pe);
+        break;
+      case PROTO_DATA: /* in order, within the result, to a member that arrived */
+        k = sim_member_of(in, a.worker);
+        assert_int_not_equal(in->kind, PROTO_KIND_REDUCE);
+        assert_int_equal(a.msg.u.data.total, in->bytes);
+        assert_int_equal(a.msg.u.data.offset, in->got[k]);
+        assert_non_null(a.msg.u.data.data);
+        assert_true(in->leader[k] == SIM_NONE || in->follow_state[k] == 3); /* not before HAVE */
+        in->got[k] += a.msg.u.data.len;
+        m->datas++;
+        assert_true(in->got[k] <= in->bytes);
+        break;
       case PROTO_END:
         k = sim_member_of(in, a.worker);
         assert_int_equal(a.msg.u.end.status, DRED_OK);
         assert_false(m->dead[a.worker]);
+        if (in->leader[k] != SIM_NONE) /* a follower: after its HAVE, and the result */
+          assert_true(in->follow_state[k] == 3 &&
+                      in->got[k] == (in->have_error[k] == 0 ? 0 : in->bytes));
+        else if (in->kind != PROTO_KIND_REDUCE && k != in->p.u.ready.root)
+          assert_int_equal(in->got[k], in->bytes); /* the whole result before the END */
+        if (in->kind == PROTO_KIND_ALLREDUCE) sim_leader_over(m, i, k, 1);
         in->ends[k]++;
         in->end_order[in->nend++] = a.worker;
         break;
@@ -270,12 +322,22 @@ static void sim_drain(sim_t *m) {
         in->jtasks = a.u.jred.tasks;
         in->jrec = a.u.jred.recovered;
         assert_int_equal(a.u.jred.members, in->n);
-        /* the buffer fed last is the result: every operand exactly once */
-        assert_int_equal(m->last_inst, i);
-        assert_int_equal(m->last_worker, in->workers[in->p.u.ready.root]); /* the result is at the root */
-        for (k = 0; k < in->n; k++) assert_int_equal(m->vec[m->last_buf - 1][k], 1);
-        /* every member alive at the end told exactly once, the dead never */
-        for (k = 0; k < in->n; k++) assert_int_equal(in->ends[k], m->dead[in->workers[k]] ? 0 : 1);
+        if (in->kind == PROTO_KIND_REDUCE) {
+          /* the buffer fed last is the result: every operand exactly once */
+          assert_int_equal(m->last_inst, i);
+          assert_int_equal(m->last_worker, in->workers[in->p.u.ready.root]); /* at the root */
+          for (k = 0; k < in->n; k++) assert_int_equal(m->vec[m->last_buf - 1][k], 1);
+        } else if (in->kind == PROTO_KIND_ALLREDUCE) {
+          assert_int_equal(in->pushed, in->bytes > 0 ? 1 : 0); /* checked at the PUSH */
+        }
+        /* every member alive at the end told exactly once, the dead never -- or, where
+         * ENDs go out member by member as each holds the result (allreduce, bcast), at
+         * most once before it died */
+        for (k = 0; k < in->n; k++)
+          if (!m->dead[in->workers[k]])
+            assert_int_equal(in->ends[k], 1);
+          else
+            assert_true(in->ends[k] <= (in->kind == PROTO_KIND_REDUCE ? 0 : 1));
         break;
       default:
         fail_msg("unknown action");
@@ -296,6 +358,7 @@ static void sim_feed_ready(sim_t *m, int inst, uint32_t k, uint32_t w, uint64_t 
     if (!in->norep[k]) reps[nrep++] = in->workers[(k + 1) % in->n];
   }
   r.u.ready.buf.addr = buf;
+  if (!recovered && in->leader[k] != SIM_NONE) r.u.ready.have = PROTO_HAVE_FOLLOW;
   r.u.ready.recovered = (uint8_t)recovered;
   r.u.ready.snap = (uint8_t)snap;
   r.u.ready.unit = (uint8_t)unit;
@@ -350,6 +413,35 @@ static void sim_give_up(sim_t *m, int inst, uint32_t k) {
   pe.member = k;
   pe.worker = in->workers[k];
   sim_push(m, pe);
+}
+
+/* Follower k's HAVE, with `error`: sent now if its READY went out, else right after it. */
+static void sim_have(sim_t *m, int inst, uint32_t k, int32_t error) {
+  sim_inst_t *in = &m->in[inst];
+  pend_t pe;
+  if (in->leader[k] == SIM_NONE || in->follow_state[k] >= 2 || m->dead[in->workers[k]]) return;
+  in->have_error[k] = error;
+  if (in->follow_state[k] == 0) { /* not arrived yet: its READY sends it */
+    in->follow_state[k] = 2;
+    return;
+  }
+  in->follow_state[k] = 3;
+  memset(&pe, 0, sizeof pe);
+  pe.kind = P_HAVE;
+  pe.inst = inst;
+  pe.member = k;
+  pe.worker = in->workers[k];
+  pe.error = error;
+  sim_push(m, pe);
+}
+
+/* Member j was told OK (or its worker died): its followers copy from it, or cannot. */
+static void sim_leader_over(sim_t *m, int inst, uint32_t j, int ok) {
+  sim_inst_t *in = &m->in[inst];
+  uint32_t k;
+  for (k = 0; k < in->n; k++)
+    if (in->leader[k] == j)
+      sim_have(m, inst, k, ok && rndn(m, 10) != 0 ? 0 : DRED_ERR_PROC_FAILED);
 }
 
 /* Worker pe->worker answers a RECOVER of member pe->member, as dred's worker would. */
@@ -424,19 +516,68 @@ static void sim_deliver(sim_t *m, pend_t pe) {
         m->last_buf = lb;
         m->last_worker = lw;
         m->last_inst = li;
+      } else if (in->kind == PROTO_KIND_BCAST) { /* no buffer to pair: the root's data follows */
+        sim_feed_ready(m, pe.inst, pe.member, pe.worker, in->snap_buf[pe.member] + 0, 0, 0, 0, 0);
+        if (pe.member == root) {
+          pend_t dp;
+          memset(&dp, 0, sizeof dp);
+          dp.kind = P_DATA;
+          dp.inst = pe.inst;
+          dp.worker = pe.worker;
+          sim_push(m, dp);
+        }
       } else if (pe.member == root) /* the root has no snapshot; a snap flag from it means nothing */
         sim_feed_ready(m, pe.inst, pe.member, pe.worker, sim_buf(m, pe.inst, (int)pe.member), 0,
                        (int)rndn(m, 2), 0, 0);
       else
         sim_feed_ready(m, pe.inst, pe.member, pe.worker, in->snap_buf[pe.member], 0, 1, 0, 0);
+      if (in->leader[pe.member] != SIM_NONE) { /* a follower arrived: its HAVE may go now */
+        int due = in->follow_state[pe.member] == 2;
+        in->follow_state[pe.member] = 1;
+        if (due) sim_have(m, pe.inst, pe.member, in->have_error[pe.member]);
+      }
       break;
     }
     case P_RECOVER:
       sim_answer(m, &pe);
       break;
+    case P_HAVE: {
+      proto_msg_t h;
+      memset(&h, 0, sizeof h);
+      h.type = PROTO_HAVE;
+      h.u.recover.group = in->key.group;
+      h.u.recover.tag = in->key.tag;
+      h.u.recover.member = pe.member;
+      h.u.recover.error = pe.error;
+      assert_int_equal(feed(m->s, pe.worker, &h), 0);
+      m->haves++;
+      break;
+    }
     case P_PARTIAL:
       sim_feed_partial(m, &pe);
       break;
+    case P_DATA: { /* the holder's result, in one to three pieces, in order */
+      static const uint8_t zeros[PROTO_DATA_MAX];
+      uint64_t off = 0;
+      while (off < in->bytes) {
+        proto_msg_t d;
+        uint64_t len = in->bytes - off;
+        if (len > PROTO_DATA_MAX) len = PROTO_DATA_MAX;
+        if (len > 1 && rndn(m, 2)) len = 1 + rndn(m, (uint32_t)len - 1);
+        memset(&d, 0, sizeof d);
+        d.type = PROTO_DATA;
+        d.u.data.group = in->key.group;
+        d.u.data.tag = in->key.tag;
+        d.u.data.offset = off;
+        d.u.data.total = in->bytes;
+        d.u.data.len = (uint32_t)len;
+        d.u.data.data = zeros;
+        assert_int_equal(feed(m->s, pe.worker, &d), 0);
+        off += len;
+        sim_drain(m);
+      }
+      break;
+    }
     case P_DONE: {
       uint64_t eb = in->cur_buf[pe.em];
       uint32_t r = rndn(m, 100);
@@ -502,6 +643,7 @@ static int sim_can_kill(const sim_t *m, uint32_t w) {
     const sim_inst_t *in = &m->in[i];
     if (in->journaled) continue;
     if (!in->created || in->workers[in->p.u.ready.root] == w) return 0;
+    if (in->kind == PROTO_KIND_BCAST) continue; /* its members bring nothing to lose */
     for (k = 0; k < in->n; k++)
       if (!sim_recoverable_without(m, in, k, w)) return 0;
   }
@@ -540,9 +682,11 @@ static void sim_kill(sim_t *m) {
       sim_inst_t *in = &m->in[i];
       uint32_t k;
       if (in->journaled) continue;
-      for (k = 0; k < in->n; k++)
+      for (k = 0; k < in->n; k++) {
         if (in->folder[k] != SIM_NONE && in->folder[k] != k && in->workers[in->folder[k]] == w)
           sim_give_up(m, i, k);
+        if (in->workers[k] == w) sim_leader_over(m, i, k, 0); /* its followers' relay failed */
+      }
     }
     return;
   }
@@ -558,9 +702,14 @@ static void sim_add_inst(sim_t *m, uint64_t gid, int64_t tag, uint32_t n, const 
   in->key = K(gid, tag);
   in->n = n;
   memcpy(in->workers, workers, n * sizeof *workers);
-  in->p = prm(rndn(m, n), (int)rndn(m, 2));
+  in->kind = m->kinds ? (uint8_t)(rndn(m, 10) < 5 ? PROTO_KIND_REDUCE
+                                  : rndn(m, 5) < 3 ? PROTO_KIND_ALLREDUCE : PROTO_KIND_BCAST)
+                      : PROTO_KIND_REDUCE;
+  in->p = prm(in->kind == PROTO_KIND_ALLREDUCE ? 0 : rndn(m, n), (int)rndn(m, 2));
+  in->p.u.ready.kind = in->kind;
   in->p.u.ready.count = 1 + rndn(m, 1000);
   in->p.u.ready.extent = in->p.u.ready.type_size = rndn(m, 2) ? 4 : 8;
+  in->bytes = (uint64_t)in->p.u.ready.count * in->p.u.ready.extent;
   in->p.u.ready.op = 1 + (int32_t)rndn(m, 5);
   for (k = 0; k < n; k++) {
     uint32_t b = 1 + rndn(m, m->nw);
@@ -579,11 +728,24 @@ static void sim_add_inst(sim_t *m, uint64_t gid, int64_t tag, uint32_t n, const 
 static void sim_arrivals(sim_t *m, int i) {
   sim_inst_t *in = &m->in[i];
   uint32_t root = in->p.u.ready.root, rnode = m->node[in->workers[root]], k, j;
-  uint8_t node_done[SIM_MAXW + 1];
+  uint8_t node_done[SIM_MAXW + 1], leads[SIM_MAXN];
   pend_t pe;
   memset(node_done, 0, sizeof node_done);
-  for (k = 0; k < in->n; k++) in->folder[k] = SIM_NONE;
-  for (k = 0; k < in->n; k++) {
+  for (k = 0; k < in->n; k++) in->folder[k] = in->leader[k] = SIM_NONE;
+  /* an allreduce's relay followers: a member other than 0, now and then, copies the result
+   * from a node peer that follows nobody (relay.c's leader: the node's first arrival) */
+  memset(leads, 0, sizeof leads);
+  for (k = 1; k < in->n && in->kind == PROTO_KIND_ALLREDUCE; k++) {
+    uint32_t cand[SIM_MAXN], nc = 0;
+    if (leads[k] || rndn(m, 3) != 0) continue;
+    for (j = 0; j < in->n; j++)
+      if (j != k && in->leader[j] == SIM_NONE && m->node[in->workers[j]] == m->node[in->workers[k]])
+        cand[nc++] = j;
+    if (nc == 0) continue;
+    in->leader[k] = cand[rndn(m, nc)];
+    leads[in->leader[k]] = 1;
+  }
+  for (k = 0; k < in->n && in->kind == PROTO_KIND_REDUCE; k++) {
     uint32_t nd = m->node[in->workers[k]], S[SIM_MAXN], ns = 0;
     if (k == root || nd == rnode || node_done[nd]) continue;
     node_done[nd] = 1;
@@ -651,7 +813,7 @@ static void sim_run(sim_t *m, int kill_permille) {
     assert_int_equal(in->journaled, 1);
     assert_int_equal(in->status, DRED_OK);
     assert_int_equal(in->jrec, in->recovered_fed);
-    assert_true(in->jtasks + in->saved >= in->n - 1);
+    if (in->kind != PROTO_KIND_BCAST) assert_true(in->jtasks + in->saved >= in->n - 1);
   }
 }
 
@@ -703,6 +865,7 @@ typedef struct {
   uint32_t norep_rounds;          /* one round in norep_rounds has members without a copy */
   uint32_t target_pct;
   uint32_t big_every;             /* every big_every-th round has 65..124 workers */
+  int kinds;                      /* allreduces and bcasts among the reduces */
 } sim_cfg_t;
 
 /* Run the rounds of `cfg` from `seed`; *sum adds up their counters (kills in sum->kills,
@@ -717,6 +880,7 @@ static uint32_t sim_rounds(const sim_cfg_t *cfg, uint64_t seed, sim_t *sum) {
     m.nw = round % cfg->big_every == cfg->big_every - 1 ? 65 + rndn(&m, 60) : 2 + rndn(&m, 11);
     m.s = sched_new(m.nw, (sched_policy_t)rndn(&m, 3));
     m.flaky = (int)rndn(&m, 2);
+    m.kinds = cfg->kinds;
     m.max_kills = rndn(&m, cfg->max_kills);
     m.norep_pct = rndn(&m, cfg->norep_rounds) == 0 ? 50 : 0;
     m.target_pct = cfg->target_pct;
@@ -752,6 +916,9 @@ static uint32_t sim_rounds(const sim_cfg_t *cfg, uint64_t seed, sim_t *sum) {
     sum->partials += m.partials;
     sum->partial_members += m.partial_members;
     sum->giveups += m.giveups;
+    sum->pushes += m.pushes;
+    sum->datas += m.datas;
+    sum->haves += m.haves;
     sim_free(&m);
   }
   return total;
@@ -772,6 +939,9 @@ static void sim_report(const char *name, uint64_t seed, uint32_t total, const si
                 sum->refusals);
   print_message("%s: %u node partials sent, covering %u members; %u covered members gave up\n",
                 name, sum->partials, sum->partial_members, sum->giveups);
+  if (sum->pushes > 0 || sum->datas > 0)
+    print_message("%s: %u allreduce results pushed, %u DATA pieces sent, %u relay HAVEs\n",
+                  name, sum->pushes, sum->datas, sum->haves);
 }
 
 /* Random rounds of 1..4 concurrent instances (some of more than 64 members), workers on
@@ -780,7 +950,7 @@ static void sim_report(const char *name, uint64_t seed, uint32_t total, const si
  * that is left when their worker dies): every instance must end OK with every operand
  * counted exactly once.  SCHED_TEST_SEED=n picks another seed. */
 static void test_random_with_failures(void **state) {
-  const sim_cfg_t cfg = {150, 200, 30, 4, 3, 3, 50, 10};
+  const sim_cfg_t cfg = {150, 200, 30, 4, 3, 3, 50, 10, 0};
   uint64_t seed = sim_seed();
   sim_t sum;
   uint32_t total;
@@ -800,7 +970,7 @@ static void test_random_with_failures(void **state) {
  * (absorbed = 1), units split by an answer of the operand alone and, after that, RECOVERs
  * asking for the operand alone (single = 1). */
 static void test_random_absorption(void **state) {
-  const sim_cfg_t cfg = {1500, 1500, 200, 12, 2, 2, 80, 1000000};
+  const sim_cfg_t cfg = {1500, 1500, 200, 12, 2, 2, 80, 1000000, 0};
   uint64_t seed = sim_seed();
   sim_t sum;
   uint32_t total;
@@ -818,7 +988,7 @@ static void test_random_absorption(void **state) {
  * never count a member twice -- taken, refused for a member already arrived or being
  * recovered, or lost with its folder -- and every instance must end OK. */
 static void test_random_partials(void **state) {
-  const sim_cfg_t cfg = {800, 800, 150, 8, 5, 2, 70, 1000000};
+  const sim_cfg_t cfg = {800, 800, 150, 8, 5, 2, 70, 1000000, 0};
   uint64_t seed = sim_seed();
   sim_t sum;
   uint32_t total;
@@ -828,12 +998,29 @@ static void test_random_partials(void **state) {
   assert_true(sum.partials > 0 && sum.giveups > 0 && sum.kills > 0);
 }
 
+/* Reduces, allreduces and bcasts together (about half, three tenths and a fifth), with
+ * the deaths, absorptions and partials of the rounds above: an allreduce's result at its
+ * PUSH holds every operand once, and every member it ends for was sent the whole result
+ * first; a bcast ends for every survivor after its data. */
+static void test_random_kinds(void **state) {
+  const sim_cfg_t cfg = {800, 800, 100, 6, 4, 3, 60, 10, 1};
+  uint64_t seed = sim_seed();
+  sim_t sum;
+  uint32_t total;
+  memset(&sum, 0, sizeof sum);
+  total = sim_rounds(&cfg, seed, &sum);
+  sim_report("kinds", seed, total, &sum);
+  assert_true(sum.kills > 0 && sum.tasks_seen > 0 && sum.partials > 0);
+  assert_true(sum.pushes > 0 && sum.datas > sum.pushes && sum.haves > 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_isolation_64_instances),
       cmocka_unit_test(test_random_with_failures),
       cmocka_unit_test(test_random_absorption),
       cmocka_unit_test(test_random_partials),
+      cmocka_unit_test(test_random_kinds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
