@@ -41,6 +41,7 @@ static void on_group(master_t *m, int src, const proto_msg_t *msg) {
 
 void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
   sched_event_t ev;
+  uint64_t stale;
   int rc;
 
   if (src < 1 || src > m->nworkers) return;
@@ -98,9 +99,14 @@ void master_on_message(master_t *m, int src, const proto_msg_t *msg) {
   ev.worker = (uint32_t)src;
   ev.msg = *msg;
   m->events++;
+  stale = sched_stale_readys(m->sched);
   if ((rc = sched_feed(m->sched, &ev)) != 0)
     DRED_ERROR("%s from worker %d refused by the scheduler: %s", proto_type_name(msg->type), src,
                dred_status_str(rc));
+  else if (sched_stale_readys(m->sched) != stale) /* a partial's member, or a late answer */
+    DRED_DEBUG("READY from worker %d for reduction group %016llx tag " PROTO_KEY_FMT
+               ", which already ended: dropped", src, (unsigned long long)msg->u.ready.group,
+               PROTO_KEY_ARG(msg->u.ready.tag));
 }
 
 static void send_or_log(master_t *m, int dest, const proto_msg_t *msg) {

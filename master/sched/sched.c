@@ -41,8 +41,9 @@
  *     SCHED_ENDED_KEEP of them): a READY that comes for it afterwards is stale -- a
  *     member its node's partial covered gives up and sends its own when it hears its
  *     folder died, and may do so after the instance ended (lib/paths/partial.c) -- and
- *     is dropped rather than starting an instance nobody else will ever join.  Keys are
- *     never reused (common/proto.h), so such a READY can belong to nothing else.
+ *     is dropped rather than starting an instance nobody else will ever join; so is the
+ *     answer to a RECOVER that an instance failing for everyone left outstanding.  Keys
+ *     are never reused (common/proto.h), so such a READY can belong to nothing else.
  *
  * Files.  The machine is split by concern: this file keeps the failure-free rules above
  * (instances, pairing, executor choice, tasks, ends), the event dispatch and the public
@@ -651,11 +652,11 @@ static int on_ready(sched_t *s, const sched_event_t *ev) {
   if (g == NULL || k >= g->n || !worker_alive(s, w) || r->u.ready.nreplicas > PROTO_MAX_REPLICAS)
     return DRED_ERR_ARG;
   in = inst_find(s, key);
-  if (r->u.ready.recovered) return on_recovered_ready(s, in, ev);
   if (in == NULL && ended_recently(s, key)) { /* stale: see the opening comment */
     s->stale_readys++;
     return 0;
   }
+  if (r->u.ready.recovered) return on_recovered_ready(s, in, ev);
   if (g->workers[k] != w) return DRED_ERR_ARG;
   if (r->u.ready.cover_len != 0) return on_partial(s, ev, g, in);
   /* a member whose node's partial covered it sends its own READY only when it could not

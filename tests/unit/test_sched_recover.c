@@ -300,6 +300,33 @@ static void test_fault_member_dies_before_arriving(void **state) {
   sched_free(s);
 }
 
+/* A RECOVER is outstanding when the instance fails for everyone (a member disagrees) and
+ * ends: the holder's answer comes after the end.  Stale, and dropped -- no error, no new
+ * instance -- as is its RECOVER_FAILED. */
+static void test_fault_recovered_ready_after_end(void **state) {
+  sched_t *s = sched_new(3, SCHED_POLICY_FIRST);
+  sched_key_t k = K(68, 0);
+  proto_msg_t bad = prm(0, 1);
+  (void)state;
+  group_seq(s, 68, 3);
+  assert_int_equal(ready(s, k, 0, 1, prm(0, 1)), 0);
+  assert_int_equal(wfail(s, 2), 0);
+  assert_int_equal(drain(s), 1);
+  is_recover(&A[0], 3, 1); /* member 1 died before its READY: its copy, from worker 3 */
+  bad.u.ready.count = 99;
+  assert_int_equal(ready(s, k, 2, 3, bad), 0); /* member 2 disagrees: MISMATCH */
+  assert_int_equal(drain(s), 3);
+  is_end(&A[0], 1, DRED_ERR_MISMATCH);
+  is_end(&A[1], 3, DRED_ERR_MISMATCH);
+  assert_int_equal(sched_instances(s), 0);
+  assert_int_equal(rec_ready(s, k, 1, 3, prm(0, 1)), 0); /* the answer, too late */
+  assert_int_equal(recfail(s, k, 1, 3, DRED_ERR_STORAGE), 0);
+  assert_int_equal(drain(s), 0);
+  assert_int_equal(sched_instances(s), 0);
+  assert_int_equal(sched_stale_readys(s), 1);
+  sched_free(s);
+}
+
 /* The root dies: ROOT_FAILED to every survivor, but only after tasks between live
  * workers drained; a task the root itself was executing is dropped at once. */
 static void test_fault_root_dies(void **state) {
@@ -744,6 +771,7 @@ int main(void) {
       cmocka_unit_test(test_fault_provider_then_executor_die),
       cmocka_unit_test(test_fault_executor_with_two_tasks),
       cmocka_unit_test(test_fault_member_dies_before_arriving),
+      cmocka_unit_test(test_fault_recovered_ready_after_end),
       cmocka_unit_test(test_fault_root_dies),
       cmocka_unit_test(test_fault_all_copies_lost),
       cmocka_unit_test(test_fault_recover_failed_falls_through),
