@@ -317,6 +317,7 @@ static void sim_drain(sim_t *m) {
         fail_msg("INLINE for an instance that is not inline");
         break;
       case -SCHED_ACT_JOURNAL_REDUCTION:
+        free(a.owned); /* an allreduce's or bcast's result, which its DATA pointed into */
         in->journaled++;
         in->status = a.u.jred.status;
         in->jtasks = a.u.jred.tasks;
