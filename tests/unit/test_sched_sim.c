@@ -945,6 +945,17 @@ static void sim_report(const char *name, uint64_t seed, uint32_t total, const si
                   name, sum->pushes, sum->datas, sum->haves);
 }
 
+/* Run `cfg`'s rounds from SCHED_TEST_SEED's seed and print what they exercised; *sum gets
+ * their counters.  Returns the number of instances. */
+static uint32_t sim_batch(const char *name, const sim_cfg_t *cfg, sim_t *sum) {
+  uint64_t seed = sim_seed();
+  uint32_t total;
+  memset(sum, 0, sizeof *sum);
+  total = sim_rounds(cfg, seed, sum);
+  sim_report(name, seed, total, sum);
+  return total;
+}
+
 /* Random rounds of 1..4 concurrent instances (some of more than 64 members), workers on
  * 1..3 nodes, random arrival and completion order, random in-place absorption, random
  * worker deaths and flaky reads, some members without a copy (their snapshot is all
@@ -952,12 +963,8 @@ static void sim_report(const char *name, uint64_t seed, uint32_t total, const si
  * counted exactly once.  SCHED_TEST_SEED=n picks another seed. */
 static void test_random_with_failures(void **state) {
   const sim_cfg_t cfg = {150, 200, 30, 4, 3, 3, 50, 10, 0};
-  uint64_t seed = sim_seed();
   sim_t sum;
-  uint32_t total;
-  memset(&sum, 0, sizeof sum);
-  total = sim_rounds(&cfg, seed, &sum);
-  sim_report("random", seed, total, &sum);
+  uint32_t total = sim_batch("random", &cfg, &sum);
   assert_true(total >= 200);
   assert_true(sum.kills > 0);
   assert_true(sum.tasks_seen > 0);
@@ -972,12 +979,8 @@ static void test_random_with_failures(void **state) {
  * asking for the operand alone (single = 1). */
 static void test_random_absorption(void **state) {
   const sim_cfg_t cfg = {1500, 1500, 200, 12, 2, 2, 80, 1000000, 0};
-  uint64_t seed = sim_seed();
   sim_t sum;
-  uint32_t total;
-  memset(&sum, 0, sizeof sum);
-  total = sim_rounds(&cfg, seed, &sum);
-  sim_report("absorption", seed, total, &sum);
+  (void)sim_batch("absorption", &cfg, &sum);
   assert_true(sum.inplace > 0 && sum.killed_inplace > 0 && sum.absorbed_answers > 0);
   assert_true(sum.unit_answers > 0 && sum.split_answers > 0 && sum.peer_answers > 0);
   assert_true(sum.single_asks > 0);
@@ -990,12 +993,8 @@ static void test_random_absorption(void **state) {
  * recovered, or lost with its folder -- and every instance must end OK. */
 static void test_random_partials(void **state) {
   const sim_cfg_t cfg = {800, 800, 150, 8, 5, 2, 70, 1000000, 0};
-  uint64_t seed = sim_seed();
   sim_t sum;
-  uint32_t total;
-  memset(&sum, 0, sizeof sum);
-  total = sim_rounds(&cfg, seed, &sum);
-  sim_report("partials", seed, total, &sum);
+  (void)sim_batch("partials", &cfg, &sum);
   assert_true(sum.partials > 0 && sum.giveups > 0 && sum.kills > 0);
 }
 
@@ -1005,12 +1004,8 @@ static void test_random_partials(void **state) {
  * first; a bcast ends for every survivor after its data. */
 static void test_random_kinds(void **state) {
   const sim_cfg_t cfg = {800, 800, 100, 6, 4, 3, 60, 10, 1};
-  uint64_t seed = sim_seed();
   sim_t sum;
-  uint32_t total;
-  memset(&sum, 0, sizeof sum);
-  total = sim_rounds(&cfg, seed, &sum);
-  sim_report("kinds", seed, total, &sum);
+  (void)sim_batch("kinds", &cfg, &sum);
   assert_true(sum.kills > 0 && sum.tasks_seen > 0 && sum.partials > 0);
   assert_true(sum.pushes > 0 && sum.datas > sum.pushes && sum.haves > 0);
 }
