@@ -302,9 +302,7 @@ void inst_tell(sched_t *s, inst_t *in, uint32_t k, int32_t status) {
 
 /* Remember that the instance of `key` ended (the ring's oldest key is forgotten). */
 static void ended_note(sched_t *s, sched_key_t key) {
-  dred_keymap_node_t *n;
-  if (s->ended_ring == NULL) return; /* no memory for it at sched_new: nothing remembered */
-  n = &s->ended_ring[s->ended_next];
+  dred_keymap_node_t *n = &s->ended_ring[s->ended_next];
   if (s->ended_count == SCHED_ENDED_KEEP)
     dred_keymap_remove(&s->ended, n); /* the oldest */
   else
