@@ -930,6 +930,18 @@ static uint64_t sim_seed(void) {
   return env ? strtoull(env, NULL, 0) : 20240601ULL;
 }
 
+/* A path the rounds must have exercised.  The default seed is known to exercise every one,
+ * so there a miss fails the test (a change made the path unreachable); another seed may
+ * miss a rare one by chance (single asks: none in 1 seed of 3,400), which is said, not
+ * failed -- its correctness checks are the ones that matter. */
+#define sim_expect(cond)                                                                  \
+  do {                                                                                    \
+    if (!(cond)) {                                                                        \
+      if (getenv("SCHED_TEST_SEED") == NULL) fail_msg("not exercised: %s", #cond);        \
+      print_message("seed %llu did not exercise: %s\n", (unsigned long long)sim_seed(), #cond); \
+    }                                                                                     \
+  } while (0)
+
 static void sim_report(const char *name, uint64_t seed, uint32_t total, const sim_t *sum) {
   print_message("%s: seed %llu, %u instances, %u worker deaths, %u operands recovered\n", name,
                 (unsigned long long)seed, total, sum->kills, sum->tasks_seen);
@@ -965,10 +977,10 @@ static void test_random_with_failures(void **state) {
   const sim_cfg_t cfg = {150, 200, 30, 4, 3, 3, 50, 10, 0};
   sim_t sum;
   uint32_t total = sim_batch("random", &cfg, &sum);
-  assert_true(total >= 200);
-  assert_true(sum.kills > 0);
-  assert_true(sum.tasks_seen > 0);
-  assert_true(sum.inplace > 0 && sum.unit_answers > 0 && sum.peer_answers > 0);
+  sim_expect(total >= 200);
+  sim_expect(sum.kills > 0);
+  sim_expect(sum.tasks_seen > 0);
+  sim_expect(sum.inplace > 0 && sum.unit_answers > 0 && sum.peer_answers > 0);
 }
 
 /* The same simulator aimed at absorption: small groups on one or two nodes (so most tasks
@@ -981,9 +993,9 @@ static void test_random_absorption(void **state) {
   const sim_cfg_t cfg = {1500, 1500, 200, 12, 2, 2, 80, 1000000, 0};
   sim_t sum;
   (void)sim_batch("absorption", &cfg, &sum);
-  assert_true(sum.inplace > 0 && sum.killed_inplace > 0 && sum.absorbed_answers > 0);
-  assert_true(sum.unit_answers > 0 && sum.split_answers > 0 && sum.peer_answers > 0);
-  assert_true(sum.single_asks > 0);
+  sim_expect(sum.inplace > 0 && sum.killed_inplace > 0 && sum.absorbed_answers > 0);
+  sim_expect(sum.unit_answers > 0 && sum.split_answers > 0 && sum.peer_answers > 0);
+  sim_expect(sum.single_asks > 0);
 }
 
 /* The same simulator aimed at node partials: groups spread over 2..5 nodes, so that most
@@ -995,7 +1007,7 @@ static void test_random_partials(void **state) {
   const sim_cfg_t cfg = {800, 800, 150, 8, 5, 2, 70, 1000000, 0};
   sim_t sum;
   (void)sim_batch("partials", &cfg, &sum);
-  assert_true(sum.partials > 0 && sum.giveups > 0 && sum.kills > 0);
+  sim_expect(sum.partials > 0 && sum.giveups > 0 && sum.kills > 0);
 }
 
 /* Reduces, allreduces and bcasts together (about half, three tenths and a fifth), with
@@ -1006,8 +1018,8 @@ static void test_random_kinds(void **state) {
   const sim_cfg_t cfg = {800, 800, 100, 6, 4, 3, 60, 10, 1};
   sim_t sum;
   (void)sim_batch("kinds", &cfg, &sum);
-  assert_true(sum.kills > 0 && sum.tasks_seen > 0 && sum.partials > 0);
-  assert_true(sum.pushes > 0 && sum.datas > sum.pushes && sum.haves > 0);
+  sim_expect(sum.kills > 0 && sum.tasks_seen > 0 && sum.partials > 0);
+  sim_expect(sum.pushes > 0 && sum.datas > sum.pushes && sum.haves > 0);
 }
 
 int main(void) {
