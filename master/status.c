@@ -126,8 +126,9 @@ static char *status_text(const master_t *m, size_t *len) {
   sb_printf(&b, "messages: %llu in, %llu out, %zu writes pending\n",
             (unsigned long long)m->net.received, (unsigned long long)m->net.sent,
             m->net.writes);
-  sb_printf(&b, "scheduler: %llu events, %llu actions\n", (unsigned long long)m->events,
-            (unsigned long long)m->actions);
+  sb_printf(&b, "scheduler: %llu events, %llu actions, %llu stale READYs dropped\n",
+            (unsigned long long)m->events, (unsigned long long)m->actions,
+            (unsigned long long)sched_stale_readys(m->sched));
   sb_printf(&b, "shutting_down: %s\n", m->shutdown_sent ? "yes" : "no");
   sb_printf(&b, "%8s  %-6s  %13s  %10s  %4s  %15s  %8s  %9s  %9s\n", "worker", "state",
             "last_heard_ms", "speed_GB/s", "link", "pool_used_MiB", "peak_MiB", "fallbacks",
