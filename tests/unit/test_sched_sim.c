@@ -43,7 +43,8 @@
  * as a reduce does; once one message covers every member, member 0 is sent PUSH -- its
  * buffer must then hold every operand exactly once -- and answers with DATA, which every
  * member that arrived is sent before its END.  A bcast has no tasks: its root's DATA
- * follows its READY.  Neither root dies (the simulator keeps every instance exact).
+ * follows its READY.  Their root dies only once dred-master holds the whole result, and
+ * then costs the survivors nothing (the simulator keeps every instance exact).
  * What the scheduler dispatches is checked against that model (TASK.absorb is 1 exactly
  * when both buffers are their members' snapshots, on one node, the executor not the root),
  * and every completed instance must count each operand exactly once. */
@@ -92,6 +93,7 @@ typedef struct {
   uint64_t bytes;             /* count x extent */
   uint64_t got[SIM_MAXN];     /* DATA bytes each member was sent (allreduce, bcast) */
   int pushed;                 /* PUSHes: an allreduce's whole result checked there */
+  int data_in;                /* the holder's DATA all fed: dred-master holds the result */
   /* An allreduce's relay followers (lib/paths/relay.c): k copies the result from member
    * leader[k] of its node (SIM_NONE: it does not follow), then says so in a HAVE sent
    * after its READY -- error 0 once its leader was told OK, an error when the leader died
@@ -130,7 +132,7 @@ typedef struct {
   /* node partials: sent, members they covered, covered members that gave up */
   uint32_t partials, partial_members, giveups;
   /* allreduce and bcast: PUSHes answered, DATA pieces sent to members */
-  uint32_t pushes, datas, haves;
+  uint32_t pushes, datas, haves, holder_kills;
 } sim_t;
 
 static uint64_t rnd(sim_t *m) { /* xorshift64* */
@@ -577,6 +579,7 @@ static void sim_deliver(sim_t *m, pend_t pe) {
         off += len;
         sim_drain(m);
       }
+      in->data_in = 1;
       break;
     }
     case P_DONE: {
@@ -643,6 +646,9 @@ static int sim_can_kill(const sim_t *m, uint32_t w) {
   for (i = 0; i < m->ninst; i++) {
     const sim_inst_t *in = &m->in[i];
     if (in->journaled) continue;
+    /* once dred-master holds an allreduce's or a bcast's whole result, its holder (the
+     * root) may die too: the survivors are sent it all the same */
+    if (in->data_in) continue;
     if (!in->created || in->workers[in->p.u.ready.root] == w) return 0;
     if (in->kind == PROTO_KIND_BCAST) continue; /* its members bring nothing to lose */
     for (k = 0; k < in->n; k++)
@@ -664,6 +670,9 @@ static void sim_kill(sim_t *m) {
     if (!sim_can_kill(m, w)) continue;
     m->dead[w] = 1;
     m->kills++;
+    for (i = 0; i < m->ninst; i++) /* the holder of a result dred-master holds whole */
+      if (!m->in[i].journaled && m->in[i].data_in && m->in[i].workers[m->in[i].p.u.ready.root] == w)
+        m->holder_kills++;
     /* its in-place absorptions: finished (a node peer completes one under way) or not
      * begun, at random; their DONEs never arrive */
     for (j = 0; j < m->npend; j++) {
@@ -920,6 +929,7 @@ static uint32_t sim_rounds(const sim_cfg_t *cfg, uint64_t seed, sim_t *sum) {
     sum->pushes += m.pushes;
     sum->datas += m.datas;
     sum->haves += m.haves;
+    sum->holder_kills += m.holder_kills;
     sim_free(&m);
   }
   return total;
@@ -953,8 +963,9 @@ static void sim_report(const char *name, uint64_t seed, uint32_t total, const si
   print_message("%s: %u node partials sent, covering %u members; %u covered members gave up\n",
                 name, sum->partials, sum->partial_members, sum->giveups);
   if (sum->pushes > 0 || sum->datas > 0)
-    print_message("%s: %u allreduce results pushed, %u DATA pieces sent, %u relay HAVEs\n",
-                  name, sum->pushes, sum->datas, sum->haves);
+    print_message("%s: %u allreduce results pushed, %u DATA pieces sent, %u relay HAVEs, "
+                  "%u holders killed after\n", name, sum->pushes, sum->datas, sum->haves,
+                  sum->holder_kills);
 }
 
 /* Run `cfg`'s rounds from SCHED_TEST_SEED's seed and print what they exercised; *sum gets
@@ -1020,6 +1031,7 @@ static void test_random_kinds(void **state) {
   (void)sim_batch("kinds", &cfg, &sum);
   sim_expect(sum.kills > 0 && sum.tasks_seen > 0 && sum.partials > 0);
   sim_expect(sum.pushes > 0 && sum.datas > sum.pushes && sum.haves > 0);
+  sim_expect(sum.holder_kills > 0);
 }
 
 int main(void) {
