@@ -24,8 +24,8 @@
 # progress (dred's bound on a survivor whose UCX shared-memory FIFO a killed sender left
 # blocked, between simulated nodes: docs/faults.md, "The node-loss hang, found"; an
 # explicit error, not a wrong value, and still not a pass) -- "hung" past the limit (then
-# killed), "died" when a survivor
-# ended without its line, "setup" when the mix never said whom it kills.  Failure
+# killed), "died" when a survivor ended without its line, "setup" when the mix never said
+# whom it kills.  Failure
 # detection uses the test timeouts (DRED_HEARTBEAT_MS=100, DRED_FAIL_TIMEOUT_MS=1000,
 # DRED_MASTER_TIMEOUT_MS=2000) unless --default-timeouts or the variables are set.
 # Processes are found by pid only (tests/faults/jobprocs.sh): the trial's session and a

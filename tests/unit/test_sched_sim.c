@@ -98,8 +98,8 @@ typedef struct {
    * leader[k] of its node (SIM_NONE: it does not follow), then says so in a HAVE sent
    * after its READY -- error 0 once its leader was told OK, an error when the leader died
    * first (or, now and then, when the relay failed otherwise); dred-master sends it
-   * nothing before (follow_state: 1 arrived, 2 HAVE due at arrival, 3 HAVE sent, 4 its
-   * HAVE said error 0: owed its END alone). */
+   * nothing before (follow_state: 0 not arrived, 1 arrived, 2 HAVE due at arrival, 3 HAVE
+   * sent, with have_error). */
   uint32_t leader[SIM_MAXN];
   uint8_t follow_state[SIM_MAXN];
   int32_t have_error[SIM_MAXN];
@@ -348,11 +348,10 @@ static void sim_drain(sim_t *m) {
   }
 }
 
-/* Feed member k's READY from worker w with buffer `buf`: its own (recovered = 0: the
+/* Member k's READY with buffer `buf`: its own (recovered = 0: the
  * snapshot, replicas announced), or an answer to a RECOVER with its flags. */
-static void sim_feed_ready(sim_t *m, int inst, uint32_t k, uint32_t w, uint64_t buf, int recovered,
-                           int snap, int unit, int absorbed) {
-  sim_inst_t *in = &m->in[inst];
+static proto_msg_t sim_ready_msg(const sim_inst_t *in, uint32_t k, uint64_t buf, int recovered,
+                                 int snap, int unit, int absorbed) {
   uint32_t reps[2];
   uint8_t nrep = 0;
   proto_msg_t r = ready_msg(in->key, k, in->p);
@@ -368,6 +367,14 @@ static void sim_feed_ready(sim_t *m, int inst, uint32_t k, uint32_t w, uint64_t 
   r.u.ready.absorbed = (uint8_t)absorbed;
   r.u.ready.nreplicas = nrep;
   memcpy(r.u.ready.replicas, reps, nrep * sizeof *reps);
+  return r;
+}
+
+/* ... and fed: its buffer becomes what member k's message holds. */
+static void sim_feed_ready(sim_t *m, int inst, uint32_t k, uint32_t w, uint64_t buf, int recovered,
+                           int snap, int unit, int absorbed) {
+  sim_inst_t *in = &m->in[inst];
+  proto_msg_t r = sim_ready_msg(in, k, buf, recovered, snap, unit, absorbed);
   in->cur_buf[k] = buf;
   m->last_inst = inst;
   m->last_buf = buf;
@@ -511,16 +518,10 @@ static void sim_deliver(sim_t *m, pend_t pe) {
       if (in->covered[pe.member]) {
         /* a partial named it first: dred-master ignores this READY (on_ready), so what
          * the member's message holds stays as it is */
-        uint64_t cur = in->cur_buf[pe.member], lb = m->last_buf;
-        uint32_t lw = m->last_worker;
-        int li = m->last_inst;
-        sim_feed_ready(m, pe.inst, pe.member, pe.worker, in->snap_buf[pe.member], 0, 1, 0, 0);
-        in->cur_buf[pe.member] = cur;
-        m->last_buf = lb;
-        m->last_worker = lw;
-        m->last_inst = li;
+        proto_msg_t r = sim_ready_msg(in, pe.member, in->snap_buf[pe.member], 0, 1, 0, 0);
+        assert_int_equal(feed(m->s, pe.worker, &r), 0);
       } else if (in->kind == PROTO_KIND_BCAST) { /* no buffer to pair: the root's data follows */
-        sim_feed_ready(m, pe.inst, pe.member, pe.worker, in->snap_buf[pe.member] + 0, 0, 0, 0, 0);
+        sim_feed_ready(m, pe.inst, pe.member, pe.worker, in->snap_buf[pe.member], 0, 0, 0, 0);
         if (pe.member == root) {
           pend_t dp;
           memset(&dp, 0, sizeof dp);
