@@ -6,7 +6,7 @@
  *           [--victim-mode none|worker|root|master|two|concurrent|node|masternode]
  *           [--kill-rank K[,K2]] [--kill-at SEC|call | --kill-frac F] [--kill-index I]
  *           [--master-pid-file FILE] [--pool-buffers] [--root-late SEC] [--op sum|affine]
- *           [--auto-tags [--blocking]] [--coll reduce|allreduce|bcast]
+ *           [--auto-tags [--blocking]] [--coll reduce|allreduce|bcast] [--kill-after-peers]
  *
  * --coll allreduce: every step's collectives are dred_iallreduce, and every member (not
  * only the root) checks its result against the closed form.  --coll bcast: dred_ibcast
@@ -28,6 +28,13 @@
  * type of two doubles.  The result must be the maps of ranks 0..P-1 composed in rank
  * order, which the root computes itself: a recovery that put an operand back in the wrong
  * place, or combined one twice, gives a wrong answer here even where a sum would not tell.
+ *
+ * --kill-after-peers: a victim that kills itself at a fixed moment (--kill-at SEC) waits
+ * past that moment, if need be, until every rank's calls of the kill step returned (each
+ * writes DIR/called.<r>; bounded: 30 s, then it dies anyway).  A trial that promises the
+ * survivors' outcome once everyone arrived (a root killed while it folds the peers'
+ * blocks) then tests that promise, not whether a loaded machine let a late rank reach its
+ * call within the moment.
  *
  * --root-late SEC: in the kill step the root calls SEC seconds after the others, so the
  * non-roots pair among themselves first (the first two into an absorbing task on one node:
@@ -108,6 +115,8 @@ static int g_rank = -1, g_size = 0;
 /* --kill-at call: the victim dies right after its first dred_ireduce of the kill step
  * returns -- before its runtime thread may have told anyone of the operand. */
 static int g_kill_after_call, g_kill_now;
+/* --kill-after-peers: a self-kill waits for every rank's DIR/called.<r> too */
+static int g_kill_after_peers;
 /* A victim in its kill step: once all its dred_ireduce calls returned, DIR/called.<r> gets
  * the wall-clock time, so the harness can tell kills during the call (the operand still only
  * in this process's memory) from kills during the reduction proper. */
@@ -304,17 +313,24 @@ static void sleep_until(double deadline) {
 
 static killer_t g_killer;
 
+/* Waits until every rank's calls of the kill step returned (DIR/called.<r>); bounded:
+ * 30 s in all, then the kill comes anyway. */
+static void wait_all_called(void) {
+  double give_up = mono_s() + 30.0;
+  for (int r = 0; r < g_size; r++) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/called.%d", g_outdir, r);
+    while (access(path, F_OK) != 0 && mono_s() < give_up) usleep(200);
+  }
+}
+
 static void *killer_main(void *arg) {
   killer_t *k = arg;
   double d = k->deadline_mono;
   sleep_until(d);
-  /* --kill-at call: once every rank's calls of the step returned (DIR/called.<r>), so the
-   * master dies after every operand was handed over; bounded: 30 s, then kill anyway. */
-  for (int r = 0; g_kill_after_call && r < g_size; r++) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/called.%d", g_outdir, r);
-    for (int w = 0; w < 150000 && access(path, F_OK) != 0; w++) usleep(200);
-  }
+  /* --kill-at call: once every rank's calls of the step returned, so the master dies
+   * after every operand was handed over. */
+  if (g_kill_after_call) wait_all_called();
   write_file("kill.master", "%lld\n", wall_ns());
   kill(k->target, SIGKILL);
   k->fired = 1;
@@ -383,6 +399,7 @@ static void *victim_main(void *arg) {
   double d = k->deadline_mono;
   long long entered;
   sleep_until(d);
+  if (g_kill_after_peers) wait_all_called();
   entered = __atomic_load_n(&g_entered_ns, __ATOMIC_SEQ_CST);
   snprintf(name, sizeof name, "kill.%d", g_rank);
   write_file(name, "%lld\n", wall_ns());
@@ -740,6 +757,7 @@ int main(int argc, char **argv) {
       {"outdir", required_argument, 0, 'o'},     {"master-pid-file", required_argument, 0, 'M'},
       {"pool-buffers", no_argument, 0, 'P'},     {"root-late", required_argument, 0, 'L'},
       {"op", required_argument, 0, 'O'},         {"coll", required_argument, 0, 'X'},         {"auto-tags", no_argument, 0, 'A'}, {"blocking", no_argument, 0, 'B'},
+      {"kill-after-peers", no_argument, 0, 'W'},
       {0, 0, 0, 0}};
   int c, rc, s, j, victim = 0, killer = 0, node_mode, pool_buffers = 0;
   bufs_t b;
@@ -791,6 +809,7 @@ int main(int argc, char **argv) {
     case 'M': snprintf(master_pid_file, sizeof master_pid_file, "%s", optarg); break;
     case 'P': pool_buffers = 1; break;
     case 'A': g_auto_tags = 1; break;
+    case 'W': g_kill_after_peers = 1; break;
     case 'B': g_blocking = 1; break;
     case 'X':
       g_coll = strcmp(optarg, "allreduce") == 0 ? 1 : strcmp(optarg, "bcast") == 0 ? 2 : 0;
@@ -966,8 +985,10 @@ int main(int argc, char **argv) {
         pthread_create(&kth, NULL, killer ? killer_main : victim_main, &g_killer);
       tk0 = t0;
     }
-    /* a master kill after the calls: every rank says when its calls returned */
-    if (s == kill_index && g_kill_after_call && strcmp(mode, "master") == 0) g_victim_step = 1;
+    /* a master kill after the calls, or a self-kill after the peers' calls: every rank
+     * says when its calls returned */
+    if (s == kill_index && ((g_kill_after_call && strcmp(mode, "master") == 0) || g_kill_after_peers))
+      g_victim_step = 1;
     if (s == kill_index && g_rank == root && root_late > 0.0) sleep_until(t0 + root_late);
     r = run_step(&b, "main", s, s * conc, t0);
     wrong_total += r.wrong;

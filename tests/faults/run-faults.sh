@@ -5,6 +5,8 @@
 #        [--seed S] [--csv FILE] [--expect STATUS] [--frac-min F] [--frac-max F]
 #        [--reductions N] [--calib K] [--conc C] [--kill-at SEC|call] [--default-timeouts] [--keep]
 #        (--kill-at call: the victim dies right after its dred_ireduce call returns)
+#        [--kill-after-peers] (with --kill-at SEC: a self-killing victim also waits until
+#                         every rank's calls of the kill step returned, bounded 30 s)
 #        [--pool-buffers] (operands in dred_alloc_mem blocks: read in place, no copy in the
 #                         call; the default label gets "-pool")
 #        [--auto-tags]    (DRED_TAG_AUTO reductions: small ones of a one-node job meet in
@@ -157,6 +159,7 @@ expect=""
 frac_min=0
 frac_max=1
 kill_at_abs="" # --kill-at SEC: a fixed moment instead of f*t
+after_peers=0  # --kill-after-peers: a self-kill waits for every rank's calls to return too
 reductions=3 # warm-up, kill step, one step started after the fault
 calib=3
 conc=""
@@ -185,6 +188,7 @@ while [ $# -gt 0 ]; do
     --frac-min) frac_min=$2; shift 2 ;;
     --frac-max) frac_max=$2; shift 2 ;;
     --kill-at) kill_at_abs=$2; shift 2 ;;
+    --kill-after-peers) after_peers=1; shift ;;
     --reductions) reductions=$2; shift 2 ;;
     --calib) calib=$2; shift 2 ;;
     --conc) conc=$2; shift 2 ;;
@@ -416,7 +420,7 @@ EOF
     setsid "$DREDRUN" ${layout:+--sim-nodes "$layout"} $([ "$external" = 1 ] && echo --external-master) -n "$workers" "$APP" --outdir "$dir" --bytes "$b" --concurrent "$c" \
     --root "$root" --calib "$calib" --reductions "$reductions" --kill-index 1 \
     --victim-mode "$m" --kill-rank "$killrank" --kill-frac "$frac" ${kill_at_abs:+--kill-at "$kill_at_abs"} \
-    --master-pid-file "$dir/master.pid" ${pool_flag:+"$pool_flag"} ${auto_flag:+"$auto_flag"} ${block_flag:+"$block_flag"} --op "$op" --coll "$coll" \
+    $([ "$after_peers" = 1 ] && echo --kill-after-peers) --master-pid-file "$dir/master.pid" ${pool_flag:+"$pool_flag"} ${auto_flag:+"$auto_flag"} ${block_flag:+"$block_flag"} --op "$op" --coll "$coll" \
     >"$dir/dredrun.out" 2>&1 </dev/null &
   mpid=$!
   echo "$mpid" >"$dir/mpiexec.pid"
