@@ -14,6 +14,8 @@
 #include "settings.h"
 
 static char log_prefix[48] = "dred";
+/* Both parsed on first use by whichever thread logs first: relaxed atomics, since two
+ * threads may parse at once (each finds the same value). */
 static int log_level = -1;
 static int log_time = -1; /* DRED_LOG_TIME=1: each line starts with the wall-clock time */
 
@@ -32,12 +34,13 @@ void dred_log_setup(const char *role, int rank) {
     snprintf(log_prefix, sizeof log_prefix, "dred %s %d", role, rank);
   else
     snprintf(log_prefix, sizeof log_prefix, "dred %s", role);
-  log_level = log_level_parse();
+  __atomic_store_n(&log_level, log_level_parse(), __ATOMIC_RELAXED);
 }
 
 int dred_log_enabled(dred_log_level_t level) {
-  if (log_level < 0) log_level = log_level_parse();
-  return (int)level <= log_level;
+  int l = __atomic_load_n(&log_level, __ATOMIC_RELAXED);
+  if (l < 0) __atomic_store_n(&log_level, l = log_level_parse(), __ATOMIC_RELAXED);
+  return (int)level <= l;
 }
 
 int dred_log_due(unsigned long long count) { return count != 0 && (count & (count - 1)) == 0; }
@@ -46,15 +49,16 @@ void dred_log(dred_log_level_t level, const char *fmt, ...) {
   static const char *names[] = {"error", "warn", "info", "debug"};
   char line[1024];
   va_list ap;
-  int n;
+  int n, stamp;
 
   if (!dred_log_enabled(level)) return;
-  if (log_time < 0) {
+  if ((stamp = __atomic_load_n(&log_time, __ATOMIC_RELAXED)) < 0) {
     /* Raw, not dred_setting_u64: that logs a bad value, and this is the logger. */
     const char *t = dred_setting_raw(DRED_S_LOG_TIME);
-    log_time = t != NULL && strcmp(t, "1") == 0;
+    stamp = t != NULL && strcmp(t, "1") == 0;
+    __atomic_store_n(&log_time, stamp, __ATOMIC_RELAXED);
   }
-  if (log_time) {
+  if (stamp) {
     /* Taken when the line is made, not when someone reads the pipe: fault runs measure
      * detection latency from these stamps. */
     struct timespec ts;

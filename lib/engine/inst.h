@@ -186,4 +186,15 @@ typedef struct dred_inst {
   struct dred_repl_inst *repl;
 } dred_inst_t;
 
+/* An instance's state is moved by the runtime thread without rt->lock (announce, end)
+ * and by an application thread under it (a meeting, a re-route), and application threads
+ * read it under rt->lock while the runtime thread may be moving it: every access is an
+ * atomic one, relaxed -- nothing else is ordered by it (rt->lock orders the rest). */
+static inline inst_state_t dred_inst_state(const dred_inst_t *in) {
+  return __atomic_load_n(&in->state, __ATOMIC_RELAXED);
+}
+static inline void dred_inst_set_state(dred_inst_t *in, inst_state_t s) {
+  __atomic_store_n(&in->state, s, __ATOMIC_RELAXED);
+}
+
 #endif /* DRED_INST_H */

@@ -145,7 +145,7 @@ int dred_rt_inst_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
   status = inst_release(rt, in, status);
   uv_mutex_lock(&rt->lock);
   dred_keymap_remove(&rt->inst, &in->knode);
-  if (in->state == INST_MEET) { /* settled by meetpath.c, which claimed it */
+  if (dred_inst_state(in) == INST_MEET) { /* settled by meetpath.c, which claimed it */
     dred_queue_remove(&in->qlink);
     rt->meet_done++;
   }
@@ -175,7 +175,7 @@ int dred_rt_inst_end_unseen(dred_rt_t *rt, dred_inst_t *in, int status) {
 }
 
 void dred_rt_inst_maybe_finish(dred_rt_t *rt, dred_inst_t *in) {
-  if (in->state == INST_ENDED && in->tasks_pending == 0 &&
+  if (dred_inst_state(in) == INST_ENDED && in->tasks_pending == 0 &&
       (in->repl == NULL || !rt->robust->reading(in))) {
     if (in->relay_copy) { /* a relay follower (relay.c): a thread may be copying into it */
       int claimed;
@@ -204,7 +204,7 @@ void dred_rt_send_master(dred_rt_t *rt, const proto_msg_t *m) { send_to_master(r
  * tasks may be reading them). */
 void dred_rt_abandon(dred_rt_t *rt, dred_inst_t *in, int status) {
   proto_msg_t m;
-  if (in->abandon_sent || in->state != INST_ANNOUNCED) return;
+  if (in->abandon_sent || dred_inst_state(in) != INST_ANNOUNCED) return;
   memset(&m, 0, sizeof m);
   m.type = PROTO_ABANDON;
   m.u.recover.group = in->group_id;
@@ -286,7 +286,7 @@ static void inline_ready(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *m) {
 static void announce_inline(dred_rt_t *rt, dred_inst_t *in, proto_msg_t *m) {
   inline_ready(rt, in, m);
   send_to_master(rt, m, NULL);
-  in->state = INST_ANNOUNCED;
+  dred_inst_set_state(in, INST_ANNOUNCED);
   if (rt->abandon_pass) send_abandon(rt, in);
 }
 
@@ -303,7 +303,7 @@ int dred_rt_announce_now(dred_rt_t *rt, dred_inst_t *in) {
   if (!in->inl || !in->group->defined || in->join_error != DRED_OK || rt->dead) return 0;
   inline_ready(rt, in, &m);
   if (m.u.ready.error != DRED_OK || dred_net_send_now(&rt->net, 0, &m) != DRED_OK) return 0;
-  in->state = INST_ANNOUNCED;
+  dred_inst_set_state(in, INST_ANNOUNCED);
   rt->announced_now++;
   return 1;
 }
@@ -381,7 +381,7 @@ static void announce(dred_rt_t *rt, dred_inst_t *in) {
   /* A reduce spanning nodes: its node's members may go to the master as one partial
    * (partial.c) -- folded and sent by this member, or by another that covers it. */
   if (!ready_kill(rt, in) && !dred_partial_announce(rt, in, &m)) send_to_master(rt, &m, NULL);
-  in->state = INST_ANNOUNCED;
+  dred_inst_set_state(in, INST_ANNOUNCED);
   if (DRED_RT_ROBUST_ON(rt)) rt->robust->on_ready_sent(rt, in); /* a RECOVER may wait for it */
   if (rt->abandon_pass) send_abandon(rt, in); /* finalize stopped waiting before we got here */
 }
@@ -442,7 +442,7 @@ static void on_task(dred_rt_t *rt, const proto_msg_t *m) {
   uv_mutex_lock(&rt->lock);
   in = dred_rt_find(rt, m->u.task.group, m->u.task.tag);
   uv_mutex_unlock(&rt->lock);
-  if (in != NULL && in->state == INST_ANNOUNCED && !in->inl) { /* inline: never a task */
+  if (in != NULL && dred_inst_state(in) == INST_ANNOUNCED && !in->inl) { /* inline: never a task */
     if (m->u.task.exec_member == in->member && in->partial == 2) {
       /* our message is our node's partial (partial.c): its block, not our operand */
       dst = in->partial_blk;
@@ -516,13 +516,14 @@ static void on_end(dred_rt_t *rt, const proto_msg_t *m) {
   uv_mutex_lock(&rt->lock);
   in = dred_rt_find(rt, m->u.end.group, m->u.end.tag);
   uv_mutex_unlock(&rt->lock);
-  if (in == NULL || in->state == INST_MEET) { /* a met reduction: the master never saw it */
+  /* a met reduction: the master never saw it */
+  if (in == NULL || dred_inst_state(in) == INST_MEET) {
     DRED_WARN("END for an unknown reduction (tag " PROTO_KEY_FMT ") ignored",
               PROTO_KEY_ARG(m->u.end.tag));
     return;
   }
   /* Buffers stay until our own tasks and replica I/O that read them are over. */
-  in->state = INST_ENDED;
+  dred_inst_set_state(in, INST_ENDED);
   in->end_status = m->u.end.status;
   /* an inline root whose fold failed: its result is not in recvbuf, whatever the master says */
   if (in->end_status == DRED_OK && in->inl_status != DRED_OK) in->end_status = in->inl_status;
@@ -549,7 +550,8 @@ static void on_inline(dred_rt_t *rt, const proto_msg_t *m) {
   uv_mutex_lock(&rt->lock);
   in = dred_rt_find(rt, m->u.inl.group, m->u.inl.tag);
   uv_mutex_unlock(&rt->lock);
-  if (in == NULL || in->state != INST_ANNOUNCED || !in->inl || !in->is_root || in->inl_folded) {
+  if (in == NULL || dred_inst_state(in) != INST_ANNOUNCED || !in->inl || !in->is_root ||
+      in->inl_folded) {
     DRED_WARN("INLINE for an unknown or finished reduction (tag " PROTO_KEY_FMT ") ignored",
               PROTO_KEY_ARG(m->u.inl.tag));
     return;
@@ -844,11 +846,11 @@ void dred_rt_fail_everything(dred_rt_t *rt, int status) {
   }
   DRED_KEYMAP_FOREACH_SAFE(k, kn, &rt->inst) {
     dred_inst_t *in = DRED_KEYMAP_DATA(k, dred_inst_t, knode);
-    if (in->state == INST_MEET) continue; /* below: another thread may be finishing it */
+    if (dred_inst_state(in) == INST_MEET) continue; /* below: another thread may be finishing it */
     uv_mutex_lock(&rt->lock);
-    if (in->state == INST_SUBMITTED) dred_queue_remove(&in->qlink);
+    if (dred_inst_state(in) == INST_SUBMITTED) dred_queue_remove(&in->qlink);
     uv_mutex_unlock(&rt->lock);
-    in->state = INST_ENDED;
+    dred_inst_set_state(in, INST_ENDED);
     in->end_status = status;
     dred_rt_inst_maybe_finish(rt, in); /* replica I/O still reading sendbuf finishes first */
   }
@@ -904,7 +906,8 @@ static void finalize_deadline(dred_rt_t *rt) {
   /* After bye_requested no application thread inserts; only this thread removes. */
   DRED_KEYMAP_FOREACH_SAFE(k, kn, &rt->inst) {
     dred_inst_t *in = DRED_KEYMAP_DATA(k, dred_inst_t, knode);
-    if (in->state == INST_ENDED || in->state == INST_MEET) continue; /* met: the sweep's */
+    inst_state_t st = dred_inst_state(in);
+    if (st == INST_ENDED || st == INST_MEET) continue; /* met: the sweep's */
     n++;
     send_abandon(rt, in);
   }

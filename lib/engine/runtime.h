@@ -172,6 +172,8 @@ typedef struct dred_rt {
   /* Pool blocks of ours that a met reduction's root may still read after our future
    * completed (meetpath.c): freed once the slot says it no longer needs them. */
   dred_queue_t meet_lent;
+  /* how many: changed under rt->lock, read without it (a peek before taking the lock) */
+  uint64_t meet_nlent;
   uint64_t meet_turn_ns;
   int meet_share; /* large reduces share their fold (DRED_MEET_SHARE, decided at init) */
   int meet_pieces; /* large allreduce operands written after arriving (a core per process) */

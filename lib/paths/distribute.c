@@ -84,13 +84,13 @@ void dred_dist_announce_bcast(dred_rt_t *rt, dred_inst_t *in) {
     m.u.ready.error = rc == DRED_ERR_INTERNAL || rc == DRED_ERR_ARG ? rc : DRED_ERR_NOMEM;
   }
   dred_rt_send_master(rt, &m);
-  in->state = INST_ANNOUNCED;
+  dred_inst_set_state(in, INST_ANNOUNCED);
   if (rc == DRED_OK && in->is_root) send_pieces(rt, in, in->acc);
 }
 
 void dred_dist_on_push(dred_rt_t *rt, const proto_msg_t *m) {
   dred_inst_t *in = find(rt, m->u.end.group, m->u.end.tag);
-  if (in == NULL || in->state != INST_ANNOUNCED) {
+  if (in == NULL || dred_inst_state(in) != INST_ANNOUNCED) {
     DRED_WARN("PUSH for an unknown or finished collective (tag " PROTO_KEY_FMT ") ignored",
               PROTO_KEY_ARG(m->u.end.tag));
     return;
@@ -118,7 +118,7 @@ char *dred_dist_result_buf(dred_inst_t *in) {
 
 void dred_dist_on_data(dred_rt_t *rt, const proto_msg_t *m) {
   dred_inst_t *in = find(rt, m->u.data.group, m->u.data.tag);
-  if (in == NULL || in->state != INST_ANNOUNCED || !in->receives) {
+  if (in == NULL || dred_inst_state(in) != INST_ANNOUNCED || !in->receives) {
     DRED_WARN("DATA for an unknown or finished collective (tag " PROTO_KEY_FMT ") ignored",
               PROTO_KEY_ARG(m->u.data.tag));
     return;

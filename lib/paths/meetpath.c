@@ -324,6 +324,7 @@ static int lent_reclaim(dred_rt_t *rt, int all) {
     if (all || !dred_meet_needs(l->slot, l->seq, l->member)) {
       dred_queue_remove(q);
       dred_queue_insert_tail(&done, q);
+      __atomic_store_n(&rt->meet_nlent, rt->meet_nlent - 1, __ATOMIC_RELAXED);
     }
   }
   uv_mutex_unlock(&rt->lock);
@@ -337,8 +338,14 @@ static int lent_reclaim(dred_rt_t *rt, int all) {
   return n;
 }
 
+/* Whether any block is lent: a peek without rt->lock, so that the common case (none)
+ * takes no lock; a block lent meanwhile is reclaimed by a later look. */
+static int lent_any(dred_rt_t *rt) {
+  return __atomic_load_n(&rt->meet_nlent, __ATOMIC_RELAXED) != 0;
+}
+
 void dred_meetpath_reclaim_lent(dred_rt_t *rt) {
-  if (!dred_queue_empty(&rt->meet_lent)) (void)lent_reclaim(rt, 0);
+  if (lent_any(rt)) (void)lent_reclaim(rt, 0);
 }
 
 /* Only operands whose copy takes longer than the look: below, the arrival comes as soon. */
@@ -359,7 +366,7 @@ void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in) {
   if (rt->meet == NULL || in->group->spans_nodes || !publishes(in) || in->refused ||
       in->join_error != DRED_OK || in->bytes == 0 || meet_small(in) || acc_published(in))
     return;
-  if (!dred_queue_empty(&rt->meet_lent)) (void)lent_reclaim(rt, 0);
+  if (lent_any(rt)) (void)lent_reclaim(rt, 0);
   src = operand_of(in);
   if (src == NULL) return;
   if (dred_dp_pool_block(rt, in->bytes, &in->meet_blk, &in->meet_blk_off) != DRED_OK) {
@@ -377,7 +384,10 @@ void dred_meetpath_prepare(dred_rt_t *rt, dred_inst_t *in) {
 }
 
 static void meet_blk_free(dred_rt_t *rt, dred_inst_t *in) {
-  in->meet_publish = 0;
+  /* Set only until the root's data is in, and settle never claims before that: so it is
+   * clear here unless the call is being taken back before its arrival.  Not written when
+   * clear, since threads waiting on the same future read it under rt->lock meanwhile. */
+  if (in->meet_publish) in->meet_publish = 0;
   in->meet_pipelined = 0;
   if (in->meet_blk == NULL) return;
   dred_dp_buf_free(rt, in->bytes, in->meet_blk, in->meet_blk_off, 0);
@@ -1025,7 +1035,7 @@ void dred_meetpath_finish_taken(dred_rt_t *rt, dred_inst_t *in) {
   if (st == DRED_OK) st = taken_result(rt, in);
   meet_blk_free(rt, in);
   wake = dred_rt_inst_finish(rt, in, st);
-  if (!dred_queue_empty(&rt->meet_lent)) (void)lent_reclaim(rt, 0);
+  if (lent_any(rt)) (void)lent_reclaim(rt, 0);
   if (wake) uv_async_send(&rt->wake);
 }
 
@@ -1033,7 +1043,7 @@ void dred_meetpath_finish_taken(dred_rt_t *rt, dred_inst_t *in) {
  * collective does: the runtime thread announces it (its submit queue).  Under rt->lock,
  * `in` on no queue. */
 static void to_master(dred_rt_t *rt, dred_inst_t *in) {
-  in->state = INST_SUBMITTED;
+  dred_inst_set_state(in, INST_SUBMITTED);
   if (rt->cfg.replicas > 0) rt->robust->on_operand_pooled(rt, in);
   dred_queue_insert_tail(&rt->submitq, &in->qlink);
 }
@@ -1167,16 +1177,22 @@ void dred_meetpath_join(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r,
   in->meet_slot = slot;
   in->meet_seq = seq;
   in->meet_fold_next = 0;
-  in->state = INST_MEET;
+  dred_inst_set_state(in, INST_MEET);
   dred_queue_insert_tail(&rt->meetq, &in->qlink);
-  f->meet_rt = rt;
-  f->meet_slot = slot;
-  f->meet_seq = seq;
-  f->meet_gid = in->group_id;
-  f->meet_tag = in->tag;
-  f->meet_member = in->member;
-  f->meet_bcast = in->kind == PROTO_KIND_BCAST;
-  f->meet_prefold = prefolds(in);
+  /* A nonblocking call posted in the lane joined this same slot when it was posted
+   * (dred_meetpath_lane_join): its future says so already, and its application thread
+   * may be reading it right now, so it is not written again (future.h: read-only once
+   * handed out). */
+  if (f->meet_slot != slot || f->meet_seq != seq) {
+    f->meet_rt = rt;
+    f->meet_slot = slot;
+    f->meet_seq = seq;
+    f->meet_gid = in->group_id;
+    f->meet_tag = in->tag;
+    f->meet_member = in->member;
+    f->meet_bcast = in->kind == PROTO_KIND_BCAST;
+    f->meet_prefold = prefolds(in);
+  }
   arrive_after_deaths(rt, in->group, r);
 }
 
@@ -1376,7 +1392,7 @@ int dred_meetpath_prefold(dred_rt_t *rt, uint64_t gid, int64_t tag) {
 
   uv_mutex_lock(&rt->lock);
   in = dred_rt_find(rt, gid, tag);
-  if (in == NULL || in->state != INST_MEET || in->meet_claimed || !prefolds(in)) {
+  if (in == NULL || dred_inst_state(in) != INST_MEET || in->meet_claimed || !prefolds(in)) {
     uv_mutex_unlock(&rt->lock);
     return 0;
   }
@@ -1532,6 +1548,7 @@ static void lend_locked(dred_rt_t *rt, dred_meet_slot_t *slot, uint64_t seq, uin
   l->off = off;
   l->bytes = bytes;
   dred_queue_insert_tail(&rt->meet_lent, &l->link);
+  __atomic_store_n(&rt->meet_nlent, rt->meet_nlent + 1, __ATOMIC_RELAXED);
 }
 
 /* A block of ours that peers read for `seq` until the slot says nobody does any more. */
@@ -1845,7 +1862,7 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
   uint64_t seq, bytes, off = 0, piece = PUBLISH_PIECE;
   int pieces;
   uv_mutex_lock(&rt->lock);
-  if (!in->meet_publish || in->state != INST_MEET) {
+  if (!in->meet_publish || dred_inst_state(in) != INST_MEET) {
     uv_mutex_unlock(&rt->lock);
     return;
   }
@@ -1904,12 +1921,12 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
 
   uv_mutex_lock(&rt->lock);
   in = dred_rt_find(rt, gid, tag);
-  if (in != NULL && in->state == INST_MEET && in->meet_publish) {
+  if (in != NULL && dred_inst_state(in) == INST_MEET && in->meet_publish) {
     uv_mutex_unlock(&rt->lock); /* the root's call is still putting its data in */
     return 0;
   }
-  if (in == NULL || in->state != INST_MEET || in->meet_claimed) {
-    int r = in != NULL && in->state != INST_MEET ? 2 : 1; /* re-routed to dred-master */
+  if (in == NULL || dred_inst_state(in) != INST_MEET || in->meet_claimed) {
+    int r = in != NULL && dred_inst_state(in) != INST_MEET ? 2 : 1; /* re-routed to dred-master */
     uv_mutex_unlock(&rt->lock); /* finished, or being finished by another thread */
     return r;
   }
@@ -2014,7 +2031,7 @@ int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, u
    * earlier waits for it (wake its thread to say BYE), one that begins later finds it
    * gone. */
   wake = dred_rt_inst_finish(rt, in, st);
-  if (!dred_queue_empty(&rt->meet_lent)) (void)lent_reclaim(rt, 0);
+  if (lent_any(rt)) (void)lent_reclaim(rt, 0);
   if (wake) uv_async_send(&rt->wake);
   return 1;
 }
@@ -2115,7 +2132,7 @@ int dred_meetpath_turn(dred_rt_t *rt) {
   int n = 0, i, did = 0;
   dred_queue_t *q;
   if (rt->meet == NULL) return 0;
-  if (!dred_queue_empty(&rt->meet_lent)) did |= lent_reclaim(rt, 0) > 0;
+  if (lent_any(rt)) did |= lent_reclaim(rt, 0) > 0;
   /* A spilled slot re-routes a member whose application thread never looks (it waits in
    * MPI, or will only wait at dred_finalize): looked at every few milliseconds at most. */
   now = uv_hrtime();

@@ -217,7 +217,7 @@ void dred_relay_handoff(dred_rt_t *rt, dred_inst_t *in, int have) {
   dred_meet_release(in->meet_slot, in->meet_seq, in->member);
   uv_mutex_lock(&rt->lock);
   dred_queue_remove(&in->qlink); /* from rt->meetq */
-  in->state = INST_SUBMITTED;
+  dred_inst_set_state(in, INST_SUBMITTED);
   in->relay_follow = 0;
   in->relay_have = have;
   if (have) {
@@ -237,7 +237,7 @@ void dred_relay_handoff(dred_rt_t *rt, dred_inst_t *in, int have) {
 /* Whether the follower `in` can be copied for now: claims it (under rt->lock).  Not once
  * it ended (it is being finished) or another thread holds it. */
 static int follow_claim(dred_rt_t *rt, dred_inst_t *in) {
-  if (!in->relay_copy || in->relay_claimed || in->state == INST_ENDED) return 0;
+  if (!in->relay_copy || in->relay_claimed || dred_inst_state(in) == INST_ENDED) return 0;
   in->relay_claimed = 1;
   return 1;
 }
@@ -355,13 +355,14 @@ int dred_relay_turn(dred_rt_t *rt) {
   DRED_QUEUE_FOREACH_SAFE(q, next, &rt->relayq) {
     dred_inst_t *in = DRED_QUEUE_DATA(q, dred_inst_t, relay_link);
     int st = DRED_OK;
-    if (in->relay_have_due && in->state == INST_ANNOUNCED && ns < BATCH) {
+    if (in->relay_have_due && dred_inst_state(in) == INST_ANNOUNCED && ns < BATCH) {
       /* its READY went out before: HAVE follows it on the same link */
       dred_queue_remove(q);
       in->relay_queued = 0;
       in->relay_have_due = 0;
       send[ns++] = in;
-    } else if (in->relay_copy && !in->relay_claimed && in->state != INST_ENDED && nc < BATCH &&
+    } else if (in->relay_copy && !in->relay_claimed && dred_inst_state(in) != INST_ENDED &&
+               nc < BATCH &&
                (dred_meet_progress(in->relay_slot, in->relay_seq, &st) >= in->bytes ||
                 st != DRED_OK) &&
                follow_claim(rt, in)) {

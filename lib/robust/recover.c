@@ -125,7 +125,7 @@ static void recover_get_done(void *arg, int status) {
   dred_inst_t *in = io->inst;
 
   in->repl->io_pending--;
-  if (in->state != INST_ANNOUNCED) { /* ended meanwhile */
+  if (dred_inst_state(in) != INST_ANNOUNCED) { /* ended meanwhile */
     if (!io->is_self) dred_dp_buf_free(rt, in->bytes, io->buf, io->pool_off, io->malloced);
   } else if (io->is_self) {
     if (status != DRED_OK && reload_from_sendbuf(rt, in) != DRED_OK) {
@@ -175,6 +175,7 @@ int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
   const repl_io_t *held;
   uint32_t member = m->u.recover.member;
   int rc, single = m->u.recover.single;
+  inst_state_t st;
 
   uv_mutex_lock(&rt->lock);
   in = dred_rt_find(rt, m->u.recover.group, m->u.recover.tag);
@@ -185,8 +186,10 @@ int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
    * its READY sent retries what is parked (dred_repl_on_ready_sent).  Answered now, the
    * answer would find no announced instance to report through and be lost, leaving the
    * master waiting on this worker for ever. */
-  if (in == NULL || in->state == INST_SUBMITTED || in->state == INST_MEET) return 0;
-  if (in->state == INST_ENDED) return 1;
+  if (in == NULL) return 0;
+  st = dred_inst_state(in);
+  if (st == INST_SUBMITTED || st == INST_MEET) return 0;
+  if (dred_inst_state(in) == INST_ENDED) return 1;
   if (member >= in->group->n) {
     send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_INTERNAL);
     return 1;

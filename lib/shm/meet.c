@@ -160,6 +160,12 @@ void dred_meet_set_spin(uint64_t ns) { spin_ns = ns; }
 /* Tries of the lock before sleeping on it (spin_ns > 0: a core per member). */
 #define LOCK_TRIES 200
 
+/* Whether the slot is held: cleared outside the slot's lock by the release that
+ * completes it (slot_free_if_completed), so read atomically even under the lock. */
+static uint32_t slot_busy(const dred_meet_slot_t *s) {
+  return __atomic_load_n(&s->busy, __ATOMIC_RELAXED);
+}
+
 /* Lock the slot.  A holder that died mid-update leaves its slot's contents unknown: an
  * open reduction there ends with DRED_ERR_PROC_FAILED (what the holder's death means for
  * it anyway), and the lock is usable again. */
@@ -176,7 +182,7 @@ static void slot_lock(dred_meet_slot_t *s) {
   }
   if (rc == EBUSY) rc = pthread_mutex_lock(&s->mu);
   if (rc == EOWNERDEAD) {
-    if (s->busy && s->state == DRED_MEET_OPEN) slot_end(s, DRED_MEET_FAILED, DRED_ERR_PROC_FAILED);
+    if (slot_busy(s) && s->state == DRED_MEET_OPEN) slot_end(s, DRED_MEET_FAILED, DRED_ERR_PROC_FAILED);
     pthread_mutex_consistent(&s->mu);
   }
 }
@@ -324,6 +330,7 @@ static void slot_free_if_completed(dred_meet_slot_t *s, uint64_t old, uint64_t b
 static void slot_released(dred_meet_slot_t *s, uint64_t bits, uint32_t n) {
   slot_free_if_completed(s, __atomic_fetch_or(&s->released, bits, __ATOMIC_ACQ_REL), bits, n);
 }
+
 
 static uint64_t released_of(const dred_meet_slot_t *s) {
   return __atomic_load_n(&s->released, __ATOMIC_ACQUIRE);
@@ -563,19 +570,19 @@ static int arrive_slot(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const
   if (__atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) & me) return 0;
   s = &r->slots[seq % DRED_MEET_DEPTH];
   slot_lock(s);
-  if (!(s->busy && s->seq == seq)) {
-    if (held_returns && s->busy && s->seq < seq && s->spilled <= seq) {
+  if (!(slot_busy(s) && s->seq == seq)) {
+    if (held_returns && slot_busy(s) && s->seq < seq && s->spilled <= seq) {
       /* held by an older one, and nobody of seq spilled it yet: the caller may wait (the
        * test dred_meet_slot_held makes, here under the lock) */
       slot_unlock(s);
       out->held = 1;
       return 0;
     }
-    if (seq < s->spilled || s->busy) {
+    if (seq < s->spilled || slot_busy(s)) {
       /* Held by an older reduction (or spilled already): dred-master for everyone of seq.
        * A slot held by a newer one means this member was given up for dead: dred-master
        * too, which knows it. */
-      if (s->busy && s->spilled < seq + 1) {
+      if (slot_busy(s) && s->spilled < seq + 1) {
         __atomic_store_n(&s->spilled, seq + 1, __ATOMIC_SEQ_CST); /* (read lock-free: fast.c) */
         r->spills++;
         dred_meet__fast_wake(r, seq);
@@ -763,9 +770,9 @@ int dred_meet_poll(dred_meet_slot_t *s, uint64_t seq, int *status) {
     return 1;
   }
   slot_lock(s);
-  decided_ = s->busy && s->seq == seq ? s->state != DRED_MEET_OPEN : 1;
+  decided_ = slot_busy(s) && s->seq == seq ? s->state != DRED_MEET_OPEN : 1;
   if (status != NULL)
-    *status = !(s->busy && s->seq == seq) ? DRED_ERR_INTERNAL
+    *status = !(slot_busy(s) && s->seq == seq) ? DRED_ERR_INTERNAL
               : s->state == DRED_MEET_OK  ? DRED_OK
                                           : s->status;
   slot_unlock(s);
@@ -805,7 +812,7 @@ int dred_meet_bcast_early(dred_meet_slot_t *s, uint64_t seq, uint32_t member, in
   int known = 0, st = DRED_OK;
   if (s == NULL) return 0;
   slot_lock(s);
-  if (s->busy && s->seq == seq) known = bcast_early(s, member, &st);
+  if (slot_busy(s) && s->seq == seq) known = bcast_early(s, member, &st);
   slot_unlock(s);
   if (known && status != NULL) *status = st;
   return known;
@@ -847,7 +854,7 @@ int dred_meet_look(dred_meet_slot_t *s, uint64_t seq, uint32_t member, int is_bc
     return st == DRED_MEET_OK ? DRED_MEET_OK : DRED_MEET_OPEN;
   }
   slot_lock(s); /* one look for both answers */
-  if (s->busy && s->seq == seq) {
+  if (slot_busy(s) && s->seq == seq) {
     st = (int)s->state;
     if (is_bcast && st != DRED_MEET_SPILL) *early = bcast_early(s, member, early_status);
   } else {
@@ -895,7 +902,7 @@ int dred_meet_state(dred_meet_slot_t *s, uint64_t seq) {
   if (s == NULL) return -1;
   if (decided(s, seq, &st, &stat)) return st;
   slot_lock(s);
-  st = s->busy && s->seq == seq ? (int)s->state : -1;
+  st = slot_busy(s) && s->seq == seq ? (int)s->state : -1;
   slot_unlock(s);
   return st;
 }
@@ -926,7 +933,7 @@ int dred_meet_needs(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
    * operands) by every member until it is done, once the slot decided.  A bcast's root's
    * block is read from the moment it arrived (members are served early, bcast_early)
    * until every member is done, whatever the slot decides meanwhile. */
-  if (!(s->busy && s->seq == seq) || s->ref[member].kind != DRED_MEET_OP_POOL) {
+  if (!(slot_busy(s) && s->seq == seq) || s->ref[member].kind != DRED_MEET_OP_POOL) {
     needs = 0;
   } else {
     uint32_t root, kind = slot_kind(s, &root);
@@ -1035,7 +1042,7 @@ void dred_meet_chunk_range(uint64_t count, uint32_t nchunks, uint32_t c, uint64_
 
 /* Whether `seq`'s chunk phase is on: decided OK, an allreduce or a reduce, not ended. */
 static int chunks_open(const dred_meet_slot_t *s, uint64_t seq) {
-  return s->busy && s->seq == seq && s->state == DRED_MEET_OK &&
+  return slot_busy(s) && s->seq == seq && s->state == DRED_MEET_OK &&
          (s->kind == PROTO_KIND_ALLREDUCE || s->kind == PROTO_KIND_REDUCE) &&
          s->fold_status == DRED_OK;
 }
@@ -1105,7 +1112,7 @@ int dred_meet_chunk_done(dred_meet_slot_t *s, uint64_t seq, uint32_t c, uint32_t
   slot_lock(s);
   /* Taken only from the member that holds the claim and still counts: one declared failed
    * folds for nobody (its claim went back when it was declared). */
-  if (s->busy && s->seq == seq && (s->claimed & bit(c)) && !(s->folded & bit(c)) &&
+  if (slot_busy(s) && s->seq == seq && (s->claimed & bit(c)) && !(s->folded & bit(c)) &&
       s->claimer[c] == member && !(released_of(s) & bit(member))) {
     /* the part before the bit: dred_meet_chunks_folded reads them without the lock */
     __atomic_store_n(&s->part[c], part, __ATOMIC_RELAXED);
@@ -1120,7 +1127,7 @@ int dred_meet_chunk_done(dred_meet_slot_t *s, uint64_t seq, uint32_t c, uint32_t
 void dred_meet_chunk_failed(dred_meet_slot_t *s, uint64_t seq, int status) {
   if (s == NULL) return;
   slot_lock(s);
-  if (s->busy && s->seq == seq && s->fold_status == DRED_OK) {
+  if (slot_busy(s) && s->seq == seq && s->fold_status == DRED_OK) {
     __atomic_store_n(&s->fold_status, status != DRED_OK ? status : DRED_ERR_INTERNAL, __ATOMIC_RELEASE);
     slot_wake(s);
   }
@@ -1132,7 +1139,7 @@ uint64_t dred_meet_solo(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
   uint32_t k;
   if (s == NULL || member >= DRED_MEET_MAX_MEMBERS) return 0;
   slot_lock(s);
-  if (s->busy && s->seq == seq && s->state == DRED_MEET_OPEN && member < s->n &&
+  if (slot_busy(s) && s->seq == seq && s->state == DRED_MEET_OPEN && member < s->n &&
       (s->arrived & ~s->master & bit(member)) && s->p[member].kind == PROTO_KIND_REDUCE &&
       s->p[member].root == member) {
     in = s->arrived & ~s->master;
@@ -1237,7 +1244,7 @@ void dred_meet_release(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
 void dred_meet_end(dred_meet_slot_t *s, uint64_t seq, int status) {
   if (s == NULL) return;
   slot_lock(s);
-  if (s->busy && s->seq == seq && s->state == DRED_MEET_OPEN)
+  if (slot_busy(s) && s->seq == seq && s->state == DRED_MEET_OPEN)
     slot_end(s, DRED_MEET_FAILED, status != DRED_OK ? status : DRED_ERR_INTERNAL);
   slot_unlock(s);
 }
@@ -1245,7 +1252,7 @@ void dred_meet_end(dred_meet_slot_t *s, uint64_t seq, int status) {
 void dred_meet_relay_fail(dred_meet_slot_t *s, uint64_t seq, int status) {
   if (s == NULL) return;
   slot_lock(s);
-  if (s->busy && s->seq == seq && s->relay == RING_RELAY) {
+  if (slot_busy(s) && s->seq == seq && s->relay == RING_RELAY) {
     if (s->fold_status == DRED_OK)
       __atomic_store_n(&s->fold_status, status != DRED_OK ? status : DRED_ERR_INTERNAL,
                        __ATOMIC_RELEASE);
@@ -1264,7 +1271,7 @@ int dred_meet_partial_leave(dred_meet_slot_t *s, uint64_t seq, uint32_t member) 
   int left = 1;
   if (s == NULL || member >= DRED_MEET_MAX_MEMBERS) return 1;
   slot_lock(s);
-  if (s->busy && s->seq == seq && s->relay == RING_PARTIAL) {
+  if (slot_busy(s) && s->seq == seq && s->relay == RING_PARTIAL) {
     if (s->state == DRED_MEET_OPEN)
       s->master |= bit(member); /* a folder deciding later leaves it out */
     else if (s->state == DRED_MEET_OK && (s->arrived & ~s->master & bit(member)))
@@ -1279,7 +1286,7 @@ uint32_t dred_meet_folder(dred_meet_slot_t *s, uint64_t seq, uint64_t *members) 
   if (members != NULL) *members = 0;
   if (s == NULL) return f;
   slot_lock(s);
-  if (s->busy && s->seq == seq && s->relay == RING_PARTIAL && s->state == DRED_MEET_OK) {
+  if (slot_busy(s) && s->seq == seq && s->relay == RING_PARTIAL && s->state == DRED_MEET_OK) {
     f = s->root;
     if (members != NULL) *members = s->arrived & ~s->master & all_of(s->n);
   }
@@ -1303,8 +1310,8 @@ void dred_meet_member_failed(dred_meet_ring_t *r, uint32_t member, int status) {
   for (d = 0; d < DRED_MEET_DEPTH; d++) {
     dred_meet_slot_t *s = &r->slots[d];
     slot_lock(s);
-    uint32_t root, kind = s->busy ? slot_kind(s, &root) : PROTO_KIND_REDUCE;
-    if (s->busy) {
+    uint32_t root, kind = slot_busy(s) ? slot_kind(s, &root) : PROTO_KIND_REDUCE;
+    if (slot_busy(s)) {
       /* (a partial ring's member on another node is absent from it, not lost) */
       if (s->state == DRED_MEET_OPEN && !(s->arrived & bit(member)) &&
           !(s->relay == RING_PARTIAL && (r->absent & bit(member)))) {
