@@ -80,7 +80,8 @@ int uv_write(uv_write_t *req, uv_stream_t *handle, const uv_buf_t bufs[], unsign
   int replica_mode = !strcmp(g_mode, "replica") || !strcmp(g_mode, "replica-member");
   int member_mode = !strcmp(g_mode, "replica-member");
   if (real == NULL) real = (uv_write_fn)dlsym(RTLD_NEXT, "uv_write");
-  if (g_world_rank >= 0 && g_world_rank == g_hostile_world && nbufs == 1 &&
+  int wr = __atomic_load_n(&g_world_rank, __ATOMIC_ACQUIRE); /* set by main after init */
+  if (wr >= 0 && wr == g_hostile_world && nbufs == 1 &&
       proto_decode((const uint8_t *)bufs[0].base, bufs[0].len, &m) == 0) {
     uint8_t *out = g_ring[g_next % RING];
     int touched = 0;
@@ -132,7 +133,8 @@ int main(int argc, char **argv) {
     MPI_Group_free(&cg);
     MPI_Group_free(&wg);
     MPI_Comm_rank(MPI_COMM_WORLD, &wr);
-    g_world_rank = wr; /* from here on member 1's libdred lies */
+    /* from here on member 1's libdred lies (read by the runtime thread's writes) */
+    __atomic_store_n(&g_world_rank, wr, __ATOMIC_RELEASE);
   }
   const int n = 1000;
   double *s = malloc(n * sizeof *s), *r = malloc(n * sizeof *r), *e = malloc(n * sizeof *e);
