@@ -1918,15 +1918,17 @@ static void lend_block(dred_rt_t *rt, dred_inst_t *in) {
 int dred_meetpath_settle(dred_rt_t *rt, uint64_t gid, int64_t tag, int status, uint64_t budget) {
   dred_inst_t *in;
   int st = DRED_OK, state, decided, wake, done = 1, early, early_st = DRED_OK, given_up = 0;
+  int met;
 
   uv_mutex_lock(&rt->lock);
   in = dred_rt_find(rt, gid, tag);
-  if (in != NULL && dred_inst_state(in) == INST_MEET && in->meet_publish) {
+  met = in != NULL && dred_inst_state(in) == INST_MEET;
+  if (met && in->meet_publish) {
     uv_mutex_unlock(&rt->lock); /* the root's call is still putting its data in */
     return 0;
   }
-  if (in == NULL || dred_inst_state(in) != INST_MEET || in->meet_claimed) {
-    int r = in != NULL && dred_inst_state(in) != INST_MEET ? 2 : 1; /* re-routed to dred-master */
+  if (!met || in->meet_claimed) {
+    int r = in != NULL && !met ? 2 : 1; /* re-routed to dred-master */
     uv_mutex_unlock(&rt->lock); /* finished, or being finished by another thread */
     return r;
   }

@@ -189,7 +189,7 @@ int dred_repl_try_recover(dred_rt_t *rt, const proto_msg_t *m) {
   if (in == NULL) return 0;
   st = dred_inst_state(in);
   if (st == INST_SUBMITTED || st == INST_MEET) return 0;
-  if (dred_inst_state(in) == INST_ENDED) return 1;
+  if (st == INST_ENDED) return 1;
   if (member >= in->group->n) {
     send_recover_failed(rt, in->group_id, in->tag, member, DRED_ERR_INTERNAL);
     return 1;

@@ -313,13 +313,13 @@ static void sleep_until(double deadline) {
 
 static killer_t g_killer;
 
-/* Waits until every rank's calls of the kill step returned (DIR/called.<r>); bounded:
- * 30 s in all, then the kill comes anyway. */
-static void wait_all_called(void) {
+/* Waits until the calls of the kill step returned (DIR/called.<r>) at ranks[0..n-1], or
+ * at every rank when ranks is NULL; bounded: 30 s in all, then the kill comes anyway. */
+static void wait_called(const int *ranks, int n) {
   double give_up = mono_s() + 30.0;
-  for (int r = 0; r < g_size; r++) {
+  for (int i = 0; i < (ranks != NULL ? n : g_size); i++) {
     char path[4200];
-    snprintf(path, sizeof path, "%s/called.%d", g_outdir, r);
+    snprintf(path, sizeof path, "%s/called.%d", g_outdir, ranks != NULL ? ranks[i] : i);
     while (access(path, F_OK) != 0 && mono_s() < give_up) usleep(200);
   }
 }
@@ -330,7 +330,7 @@ static void *killer_main(void *arg) {
   sleep_until(d);
   /* --kill-at call: once every rank's calls of the step returned, so the master dies
    * after every operand was handed over. */
-  if (g_kill_after_call) wait_all_called();
+  if (g_kill_after_call) wait_called(NULL, 0);
   write_file("kill.master", "%lld\n", wall_ns());
   kill(k->target, SIGKILL);
   k->fired = 1;
@@ -362,11 +362,7 @@ static void *node_killer_main(void *arg) {
   int i;
   double d = k->deadline_mono;
   sleep_until(d);
-  for (i = 0; k->after_calls && i < k->n; i++) { /* bounded: 30 s, then kill anyway */
-    char path[4200];
-    snprintf(path, sizeof path, "%s/called.%d", g_outdir, k->ranks[i]);
-    for (int w = 0; w < 150000 && access(path, F_OK) != 0; w++) usleep(200);
-  }
+  if (k->after_calls) wait_called(k->ranks, k->n);
   now = wall_ns();
   for (i = 0; i < k->n; i++) {
     snprintf(name, sizeof name, "kill.%d", k->ranks[i]);
@@ -399,7 +395,7 @@ static void *victim_main(void *arg) {
   double d = k->deadline_mono;
   long long entered;
   sleep_until(d);
-  if (g_kill_after_peers) wait_all_called();
+  if (g_kill_after_peers) wait_called(NULL, 0);
   entered = __atomic_load_n(&g_entered_ns, __ATOMIC_SEQ_CST);
   snprintf(name, sizeof name, "kill.%d", g_rank);
   write_file(name, "%lld\n", wall_ns());
