@@ -315,8 +315,8 @@ static int combine_out(dred_rt_t *rt, dred_task_t *t, uint64_t e0, uint64_t n) {
  * Twice the failure timeout: a provider that is really gone is declared by dred-master
  * within the failure timeout (and worker_failed_stop then ends the task as
  * PROVIDER_LOST, recovering its operand); only a read of a process nobody declared gets
- * here.  Time this process spent stalled itself (a step more than half the bound after
- * the last) is not counted against the reads. */
+ * here.  Time this process spent stalled itself is not counted against the reads
+ * (rma_clock). */
 static int rma_stalled(dred_rt_t *rt, dred_task_t *t, uint64_t now) {
   uint64_t limit = 2 * rt->cfg.fail_timeout_ms * 1000000ull;
   int i, busy = 0;
@@ -331,18 +331,27 @@ static int rma_stalled(dred_rt_t *rt, dred_task_t *t, uint64_t now) {
   return 1;
 }
 
-static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) {
-  dred_inst_t *in = t->inst;
-  uint64_t ce = chunk_elems(rt->cfg.rma_chunk_kb * 1024u, in);
+/* The reads' clock, read at every look at them.  A gap of more than half the bound since
+ * the last look means this process itself was stalled (stopped, or kept off the CPU --
+ * between steps, or inside one: a whole job stopped while this loop polls comes back
+ * with its deadline long past): the reads had no chance meanwhile, so their clock starts
+ * again now. */
+static uint64_t rma_clock(dred_rt_t *rt, dred_task_t *t) {
   uint64_t now = uv_hrtime();
-  int i, flag, rc;
-
-  if (t->out == NULL) return DRED_ERR_NOMEM;
-  /* the first step, or one after this process itself stalled: the clock starts now */
   if (t->rma_stepped_ns == 0 || now - t->rma_stepped_ns > rt->cfg.fail_timeout_ms * 1000000ull)
     t->rma_moved_ns = now;
   t->rma_stepped_ns = now;
+  return now;
+}
+
+static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) {
+  dred_inst_t *in = t->inst;
+  uint64_t ce = chunk_elems(rt->cfg.rma_chunk_kb * 1024u, in);
+  int i, flag, rc;
+
+  if (t->out == NULL) return DRED_ERR_NOMEM;
   do {
+    (void)rma_clock(rt, t);
     /* post reads into free slots */
     for (i = 0; i < t->nslots && t->next_elem < t->count; i++) {
       dred_rma_slot_t *s = &t->slot[i];
@@ -385,7 +394,7 @@ static int step_rma(dred_rt_t *rt, dred_task_t *t, uint64_t deadline, int *did) 
       *did = 1;
     }
   } while (t->done_elems < t->count && uv_hrtime() < deadline && *did);
-  if (!*did && rma_stalled(rt, t, uv_hrtime())) return DRED_ERR_TIMEOUT;
+  if (!*did && rma_stalled(rt, t, rma_clock(rt, t))) return DRED_ERR_TIMEOUT;
   return 0;
 }
 
