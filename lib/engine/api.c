@@ -82,7 +82,7 @@ static void test_start_pause(void) {
 }
 
 int dred_init(int *argc, char ***argv) {
-  int inited = 0, provided = 0, rc, flag = 0, *appnum = NULL, external;
+  int inited = 0, provided = 0, rc, flag = 0, *appnum = NULL, external, thread_ok;
   dred_rt_t *rt;
 
   if (g_state == API_RUNNING) {
@@ -112,12 +112,11 @@ int dred_init(int *argc, char ***argv) {
   /* A master outside the job (common/mpi/boot.h): our job rank is our world rank + 1. */
   external = dred_setting_raw(DRED_S_MASTER_ADDR) != NULL;
   dred_log_setup("worker", rt->world_rank + external);
-  if (provided < MPI_THREAD_MULTIPLE) {
-    DRED_ERROR("MPI was initialised without MPI_THREAD_MULTIPLE; dred needs it "
-               "(call MPI_Init_thread with MPI_THREAD_MULTIPLE, or let dred_init do it)");
-    free(rt);
-    return DRED_ERR_ARG;
-  }
+  /* Too low a thread level is refused in the start-up handshake below, not here: the
+   * master and every other process are already on their way into it, and a process that
+   * left now would keep them there until DRED_START_TIMEOUT_S.  Start-up itself makes
+   * MPI calls from this thread only. */
+  thread_ok = provided >= MPI_THREAD_MULTIPLE;
   /* Otherwise rank 0 must be dred-master, launched as the first MPMD program (appnum 0). */
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
   if (external && flag && *appnum > 0) {
@@ -166,6 +165,10 @@ int dred_init(int *argc, char ***argv) {
     if (ji.status != DRED_OK) {
       mine = ji.status;
       DRED_ERROR("dred_init: dred-master refused to start the job: %s", ji.reason);
+    } else if (!thread_ok) {
+      mine = DRED_ERR_ARG;
+      DRED_ERROR("MPI was initialised without MPI_THREAD_MULTIPLE; dred needs it "
+                 "(call MPI_Init_thread with MPI_THREAD_MULTIPLE, or let dred_init do it)");
     } else if (dred_config_check(&rt->cfg, DRED_CONFIG_WORKER, ji.heartbeat_ms, why,
                                  sizeof why) != 0) {
       mine = DRED_ERR_ARG;

@@ -149,6 +149,32 @@ if mpicc -o "$tmp/plain" "$tmp/plain.c"; then
 else
   bad "plain MPI program: builds" "mpicc failed"
 fi
+# A program that initialises MPI itself without MPI_THREAD_MULTIPLE: its dred_init refuses
+# in the start-up handshake, so the job ends at once rather than after
+# DRED_START_TIMEOUT_S (the default 300 s here: before, the master waited it out).
+cat >"$tmp/single.c" <<'SINGLE'
+#include <mpi.h>
+#include <dred.h>
+int main(int argc, char **argv) {
+  int rc;
+  MPI_Init(&argc, &argv);
+  rc = dred_init(&argc, &argv);
+  if (rc == DRED_OK) dred_finalize();
+  MPI_Finalize();
+  return rc == DRED_OK ? 0 : 1;
+}
+SINGLE
+if mpicc -std=gnu11 -I"$root/include" -o "$tmp/single" "$tmp/single.c" "$build/lib/libdred.a" \
+     -luv -lsqlite3 -lm -pthread; then
+  dred_app="$app"; app="$tmp/single"
+  expect_fail "MPI_Init without MPI_THREAD_MULTIPLE, then dred_init" \
+    "initialised without MPI_THREAD_MULTIPLE" DRED_STORAGE_DIR="$tmp/st"
+  if [ "$rc" -ne 0 ] && [ "$secs" -le 20 ]; then ok "  ... and it ended ${secs} s after launch"; else
+    bad "MPI_Init without MPI_THREAD_MULTIPLE: ended within 20 s of launch" "rc=$rc after ${secs} s"; fi
+  app="$dred_app"
+else
+  bad "a program calling MPI_Init then dred_init: builds" "mpicc failed"
+fi
 # A program that does not use MPI at all: the master waited inside MPI_Init for ever, also
 # after the program had ended.
 dred_app="$app"; app=/bin/true
