@@ -147,7 +147,7 @@ CASES=(
   # in a failure-free job (lib/engine/robust.h, DRED_RT_ROBUST_ON)
   "norepl-ops-p5    ops         5  150  +DRED_REPLICAS=0 --no-derived -s 53 -c 1,7,1000 -e 8"
   "norepl-concurrent@abc concurrent 8 150 @a:3,b:3,c:2 +DRED_REPLICAS=0 -s 90"
-  "norepl-allocmem-p4 allocmem  4  240  +DRED_REPLICAS=0"
+  "norepl-allocmem-p4 allocmem  4  240  +DRED_REPLICAS=0 --quick"
   # dred-master beside the job (dredrun --external-master, common/mpi/boot.h): no MPI in
   # the master, the application's MPI_COMM_WORLD its own; on one node and across
   # simulated nodes (the master on the first name's node: Unix socket and death watch
@@ -157,7 +157,7 @@ CASES=(
   "ext-concurrent@abcd concurrent 8 150 @a:2,b:2,c:2,d:2 %ext -s 91"
   "ext-groups-p7    groups      7   90  %ext -s 18"
   "ext-inplace-p4@abc inplace   4   60  @a:2,b:1,c:1 %ext"
-  "ext-allocmem-p4  allocmem    4  240  %ext"
+  "ext-allocmem-p4  allocmem    4  240  %ext --quick"
   "ext-world-p4     lifecycle   4   45  %ext world"
   "ext-world-mpmd   lifecycle   3   30  world"
   # A pool far too small for 64 reductions in flight (lib/engine/admit.c): reductions wait for
@@ -174,9 +174,9 @@ CASES=(
   # every result checked exactly; on one node, on simulated nodes, with inline reductions
   # off, and allreduce/bcast alone with operands up to 2 MB copied in pieces
   "mix-p5           mix         5   90  -s 1 -r 150"
-  "mix-p8@abc       mix         8   90  @a:3,b:3,c:3 -s 2 -r 150"
-  "mix-p8@abcd      mix         8   90  @a:2,b:2,c:2,d:3 -s 3 -r 150"
-  "mix-inline-off-p5 mix        5   90  +DRED_INLINE_MAX=0 -s 4 -r 150"
+  "mix-p8@abc       mix         8   90  @a:3,b:3,c:3 -s 2 -r 100"
+  "mix-p8@abcd      mix         8   90  @a:2,b:2,c:2,d:3 -s 3 -r 100"
+  "mix-inline-off-p5 mix        5   90  +DRED_INLINE_MAX=0 -s 4 -r 100"
   "mix-coll-pieces-p3 mix       3   90  +DRED_MEET_PIECES=1 -k allreduce,bcast -B 2000000 -K 10 -s 5 -r 80"
   # ... and with members taking their whole pool mid-issue (-S), so that slots spill to
   # dred-master after peers met, folded or were served there
@@ -187,7 +187,7 @@ CASES=(
   # table; on one node (the log must show reductions met there), on simulated nodes
   # (dred_comm() through dred-master, node-local splits met), and switched off
   "meet-p5          meet        5   60  +DRED_LOG_LEVEL=info +DRED_MEET_SHARE=1 ?met~in~shared~memory !meeting~place:~0~reduction -s 1"
-  "meet-p7@abc      meet        7   60  @a:3,b:3,c:2 +DRED_LOG_LEVEL=info +DRED_MEET_SHARE=1 ?met~in~shared~memory !meeting~place:~0~reduction -s 2"
+  "meet-p7@abc      meet        7  120  @a:3,b:3,c:2 +DRED_LOG_LEVEL=info +DRED_MEET_SHARE=1 ?met~in~shared~memory !meeting~place:~0~reduction -s 2"
   "meet-off-p4      meet        4   60  +DRED_MEET=0 +DRED_LOG_LEVEL=info !met~in~shared~memory -s 3"
   # Small nonblocking calls posted in the fast lane: nobody waits for a posted member's
   # thread, whether everyone posts (p2) or one member's lane is off, so that it opens the

@@ -4,7 +4,7 @@
 #   BUILD=build bash tests/faults/short.sh
 #
 # Parts, most through run-faults.sh (fresh job per trial, see that file):
-#   1. 8 trials, 4 workers, 4 MiB, a random non-root worker SIGKILLed at a random moment
+#   1. 5 trials, 4 workers, 4 MiB, a random non-root worker SIGKILLed at a random moment
 #      in [0, t] of a reduction: every survivor must end with the exact result or an explicit
 #      error -- 0 wrong, 0 hung, no survivor dying, dred_finalize never hanging.  And 2 such
 #      trials on simulated nodes a:2,b:2,c:2 (5 workers): one process lost, its node peers
@@ -41,7 +41,7 @@
 #      node (lib/paths/offnode.c), so every survivor must get the exact result.
 #   6. 1 loss of the master's node (dred-master and the worker beside it, 5 ms into a
 #      64 MiB reduction): every survivor must get DRED_ERR_MASTER_LOST.
-#   7. dred-master beside the job (dredrun --external-master): 4 worker kills at random
+#   7. dred-master beside the job (dredrun --external-master): 2 worker kills at random
 #      moments, 1 kill right after the victim's call (exact), 1 master kill 5 ms into a
 #      64 MiB reduction (every survivor MASTER_LOST).
 #   8. the whole job stalled: every process SIGSTOPped for 3 s mid-job, then SIGCONTed
@@ -110,8 +110,8 @@ part() { # part DESCRIPTION run-faults.sh ARGS...
   fail=$((fail + f))
 }
 
-part "8 worker kills, 4 workers, 4 MiB (0 wrong, 0 hung)" \
-  --mode worker --trials 8 --workers 4 --bytes 4M
+part "5 worker kills, 4 workers, 4 MiB (0 wrong, 0 hung)" \
+  --mode worker --trials 5 --workers 4 --bytes 4M
 DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
   part "2 worker kills on simulated nodes a:2,b:2,c:2, 5 workers, 4 MiB, a non-commutative op (its node peers live on; 0 wrong, 0 hung)" \
   --mode worker --trials 2 --workers 5 --nodes 3 --bytes 4M --calib 1 --op affine
@@ -165,8 +165,8 @@ part "bcast: a non-root killed right after its call, 4 workers, 16 MiB (every su
   --mode bcast --trials 1 --workers 4 --bytes 16M --kill-at call --expect exact
 # dred-master beside the job (dredrun --external-master): the same guarantees without it
 # in the application's MPI_COMM_WORLD
-part "external master: 4 worker kills, 4 workers, 4 MiB (0 wrong, 0 hung)" \
-  --external --mode worker --trials 4 --workers 4 --bytes 4M
+part "external master: 2 worker kills, 4 workers, 4 MiB (0 wrong, 0 hung)" \
+  --external --mode worker --trials 2 --workers 4 --bytes 4M
 part "external master: worker killed right after its call, 4 workers, 16 MiB (every survivor exact)" \
   --external --mode worker --trials 1 --workers 4 --bytes 16M --kill-at call --expect exact
 DRED_MEET=0 part "external master: master kill, 4 workers, 64 MiB (every survivor MASTER_LOST)" \

@@ -43,8 +43,7 @@ static void from_root(void *buf, size_t bytes, int root, MPI_Comm comm) {
   MPI_Comm_rank(comm, &r);
   MPI_Comm_size(comm, &p);
   if (r == root) {
-    for (int k = 0; k < p; k++)
-      if (k != root) MPI_Send(buf, (int)bytes, MPI_BYTE, k, 81, comm);
+    send_all(buf, (int)bytes, root, 81, comm);
   } else {
     MPI_Recv(buf, (int)bytes, MPI_BYTE, root, 81, comm, MPI_STATUS_IGNORE);
   }

@@ -1219,8 +1219,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(node, &nr);
     MPI_Comm_size(node, &np);
     MPI_Comm_split(node, nr % 2, np - nr, &node_rev_half);
+    int nodes = 0;
     {
-        int nn = nr == 0, nodes = 0;
+        int nn = nr == 0;
         MPI_Allreduce(&nn, &nodes, 1, MPI_INT, MPI_SUM, g_comm);
         if (g_rank == 0) printf("# meet: P=%d on %d node(s), this node %d member(s)\n", g_size, nodes, np);
         fflush(stdout);
@@ -1254,7 +1255,9 @@ int main(int argc, char **argv)
     if (g_rank == 0) printf("# ring done at %.1f s\n", now_s() - t0);
     mismatch(g_comm, "dred_comm", seed + 10);
     mismatch(node, "node", seed + 11 + 1000 * (uint64_t)nodeid);
-    mismatch(rev, "reversed", seed + 12);
+    /* (across nodes every mismatch goes through dred-master, whatever the members' order:
+     * dred_comm's cases cover it there, at a third of the time) */
+    if (nodes == 1) mismatch(rev, "reversed", seed + 12);
     if (g_rank == 0) printf("# mismatch done at %.1f s\n", now_s() - t0);
     abandon(node, "node", seed + 20 + 1000 * (uint64_t)nodeid);
     abandon(g_comm, "dred_comm", seed + 21);

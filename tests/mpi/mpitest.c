@@ -205,12 +205,26 @@ int ref_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, M
         fprintf(stderr, "ref_reduce: no memory for %d x %zu bytes\n", p, span);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    /* slot k holds rank k's operand laid out as `count` elements of dt (lb cancels out) */
+    /* slot k holds rank k's operand laid out as `count` elements of dt (lb cancels out);
+     * every receive posted at once, so that the operands land in whatever order their
+     * senders get a core (received one by one, each could wait for a scheduler tick where
+     * the processes outnumber the cores) */
+    MPI_Request *rq = malloc(sizeof *rq * (size_t)p);
+    MPI_Status *sts = malloc(sizeof *sts * (size_t)p); /* (MPI_STATUSES_IGNORE: a gcc false alarm) */
+    if (rq == NULL || sts == NULL) {
+        fprintf(stderr, "ref_reduce: no memory for %d requests\n", p);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    for (k = 0; k < p; k++) rq[k] = MPI_REQUEST_NULL;
     for (k = 0; k < p && rc == MPI_SUCCESS; k++)
-        rc = k == r ? MPI_Sendrecv(mine, count, dt, 0, 0, all + (size_t)k * span - lb, count,
-                                   dt, 0, 0, MPI_COMM_SELF, MPI_STATUS_IGNORE)
-                    : MPI_Recv(all + (size_t)k * span - lb, count, dt, k, REF_TAG, comm,
-                               MPI_STATUS_IGNORE);
+        if (k != r)
+            rc = MPI_Irecv(all + (size_t)k * span - lb, count, dt, k, REF_TAG, comm, &rq[k]);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Sendrecv(mine, count, dt, 0, 0, all + (size_t)r * span - lb, count, dt, 0, 0,
+                          MPI_COMM_SELF, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS) rc = MPI_Waitall(p, rq, sts);
+    free(rq);
+    free(sts);
     /* MPI_Reduce_local(in, inout) is inout = in op inout: fold from the right into the last
      * slot, which ends as x0 op (x1 op (... op x(p-1))) */
     char *acc = all + (size_t)(p - 1) * span - lb;
@@ -221,5 +235,26 @@ int ref_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, M
         rc = MPI_Sendrecv(acc, count, dt, 0, 0, recvbuf, count, dt, 0, 0, MPI_COMM_SELF,
                           MPI_STATUS_IGNORE);
     free(all);
+    return rc;
+}
+
+int send_all(const void *buf, int count, int from, int tag, MPI_Comm comm)
+{
+    int p, k, n = 0, rc = MPI_SUCCESS;
+    MPI_Comm_size(comm, &p);
+    MPI_Request *rq = malloc(sizeof *rq * (size_t)p);
+    MPI_Status *sts = malloc(sizeof *sts * (size_t)p); /* (MPI_STATUSES_IGNORE: a gcc false alarm) */
+    if (rq == NULL || sts == NULL) {
+        fprintf(stderr, "send_all: no memory for %d requests\n", p);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    for (k = 0; k < p && rc == MPI_SUCCESS; k++)
+        if (k != from) rc = MPI_Isend(buf, count, MPI_BYTE, k, tag, comm, &rq[n++]);
+    if (n > 0) {
+        int w = MPI_Waitall(n, rq, sts);
+        if (rc == MPI_SUCCESS) rc = w;
+    }
+    free(rq);
+    free(sts);
     return rc;
 }

@@ -73,4 +73,9 @@ void affine_free(MPI_Datatype *type, MPI_Op *op);
 int ref_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                int root, MPI_Comm comm);
 
+/* From `from`, `count` bytes of buf to every other member of comm, tag `tag`, point to
+ * point, the sends all in flight at once (each member receives with MPI_Recv); returns
+ * MPI_SUCCESS or an MPI error code. */
+int send_all(const void *buf, int count, int from, int tag, MPI_Comm comm);
+
 #endif /* DRED_TESTS_MPITEST_H */

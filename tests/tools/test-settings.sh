@@ -52,8 +52,8 @@ run() {
   # setsid: the job gets its own process group, so a stuck one is killed whole, by pid.
   setsid env "$@" "${launch[@]}" "$app" -c 1000 -r 1 -k 1 >"$tmp/$name.log" 2>&1 &
   jobpid=$!
-  local waited=0
-  while kill -0 "$jobpid" 2>/dev/null && [ "$waited" -lt "$LIMIT" ]; do sleep 1; waited=$((waited + 1)); done
+  local waited=0 # tenths of a second
+  while kill -0 "$jobpid" 2>/dev/null && [ "$waited" -lt $((LIMIT * 10)) ]; do sleep 0.1; waited=$((waited + 1)); done
   if kill -0 "$jobpid" 2>/dev/null; then
     kill -TERM -- "-$jobpid" 2>/dev/null; sleep 1; kill -KILL -- "-$jobpid" 2>/dev/null
     wait "$jobpid" 2>/dev/null; rc=124
