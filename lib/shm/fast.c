@@ -110,6 +110,54 @@ void dred_meet__fast_wake(dred_meet_ring_t *r, uint64_t seq) {
   if (ring_fast(r)) wake_sleepers(slot_of(r, seq));
 }
 
+/* A writer DEPTH collectives ahead of a peer polls up to ack_wait_ns for the peer's ack
+ * of seq - DEPTH, where every process has a core (dred_meet__spin_ns): a bcast root
+ * streaming from one root, whose peers post nothing, gets there whenever it runs ahead.
+ * A peer busy in the stream's calls gives that ack within one call's time, while the
+ * slot's way costs both members more than a call and, once taken, tends to keep the
+ * stream there (docs/performance.md, session 53: 1.8-2.5 x MPI's time per 8 B bcast in
+ * some runs without the poll).  A peer that gives none by then is elsewhere (computing,
+ * stopped or dead): the slot's way serves, and this thread polls no more for a while
+ * (ACK_IDLE_TIMES the bound), so a root far ahead of a busy peer pays the poll rarely. */
+#define ACK_IDLE_TIMES 500u
+static uint64_t ack_wait_ns = 2000;
+static __thread uint64_t ack_idle_until; /* this thread's polls off until then */
+
+void dred_meet_set_ack_wait(uint64_t ns) {
+  ack_wait_ns = ns;
+  ack_idle_until = 0;
+}
+
+static int peer_acked(dred_meet_ring_t *r, uint64_t seq, uint32_t k) {
+  return __atomic_load_n(ack_of(r, seq, k), __ATOMIC_ACQUIRE) >= seq - DRED_MEET_DEPTH + 1;
+}
+
+/* Whether every living peer is done with the posts of seq - DEPTH (seq >= DEPTH). */
+static int peers_acked(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint64_t gone) {
+  uint64_t t0 = 0, now, limit = dred_meet__spin_ns() > 0 ? ack_wait_ns : 0;
+  uint32_t k, i;
+  for (k = 0; k < r->n; k++) {
+    if (k == member || (gone & bit(k))) continue;
+    for (i = 0; !peer_acked(r, seq, k); i++) {
+      if (limit == 0) return 0;
+      if (t0 == 0) {
+        t0 = dred_meet__now_ns();
+        if (t0 < ack_idle_until) return 0;
+      } else if ((i & 15) == 15) {
+        if ((now = dred_meet__now_ns()) - t0 >= limit) {
+          ack_idle_until = now + ACK_IDLE_TIMES * limit;
+          return 0;
+        }
+        if (__atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) & bit(k)) break; /* declared dead */
+      }
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+  }
+  return 1;
+}
+
 int dred_meet_fast_begin(dred_meet_ring_t *r, uint64_t seq, uint32_t member, int peers_past) {
   struct dred_meet_post *me;
   uint64_t gone, t, want;
@@ -124,11 +172,7 @@ int dred_meet_fast_begin(dred_meet_ring_t *r, uint64_t seq, uint32_t member, int
     if (k != member) __builtin_prefetch(post_of(r, seq, k), 0, 3);
   /* Every living peer done with the posts of seq - DEPTH here: known when they all posted
    * a later seq of this stream, as blocking calls do one after the other; else asked. */
-  if (seq >= DRED_MEET_DEPTH && !peers_past)
-    for (k = 0; k < r->n; k++)
-      if (k != member && !(gone & bit(k)) &&
-          __atomic_load_n(ack_of(r, seq, k), __ATOMIC_ACQUIRE) < seq - DRED_MEET_DEPTH + 1)
-        return 0;
+  if (seq >= DRED_MEET_DEPTH && !peers_past && !peers_acked(r, seq, member, gone)) return 0;
   /* gone the slot's way for seq already (its peers may have seen it): never both */
   if (__atomic_load_n(ack_of(r, seq, member), __ATOMIC_RELAXED) >= seq + 1 ||
       slot_taken(slot_of(r, seq), seq))

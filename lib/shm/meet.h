@@ -372,7 +372,9 @@ int dred_meet_fast_still(dred_meet_ring_t *r, uint64_t seq, uint32_t k);
  * them all in the lane then).  1 if posted (then look until resolved); 0 if not -- the
  * ring or group does not allow it, the operand is too large, a peer may still read this
  * slot's posts of seq - DEPTH, a member went the slot's way for seq already, or this one
- * was declared failed -- and the member arrives in the slot as usual. */
+ * was declared failed -- and the member arrives in the slot as usual.  A peer's missing
+ * ack of seq - DEPTH is waited for, polling, up to dred_meet_set_ack_wait's bound where
+ * waiters poll (dred_meet_set_spin > 0). */
 int dred_meet_fast_post(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
                         const proto_params_t *p, const void *data, size_t bytes, int peers_past);
 /* The same, made as `how` says (DRED_MEET_POST_*; dred_meet_fast_post: CLEAN).  An NB post
@@ -480,6 +482,11 @@ int dred_meet_needs(dred_meet_slot_t *s, uint64_t seq, uint32_t member);
  * Polling pays only where every member has a core: with more processes than cores it
  * takes the core from the member it waits for, so the caller sets 0 there. */
 void dred_meet_set_spin(uint64_t ns);
+
+/* How long a writer DEPTH collectives ahead of a peer polls for that peer's ack before
+ * going the slot's way (this process; default 2 us, fast.c says why); after a poll that
+ * ran out, the calling thread does not poll again for 500 times as long.  0: never. */
+void dred_meet_set_ack_wait(uint64_t ns);
 
 /* A bcast member's outcome before the slot decided: once the root arrived, DRED_OK if
  * its data is readable and `member`'s parameters agree with the root's, MISMATCH if they

@@ -25,6 +25,7 @@
  * Waiting works across processes, polling and asleep, and is bounded by its timeout.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -918,6 +919,63 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* A bcast root DEPTH collectives ahead of its peer polls for the peer's ack of seq - DEPTH
+ * (dred_meet_set_ack_wait): it posts once the ack comes within the bound; with none it goes
+ * the slot's way after the bound, and then, for a while, without polling; where waiters
+ * do not poll (spin 0) it never waits. */
+struct late_ack { dred_meet_ring_t *r; uint64_t seq; uint32_t member; };
+
+static void *ack_late(void *arg) {
+  struct late_ack *a = arg;
+  struct timespec ts = {0, 20000000L};
+  nanosleep(&ts, NULL);
+  dred_meet_fast_done(a->r, a->seq, a->member);
+  return NULL;
+}
+
+static void test_ack_wait(void **state) {
+  dred_meet_table_t *t = table_new();
+  dred_meet_ring_t *r = dred_meet_ring_of(t, 15, 2, WORKERS);
+  proto_params_t p = params(PROTO_KIND_BCAST, 2, 0);
+  const uint64_t D = DRED_MEET_DEPTH;
+  struct late_ack a = {r, 0, 1};
+  pthread_t th;
+  uint64_t t0, dt;
+  (void)state;
+  dred_meet_set_spin(1000000);
+  assert_int_equal(post(r, 0, 0, &p), 1);
+  assert_int_equal(post(r, 1, 0, &p), 1);
+  /* the ack comes 20 ms later, within a 10 s bound: posted */
+  dred_meet_set_ack_wait(10000000000ull);
+  assert_int_equal(pthread_create(&th, NULL, ack_late, &a), 0);
+  t0 = now_ns();
+  assert_int_equal(post(r, D, 0, &p), 1);
+  dt = now_ns() - t0;
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_true(dt >= 15000000ull);
+  assert_true(dt < 10000000000ull);
+  /* no ack of seq 1: the slot's way after the bound (100 ms), then at once */
+  dred_meet_set_ack_wait(100000000ull);
+  t0 = now_ns();
+  assert_int_equal(post(r, D + 1, 0, &p), 0);
+  assert_true(now_ns() - t0 >= 100000000ull);
+  t0 = now_ns();
+  assert_int_equal(post(r, D + 1, 0, &p), 0);
+  assert_true(now_ns() - t0 < 100000000ull);
+  /* waiters that do not poll: no wait either */
+  dred_meet_set_ack_wait(100000000ull);
+  dred_meet_set_spin(0);
+  t0 = now_ns();
+  assert_int_equal(post(r, D + 1, 0, &p), 0);
+  assert_true(now_ns() - t0 < 100000000ull);
+  /* the ack given: posted at once */
+  dred_meet_fast_done(r, 1, 1);
+  assert_int_equal(post(r, D + 1, 0, &p), 1);
+  dred_meet_set_spin(1000000);
+  dred_meet_set_ack_wait(2000);
+  table_free(t);
+}
+
 static void wait_case(uint64_t spin_ns) {
   dred_meet_table_t *t = table_new();
   dred_meet_ring_t *r = dred_meet_ring_of(t, 9, 2, WORKERS);
@@ -1056,7 +1114,7 @@ int main(void) {
       cmocka_unit_test(test_bcast_by_ref),
       cmocka_unit_test(test_allreduce_by_ref), cmocka_unit_test(test_progress_claims),
       cmocka_unit_test(test_nb_imported),  cmocka_unit_test(test_nb_clean),
-      cmocka_unit_test(test_nb_ack),
+      cmocka_unit_test(test_nb_ack),       cmocka_unit_test(test_ack_wait),
       cmocka_unit_test(test_wait_polling), cmocka_unit_test(test_wait_asleep),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
