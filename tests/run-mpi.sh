@@ -86,7 +86,7 @@ CASES=(
   # the node relay (lib/paths/relay.c): every node but the master's has 3 members, so some
   # lead and some copy from their leader
   "bcast-relay@abc  bcast       8  240  @a:3,b:3,c:3 +DRED_LOG_LEVEL=info ?node~relay:~led ?node~relay:~copied -s 74"
-  "allreduce-relay@abc allreduce 8 240  @a:3,b:3,c:3 +DRED_LOG_LEVEL=info ?node~relay:~led ?node~relay:~copied -s 75 -l 300000"
+  "allreduce-relay@abc allreduce 8 240  @a:3,b:3,c:3 +DRED_LOG_LEVEL=info ?node~relay:~led ?node~relay:~copied -s 75 -l 100000"
   # A reduce spanning nodes: each node without the root sends dred-master one partial
   # (lib/paths/partial.c); tagged and auto reduces in flight together, shuffled
   "partial-p8@abc   concurrent  8  150  @a:3,b:3,c:3 +DRED_LOG_LEVEL=info ?node~partials:~folded -s 94"
@@ -173,9 +173,9 @@ CASES=(
   # bcast, communicators, types, ops, tags, IN_PLACE, pool blocks and mismatched calls,
   # every result checked exactly; on one node, on simulated nodes, with inline reductions
   # off, and allreduce/bcast alone with operands up to 2 MB copied in pieces
-  "mix-p5           mix         5   90  -s 1 -r 150"
-  "mix-p8@abc       mix         8   90  @a:3,b:3,c:3 -s 2 -r 100"
-  "mix-p8@abcd      mix         8   90  @a:2,b:2,c:2,d:3 -s 3 -r 100"
+  "mix-p5           mix         5   90  -s 1 -r 100"
+  "mix-p8@abc       mix         8   90  @a:3,b:3,c:3 -s 2 -r 60"
+  "mix-p8@abcd      mix         8   90  @a:2,b:2,c:2,d:3 -s 3 -r 60"
   "mix-inline-off-p5 mix        5   90  +DRED_INLINE_MAX=0 -s 4 -r 100"
   "mix-coll-pieces-p3 mix       3   90  +DRED_MEET_PIECES=1 -k allreduce,bcast -B 2000000 -K 10 -s 5 -r 80"
   # ... and with members taking their whole pool mid-issue (-S), so that slots spill to

@@ -25,7 +25,7 @@
 #      master declares it failed (random moments do not land inside steps this short).
 #   4c. the node engine (one-node auto-tagged reductions of any size met in shared memory
 #      by reference, lib/paths/meetpath.c): a non-root killed at a random moment of a 4 MiB
-#      reduction (4 trials), right after its call of a 16 MiB one (2, exact: its pool block
+#      reduction (2 trials), right after its call of a 16 MiB one (2, exact: its pool block
 #      outlives it), under a non-commutative op (2), during 16 concurrent ones (2); the root
 #      killed 5 ms in, once every member's call returned (1: the others had nothing more
 #      to do, DRED_OK; a member arriving after the death is known gets PROC_FAILED, so the
@@ -57,7 +57,7 @@
 #      (tests/faults/rollforward.sh): a node peer finishes the dead executor's absorption
 #      from the two snapshots and scratch, and every survivor's result is exact.
 #  10. the randomized mix (tests/mpi/mix.c -X) with one member killed at a random moment
-#      of a round (3 trials, 4 members) and one node lost (2 trials, a:3,b:3,c:3): every
+#      of a round (2 trials, 4 members) and one node lost (2 trials, a:3,b:3,c:3): every
 #      collective whose group held no victim exact, the others exact or an explicit error
 #      (tests/faults/mix-faults.sh); and 5 runs of a seed whose schedule once hung (a
 #      RECOVER reaching a member still in a spilled meeting slot).
@@ -130,7 +130,7 @@ part "worker killed right after its call, small auto-tagged reductions met in sh
 part "worker killed after the first of 8 small auto-tagged reductions met in shared memory, 4 workers, 64 B (the one it joined exact, the 7 it never joined PROC_FAILED on every survivor, none hangs)" \
   --mode worker --trials 3 --workers 4 --bytes 64 --conc 8 --auto-tags --kill-at call --expect PROC_FAILED
 part "worker killed at a random moment, 4 MiB auto-tagged reductions met in shared memory by reference (the node engine: the root folds from the peers' pool blocks), 4 workers (exact or an explicit error)" \
-  --mode worker --trials 4 --workers 4 --bytes 4M --auto-tags --calib 1
+  --mode worker --trials 2 --workers 4 --bytes 4M --auto-tags --calib 1
 part "worker killed right after its call, 16 MiB met by reference, 4 workers (every survivor exact: its pool block outlives it)" \
   --mode worker --trials 2 --workers 4 --bytes 16M --auto-tags --kill-at call --expect exact
 part "worker killed at a random moment, 1 MiB met by reference, non-commutative op (rank order kept)" \
@@ -222,7 +222,7 @@ DRED_MEET=0 script_part "executor killed inside an absorption at pieces 0, 513 a
 #     allreduce and bcast on seven kinds of communicators; collectives whose group held a
 #     victim end exact or in an explicit error, every other one exact.
 script_part "the mix with a member killed mid-round, 4 members (collectives it had no part in exact)" mix-faults.sh \
-  --trials 3 --np 4 --seed "$seed"
+  --trials 2 --np 4 --seed "$seed"
 DRED_HEARTBEAT_MS=200 DRED_FAIL_TIMEOUT_MS=2000 DRED_MASTER_TIMEOUT_MS=4000 \
   script_part "the mix with a node lost mid-round, a:3,b:3,c:3" mix-faults.sh \
   --trials 2 --np 8 --sim-nodes a:3,b:3,c:3 --node --seed "$seed"

@@ -68,12 +68,16 @@ CASES=(
 
 pass=0; fail=0; failed=()
 session_pids() { ps -eo pid=,sid= | awk -v s="$1" '$2 == s { print $1 }'; }
-kill_session() {
-  local sig p
-  for sig in TERM KILL; do
-    for p in $(session_pids "$1"); do kill "-$sig" "$p" 2>/dev/null; done
-    sleep 1
+kill_session() { # TERM, up to 1 s to end, then KILL; no wait when nothing is left
+  local p pids i
+  pids=$(session_pids "$1")
+  [ -n "$pids" ] || return 0
+  for p in $pids; do kill -TERM "$p" 2>/dev/null; done
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    [ -n "$(session_pids "$1")" ] || return 0
+    sleep 0.1
   done
+  for p in $(session_pids "$1"); do kill -KILL "$p" 2>/dev/null; done
 }
 # run_job LOG LIMIT LAYOUT P ENVS PROG ARGS...: sets rc, timed_out, leader
 run_job() {
