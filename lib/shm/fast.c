@@ -134,13 +134,14 @@ static int peer_acked(dred_meet_ring_t *r, uint64_t seq, uint32_t k) {
 
 /* Whether every living peer is done with the posts of seq - DEPTH (seq >= DEPTH). */
 static int peers_acked(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint64_t gone) {
-  uint64_t t0 = 0, now, limit = dred_meet__spin_ns() > 0 ? ack_wait_ns : 0;
+  uint64_t t0 = 0, now, limit = 0;
   uint32_t k, i;
   for (k = 0; k < r->n; k++) {
     if (k == member || (gone & bit(k))) continue;
     for (i = 0; !peer_acked(r, seq, k); i++) {
-      if (limit == 0) return 0;
-      if (t0 == 0) {
+      if (t0 == 0) { /* the first ack missing: poll at all? (off the path where all are in) */
+        limit = dred_meet__spin_ns() > 0 ? ack_wait_ns : 0;
+        if (limit == 0) return 0;
         t0 = dred_meet__now_ns();
         if (t0 < ack_idle_until) return 0;
       } else if ((i & 15) == 15) {
@@ -150,9 +151,7 @@ static int peers_acked(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint6
         }
         if (__atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) & bit(k)) break; /* declared dead */
       }
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
+      relax();
     }
   }
   return 1;
@@ -543,9 +542,7 @@ static void wait_for(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint32_
   t0 = dred_meet__now_ns();
   for (i = 0; spin > 0; i++) {
     if (!pending(r, seq, member, watch_root)) return;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
+    relax();
     if ((i & 63) == 63 && dred_meet__now_ns() - t0 >= spin) break;
   }
   if (timeout_ns <= spin) return;

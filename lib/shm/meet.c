@@ -176,9 +176,7 @@ static void slot_lock(dred_meet_slot_t *s) {
    * unlock: microseconds, more than a small collective takes). */
   int rc = EBUSY, tries = spin_ns > 0 ? LOCK_TRIES : 0;
   while (tries-- > 0 && (rc = pthread_mutex_trylock(&s->mu)) == EBUSY) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
+    relax();
   }
   if (rc == EBUSY) rc = pthread_mutex_lock(&s->mu);
   if (rc == EOWNERDEAD) {
@@ -961,9 +959,7 @@ static int spin_moved(const uint32_t *word, uint32_t w, uint64_t limit_ns) {
   if (limit_ns == 0) return 0;
   for (i = 0;; i++) {
     if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != w) return 1;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
+    relax();
     if ((i & 63) == 0) { /* the clock every 64 polls: a vDSO call, not a system call */
       uint64_t now = mono_ns();
       if (t0 == 0) t0 = now;

@@ -109,6 +109,13 @@ struct dred_meet_table {
 static inline uint64_t bit(uint32_t k) { return (uint64_t)1 << k; }
 static inline uint64_t all_of(uint32_t n) { return n >= 64 ? ~(uint64_t)0 : bit(n) - 1; }
 
+/* One turn of a polling loop: lets the sibling hyperthread run, where the CPU has one. */
+static inline void relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 /* meet.c's, for fast.c: wake the slot's sleepers (no system call when none sleeps); the
  * polling budget of dred_meet_set_spin; a monotonic clock; sleep on a futex word. */
 void dred_meet__wake(dred_meet_slot_t *s);

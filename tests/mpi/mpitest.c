@@ -185,6 +185,29 @@ void affine_free(MPI_Datatype *type, MPI_Op *op)
     MPI_Type_free(type);
 }
 
+/* Room for n requests (aborts the job without memory: `who` says whose). */
+static MPI_Request *requests_new(int n, const char *who)
+{
+    MPI_Request *rq = malloc(sizeof *rq * (size_t)(n > 0 ? n : 1));
+    if (rq == NULL) {
+        fprintf(stderr, "%s: no memory for %d requests\n", who, n);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return rq;
+}
+
+/* Completes and frees the n requests posted in rq, then rq itself; returns rc, or the
+ * first error of a wait when rc is MPI_SUCCESS. */
+static int requests_wait(int n, MPI_Request *rq, int rc)
+{
+    for (int k = 0; k < n; k++) {
+        int w = MPI_Wait(&rq[k], MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS) rc = w;
+    }
+    free(rq);
+    return rc;
+}
+
 int ref_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                int root, MPI_Comm comm)
 {
@@ -209,22 +232,15 @@ int ref_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, M
      * every receive posted at once, so that the operands land in whatever order their
      * senders get a core (received one by one, each could wait for a scheduler tick where
      * the processes outnumber the cores) */
-    MPI_Request *rq = malloc(sizeof *rq * (size_t)p);
-    MPI_Status *sts = malloc(sizeof *sts * (size_t)p); /* (MPI_STATUSES_IGNORE: a gcc false alarm) */
-    if (rq == NULL || sts == NULL) {
-        fprintf(stderr, "ref_reduce: no memory for %d requests\n", p);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    for (k = 0; k < p; k++) rq[k] = MPI_REQUEST_NULL;
+    MPI_Request *rq = requests_new(p, "ref_reduce");
+    int n = 0;
     for (k = 0; k < p && rc == MPI_SUCCESS; k++)
         if (k != r)
-            rc = MPI_Irecv(all + (size_t)k * span - lb, count, dt, k, REF_TAG, comm, &rq[k]);
+            rc = MPI_Irecv(all + (size_t)k * span - lb, count, dt, k, REF_TAG, comm, &rq[n++]);
     if (rc == MPI_SUCCESS)
         rc = MPI_Sendrecv(mine, count, dt, 0, 0, all + (size_t)r * span - lb, count, dt, 0, 0,
                           MPI_COMM_SELF, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS) rc = MPI_Waitall(p, rq, sts);
-    free(rq);
-    free(sts);
+    rc = requests_wait(n, rq, rc);
     /* MPI_Reduce_local(in, inout) is inout = in op inout: fold from the right into the last
      * slot, which ends as x0 op (x1 op (... op x(p-1))) */
     char *acc = all + (size_t)(p - 1) * span - lb;
@@ -242,19 +258,8 @@ int send_all(const void *buf, int count, int from, int tag, MPI_Comm comm)
 {
     int p, k, n = 0, rc = MPI_SUCCESS;
     MPI_Comm_size(comm, &p);
-    MPI_Request *rq = malloc(sizeof *rq * (size_t)p);
-    MPI_Status *sts = malloc(sizeof *sts * (size_t)p); /* (MPI_STATUSES_IGNORE: a gcc false alarm) */
-    if (rq == NULL || sts == NULL) {
-        fprintf(stderr, "send_all: no memory for %d requests\n", p);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    MPI_Request *rq = requests_new(p, "send_all");
     for (k = 0; k < p && rc == MPI_SUCCESS; k++)
         if (k != from) rc = MPI_Isend(buf, count, MPI_BYTE, k, tag, comm, &rq[n++]);
-    if (n > 0) {
-        int w = MPI_Waitall(n, rq, sts);
-        if (rc == MPI_SUCCESS) rc = w;
-    }
-    free(rq);
-    free(sts);
-    return rc;
+    return requests_wait(n, rq, rc);
 }
