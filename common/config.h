@@ -37,7 +37,7 @@ typedef struct {
   int meet;                   /* DRED_MEET */
   int meet_share;             /* DRED_MEET_SHARE (lib/paths/meetpath.c) */
   int meet_pieces;            /* DRED_MEET_PIECES (lib/paths/meetpath.c) */
-  int meet_fast_nb;           /* DRED_MEET_FAST_NB (lib/paths/meetpath.c) */
+  int meet_fast_nb;           /* DRED_MEET_FAST_NB (lib/paths/lanepath.c) */
   int shm_stream;             /* DRED_SHM_STREAM (lib/mpi/window.c, lib/shm/copy.c) */
   uint64_t meet_spin_us;      /* DRED_MEET_SPIN_US (lib/paths/meetpath.c) */
   int prefault_peers;         /* DRED_PREFAULT_PEERS (lib/mpi/window.c) */

@@ -20,6 +20,7 @@
 #include "../../common/watchdog.h"
 #include "../mpi/dataplane.h"
 #include "../mpi/nodemem.h"
+#include "../paths/lanepath.h"
 #include "../paths/meetpath.h"
 #include "../paths/offnode.h"
 #include "../paths/relay.h"
@@ -568,24 +569,24 @@ static int call_submit(dred_rt_t *rt, dred_inst_t *in, int blocking, int *status
   int offnode, met, first;
 
   /* A blocking small collective of a one-node group tries the meeting place's
-   * fast lane first: decided there, it is finished before the call waits (meetpath.c). */
-  if (blocking && dred_meetpath_fast(rt, in)) {
-    *status = dred_meetpath_fast_finish(rt, in); /* `in` and its future are gone */
+   * fast lane first: decided there, it is finished before the call waits (lanepath.c). */
+  if (blocking && dred_lanepath_call(rt, in)) {
+    *status = dred_lanepath_finish(rt, in); /* `in` and its future are gone */
     return 2;
   }
 
-  /* A nonblocking small one posts in the fast lane instead, and returns (meetpath.c). */
-  if (!blocking && dred_meetpath_lane_post(rt, in)) {
+  /* A nonblocking small one posts in the fast lane instead, and returns (lanepath.c). */
+  if (!blocking && dred_lanepath_post(rt, in)) {
     uv_mutex_lock(&rt->lock);
     rt->entering--;
     if (rt->dead) { /* as below: the turn is taken; end it here */
       *status = rt->dead_status;
       uv_mutex_unlock(&rt->lock);
-      dred_meetpath_lane_cancel(in);
+      dred_lanepath_cancel(in);
       inst_discard(rt, in);
       return 0;
     }
-    dred_meetpath_lane_join(rt, in);
+    dred_lanepath_join(rt, in);
     dred_rt_insert(rt, in);
     uv_mutex_unlock(&rt->lock);
     return 1;
@@ -719,7 +720,7 @@ static int call_wait(int rc, dred_future *f) {
     rc = dred_future_get(f);
     dred_future_free(f);
   }
-  dred_meetpath_fast_done(); /* last: see meetpath.h */
+  dred_lanepath_done(); /* last: see lanepath.h */
   return rc;
 }
 

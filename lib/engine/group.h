@@ -29,14 +29,14 @@ typedef struct dred_group {
    * reduction: NULL when it spans nodes, is too large, or the table was full. */
   struct dred_meet_ring *meet_ring;
   int meet_looked;
-  uint64_t meet_fast_next; /* 1 + the auto seq last decided in the fast lane (meetpath.c) */
+  uint64_t meet_fast_next; /* 1 + the auto seq last decided in the fast lane (lanepath.c) */
   uint32_t lane_nb_open;   /* slots of the ring (bit seq % DRED_MEET_DEPTH) where a nonblocking
                             * call of ours posted in the fast lane is still unresolved:
                             * nothing of ours posts there again until it is (atomic) */
   /* Where this member put an operand too large for its fast-lane post (a bcast root's
    * data, an allreduce member's operand), per slot of the ring: a block of its pool,
    * reused while large enough (the peers' acks say when nobody reads it any more;
-   * meetpath.c).  The pool's end frees them. */
+   * lanepath.c).  The pool's end frees them. */
   struct {
     char *p;
     int64_t off;

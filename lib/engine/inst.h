@@ -128,9 +128,9 @@ typedef struct dred_inst {
                             * arrival served from a bcast root's post: its outcome       */
   int meet_fast_all;       /* ... with every member's post seen (not a bcast served early) */
   int meet_lane_nb;        /* a nonblocking call posted in the fast lane, not yet resolved
-                           * there nor gone the slot's way (meetpath.c, "Nonblocking calls") */
+                           * there nor gone the slot's way (lanepath.c, "Nonblocking calls") */
   int meet_lane_ref;       /* ... a bcast served from its root's pool block, which the
-                            * post names (taken_data holds the reference): copied, checked
+                            * post names (dred_meetpath__taken holds it): copied, checked
                             * and acked as it finishes                                   */
   int meet_publish;        /* a bcast root: the slot is still to be told its data is in;
                             * an allreduce member: how far its operand is (PIECES)       */

@@ -65,15 +65,6 @@ void dred_meetpath_reclaim_lent(dred_rt_t *rt);
  * `worker` is not member k's process. */
 const char *dred_meetpath_peer_block(dred_rt_t *rt, const dred_inst_t *in, uint32_t k,
                                      uint32_t worker, int64_t off, uint64_t len);
-/* Fold elements [e0, e0 + ne) of the n operands src[0..n-1] into `acc`, which holds
- * src[r]'s elements there, in rank order (the order MPI defines for any op); `tmp` is
- * dred_meetpath_fold_tmp's scratch.  DRED_OK or DRED_ERR_INTERNAL (MPI_Reduce_local
- * failed). */
-int dred_meetpath_fold(dred_inst_t *in, const char *const *src, uint32_t n, uint32_t r,
-                       char *acc, uint64_t e0, uint64_t ne, char *tmp);
-/* Scratch for dred_meetpath_fold with a non-commutative op: NULL otherwise, or with no
- * memory (*rc DRED_ERR_NOMEM); free() it. */
-char *dred_meetpath_fold_tmp(const dred_inst_t *in, int *rc);
 /* dred_ireduce, under rt->lock, `in` complete (its key in->tag) but not inserted: 1 if it
  * met in shared memory (insert it, hand out the future, nothing for the runtime thread to
  * do); 0 to go to the master (in->meet_mask set).  `held_returns`: 2 when its slot is
@@ -84,29 +75,6 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, int held_returns);
  * piece, telling the slot as it goes (the members copy out meanwhile).  On the calling
  * thread, after arriving, without rt->lock; nothing if there is nothing to publish. */
 void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in);
-/* The fast lane (lib/shm/meet.h): a blocking small reduce, allreduce or bcast of a one-node
- * group, on the calling thread, `in` complete but not inserted, rt->lock not held.  Posts
- * and waits until it can decide: 1 if decided there (in->meet_status: DRED_OK with the
- * operands it reads taken, or MISMATCH; end it with dred_meetpath_fast_finish);
- * 0 if the call goes on the usual way (not eligible, a member went the slot's way, or the
- * service died). */
-int dred_meetpath_fast(dred_rt_t *rt, dred_inst_t *in);
-/* The ack of the calling thread's last collective decided in the fast lane, if not given
- * yet: the blocking call gives it as it returns. */
-void dred_meetpath_fast_done(void);
-/* `in`, decided by dred_meetpath_fast and seen by nobody else: its fold from the
- * operands taken, then its end (dred_rt_inst_end_unseen).  Returns the call's status;
- * `in` and its future are freed. */
-int dred_meetpath_fast_finish(dred_rt_t *rt, dred_inst_t *in);
-/* A nonblocking small reduce or allreduce of a one-node group posts in the fast lane (its
- * future's waits, and the runtime thread's turns, settle it there: meetpath.c), on the
- * calling thread, `in` complete but not inserted, rt->lock not held: 1 if posted (then,
- * under rt->lock, dred_meetpath_lane_join before it is inserted -- or, should the service
- * have died meanwhile, dred_meetpath_lane_cancel before it is discarded); 0 if the call goes
- * on the usual way (not eligible, or the lane said no). */
-int dred_meetpath_lane_post(dred_rt_t *rt, dred_inst_t *in);
-void dred_meetpath_lane_join(dred_rt_t *rt, dred_inst_t *in);
-void dred_meetpath_lane_cancel(dred_inst_t *in);
 /* A small collective that took its outcome at its arrival (in->meet_taken, claimed): its
  * fold or copy from the operands it took, then its end, on the thread that arrived, after
  * inserting it and letting rt->lock go.  `in` is freed. */

@@ -53,6 +53,7 @@
 #include "../engine/group.h"
 #include "../mpi/dataplane.h"
 #include "../shm/meet.h"
+#include "fold.h"
 #include "meetpath.h"
 #include "partial.h"
 
@@ -121,11 +122,11 @@ static int partial_fold(dred_rt_t *rt, dred_inst_t *in, uint64_t members, char *
     nsrc++;
   }
   /* a piece at a time: copied from the first operand, the others folded in while in cache */
-  tmp = dred_meetpath_fold_tmp(in, &rc);
+  tmp = dred_fold_tmp(in, &rc);
   for (e0 = 0; rc == DRED_OK && e0 < count; e0 += ce) {
     uint64_t m = count - e0 < ce ? count - e0 : ce;
     memcpy(out + e0 * extent, src[0] + e0 * extent, (size_t)m * extent);
-    rc = dred_meetpath_fold(in, src, nsrc, 0, out, e0, m, tmp);
+    rc = dred_fold(in, src, nsrc, 0, out, e0, m, tmp);
   }
   free(tmp);
   return rc;

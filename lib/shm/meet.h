@@ -325,7 +325,7 @@ int dred_meet_arrive_take(dred_meet_ring_t *r, uint64_t seq, uint32_t member,
  *
  * Nonblocking calls.  A small nonblocking reduce or allreduce posts too (DRED_MEET_POST_NB)
  * and returns; its member looks whenever it waits on its future, or its runtime thread
- * does (meetpath.c).  Its thread is then not there to go the slot's way when the third
+ * does (lanepath.c).  Its thread is then not there to go the slot's way when the third
  * rule applies, so whoever opens the slot for seq records every such post there as its
  * member's arrival (dred_meet__fast_import: parameters and operand, copied from the post),
  * and that member's own arrival, when it comes, only joins.  (A spilled seq -- the slot
@@ -425,7 +425,7 @@ void dred_meet_fast_wait(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uin
 void dred_meet_fast_progress_set(dred_meet_ring_t *r, uint64_t seq, uint32_t member, uint64_t bytes);
 uint64_t dred_meet_fast_progress(dred_meet_ring_t *r, uint64_t seq, uint32_t k);
 /* An allreduce folded in parts in the lane uses the same word as each part's claim
- * (meetpath.c, lane_fold_split): any member may move member k's word from `expect` to
+ * (lanepath.c, lane_fold_split): any member may move member k's word from `expect` to
  * `want`, atomically, while k's post is seq's; 1 if it did.  The word names seq itself,
  * so a move meant for seq never lands on a later post of k's. */
 int dred_meet_fast_progress_cas(dred_meet_ring_t *r, uint64_t seq, uint32_t k, uint64_t expect,

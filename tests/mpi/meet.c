@@ -428,7 +428,7 @@ static void lane_bcast(MPI_Comm comm, const char *cname)
     }
 }
 
-/* The lane by reference (fast.c, meetpath.c's lane_fold): 150 blocking allreduces and
+/* The lane by reference (fast.c, lanepath.c's lane_fold): 150 blocking allreduces and
  * 150 reduces (random roots) whose operands exceed a post (89 bytes to 16 KiB, every type
  * and op of the table, the matrix product in rank order included; every fourth in place),
  * an allreduce's every member and a reduce's root folding the pool blocks themselves --

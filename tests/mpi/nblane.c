@@ -1,6 +1,6 @@
 /*
  * nblane.c -- small nonblocking collectives in the meeting place's fast lane
- * (lib/shm/meet.h, "Nonblocking calls"; lib/paths/meetpath.c).
+ * (lib/shm/meet.h, "Nonblocking calls"; lib/paths/lanepath.c).
  *
  *   dredrun -n P mpi_nblane [--nb-off RANK] [-s SEED]
  *

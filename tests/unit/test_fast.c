@@ -1046,7 +1046,7 @@ static void wait_case(uint64_t spin_ns) {
   table_free(t);
 }
 
-/* The progress word as an allreduce's part claims use it (meetpath.c, lane_fold_split):
+/* The progress word as an allreduce's part claims use it (lanepath.c, lane_fold_split):
  * any member moves another's word by compare-and-swap while that post is seq's, and
  * never once the post moved on to a later collective. */
 static void test_progress_claims(void **state) {
