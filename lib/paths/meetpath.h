@@ -1,7 +1,7 @@
 /*
- * meetpath.h -- the node's meeting place as libdred uses it (meetpath.c, over
- * lib/shm/meet.h): reductions of one node's members meet in shared memory, with no
- * message to dred-master.
+ * meetpath.h -- the node's meeting place as libdred uses it (meetpath.c, and meetwork.c
+ * for the folds and copies of a decided slot, over lib/shm/meet.h): reductions of one
+ * node's members meet in shared memory, with no message to dred-master.
  */
 #ifndef DRED_MEETPATH_H
 #define DRED_MEETPATH_H

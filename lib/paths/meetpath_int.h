@@ -1,6 +1,7 @@
 /*
- * meetpath_int.h -- what the meeting place's two paths share: meetpath.c (the slot) and
- * lanepath.c (the fast lane).  Nothing outside them includes it.
+ * meetpath_int.h -- what the meeting place's files share: meetpath.c (the slot's life),
+ * meetwork.c (the work on a decided slot's operands) and lanepath.c (the fast lane).
+ * Nothing outside them includes it.
  */
 #ifndef DRED_MEETPATH_INT_H
 #define DRED_MEETPATH_INT_H
@@ -55,12 +56,36 @@ static inline int service_dead(dred_rt_t *rt) {
   return st;
 }
 
+/* A reduce's root whose operand is large and whose op commutes folds, while it waits
+ * for the last members, the operands of those already there (dred_meet_solo): once the
+ * last one comes only its operand is left, not n - 1.  From 3 members: with 2, the other
+ * one's arrival is the decision.  acc then holds more than the root's operand; should the
+ * slot still spill (a later member with no pool room), dred-master must get the operand
+ * alone, so the root loads it again (reroute) -- never where acc is where it lies (in
+ * place, or sendbuf == recvbuf, with acc = recvbuf). */
+#define PREFOLD_MIN_BYTES (64u * 1024u)
+
+static inline int prefolds(const dred_inst_t *in) {
+  const void *src = in->sendbuf == MPI_IN_PLACE ? in->recvbuf : in->sendbuf;
+  return in->kind == PROTO_KIND_REDUCE && in->is_root && !meet_small(in) &&
+         in->ti.commutative && in->group->n >= 3 && in->bytes >= PREFOLD_MIN_BYTES &&
+         !(in->ti.layout == DRED_LAYOUT_DIRECT && src == (const void *)in->acc);
+}
+
 /* meetpath.c: the ring of a one-node group's auto-tagged stream, looked up once under
  * rt->lock and never changed after (read without it once looked); NULL when it has none. */
 dred_meet_ring_t *dred_meetpath__auto_ring(dred_rt_t *rt, dred_inst_t *in);
 /* meetpath.c: `in`, out of the meeting place with nothing of it there, goes to
  * dred-master as any collective does.  Under rt->lock, `in` on no queue. */
 void dred_meetpath__to_master(dred_rt_t *rt, dred_inst_t *in);
+
+/* meetwork.c: the work of member `in` on its claimed, decided collective whose outcome is
+ * DRED_OK (a fold, chunks, a copy), about `budget` bytes of it; `status` other than
+ * DRED_OK: it is being ended here.  Returns the status; *done whether the work is over,
+ * *reads whether it read peers' blocks, *step what a chunked step said (3: its part is
+ * done, the rest is its peers'). */
+int dred_meetpath__work(dred_rt_t *rt, dred_inst_t *in, int status, uint64_t budget, int *done,
+                        int *reads, int *step);
 
 /* lanepath.c: a small collective's result from the operands taken (the same bytes the
  * slot or the posts held: the same fold, the same result as the slot's).  Returns the
