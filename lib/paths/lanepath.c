@@ -241,7 +241,8 @@ static int lane_prepare(dred_rt_t *rt, dred_inst_t *in, int nb, lane_post_t *lp)
       in->refused || g->n > DRED_MEET_FAST_MEMBERS)
     return 0;
   lp->seq = (uint64_t)(-1 - in->tag);
-  if ((lp->r = dred_meetpath__auto_ring(rt, in)) == NULL || __atomic_load_n(&rt->dead, __ATOMIC_ACQUIRE))
+  if ((lp->r = dred_meetpath__auto_ring(rt, in)) == NULL ||
+      __atomic_load_n(&rt->dead, __ATOMIC_ACQUIRE))
     return 0;
   open = __atomic_load_n(&g->lane_nb_open, __ATOMIC_ACQUIRE);
   if (open & lane_bit(lp->seq)) return 0;
@@ -286,8 +287,10 @@ int dred_lanepath_call(dred_rt_t *rt, dred_inst_t *in) {
                                     bytes, lp.peers_past, lp.how);
   if (!posted) return 0; /* the slot's way: its arrival tells the peers */
   for (;;) {
-    rc = watch ? dred_meet_fast_watch(r, seq, in->member, &p, dred_meetpath__taken, sizeof dred_meetpath__taken, &st)
-               : dred_meet_fast_look(r, seq, in->member, dred_meetpath__taken, sizeof dred_meetpath__taken, &st);
+    rc = watch ? dred_meet_fast_watch(r, seq, in->member, &p, dred_meetpath__taken,
+                                      sizeof dred_meetpath__taken, &st)
+               : dred_meet_fast_look(r, seq, in->member, dred_meetpath__taken,
+                                     sizeof dred_meetpath__taken, &st);
     if (rc != 0) break;
     /* The service died (master lost): nothing will end a wait for a member that never
      * comes; the call ends the way call_submit ends any call then.  Looked at after a
@@ -624,7 +627,8 @@ int dred_lanepath__settle(dred_rt_t *rt, dred_inst_t *in, int status) {
   dred_meet_ring_t *r = in->group->meet_ring;
   uint64_t seq = in->meet_seq;
   int st = DRED_OK, rc, clean = 0, wake;
-  rc = dred_meet_fast_look(r, seq, in->member, dred_meetpath__taken, sizeof dred_meetpath__taken, &st);
+  rc = dred_meet_fast_look(r, seq, in->member, dred_meetpath__taken, sizeof dred_meetpath__taken,
+                           &st);
   if (rc < 0) return lane_to_slot(rt, in);
   if (rc == 0 && status == DRED_OK) {
     uv_mutex_lock(&rt->lock);
@@ -636,7 +640,8 @@ int dred_lanepath__settle(dred_rt_t *rt, dred_inst_t *in, int status) {
     st = status;
   } else {
     clean = rc == 1 && dred_meet_fast_clean(r, seq);
-    if (st == DRED_OK) st = dred_lanepath__taken_result(rt, in); /* (the operands are copied out already) */
+    /* (the operands are copied out already) */
+    if (st == DRED_OK) st = dred_lanepath__taken_result(rt, in);
   }
   dred_meet_fast_done(r, seq, in->member);
   lane_close(in);

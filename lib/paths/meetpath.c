@@ -411,7 +411,8 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, int held_returns) {
   /* A small collective's member takes its outcome at its arrival when it is already OK
    * there (dred_meet_arrive_take): the operands it reads are copied to dred_meetpath__taken. */
   if (dred_meet_arrive_take(r, seq, in->member, &p, wants, &op, data, in->join_error,
-                            meet_small(in) && in->join_error == DRED_OK ? dred_meetpath__taken : NULL,
+                            meet_small(in) && in->join_error == DRED_OK ? dred_meetpath__taken
+                                                                        : NULL,
                             sizeof dred_meetpath__taken, held_returns, &a) != 0) {
     DRED_ERROR("reduction (tag " PROTO_KEY_FMT ") could not arrive in its meeting slot: "
                "going through dred-master", PROTO_KEY_ARG(in->tag));
@@ -428,7 +429,8 @@ int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, int held_returns) {
       memcpy(dred_meetpath__taken, a.lane_data, sizeof(dred_meet_ref_t)); /* lane_copy's */
       in->meet_lane_ref = 1;
     } else if (a.status == DRED_OK && in->kind == PROTO_KIND_BCAST && !in->is_root) {
-      if ((size_t)(in->root + 1) * in->bytes > sizeof dred_meetpath__taken || in->bytes > sizeof a.lane_data)
+      if ((size_t)(in->root + 1) * in->bytes > sizeof dred_meetpath__taken ||
+          in->bytes > sizeof a.lane_data)
         in->meet_status = DRED_ERR_INTERNAL; /* it agreed with the root's: cannot happen */
       else if (in->bytes > 0)
         memcpy(dred_meetpath__taken + (size_t)in->root * in->bytes, a.lane_data, in->bytes);
