@@ -88,8 +88,8 @@ int dred_fold_failed(const dred_inst_t *in, int rc) {
 
 /* Fold elements [e0, e0 + ne) of every operand src[0..n-1] in rank order into `out`,
  * which receives those elements alone. */
-int dred_fold_range(dred_inst_t *in, const char *const *src, uint32_t n, uint64_t e0,
-                    uint64_t ne, char *out, char *tmp) {
+static int fold_range(dred_inst_t *in, const char *const *src, uint32_t n, uint64_t e0,
+                      uint64_t ne, char *out, char *tmp) {
   const char *part[DRED_MEET_MAX_MEMBERS];
   size_t ext = in->ti.extent;
   uint32_t k;
@@ -110,7 +110,7 @@ int dred_fold_chunk(dred_inst_t *in, const char *const *src, uint32_t n, uint32_
                     uint32_t c, char *dst, int dst_is_whole, char *tmp) {
   uint64_t e0, ne;
   dred_meet_chunk_range(in->count, nch, c, &e0, &ne);
-  return dred_fold_range(in, src, n, e0, ne, dst_is_whole ? dst + e0 * in->ti.extent : dst, tmp);
+  return fold_range(in, src, n, e0, ne, dst_is_whole ? dst + e0 * in->ti.extent : dst, tmp);
 }
 
 /* Fold elements [e0, e0 + ne) -- a chunk -- into both the fresh block `blk` peers copy
@@ -128,13 +128,13 @@ int dred_fold_chunk_out(dred_inst_t *in, const char *const *src, uint32_t n, uin
   uint64_t step = STAGE_BYTES / ext, k, m;
   int rc = DRED_OK;
   if (in->bytes > STAGED_FOLD_MAX || step == 0) { /* (step 0: an element larger than the stage) */
-    if ((rc = dred_fold_range(in, src, n, e0, ne, blk, tmp)) == DRED_OK)
+    if ((rc = fold_range(in, src, n, e0, ne, blk, tmp)) == DRED_OK)
       memcpy(res + e0 * ext, blk, ne * ext);
     return rc;
   }
   for (k = 0; k < ne && rc == DRED_OK; k += m) {
     m = ne - k < step ? ne - k : step;
-    if ((rc = dred_fold_range(in, src, n, e0 + k, m, stage, tmp)) == DRED_OK) {
+    if ((rc = fold_range(in, src, n, e0 + k, m, stage, tmp)) == DRED_OK) {
       dred_shm_copy_in(blk + k * ext, stage, m * ext, stream_min);
       memcpy(res + (e0 + k) * ext, stage, m * ext);
     }

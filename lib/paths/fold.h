@@ -22,10 +22,6 @@ int dred_fold(dred_inst_t *in, const char *const *src, uint32_t n, uint32_t r, c
 char *dred_fold_tmp(const dred_inst_t *in, int *rc);
 /* rc, logged when it says MPI_Reduce_local failed. */
 int dred_fold_failed(const dred_inst_t *in, int rc);
-/* Elements [e0, e0 + ne) of every operand, in rank order, into `out`, which receives those
- * elements alone. */
-int dred_fold_range(dred_inst_t *in, const char *const *src, uint32_t n, uint64_t e0,
-                    uint64_t ne, char *out, char *tmp);
 /* Chunk c of `nch` (dred_meet_chunk_range) of every operand into `dst`: the chunk alone
  * (a fresh block), or the caller's whole result (dst_is_whole). */
 int dred_fold_chunk(dred_inst_t *in, const char *const *src, uint32_t n, uint32_t nch,
