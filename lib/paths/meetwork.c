@@ -485,17 +485,21 @@ static int reduce_root_shared(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, i
  * status when *done; else 0 after `budget` bytes, or 3 when the root has not put more in
  * yet (wait on the slot). */
 static int bcast_copy(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done) {
-  const char *src[DRED_MEET_MAX_MEMBERS];
+  const char *src;
   char *dst = result_dst(in);
   uint64_t avail = in->bytes, len;
   uint32_t from;
   int rc, st = DRED_OK;
   *done = 1;
   if (dst == NULL) return DRED_ERR_NOMEM;
-  if ((rc = operands_of(rt, in, src)) != DRED_OK) return rc;
-  /* a relay's follower copies from its node's leader (relay.c), a met member from the root */
+  /* a relay's follower copies from its node's leader (relay.c), a met member from the root;
+   * only that operand: served early, we may copy while others still arrive, and one that
+   * disagrees (no block, another root) may leave any reference in its place */
   from = in->relay_follow ? dred_meet_leader(in->meet_slot) : in->root;
-  if (from >= in->group->n || (src[from] == NULL && in->bytes > 0)) return DRED_ERR_INTERNAL;
+  if (from >= in->group->n) return DRED_ERR_INTERNAL;
+  src = operand_at(rt, in, from, &rc);
+  if (rc != DRED_OK) return rc;
+  if (src == NULL && in->bytes > 0) return DRED_ERR_INTERNAL;
   if (!meet_small(in)) {
     avail = dred_meet_progress(in->meet_slot, in->meet_seq, &st);
     if (st != DRED_OK) return st;
@@ -504,7 +508,7 @@ static int bcast_copy(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done
   while (in->meet_fold_next < avail) {
     len = avail - in->meet_fold_next;
     if (len > DRED_FOLD_CHUNK * 4) len = DRED_FOLD_CHUNK * 4;
-    memcpy(dst + in->meet_fold_next, src[from] + in->meet_fold_next, len);
+    memcpy(dst + in->meet_fold_next, src + in->meet_fold_next, len);
     in->meet_fold_next += len;
     if (in->meet_fold_next < in->bytes && in->meet_fold_next >= budget) break;
   }

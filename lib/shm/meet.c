@@ -291,11 +291,16 @@ static int disagrees(const dred_meet_slot_t *s, uint32_t member, const proto_par
  * the later one sees it); else, once the root arrived with its data readable (in the slot
  * or its pool block), OK.  So of two members that disagree the later one always gets
  * MISMATCH, and one served before a disagreeing member came keeps OK (it has the root's
- * data), as through dred-master.  1 with *status when known, else 0 (then the slot's own
+ * data), as through dred-master: who was served is fixed at the arrivals (bcast_serve),
+ * not at the member's looks, which may come after.  1 with *status when known, else 0 (then the slot's own
  * outcome decides: the root not there yet, a member's error, a spill).  Lock held. */
 static int bcast_early(const dred_meet_slot_t *s, uint32_t member, int *status) {
   uint64_t in = s->arrived & ~s->master;
   uint32_t r;
+  if (member < s->n && !s->relay && s->state != DRED_MEET_SPILL && (s->served & bit(member))) {
+    *status = DRED_OK; /* served before anyone disagreeing came: whatever came after */
+    return 1;
+  }
   /* (a relay slot's data comes from its leader whatever the kind: a bcast's or an
    * allreduce's result) */
   if (member >= s->n || !(in & bit(member)) ||
@@ -313,6 +318,27 @@ static int bcast_early(const dred_meet_slot_t *s, uint32_t member, int *status) 
   if (s->ref[r].kind != DRED_MEET_OP_SLOT && s->ref[r].kind != DRED_MEET_OP_POOL) return 0;
   *status = DRED_OK;
   return 1;
+}
+
+/* Fix which bcast members are served, at the arrival of `member` (lock held, its
+ * parameters and reference in): every member that could take the root's data at this
+ * moment, with nobody there disagreeing with it, is served, and stays so whatever arrives
+ * later -- so a member's outcome follows the order of arrivals, not of its looks.  At the
+ * root's arrival that is everyone there, if all agree with the root (agreement is
+ * equality of the parameters: one disagreeing member disagrees with each of them); at a
+ * later member's, that member alone.  Members served nowhere here (a relay, one recorded
+ * from the fast lane) are decided by bcast_early's rule at their looks. */
+static void bcast_serve(dred_meet_slot_t *s, uint32_t member) {
+  uint64_t in = s->arrived & ~s->master, now;
+  uint32_t r = s->p[member].root;
+  if (s->relay || s->state != DRED_MEET_OPEN || s->error != DRED_OK ||
+      s->p[member].kind != PROTO_KIND_BCAST || r >= s->n || !(in & bit(r)) ||
+      s->p[r].kind != PROTO_KIND_BCAST || s->p[r].root != r ||
+      (s->ref[r].kind != DRED_MEET_OP_SLOT && s->ref[r].kind != DRED_MEET_OP_POOL) ||
+      disagrees(s, member, &s->p[member]))
+    return;
+  now = member == r ? in & ~bit(r) : bit(member);
+  __atomic_store_n(&s->served, s->served | now, __ATOMIC_RELEASE); /* read lock-free too */
 }
 
 /* `bits` joined `released`, which held `old` just before: the addition that completed the
@@ -616,6 +642,7 @@ static int arrive_slot(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const
     __atomic_store_n(&s->progress, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&s->pieces, 0, __ATOMIC_RELAXED);
     s->master = 0;
+    __atomic_store_n(&s->served, 0, __ATOMIC_RELAXED); /* read without the lock: served_fast */
     __atomic_store_n(&s->arrived, 0, __ATOMIC_RELAXED); /* read without the lock: still_open */
     __atomic_store_n(&s->shown, 0, __ATOMIC_RELAXED);
     memset(s->ref, 0, n * sizeof s->ref[0]);
@@ -697,6 +724,7 @@ static int arrive_slot(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const
       }
       if (op->kind == DRED_MEET_OP_SLOT && op->len > 0)
         memcpy(s->data + (size_t)member * op->len, data, op->len);
+      bcast_serve(s, member);
     }
   } else if (s->state == DRED_MEET_MIXED || s->state == DRED_MEET_SPILL) {
     wants = 0; /* MIXED: dred-master tells everyone who was not named; SPILL: it reduces */
@@ -792,6 +820,8 @@ static int bcast_served_fast(const dred_meet_slot_t *s, uint64_t seq, uint32_t m
   if (member >= DRED_MEET_MAX_MEMBERS || __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq ||
       !__atomic_load_n(&s->busy, __ATOMIC_ACQUIRE) || s->relay)
     return 0;
+  if (__atomic_load_n(&s->served, __ATOMIC_ACQUIRE) & bit(member)) /* fixed, never undone */
+    return __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == seq;
   sh = __atomic_load_n(&s->shown, __ATOMIC_ACQUIRE);
   r = s->p[member].root;
   if (!(sh & bit(member)) || r >= s->n || !(sh & bit(r)) || s->p[member].kind != PROTO_KIND_BCAST ||

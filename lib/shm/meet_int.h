@@ -32,6 +32,9 @@ struct dred_meet_slot {
   uint64_t shown;         /* of those, the ones that met here and whose arrival is whole:
                            * parameters, reference and data written (lock-free looks)   */
   uint64_t master;        /* of those, the ones that went to dred-master                */
+  uint64_t served;        /* of those, bcast members served: the root's data readable and
+                           * nobody there disagreeing when they could first take it; fixed
+                           * by arrival order, never taken back (bcast_serve)            */
   uint64_t imported;      /* of those, the ones recorded from their nonblocking post in the
                            * fast lane (dred_meet__fast_import) whose own arrival, which
                            * only joins, is still to come                               */

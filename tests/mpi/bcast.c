@@ -197,11 +197,15 @@ static void mismatch(int n) {
  * so; dred-master, which never hears from the members served in the slot, could not),
  * and member 1's DRED_OK must come with member 0's data -- a root whose slot went to
  * dred-master under member 1's copy once freed its block for its next bcast to
- * overwrite. */
+ * overwrite.  In the later trials messages order the arrivals -- the root, member 1,
+ * member 2 -- and member 1 copies a step (dred_future_is_done) before member 2 comes and
+ * the rest after: on one node, served before anyone disagreed, it must get DRED_OK with
+ * the data, whenever it looks (its outcome follows the arrivals, not its looks), and its
+ * copy must not trip over member 2's reference (no block, another root). */
 static void mismatch_noplace(void) {
   enum { N = 16 << 20, TRIALS = 4, MAXB = 4096 };
   MPI_Comm c3;
-  int r3, color = g_rank < 3;
+  int r3, color = g_rank < 3, one_node;
   unsigned char *a, *b;
   void **blk;
   if (g_size < 3) return;
@@ -211,6 +215,16 @@ static void mismatch_noplace(void) {
     return;
   }
   MPI_Comm_rank(c3, &r3);
+  {
+    /* across nodes member 1 is served once dred-master has sent it all the data, which
+     * member 2's arrival may precede: there either outcome is the contract's */
+    MPI_Comm nc;
+    int nn = 0;
+    MPI_Comm_split_type(c3, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &nc);
+    MPI_Comm_size(nc, &nn);
+    MPI_Comm_free(&nc);
+    one_node = nn == 3;
+  }
   a = malloc(N);
   b = malloc(N);
   blk = malloc(sizeof *blk * MAXB);
@@ -221,7 +235,7 @@ static void mismatch_noplace(void) {
     return;
   }
   for (int t = 0; t < TRIALS; t++) {
-    int st = DRED_OK, st2 = DRED_OK, nblk = 0, bad = 0;
+    int st = DRED_OK, st2 = DRED_OK, nblk = 0, bad = 0, k2 = 0;
     double t0, mark = 0, marks[3];
     dred_future *f1 = NULL, *f2 = NULL;
     set_step("bcast/mismatch-noplace/%d", t);
@@ -233,6 +247,7 @@ static void mismatch_noplace(void) {
     if (r3 == 0) {
       st = dred_ibcast(a, N, MPI_BYTE, 0, c3, DRED_TAG_AUTO, &f1);
       mark = now_s(); /* returned: its data is in the slot */
+      if (t >= TRIALS / 2) MPI_Send(&k2, 1, MPI_INT, 1, 75, c3); /* arrived: member 1 may come */
       while (now_s() < t0 + 0.011) {}
       for (int k = 0; k < 50 && st == DRED_OK && !dred_future_is_done(f1); k++) {}
       st2 = dred_ibcast(b, N, MPI_BYTE, 0, c3, DRED_TAG_AUTO, &f2);
@@ -242,13 +257,25 @@ static void mismatch_noplace(void) {
       dred_future_free(f2);
     } else if (r3 == 1) {
       while (now_s() < t0 + 0.010) {}
-      st = dred_bcast(a, N, MPI_BYTE, 0, c3);
+      if (t < TRIALS / 2) {
+        st = dred_bcast(a, N, MPI_BYTE, 0, c3);
+      } else { /* served, it copies a step, then the rest once member 2 has arrived */
+        MPI_Recv(&k2, 1, MPI_INT, 0, 75, c3, MPI_STATUS_IGNORE);
+        st = dred_ibcast(a, N, MPI_BYTE, 0, c3, DRED_TAG_AUTO, &f1);
+        if (st == DRED_OK) (void)dred_future_is_done(f1);
+        MPI_Send(&k2, 1, MPI_INT, 2, 76, c3); /* arrived: member 2 may come */
+        MPI_Recv(&k2, 1, MPI_INT, 2, 77, c3, MPI_STATUS_IGNORE);
+        if (st == DRED_OK) st = wait_bounded(f1, 30, "bcast/mismatch-noplace");
+        dred_future_free(f1);
+      }
       for (int i = 0; i < N && st == DRED_OK && !bad; i++) bad = a[i] != (unsigned char)(0xA0 + t);
       st2 = dred_bcast(b, N, MPI_BYTE, 0, c3);
     } else {
       while (now_s() < t0 + 0.0105) {}
+      if (t >= TRIALS / 2) MPI_Recv(&k2, 1, MPI_INT, 1, 76, c3, MPI_STATUS_IGNORE);
       mark = now_s(); /* calling: the root's call returned before this, or not */
       st = dred_ibcast(a, N, MPI_BYTE, 2, c3, DRED_TAG_AUTO, &f1); /* names itself the root */
+      if (t >= TRIALS / 2) MPI_Send(&k2, 1, MPI_INT, 1, 77, c3); /* it has arrived */
       if (st == DRED_OK) st = wait_bounded(f1, 30, "bcast/mismatch-noplace");
       dred_future_free(f1);
       st2 = dred_bcast(b, N, MPI_BYTE, 0, c3);
@@ -257,6 +284,9 @@ static void mismatch_noplace(void) {
     MPI_Allgather(&mark, 1, MPI_DOUBLE, marks, 1, MPI_DOUBLE, c3);
     if (st != DRED_OK && st != DRED_ERR_MISMATCH)
       fail("bcast/mismatch-noplace/%d: member %d got %s", t, r3, dred_strerror(st));
+    else if (t >= TRIALS / 2 && r3 == 1 && st != DRED_OK && one_node)
+      fail("bcast/mismatch-noplace/%d: member 1, served before member 2 came, got %s", t,
+           dred_strerror(st));
     else if (bad)
       fail("bcast/mismatch-noplace/%d: member 1 got DRED_OK with data that is not the root's", t);
     else if (r3 == 2 && marks[0] < marks[2] && st != DRED_ERR_MISMATCH)
