@@ -270,14 +270,21 @@ int dred_repl_acc_is_snapshot(const dred_inst_t *in) {
 
 int dred_repl_busy(const dred_inst_t *in) { return in->repl != NULL && in->repl->io_pending > 0; }
 
+/* The newest copy recovered here for `member`: the one dred-master was last told of, which
+ * its next TASK for that member means.  An older one is what we held before the master
+ * lost the message that covered it (a provider read that failed, a later death) and asked
+ * for the member again: it may hold other operands combined into it since, so a task
+ * combining into it would count them twice.  (Kept until the instance is released: a
+ * stopped read of it may still be landing.) */
 dred_rbuf_t *dred_repl_rbuf(dred_inst_t *in, uint32_t member) {
   dred_queue_t *q;
+  dred_rbuf_t *last = NULL;
   if (in->repl == NULL) return NULL;
   DRED_QUEUE_FOREACH(q, &in->repl->rbufs) {
     dred_rbuf_t *b = DRED_QUEUE_DATA(q, dred_rbuf_t, link);
-    if (b->member == member) return b;
+    if (b->member == member) last = b;
   }
-  return NULL;
+  return last;
 }
 
 int dred_repl_inst_release(dred_rt_t *rt, dred_inst_t *in) {

@@ -1279,10 +1279,12 @@ static int run_round(int round, const struct opts *o)
         r->use_block = next(&lrng) % 3 == 0;
         r->block_off = 8 * (int)(next(&lrng) % 9);
         /* (a reduce's non-root operand is copied in the call and read again only in
-         * recovery, which the mix never needs; a root may read its sendbuf again when its
-         * slot spills after an early fold, and the other kinds keep dred(3)'s rule too:
-         * sendbuf untouched until the future is done) */
-        r->scribble = next(&lrng) % 3 == 0 && r->mykind == K_REDUCE && !r->my_is_root;
+         * recovery -- a member whose own copy is not stored yet reloads it from sendbuf --
+         * so never from the fault round on (-X), where recovery is the point; a root may
+         * read its sendbuf again when its slot spills after an early fold, and the other
+         * kinds keep dred(3)'s rule too: sendbuf untouched until the future is done) */
+        r->scribble = next(&lrng) % 3 == 0 && r->mykind == K_REDUCE && !r->my_is_root &&
+                      (g_fault_round < 0 || round < g_fault_round);
         r->early_free = r->use_block && next(&lrng) % 3 == 0;
         r->null_recv = next(&lrng) % 2 && !r->my_is_root && r->mykind == K_REDUCE;
         r->blocking = r->tag == DRED_TAG_AUTO && next(&lrng) % 6 == 0;
