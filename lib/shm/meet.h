@@ -109,12 +109,15 @@
 #define DRED_MEET_CHUNK_BYTES (128u * 1024u) /* an allreduce chunk's size, about: in cache */
 #define DRED_MEET_FAST_MEMBERS 16 /* larger groups never take the fast lane              */
 #define DRED_MEET_FAST_DATA 88    /* bytes of one member's operand in its post           */
-#define DRED_MEET_FAST_REF_MAX (192u * 1024u) /* a bcast's data in the root's pool block,
+#define DRED_MEET_FAST_REF_MAX (256u * 1024u) /* a bcast's data in the root's pool block,
                                                * its post naming it, up to this: below,
                                                * the slot costs more than its pieces
-                                               * save; at 256 KiB a late root's copy in
-                                               * the lane's pieces lost to the slot's
-                                               * (docs/performance.md, sessions 44-46) */
+                                               * save (the slot's block, reused, is in
+                                               * the reader's cache: every line written
+                                               * is taken back first); above, a late
+                                               * root's copy in the lane's pieces loses
+                                               * to the slot's (docs/performance.md,
+                                               * sessions 44-46 and 55) */
 #define DRED_MEET_FAST_PROGRESS_OFF (DRED_MEET_FAST_DATA - 8) /* in a post by reference:
                                                * how much of the block is in (a word)   */
 

@@ -360,7 +360,7 @@ static void plain(MPI_Comm comm, const char *cname, uint64_t sd)
 /* One bcast of `count` doubles (root's: root * 1000 + i + k) where this member takes the
  * slot's way when `slow` (dred_ibcast), names `myroot` and gives `mycount`: its status,
  * and 1 in *bad if it says DRED_OK with data that is not the root's. */
-enum { LANE_BCAST_MAX = 24576 }; /* doubles: 192 KiB, the lane's bound by reference */
+enum { LANE_BCAST_MAX = 32768 }; /* doubles: 256 KiB, the lane's bound by reference */
 
 static int lane_bcast_one(MPI_Comm comm, int i, int root, int myroot, int mycount, int slow, int *bad)
 {
