@@ -292,12 +292,13 @@ static int disagrees(const dred_meet_slot_t *s, uint32_t member, const proto_par
  * or its pool block), OK.  So of two members that disagree the later one always gets
  * MISMATCH, and one served before a disagreeing member came keeps OK (it has the root's
  * data), as through dred-master: who was served is fixed at the arrivals (bcast_serve),
- * not at the member's looks, which may come after.  1 with *status when known, else 0 (then the slot's own
- * outcome decides: the root not there yet, a member's error, a spill).  Lock held. */
+ * not at the member's looks, which may come after.  1 with *status when known, else 0
+ * (then the slot's own outcome decides: the root not there yet, a member's error, a
+ * spill).  Lock held. */
 static int bcast_early(const dred_meet_slot_t *s, uint32_t member, int *status) {
   uint64_t in = s->arrived & ~s->master;
   uint32_t r;
-  if (member < s->n && !s->relay && s->state != DRED_MEET_SPILL && (s->served & bit(member))) {
+  if (member < s->n && (s->served & bit(member))) { /* (never in a relay slot, nor one spilled) */
     *status = DRED_OK; /* served before anyone disagreeing came: whatever came after */
     return 1;
   }
@@ -331,9 +332,9 @@ static int bcast_early(const dred_meet_slot_t *s, uint32_t member, int *status) 
 static void bcast_serve(dred_meet_slot_t *s, uint32_t member) {
   uint64_t in = s->arrived & ~s->master, now;
   uint32_t r = s->p[member].root;
+  /* (the root there and agreeing with `member` is a bcast naming itself the root) */
   if (s->relay || s->state != DRED_MEET_OPEN || s->error != DRED_OK ||
       s->p[member].kind != PROTO_KIND_BCAST || r >= s->n || !(in & bit(r)) ||
-      s->p[r].kind != PROTO_KIND_BCAST || s->p[r].root != r ||
       (s->ref[r].kind != DRED_MEET_OP_SLOT && s->ref[r].kind != DRED_MEET_OP_POOL) ||
       disagrees(s, member, &s->p[member]))
     return;
