@@ -7,8 +7,8 @@
  *
  * What it measures: for each size from --min (default 8 B) to --max (default 8 MiB, x8
  * steps, and --max itself) and each collective, --reps timed repetitions (default 30, fewer
- * above 32 KiB) after WARMUPS (18) warm-up ones.  Between repetitions every member waits in a
- * blocking MPI_Barrier, as applications wait in MPI between collectives (the case dred's
+ * above 32 KiB) after untimed ones (18 up to 1 MiB, 2 above: warmups()).  Between
+ * repetitions every member waits in a blocking MPI_Barrier, as applications wait in MPI between collectives (the case dred's
  * control plane must not lose in: MPICH spins there and holds its lock).  Three modes:
  *
  * ideal (default): a repetition's time is the slowest member's, from its call to its return
@@ -97,13 +97,15 @@ static double median_after_last(double *st, double *en, int reps, MPI_Comm comm)
 }
 
 /* `late_s` > 0: one member per repetition calls that much after the others (--late). */
-/* Untimed repetitions before the timed ones, the last of them the checked one.  More than
- * the meeting place's ring has slots (16 per stream): in the fast lane each slot keeps a
- * pool block of its own, and the first collective through each slot writes fresh memory
- * (a 192 KiB bcast about twice a warm call's time on the Intel guest, docs/performance.md,
- * session 56), so with fewer the median of a short run would be a cold-start figure.
- * MPI's calls get the same warm-up. */
-#define WARMUPS 18
+/* Untimed repetitions before the timed ones, the last of them the checked one.  Up to
+ * 1 MiB more than the meeting place's ring has slots (16 per stream): in the fast lane each
+ * slot keeps a pool block of its own (to 256 KiB), and the first collective through each
+ * slot writes fresh memory (a 192 KiB bcast about twice a warm call's time on the Intel
+ * guest, docs/performance.md, session 56), so with fewer the median of a short run would
+ * be a cold-start figure.  Larger sizes never use the lane's blocks and keep two, which
+ * keeps long runs (make bench to 128 MiB, --late) as long as they were.  MPI's calls get
+ * the same warm-up. */
+static int warmups(size_t bytes) { return bytes <= (1u << 20) ? 18 : 2; }
 
 static double run(int which, size_t bytes, int reps, MPI_Comm comm, int rank, int size,
                   double late_s) {
@@ -113,7 +115,7 @@ static double run(int which, size_t bytes, int reps, MPI_Comm comm, int rank, in
   double *st = calloc((size_t)reps, sizeof(double)), *en = calloc((size_t)reps, sizeof(double));
   int i, rc = DRED_OK;
   for (size_t k = 0; k < n; k++) a[k] = (double)(rank + 1) + (double)(k % 7);
-  for (i = -WARMUPS; i < reps; i++) {
+  for (i = -warmups(bytes); i < reps; i++) {
     double t0;
     if (which == C_DRED_BCAST || which == C_MPI_BCAST) {
       if (rank == 0) memcpy(b, a, bytes);
@@ -218,7 +220,7 @@ static double run_conc(int which, size_t bytes, int reps, int k, MPI_Comm comm, 
     else
       memset(buf[j], 0, len); /* and touches the pages before the timed runs */
   }
-  for (int i = -WARMUPS; i < reps; i++) {
+  for (int i = -warmups(bytes); i < reps; i++) {
     double t0;
     int base = fresh_tags ? next_tag : 0;
     next_tag += k;
