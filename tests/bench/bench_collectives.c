@@ -8,8 +8,9 @@
  * What it measures: for each size from --min (default 8 B) to --max (default 8 MiB, x8
  * steps, and --max itself) and each collective, --reps timed repetitions (default 30, fewer
  * above 32 KiB) after untimed ones (18 up to 1 MiB, 2 above: warmups()).  Between
- * repetitions every member waits in a blocking MPI_Barrier, as applications wait in MPI between collectives (the case dred's
- * control plane must not lose in: MPICH spins there and holds its lock).  Three modes:
+ * repetitions every member waits in a blocking MPI_Barrier, as applications wait in MPI
+ * between collectives (the case dred's control plane must not lose in: MPICH spins there
+ * and holds its lock).  Three modes:
  *
  * ideal (default): a repetition's time is the slowest member's, from its call to its return
  * (blocking dred_allreduce / dred_bcast, DRED_TAG_AUTO; MPI's blocking calls); the table
