@@ -97,7 +97,6 @@ static double median_after_last(double *st, double *en, int reps, MPI_Comm comm)
   return med;
 }
 
-/* `late_s` > 0: one member per repetition calls that much after the others (--late). */
 /* Untimed repetitions before the timed ones, the last of them the checked one.  Up to
  * 1 MiB more than the meeting place's ring has slots (16 per stream): in the fast lane each
  * slot keeps a pool block of its own (to 256 KiB), and the first collective through each
@@ -108,6 +107,7 @@ static double median_after_last(double *st, double *en, int reps, MPI_Comm comm)
  * the same warm-up. */
 static int warmups(size_t bytes) { return bytes <= (1u << 20) ? 18 : 2; }
 
+/* `late_s` > 0: one member per repetition calls that much after the others (--late). */
 static double run(int which, size_t bytes, int reps, MPI_Comm comm, int rank, int size,
                   double late_s) {
   size_t n = bytes / sizeof(double) ? bytes / sizeof(double) : 1;
