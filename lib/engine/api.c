@@ -624,7 +624,7 @@ static int call_submit(dred_rt_t *rt, dred_inst_t *in, int blocking, int *status
     if (taken)
       dred_meetpath_finish_taken(rt, in); /* its outcome came with its arrival */
     else if (publish)
-      dred_meetpath_publish(rt, in); /* a bcast root's data, overlapping copies */
+      dred_meetpath_publish(rt, in, blocking); /* a bcast root's data, an allreduce operand */
     return 1;
   }
   /* A large bcast of a group spanning nodes: the node's first member to arrive receives

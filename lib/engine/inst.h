@@ -134,7 +134,11 @@ typedef struct dred_inst {
                             * and acked as it finishes                                   */
   int meet_publish;        /* a bcast root: the slot is still to be told its data is in;
                             * an allreduce member: how far its operand is (PIECES)       */
-  int meet_pipelined;      /* ... and it is still to be copied into meet_blk (or acc)    */
+  int meet_pipelined;      /* ... and it is still to be copied into meet_blk (or acc):
+                            * wholly, or (a PIECES allreduce member in a blocking call)
+                            * the chunks of it not in meet_pin; meanwhile this member
+                            * folds its own operand from sendbuf                          */
+  uint64_t meet_pin;       /* a PIECES allreduce member: its chunks in its block so far   */
   /* A cross-node bcast's node relay (lib/paths/relay.c).  The leader receives the data
    * from dred-master as any member does and also puts it in relay_blk (a block of its
    * pool) for its node's followers, advancing relay_slot's progress; a follower copies it

@@ -32,7 +32,9 @@
  *     folded chunk from its holder (allreduce_by_ref): no fixed root, the work split among
  *     whoever waits, a late member's share done for it; a large operand is copied into
  *     its block after its member arrived, a chunk at a time (dred_meetpath_pieces,
- *     dred_meetpath_publish), so that the others fold behind a late member's copy;
+ *     dred_meetpath_publish), so that the others fold behind a late member's copy --
+ *     in a blocking call only the chunks the others fold (the member folds its own
+ *     share from sendbuf);
  *   - a bcast: the root finishes as soon as its data is in; the others copy it from the
  *     slot or its block (bcast_copy) as soon as the root arrived, without waiting for
  *     the members still to come (dred_meet_bcast_early).
@@ -582,27 +584,51 @@ void dred_meetpath_lend(dred_rt_t *rt, dred_meet_slot_t *slot, uint64_t seq, uin
   uv_mutex_unlock(&rt->lock);
 }
 
-/* An allreduce member's operand into its block a chunk at a time, each chunk's count in
- * the slot as soon as it is in: every count frees one fold for the members that wait.
- * Past our cache from DRED_SHM_STREAM_FOLD_MIN, as dred_dp_load would have written it
- * (copy.c). */
-static void publish_chunks(dred_inst_t *in, const char *src, char *dst) {
-  uint32_t nch = dred_meet_nchunks(in->count, in->bytes, in->group->n), c;
+/* Chunk c of an allreduce member's operand (DRED_MEET_OP_PIECES) from sendbuf into its
+ * block, said to the slot as soon as it is in: every chunk frees one fold for the members
+ * that wait.  Past our cache from DRED_SHM_STREAM_FOLD_MIN, as dred_dp_load would have
+ * written it (copy.c).  On the thread that holds `in` (its call, or its claim). */
+void dred_meetpath__piece_in(dred_inst_t *in, uint32_t c) {
+  uint32_t nch = dred_meet_nchunks(in->count, in->bytes, in->group->n);
   size_t ext = in->ti.extent, stream_min = in->bytes >= dred_dp_stream_min(in) ? 0 : SIZE_MAX;
+  char *dst = in->meet_blk != NULL ? in->meet_blk : in->acc;
   uint64_t e0, ne;
-  for (c = 0; c < nch; c++) {
-    dred_meet_chunk_range(in->count, nch, c, &e0, &ne);
-    dred_shm_copy_in(dst + e0 * ext, src + e0 * ext, ne * ext, stream_min);
-    dred_meet_piece_set(in->meet_slot, in->meet_seq, in->member, (e0 + ne) * ext);
-  }
+  if ((in->meet_pin >> c & 1) || c >= nch) return;
+  dred_meet_chunk_range(in->count, nch, c, &e0, &ne);
+  dred_shm_copy_in(dst + e0 * ext, (const char *)in->sendbuf + e0 * ext, ne * ext, stream_min);
+  in->meet_pin |= (uint64_t)1 << c;
+  dred_meet_piece_in(in->meet_slot, in->meet_seq, in->member, (uint64_t)1 << c);
 }
 
-void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
+/* The chunks of an allreduce member's operand that its peers read first: all of them, or
+ * -- `home`: its caller waits right away, and folds its home chunks itself from sendbuf
+ * (dred_meet_home) -- every other member's home, each from the bottom, in turn, as the
+ * peers claim them.  1 when every chunk is in. */
+static int publish_chunks(dred_inst_t *in, int home) {
+  uint32_t n = in->group->n, nch = dred_meet_nchunks(in->count, in->bytes, n), c, h, i;
+  uint32_t lo[DRED_MEET_MAX_MEMBERS], hi[DRED_MEET_MAX_MEMBERS], most = 0;
+  if (!home) {
+    for (c = 0; c < nch; c++) dred_meetpath__piece_in(in, c);
+    return 1;
+  }
+  for (h = 0; h < n; h++) {
+    dred_meet_home(nch, n, h, &lo[h], &hi[h]);
+    if (hi[h] - lo[h] > most) most = hi[h] - lo[h];
+  }
+  for (i = 0; i < most; i++)
+    for (h = 1; h < n; h++) {
+      uint32_t k = (in->member + h) % n;
+      if (lo[k] + i < hi[k]) dred_meetpath__piece_in(in, lo[k] + i);
+    }
+  return lo[in->member] == hi[in->member]; /* an empty home: everything is in */
+}
+
+void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in, int blocking) {
   dred_meet_slot_t *slot;
   const char *src;
   char *dst;
   uint64_t seq, bytes, off = 0, piece = PUBLISH_PIECE;
-  int pieces;
+  int pieces, all = 1;
   uv_mutex_lock(&rt->lock);
   if (!in->meet_publish || dred_inst_state(in) != INST_MEET) {
     uv_mutex_unlock(&rt->lock);
@@ -618,7 +644,10 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
   pieces = in->kind == PROTO_KIND_ALLREDUCE;
   uv_mutex_unlock(&rt->lock);
   if (pieces) {
-    publish_chunks(in, src, dst);
+    /* A blocking call keeps its home chunks out: it folds them from sendbuf, which is
+     * the reduction's until the call returns.  A nonblocking one copies all of it, so
+     * that nothing reads sendbuf once it returned and its peers can fold its share. */
+    all = publish_chunks(in, blocking);
   } else { /* a bcast root's data */
     if (dst == src || !in->meet_pipelined) /* in already: acc itself, or copied before arriving */
       off = bytes;
@@ -636,10 +665,15 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
   }
   uv_mutex_lock(&rt->lock);
   in->meet_publish = 0;
+  if (all) dred_meetpath__pieces_all_in(in);
+  uv_mutex_unlock(&rt->lock);
+}
+
+void dred_meetpath__pieces_all_in(dred_inst_t *in) {
+  int pieces = in->kind == PROTO_KIND_ALLREDUCE;
   in->meet_pipelined = 0; /* the block holds it all (undefer reads it from there) */
   /* a non-root's acc holds its operand from now on (member 0 folds into its acc) */
   if (pieces && !in->is_root) in->acc_deferred = 0;
-  uv_mutex_unlock(&rt->lock);
 }
 
 /* A non-root member met by reference finished OK: its block may still be read by the

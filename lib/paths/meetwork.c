@@ -11,7 +11,9 @@
  *     its pool; reduce_root_shared: the root combines each partial with its own operand);
  *   - a large allreduce's members claim chunks, fold each into a block of their pool and
  *     copy every chunk from its holder (allreduce_by_ref): no fixed root, the work split
- *     among whoever waits, a late member's share done for it;
+ *     among whoever waits, a late member's share done for it; a member in a blocking call
+ *     folds its own operand from sendbuf and copies in only the chunks its peers fold
+ *     (home_give);
  *   - a bcast's member copies the root's data from the slot or its block as it comes in
  *     (bcast_copy).
  * Nobody's operand is ever written, so a chunk is the same bits whoever folds it; a claim
@@ -227,12 +229,30 @@ static int wait_for_peers(dred_inst_t *in, uint64_t budget, uint32_t epoch) {
   return 0;
 }
 
-/* The lowest chunk of `nch` in neither mask (-1: none). */
-static int lowest_missing(uint64_t have, uint32_t nch) {
+/* The lowest chunk of `nch` not in `have` that `in`'s member can fold (-1: none). */
+static int lowest_missing(const dred_inst_t *in, uint64_t have, uint32_t nch) {
   uint32_t c;
   for (c = 0; c < nch; c++)
-    if (!(have & ((uint64_t)1 << c))) return (int)c;
+    if (!(have & ((uint64_t)1 << c)) &&
+        dred_meet_chunk_readable(in->meet_slot, in->meet_seq, nch, c, in->member))
+      return (int)c;
   return -1;
+}
+
+/* A member that folds its own operand from sendbuf (a blocking call's, meet_pipelined)
+ * keeps its home chunks out of its block: nobody else can fold them.  Once its peers
+ * have claimed everything else, it copies in the top one of those still unclaimed (it
+ * folds the bottom ones itself), so that a peer that is done takes it over. */
+static void home_give(dred_inst_t *in, uint32_t nch, uint64_t all) {
+  uint32_t lo, hi;
+  uint64_t home, claimed, left;
+  dred_meet_home(nch, in->group->n, in->member, &lo, &hi);
+  home = (hi >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << hi) - 1) & ~(((uint64_t)1 << lo) - 1);
+  claimed = dred_meet_chunks_claimed(in->meet_slot, in->meet_seq);
+  if (((claimed | home) & all) != all) return; /* peers have chunks of their own left */
+  left = home & ~claimed & ~in->meet_pin;
+  if (__builtin_popcountll(left) >= 2)
+    dred_meetpath__piece_in(in, (uint32_t)(63 - __builtin_clzll(left)));
 }
 
 /* An allreduce met by reference: claim chunks nobody has, fold each into a fresh block
@@ -247,7 +267,10 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
   uint32_t n = in->group->n, nch = dred_meet_nchunks(in->count, in->bytes, n);
   uint64_t all = nch >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << nch) - 1, spent = 0, e0, ne;
   size_t ext = in->ti.extent, most = nch > 0 ? (size_t)((in->count + nch - 1) / nch) * ext : 0;
-  const char *own = in->meet_blk != NULL ? in->meet_blk : in->acc;
+  /* our own operand: in our block, or still in sendbuf (meet_pipelined: a blocking call,
+   * which copies in only the chunks its peers fold) */
+  const char *own = in->meet_pipelined ? (const char *)in->sendbuf
+                    : in->meet_blk != NULL ? in->meet_blk : in->acc;
   char *dst = result_dst(in), *tmp;
   int rc;
 
@@ -296,6 +319,7 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
       free(tmp);
       return 0;
     }
+    if (in->meet_pipelined && in->meet_pin != all) home_give(in, nch, all);
     /* No pool room for a chunk block: fold what we lack ourselves, unpublished.  Nothing
      * left to claim (the common look, woken by a peer's fold): no block, no lock. */
     room = 1;
@@ -341,9 +365,10 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
       return 3; /* every chunk left is a peer's to fold */
     }
     if (w == 0) continue;
-    if ((c = lowest_missing(folded | in->meet_copied, nch)) < 0) continue;
-    if (!dred_meet_chunk_readable(in->meet_slot, in->meet_seq, nch, (uint32_t)c)) {
-      in->meet_wait_ns = 0; /* its operand is still being copied in: wait for it again */
+    if ((c = lowest_missing(in, folded | in->meet_copied, nch)) < 0) {
+      /* what is left is still being copied in, or is folded by a member from its own
+       * memory: wait for it again */
+      in->meet_wait_ns = 0;
       continue;
     }
     DRED_DEBUG("allreduce (tag " PROTO_KEY_FMT "): chunk %d of %u folded here, its claimer late",
@@ -461,7 +486,7 @@ static int reduce_root_shared(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, i
         rc = 3;
         break;
       }
-      if (w == 0 || (c = lowest_missing(folded | in->meet_copied, nch)) < 0) continue;
+      if (w == 0 || (c = lowest_missing(in, folded | in->meet_copied, nch)) < 0) continue;
       DRED_DEBUG("reduce (tag " PROTO_KEY_FMT "): chunk %d of %u folded at the root, its helper "
                  "late", PROTO_KEY_ARG(in->tag), c, nch);
     }

@@ -720,7 +720,7 @@ static int arrive_slot(dred_meet_ring_t *r, uint64_t seq, uint32_t member, const
     } else if (wants) {
       s->ref[member] = *op;
       if (later) {
-        __atomic_store_n(&s->have[member], 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->pin[member], 0, __ATOMIC_RELAXED);
         __atomic_store_n(&s->pieces, s->pieces | me, __ATOMIC_RELEASE); /* (read lock-free) */
       }
       if (op->kind == DRED_MEET_OP_SLOT && op->len > 0)
@@ -1074,25 +1074,33 @@ static int chunks_open(const dred_meet_slot_t *s, uint64_t seq) {
          s->fold_status == DRED_OK;
 }
 
-/* Chunk c's operands are all in: those written after their member's arrival
- * (s->pieces) hold at least the chunk's end. */
-static int chunk_in(dred_meet_slot_t *s, uint32_t nchunks, uint32_t c) {
-  uint64_t pend = __atomic_load_n(&s->pieces, __ATOMIC_ACQUIRE), e0, ne, end;
-  uint32_t k;
-  if (pend == 0) return 1;
-  k = (uint32_t)__builtin_ctzll(pend); /* (every member's count and extent agree) */
-  dred_meet_chunk_range(s->p[k].count, nchunks, c, &e0, &ne);
-  end = (e0 + ne) * s->p[k].extent;
-  for (; k < s->n; k++)
-    if ((pend & bit(k)) && __atomic_load_n(&s->have[k], __ATOMIC_ACQUIRE) < end) return 0;
+/* Chunk c's operands are all in for `reader` to fold it: those written after their
+ * member's arrival (s->pieces) hold it, except the reader's own, which it reads where it
+ * is in its process (DRED_MEET_OP_PIECES). */
+static int chunk_in(dred_meet_slot_t *s, uint32_t c, uint32_t reader) {
+  uint64_t pend = __atomic_load_n(&s->pieces, __ATOMIC_ACQUIRE) & ~bit(reader);
+  for (; pend != 0; pend &= pend - 1)
+    if (!(__atomic_load_n(&s->pin[__builtin_ctzll(pend)], __ATOMIC_ACQUIRE) & bit(c))) return 0;
   return 1;
 }
 
-int dred_meet_chunk_readable(dred_meet_slot_t *s, uint64_t seq, uint32_t nchunks, uint32_t c) {
-  /* no lock: the caller holds `seq` (it has not released it); each writer only moves its
-   * own count forward */
-  if (s == NULL || c >= nchunks || __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq) return 0;
-  return chunk_in(s, nchunks, c);
+int dred_meet_chunk_readable(dred_meet_slot_t *s, uint64_t seq, uint32_t nchunks, uint32_t c,
+                             uint32_t reader) {
+  /* no lock: the caller holds `seq` (it has not released it); each writer only adds
+   * chunks of its own */
+  if (s == NULL || c >= nchunks || reader >= DRED_MEET_MAX_MEMBERS ||
+      __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq)
+    return 0;
+  return chunk_in(s, c, reader);
+}
+
+void dred_meet_home(uint32_t nchunks, uint32_t n, uint32_t member, uint32_t *lo, uint32_t *hi) {
+  if (n == 0 || member >= n) {
+    *lo = *hi = 0;
+    return;
+  }
+  *lo = (uint32_t)((uint64_t)nchunks * member / n);
+  *hi = (uint32_t)((uint64_t)nchunks * (member + 1) / n);
 }
 
 /* Every chunk of `nchunks` is claimed, read without the lock (the caller holds `seq`):
@@ -1110,8 +1118,37 @@ int dred_meet_claimable(dred_meet_slot_t *s, uint64_t seq, uint32_t nchunks) {
   return !all_claimed(s, nchunks);
 }
 
+/* The chunk `member` takes next, under the slot's lock: -1 none left, -2 none it can
+ * read yet.  With no member writing its operand after arrival (every reduce, and an
+ * allreduce copied in before), the lowest unclaimed one.  Otherwise each member takes its
+ * home chunks first, from the bottom -- a member writing its operand afterwards copies in
+ * only the chunks others read, its home last (dred_meet_home) -- then any other it can
+ * read, from the top: the ones a member busy with its home copies in last, when the
+ * others have nothing left (lib/paths/meetwork.c). */
+static int claim_pick(dred_meet_slot_t *s, uint32_t member, uint32_t nchunks) {
+  uint32_t c, lo, hi;
+  int waits = 0;
+  if (__atomic_load_n(&s->pieces, __ATOMIC_ACQUIRE) == 0) {
+    for (c = 0; c < nchunks; c++)
+      if (!(s->claimed & bit(c))) return (int)c;
+    return -1;
+  }
+  dred_meet_home(nchunks, s->n, member, &lo, &hi);
+  for (c = lo; c < hi; c++)
+    if (!(s->claimed & bit(c))) {
+      if (chunk_in(s, c, member)) return (int)c;
+      waits = 1; /* our home's lowest waits for a peer's copy: take another meanwhile */
+      break;
+    }
+  for (c = nchunks; c-- > 0;)
+    if (!(c >= lo && c < hi) && !(s->claimed & bit(c))) {
+      if (chunk_in(s, c, member)) return (int)c;
+      waits = 1;
+    }
+  return waits ? -2 : -1;
+}
+
 int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks) {
-  uint32_t c;
   int got = -1;
   if (s == NULL || nchunks == 0 || nchunks > DRED_MEET_MAX_CHUNKS || member >= DRED_MEET_MAX_MEMBERS)
     return -1;
@@ -1119,9 +1156,7 @@ int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t
   slot_lock(s);
   if (chunks_open(s, seq) && !(s->kind == PROTO_KIND_REDUCE && s->solo) && member < s->n &&
       !(released_of(s) & bit(member))) {
-    for (c = 0; c < nchunks && got < 0; c++)
-      if (!(s->claimed & bit(c))) got = (int)c;
-    if (got >= 0 && !chunk_in(s, nchunks, (uint32_t)got)) got = -2; /* being written */
+    got = claim_pick(s, member, nchunks);
     if (got >= 0) {
       __atomic_store_n(&s->claimer[got], (uint8_t)member, __ATOMIC_RELAXED);
       __atomic_store_n(&s->part[got], -1, __ATOMIC_RELAXED);
@@ -1130,6 +1165,11 @@ int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t
   }
   slot_unlock(s);
   return got;
+}
+
+uint64_t dred_meet_chunks_claimed(dred_meet_slot_t *s, uint64_t seq) {
+  if (s == NULL || __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq) return 0;
+  return __atomic_load_n(&s->claimed, __ATOMIC_ACQUIRE);
 }
 
 int dred_meet_chunk_done(dred_meet_slot_t *s, uint64_t seq, uint32_t c, uint32_t member,
@@ -1207,10 +1247,10 @@ uint64_t dred_meet_progress(dred_meet_slot_t *s, uint64_t seq, int *status) {
   return got;
 }
 
-void dred_meet_piece_set(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint64_t bytes) {
+void dred_meet_piece_in(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint64_t chunks) {
   if (s == NULL || member >= DRED_MEET_MAX_MEMBERS || __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq)
     return;
-  __atomic_store_n(&s->have[member], bytes, __ATOMIC_RELEASE); /* after the bytes themselves */
+  __atomic_or_fetch(&s->pin[member], chunks, __ATOMIC_RELEASE); /* after the bytes themselves */
   slot_wake(s);
 }
 
@@ -1321,6 +1361,14 @@ uint32_t dred_meet_folder(dred_meet_slot_t *s, uint64_t seq, uint64_t *members) 
   return f;
 }
 
+/* The chunks of an allreduce member writing its operand after arrival (s->pieces) not
+ * in its block yet. */
+static uint64_t pieces_missing(const dred_meet_slot_t *s, uint32_t member) {
+  uint32_t nch = dred_meet_nchunks(s->p[member].count, s->ref[member].len, s->n);
+  uint64_t all = nch >= 64 ? ~(uint64_t)0 : bit(nch) - 1;
+  return ~__atomic_load_n(&s->pin[member], __ATOMIC_ACQUIRE) & all;
+}
+
 /* The chunks `member` claimed and did not say it folded. */
 static uint64_t died_folding(const dred_meet_slot_t *s, uint32_t member) {
   uint64_t open = s->claimed & ~s->folded, mine = 0;
@@ -1354,9 +1402,10 @@ void dred_meet_member_failed(dred_meet_ring_t *r, uint32_t member, int status) {
         slot_wake(s);
       } else if ((s->state == DRED_MEET_OK || s->state == DRED_MEET_OPEN) &&
                  s->fold_status == DRED_OK && (s->pieces & bit(member)) &&
-                 __atomic_load_n(&s->have[member], __ATOMIC_ACQUIRE) < s->ref[member].len) {
-        /* it died writing its operand into its block after it arrived: the rest never
-         * left its process */
+                 (pieces_missing(s, member) & ~s->folded) != 0) {
+        /* it died before a chunk nobody folded yet was in its block (it was writing its
+         * operand there after it arrived, or folding that chunk from its own memory):
+         * that part never left its process */
         __atomic_store_n(&s->fold_status, DRED_ERR_PROC_FAILED, __ATOMIC_RELEASE);
         slot_wake(s);
       } else if (s->state == DRED_MEET_OK && s->fold_status == DRED_OK && died_folding(s, member) != 0) {

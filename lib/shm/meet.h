@@ -77,9 +77,13 @@
  * each folded chunk from its holder's block.  Members that wait share the work; one that
  * is late or computing has its share done for it (seed 003's waiting ranks doing pending
  * work).  A member may arrive before its operand is in its block (DRED_MEET_OP_PIECES)
- * and copy it in afterwards, saying how far it is (dred_meet_piece_set): a chunk is
- * handed out only once every operand holds its bytes, so the members that waited fold
- * behind a late member's copy instead of after it.  A large reduce shares its fold the
+ * and copy it in afterwards, saying which chunks are in (dred_meet_piece_in): a chunk is
+ * handed out only once every operand its claimer reads from a block holds it, so the
+ * members that waited fold behind a late member's copy instead of after it.  Such a
+ * member folds its own operand from its own memory, so it copies in only the chunks its
+ * peers read: the others' home chunks first, its own home (which it folds itself, from
+ * the bottom) last, from the top, once its peers run out of work (dred_meet_home).  A
+ * large reduce shares its fold the
  * same way among the members that still wait (the root, and non-roots in a blocking
  * call or a wait): a non-root folds the non-root
  * operands of its chunk, the root folds its own chunks straight into its result and
@@ -138,9 +142,10 @@ typedef enum {
   DRED_MEET_OP_NOPLACE,  /* its parameters let it meet, but its operand has no place
                           * a peer could read: the slot spills to dred-master          */
   DRED_MEET_OP_PIECES    /* an allreduce member's operand, in its pool block as POOL
-                          * names it, but written there after it arrived: the slot
-                          * hands out a chunk only once dred_meet_piece_set says the
-                          * chunk's bytes are in (recorded as POOL)                    */
+                          * names it, but written there after it arrived, chunk by
+                          * chunk, and only as far as peers read it: the slot hands a
+                          * peer a chunk only once dred_meet_piece_in says it is in
+                          * (recorded as POOL)                                         */
 } dred_meet_op_kind_t;
 
 typedef struct {
@@ -519,18 +524,28 @@ uint32_t dred_meet_nchunks(uint64_t count, uint64_t bytes, uint32_t n);
 void dred_meet_chunk_range(uint64_t count, uint32_t nchunks, uint32_t c, uint64_t *e0,
                            uint64_t *ne);
 /* Claim a chunk of `seq` nobody claimed yet, for `member` to fold: its index, or -1 (all
- * claimed, the phase failed, or not an allreduce or a reduce decided OK), or -2 when the
- * lowest unclaimed chunk waits for an operand still being written (DRED_MEET_OP_PIECES:
- * wait on the slot's epoch, which every piece moves).  The claimer folds it into a block
- * of its own pool holding that chunk alone (a reduce's root: into its result);
- * lib/paths/meetpath.c decides which reduces share their fold. */
+ * claimed, the phase failed, or not an allreduce or a reduce decided OK), or -2 when every
+ * unclaimed chunk waits for an operand still to be written (DRED_MEET_OP_PIECES: wait on
+ * the slot's epoch, which every piece and every fold moves).  Which one: the lowest
+ * unclaimed; where some member writes its operand after arrival, the claimer's home
+ * chunks first (dred_meet_home), from the bottom, then others it can read, from the top.
+ * The claimer folds it into a block of its own pool holding that chunk alone (a reduce's
+ * root: into its result); lib/paths/meetpath.c decides which reduces share their fold. */
 int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks);
 /* 1 while some chunk of `seq` (of nchunks) is unclaimed, read without the lock (a hint:
- * claiming decides). */
+ * claiming decides); the chunks claimed so far (bit c). */
 int dred_meet_claimable(dred_meet_slot_t *s, uint64_t seq, uint32_t nchunks);
-/* Whether chunk c (of nchunks) of `seq` can be read: every operand written after its
- * member arrived (DRED_MEET_OP_PIECES) is in up to the chunk's end.  No lock. */
-int dred_meet_chunk_readable(dred_meet_slot_t *s, uint64_t seq, uint32_t nchunks, uint32_t c);
+uint64_t dred_meet_chunks_claimed(dred_meet_slot_t *s, uint64_t seq);
+/* Whether `reader` can fold chunk c (of nchunks) of `seq`: every operand written after its
+ * member arrived (DRED_MEET_OP_PIECES) holds the chunk, except the reader's own, which it
+ * reads from its own memory.  No lock. */
+int dred_meet_chunk_readable(dred_meet_slot_t *s, uint64_t seq, uint32_t nchunks, uint32_t c,
+                             uint32_t reader);
+/* Member `member`'s home chunks of nchunks among n members: [*lo, *hi), every member's
+ * the same size give or take one, in member order.  A member that writes its operand
+ * after arrival copies in its home last: it folds those chunks itself, from its own
+ * memory, unless its peers run out of others first. */
+void dred_meet_home(uint32_t nchunks, uint32_t n, uint32_t member, uint32_t *lo, uint32_t *hi);
 /* Chunk c's result is whole, in the block at offset `part` of `member`'s pool segment
  * (-1: a reduce's root, in its own result).  Wakes waiters.  1 if taken; 0 if `member`
  * does not hold the claim (it was declared failed, and the claim went back): nobody
@@ -565,11 +580,12 @@ void dred_meet_wait_arrivals(dred_meet_slot_t *s, uint32_t w, uint64_t timeout_n
 void dred_meet_progress_set(dred_meet_slot_t *s, uint64_t seq, uint64_t bytes);
 uint64_t dred_meet_progress(dred_meet_slot_t *s, uint64_t seq, int *status);
 
-/* An allreduce member that arrived with DRED_MEET_OP_PIECES: the bytes of its operand in
- * its block so far (set after writing them; wakes waiters).  Should it die before they
- * are all in, the chunk phase ends with DRED_ERR_PROC_FAILED for everyone
- * (dred_meet_member_failed): what it had not written never left its process. */
-void dred_meet_piece_set(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint64_t bytes);
+/* An allreduce member that arrived with DRED_MEET_OP_PIECES: chunks of its operand now
+ * in its block (bit c: chunk c of dred_meet_nchunks; set after writing them; wakes
+ * waiters).  Should it die while a chunk nobody folded is not in, the chunk phase ends
+ * with DRED_ERR_PROC_FAILED for everyone (dred_meet_member_failed): that part never left
+ * its process. */
+void dred_meet_piece_in(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint64_t chunks);
 
 /* This member is done with `seq` (outcome taken, the root's fold done): the last member
  * to release frees the slot for seq + depth. */

@@ -58,7 +58,8 @@ struct dred_meet_slot {
   uint64_t progress;      /* a bcast: bytes of the root's data in its block so far       */
   uint64_t pieces;        /* an allreduce: members whose operand is written after their
                            * arrival (DRED_MEET_OP_PIECES) ...                           */
-  uint64_t have[DRED_MEET_MAX_MEMBERS]; /* ... and its bytes in their block so far       */
+  uint64_t pin[DRED_MEET_MAX_MEMBERS]; /* ... and the chunks of it in their block so far
+                                        * (bit c: chunk c)                              */
   proto_params_t p[DRED_MEET_MAX_MEMBERS];
   dred_meet_ref_t ref[DRED_MEET_MAX_MEMBERS]; /* where each member's operand is         */
   _Alignas(64) unsigned char data[DRED_MEET_DATA];

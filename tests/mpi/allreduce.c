@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dred.h"
 #include "mpitest.h"
@@ -425,6 +426,18 @@ int main(int argc, char **argv) {
     if (p.kind == 6) p.op = op_affine;
     run_as(&p, 24000 / (int)esize(p.kind) + 1, seed + 300 + (uint64_t)k, g_comm, "blocking", 1);
     if (k % 4 == 0 || p.kind == 6) run_as(&p, 30, seed + 400 + (uint64_t)k, g_comm, "blocking", 1);
+  }
+  /* Large blocking calls: from 512 KiB, where every process has a core (DRED_MEET_PIECES=1
+   * forces it), a member not in place folds its own operand from sendbuf and copies in
+   * only the chunks its peers fold (lib/paths/meetwork.c, home_give); one member a few
+   * milliseconds late in turn, so that its peers run out of chunks and take over the top
+   * of its home.  An odd count: chunks of unequal size. */
+  for (int k = 0; k < npairs; k++) {
+    pair_t p = pairs[k];
+    if (p.kind == 6) p.op = op_affine;
+    if (k % 3 != 0 && p.kind != 6) continue;
+    if (g_rank == k % g_size) usleep(3000);
+    run_as(&p, 150001, seed + 500 + (uint64_t)k, g_comm, "blocking-large", 1);
   }
   if (large > 0) /* int sum, double sum (reduced before the relay), the non-commutative op */
     for (int k = 0; k < npairs; k++) {

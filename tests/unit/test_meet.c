@@ -1422,9 +1422,11 @@ static dred_meet_slot_t *meet_kind(dred_meet_ring_t *r, uint64_t seq, uint32_t k
 }
 
 /* An allreduce member arrives before its operand is in its block (DRED_MEET_OP_PIECES):
- * no chunk is handed out before every such operand holds the chunk's bytes, the count
- * moves the epoch, a reduce cannot arrive so, and its member's death before the bytes
- * were all in ends the phase for everyone -- after, it costs nothing. */
+ * no peer is handed a chunk before that operand holds it, while the member itself folds
+ * its own chunks from its memory; each member takes its home chunks first, from the
+ * bottom, then others from the top; a piece moves the epoch; a reduce cannot arrive so;
+ * and its member's death while a chunk nobody folded is not in ends the phase for
+ * everyone -- once all is in, or what is missing is folded, it costs nothing. */
 static void test_pieces(void **state) {
   dred_meet_table_t *t = table_new();
   dred_meet_ring_t *r = dred_meet_ring_of(t, 37, N, WORKERS);
@@ -1432,17 +1434,27 @@ static void test_pieces(void **state) {
   dred_meet_arrival_t a;
   dred_meet_ref_t op;
   proto_params_t p = params(BIG, 0);
-  uint64_t seq = 0, e0, ne, len = BIG * 4;
-  uint32_t k, nch = 10, w;
+  uint64_t seq = 0, all;
+  uint32_t k, nch = 10, w, lo, hi;
   int st = -1;
   (void)state;
   p.inl = 0;
   p.kind = PROTO_KIND_ALLREDUCE;
+  p.count = 10 * DRED_MEET_CHUNK_BYTES / 4; /* ten chunks, as every member computes */
   memset(&op, 0, sizeof op);
   op.kind = DRED_MEET_OP_PIECES;
   op.worker = WORKERS[2];
   op.off = 4096;
-  op.len = len;
+  op.len = p.count * 4;
+  assert_int_equal(dred_meet_nchunks(p.count, op.len, N), nch);
+  all = ((uint64_t)1 << nch) - 1;
+  /* homes of 10 chunks among 4: [0,2) [2,5) [5,7) [7,10) */
+  dred_meet_home(nch, N, 0, &lo, &hi);
+  assert_int_equal(lo, 0);
+  assert_int_equal(hi, 2);
+  dred_meet_home(nch, N, 3, &lo, &hi);
+  assert_int_equal(lo, 7);
+  assert_int_equal(hi, 10);
   for (k = 0; k < N; k++) {
     if (k == 2) {
       assert_int_equal(dred_meet_arrive_op(r, seq, k, &p, 1, &op, NULL, DRED_OK, &a), 0);
@@ -1455,23 +1467,32 @@ static void test_pieces(void **state) {
   ASSERT_DECIDED(s, seq, DRED_OK);
   assert_int_equal(dred_meet_operand(s, 2).kind, DRED_MEET_OP_POOL); /* read as any block */
   assert_int_equal(dred_meet_claim(s, seq, 0, nch), -2); /* nothing of member 2's yet */
-  assert_int_equal(dred_meet_chunk_readable(s, seq, nch, 0), 0);
-  dred_meet_chunk_range(p.count, nch, 0, &e0, &ne);
+  assert_int_equal(dred_meet_chunk_readable(s, seq, nch, 0, 0), 0);
+  assert_int_equal(dred_meet_chunk_readable(s, seq, nch, 0, 2), 1); /* its own: in its memory */
   w = dred_meet_epoch(s);
-  dred_meet_piece_set(s, seq, 2, (e0 + ne) * 4 - 4); /* one element short */
+  dred_meet_piece_in(s, seq, 2, 1u << 0);
   assert_true(dred_meet_epoch(s) != w); /* a waiter looks again */
-  assert_int_equal(dred_meet_claim(s, seq, 0, nch), -2);
-  dred_meet_piece_set(s, seq, 2, (e0 + ne) * 4);
-  assert_int_equal(dred_meet_chunk_readable(s, seq, nch, 0), 1);
-  assert_int_equal(dred_meet_chunk_readable(s, seq, nch, 1), 0);
+  assert_int_equal(dred_meet_chunk_readable(s, seq, nch, 0, 0), 1);
+  assert_int_equal(dred_meet_chunk_readable(s, seq, nch, 1, 0), 0);
   assert_int_equal(dred_meet_claim(s, seq, 0, nch), 0);
-  assert_int_equal(dred_meet_claim(s, seq, 1, nch), -2); /* chunk 1 waits, chunk 0 is taken */
-  dred_meet_piece_set(s, seq, 2, len);
+  /* member 1's home waits for member 2's chunk 2: it takes another it can read, from the
+   * top -- none yet */
+  assert_int_equal(dred_meet_claim(s, seq, 1, nch), -2);
+  dred_meet_piece_in(s, seq, 2, 1u << 1 | 1u << 8);
+  assert_int_equal(dred_meet_claim(s, seq, 1, nch), 8);
   assert_int_equal(dred_meet_claim(s, seq, 1, nch), 1);
-  /* whole: its member's death costs nothing */
+  /* member 2 folds its home first, from the bottom, none of it in its block */
+  assert_int_equal(dred_meet_claim(s, seq, 2, nch), 5);
+  assert_int_equal(dred_meet_claim(s, seq, 2, nch), 6);
+  dred_meet_piece_in(s, seq, 2, all);
+  assert_int_equal(dred_meet_claim(s, seq, 3, nch), 7);
+  assert_int_equal(dred_meet_claim(s, seq, 1, nch), 2); /* its home, now readable */
+  assert_int_equal(dred_meet_chunks_claimed(s, seq), 0x1e7u);
+  /* all in: its member's death costs nothing, its claims go back */
   dred_meet_member_failed(r, 2, DRED_ERR_PROC_FAILED);
   (void)dred_meet_chunks_folded(s, seq, &st, NULL, NULL);
   assert_int_equal(st, DRED_OK);
+  assert_int_equal(dred_meet_chunks_claimed(s, seq), 0x187u);
   release_all(s, seq, N);
   table_free(t);
 
@@ -1487,7 +1508,7 @@ static void test_pieces(void **state) {
       s = meet_kind(r, seq, k, &p, 1);
     }
   }
-  dred_meet_piece_set(s, seq, 1, len / 2);
+  dred_meet_piece_in(s, seq, 1, 0x1fu);
   assert_true(dred_meet_claim(s, seq, 0, nch) == 0);
   w = dred_meet_epoch(s);
   dred_meet_member_failed(r, 1, DRED_ERR_PROC_FAILED);
@@ -1495,6 +1516,29 @@ static void test_pieces(void **state) {
   (void)dred_meet_chunks_folded(s, seq, &st, NULL, NULL);
   assert_int_equal(st, DRED_ERR_PROC_FAILED);
   assert_int_equal(dred_meet_claim(s, seq, 0, nch), -1);
+  release_all(s, seq, N);
+  table_free(t);
+
+  /* ... but once what it kept out is folded (its home, by itself), it costs nothing */
+  t = table_new();
+  r = dred_meet_ring_of(t, 40, N, WORKERS);
+  for (k = 0; k < N; k++) {
+    if (k == 1) {
+      assert_int_equal(dred_meet_arrive_op(r, seq, k, &p, 1, &op, NULL, DRED_OK, &a), 0);
+      s = a.slot;
+    } else {
+      s = meet_kind(r, seq, k, &p, 1);
+    }
+  }
+  dred_meet_piece_in(s, seq, 1, all & ~(uint64_t)0x1cu); /* its home [2,5) kept out */
+  for (k = 2; k < 5; k++) {
+    assert_int_equal(dred_meet_claim(s, seq, 0, nch) >= 0, 1); /* member 0's, not those */
+    assert_int_equal(dred_meet_claim(s, seq, 1, nch), (int)k);
+    assert_int_equal(dred_meet_chunk_done(s, seq, k, 1, 4096 * k), 1);
+  }
+  dred_meet_member_failed(r, 1, DRED_ERR_PROC_FAILED);
+  (void)dred_meet_chunks_folded(s, seq, &st, NULL, NULL);
+  assert_int_equal(st, DRED_OK);
   release_all(s, seq, N);
   table_free(t);
 
