@@ -405,7 +405,7 @@ asan: deps
 # minutes on 2 cores); docs/testing.md says when to run it.
 TSAN_CASES := =threads-p3 =threads-p5@abc =concurrent-p3 =concurrent@abcd =mix-p5 =mix-p8@abc \
   =meet-p5 =nblane-p2 =progress-p4 =allreduce-p5 =bcast-relay@abc =allreduce-relay@abc \
-  =partial-p8@abc =limits-wait-meet =allocmem-p4 =lifecycle-self
+  =partial-p8@abc =limits-wait-meet =allocmem-p4 =lifecycle-self =allreduce-p3
 tsan: deps
 	@$(MAKE) --no-print-directory BUILD=build-tsan OPT="-O1 -g -Wno-tsan" SAN="-fsanitize=thread" \
 	  tsan-run
