@@ -1421,6 +1421,25 @@ static dred_meet_slot_t *meet_kind(dred_meet_ring_t *r, uint64_t seq, uint32_t k
   return a.slot;
 }
 
+/* Every member arrives in `seq`, member `pk` with `op` (its operand to come in pieces),
+ * the others with their operands in blocks. */
+static dred_meet_slot_t *meet_pieces(dred_meet_ring_t *r, uint64_t seq, uint32_t pk,
+                                     proto_params_t *p, const dred_meet_ref_t *op) {
+  dred_meet_slot_t *s = NULL;
+  dred_meet_arrival_t a;
+  uint32_t k;
+  for (k = 0; k < N; k++) {
+    if (k == pk) {
+      assert_int_equal(dred_meet_arrive_op(r, seq, k, p, 1, op, NULL, DRED_OK, &a), 0);
+      assert_int_equal(a.meet, 1);
+      s = a.slot;
+    } else {
+      s = meet_kind(r, seq, k, p, 1);
+    }
+  }
+  return s;
+}
+
 /* An allreduce member arrives before its operand is in its block (DRED_MEET_OP_PIECES):
  * no peer is handed a chunk before that operand holds it, while the member itself folds
  * its own chunks from its memory; each member takes its home chunks first, from the
@@ -1455,15 +1474,7 @@ static void test_pieces(void **state) {
   dred_meet_home(nch, N, 3, &lo, &hi);
   assert_int_equal(lo, 7);
   assert_int_equal(hi, 10);
-  for (k = 0; k < N; k++) {
-    if (k == 2) {
-      assert_int_equal(dred_meet_arrive_op(r, seq, k, &p, 1, &op, NULL, DRED_OK, &a), 0);
-      assert_int_equal(a.meet, 1);
-      s = a.slot;
-    } else {
-      s = meet_kind(r, seq, k, &p, 1);
-    }
-  }
+  s = meet_pieces(r, seq, 2, &p, &op);
   ASSERT_DECIDED(s, seq, DRED_OK);
   assert_int_equal(dred_meet_operand(s, 2).kind, DRED_MEET_OP_POOL); /* read as any block */
   assert_int_equal(dred_meet_claim(s, seq, 0, nch), -2); /* nothing of member 2's yet */
@@ -1500,14 +1511,7 @@ static void test_pieces(void **state) {
   t = table_new();
   r = dred_meet_ring_of(t, 38, N, WORKERS);
   op.worker = WORKERS[1];
-  for (k = 0; k < N; k++) {
-    if (k == 1) {
-      assert_int_equal(dred_meet_arrive_op(r, seq, k, &p, 1, &op, NULL, DRED_OK, &a), 0);
-      s = a.slot;
-    } else {
-      s = meet_kind(r, seq, k, &p, 1);
-    }
-  }
+  s = meet_pieces(r, seq, 1, &p, &op);
   dred_meet_piece_in(s, seq, 1, 0x1fu);
   assert_true(dred_meet_claim(s, seq, 0, nch) == 0);
   w = dred_meet_epoch(s);
@@ -1522,14 +1526,7 @@ static void test_pieces(void **state) {
   /* ... but once what it kept out is folded (its home, by itself), it costs nothing */
   t = table_new();
   r = dred_meet_ring_of(t, 40, N, WORKERS);
-  for (k = 0; k < N; k++) {
-    if (k == 1) {
-      assert_int_equal(dred_meet_arrive_op(r, seq, k, &p, 1, &op, NULL, DRED_OK, &a), 0);
-      s = a.slot;
-    } else {
-      s = meet_kind(r, seq, k, &p, 1);
-    }
-  }
+  s = meet_pieces(r, seq, 1, &p, &op);
   dred_meet_piece_in(s, seq, 1, all & ~(uint64_t)0x1cu); /* its home [2,5) kept out */
   for (k = 2; k < 5; k++) {
     assert_int_equal(dred_meet_claim(s, seq, 0, nch) >= 0, 1); /* member 0's, not those */
