@@ -461,6 +461,7 @@ static dred_inst_t *inst_build(const call_t *c, dred_group_t *g, int member,
   in->member = (uint32_t)member;
   in->root = (uint32_t)c->root;
   in->kind = c->kind;
+  in->blocking = c->blocking;
   in->is_root = is_root;
   in->receives = c->kind != PROTO_KIND_REDUCE && !is_root;
   in->sendbuf = c->sendbuf;
@@ -624,7 +625,7 @@ static int call_submit(dred_rt_t *rt, dred_inst_t *in, int blocking, int *status
     if (taken)
       dred_meetpath_finish_taken(rt, in); /* its outcome came with its arrival */
     else if (publish)
-      dred_meetpath_publish(rt, in, blocking); /* a bcast root's data, an allreduce operand */
+      dred_meetpath_publish(rt, in); /* a bcast root's data, an allreduce operand */
     return 1;
   }
   /* A large bcast of a group spanning nodes: the node's first member to arrive receives

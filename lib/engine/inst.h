@@ -47,6 +47,8 @@ typedef struct dred_inst {
    * the result from dred-master as DATA into `res` (recvbuf, or a buffer of its own for
    * PACKED and IMAGE layouts): a large allreduce's other members, a bcast's non-roots. */
   int kind;
+  int blocking;        /* the blocking form (dred_reduce, dred_allreduce, dred_bcast): its
+                        * caller waits from the call to the end, sendbuf the call's */
   int is_root;
   int receives;
   char *res;

@@ -200,11 +200,23 @@ int dred_meetpath_defers_acc(const dred_rt_t *rt, const dred_inst_t *in) {
 /* An allreduce operand from this size is written into its block after its member arrived,
  * piece by piece (DRED_MEET_OP_PIECES), so that the members already waiting fold each
  * chunk as soon as its bytes are in, instead of after the whole copy: a late member's copy
- * and the folds overlap (seed 000's pipelining, here for the operand). */
+ * and the folds overlap (seed 000's pipelining, here for the operand).  A blocking call's
+ * from PIECES_MIN_BLOCKING: it then copies in only the chunks its peers fold, and folds
+ * its own share from sendbuf (p = 2 on the development guest, 128-384 KiB: 8-15 % less
+ * time than copied whole before arriving; docs/performance.md, session 57).  -D them to
+ * compare builds. */
+#ifndef PIECES_MIN
 #define PIECES_MIN (512u * 1024u)
+#endif
+#ifndef PIECES_MIN_BLOCKING
+#define PIECES_MIN_BLOCKING (128u * 1024u)
+#endif
 
 int dred_meetpath_pieces(const dred_rt_t *rt, const dred_inst_t *in) {
-  return rt->meet_pieces && in->bytes >= PIECES_MIN && in->ti.layout == DRED_LAYOUT_DIRECT &&
+  /* (with two members or more: a blocking call's operand then never takes the fast
+   * lane, lanepath.c's LANE_FOLD_MAX) */
+  uint64_t min = in->blocking && in->group->n >= 2 ? PIECES_MIN_BLOCKING : PIECES_MIN;
+  return rt->meet_pieces && in->bytes >= min && in->ti.layout == DRED_LAYOUT_DIRECT &&
          !in->refused && in->join_error == DRED_OK && allreduce_from_sendbuf(rt, in);
 }
 
@@ -623,7 +635,7 @@ static int publish_chunks(dred_inst_t *in, int home) {
   return lo[in->member] == hi[in->member]; /* an empty home: everything is in */
 }
 
-void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in, int blocking) {
+void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
   dred_meet_slot_t *slot;
   const char *src;
   char *dst;
@@ -647,7 +659,7 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in, int blocking) {
     /* A blocking call keeps its home chunks out: it folds them from sendbuf, which is
      * the reduction's until the call returns.  A nonblocking one copies all of it, so
      * that nothing reads sendbuf once it returned and its peers can fold its share. */
-    all = publish_chunks(in, blocking);
+    all = publish_chunks(in, in->blocking);
   } else { /* a bcast root's data */
     if (dst == src || !in->meet_pipelined) /* in already: acc itself, or copied before arriving */
       off = bytes;

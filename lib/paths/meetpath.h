@@ -73,11 +73,11 @@ const char *dred_meetpath_peer_block(dred_rt_t *rt, const dred_inst_t *in, uint3
 int dred_meetpath_arrive(dred_rt_t *rt, dred_inst_t *in, int held_returns);
 /* A bcast root that met by reference: copy its data into the block it named, piece by
  * piece, telling the slot as it goes (the members copy out meanwhile); an allreduce
- * member (DRED_MEET_OP_PIECES): its operand, chunk by chunk -- in a `blocking` call only
+ * member (DRED_MEET_OP_PIECES): its operand, chunk by chunk -- in a blocking call only
  * the chunks its peers read first (meetwork.c copies the rest as they need it).  On the
  * calling thread, after arriving, without rt->lock; nothing if there is nothing to
  * publish. */
-void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in, int blocking);
+void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in);
 /* A small collective that took its outcome at its arrival (in->meet_taken, claimed): its
  * fold or copy from the operands it took, then its end, on the thread that arrived, after
  * inserting it and letting rt->lock go.  `in` is freed. */

@@ -431,13 +431,15 @@ int main(int argc, char **argv) {
    * forces it), a member not in place folds its own operand from sendbuf and copies in
    * only the chunks its peers fold (lib/paths/meetwork.c, home_give); one member a few
    * milliseconds late in turn, so that its peers run out of chunks and take over the top
-   * of its home.  An odd count: chunks of unequal size. */
+   * of its home.  Odd counts: chunks of unequal size; the smaller from 128 KiB for 4-byte
+   * elements (PIECES_MIN_BLOCKING), one chunk per member. */
   for (int k = 0; k < npairs; k++) {
     pair_t p = pairs[k];
     if (p.kind == 6) p.op = op_affine;
     if (k % 3 != 0 && p.kind != 6) continue;
     if (g_rank == k % g_size) usleep(3000);
     run_as(&p, 150001, seed + 500 + (uint64_t)k, g_comm, "blocking-large", 1);
+    run_as(&p, 40001, seed + 600 + (uint64_t)k, g_comm, "blocking-large", 1);
   }
   if (large > 0) /* int sum, double sum (reduced before the relay), the non-commutative op */
     for (int k = 0; k < npairs; k++) {
