@@ -677,15 +677,12 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
   }
   uv_mutex_lock(&rt->lock);
   in->meet_publish = 0;
-  if (all) dred_meetpath__pieces_all_in(in);
+  if (all) {
+    in->meet_pipelined = 0; /* the block holds it all (undefer reads it from there) */
+    /* a non-root's acc holds its operand from now on (member 0 folds into its acc) */
+    if (pieces && !in->is_root) in->acc_deferred = 0;
+  }
   uv_mutex_unlock(&rt->lock);
-}
-
-void dred_meetpath__pieces_all_in(dred_inst_t *in) {
-  int pieces = in->kind == PROTO_KIND_ALLREDUCE;
-  in->meet_pipelined = 0; /* the block holds it all (undefer reads it from there) */
-  /* a non-root's acc holds its operand from now on (member 0 folds into its acc) */
-  if (pieces && !in->is_root) in->acc_deferred = 0;
 }
 
 /* A non-root member met by reference finished OK: its block may still be read by the

@@ -80,10 +80,8 @@ dred_meet_ring_t *dred_meetpath__auto_ring(dred_rt_t *rt, dred_inst_t *in);
 void dred_meetpath__to_master(dred_rt_t *rt, dred_inst_t *in);
 
 /* meetpath.c: chunk c of a PIECES allreduce member's operand from sendbuf into its block,
- * told to the slot (nothing if it is in already); and, under rt->lock, the bookkeeping
- * once all of it is in.  On the thread that holds `in`. */
+ * told to the slot (nothing if it is in already).  On the thread that holds `in`. */
 void dred_meetpath__piece_in(dred_inst_t *in, uint32_t c);
-void dred_meetpath__pieces_all_in(dred_inst_t *in);
 
 /* meetwork.c: the work of member `in` on its claimed, decided collective whose outcome is
  * DRED_OK (a fold, chunks, a copy), about `budget` bytes of it; `status` other than
