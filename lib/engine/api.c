@@ -398,6 +398,34 @@ static int call_args(const call_t *c, MPI_Comm comm, int tag, dred_future **futu
   return dred_group_of(g_rt, comm, g, member);
 }
 
+/* An operand and a result that share memory: MPI forbids it (MPI_IN_PLACE is the way to
+ * reduce in place), and dred would read operand bytes the result already overwrote -- a
+ * wrong answer with no error.  Checked where recvbuf is written: at a reduce's root and at
+ * every allreduce member.  A type with holes is packed, or copied as an image, and its
+ * result unpacked, so two buffers may interleave through the holes without sharing a
+ * byte (a matrix's columns): only the same address is refused there; a contiguous type's
+ * buffers are the byte ranges they span. */
+static int call_disjoint(const call_t *c, const dred_typeinfo_t *ti, int member, uint64_t bytes) {
+  uintptr_t s = (uintptr_t)c->sendbuf, r = (uintptr_t)c->recvbuf;
+  if (c->kind == PROTO_KIND_BCAST || c->count == 0 || c->sendbuf == MPI_IN_PLACE ||
+      c->sendbuf == NULL || c->recvbuf == NULL ||
+      (c->kind == PROTO_KIND_REDUCE && member != c->root))
+    return DRED_OK;
+  if (s == r) {
+    DRED_ERROR("%s: sendbuf and recvbuf are the same buffer: pass MPI_IN_PLACE as sendbuf "
+               "to reduce in place", c->fn);
+    return DRED_ERR_ARG;
+  }
+  if (ti->layout == DRED_LAYOUT_DIRECT && s < r + bytes && r < s + bytes) {
+    DRED_ERROR("%s: sendbuf and recvbuf overlap (%llu of their %llu bytes; MPI requires "
+               "them disjoint): pass MPI_IN_PLACE as sendbuf to reduce in place", c->fn,
+               (unsigned long long)(s < r ? s + bytes - r : r + bytes - s),
+               (unsigned long long)bytes);
+    return DRED_ERR_ARG;
+  }
+  return DRED_OK;
+}
+
 /* The caller's arguments, checked against the group (bad ones take no turn).  Fills *ti,
  * *bytes and *is_root.  DRED_OK or DRED_ERR_ARG (logged). */
 static int call_check(const call_t *c, const dred_group_t *g, int member, int inline_max,
@@ -433,6 +461,7 @@ static int call_check(const call_t *c, const dred_group_t *g, int member, int in
                (unsigned long long)DRED_MAX_BYTES);
     return DRED_ERR_ARG;
   }
+  if ((rc = call_disjoint(c, ti, member, *bytes)) != DRED_OK) return rc;
   /* Small enough to travel inside the control messages (DRED_INLINE_MAX), with all the
    * group's operands fitting one INLINE message (a bcast: the root's data one READY): no
    * pool block, no snapshot, no replica, no task.  Every member decides alike from count,

@@ -178,7 +178,7 @@ static int kernels_enabled(void) {
   return s == 1;
 }
 
-const dred_kernel_t *dred_kernel_find(MPI_Datatype type, MPI_Op op) {
+static const dred_kernel_t *kernel_lookup(MPI_Datatype type, MPI_Op op) {
   static const struct {
     MPI_Op op;
     int o;
@@ -240,4 +240,23 @@ const dred_kernel_t *dred_kernel_find(MPI_Datatype type, MPI_Op op) {
     return r < 0 ? NULL : kernels[o][r];
   }
   return NULL;
+}
+
+/* Every combine of a collective asks, and the tables are scanned in order (MPI_DOUBLE is
+ * last): a thread remembers its last answer, which depends on nothing but the two handles
+ * (a predefined handle never changes meaning; any other gets NULL, whatever it names). */
+const dred_kernel_t *dred_kernel_find(MPI_Datatype type, MPI_Op op) {
+  static __thread struct {
+    MPI_Datatype type;
+    MPI_Op op;
+    const dred_kernel_t *kern;
+    int valid;
+  } last;
+  if (!last.valid || last.type != type || last.op != op) {
+    last.kern = kernel_lookup(type, op);
+    last.type = type;
+    last.op = op;
+    last.valid = 1;
+  }
+  return last.kern;
 }

@@ -24,6 +24,11 @@
  * 5. Disagreement (P >= 2), the last member differing: count, datatype size (INT vs
  *    DOUBLE), root, op (SUM vs MAX; once with DRED_TAG_AUTO): every member must get
  *    DRED_ERR_MISMATCH; afterwards the same tag and a DRED_TAG_AUTO reduction work.
+ * 6. Bad dred_iallreduce / dred_allreduce and dred_ibcast / dred_bcast arguments, in the
+ *    explicit-tag, auto-tag and blocking forms; sendbuf and recvbuf that are the same
+ *    buffer or overlap (allreduce, and a reduce's root) are DRED_ERR_ARG; buffers that
+ *    only touch, and a matrix column reduced into the next one through a strided type,
+ *    reduce exactly (coll_args).
  */
 #include <limits.h>
 #include <signal.h>
@@ -138,6 +143,118 @@ static void mismatch(const char *what, int tag, int count_last, MPI_Datatype dt_
     good_reduction(again, tag == DRED_TAG_AUTO ? 400 : tag, 0);
     snprintf(again, sizeof again, "mismatch/%s/then auto tag works", what);
     good_reduction(again, DRED_TAG_AUTO, g_size - 1);
+}
+
+/* 6. dred_iallreduce / dred_allreduce (kind 0) and dred_ibcast / dred_bcast (kind 1): a bad
+ * call returns `expect` (nonblocking: *future NULL) and takes no turn.  `tag` AUTO with
+ * `blocking` is the blocking form. */
+static void expect_coll(const char *what, int expect, int kind, int blocking, const void *sb,
+                        void *rb, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
+                        int tag)
+{
+    static char sentinel;
+    dred_future *f = (dred_future *)&sentinel;
+    char check[200];
+    int st;
+    snprintf(check, sizeof check, "badinput/%s/%s/%s", kind ? "bcast" : "allreduce", what,
+             blocking ? "blocking" : tag == DRED_TAG_AUTO ? "auto" : "tag");
+    set_step("%s", check);
+    if (blocking) {
+        f = NULL;
+        st = kind ? dred_bcast(rb, count, dt, root, comm) : dred_allreduce(sb, rb, count, dt, op, comm);
+    } else {
+        st = kind ? dred_ibcast(rb, count, dt, root, comm, tag, &f)
+                  : dred_iallreduce(sb, rb, count, dt, op, comm, tag, &f);
+    }
+    if (st != expect) {
+        fail("%s: returned %d (%s), expected %d (%s)", check, st, dred_strerror(st), expect,
+             dred_strerror(expect));
+        if (st == DRED_OK && f && f != (dred_future *)&sentinel) {
+            (void)wait_bounded(f, 30, check);
+            dred_future_free(f);
+        }
+    } else if (f != NULL) {
+        fail("%s: returned %d but *future was not set to NULL", check, st);
+    } else
+        pass0(check);
+}
+
+/* Bad allreduce and bcast arguments, in each form (explicit tag, auto tag, blocking), then
+ * the buffers an operand and a result may share: the same address or overlapping bytes
+ * are refused (MPI forbids them; dred would read operand bytes the result overwrote), at
+ * an allreduce's every member and a reduce's root; buffers that only touch, and columns
+ * of one matrix interleaved through a strided type's holes, are fine and reduce exactly. */
+static void coll_args(void)
+{
+    static int sb[2 * N], rb[N];
+    double dsb[N], drb[N];
+    const int P = g_size, me = g_rank;
+    struct { int tag, blocking; } forms[3] = {{210, 0}, {DRED_TAG_AUTO, 0}, {DRED_TAG_AUTO, 1}};
+    memset(dsb, 0, sizeof dsb);
+    for (int k = 0; k < 3; k++) {
+        int t = forms[k].tag, b = forms[k].blocking;
+        expect_coll("null_sendbuf", DRED_ERR_ARG, 0, b, NULL, rb, N, MPI_INT, MPI_SUM, 0, g_comm, t);
+        expect_coll("null_recvbuf", DRED_ERR_ARG, 0, b, sb, NULL, N, MPI_INT, MPI_SUM, 0, g_comm, t);
+        expect_coll("count_negative", DRED_ERR_ARG, 0, b, sb, rb, -1, MPI_INT, MPI_SUM, 0, g_comm, t);
+        expect_coll("comm_null", DRED_ERR_ARG, 0, b, sb, rb, N, MPI_INT, MPI_SUM, 0, MPI_COMM_NULL, t);
+        expect_coll("comm_world", DRED_ERR_ARG, 0, b, sb, rb, N, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, t);
+        expect_coll("comm_self", DRED_ERR_ARG, 0, b, sb, rb, N, MPI_INT, MPI_SUM, 0, MPI_COMM_SELF, t);
+        expect_coll("datatype_null", DRED_ERR_ARG, 0, b, sb, rb, N, MPI_DATATYPE_NULL, MPI_SUM, 0, g_comm, t);
+        expect_coll("op_null", DRED_ERR_ARG, 0, b, sb, rb, N, MPI_INT, MPI_OP_NULL, 0, g_comm, t);
+        expect_coll("band_on_double", DRED_ERR_ARG, 0, b, dsb, drb, N, MPI_DOUBLE, MPI_BAND, 0, g_comm, t);
+        expect_coll("same_buffer", DRED_ERR_ARG, 0, b, sb, sb, N, MPI_INT, MPI_SUM, 0, g_comm, t);
+        expect_coll("recvbuf_inside_sendbuf", DRED_ERR_ARG, 0, b, sb, sb + 3, N, MPI_INT, MPI_SUM, 0, g_comm, t);
+        expect_coll("sendbuf_inside_recvbuf", DRED_ERR_ARG, 0, b, sb + 3, sb, N, MPI_INT, MPI_SUM, 0, g_comm, t);
+        expect_coll("null_buffer", DRED_ERR_ARG, 1, b, NULL, NULL, N, MPI_INT, MPI_OP_NULL, 0, g_comm, t);
+        expect_coll("count_negative", DRED_ERR_ARG, 1, b, NULL, rb, -1, MPI_INT, MPI_OP_NULL, 0, g_comm, t);
+        expect_coll("root_negative", DRED_ERR_ARG, 1, b, NULL, rb, N, MPI_INT, MPI_OP_NULL, -1, g_comm, t);
+        expect_coll("root_eq_size", DRED_ERR_ARG, 1, b, NULL, rb, N, MPI_INT, MPI_OP_NULL, P, g_comm, t);
+        expect_coll("datatype_null", DRED_ERR_ARG, 1, b, NULL, rb, N, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, g_comm, t);
+        expect_coll("comm_world", DRED_ERR_ARG, 1, b, NULL, rb, N, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_WORLD, t);
+        /* a reduce's root reads its operand and writes its result: the same rule */
+        expect_status("same_buffer_at_root", DRED_ERR_ARG, sb, sb, N, MPI_INT, MPI_SUM, me, g_comm, t);
+        expect_status("overlap_at_root", DRED_ERR_ARG, sb, sb + N / 2, N, MPI_INT, MPI_SUM, me, g_comm, t);
+    }
+    expect_coll("tag_minus_2", DRED_ERR_ARG, 0, 0, sb, rb, N, MPI_INT, MPI_SUM, 0, g_comm, -2);
+    expect_coll("tag_minus_2", DRED_ERR_ARG, 1, 0, NULL, rb, N, MPI_INT, MPI_OP_NULL, 0, g_comm, -2);
+
+    /* accepted: buffers that touch, and a matrix's column 0 reduced into its column 1 */
+    {
+        int *m = malloc(sizeof(int) * 2 * N), bad = 0, st;
+        MPI_Datatype col;
+        for (int i = 0; i < N; i++) m[i] = (i * 7 + me * 13) % 1000 - 500;
+        set_step("badinput/allreduce/buffers_that_touch");
+        st = dred_allreduce(m, m + N, N, MPI_INT, MPI_SUM, g_comm);
+        for (int i = 0; i < N && st == DRED_OK; i++) {
+            int want = 0;
+            for (int r = 0; r < P; r++) want += (i * 7 + r * 13) % 1000 - 500;
+            bad += m[N + i] != want || m[i] != (i * 7 + me * 13) % 1000 - 500;
+        }
+        if (st != DRED_OK || bad)
+            fail("badinput/allreduce/buffers_that_touch: %s, %d wrong", dred_strerror(st), bad);
+        else
+            pass0("badinput/allreduce/buffers_that_touch");
+        MPI_Type_vector(N, 1, 2, MPI_INT, &col);
+        MPI_Type_commit(&col);
+        for (int i = 0; i < N; i++) {
+            m[2 * i] = (i * 3 + me * 5) % 100;
+            m[2 * i + 1] = -1;
+        }
+        set_step("badinput/allreduce/interleaved_columns");
+        st = dred_allreduce(m, m + 1, 1, col, MPI_SUM, g_comm);
+        bad = 0;
+        for (int i = 0; i < N && st == DRED_OK; i++) {
+            int want = 0;
+            for (int r = 0; r < P; r++) want += (i * 3 + r * 5) % 100;
+            bad += m[2 * i + 1] != want || m[2 * i] != (i * 3 + me * 5) % 100;
+        }
+        if (st != DRED_OK || bad)
+            fail("badinput/allreduce/interleaved_columns: %s, %d wrong", dred_strerror(st), bad);
+        else
+            pass0("badinput/allreduce/interleaved_columns");
+        MPI_Type_free(&col);
+        free(m);
+    }
 }
 
 int main(int argc, char **argv)
@@ -288,6 +405,7 @@ int main(int argc, char **argv)
         else if (zr[0] != 7) fail("badinput/count_zero: recvbuf written");
         else pass0("badinput/count_zero");
     }
+    coll_args();
     good_reduction("final_auto_reduction", DRED_TAG_AUTO, 0);
 
     free(gs); free(gd); free(gm);
