@@ -344,10 +344,17 @@ fuzz:
 
 # Unmodified MPI programs (plain mpicc/mpif90, no dred header) on dred through
 # libdred-mpi.so: tests/interpose/run.sh says what each case checks.
-INTERPOSE_TEST_BIN := $(addprefix $(BUILD)/tests/interpose/,reduce_app coll_app mix_app fault_app reduce_f bench)
+INTERPOSE_TEST_BIN := $(addprefix $(BUILD)/tests/interpose/,reduce_app coll_app mix_app fault_app reduce_f bench py_app)
 $(BUILD)/tests/interpose/%: tests/interpose/%.c tests/interpose/app.h
 	@mkdir -p $(dir $@)
 	$(MPICC) -std=gnu11 $(OPT) $(WARN) -o $@ $<
+# A Python program through ctypes; the MPI handles it needs, from this build's mpi.h.
+$(BUILD)/tests/interpose/py_app: tests/interpose/py_app.py $(BUILD)/tests/interpose/mpi_consts.py
+	cp $< $@ && chmod +x $@
+$(BUILD)/tests/interpose/mpi_consts.py: tests/interpose/py_consts.c
+	@mkdir -p $(dir $@)
+	$(MPICC) -std=gnu11 $(OPT) $(WARN) -o $(BUILD)/tests/interpose/py_consts $<
+	$(BUILD)/tests/interpose/py_consts >$@
 $(BUILD)/tests/interpose/reduce_f: tests/interpose/reduce_f.f90
 	@mkdir -p $(dir $@)
 	$(MPIF90) -O2 -o $@ $<

@@ -16,8 +16,11 @@
 # completion calls, each result checked against the operands folded locally in rank order.
 # The fault case kills one rank by pid while MPI_Ireduce calls are in flight and checks
 # that every survivor finished (a bounded wait: its requests completed, exactly or with an
-# error class).  mpi4py is not run: Debian's python3-mpi4py is built against Open MPI
-# (dred needs MPICH), and installing it switches the system's mpicc/mpiexec to Open MPI.
+# error class).  The python cases run py_app.py in the Python interpreter: MPI through
+# ctypes from the process's global scope, as a compiled binding calls it, so the preloaded
+# library takes the calls.  mpi4py itself is not run: Debian's python3-mpi4py is built
+# against Open MPI (dred needs MPICH), and installing it switches the system's
+# mpicc/mpiexec to Open MPI.
 set -u
 set +m
 
@@ -56,6 +59,8 @@ CASES=(
   "coll-default-p3 coll_app 3 90 -       MPI_Allreduce,MPI_Bcast"
   "coll-default-p4@ab coll_app 4 150 a:2,b:2 !MPI_Allreduce,!MPI_Bcast,!MPI_Iallreduce,!MPI_Ibcast"
   "fortran-p2    reduce_f   2  60 -        MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
+  "python-p2     py_app     2  90 -        $MIXALL $MIXDRED"
+  "python-p3@ab  py_app     3 150 a:2,b:1  $MIXALL $MIXDRED"
   "fortran-p3@ab reduce_f   3  90 a:2,b:1  MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
   "mix-p1        mix_app,-I,-s,10,-r,40 1  90 - $MIXALL $MIXDRED"
   "mix-p3        mix_app,-I,-s,11,-r,60 3 120 - $MIXALL $MIXDRED"
