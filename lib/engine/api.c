@@ -401,14 +401,15 @@ static int call_args(const call_t *c, MPI_Comm comm, int tag, dred_future **futu
 /* An operand and a result that share memory: MPI forbids it (MPI_IN_PLACE is the way to
  * reduce in place), and dred would read operand bytes the result already overwrote -- a
  * wrong answer with no error.  Checked where recvbuf is written: at a reduce's root and at
- * every allreduce member.  A type with holes is packed, or copied as an image, and its
- * result unpacked, so two buffers may interleave through the holes without sharing a
- * byte (a matrix's columns): only the same address is refused there; a contiguous type's
- * buffers are the byte ranges they span. */
+ * every allreduce member.  A contiguous type's buffers are the byte ranges they span; a
+ * type with holes is packed, or copied as an image, and its result unpacked, so two
+ * buffers may interleave through the holes without sharing a byte (a matrix's columns):
+ * there the typemaps' bytes are compared (dred_typemap_shared), once the spans meet. */
 static int call_disjoint(const call_t *c, const dred_typeinfo_t *ti, int member, uint64_t bytes) {
   uintptr_t s = (uintptr_t)c->sendbuf, r = (uintptr_t)c->recvbuf;
-  if (c->kind == PROTO_KIND_BCAST || c->count == 0 || c->sendbuf == MPI_IN_PLACE ||
-      c->sendbuf == NULL || c->recvbuf == NULL ||
+  int64_t shared;
+  /* (NULL buffers were refused before: call_check) */
+  if (c->kind == PROTO_KIND_BCAST || bytes == 0 || c->sendbuf == MPI_IN_PLACE ||
       (c->kind == PROTO_KIND_REDUCE && member != c->root))
     return DRED_OK;
   if (s == r) {
@@ -421,6 +422,13 @@ static int call_disjoint(const call_t *c, const dred_typeinfo_t *ti, int member,
                "them disjoint): pass MPI_IN_PLACE as sendbuf to reduce in place", c->fn,
                (unsigned long long)(s < r ? s + bytes - r : r + bytes - s),
                (unsigned long long)bytes);
+    return DRED_ERR_ARG;
+  }
+  if (ti->layout != DRED_LAYOUT_DIRECT &&
+      (shared = dred_typemap_shared(c->sendbuf, c->recvbuf, c->count, c->type, ti)) > 0) {
+    DRED_ERROR("%s: sendbuf and recvbuf share %lld bytes of their datatype's elements (MPI "
+               "requires them disjoint): pass MPI_IN_PLACE as sendbuf to reduce in place",
+               c->fn, (long long)shared);
     return DRED_ERR_ARG;
   }
   return DRED_OK;

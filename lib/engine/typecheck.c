@@ -50,6 +50,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../common/log.h"
 #include "typecheck.h"
@@ -450,4 +451,53 @@ int dred_typecheck_bcast(MPI_Datatype type, dred_typeinfo_t *ti) {
   ti->mult = (uint32_t)size;
   ti->extent = (uint32_t)size;
   return DRED_OK;
+}
+
+/* Which bytes a typemap touches, MPI's own answer: count elements of all-ones bytes are
+ * unpacked through the type at `a` into a zeroed copy of the window both spans cover, then
+ * packed back through the type at `b`; each nonzero byte packed is one both touch.  Only
+ * when the spans overlap (a caller's matrix columns, or an error), so the window's memory
+ * and time are those of one copy of the operand, paid in that case alone. */
+#define TYPEMAP_WINDOW_MAX ((uint64_t)1 << 30)
+int64_t dred_typemap_shared(const void *a, const void *b, int count, MPI_Datatype type,
+                            const dred_typeinfo_t *ti) {
+  uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b, lo, hi;
+  uint64_t span;
+  MPI_Count cap = 0, pos = 0, pos2 = 0;
+  unsigned char *win = NULL, *ones = NULL;
+  int64_t shared = -1;
+  if (count <= 0 || ti->size == 0) return 0;
+  /* extent > 0 (dred_typecheck): element i lies in [i*extent + true_lb, + true_extent) */
+  span = (uint64_t)(count - 1) * (uint64_t)ti->type_extent + (uint64_t)ti->true_extent;
+  if (pa + span <= pb || pb + span <= pa) return 0;
+  lo = (pa < pb ? pa : pb) + (uintptr_t)ti->true_lb;
+  hi = (pa < pb ? pb : pa) + (uintptr_t)ti->true_lb + span;
+  if (hi - lo > TYPEMAP_WINDOW_MAX ||
+      MPI_Pack_size_c((MPI_Count)count, type, MPI_COMM_SELF, &cap) != MPI_SUCCESS || cap <= 0) {
+    DRED_DEBUG("buffers' shared bytes not checked: a window of %llu bytes",
+               (unsigned long long)(hi - lo));
+    return -1;
+  }
+  if ((win = calloc(1, hi - lo)) == NULL || (ones = malloc((size_t)cap)) == NULL) {
+    DRED_DEBUG("buffers' shared bytes not checked: no memory for %llu bytes",
+               (unsigned long long)(hi - lo + (uint64_t)cap));
+    goto out;
+  }
+  memset(ones, 0xff, (size_t)cap);
+  /* address x of the caller's is win + (x - lo); a buffer's address itself may lie before
+   * the window (a positive true lower bound), its typemap's bytes never do */
+  if (MPI_Unpack_c(ones, cap, &pos, win + (intptr_t)(pa - lo), (MPI_Count)count, type,
+                   MPI_COMM_SELF) == MPI_SUCCESS) {
+    memset(ones, 0, (size_t)cap);
+    if (MPI_Pack_c(win + (intptr_t)(pb - lo), (MPI_Count)count, type, ones, cap, &pos2,
+                   MPI_COMM_SELF) == MPI_SUCCESS) {
+      shared = 0;
+      for (MPI_Count i = 0; i < pos2; i++) shared += ones[i] != 0;
+    }
+  }
+  if (shared < 0) DRED_DEBUG("buffers' shared bytes not checked: MPI_Unpack or MPI_Pack failed");
+out:
+  free(win);
+  free(ones);
+  return shared;
 }

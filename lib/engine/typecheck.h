@@ -38,5 +38,10 @@ int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti);
 /* The same for a bcast, which has no op: DIRECT for a type without holes, else PACKED as
  * bytes (MPI_Pack / MPI_Unpack with the caller's type: only its bytes are written). */
 int dred_typecheck_bcast(MPI_Datatype type, dred_typeinfo_t *ti);
+/* The bytes that `count` elements of `type` (checked into *ti) at `a` and at `b` share --
+ * the typemaps' bytes, not the spans, so buffers interleaved through holes share none --
+ * or -1 where the check could not run (logged at debug level). */
+int64_t dred_typemap_shared(const void *a, const void *b, int count, MPI_Datatype type,
+                            const dred_typeinfo_t *ti);
 
 #endif /* DRED_TYPECHECK_H */

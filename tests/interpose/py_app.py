@@ -54,8 +54,13 @@ def fold(op, values):
     return acc
 
 
-def wait(req):
-    return mpi.MPI_Wait(ctypes.byref(req), STATUS_IGNORE)
+def call(name, nb, *args):
+    """MPI_<name>(*args), or with nb its nonblocking form and MPI_Wait: the status."""
+    if not nb:
+        return getattr(mpi, "MPI_" + name)(*args)
+    req = c_int(0)
+    rc = getattr(mpi, "MPI_I" + name.lower())(*args, ctypes.byref(req))
+    return mpi.MPI_Wait(ctypes.byref(req), STATUS_IGNORE) if rc == M.SUCCESS else rc
 
 
 def allreduce(dt, op, n, inplace, nb):
@@ -64,13 +69,7 @@ def allreduce(dt, op, n, inplace, nb):
     sb, rb = T(), T()
     for i in range(n):
         (rb if inplace else sb)[i] = val(rank, i)
-    if nb:
-        req = c_int(0)
-        rc = mpi.MPI_Iallreduce(IN_PLACE if inplace else sb, rb, n, dt, op, M.COMM_WORLD, ctypes.byref(req))
-        if rc == M.SUCCESS:
-            rc = wait(req)
-    else:
-        rc = mpi.MPI_Allreduce(IN_PLACE if inplace else sb, rb, n, dt, op, M.COMM_WORLD)
+    rc = call("Allreduce", nb, IN_PLACE if inplace else sb, rb, n, dt, op, M.COMM_WORLD)
     check(rc == M.SUCCESS, "%s: returned %d" % (what, rc))
     for i in range(n if rc == M.SUCCESS else 0):
         want = fold(op, [val(r, i) for r in range(size)])
@@ -84,13 +83,7 @@ def bcast(root, n, nb):
     buf = (ctypes.c_ubyte * n)()
     for i in range(n):
         buf[i] = (i * 7 + root) % 251 if rank == root else 0
-    if nb:
-        req = c_int(0)
-        rc = mpi.MPI_Ibcast(buf, n, M.BYTE, root, M.COMM_WORLD, ctypes.byref(req))
-        if rc == M.SUCCESS:
-            rc = wait(req)
-    else:
-        rc = mpi.MPI_Bcast(buf, n, M.BYTE, root, M.COMM_WORLD)
+    rc = call("Bcast", nb, buf, n, M.BYTE, root, M.COMM_WORLD)
     check(rc == M.SUCCESS, "%s: returned %d" % (what, rc))
     for i in range(n if rc == M.SUCCESS else 0):
         if buf[i] != (i * 7 + root) % 251:
@@ -104,13 +97,7 @@ def reduce(root, n, nb):
     sb, rb = T(), T()
     for i in range(n):
         sb[i] = val(rank, i)
-    if nb:
-        req = c_int(0)
-        rc = mpi.MPI_Ireduce(sb, rb, n, M.LONG, M.SUM, root, M.COMM_WORLD, ctypes.byref(req))
-        if rc == M.SUCCESS:
-            rc = wait(req)
-    else:
-        rc = mpi.MPI_Reduce(sb, rb, n, M.LONG, M.SUM, root, M.COMM_WORLD)
+    rc = call("Reduce", nb, sb, rb, n, M.LONG, M.SUM, root, M.COMM_WORLD)
     check(rc == M.SUCCESS, "%s: returned %d" % (what, rc))
     for i in range(n if rc == M.SUCCESS and rank == root else 0):
         want = sum(val(r, i) for r in range(size))

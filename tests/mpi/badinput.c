@@ -83,9 +83,15 @@ static void expect_null_future(const char *what, int tag, int count, int root)
         pass0(check);
 }
 
+/* member r's operand, element i */
+static int operand(int r, int i, int salt)
+{
+    return (i * 7 + r * 13 + salt) % 1000 - 500;
+}
+
 static void fill(int *b, int n, int salt)
 {
-    for (int i = 0; i < n; i++) b[i] = (i * 7 + g_rank * 13 + salt) % 1000 - 500;
+    for (int i = 0; i < n; i++) b[i] = operand(g_rank, i, salt);
 }
 
 /* a normal reduction on g_comm with `tag`, checked against MPI_Reduce */
@@ -179,11 +185,23 @@ static void expect_coll(const char *what, int expect, int kind, int blocking, co
         pass0(check);
 }
 
+/* A user op on one column of an N x 2 matrix of ints (MPI_Type_vector(N, 1, 2)): what dred
+ * hands it is an image of the typed bytes, holes included (the IMAGE layout). */
+static void colsum_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    const int *a = in;
+    int *b = inout;
+    (void)dt;
+    for (int e = 0; e < *len; e++)
+        for (int j = 0; j < N; j++) b[e * (2 * N - 1) + 2 * j] += a[e * (2 * N - 1) + 2 * j];
+}
+
 /* Bad allreduce and bcast arguments, in each form (explicit tag, auto tag, blocking), then
  * the buffers an operand and a result may share: the same address or overlapping bytes
  * are refused (MPI forbids them; dred would read operand bytes the result overwrote), at
  * an allreduce's every member and a reduce's root; buffers that only touch, and columns
- * of one matrix interleaved through a strided type's holes, are fine and reduce exactly. */
+ * of one matrix interleaved through a strided type's holes, are fine and reduce exactly,
+ * where a strided type's elements that share bytes are refused (predefined and user ops). */
 static void coll_args(void)
 {
     static int sb[2 * N], rb[N];
@@ -220,15 +238,16 @@ static void coll_args(void)
 
     /* accepted: buffers that touch, and a matrix's column 0 reduced into its column 1 */
     {
-        int *m = malloc(sizeof(int) * 2 * N), bad = 0, st;
+        int *m = malloc(sizeof(int) * (2 * N + 2)), bad = 0, st;
         MPI_Datatype col;
-        for (int i = 0; i < N; i++) m[i] = (i * 7 + me * 13) % 1000 - 500;
+        MPI_Op colsum;
+        fill(m, N, 0);
         set_step("badinput/allreduce/buffers_that_touch");
         st = dred_allreduce(m, m + N, N, MPI_INT, MPI_SUM, g_comm);
         for (int i = 0; i < N && st == DRED_OK; i++) {
             int want = 0;
-            for (int r = 0; r < P; r++) want += (i * 7 + r * 13) % 1000 - 500;
-            bad += m[N + i] != want || m[i] != (i * 7 + me * 13) % 1000 - 500;
+            for (int r = 0; r < P; r++) want += operand(r, i, 0);
+            bad += m[N + i] != want || m[i] != operand(me, i, 0);
         }
         if (st != DRED_OK || bad)
             fail("badinput/allreduce/buffers_that_touch: %s, %d wrong", dred_strerror(st), bad);
@@ -252,6 +271,31 @@ static void coll_args(void)
             fail("badinput/allreduce/interleaved_columns: %s, %d wrong", dred_strerror(st), bad);
         else
             pass0("badinput/allreduce/interleaved_columns");
+        /* a user op on the same columns, reduced at a root (the IMAGE layout) */
+        MPI_Op_create(colsum_op, 1, &colsum);
+        for (int i = 0; i < N; i++) m[2 * i + 1] = -1;
+        set_step("badinput/reduce/interleaved_columns_user_op");
+        st = dred_reduce(m, m + 1, 1, col, colsum, 0, g_comm);
+        bad = 0;
+        for (int i = 0; i < N && st == DRED_OK; i++) {
+            int want = 0;
+            for (int r = 0; r < P; r++) want += (i * 3 + r * 5) % 100;
+            bad += (me == 0 && m[2 * i + 1] != want) || (me != 0 && m[2 * i + 1] != -1) ||
+                   m[2 * i] != (i * 3 + me * 5) % 100;
+        }
+        if (st != DRED_OK || bad)
+            fail("badinput/reduce/interleaved_columns_user_op: %s, %d wrong", dred_strerror(st), bad);
+        else
+            pass0("badinput/reduce/interleaved_columns_user_op");
+        /* refused: the column at m and the one at m + 2 (a row down) share N - 1 elements */
+        expect_coll("strided_overlap", DRED_ERR_ARG, 0, 0, m, m + 2, 1, col, MPI_SUM, 0, g_comm, 211);
+        expect_coll("strided_overlap", DRED_ERR_ARG, 0, 1, m, m + 2, 1, col, MPI_SUM, 0, g_comm,
+                    DRED_TAG_AUTO);
+        expect_status("strided_overlap_at_root", DRED_ERR_ARG, m, m + 2, 1, col, MPI_SUM, me,
+                      g_comm, 212);
+        expect_status("strided_overlap_user_op_at_root", DRED_ERR_ARG, m, m + 2, 1, col, colsum,
+                      me, g_comm, DRED_TAG_AUTO);
+        MPI_Op_free(&colsum);
         MPI_Type_free(&col);
         free(m);
     }

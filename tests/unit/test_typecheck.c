@@ -268,6 +268,39 @@ static void test_derived(void **state) {
   for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) MPI_Type_free(&all[k]);
 }
 
+/* Which bytes two buffers of a type with holes share: their typemaps', not their spans'. */
+static void test_typemap_shared(void **state) {
+  MPI_Datatype col, idx, rsz;
+  dred_typeinfo_t ti;
+  static int m[64];
+  (void)state;
+  MPI_Type_vector(8, 1, 2, MPI_INT, &col);                             /* a matrix column */
+  MPI_Type_indexed(2, (int[]){1, 1}, (int[]){2, 6}, MPI_INT, &idx);   /* true lb 8 bytes */
+  MPI_Type_create_resized(MPI_INT, 0, 12, &rsz);                      /* every third int */
+  MPI_Type_commit(&col), MPI_Type_commit(&idx), MPI_Type_commit(&rsz);
+
+  assert_int_equal(check(col, MPI_SUM, &ti), DRED_OK);
+  assert_int_equal(dred_typemap_shared(m, m + 1, 1, col, &ti), 0);     /* interleaved */
+  assert_int_equal(dred_typemap_shared(m + 1, m, 1, col, &ti), 0);
+  assert_int_equal(dred_typemap_shared(m, m + 2, 1, col, &ti), 7 * 4); /* a row down */
+  assert_int_equal(dred_typemap_shared(m + 14, m, 1, col, &ti), 1 * 4);
+  assert_int_equal(dred_typemap_shared(m, m + 15, 1, col, &ti), 0);    /* spans apart */
+  assert_int_equal(dred_typemap_shared(m, m, 2, col, &ti), 2 * 8 * 4);
+  assert_int_equal(dred_typemap_shared(m, m + 1, 0, col, &ti), 0);
+  /* elements {2, 6} (lb 8 bytes): the buffer 4 ints on shares element 6; 1 on, none */
+  assert_int_equal(check(idx, MPI_SUM, &ti), DRED_OK);
+  assert_int_equal(ti.true_lb, 8);
+  assert_int_equal(dred_typemap_shared(m, m + 4, 1, idx, &ti), 4);
+  assert_int_equal(dred_typemap_shared(m + 4, m, 1, idx, &ti), 4);
+  assert_int_equal(dred_typemap_shared(m, m + 1, 1, idx, &ti), 0);
+  /* ints 0, 3, 6 ... against 1, 4, 7 ... none; against 3, 6, 9 ... two of three */
+  assert_int_equal(check(rsz, MPI_MAX, &ti), DRED_OK);
+  assert_int_equal(dred_typemap_shared(m, m + 1, 3, rsz, &ti), 0);
+  assert_int_equal(dred_typemap_shared(m, m + 3, 3, rsz, &ti), 2 * 4);
+
+  MPI_Type_free(&col), MPI_Type_free(&idx), MPI_Type_free(&rsz);
+}
+
 #ifdef __SANITIZE_ADDRESS__
 /* This test runs MPI, and MPICH/UCX leave allocations of modules they unload at
  * MPI_Finalize ("<unknown module>" frames, which no suppression by library name matches):
@@ -278,7 +311,8 @@ const char *__asan_default_options(void) { return "detect_leaks=0"; }
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_named_against_mpi),
-                                     cmocka_unit_test(test_derived)};
+                                     cmocka_unit_test(test_derived),
+                                     cmocka_unit_test(test_typemap_shared)};
   int rc;
   MPI_Init(&argc, &argv);
   /* refusals come back as error codes (MPI_Reduce_local reports to MPI_COMM_SELF's
