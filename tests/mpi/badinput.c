@@ -89,6 +89,12 @@ static int operand(int r, int i, int salt)
     return (i * 7 + r * 13 + salt) % 1000 - 500;
 }
 
+/* member r's entry i of the matrix column the strided-type checks reduce */
+static int column(int r, int i)
+{
+    return (i * 3 + r * 5) % 100;
+}
+
 static void fill(int *b, int n, int salt)
 {
     for (int i = 0; i < n; i++) b[i] = operand(g_rank, i, salt);
@@ -256,7 +262,7 @@ static void coll_args(void)
         MPI_Type_vector(N, 1, 2, MPI_INT, &col);
         MPI_Type_commit(&col);
         for (int i = 0; i < N; i++) {
-            m[2 * i] = (i * 3 + me * 5) % 100;
+            m[2 * i] = column(me, i);
             m[2 * i + 1] = -1;
         }
         set_step("badinput/allreduce/interleaved_columns");
@@ -264,8 +270,8 @@ static void coll_args(void)
         bad = 0;
         for (int i = 0; i < N && st == DRED_OK; i++) {
             int want = 0;
-            for (int r = 0; r < P; r++) want += (i * 3 + r * 5) % 100;
-            bad += m[2 * i + 1] != want || m[2 * i] != (i * 3 + me * 5) % 100;
+            for (int r = 0; r < P; r++) want += column(r, i);
+            bad += m[2 * i + 1] != want || m[2 * i] != column(me, i);
         }
         if (st != DRED_OK || bad)
             fail("badinput/allreduce/interleaved_columns: %s, %d wrong", dred_strerror(st), bad);
@@ -279,9 +285,9 @@ static void coll_args(void)
         bad = 0;
         for (int i = 0; i < N && st == DRED_OK; i++) {
             int want = 0;
-            for (int r = 0; r < P; r++) want += (i * 3 + r * 5) % 100;
+            for (int r = 0; r < P; r++) want += column(r, i);
             bad += (me == 0 && m[2 * i + 1] != want) || (me != 0 && m[2 * i + 1] != -1) ||
-                   m[2 * i] != (i * 3 + me * 5) % 100;
+                   m[2 * i] != column(me, i);
         }
         if (st != DRED_OK || bad)
             fail("badinput/reduce/interleaved_columns_user_op: %s, %d wrong", dred_strerror(st), bad);
