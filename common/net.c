@@ -263,37 +263,53 @@ static int link_flush_tail(dred_net_link_t *l) {
 }
 
 /* Queue `len` bytes (copied) and, for a bulk send, `plen` payload bytes (not copied: they
- * must stay valid until cb).  The payload is one request in pieces of at most
- * n->bulk_piece bytes, so the whole copy is one write to libuv: nothing can come between
- * its pieces on the stream, and cb runs once, when the last byte is written. */
+ * must stay valid until cb).  The payload goes as one write request per piece of at most
+ * n->bulk_piece bytes, all queued here at once, so nothing can come between its pieces on
+ * the stream; cb rides on the last request, so it runs once, when the last byte is written
+ * (or when the link fails: libuv then ends every queued request with an error).  One
+ * request per piece is what bounds a turn of the loop: libuv's uv__write finishes at most
+ * 32 requests per pass, but writes a request's buffers with one writev, and a writev into
+ * a socket its reader keeps draining runs until the whole request is in. */
 static int link_write(dred_net_link_t *l, const uint8_t *bytes, size_t len, const void *payload,
                       size_t plen, dred_net_sent_cb cb, void *arg) {
-  size_t piece = l->net->bulk_piece > 0 ? l->net->bulk_piece : 1, npieces, i;
-  wreq_t *w;
-  uv_buf_t *bufs;
-  int rc, own_bufs;
-  npieces = plen / piece + (plen % piece != 0);
-  if (npieces >= UINT32_MAX) return DRED_ERR_ARG;
-  if ((w = malloc(sizeof *w + len)) == NULL) return DRED_ERR_NOMEM;
-  own_bufs = npieces > 1; /* up to two buffers fit in the request itself */
-  bufs = own_bufs ? malloc((npieces + 1) * sizeof *bufs) : w->buf;
-  if (bufs == NULL) {
+  size_t piece = l->net->bulk_piece > 0 ? l->net->bulk_piece : 1, nreq, i, sent = 0;
+  wreq_t **w;
+  int rc = DRED_OK;
+  /* request 0: the frame and the first piece; request i > 0: piece i */
+  nreq = plen / piece + (plen % piece != 0);
+  if (nreq == 0) nreq = 1;
+  if (nreq >= UINT32_MAX) return DRED_ERR_ARG;
+  if ((w = calloc(nreq, sizeof *w)) == NULL) return DRED_ERR_NOMEM;
+  for (i = 0; i < nreq && rc == DRED_OK; i++)
+    if ((w[i] = malloc(sizeof **w + (i == 0 ? len : 0))) == NULL) rc = DRED_ERR_NOMEM;
+  if (rc != DRED_OK) {
+    for (i = 0; i < nreq; i++) free(w[i]);
     free(w);
-    return DRED_ERR_NOMEM;
+    return rc;
   }
-  memcpy(w->data, bytes, len);
-  bufs[0] = uv_buf_init((char *)w->data, (unsigned)len);
-  for (i = 0; i < npieces; i++) {
+  memcpy(w[0]->data, bytes, len);
+  w[0]->buf[0] = uv_buf_init((char *)w[0]->data, (unsigned)len);
+  for (i = 0; i < nreq; i++) {
     size_t off = i * piece, n = plen - off < piece ? plen - off : piece;
-    bufs[1 + i] = uv_buf_init((char *)payload + off, (unsigned)n);
+    if (plen > 0) w[i]->buf[i == 0] = uv_buf_init((char *)payload + off, (unsigned)n);
+    w[i]->cb = i == nreq - 1 ? cb : NULL;
+    w[i]->arg = arg;
   }
-  w->cb = cb;
-  w->arg = arg;
   uv_mutex_lock(&l->net->wlock);
-  if ((rc = link_flush_tail(l)) == DRED_OK) rc = link_submit(l, w, bufs, (unsigned)(1 + npieces));
-  else free(w);
+  rc = link_flush_tail(l);
+  for (i = 0; i < nreq; i++) {
+    if (rc != DRED_OK) {
+      free(w[i]);
+      continue;
+    }
+    /* (link_submit frees a request it cannot queue) */
+    if ((rc = link_submit(l, w[i], w[i]->buf, i == 0 && plen > 0 ? 2 : 1)) == DRED_OK) sent++;
+  }
   uv_mutex_unlock(&l->net->wlock);
-  if (own_bufs) free(bufs); /* libuv copied the array */
+  free(w);
+  /* A frame cut short would leave the stream out of step: the link goes instead (its
+   * peer sees it lost; the queued pieces end cancelled, and cb is not called). */
+  if (rc != DRED_OK && sent > 0) link_close(l, LINK_LOST);
   return rc;
 }
 
@@ -317,8 +333,12 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
   size_t want = l->rlen + READ_CHUNK, cap_max = PROTO_MAX_SIZE + READ_CHUNK;
   (void)suggested;
   if (l->bulk != NULL && l->bulk->payload != NULL) { /* straight into the copy's buffer */
+    /* A piece at a time: a read from a socket its writer keeps filling goes on until the
+     * buffer is full, so one read of a whole 2 GiB copy held the loop (its heartbeats
+     * too) for seconds.  libuv's uv__read reads at most 32 times per pass. */
+    size_t rest = l->bulk->payload_len - l->bulk_got, piece = l->net->bulk_piece;
     buf->base = (char *)l->bulk->payload + l->bulk_got;
-    buf->len = l->bulk->payload_len - l->bulk_got;
+    buf->len = piece > 0 && rest > piece ? piece : rest;
     return;
   }
   if (want > cap_max) want = cap_max;
@@ -592,7 +612,7 @@ int dred_net_init(dred_net_t *n, uv_loop_t *loop, int self, int nranks,
   if (n == NULL || loop == NULL || nranks <= 0 || self < 0 || self >= nranks || token == NULL)
     return DRED_ERR_ARG;
   memset(n, 0, sizeof *n);
-  n->bulk_piece = (size_t)1 << 30;
+  n->bulk_piece = DRED_NET_BULK_PIECE;
   n->loop = loop;
   n->self = self;
   n->nranks = nranks;
@@ -777,6 +797,17 @@ static int link_to(dred_net_t *n, int dest, dred_net_link_t **out) {
   if (l == NULL || l->closing) return DRED_ERR_PROC_FAILED;
   *out = l;
   return DRED_OK;
+}
+
+size_t dred_net_backlog(dred_net_t *n, int dest) {
+  dred_net_link_t *l;
+  size_t q;
+  if (n == NULL || n->out == NULL || dest < 0 || dest >= n->nranks) return 0;
+  uv_mutex_lock(&n->wlock);
+  l = n->out[dest] != NULL ? n->out[dest] : n->in[dest];
+  q = l != NULL ? l->queued : 0;
+  uv_mutex_unlock(&n->wlock);
+  return q;
 }
 
 #define SMALL_FRAME 512

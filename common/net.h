@@ -89,8 +89,8 @@ struct dred_net {
   uint64_t evicted;         /* waiting links closed: no HELLO in time, over the cap, reserve */
   uint64_t drained;         /* draining links closed since dred_net_drain_check last looked */
   int ndraining;            /* incoming links draining now (dred_net_drop_draining)     */
-  size_t bulk_piece;        /* a bulk payload goes to libuv in pieces of at most this many
-                               bytes (uv_buf_t's length is an unsigned int): 1 GiB; tests
+  size_t bulk_piece;        /* bulk bytes go through the loop in pieces of at most this many:
+                               one write request, one read each (net.c's "Bulk"); tests
                                lower it to cut small payloads into many pieces */
 };
 
@@ -128,6 +128,11 @@ int dred_net_send(dred_net_t *n, int dest, const proto_msg_t *m, const uint32_t 
 #define DRED_NET_LATER 3
 int dred_net_send_now(dred_net_t *n, int dest, const proto_msg_t *m);
 
+/* Writes queued to `dest` that libuv has not finished (0: none, or no link): what a
+ * sender of many frames paces itself by, so that its copies neither pile up in memory nor
+ * take the loop's turn (lib/paths/distribute.c). */
+size_t dred_net_backlog(dred_net_t *n, int dest);
+
 /* Bulk send: `m` (a PROTO_REPLICA whose copy is not in shared memory: pool_off -1) followed
  * on the same stream by its u.replica.len bytes at `payload`, which are not copied: they
  * must stay valid until `cb(arg, status)` (DRED_OK once written, else the link broke).
@@ -135,6 +140,8 @@ int dred_net_send_now(dred_net_t *n, int dest, const proto_msg_t *m);
  * closes a link that announces more (a sanity bound on what a header may make it
  * allocate, far above any operand MPI can describe in one reduction). */
 #define DRED_NET_BULK_MAX ((uint64_t)1 << 40)
+/* The default piece of a bulk payload in the loop (dred_net_t's bulk_piece). */
+#define DRED_NET_BULK_PIECE ((size_t)1 << 20)
 typedef void (*dred_net_sent_cb)(void *arg, int status);
 int dred_net_send_bulk(dred_net_t *n, int dest, const proto_msg_t *m, const void *payload,
                        size_t len, dred_net_sent_cb cb, void *arg);

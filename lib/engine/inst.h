@@ -141,6 +141,11 @@ typedef struct dred_inst {
                             * the chunks of it not in meet_pin; meanwhile this member
                             * folds its own operand from sendbuf                          */
   uint64_t meet_pin;       /* a PIECES allreduce member: its chunks in its block so far   */
+  /* A result (a bcast root's data) going to dred-master as DATA (distribute.c): in
+   * rt->pushq by push_link while pushing, push_off bytes sent so far. */
+  int pushing;
+  uint64_t push_off;
+  dred_queue_t push_link;
   /* A cross-node bcast's node relay (lib/paths/relay.c).  The leader receives the data
    * from dred-master as any member does and also puts it in relay_blk (a block of its
    * pool) for its node's followers, advancing relay_slot's progress; a follower copies it

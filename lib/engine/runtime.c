@@ -967,6 +967,7 @@ static void on_turn(uv_check_t *h) {
   int progress = drain_submissions(rt) > 0;
   if (!dred_queue_empty(&rt->relayq)) progress |= dred_relay_turn(rt); /* HAVEs after READYs */
   if (!dred_queue_empty(&rt->partialq)) progress |= dred_partial_turn(rt);
+  if (!dred_queue_empty(&rt->pushq)) progress |= dred_dist_turn(rt);
   progress |= recv_messages(rt) > 0;
   t1 = uv_hrtime();
   progress |= run_tasks(rt) > 0;
@@ -1061,6 +1062,7 @@ int dred_rt_start(dred_rt_t *rt) {
   dred_queue_init(&rt->poolq);
   dred_queue_init(&rt->groups);
   dred_queue_init(&rt->tasks);
+  dred_queue_init(&rt->pushq);
   dred_queue_init(&rt->handover_tickets);
   if ((rt->failed = calloc((size_t)rt->world_size, 1)) == NULL ||
       (rt->serving = calloc((size_t)rt->world_size, sizeof *rt->serving)) == NULL)

@@ -164,6 +164,9 @@ typedef struct dred_rt {
   /* Allreduce members that follow their node's relay leader after their READY
    * (relay.c): copying, or with a HAVE to send; linked by relay_link, under lock. */
   dred_queue_t relayq;
+  /* Results going to dred-master piece by piece (distribute.c), linked by push_link;
+   * runtime thread only. */
+  dred_queue_t pushq;
   /* Reduce members waiting for their node's partial (partial.c), linked by partial_link;
    * runtime thread only.  Counters: partials folded here, members they covered, members
    * that went to dred-master alone after waiting in a partial slot. */

@@ -15,7 +15,8 @@
  *     root sends its data in READY.  Nothing here.
  *   - A large bcast's root sends READY, then its data in DATA messages of at most
  *     PROTO_DATA_MAX bytes, from its accumulator (recvbuf, or the packed copy made on the
- *     calling thread); the other members send a READY without a buffer.
+ *     calling thread), a few at a time (dred_dist_turn); the other members send a READY
+ *     without a buffer.
  *   - A large allreduce runs the reduce path to member 0; when the result is whole there
  *     the master sends PUSH, and member 0 answers with the result as DATA.
  *   - A bcast's non-roots may share one transfer per node (relay.c): the node's first to
@@ -47,25 +48,54 @@ static dred_inst_t *find(dred_rt_t *rt, uint64_t group, int64_t tag) {
   return in;
 }
 
-/* The result (or a bcast root's data) to the master, piece by piece.  net.c copies each
- * frame, so `src` may change once this returns. */
-static void send_pieces(dred_rt_t *rt, const dred_inst_t *in, const char *src) {
+/* The result (or a bcast root's data) goes to the master piece by piece, paced: a turn of
+ * the loop sends pieces only while fewer than PUSH_BACKLOG_MAX of ours wait on the link,
+ * and the next turn (a write finishing wakes the loop) sends more.  All at once, a 2 GiB
+ * result was 8,192 frames copied in one turn: seconds without a heartbeat (dred-master
+ * declared the process failed) and the whole result again in queued frames.  net.c copies
+ * each frame, so acc may change once a piece is sent; it stays until the instance ends,
+ * which takes it off the queue (dred_dist_finish). */
+#define PUSH_BACKLOG_MAX 64 /* frames of up to PROTO_DATA_MAX: 16 MiB in flight */
+
+static void push_start(dred_rt_t *rt, dred_inst_t *in) {
+  if (in->pushing) return; /* (dred-master asks once) */
+  in->pushing = 1;
+  in->push_off = 0;
+  dred_queue_insert_tail(&rt->pushq, &in->push_link);
+  (void)dred_dist_turn(rt);
+}
+
+static void push_stop(dred_inst_t *in) {
+  if (!in->pushing) return;
+  dred_queue_remove(&in->push_link);
+  in->pushing = 0;
+}
+
+int dred_dist_turn(dred_rt_t *rt) {
+  dred_queue_t *q, *next;
   proto_msg_t m;
-  uint64_t off = 0;
+  int sent = 0;
   memset(&m, 0, sizeof m);
   m.type = PROTO_DATA;
-  m.u.data.group = in->group_id;
-  m.u.data.tag = in->tag;
-  m.u.data.total = in->bytes;
-  while (off < in->bytes) {
-    uint64_t len = in->bytes - off;
-    if (len > PROTO_DATA_MAX) len = PROTO_DATA_MAX;
-    m.u.data.offset = off;
-    m.u.data.len = (uint32_t)len;
-    m.u.data.data = (const uint8_t *)src + off;
-    dred_rt_send_master(rt, &m);
-    off += len;
+  DRED_QUEUE_FOREACH_SAFE(q, next, &rt->pushq) {
+    dred_inst_t *in = DRED_QUEUE_DATA(q, dred_inst_t, push_link);
+    m.u.data.group = in->group_id;
+    m.u.data.tag = in->tag;
+    m.u.data.total = in->bytes;
+    while (in->push_off < in->bytes) {
+      uint64_t len = in->bytes - in->push_off;
+      if (dred_net_backlog(&rt->net, 0) >= PUSH_BACKLOG_MAX) return sent;
+      if (len > PROTO_DATA_MAX) len = PROTO_DATA_MAX;
+      m.u.data.offset = in->push_off;
+      m.u.data.len = (uint32_t)len;
+      m.u.data.data = (const uint8_t *)in->acc + in->push_off;
+      dred_rt_send_master(rt, &m);
+      in->push_off += len;
+      sent = 1;
+    }
+    push_stop(in);
   }
+  return sent;
 }
 
 void dred_dist_announce_bcast(dred_rt_t *rt, dred_inst_t *in) {
@@ -85,7 +115,7 @@ void dred_dist_announce_bcast(dred_rt_t *rt, dred_inst_t *in) {
   }
   dred_rt_send_master(rt, &m);
   dred_inst_set_state(in, INST_ANNOUNCED);
-  if (rc == DRED_OK && in->is_root) send_pieces(rt, in, in->acc);
+  if (rc == DRED_OK && in->is_root) push_start(rt, in);
 }
 
 void dred_dist_on_push(dred_rt_t *rt, const proto_msg_t *m) {
@@ -101,7 +131,7 @@ void dred_dist_on_push(dred_rt_t *rt, const proto_msg_t *m) {
     dred_rt_abandon(rt, in, DRED_ERR_INTERNAL); /* everyone ends with it */
     return;
   }
-  send_pieces(rt, in, in->acc);
+  push_start(rt, in);
 }
 
 char *dred_dist_result_buf(dred_inst_t *in) {
@@ -151,6 +181,7 @@ int dred_dist_end_status(dred_inst_t *in, int status) {
 }
 
 int dred_dist_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
+  push_stop(in);
   dred_relay_done(rt, in, status); /* a node relay's leader leaves it (relay.c) */
   if (status == DRED_OK && in->is_root && in->kind != PROTO_KIND_BCAST) {
     status = dred_dp_unpack_result(rt, in);

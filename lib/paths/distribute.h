@@ -15,6 +15,9 @@ typedef struct dred_rt dred_rt_t;
  * bcast's root the data as DATA. */
 void dred_dist_announce_bcast(dred_rt_t *rt, dred_inst_t *in);
 void dred_dist_on_push(dred_rt_t *rt, const proto_msg_t *m);
+/* At every turn of the loop while rt->pushq holds instances: send the next pieces of their
+ * results to dred-master, as the link drains.  Returns 1 if it sent any. */
+int dred_dist_turn(dred_rt_t *rt);
 void dred_dist_on_data(dred_rt_t *rt, const proto_msg_t *m);
 /* A receiver's result buffer (`res`): recvbuf for a DIRECT layout, else a buffer of its
  * own unpacked into recvbuf at the end (dred_dist_finish).  NULL without memory (logged). */
