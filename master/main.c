@@ -237,6 +237,15 @@ static void watch_start(master_t *m) {
 }
 static void noop_timer(uv_timer_t *t) { (void)t; }
 
+/* How many more DATA pieces worker w's link takes now (sched_set_room): frames of up to
+ * PROTO_DATA_MAX, 16 MiB in flight per worker. */
+#define DIST_BACKLOG_MAX 64
+static int dist_room(void *arg, uint32_t w) {
+  master_t *m = arg;
+  size_t b = dred_net_backlog(&m->net, (int)w);
+  return b >= DIST_BACKLOG_MAX ? 0 : (int)(DIST_BACKLOG_MAX - b);
+}
+
 /* After every wake-up of the loop: take what came in, act on it.  Bounded per turn so the
  * heartbeat timer and the links keep their turn under a flood. */
 static void on_turn(uv_check_t *h) {
@@ -253,6 +262,7 @@ static void on_turn(uv_check_t *h) {
     } /* DRED_NET_NOFD: our own shortage, logged by net.c; the next send dials again */
   }
   master_drain_actions(m);
+  if (sched_dist_pump(m->sched)) master_drain_actions(m); /* results held back for room */
   maybe_shutdown(m);
   if (!dred_queue_empty(&m->net.inbox)) uv_timer_start(&m->kick_timer, noop_timer, 0, 0);
   if (m->shutdown_sent && m->net.writes == 0) uv_stop(&m->loop);
@@ -449,6 +459,7 @@ int main(int argc, char **argv) {
   m.t_start = uv_hrtime();
 
   m.sched = sched_new((uint32_t)m.nworkers, policy);
+  sched_set_room(m.sched, dist_room, &m);
   m.last_heard = calloc((size_t)m.nworkers + 1, sizeof *m.last_heard);
   m.bye = calloc((size_t)m.nworkers + 1, 1);
   m.pong = calloc((size_t)m.nworkers + 1, sizeof *m.pong);

@@ -290,6 +290,7 @@ static void inst_free(sched_t *s, inst_t *in) {
   free(in->by_hi);
   free(in->inl_data);
   free(in->res);
+  if (in->dist_waiting) dred_queue_remove(&in->dist_link);
   nodes_inst_free(in);
   free(in);
 }
@@ -818,6 +819,7 @@ sched_t *sched_new(uint32_t nworkers, sched_policy_t policy) {
   s->nworkers = nworkers;
   s->policy = policy;
   dred_queue_init(&s->inst_list);
+  dred_queue_init(&s->dist_wait);
   s->w = calloc((size_t)nworkers + 1, sizeof *s->w);
   s->node_of = calloc((size_t)nworkers + 1, sizeof *s->node_of);
   if (s->w == NULL || s->node_of == NULL || dred_keymap_init(&s->groups) != DRED_OK ||

@@ -181,6 +181,17 @@ int sched_feed(sched_t *s, const sched_event_t *ev);
 /* Take the next pending action; returns 1 and fills `*out`, or 0 when there is none. */
 int sched_next_action(sched_t *s, sched_action_t *out);
 
+/* Pace of a distributed result (allreduce, bcast): `room(arg, worker)` says how many more
+ * DATA pieces that worker's link takes now; the scheduler sends it no more than that
+ * between two sched_dist_pump calls and holds the rest back.  Unset: no limit.  Without
+ * it a member arriving after the master held a 2 GiB result was sent 8,192 frames in one
+ * turn: seconds without a heartbeat, and the result copied again into queued frames. */
+typedef int (*sched_room_fn)(void *arg, uint32_t worker);
+void sched_set_room(sched_t *s, sched_room_fn room, void *arg);
+/* At every turn, once the actions went out: send what was held back, as room allows.
+ * Returns 1 if it made actions (drain them). */
+int sched_dist_pump(sched_t *s);
+
 /* Introspection for tests, dredstat status and the master's log. */
 size_t sched_instances(const sched_t *s);            /* instances in flight        */
 uint64_t sched_stale_readys(const sched_t *s);        /* READYs of ended instances dropped */

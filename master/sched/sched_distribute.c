@@ -134,14 +134,29 @@ void dist_begin(sched_t *s, inst_t *in, msg_t *whole) {
   act_send(s, in->key, PROTO_PUSH, in->g->workers[root]);
 }
 
+/* Whether worker w's link takes one more DATA piece now (sched_set_room). */
+static int room_for(sched_t *s, uint32_t w) {
+  if (s->room == NULL) return 1;
+  return (int64_t)s->w[w].dist_sent < (int64_t)s->room(s->room_arg, w);
+}
+
 void dist_settle(sched_t *s, inst_t *in) {
   uint32_t k;
+  int held = 0;
   for (k = 0; k < in->g->n; k++) {
     member_t *mb = &in->m[k];
-    if (!mb->arrived || mb->told || mb->follow || !worker_alive(s, in->g->workers[k])) continue;
+    uint32_t w = in->g->workers[k];
+    if (!mb->arrived || mb->told || mb->follow || !worker_alive(s, w)) continue;
     while (mb->dsent < in->have) {
       uint64_t len = in->have - mb->dsent;
-      sched_action_t *a = act_send(s, in->key, PROTO_DATA, in->g->workers[k]);
+      sched_action_t *a;
+      if (!room_for(s, w)) {
+        held = 1; /* the rest at a later sched_dist_pump */
+        break;
+      }
+      s->w[w].dist_sent++;
+      s->dist_counted = 1;
+      a = act_send(s, in->key, PROTO_DATA, w);
       if (len > PROTO_DATA_MAX) len = PROTO_DATA_MAX;
       a->msg.u.data.offset = mb->dsent;
       a->msg.u.data.total = in->bytes;
@@ -153,7 +168,38 @@ void dist_settle(sched_t *s, inst_t *in) {
     if (mb->dsent == in->bytes && in->have == in->bytes && in->m[in->holder].arrived)
       inst_tell(s, in, k, DRED_OK);
   }
+  if (held && !in->dist_waiting) {
+    dred_queue_insert_tail(&s->dist_wait, &in->dist_link);
+    in->dist_waiting = 1;
+  } else if (!held && in->dist_waiting) {
+    dred_queue_remove(&in->dist_link);
+    in->dist_waiting = 0;
+  }
   if (in->nowed == 0) inst_journal_and_free(s, in);
+}
+
+void sched_set_room(sched_t *s, sched_room_fn room, void *arg) {
+  if (s == NULL) return;
+  s->room = room;
+  s->room_arg = arg;
+}
+
+int sched_dist_pump(sched_t *s) {
+  dred_queue_t *q, *next;
+  size_t before;
+  uint32_t w;
+  if (s == NULL || s->room == NULL) return 0;
+  if (s->dist_counted) { /* the pieces counted since the last pump are in the backlogs now */
+    for (w = 1; w <= s->nworkers; w++) s->w[w].dist_sent = 0;
+    s->dist_counted = 0;
+  }
+  if (dred_queue_empty(&s->dist_wait)) return 0;
+  before = s->act_len - s->act_head;
+  DRED_QUEUE_FOREACH_SAFE(q, next, &s->dist_wait) {
+    inst_t *in = DRED_QUEUE_DATA(q, inst_t, dist_link);
+    inst_settle(s, in); /* (may free it: inst_free unlinks it) */
+  }
+  return s->act_len - s->act_head != before;
 }
 
 int on_data(sched_t *s, const sched_event_t *ev) {

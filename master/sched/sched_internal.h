@@ -35,6 +35,7 @@ typedef struct {
   uint64_t queued_bytes; /* bytes of tasks dispatched to it, not done */
   uint64_t last_exec_ns; /* its last task's run time (LAST_TIME)     */
   double speed;          /* bytes/ns, EWMA with alpha 0.5 (PREDICT)  */
+  uint32_t dist_sent;    /* DATA pieces sent it since the last sched_dist_pump */
 } worker_t;
 
 typedef enum {
@@ -126,6 +127,8 @@ typedef struct inst {
   uint32_t holder;
   uint8_t *res;
   uint64_t have;
+  uint8_t dist_waiting; /* in s->dist_wait by dist_link: a member's pieces held back */
+  dred_queue_t dist_link;
   member_t m[];
 } inst_t;
 
@@ -150,6 +153,13 @@ struct sched {
   uint32_t ended_next, ended_count;
   uint64_t stale_readys; /* READYs dropped so */
   dred_queue_t inst_list;
+  /* Distribution's pace (sched_distribute.c): room() says how many more DATA pieces a
+   * worker's link takes now (unset: any number); instances with pieces held back wait in
+   * dist_wait for sched_dist_pump. */
+  sched_room_fn room;
+  void *room_arg;
+  dred_queue_t dist_wait;
+  int dist_counted; /* some worker's dist_sent is not 0 */
   uint64_t next_task_id;
   uint64_t now; /* the current event's time */
   sched_action_t *act;

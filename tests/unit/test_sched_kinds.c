@@ -284,6 +284,68 @@ static void test_allreduce_holder_lost(void **st) {
   sched_free(s);
 }
 
+/* The adapter's room for DATA per worker (sched_set_room), as this test sets it. */
+static int room_left[8];
+static int test_room(void *arg, uint32_t w) {
+  (void)arg;
+  return room_left[w];
+}
+
+/* A member arriving after the master holds a large bcast's data is sent it a few pieces
+ * per sched_dist_pump, as room() allows, in order, its END after the last; a member that
+ * dies while held back frees the instance. */
+static void test_bcast_paced_by_room(void **st) {
+  sched_t *s = mk(3);
+  uint64_t bytes = 10 * (uint64_t)PROTO_DATA_MAX + 8, off = 0, got = 0;
+  uint8_t *res = malloc(bytes);
+  proto_msg_t r, d;
+  int pumps = 0;
+  (void)st;
+  assert_non_null(res);
+  for (uint64_t i = 0; i < bytes; i++) res[i] = (uint8_t)(i * 13 + i / 4099);
+  sched_set_room(s, test_room, NULL);
+  room_left[1] = room_left[2] = room_left[3] = 3;
+  r = rdy(5, 0, PROTO_KIND_BCAST, bytes / 4, 0, 0, NULL, 0); /* the root: worker 1 */
+  assert_int_equal(feed(s, 1, &r), 0);
+  while (off < bytes) {
+    uint32_t len = (uint32_t)(bytes - off < PROTO_DATA_MAX ? bytes - off : PROTO_DATA_MAX);
+    d = dat(5, off, bytes, res + off, len);
+    assert_int_equal(feed(s, 1, &d), 0);
+    off += len;
+  }
+  drain(s);
+  r = rdy(5, 1, PROTO_KIND_BCAST, bytes / 4, 0, 0, NULL, 0); /* late: all is here */
+  assert_int_equal(feed(s, 2, &r), 0);
+  drain(s);
+  assert_int_equal(count_sends(PROTO_DATA, 2), 3); /* room for 3 */
+  got = data_to(2, res, got);
+  assert_int_equal(end_of(2), -1);
+  while (end_of(2) == -1 && pumps < 20) {
+    pumps++;
+    assert_int_equal(sched_dist_pump(s), 1);
+    drain(s);
+    assert_true(count_sends(PROTO_DATA, 2) <= 3);
+    got = data_to(2, res, got);
+  }
+  assert_int_equal(pumps, 3); /* 11 pieces: 3 + 3 + 3 + 2 */
+  assert_true(got == bytes);
+  assert_int_equal(end_of(2), DRED_OK);
+  /* no room at all: held back, and the member's death ends what it was owed */
+  room_left[3] = 0;
+  r = rdy(5, 2, PROTO_KIND_BCAST, bytes / 4, 0, 0, NULL, 0);
+  assert_int_equal(feed(s, 3, &r), 0);
+  drain(s);
+  assert_int_equal(count_sends(PROTO_DATA, 3), 0);
+  assert_int_equal(sched_dist_pump(s), 0);
+  assert_int_equal(sched_instances(s), 1);
+  assert_int_equal(wfail(s, 3), 0);
+  drain(s);
+  assert_int_equal(sched_instances(s), 0);
+  assert_int_equal(sched_dist_pump(s), 0);
+  free(res);
+  sched_free(s);
+}
+
 /* Bcast: early arrivers are served as soon as the root's data is in; a later arrival is
  * served at once; nobody waits for the others. */
 static void test_bcast_early_arrivers(void **st) {
@@ -535,6 +597,7 @@ int main(void) {
       cmocka_unit_test(test_allreduce_follower_told_after_have),
       cmocka_unit_test(test_bcast_early_arrivers),
       cmocka_unit_test(test_bcast_faults),
+      cmocka_unit_test(test_bcast_paced_by_room),
       cmocka_unit_test(test_allreduce_empty),
       cmocka_unit_test(test_explicit_keys_per_kind),
   };
