@@ -485,8 +485,7 @@ static proto_msg_t replica_header(size_t len) {
  * them per pass of the loop, so the loop turns at least len / (64 x piece) times
  * (twice libuv's count, for slack): a sender that wrote as much as the socket takes in
  * one call, as it once did, needs a few passes for the lot.  (The reader's pieces are not
- * seen here, where the sender's pace bounds each read; tests/mpi's 2 GiB runs, by hand,
- * in docs/testing.md.) */
+ * seen here, where the sender's pace bounds each read: bulk_read_in_pieces.) */
 static void bulk_roundtrip(const char *tcp_host, size_t piece) {
   dred_net_t srv, w;
   size_t len = 3u << 20, got = 0, i;
@@ -697,6 +696,62 @@ static void bulk_cut_short(size_t announced, size_t sent) {
 static void bulk_cut_short_is_never_delivered(void **st) {
   (void)st;
   bulk_cut_short(1u << 20, 1u << 19);
+}
+
+/* The reader's pieces: a raw writer puts HELLO, a REPLICA header and `len` payload bytes
+ * into the socket before the reader's loop runs at all, so a reader handing the kernel
+ * the whole rest of the payload would take it in one read, one pass.  With bulk_piece
+ * 256 it reads a piece at a time, at most 32 per pass (libuv's uv__read): the copy
+ * arrives whole, after at least len / (64 x 256) passes. */
+static void bulk_read_in_pieces(void **st) {
+  dred_net_t srv;
+  char ua[DRED_NET_ADDR_MAX];
+  uint8_t hello[8 + DRED_NET_TOKEN_BYTES], frame[512], *data, *in;
+  size_t len = 128u << 10, flen, got = 0, off; /* within any default socket buffer */
+  proto_msg_t m = replica_header(len), r;
+  struct sockaddr_un sa;
+  int fd, v = 4 << 20, passes = 0, src = -1;
+  (void)st;
+  assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
+  assert_int_equal(dred_net_listen(&srv, sock_path, NULL, ua, NULL), 0);
+  srv.bulk_piece = 256;
+  data = malloc(len);
+  assert_non_null(data);
+  for (off = 0; off < len; off++) data[off] = (uint8_t)(off * 5 + off / 1021);
+  hello[0] = 0x44; hello[1] = 0x52; hello[2] = 0x48; hello[3] = 0x4c; /* "DRHL" */
+  hello[4] = 1; hello[5] = hello[6] = hello[7] = 0;                     /* rank 1 */
+  memcpy(hello + 8, token, DRED_NET_TOKEN_BYTES);
+  flen = proto_encode(&m, NULL, frame, sizeof frame);
+  assert_true(flen > 0);
+  fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  assert_true(fd >= 0);
+  (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof v); /* capped by wmem_max */
+  memset(&sa, 0, sizeof sa);
+  sa.sun_family = AF_UNIX;
+  assert_true(strlen(sock_path) < sizeof sa.sun_path);
+  memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
+  assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+  assert_int_equal(write(fd, hello, sizeof hello), (ssize_t)sizeof hello);
+  assert_int_equal(write(fd, frame, flen), (ssize_t)flen);
+  /* all of it queued now (a blocking write that the socket cannot take would hang: the
+   * nonblocking one says so instead) */
+  assert_int_equal(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+  assert_int_equal(write(fd, data, len), (ssize_t)len);
+  while (dred_queue_empty(&srv.inbox) && passes < 4000) {
+    uv_run(&loop, UV_RUN_NOWAIT);
+    passes++;
+  }
+  assert_int_equal(dred_net_recv(&srv, &src, &r), DRED_NET_MSG);
+  assert_int_equal(r.type, PROTO_REPLICA);
+  in = dred_net_take_payload(&srv, &got);
+  assert_non_null(in);
+  assert_int_equal(got, len);
+  assert_memory_equal(in, data, len);
+  dred_bigbuf_free(in, len);
+  assert_true((size_t)passes >= len / (64 * 256));
+  close(fd);
+  close_all(&srv, NULL);
+  free(data);
 }
 
 /* The reader's side of a copy past 2 GiB: a header announcing 2.5 GiB is taken and its
@@ -971,6 +1026,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(bulk_tcp, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_in_pieces_unix, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_in_pieces_tcp, setup, teardown),
+      cmocka_unit_test_setup_teardown(bulk_read_in_pieces, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_past_2gib_sent, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_past_2gib_announced, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_cut_short_is_never_delivered, setup, teardown),
