@@ -44,6 +44,11 @@
 #define PROTO_DATA_FIXED 36u   /* DATA's payload before its bytes */
 /* The bytes one DATA message carries at most: a result travels in pieces of this size. */
 #define PROTO_DATA_MAX PROTO_INLINE_TOTAL
+/* DATA frames a sender keeps queued on one link at most (16 MiB): a worker sending a
+ * result to dred-master (lib/paths/distribute.c) and dred-master sending it on to each
+ * worker (master/main.c) send more only as the link drains, so a result of any size
+ * never takes a whole turn of the loop, nor sits a second time in queued frames. */
+#define PROTO_DATA_AHEAD 64u
 
 /* The kinds of collective dred runs (READY's kind).  Members that disagree on the kind of
  * a reduction end it with DRED_ERR_MISMATCH (proto_params_agree). */

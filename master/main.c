@@ -237,13 +237,11 @@ static void watch_start(master_t *m) {
 }
 static void noop_timer(uv_timer_t *t) { (void)t; }
 
-/* How many more DATA pieces worker w's link takes now (sched_set_room): frames of up to
- * PROTO_DATA_MAX, 16 MiB in flight per worker. */
-#define DIST_BACKLOG_MAX 64
+/* How many more DATA frames worker w's link takes now (sched_set_room). */
 static int dist_room(void *arg, uint32_t w) {
   master_t *m = arg;
   size_t b = dred_net_backlog(&m->net, (int)w);
-  return b >= DIST_BACKLOG_MAX ? 0 : (int)(DIST_BACKLOG_MAX - b);
+  return b >= PROTO_DATA_AHEAD ? 0 : (int)(PROTO_DATA_AHEAD - b);
 }
 
 /* After every wake-up of the loop: take what came in, act on it.  Bounded per turn so the

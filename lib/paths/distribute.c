@@ -49,14 +49,12 @@ static dred_inst_t *find(dred_rt_t *rt, uint64_t group, int64_t tag) {
 }
 
 /* The result (or a bcast root's data) goes to the master piece by piece, paced: a turn of
- * the loop sends pieces only while fewer than PUSH_BACKLOG_MAX of ours wait on the link,
+ * the loop sends pieces only while fewer than PROTO_DATA_AHEAD of ours wait on the link,
  * and the next turn (a write finishing wakes the loop) sends more.  All at once, a 2 GiB
  * result was 8,192 frames copied in one turn: seconds without a heartbeat (dred-master
  * declared the process failed) and the whole result again in queued frames.  net.c copies
  * each frame, so acc may change once a piece is sent; it stays until the instance ends,
  * which takes it off the queue (dred_dist_finish). */
-#define PUSH_BACKLOG_MAX 64 /* frames of up to PROTO_DATA_MAX: 16 MiB in flight */
-
 static void push_start(dred_rt_t *rt, dred_inst_t *in) {
   if (in->pushing) return; /* (dred-master asks once) */
   in->pushing = 1;
@@ -84,7 +82,7 @@ int dred_dist_turn(dred_rt_t *rt) {
     m.u.data.total = in->bytes;
     while (in->push_off < in->bytes) {
       uint64_t len = in->bytes - in->push_off;
-      if (dred_net_backlog(&rt->net, 0) >= PUSH_BACKLOG_MAX) return sent;
+      if (dred_net_backlog(&rt->net, 0) >= PROTO_DATA_AHEAD) return sent;
       if (len > PROTO_DATA_MAX) len = PROTO_DATA_MAX;
       m.u.data.offset = in->push_off;
       m.u.data.len = (uint32_t)len;

@@ -478,6 +478,31 @@ static proto_msg_t replica_header(size_t len) {
   return m;
 }
 
+/* The next message `srv` holds is a REPLICA whose copy is `len` bytes equal to `data`,
+ * taken once (the payload buffer then freed). */
+static void expect_copy(dred_net_t *srv, const uint8_t *data, size_t len) {
+  proto_msg_t r;
+  uint8_t *in;
+  size_t got = 0;
+  int src = -1;
+  assert_int_equal(dred_net_recv(srv, &src, &r), DRED_NET_MSG);
+  assert_int_equal(r.type, PROTO_REPLICA);
+  in = dred_net_take_payload(srv, &got);
+  assert_non_null(in);
+  assert_int_equal(got, len);
+  assert_memory_equal(in, data, len);
+  assert_null(dred_net_take_payload(srv, &got)); /* taken once */
+  dred_bigbuf_free(in, len);
+}
+
+/* A raw client's HELLO as `rank`: "DRHL", the rank (little-endian), the job's token. */
+static void hello_of(uint8_t hello[8 + DRED_NET_TOKEN_BYTES], uint32_t rank) {
+  hello[0] = 0x44; hello[1] = 0x52; hello[2] = 0x48; hello[3] = 0x4c; /* "DRHL" */
+  hello[4] = (uint8_t)rank; hello[5] = (uint8_t)(rank >> 8);
+  hello[6] = (uint8_t)(rank >> 16); hello[7] = (uint8_t)(rank >> 24);
+  memcpy(hello + 8, token, DRED_NET_TOKEN_BYTES);
+}
+
 /* 3 MiB behind a header, then an ordinary message: both arrive, in order, bytes intact;
  * the sender hears when its buffer may go; wrong calls are refused.  `piece`: both sides'
  * bulk_piece (0: the default), small to move the payload in many pieces (more than
@@ -489,7 +514,7 @@ static proto_msg_t replica_header(size_t len) {
 static void bulk_roundtrip(const char *tcp_host, size_t piece) {
   dred_net_t srv, w;
   size_t len = 3u << 20, got = 0, i;
-  uint8_t *data = malloc(len), *in;
+  uint8_t *data = malloc(len);
   proto_msg_t m = replica_header(len), r, e = ready(0);
   int src = -1;
   assert_non_null(data);
@@ -509,14 +534,7 @@ static void bulk_roundtrip(const char *tcp_host, size_t piece) {
   }
   assert_int_equal(sent_status, 0); /* DRED_OK */
   if (piece > 0) assert_true(i >= len / (64 * piece));
-  assert_int_equal(dred_net_recv(&srv, &src, &r), DRED_NET_MSG);
-  assert_int_equal(r.type, PROTO_REPLICA);
-  in = dred_net_take_payload(&srv, &got);
-  assert_non_null(in);
-  assert_int_equal(got, len);
-  assert_memory_equal(in, data, len);
-  assert_null(dred_net_take_payload(&srv, &got)); /* taken once */
-  dred_bigbuf_free(in, len);
+  expect_copy(&srv, data, len);
   assert_int_equal(dred_net_recv(&srv, &src, &r), DRED_NET_MSG);
   assert_int_equal(r.type, PROTO_READY);
   assert_null(dred_net_take_payload(&srv, &got));
@@ -663,9 +681,7 @@ static void bulk_cut_short(size_t announced, size_t sent) {
   assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
   watched = &srv;
   assert_int_equal(dred_net_listen(&srv, sock_path, NULL, ua, NULL), 0);
-  hello[0] = 0x44; hello[1] = 0x52; hello[2] = 0x48; hello[3] = 0x4c; /* "DRHL" */
-  hello[4] = 1; hello[5] = hello[6] = hello[7] = 0;                     /* rank 1 */
-  memcpy(hello + 8, token, DRED_NET_TOKEN_BYTES);
+  hello_of(hello, 1);
   flen = proto_encode(&m, NULL, frame, sizeof frame);
   assert_true(flen > 0);
   part = calloc(1, sent);
@@ -706,11 +722,11 @@ static void bulk_cut_short_is_never_delivered(void **st) {
 static void bulk_read_in_pieces(void **st) {
   dred_net_t srv;
   char ua[DRED_NET_ADDR_MAX];
-  uint8_t hello[8 + DRED_NET_TOKEN_BYTES], frame[512], *data, *in;
-  size_t len = 128u << 10, flen, got = 0, off; /* within any default socket buffer */
-  proto_msg_t m = replica_header(len), r;
+  uint8_t hello[8 + DRED_NET_TOKEN_BYTES], frame[512], *data;
+  size_t len = 128u << 10, flen, off; /* within any default socket buffer */
+  proto_msg_t m = replica_header(len);
   struct sockaddr_un sa;
-  int fd, v = 4 << 20, passes = 0, src = -1;
+  int fd, v = 4 << 20, passes = 0;
   (void)st;
   assert_int_equal(dred_net_init(&srv, &loop, 0, 4, token), 0);
   assert_int_equal(dred_net_listen(&srv, sock_path, NULL, ua, NULL), 0);
@@ -718,9 +734,7 @@ static void bulk_read_in_pieces(void **st) {
   data = malloc(len);
   assert_non_null(data);
   for (off = 0; off < len; off++) data[off] = (uint8_t)(off * 5 + off / 1021);
-  hello[0] = 0x44; hello[1] = 0x52; hello[2] = 0x48; hello[3] = 0x4c; /* "DRHL" */
-  hello[4] = 1; hello[5] = hello[6] = hello[7] = 0;                     /* rank 1 */
-  memcpy(hello + 8, token, DRED_NET_TOKEN_BYTES);
+  hello_of(hello, 1);
   flen = proto_encode(&m, NULL, frame, sizeof frame);
   assert_true(flen > 0);
   fd = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -741,13 +755,7 @@ static void bulk_read_in_pieces(void **st) {
     uv_run(&loop, UV_RUN_NOWAIT);
     passes++;
   }
-  assert_int_equal(dred_net_recv(&srv, &src, &r), DRED_NET_MSG);
-  assert_int_equal(r.type, PROTO_REPLICA);
-  in = dred_net_take_payload(&srv, &got);
-  assert_non_null(in);
-  assert_int_equal(got, len);
-  assert_memory_equal(in, data, len);
-  dred_bigbuf_free(in, len);
+  expect_copy(&srv, data, len);
   assert_true((size_t)passes >= len / (64 * 256));
   close(fd);
   close_all(&srv, NULL);
