@@ -85,6 +85,43 @@ static double median_of_max(double *t, int reps, MPI_Comm comm) {
 
 enum { C_DRED_ALLREDUCE, C_MPI_ALLREDUCE, C_DRED_BCAST, C_MPI_BCAST };
 
+/* One size's buffers, shared by dred's runs and MPI's: the allreduce operand (n + k - 1
+ * doubles: the j-th of --conc's K reads it from element j) and K result buffers (one
+ * outside --conc).  Where a buffer lives changes the time of a large collective by a
+ * factor: MPICH's copies between processes (process_vm_readv) of a 2 MiB allreduce at
+ * p = 2 took 0.21 ms in some placements and 0.41 or 5 ms in others of the same run on
+ * the AMD guest (glibc's heap or fresh mmaps, depending on the sizes run before), so a
+ * run that gave each side buffers of its own compared placements as much as
+ * implementations.  Both sides now use the same pages, touched before the timed runs. */
+typedef struct {
+  size_t n, len; /* doubles per operand; bytes per result buffer */
+  int k;
+  double *a;
+  unsigned char **buf;
+} bufs_t;
+
+static void bufs_free(bufs_t *b) {
+  for (int j = 0; b->buf != NULL && j < b->k; j++) free(b->buf[j]);
+  free(b->buf);
+  free(b->a);
+}
+
+static void bufs_alloc(bufs_t *b, size_t bytes, int k, int rank) {
+  b->n = bytes / sizeof(double) ? bytes / sizeof(double) : 1;
+  b->len = b->n * sizeof(double) > bytes ? b->n * sizeof(double) : bytes;
+  b->k = k;
+  b->a = malloc((b->n + (size_t)k) * sizeof(double));
+  b->buf = calloc((size_t)k, sizeof(*b->buf));
+  int ok = b->a != NULL && b->buf != NULL;
+  for (int j = 0; ok && j < k; j++)
+    if ((ok = (b->buf[j] = malloc(b->len)) != NULL)) memset(b->buf[j], 0, b->len); /* touched */
+  if (!ok) {
+    fprintf(stderr, "dred-bench-coll: out of memory (%d x %zu bytes)\n", k, bytes);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  for (size_t e = 0; e < b->n + (size_t)k; e++) b->a[e] = (double)(rank + 1) + (double)(e % 7);
+}
+
 /* The median over repetitions of the last return minus the last call (--late). */
 static double median_after_last(double *st, double *en, int reps, MPI_Comm comm) {
   double *s = malloc(sizeof(double) * (size_t)reps), *e = malloc(sizeof(double) * (size_t)reps), med;
@@ -109,13 +146,12 @@ static int warmups(size_t bytes) { return bytes <= (1u << 20) ? 18 : 2; }
 
 /* `late_s` > 0: one member per repetition calls that much after the others (--late). */
 static double run(int which, size_t bytes, int reps, MPI_Comm comm, int rank, int size,
-                  double late_s) {
-  size_t n = bytes / sizeof(double) ? bytes / sizeof(double) : 1;
-  double *a = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double));
+                  double late_s, const bufs_t *bf) {
+  size_t n = bf->n;
+  double *a = bf->a, *b = (double *)bf->buf[0];
   double *t = calloc((size_t)reps, sizeof(double)), med;
   double *st = calloc((size_t)reps, sizeof(double)), *en = calloc((size_t)reps, sizeof(double));
   int i, rc = DRED_OK;
-  for (size_t k = 0; k < n; k++) a[k] = (double)(rank + 1) + (double)(k % 7);
   for (i = -warmups(bytes); i < reps; i++) {
     double t0;
     if (which == C_DRED_BCAST || which == C_MPI_BCAST) {
@@ -154,7 +190,7 @@ static double run(int which, size_t bytes, int reps, MPI_Comm comm, int rank, in
     }
   }
   med = late_s > 0 ? median_after_last(st, en, reps, comm) : median_of_max(t, reps, comm);
-  free(a); free(b); free(t); free(st); free(en);
+  free(t); free(st); free(en);
   return med;
 }
 
@@ -189,14 +225,13 @@ static unsigned char bcast_byte(int j, size_t k) {
 /* --conc: `k` collectives in flight per repetition (see the opening comment).  Returns the
  * median over repetitions of the slowest member's round, divided by k. */
 static double run_conc(int which, size_t bytes, int reps, int k, MPI_Comm comm, int rank,
-                       int size) {
+                       int size, const bufs_t *bf) {
   int bc = which == C_DRED_BCAST || which == C_MPI_BCAST;
   int dred = which == C_DRED_ALLREDUCE || which == C_DRED_BCAST;
-  size_t n = bytes / sizeof(double) ? bytes / sizeof(double) : 1;
+  size_t n = bf->n;
   size_t len = bc ? bytes : n * sizeof(double); /* one result buffer */
-  /* allreduce: one operand of n + k - 1 doubles, the j-th reads it from element j */
-  double *a = bc ? NULL : malloc((n + (size_t)k) * sizeof(double));
-  unsigned char **buf = malloc(sizeof(*buf) * (size_t)k);
+  double *a = bf->a;
+  unsigned char **buf = bf->buf;
   MPI_Request *req = malloc(sizeof(*req) * (size_t)k);
   /* a status array, not MPI_STATUSES_IGNORE: gcc's -Wstringop-overflow takes MPICH's
    * (MPI_Status *)1 for an array of size 0 */
@@ -204,23 +239,13 @@ static double run_conc(int which, size_t bytes, int reps, int k, MPI_Comm comm, 
   dred_future **fut = malloc(sizeof(*fut) * (size_t)k);
   int *perm = malloc(sizeof(int) * (size_t)k);
   double *t = calloc((size_t)reps, sizeof(double)), med;
-  if ((!bc && a == NULL) || buf == NULL || req == NULL || sts == NULL || fut == NULL ||
-      perm == NULL || t == NULL) {
+  if (req == NULL || sts == NULL || fut == NULL || perm == NULL || t == NULL) {
     fprintf(stderr, "dred-bench-coll: out of memory (--conc %d, %zu bytes)\n", k, bytes);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
-  if (a != NULL)
-    for (size_t e = 0; e < n + (size_t)k; e++) a[e] = (double)(rank + 1) + (double)(e % 7);
-  for (int j = 0; j < k; j++) {
-    if ((buf[j] = malloc(len)) == NULL) {
-      fprintf(stderr, "dred-bench-coll: out of memory (--conc %d, %zu bytes)\n", k, bytes);
-      MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+  for (int j = 0; j < k; j++) /* the roots' data (an allreduce before wrote there) */
     if (bc && rank == j % size)
       for (size_t e = 0; e < bytes; e++) buf[j][e] = bcast_byte(j, e);
-    else
-      memset(buf[j], 0, len); /* and touches the pages before the timed runs */
-  }
   for (int i = -warmups(bytes); i < reps; i++) {
     double t0;
     int base = fresh_tags ? next_tag : 0;
@@ -292,9 +317,6 @@ static double run_conc(int which, size_t bytes, int reps, int k, MPI_Comm comm, 
     }
   }
   med = median_of_max(t, reps, comm) / k;
-  for (int j = 0; j < k; j++) free(buf[j]);
-  free(a);
-  free(buf);
   free(req);
   free(sts);
   free(fut);
@@ -396,24 +418,27 @@ int main(int argc, char **argv) {
     for (size_t bytes = minb; bytes <= maxb; bytes = next_size(bytes, maxb)) {
       int reps = reps_arg > 0            ? reps_arg
                  : bytes <= (32u << 10)  ? 30
-                 : bytes <= (256u << 10) ? 15
+                 : bytes <= (16u << 20)  ? 15 /* a median of 7 moved by 2x at 2 MiB */
                                          : 7;
       double la = 0, lb = 0, da, ma, db, mb;
+      bufs_t bf;
+      bufs_alloc(&bf, bytes, k > 0 ? k : 1, rank);
       if (k > 0) {
-        da = run_conc(C_DRED_ALLREDUCE, bytes, reps, k, comm, rank, size) * 1e6;
-        ma = run_conc(C_MPI_ALLREDUCE, bytes, reps, k, comm, rank, size) * 1e6;
-        db = run_conc(C_DRED_BCAST, bytes, reps, k, comm, rank, size) * 1e6;
-        mb = run_conc(C_MPI_BCAST, bytes, reps, k, comm, rank, size) * 1e6;
+        da = run_conc(C_DRED_ALLREDUCE, bytes, reps, k, comm, rank, size, &bf) * 1e6;
+        ma = run_conc(C_MPI_ALLREDUCE, bytes, reps, k, comm, rank, size, &bf) * 1e6;
+        db = run_conc(C_DRED_BCAST, bytes, reps, k, comm, rank, size, &bf) * 1e6;
+        mb = run_conc(C_MPI_BCAST, bytes, reps, k, comm, rank, size, &bf) * 1e6;
       } else {
         if (late > 0) { /* how late: K x MPI's balanced time at this size */
-          la = late * run(C_MPI_ALLREDUCE, bytes, reps, comm, rank, size, 0);
-          lb = late * run(C_MPI_BCAST, bytes, reps, comm, rank, size, 0);
+          la = late * run(C_MPI_ALLREDUCE, bytes, reps, comm, rank, size, 0, &bf);
+          lb = late * run(C_MPI_BCAST, bytes, reps, comm, rank, size, 0, &bf);
         }
-        da = run(C_DRED_ALLREDUCE, bytes, reps, comm, rank, size, la) * 1e6;
-        ma = run(C_MPI_ALLREDUCE, bytes, reps, comm, rank, size, la) * 1e6;
-        db = run(C_DRED_BCAST, bytes, reps, comm, rank, size, lb) * 1e6;
-        mb = run(C_MPI_BCAST, bytes, reps, comm, rank, size, lb) * 1e6;
+        da = run(C_DRED_ALLREDUCE, bytes, reps, comm, rank, size, la, &bf) * 1e6;
+        ma = run(C_MPI_ALLREDUCE, bytes, reps, comm, rank, size, la, &bf) * 1e6;
+        db = run(C_DRED_BCAST, bytes, reps, comm, rank, size, lb, &bf) * 1e6;
+        mb = run(C_MPI_BCAST, bytes, reps, comm, rank, size, lb, &bf) * 1e6;
       }
+      bufs_free(&bf);
       if (rank == 0) {
         printf("%10zu %14.1f %14.1f %8.2f %14.1f %14.1f %8.2f\n", bytes, da, ma, da / ma, db, mb,
                db / mb);
