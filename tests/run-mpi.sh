@@ -49,6 +49,7 @@ CASES=(
   "types-p1         types       1   60"
   "types-p3         types       3  120"
   "types-derived@abc types      3   90  @a:2,b:1,c:1 --derived-only -s 7"
+  "huge-parts@ab    huge        3   90  @a:1,b:2 +DRED_LOG_LEVEL=debug ?unpacked~into~recvbuf~in~parts -n 2000000 -s 3"
   "groups-p4        groups      4   60"
   "groups-p7        groups      7   90  -s 17"
   "concurrent-p3    concurrent  3   60"

@@ -146,6 +146,12 @@ typedef struct dred_inst {
   int pushing;
   uint64_t push_off;
   dred_queue_t push_link;
+  /* A large PACKED or IMAGE result going into recvbuf a part per turn (distribute.c): in
+   * rt->unpackq by unpack_link while unpacking, unpack_next elements written so far;
+   * unpacked once they all were. */
+  int unpacking, unpacked;
+  uint64_t unpack_next;
+  dred_queue_t unpack_link;
   /* A cross-node bcast's node relay (lib/paths/relay.c).  The leader receives the data
    * from dred-master as any member does and also puts it in relay_blk (a block of its
    * pool) for its node's followers, advancing relay_slot's progress; a follower copies it

@@ -185,6 +185,7 @@ void dred_rt_inst_maybe_finish(dred_rt_t *rt, dred_inst_t *in) {
       uv_mutex_unlock(&rt->lock);
       if (claimed) return;
     }
+    if (in->end_status == DRED_OK && dred_dist_unpack_defer(rt, in)) return; /* in parts */
     (void)dred_rt_inst_finish(rt, in, in->end_status);
   }
 }
@@ -968,6 +969,7 @@ static void on_turn(uv_check_t *h) {
   if (!dred_queue_empty(&rt->relayq)) progress |= dred_relay_turn(rt); /* HAVEs after READYs */
   if (!dred_queue_empty(&rt->partialq)) progress |= dred_partial_turn(rt);
   if (!dred_queue_empty(&rt->pushq)) progress |= dred_dist_turn(rt);
+  if (!dred_queue_empty(&rt->unpackq)) progress |= dred_dist_unpack_turn(rt);
   progress |= recv_messages(rt) > 0;
   t1 = uv_hrtime();
   progress |= run_tasks(rt) > 0;
@@ -1063,6 +1065,7 @@ int dred_rt_start(dred_rt_t *rt) {
   dred_queue_init(&rt->groups);
   dred_queue_init(&rt->tasks);
   dred_queue_init(&rt->pushq);
+  dred_queue_init(&rt->unpackq);
   dred_queue_init(&rt->handover_tickets);
   if ((rt->failed = calloc((size_t)rt->world_size, 1)) == NULL ||
       (rt->serving = calloc((size_t)rt->world_size, sizeof *rt->serving)) == NULL)

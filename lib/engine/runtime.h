@@ -167,6 +167,9 @@ typedef struct dred_rt {
   /* Results going to dred-master piece by piece (distribute.c), linked by push_link;
    * runtime thread only. */
   dred_queue_t pushq;
+  /* Ended instances whose result goes into recvbuf a part per turn (distribute.c), linked
+   * by unpack_link; runtime thread only. */
+  dred_queue_t unpackq;
   /* Reduce members waiting for their node's partial (partial.c), linked by partial_link;
    * runtime thread only.  Counters: partials folded here, members they covered, members
    * that went to dred-master alone after waiting in a partial slot. */

@@ -194,34 +194,43 @@ int dred_dp_load(dred_rt_t *rt, const dred_inst_t *in, char *dst) {
   }
 }
 
-int dred_dp_unpack_result(dred_rt_t *rt, dred_inst_t *in) {
+int dred_dp_unpack_part(dred_rt_t *rt, const dred_inst_t *in, const char *from_buf,
+                        uint64_t first, uint64_t n) {
   const dred_typeinfo_t *ti = &in->ti;
-  MPI_Count cnt = (MPI_Count)in->count, pos = 0, pos2 = 0, cap;
-  char *tmp = NULL;
+  MPI_Count cnt = (MPI_Count)n, pos = 0, pos2 = 0, cap;
+  /* element i lies at i x ti->extent in dred's layout, at i x the caller's extent in recvbuf */
+  const char *src = from_buf + first * ti->extent;
+  char *out = (char *)in->recvbuf + (MPI_Aint)first * ti->type_extent, *tmp = NULL;
   int rc;
   (void)rt;
-  if (ti->layout == DRED_LAYOUT_DIRECT || in->bytes == 0 || in->acc == NULL) return DRED_OK;
+  if (ti->layout == DRED_LAYOUT_DIRECT || in->bytes == 0 || from_buf == NULL || n == 0)
+    return DRED_OK;
   if (ti->layout == DRED_LAYOUT_PACKED && !ti->base_padded) {
-    rc = MPI_Unpack_c(in->acc, (MPI_Count)in->bytes, &pos, in->recvbuf, cnt, in->type_hold,
+    rc = MPI_Unpack_c(src, (MPI_Count)(n * ti->extent), &pos, out, cnt, in->type_hold,
                       MPI_COMM_SELF);
   } else {
     /* typed -> typed: pack what we hold (the padded array, or the image at its true lower
      * bound), then unpack it with the caller's type, which writes only the type's bytes */
     MPI_Datatype from = ti->layout == DRED_LAYOUT_PACKED ? ti->exec_type : in->type_hold;
-    MPI_Count n = ti->layout == DRED_LAYOUT_PACKED ? cnt * ti->mult : cnt;
-    const char *p = ti->layout == DRED_LAYOUT_PACKED ? in->acc : in->acc - ti->true_lb;
-    if ((tmp = pack_tmp(n, from, &cap)) == NULL) return DRED_ERR_NOMEM;
-    rc = MPI_Pack_c(p, n, from, tmp, cap, &pos2, MPI_COMM_SELF);
+    MPI_Count nf = ti->layout == DRED_LAYOUT_PACKED ? cnt * ti->mult : cnt;
+    const char *p = ti->layout == DRED_LAYOUT_PACKED ? src : src - ti->true_lb;
+    if ((tmp = pack_tmp(nf, from, &cap)) == NULL) return DRED_ERR_NOMEM;
+    rc = MPI_Pack_c(p, nf, from, tmp, cap, &pos2, MPI_COMM_SELF);
     if (rc == MPI_SUCCESS)
-      rc = MPI_Unpack_c(tmp, pos2, &pos, in->recvbuf, cnt, in->type_hold, MPI_COMM_SELF);
+      rc = MPI_Unpack_c(tmp, pos2, &pos, out, cnt, in->type_hold, MPI_COMM_SELF);
     free(tmp);
   }
   if (rc != MPI_SUCCESS) {
-    DRED_ERROR("unpacking the result into recvbuf (%llu elements of a derived datatype) failed",
-               (unsigned long long)in->count);
+    DRED_ERROR("unpacking the result into recvbuf (elements %llu to %llu of a derived "
+               "datatype) failed",
+               (unsigned long long)first, (unsigned long long)(first + n - 1));
     return DRED_ERR_INTERNAL;
   }
   return DRED_OK;
+}
+
+int dred_dp_unpack_result(dred_rt_t *rt, dred_inst_t *in) {
+  return dred_dp_unpack_part(rt, in, in->acc, 0, in->count);
 }
 
 void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {

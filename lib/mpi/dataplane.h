@@ -51,6 +51,10 @@ int dred_dp_load(dred_rt_t *rt, const dred_inst_t *in, char *dst);
 /* At the root of a PACKED or IMAGE reduction that succeeded: write the result (acc) into
  * recvbuf as the caller's datatype lays it out (holes untouched).  DIRECT: nothing to do. */
 int dred_dp_unpack_result(dred_rt_t *rt, dred_inst_t *in);
+/* The same for elements [first, first + n) of a result held at `from_buf` in dred's
+ * layout: a large result is unpacked a part per turn of the loop (distribute.c). */
+int dred_dp_unpack_part(dred_rt_t *rt, const dred_inst_t *in, const char *from_buf,
+                        uint64_t first, uint64_t n);
 /* On the caller's thread in dred_ireduce: fill the accumulator (a pool block for a
  * non-root member, recvbuf at the root) so the operand is in shared memory at once.
  * Leaves acc NULL when the pool is full: announce then takes the slow path. */

@@ -178,17 +178,67 @@ int dred_dist_end_status(dred_inst_t *in, int status) {
   return DRED_ERR_INTERNAL;
 }
 
-int dred_dist_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
-  push_stop(in);
-  dred_relay_done(rt, in, status); /* a node relay's leader leaves it (relay.c) */
-  if (status == DRED_OK && in->is_root && in->kind != PROTO_KIND_BCAST) {
-    status = dred_dp_unpack_result(rt, in);
-  } else if (status == DRED_OK && in->receives && in->res_own) {
-    char *acc = in->acc; /* unpack_result reads acc: point it at the result for the call */
-    in->acc = in->res;
-    status = dred_dp_unpack_result(rt, in);
-    in->acc = acc;
+/* Where in's result lies in dred's layout if it is to be unpacked into recvbuf at the
+ * end -- a reduce or allreduce root's accumulator, a receiver's own buffer -- else NULL. */
+static const char *unpack_src(const dred_inst_t *in) {
+  if (in->ti.layout == DRED_LAYOUT_DIRECT || in->bytes == 0 || in->count == 0) return NULL;
+  if (in->is_root && in->kind != PROTO_KIND_BCAST) return in->acc;
+  if (in->receives && in->res_own) return in->res;
+  return NULL;
+}
+
+static void unpack_stop(dred_inst_t *in) {
+  if (!in->unpacking) return;
+  dred_queue_remove(&in->unpack_link);
+  in->unpacking = 0;
+}
+
+/* A large result is unpacked UNPACK_STEP bytes (of dred's layout) per turn of the loop:
+ * a strided 1 GiB result in one MPI_Unpack held the runtime thread 0.5-0.8 s on the AMD
+ * guest (docs/performance.md), and with DRED_FAIL_TIMEOUT_MS=300 dred-master declared
+ * the process failed and the job ended.  A part takes milliseconds; the turns between
+ * parts answer PINGs. */
+#define UNPACK_STEP (4u << 20)
+
+int dred_dist_unpack_defer(dred_rt_t *rt, dred_inst_t *in) {
+  if (in->unpacking) return 1;
+  if (in->unpacked || unpack_src(in) == NULL || in->bytes <= UNPACK_STEP) return 0;
+  in->unpacking = 1;
+  in->unpack_next = 0;
+  dred_queue_insert_tail(&rt->unpackq, &in->unpack_link);
+  return 1;
+}
+
+int dred_dist_unpack_turn(dred_rt_t *rt) {
+  dred_queue_t *q = dred_queue_head(&rt->unpackq);
+  dred_inst_t *in;
+  uint64_t n;
+  int rc;
+  if (q == NULL) return 0;
+  in = DRED_QUEUE_DATA(q, dred_inst_t, unpack_link);
+  n = UNPACK_STEP / in->ti.extent; /* whole elements: one, when an element is larger */
+  if (n == 0) n = 1;
+  if (n > in->count - in->unpack_next) n = in->count - in->unpack_next;
+  rc = dred_dp_unpack_part(rt, in, unpack_src(in), in->unpack_next, n);
+  in->unpack_next += n;
+  if (rc != DRED_OK || in->unpack_next >= in->count) {
+    unpack_stop(in);
+    in->unpacked = 1;
+    if (rc != DRED_OK) in->end_status = rc;
+    DRED_DEBUG("result (tag " PROTO_KEY_FMT ", %llu bytes) unpacked into recvbuf in parts",
+               PROTO_KEY_ARG(in->tag), (unsigned long long)in->bytes);
+    (void)dred_rt_inst_finish(rt, in, in->end_status);
   }
+  return 1;
+}
+
+int dred_dist_finish(dred_rt_t *rt, dred_inst_t *in, int status) {
+  const char *src;
+  push_stop(in);
+  unpack_stop(in); /* ended another way while unpacking: the status says how */
+  dred_relay_done(rt, in, status); /* a node relay's leader leaves it (relay.c) */
+  if (status == DRED_OK && !in->unpacked && (src = unpack_src(in)) != NULL)
+    status = dred_dp_unpack_part(rt, in, src, 0, in->count);
   if (in->res_own) free(in->res);
   in->res = NULL;
   in->res_own = 0;

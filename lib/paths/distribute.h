@@ -26,5 +26,12 @@ char *dred_dist_result_buf(dred_inst_t *in);
 int dred_dist_end_status(dred_inst_t *in, int status);
 /* At the end: a receiver's result into recvbuf (PACKED, IMAGE), its buffer freed. */
 int dred_dist_finish(dred_rt_t *rt, dred_inst_t *in, int status);
+/* On the runtime thread, before an instance that ended OK is finished: 1 if its result
+ * goes into recvbuf a part per turn first (a large PACKED or IMAGE one; queued, and
+ * dred_dist_unpack_turn finishes it), 0 to finish it now. */
+int dred_dist_unpack_defer(dred_rt_t *rt, dred_inst_t *in);
+/* One part of the first queued unpack; finishes its instance after the last.  1 if it
+ * did something. */
+int dred_dist_unpack_turn(dred_rt_t *rt);
 
 #endif /* DRED_DISTRIBUTE_H */

@@ -606,6 +606,13 @@ static void derived_part(uint64_t seed, int *nchecks) {
   dcase(&vec, O_SUM, MPI_SUM, 0, 333, g_size - 1, 1, seed + 1, nchecks);
   dcase(&vdi, O_MAXLOC, MPI_MAXLOC, 0, 50, g_size - 1, 1, seed + 2, nchecks);
   dcase(&uidx, O_PROD, op_aff, 1, 333, g_size - 1, 1, seed + 3, nchecks);
+  /* results of 5-14 MB in dred's layout: a root reached through dred-master puts them into
+   * recvbuf a part (4 MiB) per turn of its loop (lib/paths/distribute.c) -- packed, padded
+   * and byte-image layouts, and a non-commutative user op */
+  dcase(&rsz, O_SUM, MPI_SUM, 0, 1200000, 0, 0, seed + 4, nchecks);
+  dcase(&rlb, O_MAX, MPI_MAX, 0, 600000, g_size - 1, 0, seed + 5, nchecks);
+  dcase(&vdi, O_MAXLOC, MPI_MAXLOC, 0, 200000, g_size > 1 ? 1 : 0, 0, seed + 6, nchecks);
+  dcase(&uidx, O_PROD, op_aff, 1, 250000, g_size - 1, 0, seed + 7, nchecks);
 
   /* different layouts, one signature: a vector of 2 doubles on member 0, contiguous
    * doubles elsewhere -- the same type signature, so MPI reduces them */
