@@ -1031,7 +1031,8 @@ static void on_turn(uv_check_t *h) {
    * other nodes reading from us, RECOVERs parked for a copy (see the top). */
   if (dred_net_drain_check(&rt->net) > 0 && DRED_RT_ROBUST_ON(rt)) rt->robust->on_peer_drained(rt);
   robust = DRED_RT_ROBUST_ON(rt) ? rt->robust->waiting(rt) : 0;
-  now_work = now_work || !dred_queue_empty(&rt->net.inbox) || (robust & DRED_ROBUST_RETRY);
+  now_work = now_work || !dred_queue_empty(&rt->net.inbox) || (robust & DRED_ROBUST_RETRY) ||
+             !dred_queue_empty(&rt->unpackq); /* a part per turn (distribute.c) */
   mpi_wait = tasks || rt->nserving > 0 || (robust & DRED_ROBUST_PARKED);
   if (progress) rt->progress_ns = t4;
   spin = now_work || (mpi_wait && t4 - rt->progress_ns <= SPIN_NS) ||

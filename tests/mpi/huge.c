@@ -12,7 +12,7 @@
  * type: the data count x 4 bytes, the buffers count x STRIDE x 4), so that the holes'
  * offsets pass 2 GiB while the data may not.  Every element of every result is compared
  * with the exact value, and every hole of every buffer checked unchanged; each process
- * prints one line per kind and exits 1 if any was wrong or failed.
+ * prints one line per kind (with the call's time) and exits 1 if any was wrong or failed.
  *
  * tests/run-mpi.sh runs a small case on simulated nodes (huge-parts@ab: 8 MB results of a
  * holed type, which reach recvbuf a part per turn, lib/paths/distribute.c).
@@ -37,9 +37,9 @@ static long expect(long i, int size) {
   return e;
 }
 
-static int report(int rank, const char *what, int rc, long wrong) {
-  printf("rank %d %s: %s, %ld wrong element(s) or hole(s)\n", rank, what, dred_strerror(rc),
-         wrong);
+static int report(int rank, const char *what, int rc, long wrong, double secs) {
+  printf("rank %d %s: %s, %ld wrong element(s) or hole(s), %.3f s\n", rank, what,
+         dred_strerror(rc), wrong, secs);
   return rc != DRED_OK || wrong != 0;
 }
 
@@ -59,6 +59,7 @@ int main(int argc, char **argv) {
   const char *kinds = "arb";
   int rank, size, rc, bad = 0, late = 0, opt;
   int *a, *b;
+  double t0;
   MPI_Comm c;
   MPI_Datatype t = MPI_INT;
   if (dred_init(&argc, &argv) != DRED_OK) return 1;
@@ -88,30 +89,36 @@ int main(int argc, char **argv) {
   for (i = 0; i < n * st; i++) a[i] = i % st ? HOLE_A : (int)((i / st * 7 + rank) % 1000);
   if (strchr(kinds, 'a')) {
     memset(b, 0xff, (size_t)(n * st) * sizeof *b);
+    t0 = MPI_Wtime();
     rc = dred_allreduce(a, b, (int)n, t, MPI_SUM, c);
+    t0 = MPI_Wtime() - t0;
     for (wrong = 0, i = 0; rc == DRED_OK && i < n; i++) wrong += b[i * st] != expect(i, size);
     wrong += holes_changed(b, n, st, HOLE_B);
-    bad |= report(rank, "allreduce", rc, wrong);
+    bad |= report(rank, "allreduce", rc, wrong, t0);
   }
   if (strchr(kinds, 'r')) {
     memset(b, 0xff, (size_t)(n * st) * sizeof *b);
+    t0 = MPI_Wtime();
     rc = dred_reduce(a, b, (int)n, t, MPI_SUM, size - 1, c);
+    t0 = MPI_Wtime() - t0;
     for (wrong = 0, i = 0; rc == DRED_OK && rank == size - 1 && i < n; i++)
       wrong += b[i * st] != expect(i, size);
     wrong += holes_changed(b, n, st, HOLE_B);
-    bad |= report(rank, "reduce", rc, wrong);
+    bad |= report(rank, "reduce", rc, wrong, t0);
   }
   if (strchr(kinds, 'b')) {
     memset(b, 0xff, (size_t)(n * st) * sizeof *b);
     for (i = 0; i < n; i++) b[i * st] = rank == 0 ? (int)(i * 3 + 1) : 0;
     if (rank != 0 && late > 0) sleep((unsigned)late);
+    t0 = MPI_Wtime();
     rc = dred_bcast(b, (int)n, t, 0, c);
+    t0 = MPI_Wtime() - t0;
     for (wrong = 0, i = 0; rc == DRED_OK && i < n; i++) wrong += b[i * st] != (int)(i * 3 + 1);
     wrong += holes_changed(b, n, st, HOLE_B);
-    bad |= report(rank, "bcast", rc, wrong);
+    bad |= report(rank, "bcast", rc, wrong, t0);
   }
   wrong = holes_changed(a, n, st, HOLE_A); /* an operand is only read */
-  if (wrong) bad |= report(rank, "operand", DRED_OK, wrong);
+  if (wrong) bad |= report(rank, "operand", DRED_OK, wrong, 0);
   if (t != MPI_INT) MPI_Type_free(&t);
   free(a);
   free(b);
