@@ -85,9 +85,10 @@ CASES=(
   "bcast-p8         bcast       8  240  -s 8"
   "bcast@abc        bcast       7  240  @a:3,b:3,c:2 -s 73"
   # the node relay (lib/paths/relay.c): every node but the master's has 3 members, so some
-  # lead and some copy from their leader
+  # lead and some copy from their leader; the allreduce's -l is past the runtime thread's
+  # 4 MiB step, so a result nobody waits on is copied over several turns
   "bcast-relay@abc  bcast       8  240  @a:3,b:3,c:3 +DRED_LOG_LEVEL=info ?node~relay:~led ?node~relay:~copied -s 74"
-  "allreduce-relay@abc allreduce 8 240  @a:3,b:3,c:3 +DRED_LOG_LEVEL=info ?node~relay:~led ?node~relay:~copied -s 75 -l 100000"
+  "allreduce-relay@abc allreduce 8 240  @a:3,b:3,c:3 +DRED_LOG_LEVEL=info ?node~relay:~led ?node~relay:~copied ?a~step~per~turn,~over~several~turns -s 75 -l 600000"
   # A reduce spanning nodes: each node without the root sends dred-master one partial
   # (lib/paths/partial.c); tagged and auto reduces in flight together, shuffled
   "partial-p8@abc   concurrent  8  150  @a:3,b:3,c:3 +DRED_LOG_LEVEL=info ?node~partials:~folded -s 94"

@@ -164,9 +164,10 @@ typedef struct dred_inst {
    * relay_claimed: a thread is copying now (under rt->lock); relay_finish_due: the
    * instance ended meanwhile, the copying thread finishes it; relay_have_due: HAVE with
    * relay_have_status is to be sent by the runtime thread (in rt->relayq by relay_link
-   * while relay_queued). */
+   * while relay_queued); relay_split: the runtime thread copied it over more than one
+   * turn (counted once in rt->relay_split). */
   int relay_copy, relay_claimed, relay_finish_due, relay_have_due, relay_have_status;
-  int relay_queued;
+  int relay_queued, relay_split;
   dred_queue_t relay_link;
   struct dred_meet_slot *relay_slot;
   uint64_t relay_seq;

@@ -962,11 +962,12 @@ static uint64_t meet_sweep(dred_rt_t *rt) {
 /* One turn of work after every wake-up of the loop (see the comment at the top). */
 static void on_turn(uv_check_t *h) {
   dred_rt_t *rt = h->data;
-  int now_work, tasks, mpi_wait, spin, stop;
+  int now_work, tasks, mpi_wait, spin, stop, relay = 0;
   unsigned robust;
   uint64_t t0 = uv_hrtime(), t1, t2, t3, t4, turn;
   int progress = drain_submissions(rt) > 0;
-  if (!dred_queue_empty(&rt->relayq)) progress |= dred_relay_turn(rt); /* HAVEs after READYs */
+  if (!dred_queue_empty(&rt->relayq)) relay = dred_relay_turn(rt); /* HAVEs after READYs */
+  progress |= relay != 0;
   if (!dred_queue_empty(&rt->partialq)) progress |= dred_partial_turn(rt);
   if (!dred_queue_empty(&rt->pushq)) progress |= dred_dist_turn(rt);
   if (!dred_queue_empty(&rt->unpackq)) progress |= dred_dist_unpack_turn(rt);
@@ -1032,7 +1033,7 @@ static void on_turn(uv_check_t *h) {
   if (dred_net_drain_check(&rt->net) > 0 && DRED_RT_ROBUST_ON(rt)) rt->robust->on_peer_drained(rt);
   robust = DRED_RT_ROBUST_ON(rt) ? rt->robust->waiting(rt) : 0;
   now_work = now_work || !dred_queue_empty(&rt->net.inbox) || (robust & DRED_ROBUST_RETRY) ||
-             !dred_queue_empty(&rt->unpackq); /* a part per turn (distribute.c) */
+             !dred_queue_empty(&rt->unpackq) || relay == 2; /* a part, a step per turn */
   mpi_wait = tasks || rt->nserving > 0 || (robust & DRED_ROBUST_PARKED);
   if (progress) rt->progress_ns = t4;
   spin = now_work || (mpi_wait && t4 - rt->progress_ns <= SPIN_NS) ||
@@ -1113,6 +1114,10 @@ void dred_rt_stop(dred_rt_t *rt) {
   if (rt->relay_followed > 0)
     DRED_INFO("node relay: copied %llu cross-node bcast(s) or allreduce result(s) from the node's leader",
               (unsigned long long)rt->relay_followed);
+  if (rt->relay_split > 0)
+    DRED_INFO("node relay: %llu result(s) nobody waited on were copied by the runtime thread "
+              "a step per turn, over several turns",
+              (unsigned long long)rt->relay_split);
   if (rt->pool_waited > 0)
     DRED_INFO("%llu reduction(s) waited for room in the shared-memory pool (DRED_POOL_MB); "
               "%llu of them went ahead on private memory when nothing freed room for %llu ms",

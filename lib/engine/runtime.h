@@ -161,6 +161,7 @@ typedef struct dred_rt {
   dred_queue_t meetq;
   uint64_t meet_done, meet_spilled; /* under lock */
   uint64_t relay_led, relay_followed; /* collectives relayed on this node (relay.c), under lock */
+  uint64_t relay_split; /* followers' copies the runtime thread made over several turns (lock) */
   /* Allreduce members that follow their node's relay leader after their READY
    * (relay.c): copying, or with a HAVE to send; linked by relay_link, under lock. */
   dred_queue_t relayq;

@@ -34,7 +34,8 @@
  *     dred-master sends it nothing until it hears from it again.  Its waits
  *     (dred_future_get, _wait, _is_done: dred_relay_wait) copy the leader's block as far
  *     as the progress says, sleeping on the slot meanwhile; for one nobody waits on, the
- *     runtime thread copies it at its next turn once the block is whole (dred_relay_turn).
+ *     runtime thread copies it once the block is whole, RELAY_STEP per turn
+ *     (dred_relay_turn).
  *     Then the runtime thread sends HAVE (error 0: it holds the result) and dred-master
  *     sends it END alone.  A thread copying claims the follower (relay_claimed): an END
  *     that comes meanwhile (an abandon, a lost master) leaves the finishing to it.
@@ -317,7 +318,7 @@ int dred_relay_step(dred_rt_t *rt, uint64_t gid, int64_t tag, uint64_t budget) {
 }
 
 #define RELAY_SLICE_NS 100000000ull /* a waiter rechecks its future at least this often */
-#define RELAY_STEP (4u << 20)       /* bytes copied between looks at the clock */
+#define RELAY_STEP (4u << 20) /* bytes copied between looks at the clock, or per turn */
 
 void dred_relay_wait(dred_future *f, uint64_t timeout_ns) {
   uint64_t start = uv_hrtime(), now, left;
@@ -366,14 +367,23 @@ int dred_relay_turn(dred_rt_t *rt) {
                (dred_meet_progress(in->relay_slot, in->relay_seq, &st) >= in->bytes ||
                 st != DRED_OK) &&
                follow_claim(rt, in)) {
-      copy[nc++] = in; /* nobody waits on it: this thread copies, all at once */
+      copy[nc++] = in; /* nobody waits on it: this thread copies, a step per turn */
     }
   }
   uv_mutex_unlock(&rt->lock);
+  /* A step each per turn, not all at once: a follower's result is as large as the pool
+   * allows (DRED_POOL_MB), and a turn is how long PINGs wait.  Between turns a thread that
+   * starts waiting on it claims it and copies the rest itself. */
   for (i = 0; i < nc; i++) {
-    int st = DRED_OK, r = follow_copy(rt, copy[i], UINT64_MAX, &st);
+    int st = DRED_OK, r = follow_copy(rt, copy[i], RELAY_STEP, &st);
+    if (r != 1 && !copy[i]->relay_split) {
+      copy[i]->relay_split = 1;
+      uv_mutex_lock(&rt->lock);
+      rt->relay_split++;
+      uv_mutex_unlock(&rt->lock);
+    }
     follow_unclaim(rt, copy[i], r == 1, st);
-    did = 1;
+    did = did == 2 || r != 1 ? 2 : 1;
   }
   for (i = 0; i < ns; i++) {
     proto_msg_t m;
@@ -384,7 +394,7 @@ int dred_relay_turn(dred_rt_t *rt) {
     m.u.recover.member = send[i]->member;
     m.u.recover.error = send[i]->relay_have_status;
     dred_rt_send_master(rt, &m);
-    did = 1;
+    if (did == 0) did = 1;
   }
   return did;
 }
