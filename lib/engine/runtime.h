@@ -43,6 +43,12 @@
  * (DRED_ERR_NOMEM).  Documented in dred(3). */
 #define DRED_MAX_BYTES (1ull << 40)
 
+/* The most bytes one turn of the runtime loop copies or unpacks for one collective (a
+ * result unpacked into recvbuf, distribute.c; a relay follower's copy, relay.c), the rest
+ * at the next turns: a turn is how long PINGs wait, and 4 MiB takes milliseconds where a
+ * whole result took up to seconds. */
+#define DRED_TURN_BYTES (4u << 20)
+
 /* ---- the runtime ---- */
 struct dred_robust;
 typedef struct dred_rt {

@@ -193,16 +193,14 @@ static void unpack_stop(dred_inst_t *in) {
   in->unpacking = 0;
 }
 
-/* A large result is unpacked UNPACK_STEP bytes (of dred's layout) per turn of the loop:
- * a strided 1 GiB result in one MPI_Unpack held the runtime thread 0.5-0.8 s on the AMD
+/* A large result is unpacked DRED_TURN_BYTES (of dred's layout) per turn of the loop: a
+ * strided 1 GiB result in one MPI_Unpack held the runtime thread 0.5-0.8 s on the AMD
  * guest (docs/performance.md), and with DRED_FAIL_TIMEOUT_MS=300 dred-master declared
- * the process failed and the job ended.  A part takes milliseconds; the turns between
- * parts answer PINGs. */
-#define UNPACK_STEP (4u << 20)
+ * the process failed and the job ended.  The turns between parts answer PINGs. */
 
 int dred_dist_unpack_defer(dred_rt_t *rt, dred_inst_t *in) {
   if (in->unpacking) return 1;
-  if (in->unpacked || unpack_src(in) == NULL || in->bytes <= UNPACK_STEP) return 0;
+  if (in->unpacked || unpack_src(in) == NULL || in->bytes <= DRED_TURN_BYTES) return 0;
   in->unpacking = 1;
   in->unpack_next = 0;
   dred_queue_insert_tail(&rt->unpackq, &in->unpack_link);
@@ -216,7 +214,7 @@ int dred_dist_unpack_turn(dred_rt_t *rt) {
   int rc;
   if (q == NULL) return 0;
   in = DRED_QUEUE_DATA(q, dred_inst_t, unpack_link);
-  n = UNPACK_STEP / in->ti.extent; /* whole elements: one, when an element is larger */
+  n = DRED_TURN_BYTES / in->ti.extent; /* whole elements: one, when an element is larger */
   if (n == 0) n = 1;
   if (n > in->count - in->unpack_next) n = in->count - in->unpack_next;
   rc = dred_dp_unpack_part(rt, in, unpack_src(in), in->unpack_next, n);

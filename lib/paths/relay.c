@@ -34,7 +34,7 @@
  *     dred-master sends it nothing until it hears from it again.  Its waits
  *     (dred_future_get, _wait, _is_done: dred_relay_wait) copy the leader's block as far
  *     as the progress says, sleeping on the slot meanwhile; for one nobody waits on, the
- *     runtime thread copies it once the block is whole, RELAY_STEP per turn
+ *     runtime thread copies it once the block is whole, DRED_TURN_BYTES per turn
  *     (dred_relay_turn).
  *     Then the runtime thread sends HAVE (error 0: it holds the result) and dred-master
  *     sends it END alone.  A thread copying claims the follower (relay_claimed): an END
@@ -318,7 +318,7 @@ int dred_relay_step(dred_rt_t *rt, uint64_t gid, int64_t tag, uint64_t budget) {
 }
 
 #define RELAY_SLICE_NS 100000000ull /* a waiter rechecks its future at least this often */
-#define RELAY_STEP (4u << 20) /* bytes copied between looks at the clock, or per turn */
+#define RELAY_STEP (4u << 20)       /* bytes copied between looks at the clock */
 
 void dred_relay_wait(dred_future *f, uint64_t timeout_ns) {
   uint64_t start = uv_hrtime(), now, left;
@@ -375,7 +375,7 @@ int dred_relay_turn(dred_rt_t *rt) {
    * allows (DRED_POOL_MB), and a turn is how long PINGs wait.  Between turns a thread that
    * starts waiting on it claims it and copies the rest itself. */
   for (i = 0; i < nc; i++) {
-    int st = DRED_OK, r = follow_copy(rt, copy[i], RELAY_STEP, &st);
+    int st = DRED_OK, r = follow_copy(rt, copy[i], DRED_TURN_BYTES, &st);
     if (r != 1 && !copy[i]->relay_split) {
       copy[i]->relay_split = 1;
       uv_mutex_lock(&rt->lock);

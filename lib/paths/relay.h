@@ -57,9 +57,9 @@ int dred_relay_step(dred_rt_t *rt, uint64_t gid, int64_t tag, uint64_t budget);
  * bounded step), woken by the leader's progress. */
 void dred_relay_wait(dred_future *f, uint64_t timeout_ns);
 /* Runtime thread, each turn: send the HAVEs that are due (after the READY), and copy for
- * the followers nobody waits on once their leader's block is whole or failed, a step
- * (4 MiB) each per turn.  0: nothing done; 1: something; 2: something, and a copy stopped
- * at its step (turn again at once). */
+ * the followers nobody waits on once their leader's block is whole or failed,
+ * DRED_TURN_BYTES each per turn.  0: nothing done; 1: something; 2: something, and a
+ * copy stopped short (turn again at once). */
 int dred_relay_turn(dred_rt_t *rt);
 
 #endif /* DRED_RELAY_H */
