@@ -11,7 +11,7 @@
  * lib/engine/typecheck.c): then every member's operand is loaded into dred's layout
  * (dred_dp_load: MPI_Pack, or a byte image from the true lower bound), the root combines
  * in a buffer of its own, and the result is unpacked into recvbuf when the reduction ends
- * (dred_dp_unpack_result), writing only the typemap's bytes, as MPI does.
+ * (dred_dp_unpack_part), writing only the typemap's bytes, as MPI does.
  *
  * Where a buffer lives.  In a block of our pool when there is room (node peers read it in
  * place, window.c); else in private memory (common/bigbuf.h), attached to the dynamic
@@ -229,10 +229,6 @@ int dred_dp_unpack_part(dred_rt_t *rt, const dred_inst_t *in, const char *from_b
   return DRED_OK;
 }
 
-int dred_dp_unpack_result(dred_rt_t *rt, dred_inst_t *in) {
-  return dred_dp_unpack_part(rt, in, in->acc, 0, in->count);
-}
-
 void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
   if (in->is_root && in->ti.layout == DRED_LAYOUT_DIRECT) {
     /* (a bcast's root passes its buffer as both: nothing to copy).  A large allreduce
@@ -268,7 +264,7 @@ void dred_dp_acc_early(dred_rt_t *rt, dred_inst_t *in) {
    * and a one-node root's after an early fold when its slot spills (meetpath.c's
    * reroute), and never once the reduction was abandoned (future.c).  A packed or image root
    * combines in a buffer of its own too, and unpacks the result into recvbuf at the end
-   * (dred_dp_unpack_result), so recvbuf's holes stay untouched and, in place, its
+   * (dred_dp_unpack_part), so recvbuf's holes stay untouched and, in place, its
    * operand stays there until then.  When the pool lacks room for what this reduction
    * will hold there (admit.c), the copy goes to plain private memory and moves into the
    * pool once room is back, before the reduction is announced. */

@@ -48,11 +48,10 @@ size_t dred_dp_stream_min(const dred_inst_t *in);
 /* Fill `dst` (in->bytes) with this member's operand in dred's layout (ti.layout): a copy,
  * the packed elements, or the byte image; from sendbuf, or recvbuf at an in-place root. */
 int dred_dp_load(dred_rt_t *rt, const dred_inst_t *in, char *dst);
-/* At the root of a PACKED or IMAGE reduction that succeeded: write the result (acc) into
- * recvbuf as the caller's datatype lays it out (holes untouched).  DIRECT: nothing to do. */
-int dred_dp_unpack_result(dred_rt_t *rt, dred_inst_t *in);
-/* The same for elements [first, first + n) of a result held at `from_buf` in dred's
- * layout: a large result is unpacked a part per turn of the loop (distribute.c). */
+/* A PACKED or IMAGE collective that succeeded: write elements [first, first + n) of its
+ * result, held at `from_buf` in dred's layout (a root's acc, a receiver's res), into
+ * recvbuf as the caller's datatype lays them out (holes untouched); a large result goes a
+ * part per turn of the loop (distribute.c).  DIRECT: nothing to do. */
 int dred_dp_unpack_part(dred_rt_t *rt, const dred_inst_t *in, const char *from_buf,
                         uint64_t first, uint64_t n);
 /* On the caller's thread in dred_ireduce: fill the accumulator (a pool block for a

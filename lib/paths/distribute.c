@@ -197,7 +197,6 @@ static void unpack_stop(dred_inst_t *in) {
  * strided 1 GiB result in one MPI_Unpack held the runtime thread 0.5-0.8 s on the AMD
  * guest (docs/performance.md), and with DRED_FAIL_TIMEOUT_MS=300 dred-master declared
  * the process failed and the job ended.  The turns between parts answer PINGs. */
-
 int dred_dist_unpack_defer(dred_rt_t *rt, dred_inst_t *in) {
   if (in->unpacking) return 1;
   if (in->unpacked || unpack_src(in) == NULL || in->bytes <= DRED_TURN_BYTES) return 0;
