@@ -344,7 +344,7 @@ fuzz:
 
 # Unmodified MPI programs (plain mpicc/mpif90, no dred header) on dred through
 # libdred-mpi.so: tests/interpose/run.sh says what each case checks.
-INTERPOSE_TEST_BIN := $(addprefix $(BUILD)/tests/interpose/,reduce_app coll_app mix_app fault_app reduce_f bench py_app)
+INTERPOSE_TEST_BIN := $(addprefix $(BUILD)/tests/interpose/,reduce_app coll_app bottom_app mix_app fault_app reduce_f bench py_app)
 $(BUILD)/tests/interpose/%: tests/interpose/%.c tests/interpose/app.h
 	@mkdir -p $(dir $@)
 	$(MPICC) -std=gnu11 $(OPT) $(WARN) -o $@ $<

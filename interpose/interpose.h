@@ -52,6 +52,7 @@ typedef enum { DMPI_CALLS(DMPI_CALL_ENUM) DMPI_NCALLS } dmpi_call_t;
   X(SELF, "MPI_COMM_SELF")                                               \
   X(SMALL, "below DRED_MPI_MIN_BYTES (DRED_MPI_COLL_MIN_BYTES)")        \
   X(TYPE_OP, "datatype/op dred does not reduce (or datatype it does not broadcast)") \
+  X(ABSOLUTE, "user op on a datatype of absolute addresses (MPI_BOTTOM)") \
   X(NO_TAGS, "no dred tag range left for the communicator")
 
 #define DMPI_WHY_ENUM(id, text) DMPI_WHY_##id,

@@ -18,6 +18,13 @@
  *   a datatype/op pair dred's own check refuses (lib/engine/typecheck.c, the same code dred_ireduce
  *     runs, linked in here) -> MPI; this is why dred_ireduce's local DRED_ERR_ARG for
  *     them can never split a group
+ *   a user op on a datatype of absolute addresses (true lower bound past the zero page, as
+ *     MPI_Get_address gives, for MPI_BOTTOM) -> MPI: dred hands a user op its operands in
+ *     the caller's typed layout, which must then be the same on every member, and absolute
+ *     addresses differ from process to process (address-space randomization), where MPI
+ *     allows it: dred would end the call with MISMATCH.  Every member builds such a type
+ *     the same way, so every member sends it to MPI.  Predefined ops and bcasts on such
+ *     types go to dred (packed: only the type signature must agree)
  *   no tag range for the communicator (commtag.c) -> MPI.
  * Refusals of predefined pairs are remembered: typecheck logs each refusal, and a program
  * that keeps reducing, say, MPI_WCHAR should not fill its log.
@@ -56,8 +63,9 @@ static int type_named(MPI_Datatype t) {
   return combiner == MPI_COMBINER_NAMED;
 }
 
-/* 1 if dred reduces `op` on `type`; with MPI_OP_NULL, if dred broadcasts `type`. */
-static int dred_reduces(MPI_Datatype type, MPI_Op op) {
+/* 1 if dred reduces `op` on `type`; with MPI_OP_NULL, if dred broadcasts `type`.  0 with
+ * *absolute set for a user op on a type of absolute addresses (route_absolute). */
+static int dred_reduces(MPI_Datatype type, MPI_Op op, int *absolute) {
   dred_typeinfo_t ti;
   int i, ok, cacheable = op_predefined(op) && type_named(type);
   if (cacheable) {
@@ -73,6 +81,8 @@ static int dred_reduces(MPI_Datatype type, MPI_Op op) {
   }
   ok = (op == MPI_OP_NULL ? dred_typecheck_bcast(type, &ti) : dred_typecheck(type, op, &ti)) ==
        DRED_OK;
+  *absolute = ok && ti.op_is_user && ti.true_lb >= DRED_BOTTOM_MIN;
+  if (*absolute) ok = 0;
   if (cacheable) {
     pthread_mutex_lock(&cache_mu);
     if (ncache < CACHE_MAX) cache[ncache++] = (pair_t){type, op, ok};
@@ -83,7 +93,7 @@ static int dred_reduces(MPI_Datatype type, MPI_Op op) {
 
 int dmpi_route(dmpi_kind_t kind, int count, MPI_Datatype type, MPI_Op op, int root,
                MPI_Comm comm, int *tag, dmpi_why_t *why) {
-  int inter = 0, size = 0, tsize = 0, cmp = MPI_UNEQUAL;
+  int inter = 0, size = 0, tsize = 0, cmp = MPI_UNEQUAL, absolute = 0;
   uint64_t bytes, min;
   if (!dmpi_dred_on()) {
     *why = DMPI_WHY_NO_DRED;
@@ -118,8 +128,8 @@ int dmpi_route(dmpi_kind_t kind, int count, MPI_Datatype type, MPI_Op op, int ro
     *why = DMPI_WHY_SMALL;
     return 0;
   }
-  if (!dred_reduces(type, op)) {
-    *why = DMPI_WHY_TYPE_OP;
+  if (!dred_reduces(type, op, &absolute)) {
+    *why = absolute ? DMPI_WHY_ABSOLUTE : DMPI_WHY_TYPE_OP;
     return 0;
   }
   if (dmpi_commtag_next(comm, tag) != 0) {

@@ -408,7 +408,7 @@ static int call_args(const call_t *c, MPI_Comm comm, int tag, dred_future **futu
 static int call_disjoint(const call_t *c, const dred_typeinfo_t *ti, int member, uint64_t bytes) {
   uintptr_t s = (uintptr_t)c->sendbuf, r = (uintptr_t)c->recvbuf;
   int64_t shared;
-  /* (NULL buffers were refused before: call_check) */
+  /* (a NULL buffer here is MPI_BOTTOM: call_check) */
   if (c->kind == PROTO_KIND_BCAST || bytes == 0 || c->sendbuf == MPI_IN_PLACE ||
       (c->kind == PROTO_KIND_REDUCE && member != c->root))
     return DRED_OK;
@@ -434,6 +434,22 @@ static int call_disjoint(const call_t *c, const dred_typeinfo_t *ti, int member,
   return DRED_OK;
 }
 
+/* A NULL buffer is MPI_BOTTOM: the datatype then locates its data by absolute addresses
+ * (MPI_Get_address), as in MPI, where this is the way to reduce or broadcast variables
+ * that lie apart (say a common block and a heap array) in one call.  Such a type has a
+ * true lower bound past the zero page, and lays out as PACKED or IMAGE (typecheck.c),
+ * whose copies go through MPI_Pack/MPI_Unpack or from the true lower bound, never through
+ * the NULL pointer itself.  A NULL buffer whose data would start in the zero page is a
+ * missing buffer.  1 if `what` may be NULL; else 0, logged. */
+static int bottom_ok(const call_t *c, const dred_typeinfo_t *ti, const char *what) {
+  if (ti->true_lb >= DRED_BOTTOM_MIN && ti->layout != DRED_LAYOUT_DIRECT) return 1;
+  DRED_ERROR("%s: %s is NULL%s", c->fn, what,
+             ti->true_lb != 0 ? " (MPI_BOTTOM), and its datatype's data would start below "
+                                "any address a process maps"
+                              : "");
+  return 0;
+}
+
 /* The caller's arguments, checked against the group (bad ones take no turn).  Fills *ti,
  * *bytes and *is_root.  DRED_OK or DRED_ERR_ARG (logged). */
 static int call_check(const call_t *c, const dred_group_t *g, int member, int inline_max,
@@ -450,14 +466,13 @@ static int call_check(const call_t *c, const dred_group_t *g, int member, int in
     DRED_ERROR("%s: MPI_IN_PLACE is allowed only at the root", c->fn);
     return DRED_ERR_ARG;
   }
-  if (c->count > 0 && c->sendbuf == NULL) {
-    DRED_ERROR("%s: %s is NULL", c->fn, c->kind == PROTO_KIND_BCAST ? "buffer" : "sendbuf");
-    return DRED_ERR_ARG;
-  }
-  if (c->count > 0 && c->recvbuf == NULL &&
-      (c->kind == PROTO_KIND_ALLREDUCE || member == c->root)) {
-    DRED_ERROR("%s: recvbuf is NULL%s", c->fn, c->kind == PROTO_KIND_REDUCE ? " at the root" : "");
-    return DRED_ERR_ARG;
+  if (c->count > 0 && c->kind == PROTO_KIND_BCAST) { /* one buffer, `recvbuf` here */
+    if (c->recvbuf == NULL && !bottom_ok(c, ti, "buffer")) return DRED_ERR_ARG;
+  } else if (c->count > 0) {
+    if (c->sendbuf == NULL && !bottom_ok(c, ti, "sendbuf")) return DRED_ERR_ARG;
+    if (c->recvbuf == NULL && (c->kind == PROTO_KIND_ALLREDUCE || member == c->root) &&
+        !bottom_ok(c, ti, c->kind == PROTO_KIND_REDUCE ? "recvbuf at the root" : "recvbuf"))
+      return DRED_ERR_ARG;
   }
   /* count < 2^31 and extent < 2^32, so the product cannot overflow 64 bits; what it must
    * not do is exceed what a process could ever hold (the accumulator, plus the first
@@ -795,7 +810,7 @@ int dred_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 static int bcast_start(const char *name, void *buffer, int count, MPI_Datatype datatype, int root,
                        MPI_Comm comm, int tag, int blocking, dred_future **future) {
   call_t c = {PROTO_KIND_BCAST, name, buffer, buffer, count, datatype, MPI_OP_NULL, root, blocking};
-  if (buffer != NULL && count > 0) c.sendbuf = MPI_IN_PLACE;
+  if (count > 0) c.sendbuf = MPI_IN_PLACE; /* (a NULL buffer: call_check, MPI_BOTTOM) */
   return call_start(&c, comm, tag, future);
 }
 

@@ -290,11 +290,6 @@ int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti) {
                type_name(type, tn, sizeof tn), size, (long)extent);
     return DRED_ERR_ARG;
   }
-  if (extent > (MPI_Aint)UINT32_MAX / 2) {
-    DRED_ERROR("datatype %s: extent %ld is too large", type_name(type, tn, sizeof tn),
-               (long)extent);
-    return DRED_ERR_ARG;
-  }
   MPI_Op_commutative(op, &commute);
   ti->size = (uint32_t)size;
   ti->op_is_user = opcls == 0;
@@ -321,7 +316,14 @@ int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti) {
   }
 
   if (opcls == 0) {
-    /* A user op gets the datatype: the typed layout is kept (DIRECT or IMAGE). */
+    /* A user op gets the datatype: the typed layout is kept (DIRECT or IMAGE), one element
+     * per extent of dred's buffers.  (A predefined op's PACKED elements are as large as
+     * their data, whatever the extent: variables at absolute addresses, with MPI_BOTTOM.) */
+    if (extent > (MPI_Aint)UINT32_MAX / 2) {
+      DRED_ERROR("user op on datatype %s: extent %ld is too large (at most %u)",
+                 type_name(type, tn, sizeof tn), (long)extent, UINT32_MAX / 2);
+      return DRED_ERR_ARG;
+    }
     if (textent > extent) {
       /* elements that interleave (a matrix column resized to one element, say): an image
        * cut into chunks of whole elements cannot hold them; a predefined op packs them */
@@ -414,7 +416,8 @@ int dred_typecheck_bcast(MPI_Datatype type, dred_typeinfo_t *ti) {
   MPI_Type_get_extent(type, &lb, &extent);
   MPI_Type_get_true_extent(type, &tlb, &textent);
   MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
-  if (size <= 0 || extent <= 0 || extent > (MPI_Aint)UINT32_MAX / 2) {
+  /* (any extent: a derived type travels as its size's bytes, packed) */
+  if (size <= 0 || extent <= 0) {
     DRED_ERROR("datatype %s has size %d and extent %ld: nothing to broadcast",
                type_name(type, tn, sizeof tn), size, (long)extent);
     return DRED_ERR_ARG;

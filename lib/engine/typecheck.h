@@ -34,6 +34,10 @@ typedef struct {
   MPI_Aint true_lb, true_extent;
   uint32_t sig;          /* type-signature fingerprint members must agree on (READY) */
 } dred_typeinfo_t;
+/* A NULL buffer is MPI_BOTTOM where the datatype's true lower bound is at least this (an
+ * absolute address, from MPI_Get_address): its data then lies past the zero page, which no
+ * process maps.  Such a type is never DIRECT, since its lower bound is not 0. */
+#define DRED_BOTTOM_MIN 4096
 int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti);
 /* The same for a bcast, which has no op: DIRECT for a type without holes, else PACKED as
  * bytes (MPI_Pack / MPI_Unpack with the caller's type: only its bytes are written). */

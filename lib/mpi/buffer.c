@@ -129,6 +129,39 @@ void dred_dp_buf_free(dred_rt_t *rt, size_t bytes, char *p, int64_t pool_off, in
   }
 }
 
+/* MPI_Pack_c from, or MPI_Unpack_c into, the caller's buffer `buf` (`pack`: 1, 0).  A NULL
+ * buffer is MPI_BOTTOM, which a datatype of absolute addresses counts from (api.c accepts
+ * it for such types alone), but MPICH 4.0.2 refuses NULL there ("Null pointer in parameter
+ * inbuf", pmodels/mpich#6410): the same bytes are then reached from the type's true lower
+ * bound through a copy of the type shifted down by it, resized to the caller's extent so
+ * that element i still lies i extents on. */
+static int user_copy(int pack, void *buf, MPI_Count n, MPI_Datatype type, char *packed,
+                     MPI_Count packed_size, MPI_Count *pos) {
+  MPI_Datatype hind = MPI_DATATYPE_NULL, shifted = MPI_DATATYPE_NULL;
+  MPI_Aint lb, extent, tlb, textent, disp;
+  int one = 1, rc;
+  if (buf == NULL && n > 0) {
+    MPI_Type_get_extent(type, &lb, &extent);
+    MPI_Type_get_true_extent(type, &tlb, &textent);
+    disp = -tlb;
+    rc = MPI_Type_create_hindexed(1, &one, &disp, type, &hind);
+    if (rc == MPI_SUCCESS) rc = MPI_Type_create_resized(hind, lb - tlb, extent, &shifted);
+    if (rc == MPI_SUCCESS) rc = MPI_Type_commit(&shifted);
+    if (hind != MPI_DATATYPE_NULL) MPI_Type_free(&hind);
+    if (rc != MPI_SUCCESS) {
+      DRED_ERROR("a copy of a datatype shifted by its true lower bound (MPI_BOTTOM) failed");
+      if (shifted != MPI_DATATYPE_NULL) MPI_Type_free(&shifted);
+      return rc;
+    }
+    buf = (void *)(uintptr_t)tlb;
+    type = shifted;
+  }
+  rc = pack ? MPI_Pack_c(buf, n, type, packed, packed_size, pos, MPI_COMM_SELF)
+            : MPI_Unpack_c(packed, packed_size, pos, buf, n, type, MPI_COMM_SELF);
+  if (shifted != MPI_DATATYPE_NULL) MPI_Type_free(&shifted);
+  return rc;
+}
+
 /* The scratch buffer a typed copy goes through: MPI_Pack's output for `count` elements of
  * `type`, or NULL (logged). */
 static char *pack_tmp(MPI_Count count, MPI_Datatype type, MPI_Count *cap) {
@@ -141,6 +174,17 @@ static char *pack_tmp(MPI_Count count, MPI_Datatype type, MPI_Count *cap) {
   if ((p = malloc(*cap > 0 ? (size_t)*cap : 1)) == NULL)
     DRED_ERROR("no memory for %lld bytes of packed operand", (long long)*cap);
   return p;
+}
+
+/* Whether an IMAGE operand's span may be copied whole from the caller's buffer, holes and
+ * all: only where no hole can hold a whole page.  A hole shorter than a page shares each
+ * page it touches with a byte of the type, which the caller's buffer holds; a longer one
+ * may span memory nobody mapped -- variables at absolute addresses (MPI_BOTTOM), say a
+ * static array and a heap one, with the gap between the program's image and its heap. */
+static int image_readable(const dred_inst_t *in) {
+  const dred_typeinfo_t *ti = &in->ti;
+  return ti->true_extent - (MPI_Aint)ti->size < 4096 &&
+         (in->count <= 1 || ti->type_extent - ti->true_extent < 4096);
 }
 
 size_t dred_dp_stream_min(const dred_inst_t *in) {
@@ -167,20 +211,37 @@ int dred_dp_load(dred_rt_t *rt, const dred_inst_t *in, char *dst) {
       /* the bytes the count elements span, from the true lower bound; the tail of the last
        * element's extent (a hole past its data) may lie outside the caller's buffer */
       size_t span = (size_t)(in->count - 1) * (size_t)ti->type_extent + (size_t)ti->true_extent;
-      memcpy(dst, src + ti->true_lb, span);
-      if (span < in->bytes) memset(dst + span, 0, in->bytes - span);
+      if (image_readable(in)) {
+        /* (src may be MPI_BOTTOM, NULL: the true lower bound is then an address) */
+        memcpy(dst, (const char *)((uintptr_t)src + (uintptr_t)ti->true_lb), span);
+        if (span < in->bytes) memset(dst + span, 0, in->bytes - span);
+        return DRED_OK;
+      }
+      /* typed -> typed: only the type's bytes are read; the holes are zeros */
+      memset(dst, 0, in->bytes);
+      if ((tmp = pack_tmp(cnt, in->type_hold, &cap)) == NULL) return DRED_ERR_NOMEM;
+      rc = user_copy(1, (void *)(uintptr_t)src, cnt, in->type_hold, tmp, cap, &pos);
+      if (rc == MPI_SUCCESS)
+        rc = MPI_Unpack_c(tmp, pos, &pos2, (char *)((uintptr_t)dst - (uintptr_t)ti->true_lb),
+                          cnt, in->type_hold, MPI_COMM_SELF);
+      free(tmp);
+      if (rc != MPI_SUCCESS) {
+        DRED_ERROR("copying the operand (%llu elements of a derived datatype) failed",
+                   (unsigned long long)in->count);
+        return DRED_ERR_INTERNAL;
+      }
       return DRED_OK;
     }
     default: /* PACKED: the typemap's elements, in order, as an array of exec_type */
       if (!ti->base_padded)
-        rc = MPI_Pack_c(src, cnt, in->type_hold, dst, (MPI_Count)in->bytes, &pos, MPI_COMM_SELF);
+        rc = user_copy(1, (void *)(uintptr_t)src, cnt, in->type_hold, dst, (MPI_Count)in->bytes, &pos);
       else if ((tmp = pack_tmp(cnt, in->type_hold, &cap)) == NULL)
         return DRED_ERR_NOMEM;
       else {
         /* a padded base (MPI_DOUBLE_INT...) packs without its padding: unpack it as the base
          * type to get the array; the padding bytes are zeroed so copies compare equal */
         memset(dst, 0, in->bytes);
-        rc = MPI_Pack_c(src, cnt, in->type_hold, tmp, cap, &pos, MPI_COMM_SELF);
+        rc = user_copy(1, (void *)(uintptr_t)src, cnt, in->type_hold, tmp, cap, &pos);
         if (rc == MPI_SUCCESS)
           rc = MPI_Unpack_c(tmp, pos, &pos2, dst, cnt * ti->mult, ti->exec_type, MPI_COMM_SELF);
         free(tmp);
@@ -200,14 +261,15 @@ int dred_dp_unpack_part(dred_rt_t *rt, const dred_inst_t *in, const char *from_b
   MPI_Count cnt = (MPI_Count)n, pos = 0, pos2 = 0, cap;
   /* element i lies at i x ti->extent in dred's layout, at i x the caller's extent in recvbuf */
   const char *src = from_buf + first * ti->extent;
-  char *out = (char *)in->recvbuf + (MPI_Aint)first * ti->type_extent, *tmp = NULL;
+  char *out = (char *)((uintptr_t)in->recvbuf + (uintptr_t)((MPI_Aint)first * ti->type_extent)),
+       *tmp = NULL; /* (recvbuf may be MPI_BOTTOM, NULL) */
   int rc;
   (void)rt;
   if (ti->layout == DRED_LAYOUT_DIRECT || in->bytes == 0 || from_buf == NULL || n == 0)
     return DRED_OK;
   if (ti->layout == DRED_LAYOUT_PACKED && !ti->base_padded) {
-    rc = MPI_Unpack_c(src, (MPI_Count)(n * ti->extent), &pos, out, cnt, in->type_hold,
-                      MPI_COMM_SELF);
+    rc = user_copy(0, out, cnt, in->type_hold, (char *)(uintptr_t)src,
+                   (MPI_Count)(n * ti->extent), &pos);
   } else {
     /* typed -> typed: pack what we hold (the padded array, or the image at its true lower
      * bound), then unpack it with the caller's type, which writes only the type's bytes */
@@ -217,7 +279,7 @@ int dred_dp_unpack_part(dred_rt_t *rt, const dred_inst_t *in, const char *from_b
     if ((tmp = pack_tmp(nf, from, &cap)) == NULL) return DRED_ERR_NOMEM;
     rc = MPI_Pack_c(p, nf, from, tmp, cap, &pos2, MPI_COMM_SELF);
     if (rc == MPI_SUCCESS)
-      rc = MPI_Unpack_c(tmp, pos2, &pos, out, cnt, in->type_hold, MPI_COMM_SELF);
+      rc = user_copy(0, out, cnt, in->type_hold, tmp, pos2, &pos);
     free(tmp);
   }
   if (rc != MPI_SUCCESS) {

@@ -46,19 +46,19 @@ static __attribute__((unused)) long expect(MPI_Op op, int i, int n, const int *m
 }
 
 typedef enum { T_INT, T_LONG, T_FLOAT, T_DOUBLE } tkind;
-static MPI_Datatype mpitype(tkind t) {
+static __attribute__((unused)) MPI_Datatype mpitype(tkind t) {
   return t == T_INT ? MPI_INT : t == T_LONG ? MPI_LONG : t == T_FLOAT ? MPI_FLOAT : MPI_DOUBLE;
 }
-static size_t tsize(tkind t) {
+static __attribute__((unused)) size_t tsize(tkind t) {
   return t == T_INT ? sizeof(int) : t == T_LONG ? sizeof(long) : t == T_FLOAT ? sizeof(float) : sizeof(double);
 }
-static void put(void *b, tkind t, int i, long v) {
+static __attribute__((unused)) void put(void *b, tkind t, int i, long v) {
   if (t == T_INT) ((int *)b)[i] = (int)v;
   else if (t == T_LONG) ((long *)b)[i] = v;
   else if (t == T_FLOAT) ((float *)b)[i] = (float)v;
   else ((double *)b)[i] = (double)v;
 }
-static long get(const void *b, tkind t, int i) {
+static __attribute__((unused)) long get(const void *b, tkind t, int i) {
   if (t == T_INT) return ((const int *)b)[i];
   if (t == T_LONG) return ((const long *)b)[i];
   if (t == T_FLOAT) return (long)((const float *)b)[i];

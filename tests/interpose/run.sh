@@ -58,6 +58,8 @@ CASES=(
   "coll-p5@abc   coll_app   5 150 a:2,b:2,c:1 MPI_Allreduce,MPI_Iallreduce,MPI_Bcast,MPI_Ibcast DRED_MPI_COLL_MIN_BYTES=0"
   "coll-default-p3 coll_app 3 90 -       MPI_Allreduce,MPI_Bcast"
   "coll-default-p4@ab coll_app 4 150 a:2,b:2 !MPI_Allreduce,!MPI_Bcast,!MPI_Iallreduce,!MPI_Ibcast"
+  "bottom-p3     bottom_app 3  90 -        MPI_Bcast,MPI_Ibcast,MPI_Reduce,MPI_Iallreduce,!MPI_Allreduce DRED_MPI_MIN_BYTES=0 DRED_MPI_COLL_MIN_BYTES=0"
+  "bottom-p4@ab  bottom_app 4 120 a:2,b:2  MPI_Bcast,MPI_Ibcast,MPI_Reduce,MPI_Iallreduce,!MPI_Allreduce DRED_MPI_MIN_BYTES=0 DRED_MPI_COLL_MIN_BYTES=0"
   "fortran-p2    reduce_f   2  60 -        MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
   "fortran-p3@ab reduce_f   3  90 a:2,b:1  MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
   "python-p2     py_app     2  90 -        $MIXALL $MIXDRED"

@@ -27,7 +27,8 @@
  * basic elements gathered by hand from the known layout, scattered back into a recvbuf
  * image whose holes hold a pattern.  User ops (commutative sum, non-commutative affine
  * composition) on unsigned vector/indexed (lower bound 4)/resized types and on a struct
- * mixing unsigned and double; the expected value is ref_reduce with the same type and op.
+ * mixing unsigned and double, and on a struct with a hole longer than a page (dred copies
+ * only the type's bytes there); the expected value is ref_reduce with the same type and op.
  * The whole recvbuf span is compared, so a byte written into a hole fails.  Also: IN_PLACE
  * at a non-zero root, members whose layouts differ but signatures agree (reduced), members
  * whose signatures differ (DRED_ERR_MISMATCH everywhere), and refused calls (SUM on a
@@ -561,8 +562,15 @@ static void derived_part(uint64_t seed, int *nchecks) {
   describe(&umix);
   g_mixed = umix.dt;
   g_mixed_double_off = 8;
+  /* a hole longer than a page: dred's image is then built from the type's bytes alone
+   * (lib/mpi/buffer.c), since such a hole may span memory nobody mapped */
+  struct dtype uhole = {"u_struct_hole8k", 0, MPI_UNSIGNED, 4, 4, 4, {0, 4, 8192, 8196}, 0, 0, 0, 0};
+  MPI_Type_create_struct(2, (int[]){2, 2}, (MPI_Aint[]){0, 8192},
+                         (MPI_Datatype[]){MPI_UNSIGNED, MPI_UNSIGNED}, &uhole.dt);
+  describe(&uhole);
   g_utypes[0] = &uvec; g_utypes[1] = &uidx; g_utypes[2] = &ursz; g_utypes[3] = &umix;
-  g_nut = 4;
+  g_utypes[4] = &uhole;
+  g_nut = 5;
 
   if (vec.ext != 80 || idx.ext != 36 || st.ext != 20 || rsz.ext != 8 || rlb.lb != -8 ||
       uidx.lb != 4 || ursz.ext != 16 || umix.ext != 16) {
@@ -594,7 +602,7 @@ static void derived_part(uint64_t seed, int *nchecks) {
     rng = mix64(rng);
     dcase(&vdi, O_MAXLOC, MPI_MAXLOC, 0, ns[c], (int)(rng % (uint64_t)g_size), 0, rng, nchecks);
   }
-  struct dtype *usr[] = {&uvec, &uidx, &ursz, &umix};
+  struct dtype *usr[] = {&uvec, &uidx, &ursz, &umix, &uhole};
   for (unsigned k = 0; k < sizeof usr / sizeof usr[0]; k++)
     for (int c = 0; c < 2; c++) {
       rng = mix64(rng);
@@ -741,7 +749,7 @@ static void derived_part(uint64_t seed, int *nchecks) {
 
   MPI_Op_free(&op_sum);
   MPI_Op_free(&op_aff);
-  struct dtype *all[] = {&vec, &idx, &st, &rsz, &rlb, &col, &vdi, &uvec, &uidx, &ursz, &umix};
+  struct dtype *all[] = {&vec, &idx, &st, &rsz, &rlb, &col, &vdi, &uvec, &uidx, &ursz, &umix, &uhole};
   for (unsigned k = 0; k < sizeof all / sizeof all[0]; k++) MPI_Type_free(&all[k]->dt);
 }
 
