@@ -229,6 +229,13 @@ proto_params_t dred_rt_params(const dred_inst_t *in) {
   p.count = in->count;
   p.type_size = in->ti.size;
   p.extent = in->ti.extent;
+  if (in->kind == PROTO_KIND_BCAST) {
+    /* A bcast's data is a byte stream in every layout (typecheck.c): members may describe
+     * it with different counts and datatypes of one type signature, as MPI allows */
+    p.count = in->bytes;
+    p.type_size = 1;
+    p.extent = 1;
+  }
   p.type_sig = in->ti.sig;
   p.root = in->root;
   p.op = (int32_t)MPI_Op_c2f(in->op);

@@ -406,6 +406,7 @@ int dred_typecheck_bcast(MPI_Datatype type, dred_typeinfo_t *ti) {
   MPI_Aint lb, extent, tlb, textent;
   char tn[MPI_MAX_OBJECT_NAME];
   uint32_t sig = 2166136261u;
+  walk_t w;
 
   if (type == MPI_DATATYPE_NULL) {
     DRED_ERROR("datatype is MPI_DATATYPE_NULL");
@@ -431,17 +432,27 @@ int dred_typecheck_bcast(MPI_Datatype type, dred_typeinfo_t *ti) {
   ti->base_padded = 0;
   ti->named = combiner == MPI_COMBINER_NAMED;
   ti->mult = 1;
-  /* MPI matches a bcast's type signatures, not layouts: a named type's signature is the
-   * type itself; a derived type is compared by its size here (its packed bytes). */
+  /* MPI matches a bcast's type signatures -- the sequences of basic types of count x type
+   * at each member -- not counts or layouts: 8 MPI_INT at the root may arrive as 2
+   * contiguous(4, MPI_INT) elsewhere.  So members compare their data's bytes (the count
+   * dred_rt_params sends for a bcast) and this: the one basic type a named type, or every
+   * basic element of a derived type, is; a type mixing basic types is "mixed" (compared by
+   * its bytes alone). */
   if (combiner == MPI_COMBINER_NAMED) {
     ti->layout = DRED_LAYOUT_DIRECT;
     ti->exec_type = type;
     ti->extent = (uint32_t)extent;
-    ti->sig = fnv(fnv(sig, (uint32_t)MPI_Type_c2f(type)), 2);
+    ti->sig = fnv(fnv(sig, 0x62636173u), (uint32_t)MPI_Type_c2f(type)); /* "bcas" */
     ti_cache_put(type, MPI_OP_NULL, ti); /* a permanent handle */
     return DRED_OK;
   }
-  ti->sig = fnv(fnv(sig, 0x62636173u), (uint64_t)size); /* "bcas" */
+  w.base = w.other = MPI_DATATYPE_NULL;
+  w.chain = 1;
+  w.unsupported = 0;
+  walk(type, &w, 0);
+  ti->sig = w.unsupported || w.base == MPI_DATATYPE_NULL || w.other != MPI_DATATYPE_NULL
+                ? fnv(sig, 0x6d697865u) /* "mixe(d)" */
+                : fnv(fnv(sig, 0x62636173u), (uint32_t)MPI_Type_c2f(w.base));
   if (lb == 0 && tlb == 0 && (MPI_Aint)size == extent && textent == extent) {
     ti->layout = DRED_LAYOUT_DIRECT; /* no holes: the bytes as they are */
     ti->exec_type = type;

@@ -6,7 +6,8 @@
  * integer operands, exact in every type used) and checks its own result: an allreduce's
  * result must be right on every member, a broadcast's data everywhere.  Parts: predefined
  * ops x types x counts through MPI_Allreduce and MPI_Iallreduce; MPI_IN_PLACE on every
- * member; MPI_Bcast and MPI_Ibcast from every root, several types and counts; both on the
+ * member; MPI_Bcast and MPI_Ibcast from every root, several types and counts, and with
+ * MPI_INT at the root against contiguous(4, MPI_INT) elsewhere; both on the
  * halves of an MPI_Comm_split; Iallreduce and Ibcast requests mixed with Isend/Irecv in
  * MPI_Waitall and MPI_Waitany.  Prints "FAIL ..." for each wrong value and "ALL PASSED"
  * at rank 0 when every process passed; exits 1 otherwise.
@@ -60,6 +61,31 @@ static void bcast(MPI_Comm comm, tkind t, int count, int root, int nb, const cha
       CHECK(0, "%s: bcast from %d count %d element %d = %ld", what, root, count, i, get(b, t, i));
       break;
     }
+  free(b);
+}
+
+/* One bcast of 4n ints described as 4n MPI_INT at the root and n contiguous(4, MPI_INT)
+ * elsewhere: MPI matches type signatures, not counts or datatypes. */
+static void bcast_signatures(int n, int root, int nb) {
+  MPI_Datatype c4;
+  MPI_Request req;
+  int *b = malloc(sizeof(int) * (size_t)(4 * n)), i, rc;
+  MPI_Type_contiguous(4, MPI_INT, &c4);
+  MPI_Type_commit(&c4);
+  for (i = 0; i < 4 * n; i++) b[i] = rank == root ? 3 * i + 1 : -1;
+  if (nb) {
+    rc = MPI_Ibcast(b, rank == root ? 4 * n : n, rank == root ? MPI_INT : c4, root, MPI_COMM_WORLD, &req);
+    if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+  } else {
+    rc = MPI_Bcast(b, rank == root ? 4 * n : n, rank == root ? MPI_INT : c4, root, MPI_COMM_WORLD);
+  }
+  CHECK(rc == MPI_SUCCESS, "bcast signatures n=%d: returned %d", n, rc);
+  for (i = 0; rc == MPI_SUCCESS && i < 4 * n; i++)
+    if (b[i] != 3 * i + 1) {
+      CHECK(0, "bcast signatures n=%d root %d: int %d = %d", n, root, i, b[i]);
+      break;
+    }
+  MPI_Type_free(&c4);
   free(b);
 }
 
@@ -125,6 +151,9 @@ int main(int argc, char **argv) {
     for (t = 0; t < 3; t++)
       for (c = 0; c < 3; c++) bcast(MPI_COMM_WORLD, kinds[t], counts[c], r, (r + t + c) % 2, "world");
   if (rank == 0) printf("PASS bcast from every root, types x counts\n");
+  for (r = 0; r < size; r++)
+    for (c = 0; c < 3; c++) bcast_signatures(counts[c], r, (r + c) % 2);
+  if (rank == 0) printf("PASS bcast with MPI_INT at the root, contiguous(4, MPI_INT) elsewhere\n");
 
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &split); /* reversed order by key */
   {

@@ -7,7 +7,11 @@
  * type with holes (the holes of every member's buffer must keep what they held: the type
  * travels packed); counts from 0 through the inline path to several DATA pieces; every
  * member's buffer must equal the root's.  Then nonblocking bcasts with explicit tags in
- * flight together, waited for in reverse; then a root mismatch (DRED_ERR_MISMATCH at the
+ * flight together, waited for in reverse; then members that describe the same data with
+ * different counts and datatypes of one type signature (4n MPI_INT at the root, n
+ * contiguous(4, MPI_INT) elsewhere; the holed vector against plain ints both ways: all
+ * reduced to the root's ints), and type signatures that differ (MPI_INT against MPI_FLOAT:
+ * MISMATCH somewhere, no hang); then a root mismatch (DRED_ERR_MISMATCH at the
  * member that disagrees, no hang anywhere) and one where nobody calls itself the root
  * (MISMATCH everywhere), each followed by a bcast that must work, small and large (a
  * node relay's across nodes); on a sub-communicator too; then a member with no pool room
@@ -129,6 +133,68 @@ static void tagged(uint64_t seed) {
     else if (g_rank == 0) pass("%s", check);
     free(b[i]); free(ref[i]);
   }
+}
+
+/* The same data described differently (MPI matches type signatures, not counts or types):
+ * `rk` at the root and `ok` elsewhere, kinds: 0 = 4n MPI_INT / n contiguous(4, MPI_INT);
+ * 1 = n t_vec (2 ints of every 3: packed) / 2n MPI_INT; 2 = 2n MPI_INT / n t_vec.  Every
+ * member must hold the root's ints where its own type puts them, its holes untouched. */
+static void signatures(int n, int root, int kind, uint64_t seed) {
+  MPI_Datatype c4;
+  int nints = kind == 0 ? 4 * n : 2 * n, st, me_root = g_rank == root;
+  /* buffers of 3n ints: a t_vec member's ints are 0,1 of every 3 */
+  int *buf = malloc(sizeof(int) * (size_t)(4 * n + 1)), *ints = malloc(sizeof(int) * (size_t)nints);
+  int vec_me = (kind == 1 && me_root) || (kind == 2 && !me_root);
+  char check[96];
+  MPI_Type_contiguous(4, MPI_INT, &c4);
+  MPI_Type_commit(&c4);
+  snprintf(check, sizeof check, "bcast/signatures/%s/n=%d/root=%d",
+           kind == 0 ? "int_vs_contig4" : kind == 1 ? "vec_vs_int" : "int_vs_vec", n, root);
+  set_step("%s", check);
+  for (int i = 0; i < nints; i++) ints[i] = (int)mix64(seed + (uint64_t)i);
+  for (int i = 0; i < 4 * n + 1; i++) buf[i] = -7;
+  if (me_root)
+    for (int i = 0; i < nints; i++) buf[vec_me ? i / 2 * 3 + i % 2 : i] = ints[i];
+  if (kind == 0) st = dred_bcast(buf, me_root ? 4 * n : n, me_root ? MPI_INT : c4, root, g_comm);
+  else st = dred_bcast(buf, vec_me ? n : 2 * n, vec_me ? t_vec : MPI_INT, root, g_comm);
+  if (st != DRED_OK) {
+    fail("%s: rank %d got %s", check, g_rank, dred_strerror(st));
+  } else {
+    int bad = -1;
+    for (int i = 0; i < nints && bad < 0; i++)
+      if (buf[vec_me ? i / 2 * 3 + i % 2 : i] != ints[i]) bad = i;
+    if (vec_me)
+      for (int i = 0; i < n && bad < 0; i++)
+        if (buf[3 * i + 2] != -7) bad = 3 * i + 2;
+    if (bad >= 0) fail("%s: rank %d int %d wrong (or a hole written)", check, g_rank, bad);
+    else if (g_rank == 0) pass("%s", check);
+  }
+  MPI_Type_free(&c4);
+  free(buf);
+  free(ints);
+}
+
+/* Type signatures that differ (MPI_INT at the root, MPI_FLOAT elsewhere: the same bytes):
+ * at least one member gets MISMATCH, nobody waits for ever, and the next bcast works. */
+static void signature_mismatch(int n) {
+  int *a = calloc((size_t)n, sizeof *a), st, mism, total = 0;
+  char step[64];
+  if (g_size < 2 || a == NULL) {
+    free(a);
+    return;
+  }
+  snprintf(step, sizeof step, "bcast/signatures/int_vs_float/n=%d", n);
+  set_step("%s", step);
+  st = dred_bcast(a, n, g_rank == 0 ? MPI_INT : MPI_FLOAT, 0, g_comm);
+  if (st != DRED_ERR_MISMATCH && st != DRED_OK) fail("%s: rank %d got %s", step, g_rank, dred_strerror(st));
+  mism = st == DRED_ERR_MISMATCH;
+  MPI_Allreduce(&mism, &total, 1, MPI_INT, MPI_SUM, g_comm);
+  if (total == 0) fail("%s: nobody got MISMATCH", step);
+  else if (g_rank == 0) pass("%s: %d member(s) got MISMATCH", step, total);
+  for (int i = 0; i < n; i++) a[i] = g_rank == 0 ? i : -1;
+  st = dred_bcast(a, n, MPI_INT, 0, g_comm);
+  if (st != DRED_OK || a[n - 1] != n - 1) fail("%s: next bcast: rank %d got %s", step, g_rank, dred_strerror(st));
+  free(a);
 }
 
 /* A root mismatch on n ints (100000: large enough for a node relay across nodes, where
@@ -327,6 +393,14 @@ int main(int argc, char **argv) {
     MPI_Comm_free(&sub);
   }
   tagged(seed + 1000);
+  {
+    const int sn[3] = {1, 700, 100000};
+    for (int c = 0; c < 3; c++)
+      for (int kind = 0; kind < 3; kind++)
+        signatures(sn[c], (c + kind) % 2 ? g_size - 1 : 0, kind, seed + 2000 + (uint64_t)(c * 3 + kind));
+    signature_mismatch(10);
+    signature_mismatch(100000);
+  }
   mismatch(50);
   mismatch(100000);
   mismatch_noplace();
