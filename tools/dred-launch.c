@@ -39,8 +39,10 @@
  * once their start-up is over (common/mpi/boot.c, dred_boot_tell_launcher).  A program
  * killed before that is reported as dead during start-up, and the launcher dies at once
  * of the same signal without finalizing PMI for it: Hydra then ends the whole job, as it
- * does for any process that dies without the launcher.  A program that merely exits
- * early (one that does not use dred, or /bin/true) is not such a death: the master's
+ * does for any process that dies without the launcher.  Likewise a program that exits
+ * with a non-zero status before that (a bad setting, a usage error, or one that could not
+ * be run at all: 127): the job ends at once through PMI's abort.  A program that exits 0
+ * early (one that does not use dred, or /bin/true) is not such a failure: the master's
  * start-up watch says what it waited for.
  */
 #define _GNU_SOURCE
@@ -227,6 +229,17 @@ int main(int argc, char **argv) {
     signal(WTERMSIG(status), SIG_DFL);
     raise(WTERMSIG(status));
     return 128 + WTERMSIG(status);
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && !up && !terminating) {
+    /* Failed during start-up, or could not be run at all (127, said above): the others
+     * wait for it in start-up collectives that cannot finish, as after a death there, so
+     * end the job now rather than after DRED_START_TIMEOUT_S.  (A program that exits 0
+     * before its start-up, one that does not use dred, is left to the master's watch.) */
+    fprintf(stderr, "dred-launch: %s (pid %ld) exited with status %d during start-up, before "
+            "its dred_init finished: ending the job (the others wait for it in start-up "
+            "collectives that cannot finish)\n", argv[1], (long)child, WEXITSTATUS(status));
+    end_job_now(WEXITSTATUS(status));
+    return WEXITSTATUS(status);
   }
   pmi_finalize_for_program(1000);
   /* Hydra's own report comes only at the job's end, if at all (a lingering launcher hides

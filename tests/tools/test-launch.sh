@@ -29,6 +29,9 @@
 # removes the directory before MPI_Abort, and dredrun removes what the processes it
 # started on its node named to it (DRED_RUN_DIR) once mpiexec has ended.
 #
+# Part 3, a program that exits with a non-zero status during start-up, or that cannot be
+# run at all (127): the job ends at once too, saying which and why.
+#
 # Every job is started in its own session, waited for with a deadline, and every process
 # it started is SIGKILLed by pid at the end (the tree below it and a marker variable in
 # its environment: tests/faults/jobprocs.sh).  Usage: BUILD=build bash tests/tools/test-launch.sh
@@ -65,15 +68,17 @@ trap cleanup EXIT
 
 now_ms() { date +%s%3N; }
 
-# start NAME ENV...: `dredrun -n 3 dred-demo` in its own session and TMPDIR ($td).
+# start NAME ENV...: `dredrun -n 3 PROG` in its own session and TMPDIR ($td); PROG is
+# $prog (dred-demo unless a part says otherwise).
 n=0
+prog="$bin/dred-demo"
 start() {
   local name="$1"; shift
   n=$((n + 1)); marker="$$-$n"; td="$tmp/td.$n"; log="$tmp/$name.log"
   mkdir -p "$td"
   t0=$(now_ms)
   setsid env DRED_LAUNCH_TEST_ID="$marker" TMPDIR="$td" DRED_STORAGE_DIR="$tmp/st" "$@" \
-    "$bin/dredrun" -n 3 "$bin/dred-demo" >"$log" 2>&1 </dev/null &
+    "$bin/dredrun" -n 3 "$prog" >"$log" 2>&1 </dev/null &
   jobpid=$!
 }
 
@@ -176,6 +181,25 @@ else
     "rc=$rc after $secs s, control directory seen: '${seen}', stopped pid: '${held}'; output: $(printf '%s' "$out" | tail -5)"
 fi
 nothing_left "start-up watch's MPI_Abort"
+
+echo "test-launch: a program that fails during start-up, or cannot be run, ends the job at once"
+# Every other process waits for it in start-up collectives: without dred-launch's abort the
+# job lasted DRED_START_TIMEOUT_S (300 s).  A program that exits 0 before its start-up
+# (one that does not use dred) is left to the watch: tests/tools/test-settings.sh.
+for trial in "$tmp/no-such-program:127:cannot run" "/bin/false:1:status 1 during start-up"; do
+  IFS=: read -r prog want text <<<"$trial"
+  start "startfail-$want"
+  finish
+  if [ "$rc" -eq "$want" ] && [ "${secs%.*}" -lt 10 ] && printf '%s\n' "$out" | grep -q "$text" &&
+     printf '%s\n' "$out" | grep -q "during start-up, before its dred_init finished: ending the job"; then
+    ok "$prog: the job ended at once (exit $rc in $secs s), saying why"
+  else
+    bad "$prog: the job ends at once with exit $want, saying why" \
+      "rc=$rc after $secs s: $(printf '%s' "$out" | tail -4)"
+  fi
+  nothing_left "$prog"
+done
+prog="$bin/dred-demo"
 
 echo "test-launch: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
