@@ -64,10 +64,11 @@ static int type_named(MPI_Datatype t) {
 }
 
 /* 1 if dred reduces `op` on `type`; with MPI_OP_NULL, if dred broadcasts `type`.  0 with
- * *absolute set for a user op on a type of absolute addresses (route_absolute). */
+ * *absolute set for a user op on a type of absolute addresses (the top says why). */
 static int dred_reduces(MPI_Datatype type, MPI_Op op, int *absolute) {
   dred_typeinfo_t ti;
   int i, ok, cacheable = op_predefined(op) && type_named(type);
+  *absolute = 0;
   if (cacheable) {
     pthread_mutex_lock(&cache_mu);
     for (i = 0; i < ncache; i++) {

@@ -101,39 +101,33 @@ static int g_root;
 static double e_root(long j) { return val(g_root, j); }
 static double e_mine(long j) { return val(g_rank, j); }
 
-static void allreduce_case(vars_t *v, MPI_Op op, const char *opn, double (*expect)(long)) {
-  char what[96];
-  int st;
-  snprintf(what, sizeof what, "dred_allreduce MPI_BOTTOM %s", opn);
-  set_step("%s %s", what, v->name);
-  fill(v, g_rank);
-  st = dred_allreduce(MPI_IN_PLACE, MPI_BOTTOM, 1, v->dt, op, g_comm);
-  if (st != DRED_OK) fail("%s (%s): %s", what, v->name, dred_strerror(st));
-  else if (check(what, v, expect)) pass("%s (%s)", what, v->name);
-}
+enum { K_ALLREDUCE, K_REDUCE, K_BCAST };
 
-static void reduce_case(vars_t *v, int root) {
+/* One blocking call of `kind` on v's variables through MPI_BOTTOM (a reduce's root in
+ * place), every field checked: an allreduce under `op` (SUM or MAX), a reduce under SUM. */
+static void bottom_case(vars_t *v, int kind, MPI_Op op, const char *opn, int root) {
+  double (*expect)(long);
   char what[96];
   int st;
-  snprintf(what, sizeof what, "dred_reduce MPI_BOTTOM SUM root %d", root);
-  set_step("%s %s", what, v->name);
-  fill(v, g_rank);
-  st = dred_reduce(g_rank == root ? MPI_IN_PLACE : MPI_BOTTOM, MPI_BOTTOM, 1, v->dt, MPI_SUM,
-                   root, g_comm);
-  if (st != DRED_OK) fail("%s (%s): %s", what, v->name, dred_strerror(st));
-  else if (check(what, v, g_rank == root ? e_sum : e_mine)) pass("%s (%s)", what, v->name);
-}
-
-static void bcast_case(vars_t *v, int root) {
-  char what[96];
-  int st;
-  snprintf(what, sizeof what, "dred_bcast MPI_BOTTOM root %d", root);
+  if (kind == K_ALLREDUCE) snprintf(what, sizeof what, "dred_allreduce MPI_BOTTOM %s", opn);
+  else if (kind == K_REDUCE) snprintf(what, sizeof what, "dred_reduce MPI_BOTTOM SUM root %d", root);
+  else snprintf(what, sizeof what, "dred_bcast MPI_BOTTOM root %d", root);
   set_step("%s %s", what, v->name);
   fill(v, g_rank);
   g_root = root;
-  st = dred_bcast(MPI_BOTTOM, 1, v->dt, root, g_comm);
+  if (kind == K_ALLREDUCE) {
+    st = dred_allreduce(MPI_IN_PLACE, MPI_BOTTOM, 1, v->dt, op, g_comm);
+    expect = op == MPI_MAX ? e_max : e_sum;
+  } else if (kind == K_REDUCE) {
+    st = dred_reduce(g_rank == root ? MPI_IN_PLACE : MPI_BOTTOM, MPI_BOTTOM, 1, v->dt, MPI_SUM,
+                     root, g_comm);
+    expect = g_rank == root ? e_sum : e_mine;
+  } else {
+    st = dred_bcast(MPI_BOTTOM, 1, v->dt, root, g_comm);
+    expect = e_root;
+  }
   if (st != DRED_OK) fail("%s (%s): %s", what, v->name, dred_strerror(st));
-  else if (check(what, v, e_root)) pass("%s (%s)", what, v->name);
+  else if (check(what, v, expect)) pass("%s (%s)", what, v->name);
 }
 
 static void nonblocking_case(vars_t *near, vars_t *far) {
@@ -219,7 +213,7 @@ static void null_case(vars_t *good) {
   st = dred_bcast(NULL, 4, MPI_DOUBLE, 0, g_comm);
   if (st != DRED_ERR_ARG) fail("NULL bcast buffer with MPI_DOUBLE: %s, expected DRED_ERR_ARG", dred_strerror(st));
   else pass("NULL bcast buffer with MPI_DOUBLE refused");
-  allreduce_case(good, MPI_SUM, "SUM after refusals", e_sum);
+  bottom_case(good, K_ALLREDUCE, MPI_SUM, "SUM after refusals", 0);
 }
 
 int main(int argc, char **argv) {
@@ -241,11 +235,11 @@ int main(int argc, char **argv) {
   vars_make(&ints);
   vars_t *both[2] = {&near, &far};
   for (int t = 0; t < 2; t++) {
-    allreduce_case(both[t], MPI_SUM, "SUM", e_sum);
-    allreduce_case(both[t], MPI_MAX, "MAX", e_max);
+    bottom_case(both[t], K_ALLREDUCE, MPI_SUM, "SUM", 0);
+    bottom_case(both[t], K_ALLREDUCE, MPI_MAX, "MAX", 0);
     for (int root = 0; root < g_size; root += g_size > 2 ? g_size - 1 : 1) {
-      reduce_case(both[t], root);
-      bcast_case(both[t], root);
+      bottom_case(both[t], K_REDUCE, MPI_SUM, "SUM", root);
+      bottom_case(both[t], K_BCAST, MPI_OP_NULL, "", root);
     }
   }
   nonblocking_case(&near, &far);
