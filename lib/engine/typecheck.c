@@ -214,6 +214,13 @@ static void walk(MPI_Datatype t, walk_t *w, int depth) {
   free(types);
 }
 
+/* The walk of a whole datatype, from an empty start. */
+static walk_t walk_of(MPI_Datatype type) {
+  walk_t w = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, 1, 0};
+  walk(type, &w, 0);
+  return w;
+}
+
 static uint32_t fnv(uint32_t h, uint64_t v) {
   int i;
   for (i = 0; i < 8; i++) {
@@ -348,10 +355,7 @@ int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti) {
 
   /* A predefined op on a derived type: every basic element must be one named type the
    * op applies to. */
-  w.base = w.other = MPI_DATATYPE_NULL;
-  w.chain = 1;
-  w.unsupported = 0;
-  walk(type, &w, 0);
+  w = walk_of(type);
   if (w.unsupported) {
     DRED_ERROR("%s on datatype %s: a Fortran parameterized (MPI_Type_create_f90_*) or too "
                "deeply nested datatype; dred cannot read its typemap",
@@ -446,10 +450,7 @@ int dred_typecheck_bcast(MPI_Datatype type, dred_typeinfo_t *ti) {
     ti_cache_put(type, MPI_OP_NULL, ti); /* a permanent handle */
     return DRED_OK;
   }
-  w.base = w.other = MPI_DATATYPE_NULL;
-  w.chain = 1;
-  w.unsupported = 0;
-  walk(type, &w, 0);
+  w = walk_of(type);
   ti->sig = w.unsupported || w.base == MPI_DATATYPE_NULL || w.other != MPI_DATATYPE_NULL
                 ? fnv(sig, 0x6d697865u) /* "mixe(d)" */
                 : fnv(fnv(sig, 0x62636173u), (uint32_t)MPI_Type_c2f(w.base));
