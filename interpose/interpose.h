@@ -3,7 +3,8 @@
  * profiling interface.
  *
  * libdred-mpi.so defines MPI_Init, MPI_Init_thread, MPI_Query_thread, MPI_Finalize,
- * MPI_Reduce, MPI_Ireduce, MPI_Allreduce, MPI_Iallreduce, MPI_Bcast and MPI_Ibcast.
+ * MPI_Reduce, MPI_Ireduce, MPI_Allreduce, MPI_Iallreduce, MPI_Bcast, MPI_Ibcast and
+ * MPI_Request_get_status.
  * Loaded before libmpi (LD_PRELOAD, which
  * `dredrun --mpi` sets, or linked ahead of it), its definitions are the ones the program
  * calls; each does its work and reaches MPI by the PMPI_ name.  Which file does what:
@@ -16,7 +17,8 @@
  *   commtag.c   a tag sequence per application communicator (dred's auto-tag sequence is
  *               per member list, MPI's call order per communicator)
  *   commnode.c  whether a communicator's processes share one node
- *   request.c   MPI_Requests over dred futures (MPICH's extended generalized requests)
+ *   request.c   MPI_Requests over dred futures (MPICH's extended generalized requests);
+ *               MPI_Request_get_status, the one completion call that would not see them
  *   errors.c    dred statuses as MPI error classes; the communicator's error handler
  *   reduce.c    MPI_Reduce, MPI_Ireduce
  *   allreduce.c MPI_Allreduce, MPI_Iallreduce

@@ -19,6 +19,10 @@
  *            (errors.c), which is also what it returns, so MPI_Wait returns it;
  *   free_fn  releases the future once MPI is done with the request;
  *   cancel_fn does nothing: MPI forbids cancelling a nonblocking collective.
+ * MPI_Request_get_status (defined here) is the one completion call that reaches neither
+ * function: MPICH's asks only whether the request is complete, so a program polling it
+ * would wait forever.  So every live request is also in a list, and the wrapper looks
+ * the asked one up and tries to complete it before asking MPI.
  * Completion happens once (a flag under the request's mutex: poll_fn and wait_fn may race
  * from two threads); at that moment an error is also raised on the communicator
  * (errors.c: MPI_ERRORS_ARE_FATAL aborts, as MPI would).
@@ -26,12 +30,14 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "../common/queue.h"
 #include "interpose.h"
 
 /* How long one wait_fn call blocks before handing back to MPICH's loop. */
 #define WAIT_SLICE_MS 20
 
 typedef struct {
+  dred_queue_t live; /* in `lives` from MPI_Grequest_start to free_fn */
   pthread_mutex_t mu;
   dred_future *f;
   MPI_Comm comm;
@@ -41,29 +47,39 @@ typedef struct {
   int code;        /* the MPI error code, once done */
 } dmpi_req_t;
 
-/* Complete `r` if its future is done; returns 1 if it is complete (now or before). */
-static int req_try_complete(dmpi_req_t *r) {
-  int st, code, raise = 0;
+/* Every request MPI has not freed yet; under lives_mu, which is taken before a request's
+ * own mutex, never after it. */
+static pthread_mutex_t lives_mu = PTHREAD_MUTEX_INITIALIZER;
+static dred_queue_t lives = {&lives, &lives};
+
+/* If `r`'s future is done and nobody has said so yet, take that on: 1, and the caller
+ * must call req_finish (until then MPI does not see `r` complete, so cannot free it);
+ * else 0, with *done whether `r` is complete (before, or by another caller). */
+static int req_claim(dmpi_req_t *r, int *done) {
   pthread_mutex_lock(&r->mu);
-  if (r->done || !r->ready) {
-    int done = r->done;
-    pthread_mutex_unlock(&r->mu);
-    return done;
-  }
-  if (dred_future_is_done(r->f) != 1) {
+  *done = r->done;
+  if (r->done || !r->ready || dred_future_is_done(r->f) != 1) {
     pthread_mutex_unlock(&r->mu);
     return 0;
   }
-  st = dred_future_get(r->f); /* done: returns at once */
-  code = dmpi_error_class(st);
-  r->code = code;
-  r->done = 1;
-  raise = code != MPI_SUCCESS;
+  r->code = dmpi_error_class(dred_future_get(r->f)); /* done: returns at once */
+  r->done = *done = 1;
   pthread_mutex_unlock(&r->mu);
-  /* Outside the mutex: a user error handler may call MPI, or test this very request. */
-  if (raise) dmpi_raise(r->comm, code);
-  PMPI_Grequest_complete(r->req);
   return 1;
+}
+
+/* Tell MPI a claimed request is complete.  Outside every mutex of ours: a user error
+ * handler may call MPI, or test this very request. */
+static void req_finish(dmpi_req_t *r) {
+  if (r->code != MPI_SUCCESS) dmpi_raise(r->comm, r->code);
+  PMPI_Grequest_complete(r->req);
+}
+
+/* Complete `r` if its future is done; returns 1 if it is complete (now or before). */
+static int req_try_complete(dmpi_req_t *r) {
+  int done;
+  if (req_claim(r, &done)) req_finish(r);
+  return done;
 }
 
 static int query_fn(void *extra, MPI_Status *status) {
@@ -82,6 +98,9 @@ static int query_fn(void *extra, MPI_Status *status) {
 
 static int free_fn(void *extra) {
   dmpi_req_t *r = extra;
+  pthread_mutex_lock(&lives_mu);
+  if (r->live.next != NULL) dred_queue_remove(&r->live);
+  pthread_mutex_unlock(&lives_mu);
   dred_future_free(r->f);
   pthread_mutex_destroy(&r->mu);
   free(r);
@@ -131,9 +150,31 @@ int dmpi_request_start(dred_future *f, MPI_Comm comm, MPI_Request *request) {
     free_fn(r);
     return rc;
   }
+  pthread_mutex_lock(&lives_mu);
   pthread_mutex_lock(&r->mu);
   r->req = *request;
   r->ready = 1;
   pthread_mutex_unlock(&r->mu);
+  dred_queue_insert_tail(&lives, &r->live);
+  pthread_mutex_unlock(&lives_mu);
   return MPI_SUCCESS;
+}
+
+DRED_EXTERN int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
+  dmpi_req_t *mine = NULL;
+  dred_queue_t *q;
+  int done;
+  if (request != MPI_REQUEST_NULL) {
+    pthread_mutex_lock(&lives_mu);
+    DRED_QUEUE_FOREACH(q, &lives) {
+      dmpi_req_t *r = DRED_QUEUE_DATA(q, dmpi_req_t, live);
+      if (r->req == request) {
+        if (req_claim(r, &done)) mine = r; /* stays alive: MPI cannot free it yet */
+        break;
+      }
+    }
+    pthread_mutex_unlock(&lives_mu);
+    if (mine != NULL) req_finish(mine);
+  }
+  return PMPI_Request_get_status(request, flag, status);
 }

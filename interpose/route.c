@@ -56,11 +56,13 @@ static int op_predefined(MPI_Op op) {
   return 0;
 }
 
+/* A handle MPI never frees or reuses: a named type, or a Fortran parameterized one. */
 static int type_named(MPI_Datatype t) {
   int ni, na, nd, combiner = MPI_COMBINER_NAMED;
   if (t == MPI_DATATYPE_NULL) return 1;
   PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
-  return combiner == MPI_COMBINER_NAMED;
+  return combiner == MPI_COMBINER_NAMED || combiner == MPI_COMBINER_F90_REAL ||
+         combiner == MPI_COMBINER_F90_COMPLEX || combiner == MPI_COMBINER_F90_INTEGER;
 }
 
 /* 1 if dred reduces `op` on `type`; with MPI_OP_NULL, if dred broadcasts `type`.  0 with

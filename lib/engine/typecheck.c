@@ -24,10 +24,12 @@
  *
  * Layouts.  The combine works on dred's own copy of each operand (a pool block), cut into
  * elements of a fixed stride (ti->extent):
- *   DIRECT  the buffer as it is: named types, types built by MPI_Type_contiguous/dup from
- *           one named type (predefined ops: combined as `mult` base elements each), and any
- *           derived type without holes or offsets (user ops).  Zero-copy paths stay as they
- *           were: memcpy in, and the root's accumulator is its recvbuf.
+ *   DIRECT  the buffer as it is: named types (and Fortran's parameterized types, which MPI
+ *           counts as predefined: each is the named type of its class and size), types
+ *           built by MPI_Type_contiguous/dup from one named type (predefined ops: combined
+ *           as `mult` base elements each), and any derived type without holes or offsets
+ *           (user ops).  Zero-copy paths stay as they were: memcpy in, and the root's
+ *           accumulator is its recvbuf.
  *   PACKED  predefined op on any other derived type (vector, indexed, struct, resized...):
  *           MPI only reduces what the op applies to, element by element, so every basic
  *           element must be the same named type B (MPI's rule for predefined ops on derived
@@ -161,17 +163,38 @@ static const char *type_name(MPI_Datatype t, char *buf, size_t cap) {
   return buf;
 }
 
+/* A Fortran parameterized type (MPI_Type_create_f90_real/_complex/_integer) as the named
+ * type of its class and size: MPI counts these as predefined (permanent handles, never
+ * freed; the same (p, r) gives the same handle), and their typemap cannot be read
+ * (MPI_Type_get_contents gives only p and r).  MPI_DATATYPE_NULL for any other type. */
+static MPI_Datatype f90_named(MPI_Datatype t, int combiner) {
+  int cls, size = 0;
+  MPI_Datatype m = MPI_DATATYPE_NULL;
+  if (combiner == MPI_COMBINER_F90_REAL)
+    cls = MPI_TYPECLASS_REAL;
+  else if (combiner == MPI_COMBINER_F90_COMPLEX)
+    cls = MPI_TYPECLASS_COMPLEX;
+  else if (combiner == MPI_COMBINER_F90_INTEGER)
+    cls = MPI_TYPECLASS_INTEGER;
+  else
+    return MPI_DATATYPE_NULL;
+  if (MPI_Type_size(t, &size) != MPI_SUCCESS || MPI_Type_match_size(cls, size, &m) != MPI_SUCCESS)
+    return MPI_DATATYPE_NULL;
+  return m;
+}
+
 /* What the typemap walk found. */
 typedef struct {
   MPI_Datatype base; /* the first basic type met, or MPI_DATATYPE_NULL */
   MPI_Datatype other; /* a second, different one (mixed), or MPI_DATATYPE_NULL */
   int chain;          /* built only by contiguous/dup from `base` */
-  int unsupported;    /* a combiner the walk does not know (f90 types) */
+  int unsupported;    /* a typemap the walk cannot read (nested too deeply) */
 } walk_t;
 
 /* Collect the basic types of `t`'s typemap (MPI_LB/MPI_UB markers carry no data). */
 static void walk(MPI_Datatype t, walk_t *w, int depth) {
   int ni, na, nd, combiner, i;
+  MPI_Datatype named;
   int *ints;
   MPI_Aint *aints;
   MPI_Datatype *types;
@@ -181,6 +204,10 @@ static void walk(MPI_Datatype t, walk_t *w, int depth) {
     return;
   }
   MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
+  if (combiner != MPI_COMBINER_NAMED && (named = f90_named(t, combiner)) != MPI_DATATYPE_NULL) {
+    t = named; /* a basic type of its own: the named one it equals */
+    combiner = MPI_COMBINER_NAMED;
+  }
   if (combiner == MPI_COMBINER_NAMED) {
     if (t == MPI_LB || t == MPI_UB) return;
     if (w->base == MPI_DATATYPE_NULL)
@@ -189,8 +216,7 @@ static void walk(MPI_Datatype t, walk_t *w, int depth) {
       w->other = t;
     return;
   }
-  if (combiner == MPI_COMBINER_F90_REAL || combiner == MPI_COMBINER_F90_COMPLEX ||
-      combiner == MPI_COMBINER_F90_INTEGER || nd <= 0) {
+  if (nd <= 0) {
     w->unsupported = 1;
     return;
   }
@@ -267,6 +293,7 @@ static void ti_cache_put(MPI_Datatype type, MPI_Op op, const dred_typeinfo_t *ti
 int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti) {
   int size = 0, ni, na, nd, combiner, opcls, commute = 0, bsize = 0;
   MPI_Aint lb, extent, tlb, textent, blb, bext;
+  MPI_Datatype as_named;
   const char *opname;
   const named_t *nt;
   walk_t w;
@@ -305,19 +332,23 @@ int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti) {
   ti->true_lb = tlb;
   ti->true_extent = textent;
   ti->base_padded = 0;
-  ti->named = combiner == MPI_COMBINER_NAMED;
+  as_named = combiner == MPI_COMBINER_NAMED ? type : f90_named(type, combiner);
+  ti->named = as_named != MPI_DATATYPE_NULL;
 
-  if (combiner == MPI_COMBINER_NAMED) {
-    nt = named_find(type);
+  if (as_named != MPI_DATATYPE_NULL) {
+    nt = named_find(as_named);
     if (opcls > 0 && (nt == NULL || (nt->cls & opcls) == 0)) {
-      DRED_ERROR("%s does not apply to datatype %s", opname, type_name(type, tn, sizeof tn));
+      DRED_ERROR("%s does not apply to datatype %s", opname,
+                 type_name(as_named, tn, sizeof tn));
       return DRED_ERR_ARG;
     }
     ti->layout = DRED_LAYOUT_DIRECT;
-    ti->exec_type = type;
+    /* a user op is handed the caller's own type (it may compare it); dred's kernels and
+     * MPI_Reduce_local take a Fortran parameterized type's named equal */
+    ti->exec_type = opcls > 0 ? as_named : type;
     ti->mult = 1;
     ti->extent = (uint32_t)extent;
-    ti->sig = fnv(fnv(sig, (uint32_t)MPI_Type_c2f(type)), 1);
+    ti->sig = fnv(fnv(sig, (uint32_t)MPI_Type_c2f(ti->exec_type)), 1);
     if (opcls > 0) ti_cache_put(type, op, ti); /* both permanent handles */
     return DRED_OK;
   }
@@ -357,8 +388,8 @@ int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti) {
    * op applies to. */
   w = walk_of(type);
   if (w.unsupported) {
-    DRED_ERROR("%s on datatype %s: a Fortran parameterized (MPI_Type_create_f90_*) or too "
-               "deeply nested datatype; dred cannot read its typemap",
+    DRED_ERROR("%s on datatype %s: dred cannot read its typemap (nested more than 64 "
+               "levels deep, or out of memory)",
                opname, type_name(type, tn, sizeof tn));
     return DRED_ERR_ARG;
   }
@@ -407,6 +438,7 @@ int dred_typecheck(MPI_Datatype type, MPI_Op op, dred_typeinfo_t *ti) {
 
 int dred_typecheck_bcast(MPI_Datatype type, dred_typeinfo_t *ti) {
   int size = 0, ni, na, nd, combiner;
+  MPI_Datatype as_named;
   MPI_Aint lb, extent, tlb, textent;
   char tn[MPI_MAX_OBJECT_NAME];
   uint32_t sig = 2166136261u;
@@ -434,7 +466,8 @@ int dred_typecheck_bcast(MPI_Datatype type, dred_typeinfo_t *ti) {
   ti->true_lb = tlb;
   ti->true_extent = textent;
   ti->base_padded = 0;
-  ti->named = combiner == MPI_COMBINER_NAMED;
+  as_named = combiner == MPI_COMBINER_NAMED ? type : f90_named(type, combiner);
+  ti->named = as_named != MPI_DATATYPE_NULL;
   ti->mult = 1;
   /* MPI matches a bcast's type signatures -- the sequences of basic types of count x type
    * at each member -- not counts or layouts: 8 MPI_INT at the root may arrive as 2
@@ -442,11 +475,11 @@ int dred_typecheck_bcast(MPI_Datatype type, dred_typeinfo_t *ti) {
    * dred_rt_params sends for a bcast) and this: the one basic type a named type, or every
    * basic element of a derived type, is; a type mixing basic types is "mixed" (compared by
    * its bytes alone). */
-  if (combiner == MPI_COMBINER_NAMED) {
+  if (as_named != MPI_DATATYPE_NULL) {
     ti->layout = DRED_LAYOUT_DIRECT;
     ti->exec_type = type;
     ti->extent = (uint32_t)extent;
-    ti->sig = fnv(fnv(sig, 0x62636173u), (uint32_t)MPI_Type_c2f(type)); /* "bcas" */
+    ti->sig = fnv(fnv(sig, 0x62636173u), (uint32_t)MPI_Type_c2f(as_named)); /* "bcas" */
     ti_cache_put(type, MPI_OP_NULL, ti); /* a permanent handle */
     return DRED_OK;
   }

@@ -9,8 +9,10 @@
  * member; MPI_Bcast and MPI_Ibcast from every root, several types and counts, and with
  * MPI_INT at the root against contiguous(4, MPI_INT) elsewhere; both on the
  * halves of an MPI_Comm_split; Iallreduce and Ibcast requests mixed with Isend/Irecv in
- * MPI_Waitall and MPI_Waitany.  Prints "FAIL ..." for each wrong value and "ALL PASSED"
- * at rank 0 when every process passed; exits 1 otherwise.
+ * MPI_Waitall and MPI_Waitany; requests polled with MPI_Request_get_status, on
+ * communicators freed before the wait; Fortran's parameterized types.  Prints "FAIL ..."
+ * for each wrong value and "ALL PASSED" at rank 0 when every process passed; exits 1
+ * otherwise.
  */
 #include "app.h"
 
@@ -127,6 +129,78 @@ static void mixed(int any) {
   }
 }
 
+/* Completion calls other than wait and test, and a communicator freed before its
+ * collective completes (MPI completes it normally): an Iallreduce and an Ibcast polled
+ * with MPI_Request_get_status, which leaves the request to a later MPI_Wait; the same on
+ * a duplicate of MPI_COMM_WORLD freed right after the call. */
+static void requests(void) {
+  enum { N = 3000 };
+  static double a[N], ar[N], bc[N];
+  MPI_Comm dup = MPI_COMM_NULL;
+  MPI_Request req;
+  int i, k, flag, rc;
+  for (k = 0; k < 4; k++) {
+    double t0;
+    for (i = 0; i < N; i++) {
+      a[i] = rank + i;
+      bc[i] = rank == k % size ? 3.0 * i + k : -1;
+    }
+    if (k >= 2) MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    if (k % 2 == 0)
+      rc = MPI_Iallreduce(a, ar, N, MPI_DOUBLE, MPI_SUM, k >= 2 ? dup : MPI_COMM_WORLD, &req);
+    else
+      rc = MPI_Ibcast(bc, N, MPI_DOUBLE, k % size, k >= 2 ? dup : MPI_COMM_WORLD, &req);
+    if (k >= 2) MPI_Comm_free(&dup);
+    CHECK(rc == MPI_SUCCESS, "requests %d: start returned %d", k, rc);
+    if (rc != MPI_SUCCESS) continue;
+    t0 = MPI_Wtime();
+    for (flag = 0; !flag && MPI_Wtime() - t0 < 60;)
+      MPI_Request_get_status(req, &flag, MPI_STATUS_IGNORE);
+    CHECK(flag, "requests %d: MPI_Request_get_status said incomplete for 60 s", k);
+    CHECK(req != MPI_REQUEST_NULL, "requests %d: MPI_Request_get_status freed the request", k);
+    rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    CHECK(rc == MPI_SUCCESS, "requests %d: wait returned %d", k, rc);
+    for (i = 0; i < N; i++)
+      if (k % 2 == 0 ? ar[i] != size * (size - 1) / 2.0 + (double)size * i : bc[i] != 3.0 * i + k) {
+        CHECK(0, "requests %d: element %d = %g", k, i, k % 2 == 0 ? ar[i] : bc[i]);
+        break;
+      }
+  }
+}
+
+/* Fortran's parameterized types (selected_real_kind and friends in a Fortran program):
+ * MPI counts them as predefined, and they reduce like the named type of their size. */
+static void f90_types(void) {
+  enum { N = 2000 };
+  static double d[N], dr[N];
+  static int v[N], vr[N];
+  MPI_Datatype r15, i9;
+  int i;
+  MPI_Type_create_f90_real(15, MPI_UNDEFINED, &r15);
+  MPI_Type_create_f90_integer(9, &i9);
+  for (i = 0; i < N; i++) {
+    d[i] = rank + 0.5 * i;
+    v[i] = (rank * 7 + i) % 11;
+  }
+  CHECK(MPI_Allreduce(d, dr, N, r15, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS, "f90: allreduce failed");
+  CHECK(MPI_Allreduce(v, vr, N, i9, MPI_MAX, MPI_COMM_WORLD) == MPI_SUCCESS, "f90: allreduce failed");
+  for (i = 0; i < N; i++) {
+    int j, m = 0;
+    for (j = 0; j < size; j++) m = (j * 7 + i) % 11 > m ? (j * 7 + i) % 11 : m;
+    if (dr[i] != size * (size - 1) / 2.0 + 0.5 * i * size || vr[i] != m) {
+      CHECK(0, "f90: element %d = %g / %d", i, dr[i], vr[i]);
+      break;
+    }
+  }
+  for (i = 0; i < N; i++) d[i] = rank == size - 1 ? 2.0 * i : -1;
+  CHECK(MPI_Bcast(d, N, r15, size - 1, MPI_COMM_WORLD) == MPI_SUCCESS, "f90: bcast failed");
+  for (i = 0; i < N; i++)
+    if (d[i] != 2.0 * i) {
+      CHECK(0, "f90: bcast element %d = %g", i, d[i]);
+      break;
+    }
+}
+
 int main(int argc, char **argv) {
   static const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN};
   static const int counts[] = {1, 100, 5000};
@@ -171,6 +245,10 @@ int main(int argc, char **argv) {
   if (rank == 0) printf("PASS allreduce and bcast on MPI_Comm_split sub-communicators\n");
   for (i = 0; i < 4; i++) mixed(i % 2);
   if (rank == 0) printf("PASS Iallreduce and Ibcast mixed with Isend/Irecv in Waitall and Waitany\n");
+  requests();
+  if (rank == 0) printf("PASS MPI_Request_get_status polling, communicators freed before the wait\n");
+  f90_types();
+  if (rank == 0) printf("PASS Fortran parameterized types (MPI_Type_create_f90_*)\n");
 
   MPI_Reduce(&nfail, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
   MPI_Bcast(&all, 1, MPI_INT, 0, MPI_COMM_WORLD);

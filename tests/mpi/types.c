@@ -11,6 +11,8 @@
  * floats; not the logical ops on Fortran reals, which MPICH accepts and leaves undone);
  * types MPICH defines but reduces with no predefined op (MPI_WCHAR, MPI_PACKED,
  * MPI_COMPLEX32, MPIX_C_FLOAT16) and MPI_INTEGER16 (MPI_DATATYPE_NULL here) are refused.
+ * Fortran's parameterized types (MPI_Type_create_f90_real/_integer/_complex, which MPI
+ * counts as predefined) take the ops of their class, as the named type of their size.
  * tests/unit/test_typecheck.c checks that table against MPI_Reduce_local itself, pair by
  * pair; here every pair the table accepts must reduce to ref_reduce's bytes (values for
  * floating fields, so -0 == +0) for each count of -c (default 1,1000), and every other
@@ -22,8 +24,8 @@
  *
  * Derived part.  Vector, indexed, struct (one basic type), resized with holes (size 4,
  * extent 8, as MPICH's tests use) and with a negative lower bound, a matrix column resized
- * to one element (elements interleave), and a vector of the padded pair MPI_DOUBLE_INT,
- * under SUM/MAX/MAXLOC; the expected value is ref_reduce on the
+ * to one element (elements interleave), a vector of Fortran's real(15) and one of the
+ * padded pair MPI_DOUBLE_INT, under SUM/MAX/MAXLOC; the expected value is ref_reduce on the
  * basic elements gathered by hand from the known layout, scattered back into a recvbuf
  * image whose holes hold a pattern.  User ops (commutative sum, non-commutative affine
  * composition) on unsigned vector/indexed (lower bound 4)/resized types and on a struct
@@ -107,8 +109,28 @@ static struct ntype ntypes[] = {
     {"MPIX_C_FLOAT16", MPIX_C_FLOAT16, C_NONE, 0, 1, {F_I2}, {0}},
 #endif
     {"MPI_INTEGER16", MPI_INTEGER16, C_NULL, 0, 1, {F_I1}, {0}},
+    /* Fortran's parameterized types: predefined, but made at run time (f90_make) */
+    {"f90_real(6)", MPI_DATATYPE_NULL, C_FFLT, 1, 1, {F_F}, {0}},
+    {"f90_real(15)", MPI_DATATYPE_NULL, C_FFLT, 1, 1, {F_D}, {0}},
+    {"f90_integer(4)", MPI_DATATYPE_NULL, C_INT, 1, 1, {F_I2}, {0}},
+    {"f90_integer(18)", MPI_DATATYPE_NULL, C_INT, 1, 1, {F_I8}, {0}},
+    {"f90_complex(15)", MPI_DATATYPE_NULL, C_CPLX, 1, 2, {F_D, F_D}, {0, 8}},
 };
 #define NNT ((int)(sizeof ntypes / sizeof ntypes[0]))
+
+/* The parameterized entries' handles (MPI_Type_create_f90_*: the same (p, r) gives the
+ * same handle, never freed). */
+static void f90_make(void) {
+  for (int t = 0; t < NNT; t++) {
+    int p;
+    if (sscanf(ntypes[t].name, "f90_real(%d)", &p) == 1)
+      MPI_Type_create_f90_real(p, MPI_UNDEFINED, &ntypes[t].dt);
+    else if (sscanf(ntypes[t].name, "f90_integer(%d)", &p) == 1)
+      MPI_Type_create_f90_integer(p, &ntypes[t].dt);
+    else if (sscanf(ntypes[t].name, "f90_complex(%d)", &p) == 1)
+      MPI_Type_create_f90_complex(p, MPI_UNDEFINED, &ntypes[t].dt);
+  }
+}
 
 enum { O_MAX, O_MIN, O_SUM, O_PROD, O_LAND, O_LOR, O_LXOR, O_BAND, O_BOR, O_BXOR, O_MAXLOC,
        O_MINLOC, O_REPLACE, O_NO_OP, O_N };
@@ -538,6 +560,14 @@ static void derived_part(uint64_t seed, int *nchecks) {
     MPI_Type_free(&c);
   }
   describe(&col);
+  /* the same vector of Fortran's real(15): its basic element is a parameterized type */
+  struct dtype vf90 = {"vector3x2s4_f90_real15", 0, MPI_DOUBLE, 8, 8, 6, {0, 8, 32, 40, 64, 72}, 0, 0, 0, 0};
+  {
+    MPI_Datatype r15;
+    MPI_Type_create_f90_real(15, MPI_UNDEFINED, &r15);
+    MPI_Type_vector(3, 2, 4, r15, &vf90.dt);
+  }
+  describe(&vf90);
   struct dtype vdi = {"vector_double_int", 0, MPI_DOUBLE_INT, 12, 16, 2, {0, 48}, 0, 0, 0, 0};
   MPI_Type_vector(2, 1, 3, MPI_DOUBLE_INT, &vdi.dt);
   describe(&vdi);
@@ -585,7 +615,7 @@ static void derived_part(uint64_t seed, int *nchecks) {
 
   uint64_t rng = seed * 13 + 5;
   static const long ns[2] = {1, 700};
-  struct dtype *pre[] = {&vec, &idx, &st, &rsz, &rlb};
+  struct dtype *pre[] = {&vec, &idx, &st, &rsz, &rlb, &vf90};
   for (unsigned k = 0; k < sizeof pre / sizeof pre[0]; k++)
     for (int c = 0; c < 2; c++)
       for (int o = 0; o < 2; o++) {
@@ -749,7 +779,8 @@ static void derived_part(uint64_t seed, int *nchecks) {
 
   MPI_Op_free(&op_sum);
   MPI_Op_free(&op_aff);
-  struct dtype *all[] = {&vec, &idx, &st, &rsz, &rlb, &col, &vdi, &uvec, &uidx, &ursz, &umix, &uhole};
+  struct dtype *all[] = {&vec, &idx, &st, &rsz, &rlb, &vf90, &col, &vdi, &uvec, &uidx, &ursz,
+                         &umix, &uhole};
   for (unsigned k = 0; k < sizeof all / sizeof all[0]; k++) MPI_Type_free(&all[k]->dt);
 }
 
@@ -769,6 +800,7 @@ int main(int argc, char **argv) {
     counts[ncounts++] = strtol(tok, NULL, 0);
 
   test_init(&argc, &argv, "types");
+  f90_make();
   double t0 = now_s();
   if (named) named_part(seed, counts, ncounts, &nchecks);
   double t1 = now_s();
