@@ -1,5 +1,5 @@
 /*
- * bcast.c -- MPI_Bcast and MPI_Ibcast through dred.
+ * bcast.c -- MPI_Bcast and MPI_Ibcast (and their large-count forms) through dred.
  *
  * As reduce.c: route.c decides for every member alike (a datatype dred broadcasts, a size
  * at or above DRED_MPI_COLL_MIN_BYTES, an intracommunicator other than MPI_COMM_SELF),
@@ -7,19 +7,18 @@
  * DRED_TAG_AUTO: dred_bcast, for the fast lane), the nonblocking form
  * wraps the future in a real MPI_Request (request.c), and a status other than DRED_OK is
  * raised on the communicator as an MPI error class (errors.c).
+ *
+ * A bcast of more than INT_MAX bytes goes to MPI, whichever form: MPI matches a bcast's
+ * type signature, not its count, so members may describe the data differently, and its
+ * bytes are what they share (route.c).
  */
 #include "interpose.h"
 
-DRED_EXTERN int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
-                          MPI_Comm comm) {
+/* The blocking call, once route.c chose dred. */
+static int bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                 int tag) {
   dred_future *f = NULL;
-  dmpi_why_t why;
-  int tag, code;
-  if (!dmpi_route(DMPI_KIND_BCAST, count, datatype, MPI_OP_NULL, root, comm, &tag, &why)) {
-    dmpi_count_mpi(DMPI_BCAST, why);
-    return PMPI_Bcast(buffer, count, datatype, root, comm);
-  }
-  dmpi_count_dred(DMPI_BCAST);
+  int code;
   if (tag == DRED_TAG_AUTO) /* dred's blocking call: on one node, its fast lane */
     return dmpi_raise(comm, dmpi_error_class(dred_bcast(buffer, count, datatype, root, comm)));
   code = dmpi_error_class(dred_ibcast(buffer, count, datatype, root, comm, tag, &f));
@@ -29,19 +28,62 @@ DRED_EXTERN int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int ro
   return dmpi_raise(comm, code);
 }
 
-DRED_EXTERN int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
-                           MPI_Comm comm, MPI_Request *request) {
+/* The nonblocking call, once route.c chose dred. */
+static int ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                  int tag, MPI_Request *request) {
   dred_future *f = NULL;
-  dmpi_why_t why;
-  int tag, code;
-  if (!dmpi_route(DMPI_KIND_BCAST, count, datatype, MPI_OP_NULL, root, comm, &tag, &why)) {
-    dmpi_count_mpi(DMPI_IBCAST, why);
-    return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
-  }
-  dmpi_count_dred(DMPI_IBCAST);
+  int code;
   *request = MPI_REQUEST_NULL;
   code = dmpi_error_class(dred_ibcast(buffer, count, datatype, root, comm, tag, &f));
   if (code != MPI_SUCCESS) return dmpi_raise(comm, code);
   if ((code = dmpi_request_start(f, comm, request)) != MPI_SUCCESS) return dmpi_raise(comm, code);
   return MPI_SUCCESS;
+}
+
+DRED_EXTERN int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
+                          MPI_Comm comm) {
+  dmpi_why_t why;
+  int tag;
+  if (!dmpi_route(DMPI_KIND_BCAST, count, datatype, MPI_OP_NULL, root, comm, &tag, &why)) {
+    dmpi_count_mpi(DMPI_BCAST, why);
+    return PMPI_Bcast(buffer, count, datatype, root, comm);
+  }
+  dmpi_count_dred(DMPI_BCAST);
+  return bcast(buffer, count, datatype, root, comm, tag);
+}
+
+DRED_EXTERN int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
+                           MPI_Comm comm, MPI_Request *request) {
+  dmpi_why_t why;
+  int tag;
+  if (!dmpi_route(DMPI_KIND_BCAST, count, datatype, MPI_OP_NULL, root, comm, &tag, &why)) {
+    dmpi_count_mpi(DMPI_IBCAST, why);
+    return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
+  }
+  dmpi_count_dred(DMPI_IBCAST);
+  return ibcast(buffer, count, datatype, root, comm, tag, request);
+}
+
+DRED_EXTERN int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                            MPI_Comm comm) {
+  dmpi_why_t why;
+  int tag;
+  if (!dmpi_route(DMPI_KIND_BCAST, count, datatype, MPI_OP_NULL, root, comm, &tag, &why)) {
+    dmpi_count_mpi(DMPI_BCAST_C, why);
+    return PMPI_Bcast_c(buffer, count, datatype, root, comm);
+  }
+  dmpi_count_dred(DMPI_BCAST_C);
+  return bcast(buffer, (int)count, datatype, root, comm, tag);
+}
+
+DRED_EXTERN int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                             MPI_Comm comm, MPI_Request *request) {
+  dmpi_why_t why;
+  int tag;
+  if (!dmpi_route(DMPI_KIND_BCAST, count, datatype, MPI_OP_NULL, root, comm, &tag, &why)) {
+    dmpi_count_mpi(DMPI_IBCAST_C, why);
+    return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
+  }
+  dmpi_count_dred(DMPI_IBCAST_C);
+  return ibcast(buffer, (int)count, datatype, root, comm, tag, request);
 }

@@ -3,8 +3,9 @@
  * profiling interface.
  *
  * libdred-mpi.so defines MPI_Init, MPI_Init_thread, MPI_Query_thread, MPI_Finalize,
- * MPI_Reduce, MPI_Ireduce, MPI_Allreduce, MPI_Iallreduce, MPI_Bcast, MPI_Ibcast and
- * MPI_Request_get_status.
+ * MPI_Reduce, MPI_Ireduce, MPI_Allreduce, MPI_Iallreduce, MPI_Bcast, MPI_Ibcast, their
+ * MPI-4 large-count forms (MPI_Reduce_c...: what mpi4py 4 and Fortran's mpi_f08 call)
+ * and MPI_Request_get_status.
  * Loaded before libmpi (LD_PRELOAD, which
  * `dredrun --mpi` sets, or linked ahead of it), its definitions are the ones the program
  * calls; each does its work and reaches MPI by the PMPI_ name.  Which file does what:
@@ -40,7 +41,13 @@
   X(ALLREDUCE, "MPI_Allreduce")        \
   X(IALLREDUCE, "MPI_Iallreduce")      \
   X(BCAST, "MPI_Bcast")                \
-  X(IBCAST, "MPI_Ibcast")
+  X(IBCAST, "MPI_Ibcast")              \
+  X(REDUCE_C, "MPI_Reduce_c")          \
+  X(IREDUCE_C, "MPI_Ireduce_c")        \
+  X(ALLREDUCE_C, "MPI_Allreduce_c")    \
+  X(IALLREDUCE_C, "MPI_Iallreduce_c")  \
+  X(BCAST_C, "MPI_Bcast_c")            \
+  X(IBCAST_C, "MPI_Ibcast_c")
 
 #define DMPI_CALL_ENUM(id, name) DMPI_##id,
 typedef enum { DMPI_CALLS(DMPI_CALL_ENUM) DMPI_NCALLS } dmpi_call_t;
@@ -55,7 +62,9 @@ typedef enum { DMPI_CALLS(DMPI_CALL_ENUM) DMPI_NCALLS } dmpi_call_t;
   X(SMALL, "below DRED_MPI_MIN_BYTES (DRED_MPI_COLL_MIN_BYTES)")        \
   X(TYPE_OP, "datatype/op dred does not reduce (or datatype it does not broadcast)") \
   X(ABSOLUTE, "user op on a datatype of absolute addresses (MPI_BOTTOM)") \
-  X(NO_TAGS, "no dred tag range left for the communicator")
+  X(NO_TAGS, "no dred tag range left for the communicator")             \
+  X(LARGE_COUNT, "a reduction of more than INT_MAX elements (a large-count call)") \
+  X(BCAST_BYTES, "a bcast of no bytes or of more than INT_MAX bytes")
 
 #define DMPI_WHY_ENUM(id, text) DMPI_WHY_##id,
 typedef enum { DMPI_WHYS(DMPI_WHY_ENUM) DMPI_NWHYS } dmpi_why_t;
@@ -87,9 +96,10 @@ void dmpi_report(int level);
  * explicit tag, commtag.c), or 0 with *why set.  Decided only from what a correct program
  * passes alike on every member of `comm`, so every member takes the same path; may run a
  * collective over `comm` (the first collective on a communicator, commtag.c).  `op` is
- * ignored for a bcast, `root` for an allreduce. */
+ * ignored for a bcast, `root` for an allreduce.  `count` may be a large-count call's:
+ * dred is chosen only where it fits an int. */
 typedef enum { DMPI_KIND_REDUCE, DMPI_KIND_ALLREDUCE, DMPI_KIND_BCAST } dmpi_kind_t;
-int dmpi_route(dmpi_kind_t kind, int count, MPI_Datatype type, MPI_Op op, int root,
+int dmpi_route(dmpi_kind_t kind, MPI_Count count, MPI_Datatype type, MPI_Op op, int root,
                MPI_Comm comm, int *tag, dmpi_why_t *why);
 
 /* ---- commtag.c ---- */

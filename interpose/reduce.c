@@ -1,5 +1,5 @@
 /*
- * reduce.c -- MPI_Reduce and MPI_Ireduce through dred.
+ * reduce.c -- MPI_Reduce and MPI_Ireduce (and their large-count forms) through dred.
  *
  * route.c decides, for every member alike, whether dred or MPI serves the call.  Through
  * dred: dred_ireduce with the tag commtag.c gives the communicator's next reduction;
@@ -11,50 +11,83 @@
  * MPI_REQUEST_NULL, as an erroneous MPI call would: an argument error route.c cannot see
  * (a NULL buffer) took no turn; a refusal from this process's state (the in-flight cap,
  * the node's memory budget) took its turn, and every other member's request for the call
- * completes with the same class (dred(3), Refused calls).
+ * completes with the same class (dred(3), Refused calls).  A large-count call of more
+ * than INT_MAX elements goes to MPI (route.c: every member passes the same count).
  */
 #include "interpose.h"
 
-/* Start the reduction on dred; MPI_SUCCESS with *f set, or the MPI error code. */
-static int start(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                 MPI_Op op, int root, MPI_Comm comm, int tag, dred_future **f) {
-  return dmpi_error_class(
-      dred_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, tag, f));
-}
-
-DRED_EXTERN int MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
-                           MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
+/* The blocking call, once route.c chose dred. */
+static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                  MPI_Op op, int root, MPI_Comm comm, int tag) {
   dred_future *f = NULL;
-  dmpi_why_t why;
-  int tag, code;
-  if (!dmpi_route(DMPI_KIND_REDUCE, count, datatype, op, root, comm, &tag, &why)) {
-    dmpi_count_mpi(DMPI_REDUCE, why);
-    return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-  }
-  dmpi_count_dred(DMPI_REDUCE);
+  int code;
   if (tag == DRED_TAG_AUTO) /* dred's blocking call: on one node, its fast lane */
     return dmpi_raise(comm, dmpi_error_class(dred_reduce(sendbuf, recvbuf, count, datatype, op, root, comm)));
-  if ((code = start(sendbuf, recvbuf, count, datatype, op, root, comm, tag, &f)) != MPI_SUCCESS)
-    return dmpi_raise(comm, code);
+  code = dmpi_error_class(dred_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, tag, &f));
+  if (code != MPI_SUCCESS) return dmpi_raise(comm, code);
   code = dmpi_error_class(dred_future_get(f));
   dred_future_free(f);
   return dmpi_raise(comm, code);
 }
 
+/* The nonblocking call, once route.c chose dred. */
+static int ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, int root, MPI_Comm comm, int tag, MPI_Request *request) {
+  dred_future *f = NULL;
+  int code;
+  *request = MPI_REQUEST_NULL;
+  code = dmpi_error_class(dred_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, tag, &f));
+  if (code != MPI_SUCCESS) return dmpi_raise(comm, code);
+  if ((code = dmpi_request_start(f, comm, request)) != MPI_SUCCESS) return dmpi_raise(comm, code);
+  return MPI_SUCCESS;
+}
+
+DRED_EXTERN int MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
+                           MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
+  dmpi_why_t why;
+  int tag;
+  if (!dmpi_route(DMPI_KIND_REDUCE, count, datatype, op, root, comm, &tag, &why)) {
+    dmpi_count_mpi(DMPI_REDUCE, why);
+    return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+  }
+  dmpi_count_dred(DMPI_REDUCE);
+  return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, tag);
+}
+
 DRED_EXTERN int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
                             MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
                             MPI_Request *request) {
-  dred_future *f = NULL;
   dmpi_why_t why;
-  int tag, code;
+  int tag;
   if (!dmpi_route(DMPI_KIND_REDUCE, count, datatype, op, root, comm, &tag, &why)) {
     dmpi_count_mpi(DMPI_IREDUCE, why);
     return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
   }
   dmpi_count_dred(DMPI_IREDUCE);
-  *request = MPI_REQUEST_NULL;
-  if ((code = start(sendbuf, recvbuf, count, datatype, op, root, comm, tag, &f)) != MPI_SUCCESS)
-    return dmpi_raise(comm, code);
-  if ((code = dmpi_request_start(f, comm, request)) != MPI_SUCCESS) return dmpi_raise(comm, code);
-  return MPI_SUCCESS;
+  return ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, tag, request);
+}
+
+DRED_EXTERN int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
+  dmpi_why_t why;
+  int tag;
+  if (!dmpi_route(DMPI_KIND_REDUCE, count, datatype, op, root, comm, &tag, &why)) {
+    dmpi_count_mpi(DMPI_REDUCE_C, why);
+    return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
+  }
+  dmpi_count_dred(DMPI_REDUCE_C);
+  return reduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, tag);
+}
+
+DRED_EXTERN int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                              MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                              MPI_Request *request) {
+  dmpi_why_t why;
+  int tag;
+  if (!dmpi_route(DMPI_KIND_REDUCE, count, datatype, op, root, comm, &tag, &why)) {
+    dmpi_count_mpi(DMPI_IREDUCE_C, why);
+    return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+  }
+  dmpi_count_dred(DMPI_IREDUCE_C);
+  return ireduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, tag, request);
 }

@@ -11,6 +11,14 @@
  *   a null or invalid communicator, a root out of range -> MPI, which reports the error
  *   an intercommunicator, MPI_COMM_SELF -> MPI (dred serves intracommunicators of its
  *     processes; MPI_COMM_SELF it refuses)
+ *   a reduction of more than INT_MAX elements (a large-count call, MPI_Reduce_c...; every
+ *     member passes the same count) -> MPI
+ *   a bcast of no bytes, or of more than INT_MAX -> MPI.  MPI matches a bcast's type
+ *     signature, not its count: one member may pass 2^31 + 16 MPI_CHAR to MPI_Bcast_c,
+ *     which dred's int count cannot take, where another passes 2^27 + 1 contiguous(16,
+ *     MPI_CHAR) to MPI_Bcast; or one member's type may be larger than an int can say
+ *     (MPI_Type_size gives MPI_UNDEFINED, which dred refuses), or of size 0 with any
+ *     count.  The bytes are the one thing all members share, so they decide
  *   count x type size below DRED_MPI_MIN_BYTES (allreduce, bcast: DRED_MPI_COLL_MIN_BYTES)
  *   -> MPI (faster there: common/settings.h) -- unless the communicator lives on one node
  *   (commnode.c, the same answer on every member) and it is at least
@@ -29,6 +37,7 @@
  * Refusals of predefined pairs are remembered: typecheck logs each refusal, and a program
  * that keeps reducing, say, MPI_WCHAR should not fill its log.
  */
+#include <limits.h>
 #include <pthread.h>
 
 #include "interpose.h"
@@ -94,9 +103,10 @@ static int dred_reduces(MPI_Datatype type, MPI_Op op, int *absolute) {
   return ok;
 }
 
-int dmpi_route(dmpi_kind_t kind, int count, MPI_Datatype type, MPI_Op op, int root,
+int dmpi_route(dmpi_kind_t kind, MPI_Count count, MPI_Datatype type, MPI_Op op, int root,
                MPI_Comm comm, int *tag, dmpi_why_t *why) {
-  int inter = 0, size = 0, tsize = 0, cmp = MPI_UNEQUAL, absolute = 0;
+  int inter = 0, size = 0, cmp = MPI_UNEQUAL, absolute = 0;
+  MPI_Count tsize = 0;
   uint64_t bytes, min;
   if (!dmpi_dred_on()) {
     *why = DMPI_WHY_NO_DRED;
@@ -115,7 +125,7 @@ int dmpi_route(dmpi_kind_t kind, int count, MPI_Datatype type, MPI_Op op, int ro
     return 0;
   }
   PMPI_Comm_size(comm, &size);
-  if (root < 0 || root >= size || PMPI_Type_size(type, &tsize) != MPI_SUCCESS) {
+  if (root < 0 || root >= size || PMPI_Type_size_x(type, &tsize) != MPI_SUCCESS || tsize < 0) {
     *why = DMPI_WHY_BAD_ARGS;
     return 0;
   }
@@ -125,6 +135,14 @@ int dmpi_route(dmpi_kind_t kind, int count, MPI_Datatype type, MPI_Op op, int ro
     return 0;
   }
   bytes = (uint64_t)count * (uint64_t)tsize;
+  if (kind != DMPI_KIND_BCAST && count > INT_MAX) {
+    *why = DMPI_WHY_LARGE_COUNT;
+    return 0;
+  }
+  if (kind == DMPI_KIND_BCAST && (bytes == 0 || bytes > INT_MAX)) {
+    *why = DMPI_WHY_BCAST_BYTES;
+    return 0;
+  }
   min = kind == DMPI_KIND_REDUCE ? dmpi_settings.min_bytes : dmpi_settings.coll_min_bytes;
   /* the layout only when it can change the answer: asking is a collective (commnode.c) */
   if (bytes < min && (bytes < dmpi_settings.node_min_bytes || !dmpi_comm_one_node(comm))) {

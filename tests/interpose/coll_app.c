@@ -10,7 +10,9 @@
  * MPI_INT at the root against contiguous(4, MPI_INT) elsewhere; both on the
  * halves of an MPI_Comm_split; Iallreduce and Ibcast requests mixed with Isend/Irecv in
  * MPI_Waitall and MPI_Waitany; requests polled with MPI_Request_get_status, on
- * communicators freed before the wait; Fortran's parameterized types.  Prints "FAIL ..."
+ * communicators freed before the wait; Fortran's parameterized types; the MPI-4
+ * large-count forms (MPI_Allreduce_c, MPI_Ibcast_c...); with --big alone, a 2 GiB bcast
+ * described differently at the root (MPI_Bcast_c) and elsewhere.  Prints "FAIL ..."
  * for each wrong value and "ALL PASSED" at rank 0 when every process passed; exits 1
  * otherwise.
  */
@@ -201,6 +203,82 @@ static void f90_types(void) {
     }
 }
 
+/* The MPI-4 large-count forms (what mpi4py 4 and Fortran's mpi_f08 call), counts within
+ * int: the same collectives, through dred where the int forms go. */
+static void large_count(void) {
+  enum { N = 5000 };
+  static double a[N], r[N], b[N];
+  MPI_Request req[3];
+  MPI_Status sts[3];
+  int i, k, rc, root = size - 1;
+  for (k = 0; k < 2; k++) {
+    for (i = 0; i < N; i++) {
+      a[i] = rank + i + k;
+      r[i] = -1;
+      b[i] = rank == root ? 5.0 * i + k : -1;
+    }
+    if (k == 0) {
+      rc = MPI_Allreduce_c(a, r, (MPI_Count)N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      CHECK(rc == MPI_SUCCESS, "large count: MPI_Allreduce_c returned %d", rc);
+      rc = MPI_Bcast_c(b, (MPI_Count)N, MPI_DOUBLE, root, MPI_COMM_WORLD);
+      CHECK(rc == MPI_SUCCESS, "large count: MPI_Bcast_c returned %d", rc);
+    } else {
+      MPI_Iallreduce_c(a, r, (MPI_Count)N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req[0]);
+      MPI_Ibcast_c(b, (MPI_Count)N, MPI_DOUBLE, root, MPI_COMM_WORLD, &req[1]);
+      rc = MPI_Waitall(2, req, sts);
+      CHECK(rc == MPI_SUCCESS, "large count: Iallreduce_c/Ibcast_c returned %d", rc);
+    }
+    for (i = 0; i < N; i++)
+      if (r[i] != size * (size - 1) / 2.0 + (double)size * (i + k) || b[i] != 5.0 * i + k) {
+        CHECK(0, "large count %d: element %d = %g / %g", k, i, r[i], b[i]);
+        break;
+      }
+    for (i = 0; i < N; i++) r[i] = -1;
+    if (k == 0) {
+      rc = MPI_Reduce_c(a, r, (MPI_Count)N, MPI_DOUBLE, MPI_MAX, root, MPI_COMM_WORLD);
+    } else {
+      MPI_Ireduce_c(a, r, (MPI_Count)N, MPI_DOUBLE, MPI_MAX, root, MPI_COMM_WORLD, &req[2]);
+      rc = MPI_Wait(&req[2], MPI_STATUS_IGNORE);
+    }
+    CHECK(rc == MPI_SUCCESS, "large count: reduce %d returned %d", k, rc);
+    for (i = 0; rank == root && i < N; i++)
+      if (r[i] != size - 1 + i + k) {
+        CHECK(0, "large count: reduce %d element %d = %g", k, i, r[i]);
+        break;
+      }
+  }
+}
+
+/* A bcast of 2^31 + 16 bytes, described as MPI_Bcast_c of that many MPI_CHAR at the root
+ * and as MPI_Bcast of 2^27 + 1 contiguous(16, MPI_CHAR) elsewhere: one type signature,
+ * which MPI matches, so both descriptions must take the same path (MPI's, as dred's
+ * count is an int). */
+static void big_bcast(void) {
+  MPI_Count n = ((MPI_Count)1 << 31) + 16, i;
+  MPI_Datatype c16;
+  char *b = malloc((size_t)n);
+  int rc;
+  if (b == NULL) {
+    CHECK(0, "big bcast: no memory for %lld bytes", (long long)n);
+    return;
+  }
+  for (i = 0; i < n; i++) b[i] = rank == 0 ? (char)(i * 7 + 3) : 0;
+  MPI_Type_contiguous(16, MPI_CHAR, &c16);
+  MPI_Type_commit(&c16);
+  if (rank == 0)
+    rc = MPI_Bcast_c(b, n, MPI_CHAR, 0, MPI_COMM_WORLD);
+  else
+    rc = MPI_Bcast(b, (int)(n / 16), c16, 0, MPI_COMM_WORLD);
+  CHECK(rc == MPI_SUCCESS, "big bcast returned %d", rc);
+  for (i = 0; rc == MPI_SUCCESS && i < n; i++)
+    if (b[i] != (char)(i * 7 + 3)) {
+      CHECK(0, "big bcast: byte %lld = %d", (long long)i, b[i]);
+      break;
+    }
+  MPI_Type_free(&c16);
+  free(b);
+}
+
 int main(int argc, char **argv) {
   static const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN};
   static const int counts[] = {1, 100, 5000};
@@ -213,6 +291,11 @@ int main(int argc, char **argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   world = malloc(sizeof(int) * (size_t)size);
   for (i = 0; i < size; i++) world[i] = i;
+  if (argc > 1 && strcmp(argv[1], "--big") == 0) { /* that part alone */
+    big_bcast();
+    if (rank == 0) printf("PASS a 2 GiB bcast described differently at the root\n");
+    goto end;
+  }
 
   for (o = 0; o < 4; o++)
     for (t = 0; t < 3; t++)
@@ -249,7 +332,10 @@ int main(int argc, char **argv) {
   if (rank == 0) printf("PASS MPI_Request_get_status polling, communicators freed before the wait\n");
   f90_types();
   if (rank == 0) printf("PASS Fortran parameterized types (MPI_Type_create_f90_*)\n");
+  large_count();
+  if (rank == 0) printf("PASS the large-count forms (MPI_Allreduce_c...)\n");
 
+end:
   MPI_Reduce(&nfail, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
   MPI_Bcast(&all, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (rank == 0 && all == 0) printf("ALL PASSED\n");
