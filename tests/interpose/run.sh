@@ -43,6 +43,7 @@ scale=${DRED_TEST_TIMEOUT_SCALE:-1}
 # call kind reaches dred on every process (another seed may draw none of a kind that big).
 MIXALL="MPI_Reduce,MPI_Ireduce,MPI_Allreduce,MPI_Iallreduce,MPI_Bcast,MPI_Ibcast"
 MIXDRED="DRED_MPI_MIN_BYTES=0 DRED_MPI_COLL_MIN_BYTES=0"
+CALL_C="MPI_Reduce_c,MPI_Ireduce_c,MPI_Allreduce_c,MPI_Iallreduce_c,MPI_Bcast_c,MPI_Ibcast_c"
 CASES=(
   "reduce-p1     reduce_app 1  90 -        MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
   "reduce-p2     reduce_app 2  90 -        MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
@@ -63,8 +64,8 @@ CASES=(
   "bottom-p4@ab  bottom_app 4 120 a:2,b:2  MPI_Bcast,MPI_Ibcast,MPI_Reduce,MPI_Iallreduce,!MPI_Allreduce DRED_MPI_MIN_BYTES=0 DRED_MPI_COLL_MIN_BYTES=0"
   "fortran-p2    reduce_f   2  60 -        MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
   "fortran-p3@ab reduce_f   3  90 a:2,b:1  MPI_Reduce,MPI_Ireduce DRED_MPI_MIN_BYTES=0"
-  "python-p2     py_app     2  90 -        $MIXALL $MIXDRED"
-  "python-p3@ab  py_app     3 150 a:2,b:1  $MIXALL $MIXDRED"
+  "python-p2     py_app     2  90 -        $MIXALL,$CALL_C $MIXDRED"
+  "python-p3@ab  py_app     3 150 a:2,b:1  $MIXALL,$CALL_C $MIXDRED"
   "mix-p1        mix_app,-I,-s,10,-r,40 1  90 - $MIXALL $MIXDRED"
   "mix-p3        mix_app,-I,-s,11,-r,60 3 120 - $MIXALL $MIXDRED"
   "mix-p5        mix_app,-I,-s,12,-r,40 5 150 - $MIXALL $MIXDRED"
