@@ -41,50 +41,34 @@ static int iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
 
 DRED_EXTERN int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  dmpi_why_t why;
   int tag;
-  if (!dmpi_route(DMPI_KIND_ALLREDUCE, count, datatype, op, 0, comm, &tag, &why)) {
-    dmpi_count_mpi(DMPI_ALLREDUCE, why);
+  if (!dmpi_take(DMPI_ALLREDUCE, DMPI_KIND_ALLREDUCE, count, datatype, op, 0, comm, &tag))
     return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-  }
-  dmpi_count_dred(DMPI_ALLREDUCE);
   return allreduce(sendbuf, recvbuf, count, datatype, op, comm, tag);
 }
 
 DRED_EXTERN int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                MPI_Request *request) {
-  dmpi_why_t why;
   int tag;
-  if (!dmpi_route(DMPI_KIND_ALLREDUCE, count, datatype, op, 0, comm, &tag, &why)) {
-    dmpi_count_mpi(DMPI_IALLREDUCE, why);
+  if (!dmpi_take(DMPI_IALLREDUCE, DMPI_KIND_ALLREDUCE, count, datatype, op, 0, comm, &tag))
     return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
-  }
-  dmpi_count_dred(DMPI_IALLREDUCE);
   return iallreduce(sendbuf, recvbuf, count, datatype, op, comm, tag, request);
 }
 
 DRED_EXTERN int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  dmpi_why_t why;
   int tag;
-  if (!dmpi_route(DMPI_KIND_ALLREDUCE, count, datatype, op, 0, comm, &tag, &why)) {
-    dmpi_count_mpi(DMPI_ALLREDUCE_C, why);
+  if (!dmpi_take(DMPI_ALLREDUCE_C, DMPI_KIND_ALLREDUCE, count, datatype, op, 0, comm, &tag))
     return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
-  }
-  dmpi_count_dred(DMPI_ALLREDUCE_C);
   return allreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, tag);
 }
 
 DRED_EXTERN int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                  MPI_Request *request) {
-  dmpi_why_t why;
   int tag;
-  if (!dmpi_route(DMPI_KIND_ALLREDUCE, count, datatype, op, 0, comm, &tag, &why)) {
-    dmpi_count_mpi(DMPI_IALLREDUCE_C, why);
+  if (!dmpi_take(DMPI_IALLREDUCE_C, DMPI_KIND_ALLREDUCE, count, datatype, op, 0, comm, &tag))
     return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
-  }
-  dmpi_count_dred(DMPI_IALLREDUCE_C);
   return iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, tag, request);
 }

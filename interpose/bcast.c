@@ -42,48 +42,32 @@ static int ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_
 
 DRED_EXTERN int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
                           MPI_Comm comm) {
-  dmpi_why_t why;
   int tag;
-  if (!dmpi_route(DMPI_KIND_BCAST, count, datatype, MPI_OP_NULL, root, comm, &tag, &why)) {
-    dmpi_count_mpi(DMPI_BCAST, why);
+  if (!dmpi_take(DMPI_BCAST, DMPI_KIND_BCAST, count, datatype, MPI_OP_NULL, root, comm, &tag))
     return PMPI_Bcast(buffer, count, datatype, root, comm);
-  }
-  dmpi_count_dred(DMPI_BCAST);
   return bcast(buffer, count, datatype, root, comm, tag);
 }
 
 DRED_EXTERN int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
                            MPI_Comm comm, MPI_Request *request) {
-  dmpi_why_t why;
   int tag;
-  if (!dmpi_route(DMPI_KIND_BCAST, count, datatype, MPI_OP_NULL, root, comm, &tag, &why)) {
-    dmpi_count_mpi(DMPI_IBCAST, why);
+  if (!dmpi_take(DMPI_IBCAST, DMPI_KIND_BCAST, count, datatype, MPI_OP_NULL, root, comm, &tag))
     return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
-  }
-  dmpi_count_dred(DMPI_IBCAST);
   return ibcast(buffer, count, datatype, root, comm, tag, request);
 }
 
 DRED_EXTERN int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
                             MPI_Comm comm) {
-  dmpi_why_t why;
   int tag;
-  if (!dmpi_route(DMPI_KIND_BCAST, count, datatype, MPI_OP_NULL, root, comm, &tag, &why)) {
-    dmpi_count_mpi(DMPI_BCAST_C, why);
+  if (!dmpi_take(DMPI_BCAST_C, DMPI_KIND_BCAST, count, datatype, MPI_OP_NULL, root, comm, &tag))
     return PMPI_Bcast_c(buffer, count, datatype, root, comm);
-  }
-  dmpi_count_dred(DMPI_BCAST_C);
   return bcast(buffer, (int)count, datatype, root, comm, tag);
 }
 
 DRED_EXTERN int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
                              MPI_Comm comm, MPI_Request *request) {
-  dmpi_why_t why;
   int tag;
-  if (!dmpi_route(DMPI_KIND_BCAST, count, datatype, MPI_OP_NULL, root, comm, &tag, &why)) {
-    dmpi_count_mpi(DMPI_IBCAST_C, why);
+  if (!dmpi_take(DMPI_IBCAST_C, DMPI_KIND_BCAST, count, datatype, MPI_OP_NULL, root, comm, &tag))
     return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
-  }
-  dmpi_count_dred(DMPI_IBCAST_C);
   return ibcast(buffer, (int)count, datatype, root, comm, tag, request);
 }

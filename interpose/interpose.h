@@ -101,6 +101,9 @@ void dmpi_report(int level);
 typedef enum { DMPI_KIND_REDUCE, DMPI_KIND_ALLREDUCE, DMPI_KIND_BCAST } dmpi_kind_t;
 int dmpi_route(dmpi_kind_t kind, MPI_Count count, MPI_Datatype type, MPI_Op op, int root,
                MPI_Comm comm, int *tag, dmpi_why_t *why);
+/* dmpi_route for one call of kind `call`, counted (calls.c) where it went: 1 for dred. */
+int dmpi_take(dmpi_call_t call, dmpi_kind_t kind, MPI_Count count, MPI_Datatype type,
+              MPI_Op op, int root, MPI_Comm comm, int *tag);
 
 /* ---- commtag.c ---- */
 int dmpi_commtag_init(void);

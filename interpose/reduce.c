@@ -44,50 +44,34 @@ static int ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 
 DRED_EXTERN int MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
                            MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
-  dmpi_why_t why;
   int tag;
-  if (!dmpi_route(DMPI_KIND_REDUCE, count, datatype, op, root, comm, &tag, &why)) {
-    dmpi_count_mpi(DMPI_REDUCE, why);
+  if (!dmpi_take(DMPI_REDUCE, DMPI_KIND_REDUCE, count, datatype, op, root, comm, &tag))
     return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-  }
-  dmpi_count_dred(DMPI_REDUCE);
   return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, tag);
 }
 
 DRED_EXTERN int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
                             MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
                             MPI_Request *request) {
-  dmpi_why_t why;
   int tag;
-  if (!dmpi_route(DMPI_KIND_REDUCE, count, datatype, op, root, comm, &tag, &why)) {
-    dmpi_count_mpi(DMPI_IREDUCE, why);
+  if (!dmpi_take(DMPI_IREDUCE, DMPI_KIND_REDUCE, count, datatype, op, root, comm, &tag))
     return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
-  }
-  dmpi_count_dred(DMPI_IREDUCE);
   return ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, tag, request);
 }
 
 DRED_EXTERN int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                              MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
-  dmpi_why_t why;
   int tag;
-  if (!dmpi_route(DMPI_KIND_REDUCE, count, datatype, op, root, comm, &tag, &why)) {
-    dmpi_count_mpi(DMPI_REDUCE_C, why);
+  if (!dmpi_take(DMPI_REDUCE_C, DMPI_KIND_REDUCE, count, datatype, op, root, comm, &tag))
     return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
-  }
-  dmpi_count_dred(DMPI_REDUCE_C);
   return reduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, tag);
 }
 
 DRED_EXTERN int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                               MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
                               MPI_Request *request) {
-  dmpi_why_t why;
   int tag;
-  if (!dmpi_route(DMPI_KIND_REDUCE, count, datatype, op, root, comm, &tag, &why)) {
-    dmpi_count_mpi(DMPI_IREDUCE_C, why);
+  if (!dmpi_take(DMPI_IREDUCE_C, DMPI_KIND_REDUCE, count, datatype, op, root, comm, &tag))
     return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
-  }
-  dmpi_count_dred(DMPI_IREDUCE_C);
   return ireduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, tag, request);
 }

@@ -159,3 +159,14 @@ int dmpi_route(dmpi_kind_t kind, MPI_Count count, MPI_Datatype type, MPI_Op op, 
   }
   return 1;
 }
+
+int dmpi_take(dmpi_call_t call, dmpi_kind_t kind, MPI_Count count, MPI_Datatype type,
+              MPI_Op op, int root, MPI_Comm comm, int *tag) {
+  dmpi_why_t why;
+  if (!dmpi_route(kind, count, type, op, root, comm, tag, &why)) {
+    dmpi_count_mpi(call, why);
+    return 0;
+  }
+  dmpi_count_dred(call);
+  return 1;
+}
