@@ -6,16 +6,17 @@
 #   here:   bash ../shared/bundle/make-bundle.sh           # packs MPICH + this build
 #   there:  source .devbundle/env.sh && bash tests/faults/device-faults.sh [--trials N]
 #           [--out DIR] [--layout a:5,b:5,c:6] [--bytes 8M] [--seed S]
-#           [--mix LAYOUT [--mix-trials N] [--mix-seconds S]]
+#           [--mix LAYOUT [--mix-trials N] [--mix-seconds S]] [--seconds S]
 #
 # What it runs: tests/faults/run-faults.sh --mode node on simulated nodes (default
 # a:5,b:5,c:6: 15 workers and dred-master, the layout where one of 15 trials hung on a
 # 16-core machine before the scheduler queued FAILED behind the TASKs it had decided), 8 MiB
 # SUM reductions, dred's default timeouts, --trials N (default 30).  Every survivor checks
 # its result against the exact value; a trial that hangs is reported as hung (run-faults.sh
-# bounds each one); each trial's logs are kept in DIR/runs.  The programs come from the bundle (PATH): run-faults.sh is pointed at
-# a folder of links to them.  The whole run is bounded by 540 s, within one device
-# command's 600.  --mix LAYOUT first runs node losses of the randomized mix
+# bounds each one); each trial's logs are kept in DIR/runs.  The programs come from the
+# bundle (PATH): run-faults.sh is pointed at a folder of links to them.  The whole run is
+# bounded by --seconds S (default 540, within one device command's 600; less when the
+# same command runs other jobs too).  --mix LAYOUT first runs node losses of the randomized mix
 # (tests/faults/mix-faults.sh --node, np = the layout's processes - 1, seeds from 5300, 25 s
 # per trial, --mix-trials N (default 40) within --mix-seconds S (default 150), taken from
 # the 540); mix.txt has a line per trial and mix-logs.tar.gz every trial's log.  Output
@@ -28,6 +29,7 @@ layout=a:5,b:5,c:6
 bytes=8M
 seed=20261130
 mix="" mix_trials=40 mix_seconds=150
+budget=540
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
@@ -38,6 +40,7 @@ while [ $# -gt 0 ]; do
     --mix) mix=$2; shift 2 ;;
     --mix-trials) mix_trials=$2; shift 2 ;;
     --mix-seconds) mix_seconds=$2; shift 2 ;;
+    --seconds) budget=$2; shift 2 ;;
     *) echo "device-faults.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -75,7 +78,6 @@ ln -s "$app" "$b/tests/fault_app"
   echo "# machine: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "# node loss on $layout ($workers workers), $bytes, $trials trials, seed $seed"
 } >"$out/summary.txt"
-budget=540
 if [ -n "$mix" ]; then
   # mix-faults.sh takes $BUILD/bin/dredrun and $BUILD/tests/mpi_mix, as run-faults.sh its own
   mixapp=$(command -v mpi_mix 2>/dev/null || true)
