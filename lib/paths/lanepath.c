@@ -86,10 +86,14 @@ _Static_assert(sizeof(((dred_group_t *)0)->lane_blk) / sizeof(((dred_group_t *)0
  * (rt->meet_pieces: a peer's part comes within microseconds), the group has at least
  * LANE_SPLIT_MIN members, and their operands total over LANE_SPLIT_FROM, each at most
  * LANE_SPLIT_MAX.  Its member's lane block then holds its operand and, after it, room for
- * its parts of the result.  Measured in turn on 16 cores (docs/performance.md, session
- * 48): in parts, 16-32 KiB at p = 15-16 took 0.4-0.7 of MPI's time against 1.7-4.2 in the
- * slot, and 4-16 KiB at p = 8-16 0.24-0.7 against 0.4-0.9 whole; 64 KiB and more in parts
- * lost to the slot (p = 8: 1.2-1.35 against 0.67-0.78).  Two members gain nothing: each
+ * its parts of the result.  Measured in turn on 16 cores (docs/performance.md, sessions
+ * 48 and 65): in parts, 16-32 KiB at p = 15-16 took 0.4-0.7 of MPI's time against 1.7-4.2
+ * in the slot, and 4-16 KiB at p = 8-16 0.24-0.7 against 0.4-0.9 whole; 64-128 KiB at
+ * p = 15-16 0.40-0.65 against 0.89-2.71 in the slot, at p = 8 0.47-0.54 against
+ * 0.67-0.72 (the slot's lock and wake-ups cost every member about 100 us at p = 16).
+ * Past 128 KiB the block (twice the operand, one per slot of the ring) would outgrow a
+ * bcast's (DRED_MEET_FAST_REF_MAX), and the slot's chunks were not measured to lose
+ * there (256 KiB at p = 16: 1.04).  Two members gain nothing: each
  * folds half either way, and the slot's chunks overlap the copy of an operand into the
  * pool with the peer's fold (p = 2 on the development machine, 128 KiB: 33-50 us in parts
  * against 23-26 in the slot).  -D any of them to compare builds. */
@@ -100,7 +104,7 @@ _Static_assert(sizeof(((dred_group_t *)0)->lane_blk) / sizeof(((dred_group_t *)0
 #define LANE_SPLIT_FROM (32u * 1024u)
 #endif
 #ifndef LANE_SPLIT_MAX
-#define LANE_SPLIT_MAX (32u * 1024u)
+#define LANE_SPLIT_MAX (128u * 1024u)
 #endif
 static int lane_splits(const dred_rt_t *rt, const dred_inst_t *in) {
   return in->kind == PROTO_KIND_ALLREDUCE && rt->meet_pieces && in->group->n >= LANE_SPLIT_MIN &&

@@ -418,14 +418,19 @@ int main(int argc, char **argv) {
   }
   /* Blocking calls: on one node the fast lane takes them, operands by reference from
    * 88 B; with 3 members or more, a core each (DRED_MEET_PIECES=1 forces it), operands of
-   * at most 32 KiB and over 32 KiB together, folded in parts claimed by the members
-   * (about 24 KiB each, parts of unequal size); the same sizes nonblocking go to the slot.
-   * Every pair, so that every op and type is folded in parts. */
+   * at most 128 KiB and over 32 KiB together, folded in parts claimed by the members
+   * (about 24 KiB each, parts of unequal size; a sample near 128 KiB, one past it, which
+   * the slot takes); the same sizes nonblocking go to the slot.  Every pair at 24 KiB, so
+   * that every op and type is folded in parts. */
   for (int k = 0; k < npairs; k++) {
     pair_t p = pairs[k];
     if (p.kind == 6) p.op = op_affine;
     run_as(&p, 24000 / (int)esize(p.kind) + 1, seed + 300 + (uint64_t)k, g_comm, "blocking", 1);
     if (k % 4 == 0 || p.kind == 6) run_as(&p, 30, seed + 400 + (uint64_t)k, g_comm, "blocking", 1);
+    if (k % 5 == 0 || p.kind == 6) {
+      run_as(&p, 131072 / (int)esize(p.kind) - 1, seed + 450 + (uint64_t)k, g_comm, "blocking", 1);
+      run_as(&p, 131072 / (int)esize(p.kind) + 1, seed + 460 + (uint64_t)k, g_comm, "blocking", 1);
+    }
   }
   /* Large blocking calls: from 512 KiB, where every process has a core (DRED_MEET_PIECES=1
    * forces it), a member not in place folds its own operand from sendbuf and copies in
