@@ -16,10 +16,10 @@
 # bounds each one); each trial's logs are kept in DIR/runs.  The programs come from the
 # bundle (PATH): run-faults.sh is pointed at a folder of links to them.  The whole run is
 # bounded by --seconds S (default 540, within one device command's 600; less when the
-# same command runs other jobs too).  --mix LAYOUT first runs node losses of the randomized mix
-# (tests/faults/mix-faults.sh --node, np = the layout's processes - 1, seeds from 5300, 25 s
-# per trial, --mix-trials N (default 40) within --mix-seconds S (default 150), taken from
-# the 540); mix.txt has a line per trial and mix-logs.tar.gz every trial's log.  Output
+# same command runs other jobs too).  --mix LAYOUT first runs node losses of the
+# randomized mix (tests/faults/mix-faults.sh --node, np = the layout's processes - 1, seeds
+# from 5300, 25 s per trial, --mix-trials N (default 40) within --mix-seconds S (default
+# 150), taken from --seconds); mix.txt has a line per trial and mix-logs.tar.gz every trial's log.  Output
 # and the CSV go to DIR (default $OUT when the device tool sets it,
 # else build/faults/device), summary.txt names the machine.
 set -u
