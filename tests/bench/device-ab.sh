@@ -8,6 +8,12 @@
 #   there:  source .devbundle/env.sh && bash tests/bench/device-ab.sh --variants "A B ..."
 #           [--ps "8 15 16"] [--rounds 2] [--coll "4096:32768 8192:65536 16384:131072"]
 #           [--reduce "128K,1M,8M"] [--out DIR]
+#   or, settings against each other on the one build (no copies):
+#   there:  ... device-ab.sh --settings "default: stream1:DRED_SHM_STREAM=1 share0:DRED_MEET_SHARE=0"
+#
+# --settings "NAME:VAR=V[,VAR=V...] ...": each variant is the bundle's own dred-bench-coll
+# and dred-bench run under those environment variables (NAME: alone, dred's defaults),
+# in turn as builds are; the summary names the setting where it names the build.
 #
 # Each round, each p, each size group MIN:MAX of --coll (dred-bench-coll --min MIN --max
 # MAX: MIN, x8 steps, MAX), runs every variant's dred-bench-coll.X one after another, so
@@ -21,12 +27,13 @@
 # (timeout 40 s); the whole run stops starting jobs after --budget seconds (default 300).
 set -u
 out=${OUT:-build/bench/device-ab}
-ps="" variants="" rounds=2 coll="4096:32768 8192:65536 16384:131072" reduce="" budget=300
+ps="" variants="" settings="" rounds=2 coll="4096:32768 8192:65536 16384:131072" reduce="" budget=300
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
     --ps) ps=$2; shift 2 ;;
     --variants) variants=$2; shift 2 ;;
+    --settings) settings=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --coll) coll=$2; shift 2 ;;
     --reduce) reduce=$2; shift 2 ;;
@@ -34,7 +41,25 @@ while [ $# -gt 0 ]; do
     *) echo "device-ab.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-[ -n "$variants" ] || { echo "device-ab.sh: --variants \"A B ...\" is required" >&2; exit 2; }
+[ -z "$variants" ] || [ -z "$settings" ] ||
+  { echo "device-ab.sh: --variants or --settings, not both" >&2; exit 2; }
+[ -n "$variants$settings" ] ||
+  { echo "device-ab.sh: --variants \"A B ...\" or --settings \"NAME:VAR=V ...\" is required" >&2; exit 2; }
+# runner V: the command prefix and binary suffix of variant V (a build's copies, or the
+# bundle's binaries under a setting's environment)
+declare -A envof
+for st in $settings; do
+  n=${st%%:*}
+  [ "$n" != "$st" ] && [ -n "$n" ] ||
+    { echo "device-ab.sh: setting '$st' is not NAME:VAR=V,..." >&2; exit 2; }
+  envof[$n]=${st#*:}
+  variants="$variants $n"
+done
+variants=${variants# }
+# bin V PROGRAM: the program of variant V
+bin() { if [ -n "$settings" ]; then echo "$2"; else echo "$2.$1"; fi; }
+# envs V: its environment, VAR=V words for env(1)
+envs() { [ -n "$settings" ] && echo "${envof[$1]//,/ }"; return 0; }
 ncpu=$(nproc)
 if [ -z "$ps" ]; then
   ps="8"
@@ -42,13 +67,14 @@ if [ -z "$ps" ]; then
   [ "$ncpu" -ge 16 ] && ps="$ps 16"
 fi
 for v in $variants; do
-  command -v "dred-bench-coll.$v" >/dev/null || { echo "device-ab.sh: dred-bench-coll.$v not on PATH" >&2; exit 2; }
+  command -v "$(bin "$v" dred-bench-coll)" >/dev/null ||
+    { echo "device-ab.sh: $(bin "$v" dred-bench-coll) not on PATH" >&2; exit 2; }
 done
 mkdir -p "$out"
 sum="$out/summary.txt"
 start=$(date +%s)
 {
-  echo "# device-ab.sh $(date -u +%FT%TZ): variants $variants, ps $ps, rounds $rounds"
+  echo "# device-ab.sh $(date -u +%FT%TZ): variants $variants${settings:+ (settings: $settings)}, ps $ps, rounds $rounds"
   echo "# $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), nproc $ncpu"
 } >"$sum"
 
@@ -76,7 +102,9 @@ for r in $(seq 1 "$rounds"); do
     for g in $coll; do
       for v in $order; do
         name="coll-r$r-p$p-${g%%:*}-$v"
-        job "$name" dredrun -n "$p" "dred-bench-coll.$v" --min "${g%%:*}" --max "${g##*:}" || break 3
+        # shellcheck disable=SC2046 # envs: VAR=V words, split on purpose
+        job "$name" env $(envs "$v") dredrun -n "$p" "$(bin "$v" dred-bench-coll)" \
+          --min "${g%%:*}" --max "${g##*:}" || break 3
         awk -v r="$r" -v p="$p" -v v="$v" '$1 ~ /^[0-9]+$/ && NF >= 7 {
           printf "%s %s %-8s %9s allreduce %8s %8s %5s  bcast %8s %8s %5s\n", r, p, v, $1, $2, $3, $4, $5, $6, $7 }' \
           "$out/$name.txt" >>"$sum"
@@ -85,9 +113,11 @@ for r in $(seq 1 "$rounds"); do
   done
   [ -n "$reduce" ] || continue
   for v in $variants; do
-    command -v "dred-bench.$v" >/dev/null || continue
+    command -v "$(bin "$v" dred-bench)" >/dev/null || continue
     name="reduce-r$r-p$last-$v"
-    job "$name" dredrun -n "$last" "dred-bench.$v" --scenario ideal --sizes "$reduce" --reps 9 || break 2
+    # shellcheck disable=SC2046
+    job "$name" env $(envs "$v") dredrun -n "$last" "$(bin "$v" dred-bench)" --scenario ideal \
+      --sizes "$reduce" --reps 9 || break 2
     grep -E '^ideal ' "$out/$name.txt" | sed "s/^/$r $last $v /" >>"$sum"
   done
 done
