@@ -90,7 +90,7 @@ _Static_assert(sizeof(((dred_group_t *)0)->lane_blk) / sizeof(((dred_group_t *)0
  * 48 and 65): in parts, 16-32 KiB at p = 15-16 took 0.4-0.7 of MPI's time against 1.7-4.2
  * in the slot, and 4-16 KiB at p = 8-16 0.24-0.7 against 0.4-0.9 whole; 64-128 KiB at
  * p = 15-16 0.40-0.65 against 0.89-2.71 in the slot, at p = 8 0.47-0.54 against
- * 0.67-0.72 (the slot's lock and wake-ups cost every member about 100 us at p = 16).
+ * 0.67-0.72 (at p = 16 the slot took 137-196 us at 64 KiB, 208 at 256 KiB).
  * Past 128 KiB the block (twice the operand, one per slot of the ring) would outgrow a
  * bcast's (DRED_MEET_FAST_REF_MAX), and the slot's chunks were not measured to lose
  * there (256 KiB at p = 16: 1.04).  Two members gain nothing: each
