@@ -45,8 +45,7 @@ done
   { echo "device-ab.sh: --variants or --settings, not both" >&2; exit 2; }
 [ -n "$variants$settings" ] ||
   { echo "device-ab.sh: --variants \"A B ...\" or --settings \"NAME:VAR=V ...\" is required" >&2; exit 2; }
-# runner V: the command prefix and binary suffix of variant V (a build's copies, or the
-# bundle's binaries under a setting's environment)
+# a setting's name -> its VAR=V,... list
 declare -A envof
 for st in $settings; do
   n=${st%%:*}

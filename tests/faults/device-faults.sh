@@ -19,8 +19,8 @@
 # same command runs other jobs too).  --mix LAYOUT first runs node losses of the
 # randomized mix (tests/faults/mix-faults.sh --node, np = the layout's processes - 1, seeds
 # from 5300, 25 s per trial, --mix-trials N (default 40) within --mix-seconds S (default
-# 150), taken from --seconds); mix.txt has a line per trial and mix-logs.tar.gz every trial's log.  Output
-# and the CSV go to DIR (default $OUT when the device tool sets it,
+# 150), taken from --seconds); mix.txt has a line per trial and mix-logs.tar.gz every
+# trial's log.  Output and the CSV go to DIR (default $OUT when the device tool sets it,
 # else build/faults/device), summary.txt names the machine.
 set -u
 out=${OUT:-build/faults/device}
