@@ -4,6 +4,7 @@
  *
  *   dredrun -n P dred-bench-coll [--reps N] [--min BYTES] [--max BYTES] [--csv FILE]
  *                                [--late K | --conc K[,K...] [--in-order] [--fresh-tags]]
+ *   BYTES: a number of bytes, or with K, M or G (16M); anything else is refused.
  *
  * What it measures: for each size from --min (default 8 B) to --max (default 8 MiB, x8
  * steps, and --max itself) and each collective, --reps timed repetitions (default 30, fewer
@@ -332,8 +333,25 @@ static size_t next_size(size_t bytes, size_t maxb) {
 
 #define MAX_CONC 16 /* entries in a --conc list */
 
+/* A size argument: a whole number of bytes, optionally with K, M or G (KiB, MiB, GiB) as
+ * the docs write them ("16M"); 0 for anything else, which main() refuses. */
+static size_t bytes_arg(const char *s) {
+  char *end;
+  unsigned long long v;
+  unsigned shift = 0;
+  if (*s < '0' || *s > '9') return 0;
+  v = strtoull(s, &end, 10);
+  if (*end == 'K' || *end == 'k') shift = 10;
+  if (*end == 'M' || *end == 'm') shift = 20;
+  if (*end == 'G' || *end == 'g') shift = 30;
+  if (shift > 0) end++;
+  if (*end != '\0' || v > (1ull << 40) >> shift) return 0;
+  return (size_t)(v << shift);
+}
+
 int main(int argc, char **argv) {
   int rank, size, reps_arg = 0, nconc = 0, conc[MAX_CONC];
+  const char *bad_opt = NULL;
   double late = 0;
   size_t minb = 8, maxb = 8u << 20;
   const char *csv = NULL;
@@ -344,9 +362,9 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--reps") && i + 1 < argc)
       reps_arg = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--min") && i + 1 < argc)
-      minb = strtoull(argv[++i], NULL, 0);
+      minb = bytes_arg(argv[++i]);
     else if (!strcmp(argv[i], "--max") && i + 1 < argc)
-      maxb = strtoull(argv[++i], NULL, 0);
+      maxb = bytes_arg(argv[++i]);
     else if (!strcmp(argv[i], "--csv") && i + 1 < argc)
       csv = argv[++i];
     else if (!strcmp(argv[i], "--late") && i + 1 < argc)
@@ -368,17 +386,21 @@ int main(int argc, char **argv) {
         if (*end == '\0') break;
         p = end + 1;
       }
+    } else {
+      if (bad_opt == NULL) bad_opt = argv[i]; /* a typo must not run a sweep nobody asked for */
     }
   }
   MPI_Comm comm = dred_comm();
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  if (nconc < 0 || (nconc > 0 && late > 0) || minb < 1 || minb > maxb || maxb > (size_t)1 << 30) {
+  if (bad_opt != NULL || nconc < 0 || (nconc > 0 && late > 0) || minb < 1 || minb > maxb || maxb > (size_t)1 << 30) {
     if (rank == 0)
       fprintf(stderr,
-              "dred-bench-coll: bad arguments (--conc takes 1 to %d counts in 1..4096, "
-              "e.g. 4,16, and not with --late; 1 <= --min <= --max <= 1 GiB)\n",
-              MAX_CONC);
+              "dred-bench-coll: bad arguments%s%s (options: --reps N, --min/--max BYTES "
+              "with K, M or G allowed, 1 <= --min <= --max <= 1G; --csv FILE; --late K or "
+              "--conc takes 1 to %d counts in 1..4096, e.g. 4,16; --in-order; --fresh-tags)\n",
+              bad_opt != NULL ? ": unknown or incomplete option " : "",
+              bad_opt != NULL ? bad_opt : "", MAX_CONC);
     dred_finalize();
     return 2;
   }
