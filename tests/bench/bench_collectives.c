@@ -393,12 +393,13 @@ int main(int argc, char **argv) {
   MPI_Comm comm = dred_comm();
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  if (bad_opt != NULL || nconc < 0 || (nconc > 0 && late > 0) || minb < 1 || minb > maxb || maxb > (size_t)1 << 30) {
+  if (bad_opt != NULL || nconc < 0 || (nconc > 0 && late > 0) || minb < 1 || minb > maxb ||
+      maxb > (size_t)1 << 30) {
     if (rank == 0)
       fprintf(stderr,
               "dred-bench-coll: bad arguments%s%s (options: --reps N, --min/--max BYTES "
-              "with K, M or G allowed, 1 <= --min <= --max <= 1G; --csv FILE; --late K or "
-              "--conc takes 1 to %d counts in 1..4096, e.g. 4,16; --in-order; --fresh-tags)\n",
+              "with K, M or G allowed, 1 <= --min <= --max <= 1G; --csv FILE; --late K; --conc "
+              "K[,K...], 1 to %d counts in 1..4096, not with --late; --in-order; --fresh-tags)\n",
               bad_opt != NULL ? ": unknown or incomplete option " : "",
               bad_opt != NULL ? bad_opt : "", MAX_CONC);
     dred_finalize();
