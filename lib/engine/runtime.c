@@ -46,6 +46,7 @@
 #include "../paths/offnode.h"
 #include "../paths/partial.h"
 #include "../paths/relay.h"
+#include "../shm/copy.h"
 #include "admit.h"
 #include "future.h"
 #include "group.h"
@@ -1110,6 +1111,16 @@ void dred_rt_stop(dred_rt_t *rt) {
     DRED_INFO("meeting place: %llu reduction(s) met in shared memory, %llu went through "
               "dred-master because their slot was still held (DRED_MEET)",
               (unsigned long long)rt->meet_done, (unsigned long long)rt->meet_spilled);
+  {
+    uint64_t cached, streamed;
+    char classes[512];
+    dred_shm_copy_counts(&cached, &streamed);
+    dred_shm_copy_describe(classes, sizeof classes);
+    if (cached + streamed > 0)
+      DRED_DEBUG("copies into shared memory timed (DRED_SHM_STREAM=2): %llu through the cache, "
+                 "%llu streamed; by size, ticks per KiB cached/streamed and the way now: %s",
+                 (unsigned long long)cached, (unsigned long long)streamed, classes);
+  }
   if (rt->relay_led > 0)
     DRED_INFO("node relay: led %llu cross-node bcast(s) or allreduce(s) for this node",
               (unsigned long long)rt->relay_led);

@@ -207,6 +207,7 @@ static void stream_init(dred_rt_t *rt) {
   else if (rt->cfg.shm_stream == 2 && llc > 0)
     cached = llc / (4u * (size_t)(nnode > 0 ? nnode : 1));
   dred_shm_copy_cached_set(cached);
+  dred_shm_copy_adapt_set(rt->cfg.shm_stream == 2);
   if (llc > 0 && rt->cfg.shm_stream == 2)
     DRED_DEBUG("the node's %d process(es) run under one %zu KiB last-level cache: copies into "
                "the pool below %zu KiB go through it",

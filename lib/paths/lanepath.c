@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "../../common/log.h"
+#include "../shm/copy.h"
 #include "../shm/meet.h"
 #include "../engine/group.h"
 #include "../engine/inst.h"
@@ -196,9 +197,10 @@ static int lane_post_ref(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r, ui
     g->lane_blk[i].off = noff;
     g->lane_blk[i].cap = need;
   }
-  /* cached, even a bcast's 16 KiB: streamed, its peer's read of it measured slower */
+  /* through the cache, even a bcast's 16 KiB (streamed, its peer's read of it measured
+   * slower) -- unless this process's copies measure otherwise (lib/shm/copymode.c) */
   pieces = rt->meet_pieces && in->kind == PROTO_KIND_BCAST && in->bytes > LANE_PIECES_MIN;
-  if (!pieces) memcpy(g->lane_blk[i].p, src, in->bytes);
+  if (!pieces) dred_shm_copy_in(g->lane_blk[i].p, src, in->bytes, SIZE_MAX);
   memset(&ref, 0, sizeof ref);
   ref.kind = DRED_MEET_OP_POOL;
   ref.worker = (uint32_t)rt->world_rank;
@@ -213,7 +215,7 @@ static int lane_post_ref(dred_rt_t *rt, dred_inst_t *in, dred_meet_ring_t *r, ui
     dred_meet_fast_wake(r, seq); /* its members asleep: the post is what they wait for */
     for (have = 0; have < in->bytes;) {
       uint64_t len = in->bytes - have < LANE_PIECE ? in->bytes - have : LANE_PIECE;
-      memcpy(g->lane_blk[i].p + have, (const char *)src + have, len);
+      dred_shm_copy_in(g->lane_blk[i].p + have, (const char *)src + have, len, SIZE_MAX);
       have += len;
       dred_meet_fast_progress_set(r, seq, in->member, have);
     }

@@ -670,7 +670,7 @@ void dred_meetpath_publish(dred_rt_t *rt, dred_inst_t *in) {
                                             : bytes / 8;
     while (off < bytes) {
       uint64_t len = bytes - off < piece ? bytes - off : piece;
-      memcpy(dst + off, src + off, len);
+      dred_shm_copy_in(dst + off, src + off, len, SIZE_MAX); /* streamed only if measured */
       off += len;
       dred_meet_progress_set(slot, seq, off);
     }

@@ -24,12 +24,18 @@
  * every copy goes through the cache (DRED_SHM_STREAM; dred_shm_llc_mine names the cache
  * each process of the node runs under).
  *
+ * When sysfs is wrong.  In a virtual machine "one cache" may be two dies, now and then
+ * (copymode.c): there a cached rewrite of a block a peer just read costs 6-18 times a
+ * streamed one.  So under DRED_SHM_STREAM=2 (the default) a copy from DRED_COPYMODE_MIN
+ * that the rule above sends through the cache is timed, and streamed instead while cached
+ * copies of its size cost more than six times as much per byte (copymode.c decides).
+ *
  * Used where one process writes a block every call and peers read it next: a bcast
- * root's copy of its data below the pipelined publish where processes outnumber cores
- * (lib/paths/meetpath.c), a reduce non-root's operand and an allreduce member's
- * (lib/mpi/buffer.c, meetpath.c), and a large allreduce's folded chunks (meetpath.c).
- * Not the pipelined publish of a bcast (its reader follows the writer piece by piece, in
- * cache), nor anything in the fast lane (16 KiB at most: streaming it measured slower).
+ * root's data (whole below the pipelined publish where processes outnumber cores, in
+ * pieces in the pipelined publish and the fast lane: stream_min SIZE_MAX, so only the
+ * measurement streams them), a reduce non-root's operand and an allreduce member's
+ * (lib/mpi/buffer.c, meetpath.c, the fast lane's blocks), and a large allreduce's folded
+ * chunks (meetpath.c, fold.c).
  */
 #define _GNU_SOURCE /* sched_getaffinity */
 #include "copy.h"
@@ -40,11 +46,23 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Copies below this many bytes go through the cache whatever their stream_min; set once at
- * dred_init, before any copy, and read by every thread after. */
+/* Copies below this many bytes go through the cache whatever their stream_min, unless the
+ * measurement says otherwise (adapt); set once at dred_init, before any copy, and read by
+ * every thread after. */
 static size_t cached_max;
+static int adapt;
+static dred_copymode_t mode; /* this process's measurements (copymode.c) */
 
 void dred_shm_copy_cached_set(size_t n) { __atomic_store_n(&cached_max, n, __ATOMIC_RELAXED); }
+
+void dred_shm_copy_adapt_set(int on) { __atomic_store_n(&adapt, on, __ATOMIC_RELAXED); }
+
+void dred_shm_copy_describe(char *buf, size_t cap) { dred_copymode_describe(&mode, buf, cap); }
+
+void dred_shm_copy_counts(uint64_t *cached, uint64_t *streamed) {
+  *cached = __atomic_load_n(&mode.done[DRED_COPY_CACHED], __ATOMIC_RELAXED);
+  *streamed = __atomic_load_n(&mode.done[DRED_COPY_STREAMED], __ATOMIC_RELAXED);
+}
 
 /* The last-level cache of CPU `cpu` in sysfs: the highest cache index that is unified or
  * data; its size in bytes and its shared_cpu_list.  0 when sysfs does not say. */
@@ -100,16 +118,11 @@ size_t dred_shm_llc_mine(uint64_t *key) {
 
 #if defined(__x86_64__)
 #include <emmintrin.h>
+#include <x86intrin.h> /* __rdtsc: the clock copymode.c compares copies by */
 
-void dred_shm_copy_in(void *dst, const void *src, size_t n, size_t stream_min) {
-  char *d = dst;
-  const char *s = src;
-  size_t head;
-  if (n < stream_min || n < 64 || n < __atomic_load_n(&cached_max, __ATOMIC_RELAXED)) {
-    memcpy(dst, src, n);
-    return;
-  }
-  head = (16u - ((uintptr_t)d & 15u)) & 15u; /* SSE2 streaming stores need 16-byte alignment */
+/* n >= 64 bytes from src to dst with non-temporal stores, fenced */
+static void copy_streamed(char *d, const char *s, size_t n) {
+  size_t head = (16u - ((uintptr_t)d & 15u)) & 15u; /* SSE2 streaming stores: 16-byte aligned */
   memcpy(d, s, head);
   d += head;
   s += head;
@@ -128,10 +141,35 @@ void dred_shm_copy_in(void *dst, const void *src, size_t n, size_t stream_min) {
   _mm_sfence(); /* the streamed lines are visible before anything published after this */
 }
 
+void dred_shm_copy_in(void *dst, const void *src, size_t n, size_t stream_min) {
+  int way;
+  uint64_t t0;
+  if (n < 64) {
+    memcpy(dst, src, n);
+    return;
+  }
+  if (n >= stream_min && n >= __atomic_load_n(&cached_max, __ATOMIC_RELAXED)) {
+    copy_streamed(dst, src, n);
+    return;
+  }
+  if (n < DRED_COPYMODE_MIN || !__atomic_load_n(&adapt, __ATOMIC_RELAXED)) {
+    memcpy(dst, src, n);
+    return;
+  }
+  way = dred_copymode_pick(&mode, n);
+  t0 = __rdtsc();
+  if (way & DRED_COPY_STREAMED)
+    copy_streamed(dst, src, n);
+  else
+    memcpy(dst, src, n);
+  dred_copymode_note(&mode, n, way, __rdtsc() - t0);
+}
+
 #else
 
 void dred_shm_copy_in(void *dst, const void *src, size_t n, size_t stream_min) {
   (void)stream_min;
+  (void)mode;
   memcpy(dst, src, n);
 }
 

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "copymode.h"
+
 /* From how many bytes a copy bypasses the cache (copy.c says why):
  *   DRED_SHM_STREAM_MIN: a block one peer reads once, whole, next -- a reduce non-root's
  *     operand, a bcast root's data; below it the line transfers are few;
@@ -17,13 +19,25 @@
 #define DRED_SHM_STREAM_FOLD_MIN (1024u * 1024u)
 
 /* memcpy(dst, src, n) into a shared block node peers read next, with non-temporal stores
- * when n >= stream_min (x86-64; elsewhere a plain memcpy).  Complete (fenced) when it
- * returns, so a flag published after it is seen after the bytes. */
+ * when n >= stream_min (x86-64; elsewhere a plain memcpy) or the measurement says so
+ * (dred_shm_copy_adapt_set); stream_min SIZE_MAX: through the cache unless measured.
+ * Complete (fenced) when it returns, so a flag published after it is seen after the
+ * bytes. */
 void dred_shm_copy_in(void *dst, const void *src, size_t n, size_t stream_min);
 
 /* Copies of fewer than n bytes go through the cache whatever their stream_min (copy.c
  * says where that pays).  Called once, at dred_init, before any copy. */
 void dred_shm_copy_cached_set(size_t n);
+
+/* on: a copy from DRED_COPYMODE_MIN bytes that would go through the cache is timed, and
+ * streamed instead while such copies measure over six times as slow per byte (copymode.c;
+ * DRED_SHM_STREAM=2).  Called once, at dred_init, before any copy. */
+void dred_shm_copy_adapt_set(int on);
+
+/* Timed copies so far by the way they went, and what was measured per size class (for
+ * the log at dred_finalize: dred_copymode_describe). */
+void dred_shm_copy_counts(uint64_t *cached, uint64_t *streamed);
+void dred_shm_copy_describe(char *buf, size_t cap);
 
 /* The last-level cache this process runs under, from sysfs: if every CPU it may run on
  * (its affinity mask) is under one, that cache's size in bytes, and *key a hash of its

@@ -2,8 +2,9 @@
  * test_copy.c -- lib/shm/copy.c: a copy into a shared block, streamed past the cache or
  * through it.  Every way a copy can go (below stream_min, streamed with an unaligned head
  * and a tail under one line, forced through the cache by dred_shm_copy_cached_set) must
- * give the same bytes and write nothing outside the destination; and the last-level cache
- * that decides the default is read from sysfs for the CPUs the process may run on.
+ * give the same bytes and write nothing outside the destination, the ways the measurement
+ * picks too (copymode.c); and the last-level cache that decides the default is read from
+ * sysfs for the CPUs the process may run on.
  */
 #define _GNU_SOURCE /* sched_setaffinity */
 #include <sched.h>
@@ -56,6 +57,30 @@ static void test_every_way(void **state) {
   dred_shm_copy_cached_set(0);
 }
 
+/* DRED_SHM_STREAM=2's measurement: copies it sends either way give the same bytes, and
+ * both ways are taken (the first copy of each size class tries streaming). */
+static void test_adaptive_bytes(void **state) {
+  static const size_t big[] = {4096, 4096 + 63, 16384 + 17, (1u << 20) + 3};
+  uint64_t c0, s0, c1, s1;
+  (void)state;
+  dred_shm_copy_cached_set(SIZE_MAX);
+  dred_shm_copy_adapt_set(1);
+  dred_shm_copy_counts(&c0, &s0);
+  for (int rep = 0; rep < 12; rep++)
+    for (size_t k = 0; k < sizeof big / sizeof big[0]; k++) {
+      copy_check(big[k], (size_t)rep % 3, (size_t)rep * 5 % 19, SIZE_MAX);
+      copy_check(big[k], 1, 3, 0);
+    }
+  dred_shm_copy_counts(&c1, &s1);
+  dred_shm_copy_adapt_set(0);
+  dred_shm_copy_cached_set(0);
+#if defined(__x86_64__)
+  assert_true(s1 > s0);
+  assert_true(c1 > c0);
+  assert_true((c1 - c0) + (s1 - s0) == 12 * 2 * (sizeof big / sizeof big[0]));
+#endif
+}
+
 static void test_zero(void **state) {
   unsigned char a[4] = {1, 2, 3, 4}, b[4] = {9, 9, 9, 9};
   (void)state;
@@ -100,6 +125,7 @@ static void test_llc(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_way),
+      cmocka_unit_test(test_adaptive_bytes),
       cmocka_unit_test(test_zero),
       cmocka_unit_test(test_llc),
   };

@@ -1,0 +1,122 @@
+/*
+ * copymode.c -- which way a copy into a shared block goes, learnt from the copies' own
+ * times: through the cache, or past it with non-temporal stores (copy.c).
+ *
+ * Why measure.  A block of the node's shared memory is rewritten collective after
+ * collective, and between two uses a peer read it, so its lines sit in that peer's cache.
+ * A cached write first takes each line back (a read for ownership).  Where the peer's
+ * core shares our last-level cache that costs little and the peer then reads the block
+ * from that cache, so copy.c goes through the cache there.  But what sysfs says need not
+ * hold: in a virtual machine the host may run two virtual CPUs that sysfs puts under one
+ * cache on dies with caches of their own, and move them between the two while the job
+ * runs.  On the development guest (AMD EPYC, sysfs: one 32 MiB L3) a 2 MiB bcast took
+ * 68 us in one state and 850-880 us in another that lasted minutes, where MPI took 210 us
+ * in both; with its copies streamed, 210 us (docs/performance.md, session 67).  So each
+ * process times its copies and streams while cached ones cost more than six times as much
+ * per byte as streamed ones.  Six, because a streamed block costs its reader too, which
+ * the writer's clock does not see: where the peer shares our cache a cached rewrite of
+ * its lines measured 1-4 x a streamed one, and the reader of a streamed block, reading
+ * memory instead of that cache, took up to 3.5 x as long, so streaming there loses
+ * (a 256 KiB allreduce 19 % slower with a factor of 4); where the peer's core is on
+ * another die the cached rewrite measured 6-18 x, and the reader takes as long either way.
+ *
+ * How.  Per size class (powers of two from DRED_COPYMODE_MIN) and way, an average of
+ * ticks per KiB, weight 1/4, a sample counted at most 4 x the average (a copy the
+ * scheduler interrupted does not swing it; a lasting change moves it in a few copies).
+ * Every gap-th copy of a class tries the way not chosen, so its average stays current:
+ * the gap doubles from GAP_MIN to GAP_MAX while the tries confirm the choice, and falls
+ * back to GAP_MIN when one changes it or would have won alone against the chosen way's
+ * average (the state may be changing: look again soon).  At GAP_MAX a try the wrong way
+ * adds 4 % to the copies' time where it is ten times slower.  Racy by design: threads
+ * read and write the fields with relaxed atomics, and a lost update only delays a
+ * decision by a copy.
+ */
+#include "copymode.h"
+
+#include <stdio.h>
+
+#define GAP_MIN 8u
+#define GAP_MAX 256u
+#define STREAM_FACTOR 6u /* stream while cached copies cost more than this x per byte */
+
+#define LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
+static const dred_copymode_class_t *class_of_c(const dred_copymode_t *m, size_t n) {
+  unsigned k = 0;
+  for (size_t s = n / DRED_COPYMODE_MIN; s > 1 && k + 1 < DRED_COPYMODE_CLASSES; s >>= 1) k++;
+  return &m->cls[k];
+}
+
+static dred_copymode_class_t *class_of(dred_copymode_t *m, size_t n) {
+  return (dred_copymode_class_t *)class_of_c(m, n);
+}
+
+static int choice_of(const dred_copymode_class_t *c) {
+  uint64_t cached = LD(&c->avg[DRED_COPY_CACHED]), streamed = LD(&c->avg[DRED_COPY_STREAMED]);
+  return streamed > 0 && cached > STREAM_FACTOR * streamed ? DRED_COPY_STREAMED
+                                                           : DRED_COPY_CACHED;
+}
+
+int dred_copymode_choice(const dred_copymode_t *m, size_t n) {
+  return choice_of(class_of_c(m, n));
+}
+
+int dred_copymode_pick(dred_copymode_t *m, size_t n) {
+  dred_copymode_class_t *c = class_of(m, n);
+  int way = choice_of(c);
+  uint32_t count = __atomic_add_fetch(&c->count, 1, __ATOMIC_RELAXED), gap = LD(&c->gap);
+  if ((int32_t)(count - LD(&c->next)) < 0) return way;
+  ST(&c->next, count + (gap > 0 ? gap : GAP_MIN)); /* note() sets it again from the try */
+  return (way ^ 1) | DRED_COPY_PROBE;
+}
+
+void dred_copymode_note(dred_copymode_t *m, size_t n, int pick, uint64_t ticks) {
+  dred_copymode_class_t *c = class_of(m, n);
+  int way = pick & 1, before = choice_of(c);
+  uint64_t kib = n / 1024u > 0 ? n / 1024u : 1, sample = ticks / kib, avg = LD(&c->avg[way]);
+  uint64_t next_avg;
+  if (sample == 0) sample = 1;
+  if (sample > UINT32_MAX / 8) sample = UINT32_MAX / 8;
+  if (avg == 0) {
+    next_avg = sample;
+  } else {
+    uint64_t s = sample < 4 * avg ? sample : 4 * avg;
+    next_avg = s >= avg ? avg + (s - avg) / 4 : avg - (avg - s) / 4;
+    if (next_avg == 0) next_avg = 1;
+  }
+  ST(&c->avg[way], (uint32_t)next_avg);
+  __atomic_add_fetch(&m->done[way], 1, __ATOMIC_RELAXED);
+  if (pick & DRED_COPY_PROBE) {
+    uint32_t gap = LD(&c->gap);
+    uint64_t other = LD(&c->avg[way ^ 1]); /* the chosen way's average */
+    /* would this try alone have won?  (cached wins unless over STREAM_FACTOR x streamed) */
+    int would = way == DRED_COPY_STREAMED ? other > STREAM_FACTOR * sample
+                                          : sample <= STREAM_FACTOR * other;
+    if (gap == 0) gap = GAP_MIN;
+    if (choice_of(c) != before || would)
+      gap = GAP_MIN;
+    else if (gap < GAP_MAX)
+      gap *= 2;
+    ST(&c->gap, gap);
+    ST(&c->next, LD(&c->count) + gap);
+  }
+}
+
+void dred_copymode_describe(const dred_copymode_t *m, char *buf, size_t cap) {
+  size_t used = 0;
+  if (cap == 0) return;
+  buf[0] = 0;
+  for (unsigned k = 0; k < DRED_COPYMODE_CLASSES && used < cap; k++) {
+    const dred_copymode_class_t *c = &m->cls[k];
+    size_t kib = (DRED_COPYMODE_MIN >> 10) << k;
+    int w;
+    if (LD(&c->count) == 0) continue;
+    w = snprintf(buf + used, cap - used, "%s%zu%s %u/%u %c", used > 0 ? ", " : "",
+                 kib >= 1024 ? kib >> 10 : kib, kib >= 1024 ? "M" : "K",
+                 (unsigned)LD(&c->avg[DRED_COPY_CACHED]), (unsigned)LD(&c->avg[DRED_COPY_STREAMED]),
+                 choice_of(c) == DRED_COPY_STREAMED ? 'S' : 'C');
+    if (w < 0) break;
+    used += (size_t)w;
+  }
+}
