@@ -46,6 +46,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "copymode.h"
+
 /* Copies below this many bytes go through the cache whatever their stream_min, unless the
  * measurement says otherwise (adapt); set once at dred_init, before any copy, and read by
  * every thread after. */

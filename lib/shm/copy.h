@@ -8,8 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "copymode.h"
-
 /* From how many bytes a copy bypasses the cache (copy.c says why):
  *   DRED_SHM_STREAM_MIN: a block one peer reads once, whole, next -- a reduce non-root's
  *     operand, a bcast root's data; below it the line transfers are few;
@@ -29,9 +27,9 @@ void dred_shm_copy_in(void *dst, const void *src, size_t n, size_t stream_min);
  * says where that pays).  Called once, at dred_init, before any copy. */
 void dred_shm_copy_cached_set(size_t n);
 
-/* on: a copy from DRED_COPYMODE_MIN bytes that would go through the cache is timed, and
- * streamed instead while such copies measure over six times as slow per byte (copymode.c;
- * DRED_SHM_STREAM=2).  Called once, at dred_init, before any copy. */
+/* on: a copy from DRED_COPYMODE_MIN bytes (copymode.h) that would go through the cache is
+ * timed, and streamed instead while such copies measure over six times as slow per byte
+ * (copymode.c; DRED_SHM_STREAM=2).  Called once, at dred_init, before any copy. */
 void dred_shm_copy_adapt_set(int on);
 
 /* Timed copies so far by the way they went, and what was measured per size class (for

@@ -42,14 +42,11 @@
 #define LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 
-static const dred_copymode_class_t *class_of_c(const dred_copymode_t *m, size_t n) {
-  unsigned k = 0;
-  for (size_t s = n / DRED_COPYMODE_MIN; s > 1 && k + 1 < DRED_COPYMODE_CLASSES; s >>= 1) k++;
-  return &m->cls[k];
-}
-
-static dred_copymode_class_t *class_of(dred_copymode_t *m, size_t n) {
-  return (dred_copymode_class_t *)class_of_c(m, n);
+/* n's size class: floor(log2(n / DRED_COPYMODE_MIN)), the last class open-ended */
+static unsigned class_index(size_t n) {
+  unsigned long long q = n / DRED_COPYMODE_MIN;
+  unsigned k = q > 1 ? 63u - (unsigned)__builtin_clzll(q) : 0u;
+  return k < DRED_COPYMODE_CLASSES ? k : DRED_COPYMODE_CLASSES - 1;
 }
 
 static int choice_of(const dred_copymode_class_t *c) {
@@ -59,11 +56,11 @@ static int choice_of(const dred_copymode_class_t *c) {
 }
 
 int dred_copymode_choice(const dred_copymode_t *m, size_t n) {
-  return choice_of(class_of_c(m, n));
+  return choice_of(&m->cls[class_index(n)]);
 }
 
 int dred_copymode_pick(dred_copymode_t *m, size_t n) {
-  dred_copymode_class_t *c = class_of(m, n);
+  dred_copymode_class_t *c = &m->cls[class_index(n)];
   int way = choice_of(c);
   uint32_t count = __atomic_add_fetch(&c->count, 1, __ATOMIC_RELAXED), gap = LD(&c->gap);
   if ((int32_t)(count - LD(&c->next)) < 0) return way;
@@ -72,8 +69,8 @@ int dred_copymode_pick(dred_copymode_t *m, size_t n) {
 }
 
 void dred_copymode_note(dred_copymode_t *m, size_t n, int pick, uint64_t ticks) {
-  dred_copymode_class_t *c = class_of(m, n);
-  int way = pick & 1, before = choice_of(c);
+  dred_copymode_class_t *c = &m->cls[class_index(n)];
+  int way = pick & 1, before = pick & DRED_COPY_PROBE ? choice_of(c) : 0; /* tries only */
   uint64_t kib = n / 1024u > 0 ? n / 1024u : 1, sample = ticks / kib, avg = LD(&c->avg[way]);
   uint64_t next_avg;
   if (sample == 0) sample = 1;
