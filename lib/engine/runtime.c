@@ -1117,7 +1117,7 @@ void dred_rt_stop(dred_rt_t *rt) {
     dred_shm_copy_counts(&cached, &streamed);
     dred_shm_copy_describe(classes, sizeof classes);
     if (cached + streamed > 0)
-      DRED_DEBUG("copies into shared memory timed (DRED_SHM_STREAM=2): %llu through the cache, "
+      DRED_DEBUG("copies into shared memory measured (DRED_SHM_STREAM=2): %llu through the cache, "
                  "%llu streamed; by size, ticks per KiB cached/streamed and the way now: %s",
                  (unsigned long long)cached, (unsigned long long)streamed, classes);
   }

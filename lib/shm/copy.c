@@ -28,7 +28,7 @@
  * (copymode.c): there a cached rewrite of a block a peer just read costs 6-18 times a
  * streamed one.  So under DRED_SHM_STREAM=2 (the default) a copy from DRED_COPYMODE_MIN
  * that the rule above sends through the cache is timed, and streamed instead while cached
- * copies of its size cost more than six times as much per byte (copymode.c decides).
+ * copies of its size cost more than three times as much per byte (copymode.c decides).
  *
  * Used where one process writes a block every call and peers read it next: a bcast
  * root's data (whole below the pipelined publish where processes outnumber cores, in
@@ -159,12 +159,20 @@ void dred_shm_copy_in(void *dst, const void *src, size_t n, size_t stream_min) {
     return;
   }
   way = dred_copymode_pick(&mode, n);
-  t0 = __rdtsc();
+  t0 = way & DRED_COPY_TIMED ? __rdtsc() : 0;
   if (way & DRED_COPY_STREAMED)
     copy_streamed(dst, src, n);
   else
     memcpy(dst, src, n);
-  dred_copymode_note(&mode, n, way, __rdtsc() - t0);
+  if (way & DRED_COPY_TIMED) {
+    /* until the stores are visible, not merely issued: a cached rewrite's reads for
+     * ownership go on after its last store instruction (the store buffer holds dozens of
+     * stores), and the publish after the copy waits for them anyway */
+    _mm_mfence();
+    _mm_lfence();
+    t0 = __rdtsc() - t0;
+  }
+  dred_copymode_note(&mode, n, way, t0);
 }
 
 #else

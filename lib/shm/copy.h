@@ -28,12 +28,13 @@ void dred_shm_copy_in(void *dst, const void *src, size_t n, size_t stream_min);
 void dred_shm_copy_cached_set(size_t n);
 
 /* on: a copy from DRED_COPYMODE_MIN bytes (copymode.h) that would go through the cache is
- * timed, and streamed instead while such copies measure over six times as slow per byte
+ * timed, and streamed instead while such copies measure over three times as slow per byte
  * (copymode.c; DRED_SHM_STREAM=2).  Called once, at dred_init, before any copy. */
 void dred_shm_copy_adapt_set(int on);
 
-/* Timed copies so far by the way they went, and what was measured per size class (for
- * the log at dred_finalize: dred_copymode_describe). */
+/* Copies so far whose way the measurement chose (each fourth one timed), by the way they
+ * went, and what was measured per size class (for the log at dred_finalize:
+ * dred_copymode_describe). */
 void dred_shm_copy_counts(uint64_t *cached, uint64_t *streamed);
 void dred_shm_copy_describe(char *buf, size_t cap);
 

@@ -12,13 +12,19 @@
  * runs.  On the development guest (AMD EPYC, sysfs: one 32 MiB L3) a 2 MiB bcast took
  * 68 us in one state and 850-880 us in another that lasted minutes, where MPI took 210 us
  * in both; with its copies streamed, 210 us (docs/performance.md, session 67).  So each
- * process times its copies and streams while cached ones cost more than six times as much
- * per byte as streamed ones.  Six, because a streamed block costs its reader too, which
- * the writer's clock does not see: where the peer shares our cache a cached rewrite of
- * its lines measured 1-4 x a streamed one, and the reader of a streamed block, reading
- * memory instead of that cache, took up to 3.5 x as long, so streaming there loses
- * (a 256 KiB allreduce 19 % slower with a factor of 4); where the peer's core is on
- * another die the cached rewrite measured 6-18 x, and the reader takes as long either way.
+ * process times its copies and streams while cached ones cost more than three times as
+ * much per byte as streamed ones.  A copy is timed until its stores are visible (copy.c
+ * fences before reading the clock): a cached rewrite's reads for ownership go on after
+ * its last store instruction, and timed without the fence a 4-32 KiB copy hid much of
+ * them (3 x where they cost 6-18 x).  Three, because a streamed block costs its reader
+ * too, which the writer's clock does not see: where the peer shares our cache a cached
+ * rewrite of its lines measured 0.4-2.6 x a streamed one (fenced), and the reader of a
+ * streamed block, reading memory instead of that cache, took up to 3.5 x as long, so
+ * streaming there loses; where the peer's core is on another die the fenced cached
+ * rewrite measured 2-4 x at 4 KiB and 3.4-12 x from 16 KiB, and the reader takes as long
+ * either way (docs/performance.md, session 68).  Only every DRED_COPYMODE_TIME_EVERY-th
+ * copy and every try is timed: the fence costs a copy that would otherwise drain its
+ * stores behind the next work (a 4 KiB bcast 5 % of its time when every copy was).
  *
  * How.  Per size class (powers of two from DRED_COPYMODE_MIN) and way, an average of
  * ticks per KiB, weight 1/4, a sample counted at most 4 x the average (a copy the
@@ -37,7 +43,9 @@
 
 #define GAP_MIN 8u
 #define GAP_MAX 256u
-#define STREAM_FACTOR 6u /* stream while cached copies cost more than this x per byte */
+#ifndef STREAM_FACTOR
+#define STREAM_FACTOR 3u /* stream while cached copies cost more than this x per byte */
+#endif
 
 #define LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
@@ -63,9 +71,11 @@ int dred_copymode_pick(dred_copymode_t *m, size_t n) {
   dred_copymode_class_t *c = &m->cls[class_index(n)];
   int way = choice_of(c);
   uint32_t count = __atomic_add_fetch(&c->count, 1, __ATOMIC_RELAXED), gap = LD(&c->gap);
-  if ((int32_t)(count - LD(&c->next)) < 0) return way;
+  if ((int32_t)(count - LD(&c->next)) < 0)
+    return way | (count % DRED_COPYMODE_TIME_EVERY == 0 || LD(&c->avg[way]) == 0 ? DRED_COPY_TIMED
+                                                                                : 0);
   ST(&c->next, count + (gap > 0 ? gap : GAP_MIN)); /* note() sets it again from the try */
-  return (way ^ 1) | DRED_COPY_PROBE;
+  return (way ^ 1) | DRED_COPY_PROBE | DRED_COPY_TIMED;
 }
 
 void dred_copymode_note(dred_copymode_t *m, size_t n, int pick, uint64_t ticks) {
@@ -73,6 +83,10 @@ void dred_copymode_note(dred_copymode_t *m, size_t n, int pick, uint64_t ticks) 
   int way = pick & 1, before = pick & DRED_COPY_PROBE ? choice_of(c) : 0; /* tries only */
   uint64_t kib = n / 1024u > 0 ? n / 1024u : 1, sample = ticks / kib, avg = LD(&c->avg[way]);
   uint64_t next_avg;
+  if (!(pick & DRED_COPY_TIMED)) { /* counted only */
+    __atomic_add_fetch(&m->done[way], 1, __ATOMIC_RELAXED);
+    return;
+  }
   if (sample == 0) sample = 1;
   if (sample > UINT32_MAX / 8) sample = UINT32_MAX / 8;
   if (avg == 0) {

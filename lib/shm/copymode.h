@@ -13,10 +13,15 @@
 /* Size classes: powers of two from DRED_COPYMODE_MIN, the last one open-ended (8 MiB up). */
 #define DRED_COPYMODE_CLASSES 12
 
-/* The ways, and the flag dred_copymode_pick adds to a copy that tries the other one. */
+/* The ways, and the flags dred_copymode_pick adds: to a copy that tries the other one
+ * (PROBE), to a copy to be timed and noted (TIMED: every try, the first copy each way,
+ * and every DRED_COPYMODE_TIME_EVERY-th copy; the others go untimed, so that the fence
+ * a timing needs is not paid on every copy). */
 #define DRED_COPY_CACHED 0
 #define DRED_COPY_STREAMED 1
 #define DRED_COPY_PROBE 2
+#define DRED_COPY_TIMED 4
+#define DRED_COPYMODE_TIME_EVERY 4u
 
 typedef struct {
   uint32_t avg[2]; /* ticks per KiB by way (an average, weight 1/4); 0: not timed yet */
@@ -32,11 +37,13 @@ typedef struct {
 } dred_copymode_t;
 
 /* The way for a copy of n >= DRED_COPYMODE_MIN bytes: DRED_COPY_CACHED or _STREAMED, with
- * DRED_COPY_PROBE when it is this class's try of the way not chosen.  Thread-safe. */
+ * DRED_COPY_PROBE when it is this class's try of the way not chosen, and DRED_COPY_TIMED
+ * when its time is to be noted.  Thread-safe. */
 int dred_copymode_pick(dred_copymode_t *m, size_t n);
 
-/* What the copy of n bytes that `pick` (pick's answer, probe flag included) sent took, in
- * any clock's ticks (the same clock for every call).  Thread-safe. */
+/* What the copy of n bytes that `pick` (pick's answer, flags included) sent took, in any
+ * clock's ticks (the same clock for every call); ticks are ignored, the copy only counted,
+ * without DRED_COPY_TIMED.  Thread-safe. */
 void dred_copymode_note(dred_copymode_t *m, size_t n, int pick, uint64_t ticks);
 
 /* The way chosen now for n bytes, without counting a copy (tests, the log). */
