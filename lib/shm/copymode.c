@@ -79,14 +79,16 @@ int dred_copymode_pick(dred_copymode_t *m, size_t n) {
 }
 
 void dred_copymode_note(dred_copymode_t *m, size_t n, int pick, uint64_t ticks) {
-  dred_copymode_class_t *c = &m->cls[class_index(n)];
-  int way = pick & 1, before = pick & DRED_COPY_PROBE ? choice_of(c) : 0; /* tries only */
-  uint64_t kib = n / 1024u > 0 ? n / 1024u : 1, sample = ticks / kib, avg = LD(&c->avg[way]);
-  uint64_t next_avg;
-  if (!(pick & DRED_COPY_TIMED)) { /* counted only */
-    __atomic_add_fetch(&m->done[way], 1, __ATOMIC_RELAXED);
-    return;
-  }
+  dred_copymode_class_t *c;
+  int way = pick & 1, before;
+  uint64_t kib, sample, avg, next_avg;
+  __atomic_add_fetch(&m->done[way], 1, __ATOMIC_RELAXED);
+  if (!(pick & DRED_COPY_TIMED)) return; /* three copies in four: counted only */
+  c = &m->cls[class_index(n)];
+  before = pick & DRED_COPY_PROBE ? choice_of(c) : 0; /* tries only */
+  kib = n / 1024u > 0 ? n / 1024u : 1;
+  sample = ticks / kib;
+  avg = LD(&c->avg[way]);
   if (sample == 0) sample = 1;
   if (sample > UINT32_MAX / 8) sample = UINT32_MAX / 8;
   if (avg == 0) {
@@ -97,7 +99,6 @@ void dred_copymode_note(dred_copymode_t *m, size_t n, int pick, uint64_t ticks) 
     if (next_avg == 0) next_avg = 1;
   }
   ST(&c->avg[way], (uint32_t)next_avg);
-  __atomic_add_fetch(&m->done[way], 1, __ATOMIC_RELAXED);
   if (pick & DRED_COPY_PROBE) {
     uint32_t gap = LD(&c->gap);
     uint64_t other = LD(&c->avg[way ^ 1]); /* the chosen way's average */
