@@ -6,7 +6,8 @@
  * never from timing, so members that agree always take the same path.  The region is
  * mapped at different addresses in different processes: nothing in it is a pointer (an
  * operand left in a pool block is named by its owner and offset, never its address).
- * The layout is meet_int.h's; the fast lane's posts, beside the slots, are fast.c's.
+ * The layout is meet_int.h's; the fast lane's posts, beside the slots, are fast.c's; a
+ * decided slot's chunks (claims, folds, pieces, a bcast's progress) are meet_chunks.c's.
  */
 #define _GNU_SOURCE
 #include "meet_int.h"
@@ -160,12 +161,6 @@ void dred_meet_set_spin(uint64_t ns) { spin_ns = ns; }
 /* Tries of the lock before sleeping on it (spin_ns > 0: a core per member). */
 #define LOCK_TRIES 200
 
-/* Whether the slot is held: cleared outside the slot's lock by the release that
- * completes it (slot_free_if_completed), so read atomically even under the lock. */
-static uint32_t slot_busy(const dred_meet_slot_t *s) {
-  return __atomic_load_n(&s->busy, __ATOMIC_RELAXED);
-}
-
 /* Lock the slot.  A holder that died mid-update leaves its slot's contents unknown: an
  * open reduction there ends with DRED_ERR_PROC_FAILED (what the holder's death means for
  * it anyway), and the lock is usable again. */
@@ -186,6 +181,9 @@ static void slot_lock(dred_meet_slot_t *s) {
 }
 
 static void slot_unlock(dred_meet_slot_t *s) { pthread_mutex_unlock(&s->mu); }
+
+void dred_meet__lock(dred_meet_slot_t *s) { slot_lock(s); }
+void dred_meet__unlock(dred_meet_slot_t *s) { slot_unlock(s); }
 
 /* Whether a collective of `kind` rooted at `root` reads member k's operand. */
 static int reads_operand(uint32_t kind, uint32_t root, uint32_t k) {
@@ -356,10 +354,6 @@ static void slot_released(dred_meet_slot_t *s, uint64_t bits, uint32_t n) {
   slot_free_if_completed(s, __atomic_fetch_or(&s->released, bits, __ATOMIC_ACQ_REL), bits, n);
 }
 
-
-static uint64_t released_of(const dred_meet_slot_t *s) {
-  return __atomic_load_n(&s->released, __ATOMIC_ACQUIRE);
-}
 
 /* Whether a member arriving in a relay slot (lock held, its bit and parameters in) stays:
  * the first one with a block leads -- dred-master sends it the data, which it puts in
@@ -1046,161 +1040,6 @@ void dred_meet_wait_epoch(dred_meet_slot_t *s, uint32_t epoch, uint64_t timeout_
   if (s != NULL) word_wait(&s->wake, &s->nwait, epoch, timeout_ns);
 }
 
-uint32_t dred_meet_nchunks(uint64_t count, uint64_t bytes, uint32_t n) {
-  uint64_t c;
-  if (count == 0 || n == 0) return 0;
-  c = (bytes + DRED_MEET_CHUNK_BYTES - 1) / DRED_MEET_CHUNK_BYTES;
-  if (c < n) c = n; /* every member has one to fold */
-  if (c > DRED_MEET_MAX_CHUNKS) c = DRED_MEET_MAX_CHUNKS;
-  return (uint32_t)(c < count ? c : count); /* none empty */
-}
-
-void dred_meet_chunk_range(uint64_t count, uint32_t nchunks, uint32_t c, uint64_t *e0,
-                           uint64_t *ne) {
-  /* sizes differ by one element at most (count < 2^63 / DRED_MEET_MAX_CHUNKS) */
-  if (nchunks == 0 || c >= nchunks) {
-    *e0 = count;
-    *ne = 0;
-    return;
-  }
-  *e0 = count * c / nchunks;
-  *ne = count * (c + 1) / nchunks - *e0;
-}
-
-/* Whether `seq`'s chunk phase is on: decided OK, an allreduce or a reduce, not ended. */
-static int chunks_open(const dred_meet_slot_t *s, uint64_t seq) {
-  return slot_busy(s) && s->seq == seq && s->state == DRED_MEET_OK &&
-         (s->kind == PROTO_KIND_ALLREDUCE || s->kind == PROTO_KIND_REDUCE) &&
-         s->fold_status == DRED_OK;
-}
-
-/* Chunk c's operands are all in for `reader` to fold it: those written after their
- * member's arrival (s->pieces) hold it, except the reader's own, which it reads where it
- * is in its process (DRED_MEET_OP_PIECES). */
-static int chunk_in(dred_meet_slot_t *s, uint32_t c, uint32_t reader) {
-  uint64_t pend = __atomic_load_n(&s->pieces, __ATOMIC_ACQUIRE) & ~bit(reader);
-  for (; pend != 0; pend &= pend - 1)
-    if (!(__atomic_load_n(&s->pin[__builtin_ctzll(pend)], __ATOMIC_ACQUIRE) & bit(c))) return 0;
-  return 1;
-}
-
-int dred_meet_chunk_readable(dred_meet_slot_t *s, uint64_t seq, uint32_t nchunks, uint32_t c,
-                             uint32_t reader) {
-  /* no lock: the caller holds `seq` (it has not released it); each writer only adds
-   * chunks of its own */
-  if (s == NULL || c >= nchunks || reader >= DRED_MEET_MAX_MEMBERS ||
-      __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq)
-    return 0;
-  return chunk_in(s, c, reader);
-}
-
-void dred_meet_home(uint32_t nchunks, uint32_t n, uint32_t member, uint32_t *lo, uint32_t *hi) {
-  if (n == 0 || member >= n) {
-    *lo = *hi = 0;
-    return;
-  }
-  *lo = (uint32_t)((uint64_t)nchunks * member / n);
-  *hi = (uint32_t)((uint64_t)nchunks * (member + 1) / n);
-}
-
-/* Every chunk of `nchunks` is claimed, read without the lock (the caller holds `seq`):
- * a member woken by each chunk's fold asks this, not the lock its peers need.  A claim
- * given back (its claimer declared failed) wakes the slot, and the next look sees it. */
-static int all_claimed(const dred_meet_slot_t *s, uint32_t nchunks) {
-  uint64_t all = nchunks >= 64 ? ~(uint64_t)0 : bit(nchunks) - 1;
-  return (__atomic_load_n(&s->claimed, __ATOMIC_ACQUIRE) & all) == all;
-}
-
-int dred_meet_claimable(dred_meet_slot_t *s, uint64_t seq, uint32_t nchunks) {
-  if (s == NULL || nchunks == 0 || nchunks > DRED_MEET_MAX_CHUNKS ||
-      __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq)
-    return 0;
-  return !all_claimed(s, nchunks);
-}
-
-/* The chunk `member` takes next, under the slot's lock: -1 none left, -2 none it can
- * read yet.  With no member writing its operand after arrival (every reduce, and an
- * allreduce copied in before), the lowest unclaimed one.  Otherwise each member takes its
- * home chunks first, from the bottom -- a member writing its operand afterwards copies in
- * only the chunks others read, its home last (dred_meet_home) -- then any other it can
- * read, from the top: the ones a member busy with its home copies in last, when the
- * others have nothing left (lib/paths/meetwork.c). */
-static int claim_pick(dred_meet_slot_t *s, uint32_t member, uint32_t nchunks) {
-  uint32_t c, lo, hi;
-  int waits = 0;
-  if (__atomic_load_n(&s->pieces, __ATOMIC_ACQUIRE) == 0) {
-    for (c = 0; c < nchunks; c++)
-      if (!(s->claimed & bit(c))) return (int)c;
-    return -1;
-  }
-  dred_meet_home(nchunks, s->n, member, &lo, &hi);
-  for (c = lo; c < hi; c++)
-    if (!(s->claimed & bit(c))) {
-      if (chunk_in(s, c, member)) return (int)c;
-      waits = 1; /* our home's lowest waits for a peer's copy: take another meanwhile */
-      break;
-    }
-  for (c = nchunks; c-- > 0;)
-    if (!(c >= lo && c < hi) && !(s->claimed & bit(c))) {
-      if (chunk_in(s, c, member)) return (int)c;
-      waits = 1;
-    }
-  return waits ? -2 : -1;
-}
-
-int dred_meet_claim(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint32_t nchunks) {
-  int got = -1;
-  if (s == NULL || nchunks == 0 || nchunks > DRED_MEET_MAX_CHUNKS || member >= DRED_MEET_MAX_MEMBERS)
-    return -1;
-  if (all_claimed(s, nchunks)) return -1;
-  slot_lock(s);
-  if (chunks_open(s, seq) && !(s->kind == PROTO_KIND_REDUCE && s->solo) && member < s->n &&
-      !(released_of(s) & bit(member))) {
-    got = claim_pick(s, member, nchunks);
-    if (got >= 0) {
-      __atomic_store_n(&s->claimer[got], (uint8_t)member, __ATOMIC_RELAXED);
-      __atomic_store_n(&s->part[got], -1, __ATOMIC_RELAXED);
-      __atomic_or_fetch(&s->claimed, bit((uint32_t)got), __ATOMIC_RELEASE);
-    }
-  }
-  slot_unlock(s);
-  return got;
-}
-
-uint64_t dred_meet_chunks_claimed(dred_meet_slot_t *s, uint64_t seq) {
-  if (s == NULL || __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq) return 0;
-  return __atomic_load_n(&s->claimed, __ATOMIC_ACQUIRE);
-}
-
-int dred_meet_chunk_done(dred_meet_slot_t *s, uint64_t seq, uint32_t c, uint32_t member,
-                         int64_t part) {
-  int took = 0;
-  if (s == NULL || c >= DRED_MEET_MAX_CHUNKS || member >= DRED_MEET_MAX_MEMBERS) return 0;
-  slot_lock(s);
-  /* Taken only from the member that holds the claim and still counts: one declared failed
-   * folds for nobody (its claim went back when it was declared). */
-  if (slot_busy(s) && s->seq == seq && (s->claimed & bit(c)) && !(s->folded & bit(c)) &&
-      s->claimer[c] == member && !(released_of(s) & bit(member))) {
-    /* the part before the bit: dred_meet_chunks_folded reads them without the lock */
-    __atomic_store_n(&s->part[c], part, __ATOMIC_RELAXED);
-    __atomic_or_fetch(&s->folded, bit(c), __ATOMIC_RELEASE);
-    took = 1;
-    slot_wake(s);
-  }
-  slot_unlock(s);
-  return took;
-}
-
-void dred_meet_chunk_failed(dred_meet_slot_t *s, uint64_t seq, int status) {
-  if (s == NULL) return;
-  slot_lock(s);
-  if (slot_busy(s) && s->seq == seq && s->fold_status == DRED_OK) {
-    __atomic_store_n(&s->fold_status, status != DRED_OK ? status : DRED_ERR_INTERNAL, __ATOMIC_RELEASE);
-    slot_wake(s);
-  }
-  slot_unlock(s);
-}
-
 uint64_t dred_meet_solo(dred_meet_slot_t *s, uint64_t seq, uint32_t member) {
   uint64_t ready = 0, in;
   uint32_t k;
@@ -1226,63 +1065,6 @@ uint32_t dred_meet_arrivals(const dred_meet_slot_t *s) {
 
 void dred_meet_wait_arrivals(dred_meet_slot_t *s, uint32_t w, uint64_t timeout_ns) {
   if (s != NULL) word_wait(&s->arr, &s->nwait_arr, w, timeout_ns);
-}
-
-void dred_meet_progress_set(dred_meet_slot_t *s, uint64_t seq, uint64_t bytes) {
-  if (s == NULL || __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq) return;
-  __atomic_store_n(&s->progress, bytes, __ATOMIC_RELEASE); /* after the bytes themselves */
-  slot_wake(s);
-}
-
-uint64_t dred_meet_progress(dred_meet_slot_t *s, uint64_t seq, int *status) {
-  uint64_t got = 0;
-  int st = DRED_ERR_INTERNAL;
-  /* no lock: the caller holds `seq` (it has not released it), and the root bumps the
-   * count once per piece while the members poll it */
-  if (s != NULL && __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == seq) {
-    got = __atomic_load_n(&s->progress, __ATOMIC_ACQUIRE);
-    st = __atomic_load_n(&s->fold_status, __ATOMIC_ACQUIRE);
-  }
-  if (status != NULL) *status = st;
-  return got;
-}
-
-void dred_meet_piece_in(dred_meet_slot_t *s, uint64_t seq, uint32_t member, uint64_t chunks) {
-  if (s == NULL || member >= DRED_MEET_MAX_MEMBERS || __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq)
-    return;
-  __atomic_or_fetch(&s->pin[member], chunks, __ATOMIC_RELEASE); /* after the bytes themselves */
-  slot_wake(s);
-}
-
-/* No lock: every member looks after each chunk's fold, and p members taking the lock p
- * times each cost more than the folds at p = 16 (docs/performance.md).  The caller holds
- * `seq` (as in decided()); a folded chunk's claimer and part never change while it does,
- * and chunk_done writes them before the chunk's bit (release).  seq is read again last, in
- * case this member was given up for dead and the slot moved on: then nothing is folded. */
-uint64_t dred_meet_chunks_folded(dred_meet_slot_t *s, uint64_t seq, int *status,
-                                 uint8_t *holders, int64_t *parts) {
-  uint64_t f = 0, left;
-  int st = DRED_ERR_INTERNAL;
-  uint32_t c;
-  if (holders != NULL) memset(holders, 0xff, DRED_MEET_MAX_CHUNKS); /* no holder */
-  if (parts != NULL)
-    for (c = 0; c < DRED_MEET_MAX_CHUNKS; c++) parts[c] = -1;
-  if (s != NULL && __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == seq &&
-      __atomic_load_n(&s->busy, __ATOMIC_ACQUIRE)) {
-    f = __atomic_load_n(&s->folded, __ATOMIC_ACQUIRE);
-    st = __atomic_load_n(&s->fold_status, __ATOMIC_ACQUIRE);
-    for (left = f; left != 0; left &= left - 1) {
-      c = (uint32_t)__builtin_ctzll(left);
-      if (holders != NULL) holders[c] = __atomic_load_n(&s->claimer[c], __ATOMIC_RELAXED);
-      if (parts != NULL) parts[c] = __atomic_load_n(&s->part[c], __ATOMIC_RELAXED);
-    }
-    if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq || !__atomic_load_n(&s->busy, __ATOMIC_ACQUIRE)) {
-      f = 0;
-      st = DRED_ERR_INTERNAL;
-    }
-  }
-  if (status != NULL) *status = st;
-  return f;
 }
 
 /* No lock: every member takes one at arrival, and a lock handed between cores costs more

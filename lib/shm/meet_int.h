@@ -1,6 +1,7 @@
 /*
- * meet_int.h -- the meeting place's shared-memory layout, for its two files: meet.c (the
- * slots, under a robust lock per slot) and fast.c (the fast lane's posts, without one).
+ * meet_int.h -- the meeting place's shared-memory layout, for its three files: meet.c (the
+ * slots, under a robust lock per slot), meet_chunks.c (a decided slot's chunks) and fast.c
+ * (the fast lane's posts, without a lock).
  * Nothing outside lib/shm/ includes it: everyone else goes through meet.h.
  */
 #ifndef DRED_MEET_INT_H
@@ -120,8 +121,23 @@ static inline void relax(void) {
 #endif
 }
 
-/* meet.c's, for fast.c: wake the slot's sleepers (no system call when none sleeps); the
- * polling budget of dred_meet_set_spin; a monotonic clock; sleep on a futex word. */
+/* Whether the slot is held: cleared outside the slot's lock by the release that
+ * completes it (meet.c, slot_free_if_completed), so read atomically even under the lock. */
+static inline uint32_t slot_busy(const dred_meet_slot_t *s) {
+  return __atomic_load_n(&s->busy, __ATOMIC_RELAXED);
+}
+
+/* The members done with the slot's collective (or dead): atomic, release takes no lock. */
+static inline uint64_t released_of(const dred_meet_slot_t *s) {
+  return __atomic_load_n(&s->released, __ATOMIC_ACQUIRE);
+}
+
+/* meet.c's, for meet_chunks.c: take and give back the slot's robust lock (a holder that
+ * died mid-update ends the slot's open collective with DRED_ERR_PROC_FAILED). */
+void dred_meet__lock(dred_meet_slot_t *s);
+void dred_meet__unlock(dred_meet_slot_t *s);
+/* meet.c's, for fast.c and meet_chunks.c: wake the slot's sleepers (no system call when
+ * none sleeps); the polling budget of dred_meet_set_spin; a monotonic clock; sleep on a futex word. */
 void dred_meet__wake(dred_meet_slot_t *s);
 uint64_t dred_meet__spin_ns(void);
 uint64_t dred_meet__now_ns(void);

@@ -1,22 +1,22 @@
 /*
- * test_meet.c -- lib/shm/meet.c, the shared-memory meeting place, driven rule by rule on
- * an ordinary mapping (no MPI): a group finds the same ring every time and never another
- * group's, and a full table stays full; members that agree meet in any arrival order and
- * the root finds every operand at member x bytes; disagreeing parameters, a member's own
- * error, members that go to dred-master (MIXED), a slot still held by the reduction
- * DRED_MEET_DEPTH before (spill), a member's death, dred_meet_end and a lock holder's death
- * all decide the same outcome for everyone, whatever the arrival order; waiting works
- * across processes and is bounded by its timeout; out-of-range arrivals are refused.
- * Operands met by reference (a member's pool block, any size): every arrival order and
- * root decides alike and names each block; a block is needed until the root releases (or
- * dies, or the slot ends); a member without a place for its operand spills the slot to
- * dred-master for everyone, before or after the others arrived; failures and a lock
- * holder's death end such slots as they end small ones; explicit tags get rings of their
- * own, and a death reaches every stream of its group.  Allreduce and bcast: who must
- * publish an operand (all members; the root alone), blocks needed until every member is
- * done, chunks that cover every element once, claims that hand each chunk out once, and a
- * death while folding that fails the phase for everyone (one at any other time costs
- * nothing).
+ * test_meet.c -- lib/shm/meet.c and meet_chunks.c, the shared-memory meeting place, driven
+ * rule by rule on an ordinary mapping (no MPI): a group finds the same ring every time and
+ * never another group's, and a full table stays full; members that agree meet in any
+ * arrival order and the root finds every operand at member x bytes; disagreeing
+ * parameters, a member's own error, members that go to dred-master (MIXED), a slot still
+ * held by the reduction DRED_MEET_DEPTH before (spill), a member's death, dred_meet_end
+ * and a lock holder's death all decide the same outcome for everyone, whatever the arrival
+ * order; waiting works across processes and is bounded by its timeout; out-of-range
+ * arrivals are refused. Operands met by reference (a member's pool block, any size): every
+ * arrival order and root decides alike and names each block; a block is needed until the
+ * root releases (or dies, or the slot ends); a member without a place for its operand
+ * spills the slot to dred-master for everyone, before or after the others arrived;
+ * failures and a lock holder's death end such slots as they end small ones; explicit tags
+ * get rings of their own, and a death reaches every stream of its group.  Allreduce and
+ * bcast: who must publish an operand (all members; the root alone), blocks needed until
+ * every member is done, chunks that cover every element once, claims that hand each chunk
+ * out once, and a death while folding that fails the phase for everyone (one at any other
+ * time costs nothing).
  *
  * Tables live in MAP_SHARED anonymous mappings: page-aligned (the table asks for 64-byte
  * alignment, more than malloc promises) and shared with forked children, as the node's
