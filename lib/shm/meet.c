@@ -354,7 +354,6 @@ static void slot_released(dred_meet_slot_t *s, uint64_t bits, uint32_t n) {
   slot_free_if_completed(s, __atomic_fetch_or(&s->released, bits, __ATOMIC_ACQ_REL), bits, n);
 }
 
-
 /* Whether a member arriving in a relay slot (lock held, its bit and parameters in) stays:
  * the first one with a block leads -- dred-master sends it the data, which it puts in
  * that block for the others -- and every later one follows, copying from the leader's
@@ -1147,7 +1146,7 @@ uint32_t dred_meet_folder(dred_meet_slot_t *s, uint64_t seq, uint64_t *members) 
  * in its block yet. */
 static uint64_t pieces_missing(const dred_meet_slot_t *s, uint32_t member) {
   uint32_t nch = dred_meet_nchunks(s->p[member].count, s->ref[member].len, s->n);
-  uint64_t all = nch >= 64 ? ~(uint64_t)0 : bit(nch) - 1;
+  uint64_t all = all_of(nch);
   return ~__atomic_load_n(&s->pin[member], __ATOMIC_ACQUIRE) & all;
 }
 

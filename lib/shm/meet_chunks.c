@@ -1,8 +1,8 @@
 /*
- * meet_chunks.c -- a slot's chunk phase (meet.h, "Allreduce and bcast"): once the slot decided, the fold
- * of a large allreduce or reduce is split into chunks that the members who wait claim,
- * fold and publish, and a bcast root's data or a late member's operand is followed as it
- * is written in pieces.
+ * meet_chunks.c -- a slot's chunk phase (meet.h, "Allreduce and bcast"): once the slot
+ * decided, the fold of a large allreduce or reduce is split into chunks that the members
+ * who wait claim, fold and publish, and a bcast root's data or a late member's operand is
+ * followed as it is written in pieces.
  *
  * How it works.  Every member computes the same chunks (dred_meet_nchunks,
  * dred_meet_chunk_range).  A claim is taken under the slot's lock (claim_pick: the lowest
@@ -10,13 +10,12 @@
  * member's home chunks first), a fold's result is published by its claimer
  * (dred_meet_chunk_done: the block first, then the chunk's bit, release), and everything a
  * member polls while it waits -- what is claimed, folded, written so far -- is read
- * without the lock: each bit is set once, by the one member that owns it, and the caller
- * holds the slot's seq, so the slot cannot move on under it.  What the members do with
- * the chunks is lib/paths/meetwork.c's; what a member's death does to them (its claims
- * given back, or the fold ended where a chunk never left its process) is
- * dred_meet_member_failed's, in meet.c.
+ * without the lock: each bit is set by the one member it concerns (a claim goes back only
+ * when its claimer is declared failed), and the caller holds the slot's seq, so the slot
+ * cannot move on under it.  What the members do with the chunks is lib/paths/meetwork.c's;
+ * what a member's death does to them (its claims given back, or the fold ended where a
+ * chunk never left its process) is dred_meet_member_failed's, in meet.c.
  */
-#define _GNU_SOURCE
 #include <string.h>
 
 #include "../../include/dred_status.h"
@@ -83,7 +82,7 @@ void dred_meet_home(uint32_t nchunks, uint32_t n, uint32_t member, uint32_t *lo,
  * a member woken by each chunk's fold asks this, not the lock its peers need.  A claim
  * given back (its claimer declared failed) wakes the slot, and the next look sees it. */
 static int all_claimed(const dred_meet_slot_t *s, uint32_t nchunks) {
-  uint64_t all = nchunks >= 64 ? ~(uint64_t)0 : bit(nchunks) - 1;
+  uint64_t all = all_of(nchunks);
   return (__atomic_load_n(&s->claimed, __ATOMIC_ACQUIRE) & all) == all;
 }
 

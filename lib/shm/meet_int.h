@@ -137,7 +137,8 @@ static inline uint64_t released_of(const dred_meet_slot_t *s) {
 void dred_meet__lock(dred_meet_slot_t *s);
 void dred_meet__unlock(dred_meet_slot_t *s);
 /* meet.c's, for fast.c and meet_chunks.c: wake the slot's sleepers (no system call when
- * none sleeps); the polling budget of dred_meet_set_spin; a monotonic clock; sleep on a futex word. */
+ * none sleeps); the polling budget of dred_meet_set_spin; a monotonic clock; sleep on a
+ * futex word. */
 void dred_meet__wake(dred_meet_slot_t *s);
 uint64_t dred_meet__spin_ns(void);
 uint64_t dred_meet__now_ns(void);
