@@ -86,6 +86,10 @@ CASES=(
   "bcast-p3         bcast       3  120  +DRED_MEET_PIECES=1"
   "bcast-p5         bcast       5  150  -s 5"
   "bcast-p8         bcast       8  240  -s 8"
+  # results past the cache (lib/shm/copy.c): on any machine with DRED_SHM_STREAM=1
+  "allreduce-big-p2 allreduce   2  180  +DRED_SHM_STREAM=1 +DRED_LOG_LEVEL=debug ?results~written~past~the~cache -l 1100000 -s 21"
+  "allreduce-big-p3 allreduce   3  180  +DRED_SHM_STREAM=1 +DRED_MEET_PIECES=1 -l 1100000 -s 22"
+  "bcast-big-p3     bcast       3  180  +DRED_SHM_STREAM=1 +DRED_LOG_LEVEL=debug ?results~written~past~the~cache -l 2200000 -s 23"
   "bcast@abc        bcast       7  240  @a:3,b:3,c:2 -s 73"
   # the node relay (lib/paths/relay.c): every node but the master's has 3 members, so some
   # lead and some copy from their leader; the allreduce's -l is past the runtime thread's

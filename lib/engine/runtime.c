@@ -1120,6 +1120,9 @@ void dred_rt_stop(dred_rt_t *rt) {
       DRED_DEBUG("copies into shared memory measured (DRED_SHM_STREAM=2): %llu through the cache, "
                  "%llu streamed; by size, ticks per KiB cached/streamed and the way now: %s",
                  (unsigned long long)cached, (unsigned long long)streamed, classes);
+    if (dred_shm_result_streamed() > 0)
+      DRED_DEBUG("results written past the cache: %.1f MiB (lib/shm/copy.c, a large result)",
+                 (double)dred_shm_result_streamed() / 1048576.0);
   }
   if (rt->relay_led > 0)
     DRED_INFO("node relay: led %llu cross-node bcast(s) or allreduce(s) for this node",

@@ -24,9 +24,11 @@
 #include "../shm/meet.h"
 #include "fold.h"
 
-/* An allreduce up to this size folds each chunk it claims through an L1-sized stage
- * (dred_fold_chunk_out). */
+/* An allreduce up to this size, or one whose result goes past the cache, folds each chunk
+ * it claims through an L1-sized stage (dred_fold_chunk_out).  -D it to compare builds. */
+#ifndef STAGED_FOLD_MAX
 #define STAGED_FOLD_MAX (4u * 1024u * 1024u)
+#endif
 #define STAGE_BYTES (16u * 1024u)
 
 /* Fold elements [e0, e0 + ne) of the n operands src[0..n-1] into `acc` (which holds
@@ -120,23 +122,27 @@ int dred_fold_chunk(dred_inst_t *in, const char *const *src, uint32_t n, uint32_
  * allreduce of 256 KiB to 4 MiB at p = 2 on the development machine; larger ones measured
  * slower: docs/performance.md, session 40).  From DRED_SHM_STREAM_FOLD_MIN the block is
  * written past the cache, as the operands are (copy.c): the same time with warm caches,
- * 5-14 % less with cold ones. */
+ * 5-14 % less with cold ones.  A result that outgrows the cache (dred_shm_result_streams)
+ * is staged at every size, and written to res past the cache: then neither write reads
+ * its lines first (session 70: a third less time for 8-16 MiB at p = 2). */
 int dred_fold_chunk_out(dred_inst_t *in, const char *const *src, uint32_t n, uint64_t e0,
                         uint64_t ne, char *blk, char *res, char *tmp) {
   static _Thread_local _Alignas(64) char stage[STAGE_BYTES];
   size_t ext = in->ti.extent, stream_min = in->bytes >= DRED_SHM_STREAM_FOLD_MIN ? 0 : SIZE_MAX;
   uint64_t step = STAGE_BYTES / ext, k, m;
-  int rc = DRED_OK;
-  if (in->bytes > STAGED_FOLD_MAX || step == 0) { /* (step 0: an element larger than the stage) */
+  int rc = DRED_OK, past = dred_shm_result_streams(in->bytes, DRED_SHM_WEIGHT_ALLREDUCE);
+  if ((in->bytes > STAGED_FOLD_MAX && !past) || step == 0) { /* (0: an element over the stage) */
     if ((rc = fold_range(in, src, n, e0, ne, blk, tmp)) == DRED_OK)
-      memcpy(res + e0 * ext, blk, ne * ext);
+      dred_shm_copy_result(res + e0 * ext, blk, ne * ext, in->bytes,
+                           DRED_SHM_WEIGHT_ALLREDUCE);
     return rc;
   }
   for (k = 0; k < ne && rc == DRED_OK; k += m) {
     m = ne - k < step ? ne - k : step;
     if ((rc = fold_range(in, src, n, e0 + k, m, stage, tmp)) == DRED_OK) {
       dred_shm_copy_in(blk + k * ext, stage, m * ext, stream_min);
-      memcpy(res + (e0 + k) * ext, stage, m * ext);
+      dred_shm_copy_result(res + (e0 + k) * ext, stage, m * ext, in->bytes,
+                           DRED_SHM_WEIGHT_ALLREDUCE);
     }
   }
   return rc;

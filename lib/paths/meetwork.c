@@ -310,7 +310,7 @@ static int allreduce_by_ref(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int
         rc = DRED_ERR_INTERNAL;
         break;
       }
-      memcpy(dst + e0 * ext, from, ne * ext);
+      dred_shm_copy_result(dst + e0 * ext, from, ne * ext, in->bytes, DRED_SHM_WEIGHT_ALLREDUCE);
       in->meet_copied |= (uint64_t)1 << c;
       spent += ne * ext;
     }
@@ -533,7 +533,8 @@ static int bcast_copy(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *done
   while (in->meet_fold_next < avail) {
     len = avail - in->meet_fold_next;
     if (len > DRED_FOLD_CHUNK * 4) len = DRED_FOLD_CHUNK * 4;
-    memcpy(dst + in->meet_fold_next, src + in->meet_fold_next, len);
+    dred_shm_copy_result(dst + in->meet_fold_next, src + in->meet_fold_next, len, in->bytes,
+                         DRED_SHM_WEIGHT_BCAST);
     in->meet_fold_next += len;
     if (in->meet_fold_next < in->bytes && in->meet_fold_next >= budget) break;
   }

@@ -55,6 +55,7 @@
 #include <string.h>
 
 #include "../../common/log.h"
+#include "../shm/copy.h"
 #include "../shm/meet.h"
 #include "../engine/group.h"
 #include "../engine/future.h"
@@ -294,7 +295,9 @@ static int follow_copy(dred_rt_t *rt, dred_inst_t *in, uint64_t budget, int *sta
     return 1;
   }
   end = budget < avail - in->res_have ? in->res_have + budget : avail;
-  memcpy(dst + in->res_have, src + in->res_have, end - in->res_have);
+  dred_shm_copy_result(dst + in->res_have, src + in->res_have, end - in->res_have, in->bytes,
+                       in->kind == PROTO_KIND_BCAST ? DRED_SHM_WEIGHT_BCAST
+                                                    : DRED_SHM_WEIGHT_ALLREDUCE);
   in->res_have = end;
   if (in->res_have == in->bytes) {
     *status = DRED_OK;

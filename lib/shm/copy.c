@@ -36,6 +36,19 @@
  * measurement streams them), a reduce non-root's operand and an allreduce member's
  * (lib/mpi/buffer.c, meetpath.c, the fast lane's blocks), and a large allreduce's folded
  * chunks (meetpath.c, fold.c).
+ *
+ * A large result.  An allreduce's or a bcast's result is written into the caller's
+ * private buffer, which no peer reads; a cached store to a line not in cache reads it
+ * from memory first.  Where what the call moves through each member's cache outgrows its
+ * share of the last-level cache, the result's first lines are gone from the cache by the
+ * time the call returns anyway, so its pieces are written past the cache: no line is read
+ * before it is overwritten, and none of the lines still to be read is evicted for it
+ * (dred_shm_copy_result).  An allreduce member moves about four times its result's bytes
+ * (its operand, its copy in the pool, the folded chunks, the result), a bcast member two
+ * (the root's block, the result).  At p = 2 on an AMD EPYC guest with a 32 MiB L3 (a
+ * quarter of it per process: 4 MiB), streaming measured faster for allreduces from 4 MiB
+ * and bcasts from 8 MiB, and a quarter slower for a bcast of 4 MiB (docs/performance.md,
+ * session 70).
  */
 #define _GNU_SOURCE /* sched_getaffinity */
 #include "copy.h"
@@ -54,12 +67,15 @@
 static size_t cached_max;
 static int adapt;
 static dred_copymode_t mode; /* this process's measurements (copymode.c) */
+static uint64_t result_streamed; /* bytes of results written past the cache */
 
 void dred_shm_copy_cached_set(size_t n) { __atomic_store_n(&cached_max, n, __ATOMIC_RELAXED); }
 
 void dred_shm_copy_adapt_set(int on) { __atomic_store_n(&adapt, on, __ATOMIC_RELAXED); }
 
 void dred_shm_copy_describe(char *buf, size_t cap) { dred_copymode_describe(&mode, buf, cap); }
+
+uint64_t dred_shm_result_streamed(void) { return __atomic_load_n(&result_streamed, __ATOMIC_RELAXED); }
 
 void dred_shm_copy_counts(uint64_t *cached, uint64_t *streamed) {
   *cached = __atomic_load_n(&mode.done[DRED_COPY_CACHED], __ATOMIC_RELAXED);
@@ -143,6 +159,22 @@ static void copy_streamed(char *d, const char *s, size_t n) {
   _mm_sfence(); /* the streamed lines are visible before anything published after this */
 }
 
+int dred_shm_result_streams(uint64_t bytes, unsigned weight) {
+  size_t bound = __atomic_load_n(&cached_max, __ATOMIC_RELAXED);
+  if (bound == SIZE_MAX) return 0; /* DRED_SHM_STREAM=0: through the cache, always */
+  if (bound < DRED_SHM_RESULT_STREAM_MIN) bound = DRED_SHM_RESULT_STREAM_MIN;
+  return (double)bytes * weight >= 4.0 * (double)bound;
+}
+
+void dred_shm_copy_result(void *dst, const void *src, size_t n, uint64_t bytes, unsigned weight) {
+  if (n >= 64 && dred_shm_result_streams(bytes, weight)) {
+    copy_streamed(dst, src, n);
+    __atomic_fetch_add(&result_streamed, n, __ATOMIC_RELAXED);
+  } else {
+    memcpy(dst, src, n);
+  }
+}
+
 void dred_shm_copy_in(void *dst, const void *src, size_t n, size_t stream_min) {
   int way;
   uint64_t t0;
@@ -176,6 +208,18 @@ void dred_shm_copy_in(void *dst, const void *src, size_t n, size_t stream_min) {
 }
 
 #else
+
+int dred_shm_result_streams(uint64_t bytes, unsigned weight) {
+  (void)bytes;
+  (void)weight;
+  return 0;
+}
+
+void dred_shm_copy_result(void *dst, const void *src, size_t n, uint64_t bytes, unsigned weight) {
+  (void)bytes;
+  (void)weight;
+  memcpy(dst, src, n);
+}
 
 void dred_shm_copy_in(void *dst, const void *src, size_t n, size_t stream_min) {
   (void)stream_min;

@@ -27,6 +27,24 @@ void dred_shm_copy_in(void *dst, const void *src, size_t n, size_t stream_min);
  * says where that pays).  Called once, at dred_init, before any copy. */
 void dred_shm_copy_cached_set(size_t n);
 
+/* Whether a collective's result of `bytes` is written into the caller's buffer past the
+ * cache (copy.c, "A large result"): when what each member's call moves through the cache
+ * -- `weight` times the result's size -- would fill its share of the last-level cache
+ * (four times the bound above), and never for weight x bytes under four times
+ * DRED_SHM_RESULT_STREAM_MIN.  The weights: an allreduce member touches its operand, its
+ * copy in the pool, the folded chunks and its result; a bcast member only the root's block
+ * and its result.  Never under DRED_SHM_STREAM=0.  dred_shm_copy_result: memcpy(dst,
+ * src, n), a piece of such a result, that way when it streams.  -D the bound to compare
+ * builds. */
+#ifndef DRED_SHM_RESULT_STREAM_MIN
+#define DRED_SHM_RESULT_STREAM_MIN (4u * 1024u * 1024u)
+#endif
+#define DRED_SHM_WEIGHT_ALLREDUCE 4u
+#define DRED_SHM_WEIGHT_BCAST 2u
+int dred_shm_result_streams(uint64_t bytes, unsigned weight);
+void dred_shm_copy_result(void *dst, const void *src, size_t n, uint64_t bytes, unsigned weight);
+uint64_t dred_shm_result_streamed(void); /* bytes written that way so far (for the log) */
+
 /* on: a copy from DRED_COPYMODE_MIN bytes (copymode.h) that would go through the cache is
  * timed, and streamed instead while such copies measure over three times as slow per byte
  * (copymode.c; DRED_SHM_STREAM=2).  Called once, at dred_init, before any copy. */
