@@ -124,7 +124,7 @@ int dred_fold_chunk(dred_inst_t *in, const char *const *src, uint32_t n, uint32_
  * written past the cache, as the operands are (copy.c): the same time with warm caches,
  * 5-14 % less with cold ones.  A result that outgrows the cache (dred_shm_result_streams)
  * is staged at every size, and written to res past the cache: then neither write reads
- * its lines first (session 70: a third less time for 8-16 MiB at p = 2). */
+ * its lines first (session 70: a sixth to a quarter less time for 6-16 MiB at p = 2). */
 int dred_fold_chunk_out(dred_inst_t *in, const char *const *src, uint32_t n, uint64_t e0,
                         uint64_t ne, char *blk, char *res, char *tmp) {
   static _Thread_local _Alignas(64) char stage[STAGE_BYTES];

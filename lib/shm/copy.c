@@ -75,7 +75,9 @@ void dred_shm_copy_adapt_set(int on) { __atomic_store_n(&adapt, on, __ATOMIC_REL
 
 void dred_shm_copy_describe(char *buf, size_t cap) { dred_copymode_describe(&mode, buf, cap); }
 
-uint64_t dred_shm_result_streamed(void) { return __atomic_load_n(&result_streamed, __ATOMIC_RELAXED); }
+uint64_t dred_shm_result_streamed(void) {
+  return __atomic_load_n(&result_streamed, __ATOMIC_RELAXED);
+}
 
 void dred_shm_copy_counts(uint64_t *cached, uint64_t *streamed) {
   *cached = __atomic_load_n(&mode.done[DRED_COPY_CACHED], __ATOMIC_RELAXED);
